@@ -1,0 +1,10 @@
+"""GPU reservations service: the one package every function, tool and test imports.
+
+- ``models``: the domain entities, the API's request/response shapes, the errors.
+- ``rules``: pure domain rules (effective status, who may see what, reservability).
+- ``auth``: API keys: parsing the header, hashing, the per-container cache.
+- ``dal``: DynamoDB access: the single-table layout and the node partition.
+- ``logic``: one module per use case, tying auth, rules and data access together.
+- ``http``: the API Gateway resolver and the mapping of errors to responses.
+- ``fleet``: the fleet file format and its loader.
+"""

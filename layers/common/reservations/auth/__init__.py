@@ -1,0 +1,1 @@
+"""API keys: the ``Authorization`` header, key hashes and the per-container cache."""

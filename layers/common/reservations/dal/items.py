@@ -1,0 +1,248 @@
+"""The single-table layout: how each entity is keyed and encoded as a DynamoDB item.
+
+One partition per node (``NODE#<id>``) holds the node, its units, its reservations and its
+live workloads, so either endpoint reads all it decides from with one Query. API keys live
+in their own partitions (``APIKEY#<sha256>``). Every item in a node partition carries a
+``version`` that each writer bumps, so a conditional write can tell it saw the latest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from reservations.models.domain import (
+    ApiKey,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Unit,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
+
+NODE_SK = "#NODE"
+UNIT_PREFIX = "UNIT#"
+RESERVATION_PREFIX = "RES#"
+WORKLOAD_PREFIX = "WL#"
+APIKEY_SK = "APIKEY"
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+Item = dict[str, Any]
+
+
+def node_pk(node_id: str) -> str:
+    return f"NODE#{node_id}"
+
+
+def apikey_pk(key_hash: str) -> str:
+    return f"APIKEY#{key_hash}"
+
+
+def format_time(moment: datetime) -> str:
+    """RFC 3339 in UTC with a ``Z``, to the second (the contract's timestamps)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain item (None values dropped) in DynamoDB's attribute-value form."""
+    return {name: _serializer.serialize(value) for name, value in item.items() if value is not None}
+
+
+def from_attributes(attributes: Mapping[str, Any]) -> Item:
+    return {name: _deserializer.deserialize(value) for name, value in attributes.items()}
+
+
+def _optional_time(moment: datetime | None) -> str | None:
+    return format_time(moment) if moment is not None else None
+
+
+def node_item(node: Node) -> Item:
+    return {
+        "PK": node_pk(node.id),
+        "SK": NODE_SK,
+        "id": node.id,
+        "ownerOrgId": node.owner_org_id,
+        "topologyGen": node.topology_gen,
+        "queueUrl": node.queue_url,
+        "version": node.version,
+    }
+
+
+def unit_item(node_id: str, unit: Unit) -> Item:
+    return {
+        "PK": node_pk(node_id),
+        "SK": UNIT_PREFIX + unit.id,
+        "id": unit.id,
+        "allocClass": unit.alloc_class,
+        "gpuModelId": unit.gpu_model_id,
+        "gpuModelName": unit.gpu_model_name,
+        "sellableGpus": unit.sellable_gpus,
+        "sellable": unit.sellable,
+        "notSellableReason": unit.not_sellable_reason,
+        "claimedBy": unit.claimed_by,
+        "version": unit.version,
+    }
+
+
+def reservation_item(reservation: Reservation) -> Item:
+    return {
+        "PK": node_pk(reservation.node_id),
+        "SK": RESERVATION_PREFIX + reservation.id,
+        "id": reservation.id,
+        "nodeId": reservation.node_id,
+        "status": reservation.status.value,
+        "startsAt": format_time(reservation.starts_at),
+        "endsAt": _optional_time(reservation.ends_at),
+        "allowedOrgIds": list(reservation.allowed_org_ids),
+        "managingOrgIds": list(reservation.managing_org_ids),
+        "reservedUnitIds": list(reservation.reserved_unit_ids),
+        "releasedUnitIds": list(reservation.released_unit_ids),
+        "contractRef": reservation.contract_ref,
+        "reason": reservation.reason,
+        "topologyGen": reservation.topology_gen,
+        "createdAt": format_time(reservation.created_at),
+        "updatedAt": format_time(reservation.updated_at),
+        "version": reservation.version,
+    }
+
+
+def workload_item(node_id: str, workload: Workload) -> Item:
+    return {
+        "PK": node_pk(node_id),
+        "SK": WORKLOAD_PREFIX + workload.id,
+        "id": workload.id,
+        "kind": workload.kind.value,
+        "tier": workload.tier.value,
+        "orgId": workload.org_id,
+        "unitIds": list(workload.unit_ids),
+        "state": workload.state.value,
+        "terminationId": workload.termination_id,
+        "version": workload.version,
+    }
+
+
+def apikey_item(key_hash: str, api_key: ApiKey) -> Item:
+    return {
+        "PK": apikey_pk(key_hash),
+        "SK": APIKEY_SK,
+        "keyId": api_key.key_id,
+        "orgId": api_key.org_id,
+        "permissions": sorted(api_key.permissions),
+        "platformOperator": api_key.platform_operator,
+        "revoked": api_key.revoked,
+        "expiresAt": _optional_time(api_key.expires_at),
+    }
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if value is not None else None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value or ())
+
+
+def api_key_from_item(item: Item) -> ApiKey:
+    expires_at = item.get("expiresAt")
+    return ApiKey(
+        key_id=item["keyId"],
+        org_id=item["orgId"],
+        permissions=frozenset(_strings(item.get("permissions"))),
+        platform_operator=bool(item.get("platformOperator", False)),
+        revoked=bool(item.get("revoked", False)),
+        expires_at=parse_time(expires_at) if expires_at else None,
+    )
+
+
+def _node(item: Item) -> Node:
+    return Node(
+        id=item["id"],
+        owner_org_id=item["ownerOrgId"],
+        topology_gen=_int(item.get("topologyGen")),
+        queue_url=item.get("queueUrl"),
+        version=int(item["version"]),
+    )
+
+
+def _unit(item: Item) -> Unit:
+    return Unit(
+        id=item["id"],
+        alloc_class=item["allocClass"],
+        gpu_model_id=item["gpuModelId"],
+        gpu_model_name=item.get("gpuModelName"),
+        sellable_gpus=int(item["sellableGpus"]),
+        sellable=bool(item["sellable"]),
+        not_sellable_reason=item.get("notSellableReason"),
+        claimed_by=item.get("claimedBy"),
+        version=int(item["version"]),
+    )
+
+
+def _reservation(item: Item) -> Reservation:
+    ends_at = item.get("endsAt")
+    return Reservation(
+        id=item["id"],
+        node_id=item["nodeId"],
+        status=ReservationStatus(item["status"]),
+        starts_at=parse_time(item["startsAt"]),
+        ends_at=parse_time(ends_at) if ends_at else None,
+        allowed_org_ids=_strings(item.get("allowedOrgIds")),
+        managing_org_ids=_strings(item.get("managingOrgIds")),
+        reserved_unit_ids=_strings(item.get("reservedUnitIds")),
+        released_unit_ids=_strings(item.get("releasedUnitIds")),
+        contract_ref=item.get("contractRef"),
+        reason=item.get("reason"),
+        topology_gen=_int(item.get("topologyGen")),
+        created_at=parse_time(item["createdAt"]),
+        updated_at=parse_time(item["updatedAt"]),
+        version=int(item["version"]),
+    )
+
+
+def _workload(item: Item) -> Workload:
+    return Workload(
+        id=item["id"],
+        kind=WorkloadKind(item["kind"]),
+        tier=Tier(item["tier"]),
+        org_id=item["orgId"],
+        unit_ids=_strings(item.get("unitIds")),
+        state=WorkloadState(item["state"]),
+        termination_id=item.get("terminationId"),
+        version=int(item["version"]),
+    )
+
+
+def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
+    """Assemble a node's partition; None when the partition has no node item."""
+    node: Node | None = None
+    units: list[Unit] = []
+    reservations: list[Reservation] = []
+    workloads: list[Workload] = []
+    for item in items:
+        sort_key: str = item["SK"]
+        if sort_key == NODE_SK:
+            node = _node(item)
+        elif sort_key.startswith(UNIT_PREFIX):
+            units.append(_unit(item))
+        elif sort_key.startswith(RESERVATION_PREFIX):
+            reservations.append(_reservation(item))
+        elif sort_key.startswith(WORKLOAD_PREFIX):
+            workloads.append(_workload(item))
+    if node is None:
+        return None
+    return NodeSnapshot(
+        node=node, units=tuple(units), reservations=tuple(reservations), workloads=tuple(workloads)
+    )

@@ -1,0 +1,1 @@
+"""The fleet file: local data for runs, demos and black-box tests (see docs/fleet.md)."""

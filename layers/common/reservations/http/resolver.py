@@ -1,0 +1,83 @@
+"""The one place where errors become HTTP responses, shared by every API function."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from reservations.auth.keys import KeyCache, authenticate
+from reservations.config import settings
+from reservations.dal import store
+from reservations.models.api import ErrorBody, ErrorDetail
+from reservations.models.domain import Caller
+from reservations.models.errors import (
+    ApiError,
+    FieldProblem,
+    InvalidRequest,
+    NotFound,
+    Unauthorized,
+)
+
+logger = Logger()
+
+# Per container: a warm Lambda answers a cached key without a DynamoDB read.
+key_cache = KeyCache(ttl=settings().key_cache_ttl_seconds)
+
+
+def error_response(error: ApiError) -> Response[str]:
+    body = ErrorBody(
+        error=error.message,
+        code=error.code,
+        details=[ErrorDetail(field=d.field, problem=d.problem) for d in error.details] or None,
+    )
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else None
+    return Response(
+        status_code=error.status,
+        content_type=content_types.APPLICATION_JSON,
+        body=body.model_dump_json(),
+        headers=headers,
+    )
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def create_app() -> APIGatewayHttpResolver:
+    """A resolver whose every failure answers in the contract's error shape."""
+    app = APIGatewayHttpResolver(enable_validation=True)
+
+    @app.exception_handler(ApiError)
+    def _api_error(error: ApiError) -> Response[str]:
+        return error_response(error)
+
+    @app.exception_handler(RequestValidationError)
+    def _validation_error(error: RequestValidationError) -> Response[str]:
+        # Powertools answers 422 by default; the contract says 400 invalid_request.
+        problems = [
+            FieldProblem(field=".".join(str(p) for p in e.get("loc", ())), problem=e.get("msg", ""))
+            for e in error.errors()
+        ]
+        return error_response(InvalidRequest("request is not valid", problems))
+
+    @app.not_found
+    def _no_route(_: Exception) -> Response[str]:
+        return error_response(NotFound())
+
+    @app.exception_handler(Exception)
+    def _unexpected(error: Exception) -> Response[str]:
+        # Logged with its stack for operators; the client sees no internal names.
+        logger.exception("unhandled error")
+        return error_response(ApiError("internal error"))
+
+    return app
+
+
+def current_caller(app: APIGatewayHttpResolver) -> Caller:
+    """Authenticate the request in hand (401 on any problem with the key)."""
+    return authenticate(
+        app.current_event.headers.get("authorization"), store.load_api_key, key_cache, utc_now()
+    )

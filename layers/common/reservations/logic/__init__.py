@@ -1,0 +1,1 @@
+"""Use cases: one module per endpoint, called by the thin Lambda handlers."""

@@ -1,0 +1,1 @@
+"""Domain entities, API shapes and errors."""

@@ -1,0 +1,51 @@
+"""The API's request and response shapes (camelCase on the wire, absent rather than null)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic.alias_generators import to_camel
+
+
+class WireModel(BaseModel):
+    """Base of every response: camelCase names, and a field that is not set is left out."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {name: value for name, value in handler(self).items() if value is not None}
+
+
+class ErrorDetail(BaseModel):
+    field: str
+    problem: str
+
+
+class ErrorBody(BaseModel):
+    """Every error response: ``{"error", "code"}`` plus ``details`` for validation errors."""
+
+    error: str
+    code: str
+    details: list[ErrorDetail] | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {name: value for name, value in handler(self).items() if value is not None}
+
+
+class UnitView(WireModel):
+    """One allocatable GPU unit as ``GET /v1/nodes/{nodeId}/reservations/units`` shows it."""
+
+    id: str = Field(description="IOMMU group's PCI address, e.g. 0000:04:00.0")
+    alloc_class: str = Field(description="vfio-group, device-request, host, mig, ...")
+    gpu_model_id: str
+    gpu_model_name: str | None = None
+    sellable_gpus: int
+    state: Literal["free", "claimed"]
+    claimed_by: str | None = Field(default=None, description="vm:<id> or pod:<id>")
+    reservable: bool
+    not_reservable_reason: str | None = None
+    reservation_id: str | None = None
+    released: bool | None = None

@@ -1,0 +1,129 @@
+"""The domain as stored: a node's partition and API keys, free of any transport concern."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class ReservationStatus(StrEnum):
+    PENDING = "pending"
+    ACTIVE = "active"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    NEEDS_REVIEW = "needs-review"
+
+
+class WorkloadState(StrEnum):
+    RUNNING = "running"
+    TERMINATING = "terminating"
+    TERMINATED = "terminated"
+
+
+class Tier(StrEnum):
+    SPOT = "spot"
+    RESERVED = "reserved"
+    ON_DEMAND = "on-demand"
+
+
+class WorkloadKind(StrEnum):
+    VM = "vm"
+    POD = "pod"
+
+
+RESERVABLE_ALLOC_CLASSES = frozenset({"vfio-group", "device-request"})
+CLAIMING_STATES = frozenset({WorkloadState.RUNNING, WorkloadState.TERMINATING})
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    id: str
+    owner_org_id: str
+    topology_gen: int | None = None
+    queue_url: str | None = None
+    version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    id: str
+    alloc_class: str
+    gpu_model_id: str
+    sellable_gpus: int
+    sellable: bool
+    gpu_model_name: str | None = None
+    not_sellable_reason: str | None = None
+    claimed_by: str | None = None
+    version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    id: str
+    node_id: str
+    status: ReservationStatus
+    starts_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    ends_at: datetime | None = None
+    allowed_org_ids: tuple[str, ...] = ()
+    managing_org_ids: tuple[str, ...] = ()
+    reserved_unit_ids: tuple[str, ...] = ()
+    released_unit_ids: tuple[str, ...] = ()
+    contract_ref: str | None = None
+    reason: str | None = None
+    topology_gen: int | None = None
+    version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    id: str
+    kind: WorkloadKind
+    tier: Tier
+    org_id: str
+    unit_ids: tuple[str, ...]
+    state: WorkloadState
+    termination_id: str | None = None
+    version: int = 1
+
+    @property
+    def claim(self) -> str:
+        """What a unit held by this workload shows as ``claimedBy``: ``vm:<id>`` or ``pod:<id>``."""
+        return f"{self.kind.value}:{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSnapshot:
+    """Everything about one node that the endpoints decide from, read in one Query."""
+
+    node: Node
+    units: tuple[Unit, ...] = ()
+    reservations: tuple[Reservation, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A stored API key: only its hash is kept; ``key_id`` is a non-secret handle for audit."""
+
+    key_id: str
+    org_id: str
+    permissions: frozenset[str]
+    platform_operator: bool
+    revoked: bool = False
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated principal of one request."""
+
+    key_id: str
+    org_id: str
+    permissions: frozenset[str] = field(default_factory=frozenset)
+    platform_operator: bool = False
+
+    def has(self, permission: str) -> bool:
+        return permission in self.permissions

@@ -1,0 +1,62 @@
+"""Errors with the contract's status and code; the HTTP layer maps them to responses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    field: str
+    problem: str
+
+
+class ApiError(Exception):
+    """An error a client may see: ``status`` and ``code`` come from the contract's table."""
+
+    status: int = 500
+    code: str = "internal"
+
+    def __init__(self, message: str, details: list[FieldProblem] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+
+
+class InvalidRequest(ApiError):
+    status = 400
+    code = "invalid_request"
+
+
+class Unauthorized(ApiError):
+    status = 401
+    code = "unauthorized"
+
+    def __init__(self) -> None:
+        # One message for every cause, so a response never tells which keys exist.
+        super().__init__("missing or invalid API key")
+
+
+class NotFound(ApiError):
+    """Unknown, invisible and forbidden must look the same: one message for all."""
+
+    status = 404
+    code = "not_found"
+
+    def __init__(self) -> None:
+        super().__init__("not found")
+
+
+class ReservationNotActive(ApiError):
+    status = 409
+    code = "reservation_not_active"
+
+
+class Conflict(ApiError):
+    status = 409
+    code = "conflict"
+
+
+class UnitsNotInReservation(ApiError):
+    status = 422
+    code = "units_not_in_reservation"

@@ -1,0 +1,46 @@
+"""Who may see a node's units and who may act on a reservation.
+
+Everyone who may not gets the same 404 as for an unknown node: the fleet stays unenumerable.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
+from reservations.rules.status import effective_status
+
+READ = "reservation.read"
+CAPACITY = "reservation.capacity"
+
+# A manager keeps seeing the node while one of its reservations there is still live.
+_MANAGER_VISIBLE = frozenset(
+    {ReservationStatus.PENDING, ReservationStatus.ACTIVE, ReservationStatus.NEEDS_REVIEW}
+)
+
+
+def may_list_units(caller: Caller, snapshot: NodeSnapshot, now: datetime) -> bool:
+    """Operator, the node's owner, or a manager of a pending/active/needs-review reservation.
+
+    Being in a reservation's audience (``allowedOrgIds``) does not count.
+    """
+    if not caller.has(READ):
+        return False
+    if caller.platform_operator or caller.org_id == snapshot.node.owner_org_id:
+        return True
+    return any(
+        caller.org_id in reservation.managing_org_ids
+        and effective_status(reservation, now) in _MANAGER_VISIBLE
+        for reservation in snapshot.reservations
+    )
+
+
+def may_manage_capacity(caller: Caller, snapshot: NodeSnapshot, reservation: Reservation) -> bool:
+    """Operator, the node's owner, or one of this reservation's managing orgs."""
+    if not caller.has(CAPACITY):
+        return False
+    return (
+        caller.platform_operator
+        or caller.org_id == snapshot.node.owner_org_id
+        or caller.org_id in reservation.managing_org_ids
+    )

@@ -1,0 +1,27 @@
+"""The formats of the ids that appear in paths and bodies."""
+
+from __future__ import annotations
+
+import re
+
+# Node and reservation ids are opaque, but bounded: anything else in a path is "not found".
+_RESOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+# A unit is an IOMMU group named by its PCI address, domain:bus:device.function, in hex.
+_UNIT_ID = re.compile(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]")
+_WORKLOAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def is_resource_id(value: str) -> bool:
+    """A well-formed node or reservation id."""
+    return _RESOURCE_ID.fullmatch(value) is not None
+
+
+def is_workload_id(value: str) -> bool:
+    return _WORKLOAD_ID.fullmatch(value) is not None
+
+
+def normalize_unit_id(value: str) -> str | None:
+    """The canonical (lower-case) unit id, or None when ``value`` is not a PCI address."""
+    if _UNIT_ID.fullmatch(value) is None:
+        return None
+    return value.lower()

@@ -1,0 +1,120 @@
+"""Read template.yaml's resources, so the emulator and the tests build exactly what deploys.
+
+Locally a resource's physical name is its logical id (``ReservationsTable``); a FIFO queue
+gets the ``.fifo`` suffix SQS requires.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short-form tags (``!Ref X`` becomes ``{"Ref": "X"}``)."""
+
+
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    name = suffix if suffix == "Ref" else f"Fn::{suffix}"
+    value: Any
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+        if suffix == "GetAtt":
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _tag)
+
+
+@cache
+def resources(path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
+    document = yaml.load(path.read_text(), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    return dict(document["Resources"])
+
+
+def of_type(resource_type: str, path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
+    """Logical id -> properties of every resource of one type."""
+    return {
+        logical_id: resource.get("Properties", {})
+        for logical_id, resource in resources(path).items()
+        if resource["Type"] == resource_type
+    }
+
+
+def queue_name(logical_id: str, properties: dict[str, Any]) -> str:
+    return logical_id + (".fifo" if properties.get("FifoQueue") else "")
+
+
+def create_tables(client: Any, path: Path = TEMPLATE) -> list[str]:
+    """Create every AWS::DynamoDB::Table of the template (skipping existing ones)."""
+    made = []
+    for logical_id, props in of_type("AWS::DynamoDB::Table", path).items():
+        request: dict[str, Any] = {
+            "TableName": logical_id,
+            "AttributeDefinitions": props["AttributeDefinitions"],
+            "KeySchema": props["KeySchema"],
+            "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+        }
+        if "GlobalSecondaryIndexes" in props:
+            request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+        try:
+            client.create_table(**request)
+        except client.exceptions.ResourceInUseException:
+            continue  # already provisioned
+        ttl = props.get("TimeToLiveSpecification")
+        if ttl and ttl.get("Enabled"):
+            client.update_time_to_live(
+                TableName=logical_id,
+                TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+            )
+        made.append(logical_id)
+    return made
+
+
+def create_queues(client: Any, path: Path = TEMPLATE) -> dict[str, str]:
+    """Create every AWS::SQS::Queue of the template; logical id -> queue URL.
+
+    Dead-letter queues are made first, so a redrive policy can name its target's ARN.
+    """
+    queues = of_type("AWS::SQS::Queue", path)
+    urls: dict[str, str] = {}
+    arns: dict[str, str] = {}
+    order = sorted(queues, key=lambda logical_id: "RedrivePolicy" in queues[logical_id])
+    for logical_id in order:
+        props = queues[logical_id]
+        attributes = {
+            name: str(props[name]).lower() if isinstance(props[name], bool) else str(props[name])
+            for name in (
+                "FifoQueue",
+                "ContentBasedDeduplication",
+                "VisibilityTimeout",
+                "MessageRetentionPeriod",
+                "ReceiveMessageWaitTimeSeconds",
+            )
+            if name in props
+        }
+        redrive = props.get("RedrivePolicy")
+        if redrive:
+            target = redrive["deadLetterTargetArn"]["Fn::GetAtt"][0]
+            attributes["RedrivePolicy"] = (
+                f'{{"deadLetterTargetArn":"{arns[target]}",'
+                f'"maxReceiveCount":"{redrive["maxReceiveCount"]}"}}'
+            )
+        url = client.create_queue(QueueName=queue_name(logical_id, props), Attributes=attributes)[
+            "QueueUrl"
+        ]
+        urls[logical_id] = url
+        arns[logical_id] = client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+    return urls

@@ -1,0 +1,70 @@
+"""Shared fixtures: an in-memory AWS (moto) provisioned from template.yaml, fleets loaded."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from devstack import template
+from reservations.dal import clients
+from reservations.fleet.loader import write_fleet
+from reservations.fleet.model import parse_fleet
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "TABLE_NAME": "ReservationsTable",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "GpuReservationsTest",
+        "POWERTOOLS_SERVICE_NAME": "reservations",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("LOCAL_AWS_ENDPOINT", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@pytest.fixture
+def aws(aws_env: None) -> Iterator[Any]:
+    """moto's in-memory AWS with template.yaml's tables; yields a DynamoDB client."""
+    with mock_aws():
+        clients.reset()
+        from reservations.http.resolver import key_cache
+
+        key_cache.clear()
+        dynamodb = boto3.client("dynamodb")
+        template.create_tables(dynamodb)
+        yield dynamodb
+        clients.reset()
+        key_cache.clear()
+
+
+@pytest.fixture
+def load_fleet(aws: Any) -> Any:
+    def load(document: dict[str, Any]) -> None:
+        write_fleet(parse_fleet(json.dumps(document)), aws, "ReservationsTable", datetime.now(UTC))
+
+    return load
+
+
+@pytest.fixture
+def dynamodb_calls(aws: Any) -> Counter[str]:
+    """Counts the requests the functions' DynamoDB client sends, by operation."""
+    counter: Counter[str] = Counter()
+
+    def count(model: Any, **_: Any) -> None:
+        counter[model.name] += 1
+
+    clients.dynamodb().meta.events.register("before-call.dynamodb", count)
+    return counter

@@ -1,0 +1,69 @@
+"""Loading the Lambda handlers in-process and building their API Gateway events."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events"
+
+
+def load_function(name: str) -> ModuleType:
+    """functions/<name>/app.py as module ``<name>_app`` (each function has its own app.py)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_app", ROOT / "functions" / name / "app.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def event_file(relative: str) -> dict[str, Any]:
+    return json.loads((EVENTS / relative).read_text())
+
+
+def list_units_event(node_id: str, authorization: str | None) -> dict[str, Any]:
+    """The ``events/list_units/allowed.json`` event, for another node and header."""
+    event = copy.deepcopy(event_file("list_units/allowed.json"))
+    path = f"/v1/nodes/{node_id}/reservations/units"
+    event["rawPath"] = path
+    event["requestContext"]["http"]["path"] = path
+    event["pathParameters"] = {"nodeId": node_id}
+    if authorization is None:
+        event["headers"].pop("authorization", None)
+    else:
+        event["headers"]["authorization"] = authorization
+    return event
+
+
+@dataclass
+class FakeContext:
+    function_name: str = "test-function"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
+    aws_request_id: str = "00000000-0000-0000-0000-000000000001"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 10_000
+
+
+@dataclass
+class HttpResult:
+    status: int
+    headers: dict[str, str]
+    body_text: str
+
+    @property
+    def body(self) -> Any:
+        return json.loads(self.body_text)
+
+
+def invoke(module: ModuleType, event: dict[str, Any]) -> HttpResult:
+    response = module.lambda_handler(event, FakeContext())
+    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    return HttpResult(response["statusCode"], headers, response.get("body") or "")
