@@ -5,7 +5,6 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from reservations.dal import store
 from reservations.http.resolver import create_app, current_caller, utc_now
 from reservations.logic.list_units import list_units
@@ -19,7 +18,7 @@ app = create_app()
 
 @app.get("/v1/nodes/<nodeId>/reservations/units")
 @tracer.capture_method
-def get_units(nodeId: str) -> list[UnitView]:  # noqa: N803 - the path parameter's name
+def get_units(nodeId: str) -> list[UnitView]:
     return list_units(current_caller(app), nodeId, store.load_node, utc_now())
 
 

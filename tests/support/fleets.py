@@ -76,7 +76,9 @@ KEYS = {
 BOTH = ["reservation.read", "reservation.capacity"]
 
 
-def fleet(nodes: list[dict[str, Any]], extra_keys: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def fleet(
+    nodes: list[dict[str, Any]], extra_keys: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """A fleet with one key per role (see KEYS) plus ``extra_keys``."""
     keys = [{"key": key, "orgId": org, "permissions": BOTH} for key, org in KEYS.values()]
     return {
@@ -86,8 +88,13 @@ def fleet(nodes: list[dict[str, Any]], extra_keys: list[dict[str, Any]] | None =
     }
 
 
-def node(node_id: str, units: list[dict[str, Any]], reservations: list[dict[str, Any]] = (),  # type: ignore[assignment]
-         workloads: list[dict[str, Any]] = (), owner: str = "org-acme") -> dict[str, Any]:  # type: ignore[assignment]
+def node(
+    node_id: str,
+    units: list[dict[str, Any]],
+    reservations: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    workloads: list[dict[str, Any]] = (),
+    owner: str = "org-acme",
+) -> dict[str, Any]:  # type: ignore[assignment]
     return {
         "id": node_id,
         "ownerOrgId": owner,
@@ -96,3 +103,7 @@ def node(node_id: str, units: list[dict[str, Any]], reservations: list[dict[str,
         "reservations": list(reservations),
         "workloads": list(workloads),
     }
+
+
+def datetime_now() -> datetime:
+    return datetime.now(UTC)

@@ -16,8 +16,11 @@ EVENTS = ROOT / "events"
 
 def load_function(name: str) -> ModuleType:
     """functions/<name>/app.py as module ``<name>_app`` (each function has its own app.py)."""
-    spec = importlib.util.spec_from_file_location(f"{name}_app", ROOT / "functions" / name / "app.py")
-    assert spec and spec.loader
+    spec = importlib.util.spec_from_file_location(
+        f"{name}_app", ROOT / "functions" / name / "app.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -25,7 +25,7 @@ def load_node(node_id: str) -> NodeSnapshot | None:
         "ExpressionAttributeValues": {":pk": {"S": node_pk(node_id)}},
         "ConsistentRead": True,
     }
-    items = []
+    items: list[dict[str, Any]] = []
     while True:
         page = clients.dynamodb().query(**query)
         items.extend(from_attributes(attributes) for attributes in page["Items"])

@@ -107,8 +107,10 @@ class FleetReservation(_Strict):
     def _consistent(self) -> Self:
         if self.ends_at is not None and self.ends_at <= self.starts_at:
             raise ValueError("endsAt must be after startsAt")
-        for name, ids in (("reservedUnitIds", self.reserved_unit_ids),
-                          ("releasedUnitIds", self.released_unit_ids)):
+        for name, ids in (
+            ("reservedUnitIds", self.reserved_unit_ids),
+            ("releasedUnitIds", self.released_unit_ids),
+        ):
             if dupes := _duplicates(ids):
                 raise ValueError(f"{name} has duplicates: {', '.join(dupes)}")
         if extra := sorted(set(self.released_unit_ids) - set(self.reserved_unit_ids)):
@@ -143,9 +145,11 @@ class FleetNode(_Strict):
     @model_validator(mode="after")
     def _references(self) -> Self:
         unit_ids = [unit.id for unit in self.units]
-        for kind, ids in (("unit", unit_ids),
-                          ("reservation", [r.id for r in self.reservations]),
-                          ("workload", [w.id for w in self.workloads])):
+        for kind, ids in (
+            ("unit", unit_ids),
+            ("reservation", [r.id for r in self.reservations]),
+            ("workload", [w.id for w in self.workloads]),
+        ):
             if dupes := _duplicates(ids):
                 raise ValueError(f"duplicate {kind} ids: {', '.join(dupes)}")
         known = set(unit_ids)

@@ -15,7 +15,9 @@ from reservations.rules.units import governing_reservation, is_released, not_res
 NodeLoader = Callable[[str], NodeSnapshot | None]
 
 
-def list_units(caller: Caller, node_id: str, load_node: NodeLoader, now: datetime) -> list[UnitView]:
+def list_units(
+    caller: Caller, node_id: str, load_node: NodeLoader, now: datetime
+) -> list[UnitView]:
     """The node's units sorted by id; the same 404 for unknown, malformed and not allowed."""
     # Rejecting these before the read keeps the answer identical and saves the Query.
     if not is_resource_id(node_id) or not caller.has(READ):

@@ -1,0 +1,57 @@
+# The two front-door commands are `make run` and `make test`; both set up what they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export SAM_CLI_TELEMETRY := 0
+
+.PHONY: help run test test-fast lint fmt build image docker clean
+
+help:
+	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
+	@echo "make test       lint, type checks and every test (end-to-end ones need Docker)"
+	@echo "make test-fast  the tests that need no Docker"
+	@echo "make lint       ruff, mypy --strict, sam validate --lint"
+	@echo "make build      sam build"
+
+$(STAMP): requirements-dev.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
+	  { echo "Python 3.11 is needed (the Lambda runtime is python3.11): install python3.11 and retry." >&2; exit 1; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install -q --upgrade pip
+	@$(BIN)/pip install -q -r requirements-dev.txt
+	@$(BIN)/pip install -q --no-deps -e .
+	@touch $@
+
+run: $(STAMP)
+	@$(BIN)/python -m devstack.run
+
+docker: $(STAMP)
+	@bash local/ensure-docker.sh && bash local/build-lambda-image.sh
+
+build: $(STAMP)
+	@$(BIN)/sam build --cached --parallel
+
+lint: $(STAMP)
+	@$(BIN)/ruff check .
+	@$(BIN)/ruff format --check .
+	@$(BIN)/mypy
+	@$(BIN)/sam validate --lint
+
+fmt: $(STAMP)
+	@$(BIN)/ruff format .
+	@$(BIN)/ruff check --fix .
+
+# End-to-end tests start Docker and the Lambda image themselves (tests/e2e/conftest.py);
+# in CI they must run, elsewhere they skip with the reason when Docker cannot be had.
+test: lint
+	@$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	@$(BIN)/python -m pytest -m "not docker"
+
+clean:
+	rm -rf .aws-sam .local .pytest_cache .mypy_cache .ruff_cache

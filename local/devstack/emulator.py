@@ -1,0 +1,151 @@
+"""The local AWS emulator: moto's server, one DynamoDB request at a time, provisioned from
+template.yaml.
+
+moto's server is not safe under concurrent requests (nothing locks a conditional write or a
+transaction's copy-and-restore). Holding one lock around every DynamoDB request makes each
+one atomic, as it is in DynamoDB, so race tests mean something; SQS requests stay concurrent
+so a 20 s long poll never blocks the API.
+
+    python -m devstack.emulator --port 5000 [--fleet fleets/demo.json]
+
+It listens on loopback and, when Docker's bridge exists, on the bridge address (where the
+Lambda containers reach it as host.docker.internal) and on nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import boto3
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from devstack import template
+
+Environ = dict[str, Any]
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[Environ, StartResponse], Iterable[bytes]]
+
+REGION = "us-east-1"
+LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
+
+
+class SerializedDynamoDB:
+    """WSGI middleware: one lock around each DynamoDB request, body included."""
+
+    def __init__(self, app: WsgiApp) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        if not environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
+            return self._app(environ, start_response)
+        with self._lock:
+            body = self._app(environ, start_response)
+            try:
+                return [b"".join(body)]
+            finally:
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+
+
+def moto_app() -> WsgiApp:
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    return SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
+
+
+def docker_bridge_address() -> str | None:
+    """The IPv4 address of Docker's default bridge (docker0), if there is one."""
+    try:
+        output = subprocess.run(
+            ["ip", "-4", "-o", "addr", "show", "docker0"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+    except FileNotFoundError:
+        return None
+    for field in output.split():
+        if "/" in field and field[0].isdigit():
+            return field.split("/")[0]
+    return None
+
+
+def serve(app: WsgiApp, hosts: list[str], port: int) -> list[BaseWSGIServer]:
+    """One threaded server per address, each on its own daemon thread."""
+    from moto.moto_server.werkzeug_app import MotoRequestHandler
+
+    servers = []
+    for host in hosts:
+        server = make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+    return servers
+
+
+def local_client(service: str, endpoint: str) -> Any:
+    return boto3.client(
+        service,
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id=LOCAL_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=LOCAL_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )
+
+
+def provision(endpoint: str) -> dict[str, str]:
+    """Create template.yaml's tables and queues in the emulator; logical id -> queue URL."""
+    template.create_tables(local_client("dynamodb", endpoint))
+    return template.create_queues(local_client("sqs", endpoint))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=int(os.environ.get("AWS_EMULATOR_PORT", 5000)))
+    parser.add_argument("--fleet", type=Path, help="fleet file to load once provisioned")
+    parser.add_argument("--no-bridge", action="store_true", help="listen on loopback only")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("MOTO_PORT", str(args.port))
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
+    hosts = ["127.0.0.1"]
+    bridge = None if args.no_bridge else docker_bridge_address()
+    if bridge:
+        hosts.append(bridge)
+    servers = serve(moto_app(), hosts, args.port)
+    endpoint = f"http://127.0.0.1:{args.port}"
+    provision(endpoint)
+    if args.fleet:
+        from reservations.fleet.loader import main as load_fleet
+
+        os.environ.update({**LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": REGION})
+        if load_fleet(["load", str(args.fleet), "--endpoint-url", endpoint]) != 0:
+            return 1
+    print(f"AWS emulator ready on {', '.join(hosts)} port {args.port}", flush=True)
+
+    stop = threading.Event()
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    stop.wait()
+    for server in servers:
+        server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

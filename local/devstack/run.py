@@ -1,0 +1,235 @@
+"""``make run``: the whole local stack, in the foreground until Ctrl-C.
+
+1. validates the fleet file (``FLEET``, default: the demo fleet) before starting anything;
+2. makes sure Docker runs and the Lambda image exists (local/ensure-docker.sh,
+   local/build-lambda-image.sh);
+3. starts the AWS emulator on ``AWS_EMULATOR_PORT`` (default 5000), provisioned from
+   template.yaml, and loads the fleet into it;
+4. ``sam build`` (cached), then ``sam local start-api`` on ``API_PORT`` (default 3000);
+5. prints the URL and a ready ``curl`` line; Ctrl-C stops everything it started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+from reservations.fleet.loader import FleetError, read_fleet
+from reservations.fleet.model import Fleet
+
+from devstack.emulator import LOCAL_CREDENTIALS, REGION
+
+ROOT = Path(__file__).resolve().parents[2]
+STATE = ROOT / ".local"
+LAMBDA_IMAGE = "reservations/lambda-python3.11:local"
+DEFAULT_FLEET = ROOT / "fleets" / "demo.json"
+
+
+def say(message: str) -> None:
+    print(f"make run: {message}", flush=True)
+
+
+def sam_environment() -> dict[str, str]:
+    """What every sam/boto3 child process gets: local credentials, no telemetry."""
+    return {
+        **os.environ,
+        **LOCAL_CREDENTIALS,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+        "SAM_CLI_TELEMETRY": "0",
+    }
+
+
+def sam_command() -> str:
+    return str(Path(sys.executable).with_name("sam"))
+
+
+def ensure_docker_and_image() -> None:
+    env = sam_environment()
+    if os.geteuid() == 0 and Path("/usr/bin/apt-get").exists():
+        env.setdefault("AUTO_INSTALL", "1")  # a fresh Debian machine: install what is missing
+    for script in ("ensure-docker.sh", "build-lambda-image.sh"):
+        if subprocess.run(["bash", str(ROOT / "local" / script)], env=env, check=False).returncode:
+            raise SystemExit(1)
+
+
+def sam_build() -> None:
+    say("sam build (cached after the first run)...")
+    result = subprocess.run(
+        [sam_command(), "build", "--cached", "--parallel"],
+        cwd=ROOT,
+        env=sam_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout[-4000:] + result.stderr[-4000:])
+        raise SystemExit("make run: sam build failed (output above)")
+
+
+def write_env_vars(emulator_port: int) -> Path:
+    """events/env.json, with the emulator's port as make run was given it."""
+    overrides = json.loads((ROOT / "events" / "env.json").read_text())
+    overrides["Parameters"]["LOCAL_AWS_ENDPOINT"] = f"http://host.docker.internal:{emulator_port}"
+    STATE.mkdir(exist_ok=True)
+    path = STATE / "env.json"
+    path.write_text(json.dumps(overrides, indent=2))
+    return path
+
+
+def start(command: list[str], log: IO[str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=sam_environment(),
+        stdout=log or subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # Ctrl-C reaches us; we stop the children in order
+    )
+
+
+def wait_for_log(process: subprocess.Popen[str], log: Path, marker: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if marker in log.read_text():
+            return
+        if process.poll() is not None:
+            raise SystemExit(f"make run: the AWS emulator stopped:\n{log.read_text()[-4000:]}")
+        time.sleep(0.2)
+    raise SystemExit(f"make run: the AWS emulator did not become ready; see {log}")
+
+
+def wait_for_api(url: str, process: subprocess.Popen[str], timeout: float) -> float:
+    """Seconds until the API answers (any HTTP status: 401 is an answer)."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if process.poll() is not None:
+            raise SystemExit(f"make run: sam local start-api exited; see {STATE / 'sam.log'}")
+        try:
+            urllib.request.urlopen(url, timeout=30)  # noqa: S310 - our own loopback URL
+            return time.monotonic() - started
+        except urllib.error.HTTPError as error:
+            if error.code < 500:
+                return time.monotonic() - started
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"make run: the API did not answer within {timeout:.0f} s")
+
+
+def demo_curl(fleet: Fleet, api_url: str) -> str:
+    """A ready curl line: the first node, with a key that may read it (local-only keys)."""
+    node = fleet.nodes[0].id if fleet.nodes else "node-a1"
+    readers = [
+        k
+        for k in fleet.api_keys
+        if "reservation.read" in k.permissions and not k.revoked and k.expires_at is None
+    ]
+    operator = [k for k in readers if k.org_id == fleet.platform_org_id]
+    key = (operator or readers)[0].key if readers else "vl_your_key"
+    return f"curl -s -H 'Authorization: Bearer {key}' {api_url}/v1/nodes/{node}/reservations/units"
+
+
+def stop(processes: list[subprocess.Popen[str]]) -> None:
+    for process in reversed(processes):
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+    deadline = time.monotonic() + 15
+    for process in reversed(processes):
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def main() -> int:
+    started = time.monotonic()
+    api_port = int(os.environ.get("API_PORT", "3000"))
+    emulator_port = int(os.environ.get("AWS_EMULATOR_PORT", "5000"))
+    fleet_path = Path(os.environ.get("FLEET") or DEFAULT_FLEET).resolve()
+    try:
+        fleet = read_fleet(fleet_path)
+    except FleetError as error:
+        print(error, file=sys.stderr)
+        return 1
+
+    ensure_docker_and_image()
+    processes: list[subprocess.Popen[str]] = []
+
+    def _interrupt(_signum: int, _frame: FrameType | None) -> Any:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        STATE.mkdir(exist_ok=True)
+        emulator_log = STATE / "emulator.log"
+        emulator = start(
+            [
+                sys.executable,
+                "-m",
+                "devstack.emulator",
+                "--port",
+                str(emulator_port),
+                "--fleet",
+                str(fleet_path),
+            ],
+            log=emulator_log.open("w"),
+        )
+        processes.append(emulator)
+        sam_build()
+        wait_for_log(emulator, emulator_log, "AWS emulator ready", timeout=60)
+        say(f"AWS emulator on http://127.0.0.1:{emulator_port}, fleet {fleet_path.name} loaded")
+
+        env_vars = write_env_vars(emulator_port)
+        sam_log = (STATE / "sam.log").open("w")
+        api = start(
+            [
+                sam_command(),
+                "local",
+                "start-api",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(api_port),
+                "--env-vars",
+                str(env_vars),
+                "--invoke-image",
+                LAMBDA_IMAGE,
+                "--skip-pull-image",
+                "--add-host",
+                "host.docker.internal:host-gateway",
+                "--warm-containers",
+                "EAGER",
+            ],
+            log=sam_log,
+        )
+        processes.append(api)
+        api_url = f"http://127.0.0.1:{api_port}"
+        wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=180)
+        say(f"ready in {time.monotonic() - started:.0f} s. API: {api_url}  (logs: .local/sam.log)")
+        print(f"\n  {demo_curl(fleet, api_url)}\n\nCtrl-C stops everything.", flush=True)
+        while all(process.poll() is None for process in processes):
+            time.sleep(1)
+        say("a component exited; stopping the rest (see .local/sam.log)")
+        return 1
+    except KeyboardInterrupt:
+        say("stopping...")
+        return 0
+    finally:
+        stop(processes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
