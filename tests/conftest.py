@@ -10,8 +10,9 @@ from typing import Any
 
 import boto3
 import pytest
-from devstack import template
 from moto import mock_aws
+
+from devstack import template
 from reservations.dal import clients
 from reservations.fleet.loader import write_fleet
 from reservations.fleet.model import parse_fleet

@@ -5,6 +5,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from reservations.dal import store
 from reservations.http.resolver import create_app, current_caller, utc_now
 from reservations.logic.list_units import list_units

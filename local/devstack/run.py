@@ -23,10 +23,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
+from devstack.emulator import LOCAL_CREDENTIALS, REGION
 from reservations.fleet.loader import FleetError, read_fleet
 from reservations.fleet.model import Fleet
-
-from devstack.emulator import LOCAL_CREDENTIALS, REGION
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from reservations.auth.keys import KeyCache, authenticate, bearer_token, derive_key_id, hash_key
 from reservations.models.domain import ApiKey
 from reservations.models.errors import Unauthorized

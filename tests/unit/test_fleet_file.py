@@ -4,9 +4,9 @@ import json
 
 import pytest
 from pydantic import ValidationError
+
 from reservations.fleet.loader import FleetError, describe, fleet_items, read_fleet
 from reservations.fleet.model import parse_fleet
-
 from tests.support import fleets as f
 
 

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from reservations.models.domain import (
     Caller,
     Node,

@@ -13,6 +13,7 @@ class Settings:
     # Set only locally (env.json / tests): where the AWS emulator listens. Empty in AWS.
     aws_endpoint: str | None
     key_cache_ttl_seconds: float
+    idempotency_table_name: str
 
 
 @cache
@@ -21,4 +22,5 @@ def settings() -> Settings:
         table_name=os.environ.get("TABLE_NAME", "ReservationsTable"),
         aws_endpoint=os.environ.get("LOCAL_AWS_ENDPOINT") or None,
         key_cache_ttl_seconds=float(os.environ.get("KEY_CACHE_TTL_SECONDS", "60")),
+        idempotency_table_name=os.environ.get("IDEMPOTENCY_TABLE_NAME", "IdempotencyTable"),
     )

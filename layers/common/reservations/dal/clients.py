@@ -18,7 +18,13 @@ def dynamodb() -> Any:
     return boto3.client("dynamodb", endpoint_url=settings().aws_endpoint, config=_CONFIG)
 
 
+@cache
+def sqs() -> Any:
+    return boto3.client("sqs", endpoint_url=settings().aws_endpoint, config=_CONFIG)
+
+
 def reset() -> None:
     """Forget made clients and settings (tests switch endpoints between cases)."""
     dynamodb.cache_clear()
+    sqs.cache_clear()
     settings.cache_clear()

@@ -32,6 +32,11 @@ UNIT_PREFIX = "UNIT#"
 RESERVATION_PREFIX = "RES#"
 WORKLOAD_PREFIX = "WL#"
 APIKEY_SK = "APIKEY"
+AUDIT_PREFIX = "AUDIT#"
+# A workload that is ``terminating`` carries ``openTermination = "open"``, which puts it in
+# the sparse OpenTerminations index (sort key terminationRequestedAt) that the sweeper reads.
+OPEN_TERMINATION = "openTermination"
+OPEN = "open"
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -41,6 +46,11 @@ Item = dict[str, Any]
 
 def node_pk(node_id: str) -> str:
     return f"NODE#{node_id}"
+
+
+def audit_pk(node_id: str, reservation_id: str) -> str:
+    """Audit records live outside the node partition, so its Query stays small."""
+    return f"{AUDIT_PREFIX}{node_id}#{reservation_id}"
 
 
 def apikey_pk(key_hash: str) -> str:
@@ -130,6 +140,11 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         "unitIds": list(workload.unit_ids),
         "state": workload.state.value,
         "terminationId": workload.termination_id,
+        "terminationReservationId": workload.termination_reservation_id,
+        "terminationReason": workload.termination_reason,
+        "terminationRequestedAt": _optional_time(workload.termination_requested_at),
+        "queuedAt": _optional_time(workload.queued_at),
+        OPEN_TERMINATION: OPEN if workload.state is WorkloadState.TERMINATING else None,
         "version": workload.version,
     }
 
@@ -145,6 +160,10 @@ def apikey_item(key_hash: str, api_key: ApiKey) -> Item:
         "revoked": api_key.revoked,
         "expiresAt": _optional_time(api_key.expires_at),
     }
+
+
+def _parse_optional(text: str | None) -> datetime | None:
+    return parse_time(text) if text else None
 
 
 def _int(value: Any) -> int | None:
@@ -221,6 +240,10 @@ def _workload(item: Item) -> Workload:
         unit_ids=_strings(item.get("unitIds")),
         state=WorkloadState(item["state"]),
         termination_id=item.get("terminationId"),
+        termination_reservation_id=item.get("terminationReservationId"),
+        termination_reason=item.get("terminationReason"),
+        termination_requested_at=_parse_optional(item.get("terminationRequestedAt")),
+        queued_at=_parse_optional(item.get("queuedAt")),
         version=int(item["version"]),
     )
 

@@ -2,9 +2,12 @@
 
     reservations-fleet validate FLEET.json
     reservations-fleet load FLEET.json [--endpoint-url URL] [--table NAME] [--region REGION]
+                       [--queue-prefix PREFIX] [--dead-letter-queue-arn ARN | --no-queues]
 
-Loading replaces each listed node's partition (items the file no longer has are deleted)
-and puts every API key. Nothing is written unless the whole file is valid.
+Loading registers each node: it creates the node's spot-termination queue (FIFO, redriving
+to the shared dead-letter queue) and stores its URL on the node's item, replaces the node's
+partition (items the file no longer has are deleted) and puts every API key. Nothing is
+written unless the whole file is valid.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import boto3
 from pydantic import ValidationError
 
 from reservations.auth.keys import derive_key_id, hash_key
-from reservations.dal import items
+from reservations.dal import items, queues
 from reservations.fleet.model import Fleet, FleetNode, parse_fleet
 from reservations.models.domain import (
     CLAIMING_STATES,
@@ -29,7 +32,10 @@ from reservations.models.domain import (
     Reservation,
     Unit,
     Workload,
+    WorkloadState,
 )
+
+LOCAL_DEAD_LETTER_QUEUE = "SpotTerminationDeadLetterQueue.fifo"
 
 
 class FleetError(Exception):
@@ -58,7 +64,9 @@ def describe(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def node_items(fleet_node: FleetNode, loaded_at: datetime) -> list[items.Item]:
+def node_items(
+    fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
+) -> list[items.Item]:
     """The node partition's items for one node of the fleet."""
     claims = {
         unit_id: f"{workload.kind.value}:{workload.id}"
@@ -67,7 +75,10 @@ def node_items(fleet_node: FleetNode, loaded_at: datetime) -> list[items.Item]:
         for unit_id in workload.unit_ids
     }
     node = Node(
-        id=fleet_node.id, owner_org_id=fleet_node.owner_org_id, topology_gen=fleet_node.topology_gen
+        id=fleet_node.id,
+        owner_org_id=fleet_node.owner_org_id,
+        topology_gen=fleet_node.topology_gen,
+        queue_url=queue_url,
     )
     result = [items.node_item(node)]
     for unit in fleet_node.units:
@@ -108,6 +119,7 @@ def node_items(fleet_node: FleetNode, loaded_at: datetime) -> list[items.Item]:
             )
         )
     for workload in fleet_node.workloads:
+        terminating = workload.state is WorkloadState.TERMINATING
         result.append(
             items.workload_item(
                 node.id,
@@ -118,14 +130,19 @@ def node_items(fleet_node: FleetNode, loaded_at: datetime) -> list[items.Item]:
                     org_id=workload.org_id,
                     unit_ids=tuple(workload.unit_ids),
                     state=workload.state,
-                    termination_id=workload.termination_id,
+                    # A termination under way must be findable by the sweeper.
+                    termination_id=workload.termination_id
+                    or (f"term-fleet-{fleet_node.id}-{workload.id}" if terminating else None),
+                    termination_requested_at=loaded_at if terminating else None,
                 ),
             )
         )
     return result
 
 
-def fleet_items(fleet: Fleet, loaded_at: datetime) -> list[items.Item]:
+def fleet_items(
+    fleet: Fleet, loaded_at: datetime, queue_urls: dict[str, str] | None = None
+) -> list[items.Item]:
     """Every item the fleet describes: API keys, then each node's partition."""
     result = []
     for fleet_key in fleet.api_keys:
@@ -139,7 +156,7 @@ def fleet_items(fleet: Fleet, loaded_at: datetime) -> list[items.Item]:
         )
         result.append(items.apikey_item(hash_key(fleet_key.key), api_key))
     for fleet_node in fleet.nodes:
-        result.extend(node_items(fleet_node, loaded_at))
+        result.extend(node_items(fleet_node, loaded_at, (queue_urls or {}).get(fleet_node.id)))
     return result
 
 
@@ -156,9 +173,23 @@ def _batch_write(client: Any, table: str, requests: list[dict[str, Any]]) -> Non
             pending = response.get("UnprocessedItems") or {}
 
 
-def write_fleet(fleet: Fleet, client: Any, table: str, loaded_at: datetime) -> int:
+def create_node_queues(fleet: Fleet, sqs: Any, prefix: str, dead_letter_arn: str) -> dict[str, str]:
+    """Register each node's spot-termination queue; node id -> queue URL."""
+    return {
+        node.id: queues.ensure_node_queue(sqs, prefix, node.id, dead_letter_arn)
+        for node in fleet.nodes
+    }
+
+
+def write_fleet(
+    fleet: Fleet,
+    client: Any,
+    table: str,
+    loaded_at: datetime,
+    queue_urls: dict[str, str] | None = None,
+) -> int:
     """Put every item of the fleet and delete what its nodes' partitions no longer hold."""
-    new_items = fleet_items(fleet, loaded_at)
+    new_items = fleet_items(fleet, loaded_at, queue_urls)
     _batch_write(
         client, table, [{"PutRequest": {"Item": items.to_attributes(i)}} for i in new_items]
     )
@@ -179,6 +210,13 @@ def write_fleet(fleet: Fleet, client: Any, table: str, loaded_at: datetime) -> i
     return len(new_items)
 
 
+def local_dead_letter_arn(sqs: Any) -> str:
+    """The emulator's dead-letter queue (named after its logical id in template.yaml)."""
+    url = sqs.get_queue_url(QueueName=LOCAL_DEAD_LETTER_QUEUE)["QueueUrl"]
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return str(attributes["Attributes"]["QueueArn"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reservations-fleet", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -189,6 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--endpoint-url", help="DynamoDB endpoint (default: AWS, or the emulator)")
     load.add_argument("--table", default="ReservationsTable", help="table name")
     load.add_argument("--region", default=None, help="AWS region (default: from the environment)")
+    load.add_argument(
+        "--queue-prefix", default="reservations-node-", help="node queue name prefix (stack-node-)"
+    )
+    load.add_argument(
+        "--dead-letter-queue-arn",
+        help="shared dead-letter queue ARN (default: the emulator's one)",
+    )
+    load.add_argument("--no-queues", action="store_true", help="do not create node queues")
     args = parser.parse_args(argv)
 
     try:
@@ -200,7 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.fleet}: valid ({len(fleet.nodes)} nodes, {len(fleet.api_keys)} API keys)")
         return 0
     client = boto3.client("dynamodb", endpoint_url=args.endpoint_url, region_name=args.region)
-    count = write_fleet(fleet, client, args.table, datetime.now(UTC))
+    queue_urls = None
+    if not args.no_queues:
+        sqs = boto3.client("sqs", endpoint_url=args.endpoint_url, region_name=args.region)
+        dead_letter_arn = args.dead_letter_queue_arn or local_dead_letter_arn(sqs)
+        queue_urls = create_node_queues(fleet, sqs, args.queue_prefix, dead_letter_arn)
+    count = write_fleet(fleet, client, args.table, datetime.now(UTC), queue_urls)
     print(f"loaded {args.fleet}: {len(fleet.nodes)} nodes, {count} items into {args.table}")
     return 0
 

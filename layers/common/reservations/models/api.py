@@ -49,3 +49,31 @@ class UnitView(WireModel):
     not_reservable_reason: str | None = None
     reservation_id: str | None = None
     released: bool | None = None
+
+
+class ReservationView(WireModel):
+    """A reservation as the API shows it (effective status, sorted unit ids)."""
+
+    id: str
+    node_id: str
+    status: Literal["pending", "active", "expired", "cancelled", "needs-review"]
+    starts_at: str
+    ends_at: str | None = None
+    allowed_org_ids: list[str]
+    managing_org_ids: list[str]
+    reserved_unit_ids: list[str]
+    released_unit_ids: list[str]
+    contract_ref: str | None = None
+    reason: str | None = None
+    topology_gen: int | None = None
+    created_at: str
+    updated_at: str
+
+
+class ReclaimResponse(ReservationView):
+    """The reservation after the reclaim, plus what was (or, dry run, would be) done."""
+
+    terminated: list[str] | None = Field(default=None, description="real run: workload ids")
+    skipped: list[str] | None = Field(default=None, description="real run: not spot, left running")
+    would_terminate: list[str] | None = Field(default=None, description="dry run")
+    would_skip: list[str] | None = Field(default=None, description="dry run")

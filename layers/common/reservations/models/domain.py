@@ -86,6 +86,11 @@ class Workload:
     unit_ids: tuple[str, ...]
     state: WorkloadState
     termination_id: str | None = None
+    # Set with the termination: what the message carries, and whether it was sent.
+    termination_reservation_id: str | None = None
+    termination_reason: str | None = None
+    termination_requested_at: datetime | None = None
+    queued_at: datetime | None = None
     version: int = 1
 
     @property

@@ -60,3 +60,13 @@ class Conflict(ApiError):
 class UnitsNotInReservation(ApiError):
     status = 422
     code = "units_not_in_reservation"
+
+
+class IdempotencyInProgress(ApiError):
+    status = 409
+    code = "idempotency_in_progress"
+
+
+class IdempotencyKeyReused(ApiError):
+    status = 422
+    code = "idempotency_key_reused"

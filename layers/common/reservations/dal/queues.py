@@ -1,0 +1,80 @@
+"""The per-node spot-termination queues: naming, creating, sending in batches."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from reservations.dal import clients
+from reservations.models.messages import SpotTermination
+
+SQS_BATCH = 10
+_SEND_ATTEMPTS = 3
+_QUEUE_NAME_MAX = 80
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def node_queue_name(prefix: str, node_id: str) -> str:
+    """``<prefix><nodeId>.fifo``; a node id SQS cannot take as is gets a hash suffix."""
+    safe = _UNSAFE.sub("-", node_id)
+    room = _QUEUE_NAME_MAX - len(prefix) - len(".fifo")
+    if safe != node_id or len(safe) > room:
+        digest = hashlib.sha256(node_id.encode()).hexdigest()[:12]
+        safe = f"{safe[: room - 13]}-{digest}"
+    return f"{prefix}{safe}.fifo"
+
+
+def ensure_node_queue(sqs: Any, prefix: str, node_id: str, dead_letter_arn: str) -> str:
+    """Create (or find) the node's FIFO queue, redriving to the shared dead-letter queue."""
+    attributes = {
+        "FifoQueue": "true",
+        # De-duplication by termination id (MessageDeduplicationId), not by content.
+        "ContentBasedDeduplication": "false",
+        "VisibilityTimeout": "60",
+        "MessageRetentionPeriod": str(4 * 24 * 3600),
+        "ReceiveMessageWaitTimeSeconds": "20",
+        "RedrivePolicy": json.dumps(
+            {"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": "5"}
+        ),
+    }
+    response = sqs.create_queue(QueueName=node_queue_name(prefix, node_id), Attributes=attributes)
+    return str(response["QueueUrl"])
+
+
+def send_terminations(queue_url: str, messages: Sequence[SpotTermination]) -> set[str]:
+    """Send in batches of ten, retrying failed entries; the termination ids that went out.
+
+    Never raises for SQS trouble: what was not sent stays unqueued on the workload's item,
+    where the sweeper finds it.
+    """
+    sqs = clients.sqs()
+    sent: set[str] = set()
+    for start in range(0, len(messages), SQS_BATCH):
+        pending = {m.termination_id: m for m in messages[start : start + SQS_BATCH]}
+        for _ in range(_SEND_ATTEMPTS):
+            if not pending:
+                break
+            entries = [
+                {
+                    "Id": str(index),
+                    "MessageBody": message.to_json(),
+                    "MessageGroupId": message.workload_id,
+                    "MessageDeduplicationId": message.termination_id,
+                }
+                for index, message in enumerate(pending.values())
+            ]
+            ids = list(pending)
+            try:
+                response = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
+            except (BotoCoreError, ClientError):  # unsent stays unqueued; the sweeper sends it
+                continue
+            for success in response.get("Successful", []):
+                termination_id = ids[int(success["Id"])]
+                sent.add(termination_id)
+                pending.pop(termination_id, None)
+    return sent
