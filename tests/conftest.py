@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -12,9 +13,18 @@ import boto3
 import pytest
 from moto import mock_aws
 
+# The functions read these when their modules load (as in Lambda), before any fixture runs.
+os.environ.update(
+    {
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "GpuReservationsTest",
+        "POWERTOOLS_SERVICE_NAME": "reservations",
+    }
+)
+
 from devstack import template
 from reservations.dal import clients
-from reservations.fleet.loader import write_fleet
+from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
 from reservations.fleet.model import parse_fleet
 
 
@@ -45,6 +55,7 @@ def aws(aws_env: None) -> Iterator[Any]:
         key_cache.clear()
         dynamodb = boto3.client("dynamodb")
         template.create_tables(dynamodb)
+        template.create_queues(boto3.client("sqs"))
         yield dynamodb
         clients.reset()
         key_cache.clear()
@@ -53,18 +64,31 @@ def aws(aws_env: None) -> Iterator[Any]:
 @pytest.fixture
 def load_fleet(aws: Any) -> Any:
     def load(document: dict[str, Any]) -> None:
-        write_fleet(parse_fleet(json.dumps(document)), aws, "ReservationsTable", datetime.now(UTC))
+        fleet = parse_fleet(json.dumps(document))
+        sqs = boto3.client("sqs")
+        urls = create_node_queues(fleet, sqs, "reservations-node-", local_dead_letter_arn(sqs))
+        write_fleet(fleet, aws, "ReservationsTable", datetime.now(UTC), urls)
 
     return load
 
 
-@pytest.fixture
-def dynamodb_calls(aws: Any) -> Counter[str]:
-    """Counts the requests the functions' DynamoDB client sends, by operation."""
+def _count_calls(client: Any, service: str) -> Counter[str]:
     counter: Counter[str] = Counter()
 
     def count(model: Any, **_: Any) -> None:
         counter[model.name] += 1
 
-    clients.dynamodb().meta.events.register("before-call.dynamodb", count)
+    client.meta.events.register(f"before-call.{service}", count)
     return counter
+
+
+@pytest.fixture
+def dynamodb_calls(aws: Any) -> Counter[str]:
+    """Counts the requests the functions' DynamoDB client sends, by operation."""
+    return _count_calls(clients.dynamodb(), "dynamodb")
+
+
+@pytest.fixture
+def sqs_calls(aws: Any) -> Counter[str]:
+    """Counts the requests the functions' SQS client sends, by operation."""
+    return _count_calls(clients.sqs(), "sqs")

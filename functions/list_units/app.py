@@ -18,7 +18,6 @@ app = create_app()
 
 
 @app.get("/v1/nodes/<nodeId>/reservations/units")
-@tracer.capture_method
 def get_units(nodeId: str) -> list[UnitView]:
     return list_units(current_caller(app), nodeId, store.load_node, utc_now())
 

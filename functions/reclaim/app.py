@@ -18,7 +18,6 @@ app = create_app()
 
 
 @app.post("/v1/nodes/<nodeId>/reservations/<reservationId>/reclaim")
-@tracer.capture_method
 def post_reclaim(nodeId: str, reservationId: str) -> ReclaimResponse:
     event = app.current_event
     result = reclaim(

@@ -70,3 +70,29 @@ def invoke(module: ModuleType, event: dict[str, Any]) -> HttpResult:
     response = module.lambda_handler(event, FakeContext())
     headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
     return HttpResult(response["statusCode"], headers, response.get("body") or "")
+
+
+def reclaim_event(
+    node_id: str,
+    reservation_id: str,
+    body: Any,
+    authorization: str | None,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """The ``events/reclaim/real_run.json`` event for another path, body and header.
+
+    ``body`` is sent as JSON unless it is a string (sent as is, to test bad bodies).
+    """
+    event = copy.deepcopy(event_file("reclaim/real_run.json"))
+    path = f"/v1/nodes/{node_id}/reservations/{reservation_id}/reclaim"
+    event["rawPath"] = path
+    event["requestContext"]["http"]["path"] = path
+    event["pathParameters"] = {"nodeId": node_id, "reservationId": reservation_id}
+    event["body"] = body if isinstance(body, str) or body is None else json.dumps(body)
+    if authorization is None:
+        event["headers"].pop("authorization", None)
+    else:
+        event["headers"]["authorization"] = authorization
+    if idempotency_key is not None:
+        event["headers"]["idempotency-key"] = idempotency_key
+    return event

@@ -1,0 +1,590 @@
+"""POST /v1/nodes/{nodeId}/reservations/{id}/reclaim, in-process over moto: every rule."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from types import ModuleType
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from reservations.dal import clients
+from reservations.logic import reclaim as reclaim_logic
+from reservations.models.messages import SpotTermination
+from tests.support import fleets as f
+from tests.support import state
+from tests.support.lambdas import event_file, invoke, list_units_event, load_function, reclaim_event
+
+BROKER = "Bearer vl_test_broker"
+ALL = ["0000:04:00.0", "0000:05:00.0", "0000:07:00.0", "0000:08:00.0", "0000:09:00.0"]
+
+
+@pytest.fixture(scope="module")
+def handler() -> ModuleType:
+    return load_function("reclaim")
+
+
+def standard_fleet(**res_overrides: Any) -> dict[str, Any]:
+    units = [f.unit(f"0000:0{i}:00.0") for i in range(4, 10)] + [f.unit("0000:0a:00.0")]
+    res = f.reservation(
+        "res-1",
+        ALL,
+        releasedUnitIds=["0000:04:00.0", "0000:05:00.0", "0000:07:00.0", "0000:09:00.0"],
+        contractRef="C-1",
+        reason="lab contract",
+        topologyGen=1,
+        **res_overrides,
+    )
+    review = f.reservation(
+        "res-review", ["0000:0a:00.0"], status="needs-review", managingOrgIds=["org-reviewer"]
+    )
+    workloads = [
+        f.workload("vm-spot-1", ["0000:04:00.0"]),
+        f.workload("vm-span", ["0000:05:00.0", "0000:06:00.0"]),
+        f.workload("vm-res", ["0000:07:00.0"], tier="reserved"),
+        f.workload("vm-term", ["0000:08:00.0"], state="terminating", terminationId="t-old"),
+    ]
+    other = f.node(
+        "node-b",
+        [f.unit("0000:04:00.0")],
+        [f.reservation("res-b", ["0000:04:00.0"], releasedUnitIds=["0000:04:00.0"])],
+    )
+    return f.fleet(
+        [f.node("node-a", units, [res, review], workloads), other],
+        extra_keys=[
+            {"key": "vl_test_owner_ro", "orgId": "org-acme", "permissions": ["reservation.read"]},
+            {
+                "key": "vl_test_revoked",
+                "orgId": "org-broker",
+                "permissions": f.BOTH,
+                "revoked": True,
+            },
+        ],
+    )
+
+
+def post(handler, body, key=BROKER, node="node-a", res="res-1", idempotency_key=None):
+    return invoke(handler, reclaim_event(node, res, body, key, idempotency_key))
+
+
+@pytest.fixture
+def fleet(load_fleet):
+    load_fleet(standard_fleet())
+
+
+@pytest.fixture
+def sqs(aws):
+    return boto3.client("sqs")
+
+
+# --- the real run -------------------------------------------------------------------------
+
+
+def test_reclaim_returns_the_reservation_after_and_what_was_done(handler, fleet, aws, sqs):
+    result = post(handler, {"unitIds": ALL, "reason": "lab needs them"})
+    assert result.status == 200, result.body
+    body = result.body
+    assert body["terminated"] == ["vm-span", "vm-spot-1", "vm-term"]
+    assert body["skipped"] == ["vm-res"]
+    assert "wouldTerminate" not in body
+    assert "wouldSkip" not in body
+    assert body["releasedUnitIds"] == []
+    assert body["reservedUnitIds"] == sorted(ALL)
+    for field, value in {
+        "id": "res-1",
+        "nodeId": "node-a",
+        "status": "active",
+        "allowedOrgIds": ["org-lab"],
+        "managingOrgIds": ["org-broker"],
+        "contractRef": "C-1",
+        "reason": "lab contract",
+        "topologyGen": 1,
+    }.items():
+        assert body[field] == value, field
+    for field in ("startsAt", "endsAt", "createdAt", "updatedAt"):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", body[field]), field
+    assert body["updatedAt"] >= body["createdAt"]
+
+    stored = state.reservation(aws, "node-a", "res-1")
+    assert stored["releasedUnitIds"] == []
+    assert stored["version"] == 2
+
+
+def test_spot_workloads_move_to_terminating_and_get_one_message_each(handler, fleet, aws, sqs):
+    post(handler, {"unitIds": ALL, "reason": "lab needs them"})
+    spot, span = (state.workload(aws, "node-a", w) for w in ("vm-spot-1", "vm-span"))
+    for w in (spot, span):
+        assert w["state"] == "terminating"
+        assert w["terminationId"]
+        assert w["terminationId"] != "t-old"
+        assert w["queuedAt"]
+        assert w["openTermination"] == "open"
+    assert spot["terminationId"] != span["terminationId"]
+    # Not spot: untouched. Already terminating: not re-terminated.
+    assert state.workload(aws, "node-a", "vm-res")["state"] == "running"
+    assert state.workload(aws, "node-a", "vm-term")["terminationId"] == "t-old"
+
+    messages = state.drain(sqs, state.node_queue_url(aws, "node-a"))
+    parsed = {m["workloadId"]: SpotTermination.model_validate(m) for m in messages}
+    assert set(parsed) == {"vm-spot-1", "vm-span"}
+    assert parsed["vm-span"].unit_ids == ["0000:05:00.0", "0000:06:00.0"]
+    assert parsed["vm-span"].termination_id == span["terminationId"]
+    for message in parsed.values():
+        assert message.version == 1
+        assert message.node_id == "node-a"
+        assert message.reservation_id == "res-1"
+        assert message.reason == "lab needs them"
+        assert message.workload_kind.value == "vm"
+    # Nothing went to the other node's queue.
+    assert state.drain(sqs, state.node_queue_url(aws, "node-b")) == []
+
+
+def test_an_audit_record_names_the_caller_reason_units_and_outcome(handler, fleet, aws):
+    post(handler, {"unitIds": ["0000:04:00.0", "0000:07:00.0"], "reason": "because"})
+    [audit] = state.audit_records(aws, "node-a", "res-1")
+    assert audit["callerOrgId"] == "org-broker"
+    assert audit["callerKeyId"].startswith("key-")
+    assert "vl_test_broker" not in str(audit)
+    assert audit["reason"] == "because"
+    assert audit["unitIds"] == ["0000:04:00.0", "0000:07:00.0"]
+    assert audit["terminated"] == ["vm-spot-1"]
+    assert audit["skipped"] == ["vm-res"]
+    assert audit["releasedAfter"] == ["0000:05:00.0", "0000:09:00.0"]
+
+
+def test_units_are_matched_case_insensitively(handler, fleet, aws):
+    result = post(handler, {"unitIds": ["0000:04:00.0".upper()]})
+    assert result.status == 200
+    assert result.body["terminated"] == ["vm-spot-1"]
+
+
+def test_reclaiming_units_that_are_not_released_is_a_harmless_no_op(handler, fleet, aws, sqs):
+    post(handler, {"unitIds": ["0000:09:00.0"]})
+    before = state.reservation(aws, "node-a", "res-1")
+    again = post(handler, {"unitIds": ["0000:09:00.0"]})
+    assert again.status == 200
+    assert again.body["terminated"] == []
+    assert again.body["skipped"] == []
+    after = state.reservation(aws, "node-a", "res-1")
+    assert after == before  # not even updatedAt moves
+    assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
+
+
+def test_a_reclaimed_unit_lists_as_not_released(handler, fleet, aws):
+    post(handler, {"unitIds": ["0000:04:00.0"]})
+    listed = invoke(load_function("list_units"), list_units_event("node-a", BROKER)).body
+    unit = next(u for u in listed if u["id"] == "0000:04:00.0")
+    assert unit["released"] is False
+    assert unit["claimedBy"] == "vm:vm-spot-1"  # until the node reports it terminated
+
+
+@pytest.mark.parametrize("who", ["operator", "owner", "broker"])
+def test_operator_owner_and_managers_may_reclaim(handler, fleet, who):
+    assert (
+        post(handler, {"unitIds": ["0000:09:00.0"]}, key=f"Bearer {f.KEYS[who][0]}").status == 200
+    )
+
+
+# --- the dry run --------------------------------------------------------------------------
+
+
+def test_a_dry_run_changes_nothing_and_reports_what_would_happen(
+    handler, fleet, aws, sqs, dynamodb_calls, sqs_calls
+):
+    post(handler, {"unitIds": ["0000:09:00.0"], "dryRun": True})  # caches the key
+    before = state.whole_table(aws)
+    dynamodb_calls.clear()
+    result = post(handler, {"unitIds": ALL, "dryRun": True, "reason": "just looking"})
+    assert result.status == 200
+    assert result.body["wouldTerminate"] == ["vm-span", "vm-spot-1", "vm-term"]
+    assert result.body["wouldSkip"] == ["vm-res"]
+    assert "terminated" not in result.body
+    assert "skipped" not in result.body
+    assert result.body["releasedUnitIds"] == [
+        "0000:04:00.0",
+        "0000:05:00.0",
+        "0000:07:00.0",
+        "0000:09:00.0",
+    ]
+    assert state.whole_table(aws) == before
+    assert state.audit_records(aws, "node-a", "res-1") == []
+    assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
+    assert dynamodb_calls == Counter({"Query": 1})
+    assert sqs_calls == Counter()
+
+
+@pytest.mark.parametrize(("units", "sends"), [(1, 1), (4, 1), (16, 2)])
+def test_requests_per_reclaim(handler, load_fleet, dynamodb_calls, sqs_calls, units, sends):
+    ids = [f"0000:{i:02x}:00.0" for i in range(1, units + 1)]
+    load_fleet(
+        f.fleet(
+            [
+                f.node(
+                    "node-a",
+                    [f.unit(u) for u in ids],
+                    [f.reservation("res-1", ids, releasedUnitIds=ids)],
+                    [f.workload(f"vm-{i}", [u]) for i, u in enumerate(ids)],
+                )
+            ]
+        )
+    )
+    post(handler, {"unitIds": ids[:1], "dryRun": True})  # caches the key
+    dynamodb_calls.clear()
+    result = post(handler, {"unitIds": ids})
+    assert len(result.body["terminated"]) == units
+    # Query + the transaction + marking the sent terminations queued.
+    assert dynamodb_calls == Counter({"Query": 1, "TransactWriteItems": 2})
+    assert sqs_calls == Counter({"SendMessageBatch": sends})
+
+
+# --- 400 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ("", "body"),
+        ("   ", "body"),
+        ("{not json", "body"),
+        ("[]", "body"),
+        ('"unitIds"', "body"),
+        ("null", "body"),
+        ({"unitIds": ["0000:04:00.0"], "dryrun": True}, "dryrun"),
+        ({"unitIds": ["0000:04:00.0"], "dryRun": "true"}, "dryRun"),
+        ({"unitIds": ["0000:04:00.0"], "dryRun": 1}, "dryRun"),
+        ({"unitIds": ["0000:04:00.0"], "dryRun": None}, "dryRun"),
+        ({"dryRun": True}, "unitIds"),
+        ({"unitIds": []}, "unitIds"),
+        ({"unitIds": "0000:04:00.0"}, "unitIds"),
+        ({"unitIds": [4]}, "unitIds[0]"),
+        ({"unitIds": [f"0000:{i:02x}:00.0" for i in range(33)]}, "unitIds"),
+        ({"unitIds": ["0000:04:00.0", "0000:04:00.0"]}, "unitIds[1]"),
+        ({"unitIds": ["0000:0a:00.0", "0000:0A:00.0"]}, "unitIds[1]"),
+        ({"unitIds": ["0000:04:00.0", "04:00.0"]}, "unitIds[1]"),
+        ({"unitIds": ["0000:04:00.0"], "reason": "x" * 1001}, "reason"),
+        ({"unitIds": ["0000:04:00.0"], "reason": 7}, "reason"),
+        ('{"unitIds": ["0000:04:00.0"], "dryRun": true, "dryRun": false}', "dryRun"),
+    ],
+)
+def test_bad_bodies_are_400_naming_the_field_and_change_nothing(handler, fleet, aws, body, field):
+    before = state.whole_table(aws)
+    result = post(handler, body)
+    assert result.status == 400
+    assert result.body["code"] == "invalid_request"
+    assert isinstance(result.body["error"], str)
+    assert result.body["error"]
+    assert field in [d["field"] for d in result.body["details"]]
+    assert state.whole_table(aws) == before
+
+
+def test_a_reason_of_exactly_1000_characters_is_fine(handler, fleet):
+    assert post(handler, {"unitIds": ["0000:09:00.0"], "reason": "x" * 1000}).status == 200
+
+
+def test_the_typo_event_is_a_400(handler, load_fleet):
+    load_fleet(f.demo_fleet())
+    result = invoke(handler, event_file("reclaim/typo_field.json"))
+    assert (result.status, result.body["code"]) == (400, "invalid_request")
+    assert result.body["details"][0]["field"] == "dryrun"
+
+
+@pytest.mark.parametrize("key", ["", "x" * 256, "caf\u00e9", "tab\there"])
+def test_a_bad_idempotency_key_is_400(handler, fleet, key):
+    result = post(handler, {"unitIds": ["0000:09:00.0"]}, idempotency_key=key)
+    assert result.status == 400
+    assert result.body["details"][0]["field"] == "Idempotency-Key"
+
+
+# --- 401 / 404 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [None, "Basic abc", "Bearer vl_nobody", "Bearer vl_test_revoked"])
+def test_401(handler, fleet, key):
+    result = post(handler, {"unitIds": ["0000:04:00.0"]}, key=key)
+    assert result.status == 401
+    assert result.headers["www-authenticate"] == "Bearer"
+    assert result.body["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize(
+    ("node", "res", "key"),
+    [
+        ("node-zz", "res-1", BROKER),  # unknown node
+        ("node-a", "res-zz", BROKER),  # unknown reservation
+        ("node-a", "res-b", BROKER),  # the reservation is on another node
+        ("node-a", "res-1", "Bearer vl_test_stranger"),
+        ("node-a", "res-1", "Bearer vl_test_lab"),  # audience, even with capacity
+        ("node-a", "res-1", "Bearer vl_test_owner_ro"),  # owner without reservation.capacity
+        ("node-a", "res-review", BROKER),  # broker does not manage this one
+        ("node a", "res-1", BROKER),  # malformed ids
+        ("node-a", "res 1", BROKER),
+        ("node-a", "-res", BROKER),
+    ],
+)
+def test_every_404_is_identical_to_the_list_endpoints(handler, fleet, aws, node, res, key):
+    before = state.whole_table(aws)
+    reference = invoke(load_function("list_units"), list_units_event("node-zz", BROKER))
+    result = post(handler, {"unitIds": ["0000:04:00.0"]}, key=key, node=node, res=res)
+    assert (result.status, result.headers, result.body_text) == (
+        reference.status,
+        reference.headers,
+        reference.body_text,
+    )
+    assert state.whole_table(aws) == before
+
+
+def test_a_stranger_learns_nothing_about_state(handler, load_fleet):
+    load_fleet(standard_fleet(status="cancelled"))
+    stranger = post(handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_test_stranger")
+    assert stranger.status == 404
+    not_in = post(handler, {"unitIds": ["0000:0a:00.0"]}, key="Bearer vl_test_stranger")
+    assert not_in.status == 404
+
+
+# --- 409 / 422 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ({"status": "needs-review"}, "needs-review"),
+        ({"status": "cancelled"}, "cancelled"),
+        ({"status": "expired"}, "expired"),
+        ({"startsAt": f.days(-30), "endsAt": f.days(-1)}, "expired"),
+        ({"status": "pending", "startsAt": f.days(2)}, "pending"),
+        ({"status": "active", "startsAt": f.days(2)}, "not started"),
+    ],
+)
+def test_409_unless_active_and_in_term(handler, load_fleet, aws, overrides, words):
+    load_fleet(standard_fleet(**overrides))
+    before = state.whole_table(aws)
+    result = post(handler, {"unitIds": ["0000:04:00.0"]})
+    assert result.status == 409
+    assert result.body["code"] == "reservation_not_active"
+    assert words in result.body["error"]
+    assert state.whole_table(aws) == before
+
+
+def test_a_started_pending_reservation_is_active(handler, load_fleet):
+    load_fleet(standard_fleet(status="pending", startsAt=f.days(-1)))
+    assert post(handler, {"unitIds": ["0000:04:00.0"]}).status == 200
+
+
+def test_units_outside_the_reservation_are_422_naming_them(handler, fleet, aws):
+    before = state.whole_table(aws)
+    result = post(handler, {"unitIds": ["0000:04:00.0", "0000:06:00.0", "0000:0f:00.0"]})
+    assert result.status == 422
+    assert result.body["code"] == "units_not_in_reservation"
+    assert "0000:06:00.0" in result.body["error"]
+    assert "0000:0f:00.0" in result.body["error"]
+    assert "0000:04:00.0" not in result.body["error"]
+    assert state.whole_table(aws) == before
+
+
+# --- conflicts ----------------------------------------------------------------------------
+
+
+def _conflict() -> ClientError:
+    return ClientError(
+        {
+            "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"},
+            "CancellationReasons": [{"Code": "None"}, {"Code": "TransactionConflict"}],
+        },
+        "TransactWriteItems",
+    )
+
+
+@pytest.fixture
+def no_backoff(monkeypatch):
+    monkeypatch.setattr(reclaim_logic.time, "sleep", lambda _s: None)
+
+
+def test_a_transaction_conflict_is_retried(handler, fleet, aws, monkeypatch, no_backoff):
+    client = clients.dynamodb()
+    real = client.transact_write_items
+    failures = [_conflict()]
+
+    def flaky(**kwargs):
+        if failures:
+            raise failures.pop()
+        return real(**kwargs)
+
+    monkeypatch.setattr(client, "transact_write_items", flaky)
+    result = post(handler, {"unitIds": ["0000:04:00.0"]})
+    assert result.status == 200
+    assert result.body["terminated"] == ["vm-spot-1"]
+    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+
+
+def test_conflicts_that_never_end_are_409_and_change_nothing(
+    handler, fleet, aws, monkeypatch, no_backoff
+):
+    client = clients.dynamodb()
+    attempts = []
+
+    def always(**_kwargs):
+        attempts.append(1)
+        raise _conflict()
+
+    monkeypatch.setattr(client, "transact_write_items", always)
+    before = state.whole_table(aws)
+    result = post(handler, {"unitIds": ["0000:04:00.0"]})
+    assert result.status == 409
+    assert result.body["code"] == "conflict"
+    assert len(attempts) == reclaim_logic.MAX_ATTEMPTS
+    assert state.whole_table(aws) == before
+
+
+def test_a_spot_placement_between_read_and_write_fails_the_first_attempt(
+    handler, load_fleet, aws, sqs, monkeypatch, no_backoff
+):
+    doc = standard_fleet()
+    load_fleet(doc)
+    from reservations.dal import store
+
+    original = store.load_node
+    reads = []
+
+    def load_then_place(node_id):
+        snapshot = original(node_id)
+        if not reads:  # the scheduler places a spot VM on free unit 09 right after our read
+            state.place_spot_workload(aws, "node-a", "vm-late", ["0000:09:00.0"])
+        reads.append(1)
+        return snapshot
+
+    monkeypatch.setattr(store, "load_node", load_then_place)
+    result = post(handler, {"unitIds": ["0000:09:00.0"]})
+    assert result.status == 200
+    assert len(reads) == 2  # the first write failed on the unit's version, the retry re-read
+    assert result.body["terminated"] == ["vm-late"]
+    assert state.workload(aws, "node-a", "vm-late")["state"] == "terminating"
+    [message] = state.drain(sqs, state.node_queue_url(aws, "node-a"))
+    assert message["workloadId"] == "vm-late"
+
+
+# --- after the commit ---------------------------------------------------------------------
+
+
+def test_sqs_down_after_the_commit_still_200_and_the_termination_stays_unqueued(
+    handler, fleet, aws, sqs, monkeypatch
+):
+    def unavailable(**_kwargs):
+        raise ClientError(
+            {"Error": {"Code": "ServiceUnavailable", "Message": "down"}}, "SendMessageBatch"
+        )
+
+    monkeypatch.setattr(clients.sqs(), "send_message_batch", unavailable)
+    result = post(handler, {"unitIds": ["0000:04:00.0"]})
+    assert result.status == 200
+    assert result.body["terminated"] == ["vm-spot-1"]
+    workload = state.workload(aws, "node-a", "vm-spot-1")
+    assert workload["state"] == "terminating"
+    assert "queuedAt" not in workload
+    open_terminations = aws.query(
+        TableName="ReservationsTable",
+        IndexName="OpenTerminations",
+        KeyConditionExpression="openTermination = :open",
+        ExpressionAttributeValues={":open": {"S": "open"}},
+    )["Items"]
+    assert workload["terminationId"] in {i["terminationId"]["S"] for i in open_terminations}
+    assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
+
+
+def test_failed_batch_entries_are_retried(handler, fleet, aws, sqs, monkeypatch):
+    client = clients.sqs()
+    real = client.send_message_batch
+    calls = []
+
+    def first_entry_fails(**kwargs):
+        calls.append(len(kwargs["Entries"]))
+        if len(calls) == 1:
+            entries = kwargs["Entries"]
+            response = real(QueueUrl=kwargs["QueueUrl"], Entries=entries[1:])
+            response["Failed"] = [
+                {"Id": entries[0]["Id"], "SenderFault": False, "Code": "InternalError"}
+            ]
+            return response
+        return real(**kwargs)
+
+    monkeypatch.setattr(client, "send_message_batch", first_entry_fails)
+    result = post(handler, {"unitIds": ["0000:04:00.0", "0000:05:00.0"]})
+    assert result.status == 200
+    assert calls == [2, 1]
+    messages = state.drain(sqs, state.node_queue_url(aws, "node-a"))
+    assert sorted(m["workloadId"] for m in messages) == ["vm-span", "vm-spot-1"]
+    assert all("queuedAt" in state.workload(aws, "node-a", w) for w in ("vm-span", "vm-spot-1"))
+
+
+# --- idempotency --------------------------------------------------------------------------
+
+
+def test_a_repeat_with_the_same_key_and_body_returns_the_first_response(handler, fleet, aws, sqs):
+    body = {"unitIds": ["0000:04:00.0"], "reason": "once"}
+    first = post(handler, body, idempotency_key="abc-123")
+    second = post(handler, body, idempotency_key="abc-123")
+    assert first.status == second.status == 200
+    assert first.body == second.body
+    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.drain(sqs, state.node_queue_url(aws, "node-a"))) == 1
+
+
+def test_the_same_key_with_another_body_is_422(handler, fleet, aws):
+    assert post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k1").status == 200
+    result = post(handler, {"unitIds": ["0000:05:00.0"]}, idempotency_key="k1")
+    assert (result.status, result.body["code"]) == (422, "idempotency_key_reused")
+    other_path = post(
+        handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k1", res="res-review"
+    )
+    assert other_path.status == 422
+
+
+def test_keys_are_scoped_to_the_caller(handler, fleet):
+    body = {"unitIds": ["0000:09:00.0"]}
+    assert post(handler, body, idempotency_key="shared").status == 200
+    owner = post(
+        handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_test_owner", idempotency_key="shared"
+    )
+    assert owner.status == 200
+    assert owner.body["terminated"] == ["vm-spot-1"]
+
+
+def test_a_key_still_in_progress_is_409(handler, fleet, monkeypatch):
+    from reservations.dal import store
+
+    original = store.load_node
+    nested = []
+
+    def load_and_repeat(node_id):
+        if not nested:
+            nested.append(post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="slow"))
+        return original(node_id)
+
+    monkeypatch.setattr(store, "load_node", load_and_repeat)
+    first = post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="slow")
+    assert first.status == 200
+    assert (nested[0].status, nested[0].body["code"]) == (409, "idempotency_in_progress")
+
+
+def test_errors_are_not_remembered_by_the_idempotency_key(handler, load_fleet, aws):
+    load_fleet(standard_fleet(status="needs-review"))
+    assert post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k").status == 409
+    aws.update_item(
+        TableName="ReservationsTable",
+        Key={"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-1"}},
+        UpdateExpression="SET #s = :a",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":a": {"S": "active"}},
+    )
+    assert post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k").status == 200
+
+
+@pytest.mark.parametrize(
+    ("event_name", "status"),
+    [("dry_run", 200), ("real_run", 200), ("typo_field", 400), ("not_in_reservation", 422)],
+)
+def test_the_sam_local_events_against_the_demo_fleet(handler, load_fleet, event_name, status):
+    load_fleet(f.demo_fleet())
+    assert invoke(handler, event_file(f"reclaim/{event_name}.json")).status == status
