@@ -1,0 +1,67 @@
+"""The local emulator in this process: moto's server with DynamoDB requests one at a time."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+
+from devstack.emulator import REGION, moto_app, provision, serve
+from reservations.dal import clients
+from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
+from reservations.fleet.model import parse_fleet
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def emulator() -> Iterator[str]:
+    port = free_port()
+    servers = serve(moto_app(), ["127.0.0.1"], port)
+    endpoint = f"http://127.0.0.1:{port}"
+    provision(endpoint)
+    yield endpoint
+    for server in servers:
+        server.shutdown()
+
+
+@pytest.fixture
+def emulated(emulator: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    """The functions' clients pointed at the emulator; yields the test's own clients."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": REGION,
+        "LOCAL_AWS_ENDPOINT": emulator,
+        "TABLE_NAME": "ReservationsTable",
+    }.items():
+        monkeypatch.setenv(name, value)
+    clients.reset()
+    from reservations.http.resolver import key_cache
+
+    key_cache.clear()
+    yield {
+        "dynamodb": boto3.client("dynamodb", endpoint_url=emulator),
+        "sqs": boto3.client("sqs", endpoint_url=emulator),
+    }
+    clients.reset()
+
+
+@pytest.fixture
+def load_emulated_fleet(emulated: dict[str, Any]) -> Any:
+    def load(document: dict[str, Any]) -> None:
+        fleet = parse_fleet(json.dumps(document))
+        sqs = emulated["sqs"]
+        urls = create_node_queues(fleet, sqs, "reservations-node-", local_dead_letter_arn(sqs))
+        write_fleet(fleet, emulated["dynamodb"], "ReservationsTable", datetime.now(UTC), urls)
+
+    return load

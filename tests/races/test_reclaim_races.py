@@ -1,0 +1,130 @@
+"""Reclaims racing each other and the spot scheduler, against the local emulator.
+
+The emulator serves one DynamoDB request at a time, like DynamoDB's per-item atomicity, so
+a conditional write that should fail does fail. Each thread gets its own handler module
+(a Powertools resolver holds the request in hand), as separate Lambda containers would.
+A barrier after each thread's first read forces both to decide from the same snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from reservations.dal import store
+from reservations.logic import reclaim as reclaim_logic
+from tests.support import fleets as f
+from tests.support import state
+from tests.support.lambdas import invoke, load_function, reclaim_event
+
+BROKER = "Bearer vl_test_broker"
+UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
+
+
+def _fleet(node_id: str) -> dict[str, Any]:
+    return f.fleet(
+        [
+            f.node(
+                node_id,
+                [f.unit(u) for u in UNITS],
+                [f.reservation("res-1", UNITS, releasedUnitIds=UNITS)],
+                [f.workload("vm-a", ["0000:04:00.0"]), f.workload("vm-b", ["0000:05:00.0"])],
+            )
+        ]
+    )
+
+
+def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> list[int]:
+    """Every thread's first read waits for the others' first read; returns a read counter."""
+    barrier = threading.Barrier(parties, timeout=20)
+    original = store.load_node
+    seen = threading.local()
+    reads: list[int] = []
+
+    def load(node_id: str) -> Any:
+        snapshot = original(node_id)
+        reads.append(1)
+        if not getattr(seen, "first_done", False):
+            seen.first_done = True
+            barrier.wait()
+        return snapshot
+
+    monkeypatch.setattr(store, "load_node", load)
+    return reads
+
+
+def _concurrently(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    handlers = [load_function("reclaim") for _ in calls]
+
+    def run(index: int) -> Any:
+        node_id, body = calls[index]
+        return invoke(handlers[index], reclaim_event(node_id, "res-1", body, BROKER))
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(run, range(len(calls))))
+
+
+def test_two_reclaims_of_different_units_both_take_effect(
+    emulated, load_emulated_fleet, monkeypatch
+):
+    load_emulated_fleet(_fleet("race-1"))
+    reads = _barrier_after_first_read(monkeypatch, 2)
+    first, second = _concurrently(
+        [("race-1", {"unitIds": ["0000:04:00.0"]}), ("race-1", {"unitIds": ["0000:05:00.0"]})]
+    )
+    assert (first.status, second.status) == (200, 200)
+    assert len(reads) == 3  # one of the two lost the write, re-read and retried
+    db = emulated["dynamodb"]
+    assert state.reservation(db, "race-1", "res-1")["releasedUnitIds"] == ["0000:06:00.0"]
+    assert {w: state.workload(db, "race-1", w)["state"] for w in ("vm-a", "vm-b")} == {
+        "vm-a": "terminating",
+        "vm-b": "terminating",
+    }
+    assert len(state.audit_records(db, "race-1", "res-1")) == 2
+    messages = state.drain(emulated["sqs"], state.node_queue_url(db, "race-1"))
+    assert sorted(m["workloadId"] for m in messages) == ["vm-a", "vm-b"]
+
+
+def test_concurrent_identical_reclaims_send_exactly_one_message_per_workload(
+    emulated, load_emulated_fleet, monkeypatch
+):
+    load_emulated_fleet(_fleet("race-2"))
+    _barrier_after_first_read(monkeypatch, 4)
+    results = _concurrently([("race-2", {"unitIds": ["0000:04:00.0", "0000:05:00.0"]})] * 4)
+    assert [r.status for r in results] == [200] * 4
+    assert all(r.body["terminated"] == ["vm-a", "vm-b"] for r in results)
+    db = emulated["dynamodb"]
+    messages = state.drain(emulated["sqs"], state.node_queue_url(db, "race-2"))
+    assert sorted(m["workloadId"] for m in messages) == ["vm-a", "vm-b"]
+    ids = {m["workloadId"]: m["terminationId"] for m in messages}
+    for workload_id, termination_id in ids.items():
+        assert state.workload(db, "race-2", workload_id)["terminationId"] == termination_id
+
+
+def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(
+    emulated, load_emulated_fleet, monkeypatch
+):
+    load_emulated_fleet(_fleet("race-3"))
+    db = emulated["dynamodb"]
+    original = store.load_node
+    reads: list[int] = []
+
+    def read_then_scheduler_places(node_id: str) -> Any:
+        snapshot = original(node_id)
+        if not reads:
+            state.place_spot_workload(db, "race-3", "vm-late", ["0000:06:00.0"])
+        reads.append(1)
+        return snapshot
+
+    monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
+    monkeypatch.setattr(reclaim_logic.time, "sleep", lambda _s: None)
+    [result] = _concurrently([("race-3", {"unitIds": ["0000:06:00.0"]})])
+    assert result.status == 200
+    assert len(reads) == 2
+    assert result.body["terminated"] == ["vm-late"]
+    assert state.workload(db, "race-3", "vm-late")["state"] == "terminating"
+    [message] = state.drain(emulated["sqs"], state.node_queue_url(db, "race-3"))
+    assert message["workloadId"] == "vm-late"
