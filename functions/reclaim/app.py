@@ -6,8 +6,9 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from reservations.clock import utc_now
 from reservations.dal import store
-from reservations.http.resolver import create_app, current_caller, utc_now
+from reservations.http.resolver import create_app, current_caller
 from reservations.logic.reclaim import reclaim, register_lambda_context
 from reservations.models.api import ReclaimResponse
 

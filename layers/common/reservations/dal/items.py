@@ -231,7 +231,7 @@ def _reservation(item: Item) -> Reservation:
     )
 
 
-def _workload(item: Item) -> Workload:
+def workload_from_item(item: Item) -> Workload:
     return Workload(
         id=item["id"],
         kind=WorkloadKind(item["kind"]),
@@ -263,7 +263,7 @@ def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
         elif sort_key.startswith(RESERVATION_PREFIX):
             reservations.append(_reservation(item))
         elif sort_key.startswith(WORKLOAD_PREFIX):
-            workloads.append(_workload(item))
+            workloads.append(workload_from_item(item))
     if node is None:
         return None
     return NodeSnapshot(

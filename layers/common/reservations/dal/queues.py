@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -46,12 +46,19 @@ def ensure_node_queue(sqs: Any, prefix: str, node_id: str, dead_letter_arn: str)
     return str(response["QueueUrl"])
 
 
-def send_terminations(queue_url: str, messages: Sequence[SpotTermination]) -> set[str]:
+def send_terminations(
+    queue_url: str,
+    messages: Sequence[SpotTermination],
+    deduplication_ids: Mapping[str, str] | None = None,
+) -> set[str]:
     """Send in batches of ten, retrying failed entries; the termination ids that went out.
 
+    The de-duplication id is the termination id, unless ``deduplication_ids`` names another
+    (a redelivery must not be swallowed by the queue's five-minute de-duplication window).
     Never raises for SQS trouble: what was not sent stays unqueued on the workload's item,
     where the sweeper finds it.
     """
+    dedup = deduplication_ids or {}
     sqs = clients.sqs()
     sent: set[str] = set()
     for start in range(0, len(messages), SQS_BATCH):
@@ -64,7 +71,9 @@ def send_terminations(queue_url: str, messages: Sequence[SpotTermination]) -> se
                     "Id": str(index),
                     "MessageBody": message.to_json(),
                     "MessageGroupId": message.workload_id,
-                    "MessageDeduplicationId": message.termination_id,
+                    "MessageDeduplicationId": dedup.get(
+                        message.termination_id, message.termination_id
+                    ),
                 }
                 for index, message in enumerate(pending.values())
             ]

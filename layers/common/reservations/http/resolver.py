@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from reservations.auth.keys import KeyCache, authenticate
+from reservations.clock import utc_now
 from reservations.config import settings
 from reservations.dal import store
 from reservations.models.api import ErrorBody, ErrorDetail
@@ -40,10 +39,6 @@ def error_response(error: ApiError) -> Response[str]:
         body=body.model_dump_json(),
         headers=headers,
     )
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def create_app() -> APIGatewayHttpResolver:

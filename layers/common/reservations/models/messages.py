@@ -36,3 +36,23 @@ class SpotTermination(BaseModel):
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)
+
+
+class TerminationReport(BaseModel):
+    """A node's answer to a SpotTermination, on the shared reports queue (same rule)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    version: Literal[1] = 1
+    type: Literal["termination-report"] = "termination-report"
+    termination_id: str = Field(alias="terminationId")
+    node_id: str = Field(alias="nodeId")
+    workload_id: str = Field(alias="workloadId")
+    outcome: Literal["terminated", "gone", "failed"] = Field(
+        description="terminated: stopped now; gone: was not running; failed: will be retried"
+    )
+    detail: str | None = Field(default=None, max_length=1000)
+    reported_at: datetime = Field(alias="reportedAt")
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True)

@@ -1,0 +1,153 @@
+"""The consumer loop: receive from the node's own queue, stop, report, then delete.
+
+A message is deleted only after its work succeeded and was reported; anything else is left
+to the queue's visibility timeout and redrive policy (after maxReceiveCount it lands in the
+dead-letter queue). Work is idempotent on the termination id: a redelivered termination
+already done is reported again (harmless) and deleted without stopping anything twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from node_agent.drivers import Driver, Result
+from reservations.models.messages import SpotTermination, TerminationReport
+
+log = logging.getLogger("node_agent")
+
+Checkpoint = Callable[[str], None]
+
+
+class DoneLog:
+    """Termination ids whose work finished; kept in a file when one is given."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
+        self._ids: set[str] = set()
+        if path is not None and path.exists():
+            self._ids = set(path.read_text().split())
+
+    def __contains__(self, termination_id: str) -> bool:
+        return termination_id in self._ids
+
+    def add(self, termination_id: str) -> None:
+        self._ids.add(termination_id)
+        if self._path is not None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            with self._path.open("a") as log_file:
+                log_file.write(termination_id + "\n")
+
+
+class Consumer:
+    def __init__(
+        self,
+        sqs: Any,
+        node_id: str,
+        queue_url: str,
+        reports_queue_url: str,
+        driver: Driver,
+        done: DoneLog | None = None,
+        wait_seconds: int = 20,
+        visibility_timeout: int | None = None,
+        checkpoint: Checkpoint = lambda _step: None,
+    ) -> None:
+        self.sqs = sqs
+        self.node_id = node_id
+        self.queue_url = queue_url
+        self.reports_queue_url = reports_queue_url
+        self.driver = driver
+        self.done = done or DoneLog()
+        self.wait_seconds = wait_seconds
+        self.visibility_timeout = visibility_timeout
+        self.checkpoint = checkpoint
+        self.stopping = threading.Event()
+        self.counts: Counter[str] = Counter()
+
+    def run(self) -> None:
+        """Until :meth:`stop`: the message in hand is always finished first."""
+        while not self.stopping.is_set():
+            self.poll_once()
+        log.info("consumer stopped: %s", dict(self.counts))
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def poll_once(self) -> int:
+        request: dict[str, Any] = {
+            "QueueUrl": self.queue_url,
+            "MaxNumberOfMessages": 1,
+            "WaitTimeSeconds": self.wait_seconds,
+            "MessageSystemAttributeNames": ["ApproximateReceiveCount"],
+        }
+        if self.visibility_timeout is not None:
+            request["VisibilityTimeout"] = self.visibility_timeout
+        messages = self.sqs.receive_message(**request).get("Messages", [])
+        for message in messages:
+            self.handle(message)
+        return len(messages)
+
+    def handle(self, message: dict[str, Any]) -> None:
+        termination = self._parse(message)
+        if termination is None:
+            return
+        tid = termination.termination_id
+        if tid in self.done:
+            self.counts["duplicate"] += 1
+            result = Result("gone", "already done by this node")
+        else:
+            result = self.driver.stop(termination)
+        self.checkpoint("stopped")
+        self._report(termination, result)
+        self.checkpoint("reported")
+        if result.outcome == "failed":
+            # Not deleted: it comes back after the visibility timeout, and after
+            # maxReceiveCount it goes to the dead-letter queue.
+            self.counts["failed"] += 1
+            log.warning("could not stop %s: %s", termination.workload_id, result.detail)
+            return
+        self.done.add(tid)
+        self.checkpoint("recorded")
+        self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+        self.counts[result.outcome] += 1
+        log.info("%s %s (%s)", result.outcome, termination.workload_id, tid)
+
+    def _parse(self, message: dict[str, Any]) -> SpotTermination | None:
+        """The termination, or None for a message this node must refuse."""
+        try:
+            termination = SpotTermination.model_validate(json.loads(message["Body"]))
+        except (ValueError, ValidationError):
+            self._refuse(message, "poison")
+            return None
+        if termination.node_id != self.node_id:
+            self._refuse(message, "foreign")
+            return None
+        return termination
+
+    def _refuse(self, message: dict[str, Any], why: str) -> None:
+        """Never act on it; make it visible again at once so the redrive policy moves it to
+        the dead-letter queue after maxReceiveCount receives."""
+        self.counts[why] += 1
+        log.error("refused a %s message %s", why, message.get("MessageId"))
+        self.sqs.change_message_visibility(
+            QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+        )
+
+    def _report(self, termination: SpotTermination, result: Result) -> None:
+        report = TerminationReport(
+            termination_id=termination.termination_id,
+            node_id=self.node_id,
+            workload_id=termination.workload_id,
+            outcome=result.outcome,
+            detail=(result.detail or "")[:1000] or None,
+            reported_at=datetime.now(UTC),
+        )
+        self.sqs.send_message(QueueUrl=self.reports_queue_url, MessageBody=report.to_json())

@@ -1,0 +1,41 @@
+"""Lambda entry point for the termination reports queue (SQS, partial batch failures)."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import Json
+
+from reservations.clock import utc_now
+from reservations.logic.termination_reports import apply_report
+from reservations.models.messages import TerminationReport
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+
+
+class ReportRecord(SqsRecordModel):
+    body: Json[TerminationReport]  # type: ignore[assignment]
+
+
+processor = BatchProcessor(event_type=EventType.SQS, model=ReportRecord)
+
+
+def record_handler(record: ReportRecord) -> str:
+    return apply_report(record.body, utc_now())
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,111 @@
+"""What AWS would do around the non-HTTP functions, for the local stack.
+
+Long-polls the termination reports queue and hands each batch to TerminationReportsFunction
+through ``sam local start-lambda`` (the real function in its container), deleting only the
+records its partial-batch response did not list; and runs SweeperFunction on a period.
+
+    python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from types import FrameType
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from devstack.emulator import REGION
+from devstack.sqs_events import failed_message_ids, schedule_event, sqs_event
+
+log = logging.getLogger("pump")
+REPORTS_QUEUE = "TerminationReportsQueue"
+
+
+def invoke(lambda_client: Any, function: str, event: dict[str, Any]) -> dict[str, Any]:
+    response = lambda_client.invoke(FunctionName=function, Payload=json.dumps(event).encode())
+    payload = json.loads(response["Payload"].read() or b"{}")
+    if response.get("FunctionError"):
+        raise RuntimeError(f"{function} failed: {payload}")
+    return payload if isinstance(payload, dict) else {}
+
+
+def pump_reports(sqs: Any, lambda_client: Any, queue_url: str, queue_arn: str, wait: int) -> int:
+    messages = sqs.receive_message(
+        QueueUrl=queue_url,
+        MaxNumberOfMessages=10,
+        WaitTimeSeconds=wait,
+        MessageSystemAttributeNames=["ApproximateReceiveCount"],
+    ).get("Messages", [])
+    if not messages:
+        return 0
+    try:
+        failed = failed_message_ids(
+            invoke(lambda_client, "TerminationReportsFunction", sqs_event(messages, queue_arn))
+        )
+    except Exception:  # a failed invocation retries the whole batch, as AWS would
+        log.exception("TerminationReportsFunction failed; the batch will be retried")
+        return 0
+    for message in messages:
+        if message["MessageId"] not in failed:
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    return len(messages) - len(failed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lambda-endpoint", required=True)
+    parser.add_argument("--emulator", required=True)
+    parser.add_argument("--sweep-every", type=float, default=5.0, help="seconds between sweeps")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s pump %(levelname)s %(message)s")
+
+    sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
+    lambda_client = boto3.client(
+        "lambda",
+        endpoint_url=args.lambda_endpoint,
+        region_name=REGION,
+        config=Config(read_timeout=120, retries={"max_attempts": 1}),
+    )
+    queue_url = sqs.get_queue_url(QueueName=REPORTS_QUEUE)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    stopping = threading.Event()
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+
+    def sweeper() -> None:
+        while not stopping.wait(args.sweep_every):
+            try:
+                counts = invoke(lambda_client, "SweeperFunction", schedule_event())
+                if any(counts.get(k) for k in ("redelivered", "gave_up", "unsent")):
+                    log.info("sweep: %s", counts)
+            except Exception:
+                log.exception("SweeperFunction failed")
+
+    threading.Thread(target=sweeper, daemon=True).start()
+    while not stopping.is_set():
+        try:
+            applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)
+            if applied:
+                log.info("applied %d termination report(s)", applied)
+        except Exception:
+            log.exception("reports pump error")
+            time.sleep(1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""The node agent's command driver: outcomes from exit codes and output, no shell."""
+
+import sys
+
+from node_agent.drivers import CommandDriver, LogDriver
+from reservations.models.messages import SpotTermination
+
+TERMINATION = SpotTermination.model_validate(
+    {
+        "terminationId": "t-1",
+        "nodeId": "node-a",
+        "workloadId": "vm-1;touch /tmp/pwned",
+        "workloadKind": "vm",
+        "unitIds": ["0000:04:00.0"],
+        "reservationId": "res-1",
+        "requestedAt": "2026-11-29T00:00:00Z",
+    }
+)
+PY = sys.executable
+
+
+def test_exit_zero_is_terminated():
+    assert CommandDriver(f"{PY} -c pass").stop(TERMINATION).outcome == "terminated"
+
+
+def test_no_such_domain_or_pod_is_gone():
+    virsh = (
+        f"{PY} -c \"import sys; sys.stderr.write('error: failed to get domain vm-1'); sys.exit(1)\""
+    )
+    kubectl = f'{PY} -c "print(\'Error from server (NotFound): pods \\"p\\" not found\'); exit(1)"'
+    assert CommandDriver(virsh).stop(TERMINATION).outcome == "gone"
+    assert CommandDriver(kubectl).stop(TERMINATION).outcome == "gone"
+
+
+def test_other_failures_and_timeouts_are_failed():
+    assert CommandDriver(f"{PY} -c 'exit(3)'").stop(TERMINATION).outcome == "failed"
+    slow = CommandDriver(f"{PY} -c 'import time; time.sleep(5)'", timeout=0.2).stop(TERMINATION)
+    assert slow.outcome == "failed"
+    assert "timed out" in (slow.detail or "")
+    assert CommandDriver("/nonexistent/virsh destroy x").stop(TERMINATION).outcome == "failed"
+
+
+def test_the_workload_id_is_one_argument_never_shell():
+    argv = CommandDriver("virsh destroy {workloadId}").argv(TERMINATION)
+    assert argv == ["virsh", "destroy", "vm-1;touch /tmp/pwned"]
+
+
+def test_the_log_driver_reports_a_second_stop_as_gone():
+    driver = LogDriver()
+    assert driver.stop(TERMINATION).outcome == "terminated"
+    assert driver.stop(TERMINATION).outcome == "gone"
