@@ -13,6 +13,7 @@ import argparse
 import json
 import logging
 import signal
+import socket
 import sys
 import threading
 import time
@@ -59,6 +60,17 @@ def pump_reports(sqs: Any, lambda_client: Any, queue_url: str, queue_arn: str, w
     return len(messages) - len(failed)
 
 
+def wait_for_functions(endpoint: str, timeout: float = 300) -> None:
+    """``make run`` starts this before ``sam local start-lambda`` listens."""
+    host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex((host, int(port))) == 0:
+                return
+        time.sleep(0.5)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lambda-endpoint", required=True)
@@ -79,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "Attributes"
     ]["QueueArn"]
     stopping = threading.Event()
+    wait_for_functions(args.lambda_endpoint)
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:
         stopping.set()

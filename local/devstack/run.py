@@ -5,8 +5,12 @@
    local/build-lambda-image.sh);
 3. starts the AWS emulator on ``AWS_EMULATOR_PORT`` (default 5000), provisioned from
    template.yaml, and loads the fleet into it;
-4. ``sam build`` (cached), then ``sam local start-api`` on ``API_PORT`` (default 3000);
-5. prints the URL and a ready ``curl`` line; Ctrl-C stops everything it started.
+4. ``sam build`` (cached), then ``sam local start-api`` on ``API_PORT`` (default 3000) and
+   ``sam local start-lambda`` on a free port, for the functions AWS would trigger;
+5. starts one node-side consumer per node (``log`` driver) and the pump that feeds the
+   termination reports to their function and runs the sweeper every few seconds
+   (``RUN_CONSUMERS=0`` leaves the consumers out, so messages stay on the node queues);
+6. prints the URL and a ready ``curl`` line; Ctrl-C stops everything it started.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -86,6 +91,23 @@ def write_env_vars(emulator_port: int) -> Path:
     return path
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def sam_local(command: str, port: int, env_vars: Path) -> list[str]:
+    return [
+        sam_command(), "local", command,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--env-vars", str(env_vars),
+        "--invoke-image", LAMBDA_IMAGE, "--skip-pull-image",
+        "--add-host", "host.docker.internal:host-gateway",
+        "--warm-containers", "EAGER",
+    ]  # fmt: skip
+
+
 def start(command: list[str], log: IO[str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         command,
@@ -125,6 +147,18 @@ def wait_for_api(url: str, process: subprocess.Popen[str], timeout: float) -> fl
             pass
         time.sleep(0.5)
     raise SystemExit(f"make run: the API did not answer within {timeout:.0f} s")
+
+
+def wait_for_port(port: int, process: subprocess.Popen[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"make run: sam local start-lambda exited; see {STATE}/sam-lambda.log")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise SystemExit(f"make run: sam local start-lambda did not listen within {timeout:.0f} s")
 
 
 def demo_curl(fleet: Fleet, api_url: str) -> str:
@@ -192,41 +226,59 @@ def main() -> int:
         say(f"AWS emulator on http://127.0.0.1:{emulator_port}, fleet {fleet_path.name} loaded")
 
         env_vars = write_env_vars(emulator_port)
-        sam_log = (STATE / "sam.log").open("w")
-        api = start(
-            [
-                sam_command(),
-                "local",
-                "start-api",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(api_port),
-                "--env-vars",
-                str(env_vars),
-                "--invoke-image",
-                LAMBDA_IMAGE,
-                "--skip-pull-image",
-                "--add-host",
-                "host.docker.internal:host-gateway",
-                "--warm-containers",
-                "EAGER",
-            ],
-            log=sam_log,
-        )
+        emulator_url = f"http://127.0.0.1:{emulator_port}"
+        lambda_port = free_port()
+        api = start(sam_local("start-api", api_port, env_vars), log=(STATE / "sam.log").open("w"))
         processes.append(api)
+        functions = start(
+            sam_local("start-lambda", lambda_port, env_vars),
+            log=(STATE / "sam-lambda.log").open("w"),
+        )
+        processes.append(functions)
+        loop_log = (STATE / "loop.log").open("w")
+        processes.append(
+            start(
+                [
+                    sys.executable,
+                    "-m",
+                    "devstack.pump",
+                    "--emulator",
+                    emulator_url,
+                    "--lambda-endpoint",
+                    f"http://127.0.0.1:{lambda_port}",
+                ],
+                log=loop_log,
+            )
+        )
+        if os.environ.get("RUN_CONSUMERS", "1") != "0":
+            processes.append(
+                start(
+                    [
+                        sys.executable,
+                        "-m",
+                        "devstack.consumers",
+                        "--fleet",
+                        str(fleet_path),
+                        "--emulator",
+                        emulator_url,
+                    ],
+                    log=loop_log,
+                )
+            )
         api_url = f"http://127.0.0.1:{api_port}"
         wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=180)
-        say(f"ready in {time.monotonic() - started:.0f} s. API: {api_url}  (logs: .local/sam.log)")
+        wait_for_port(lambda_port, functions, timeout=180)
+        say(f"ready in {time.monotonic() - started:.0f} s. API: {api_url}  (logs: .local/*.log)")
         print(f"\n  {demo_curl(fleet, api_url)}\n\nCtrl-C stops everything.", flush=True)
         while all(process.poll() is None for process in processes):
             time.sleep(1)
-        say("a component exited; stopping the rest (see .local/sam.log)")
+        say("a component exited; stopping the rest (see .local/*.log)")
         return 1
     except KeyboardInterrupt:
         say("stopping...")
         return 0
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut cleanup
         stop(processes)
 
 
