@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help run test test-fast lint fmt build image docker clean
+.PHONY: help run test test-fast lint fmt build image docker clean openapi fuzz
 
 help:
 	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
@@ -16,6 +16,8 @@ help:
 	@echo "make test-fast  the tests that need no Docker"
 	@echo "make lint       ruff, mypy --strict, sam validate --lint"
 	@echo "make build      sam build"
+	@echo "make openapi    regenerate docs/openapi.json from the code"
+	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
@@ -52,6 +54,12 @@ test: lint
 
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -m "not docker"
+
+openapi: $(STAMP)
+	@$(BIN)/python -m devstack.openapi
+
+fuzz: $(STAMP)
+	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest tests/contract/test_fuzz.py -q -s -p no:cacheprovider
 
 clean:
 	rm -rf .aws-sam .local .pytest_cache .mypy_cache .ruff_cache

@@ -8,6 +8,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
 from reservations.dal import store
+from reservations.http.openapi import responses
 from reservations.http.resolver import create_app, current_caller
 from reservations.logic.list_units import list_units
 from reservations.models.api import UnitView
@@ -18,7 +19,12 @@ tracer = Tracer()
 app = create_app()
 
 
-@app.get("/v1/nodes/<nodeId>/reservations/units")
+@app.get(
+    "/v1/nodes/<nodeId>/reservations/units",
+    summary="List a node's allocatable GPU units",
+    operation_id="listUnits",
+    responses=responses(list[UnitView], "the node's units, sorted by id", 401, 404),
+)
 def get_units(nodeId: str) -> list[UnitView]:
     return list_units(current_caller(app), nodeId, store.load_node, utc_now())
 

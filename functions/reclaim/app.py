@@ -1,13 +1,15 @@
 """Lambda entry point for POST /v1/nodes/{nodeId}/reservations/{id}/reclaim."""
 
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
 from reservations.dal import store
+from reservations.http.openapi import reclaim_request_body, responses
 from reservations.http.resolver import create_app, current_caller
 from reservations.logic.reclaim import reclaim, register_lambda_context
 from reservations.models.api import ReclaimResponse
@@ -18,15 +20,29 @@ tracer = Tracer()
 app = create_app()
 
 
-@app.post("/v1/nodes/<nodeId>/reservations/<reservationId>/reclaim")
-def post_reclaim(nodeId: str, reservationId: str) -> ReclaimResponse:
-    event = app.current_event
+@app.post(
+    "/v1/nodes/<nodeId>/reservations/<reservationId>/reclaim",
+    summary="Reclaim released units and terminate the spot workloads on them",
+    operation_id="reclaimUnits",
+    responses=responses(
+        ReclaimResponse, "the reservation after the call, and the outcome", 400, 401, 404, 409, 422
+    ),
+    openapi_extensions=reclaim_request_body(),
+)
+def post_reclaim(
+    nodeId: str,
+    reservationId: str,
+    idempotency_key: Annotated[
+        str | None,
+        Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h"),
+    ] = None,
+) -> ReclaimResponse:
     result = reclaim(
         current_caller(app),
         nodeId,
         reservationId,
-        event.decoded_body,
-        event.headers.get("idempotency-key"),
+        app.current_event.decoded_body,
+        idempotency_key,
         store.load_node,
         utc_now,
     )

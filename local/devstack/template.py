@@ -37,9 +37,14 @@ _CfnLoader.add_multi_constructor("!", _tag)
 
 
 @cache
+def document(path: Path = TEMPLATE) -> dict[str, Any]:
+    """The whole template, CloudFormation tags as their long-form dicts."""
+    loaded: dict[str, Any] = yaml.load(path.read_text(), Loader=_CfnLoader)  # noqa: S506
+    return loaded
+
+
 def resources(path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
-    document = yaml.load(path.read_text(), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
-    return dict(document["Resources"])
+    return dict(document(path)["Resources"])
 
 
 def of_type(resource_type: str, path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:

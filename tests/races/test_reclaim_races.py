@@ -1,20 +1,20 @@
 """Reclaims racing each other and the spot scheduler, against the local emulator.
 
 The emulator serves one DynamoDB request at a time, like DynamoDB's per-item atomicity, so
-a conditional write that should fail does fail. Each thread gets its own handler module
-(a Powertools resolver holds the request in hand), as separate Lambda containers would.
-A barrier after each thread's first read forces both to decide from the same snapshot.
+a conditional write that should fail does fail. Each reclaim runs in its own forked process,
+as in its own Lambda container (Powertools keeps the request in hand in class state, so two
+requests must not share a process). A barrier after each one's first read forces them to
+decide from the same snapshot.
 """
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
 from typing import Any
 
 import pytest
 
-from reservations.dal import store
+from reservations.dal import clients, store
 from reservations.logic import reclaim as reclaim_logic
 from tests.support import fleets as f
 from tests.support import state
@@ -37,18 +37,22 @@ def _fleet(node_id: str) -> dict[str, Any]:
     )
 
 
-def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> list[int]:
-    """Every thread's first read waits for the others' first read; returns a read counter."""
-    barrier = threading.Barrier(parties, timeout=20)
+FORK = multiprocessing.get_context("fork")
+
+
+def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> Any:
+    """Each process's first read waits for the others' first read; returns a read counter."""
+    barrier = FORK.Barrier(parties, timeout=20)
+    reads = FORK.Value("i", 0)
     original = store.load_node
-    seen = threading.local()
-    reads: list[int] = []
+    first = {"done": False}  # per process once forked
 
     def load(node_id: str) -> Any:
         snapshot = original(node_id)
-        reads.append(1)
-        if not getattr(seen, "first_done", False):
-            seen.first_done = True
+        with reads.get_lock():
+            reads.value += 1
+        if not first["done"]:
+            first["done"] = True
             barrier.wait()
         return snapshot
 
@@ -56,15 +60,24 @@ def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> 
     return reads
 
 
+def _reclaim_in_own_process(node_id: str, body: dict[str, Any], results: Any, index: int) -> None:
+    clients.reset()  # no connection shared with the parent
+    handler = load_function("reclaim")
+    results.put((index, invoke(handler, reclaim_event(node_id, "res-1", body, BROKER))))
+
+
 def _concurrently(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    handlers = [load_function("reclaim") for _ in calls]
-
-    def run(index: int) -> Any:
-        node_id, body = calls[index]
-        return invoke(handlers[index], reclaim_event(node_id, "res-1", body, BROKER))
-
-    with ThreadPoolExecutor(len(calls)) as pool:
-        return list(pool.map(run, range(len(calls))))
+    results = FORK.Queue()
+    processes = [
+        FORK.Process(target=_reclaim_in_own_process, args=(node_id, body, results, index))
+        for index, (node_id, body) in enumerate(calls)
+    ]
+    for process in processes:
+        process.start()
+    collected = dict(results.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(timeout=30)
+    return [collected[index] for index in range(len(calls))]
 
 
 def test_two_reclaims_of_different_units_both_take_effect(
@@ -76,7 +89,7 @@ def test_two_reclaims_of_different_units_both_take_effect(
         [("race-1", {"unitIds": ["0000:04:00.0"]}), ("race-1", {"unitIds": ["0000:05:00.0"]})]
     )
     assert (first.status, second.status) == (200, 200)
-    assert len(reads) == 3  # one of the two lost the write, re-read and retried
+    assert reads.value == 3  # one of the two lost the write, re-read and retried
     db = emulated["dynamodb"]
     assert state.reservation(db, "race-1", "res-1")["releasedUnitIds"] == ["0000:06:00.0"]
     assert {w: state.workload(db, "race-1", w)["state"] for w in ("vm-a", "vm-b")} == {
@@ -110,20 +123,20 @@ def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(
     load_emulated_fleet(_fleet("race-3"))
     db = emulated["dynamodb"]
     original = store.load_node
-    reads: list[int] = []
+    reads = FORK.Value("i", 0)
 
     def read_then_scheduler_places(node_id: str) -> Any:
         snapshot = original(node_id)
-        if not reads:
+        if reads.value == 0:
             state.place_spot_workload(db, "race-3", "vm-late", ["0000:06:00.0"])
-        reads.append(1)
+        reads.value += 1
         return snapshot
 
     monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
     monkeypatch.setattr(reclaim_logic.time, "sleep", lambda _s: None)
     [result] = _concurrently([("race-3", {"unitIds": ["0000:06:00.0"]})])
     assert result.status == 200
-    assert len(reads) == 2
+    assert reads.value == 2
     assert result.body["terminated"] == ["vm-late"]
     assert state.workload(db, "race-3", "vm-late")["state"] == "terminating"
     [message] = state.drain(emulated["sqs"], state.node_queue_url(db, "race-3"))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -36,14 +39,27 @@ def error_response(error: ApiError) -> Response[str]:
     return Response(
         status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
-        body=body.model_dump_json(),
+        body=body.model_dump_json(exclude_none=True),
         headers=headers,
     )
 
 
+def without_nulls(value: Any) -> Any:
+    """The contract's "absent, not null": drop None values from response objects."""
+    if isinstance(value, dict):
+        return {key: without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value]
+    return value
+
+
+def serialize(value: Any) -> str:
+    return json.dumps(without_nulls(value), separators=(",", ":"), ensure_ascii=False)
+
+
 def create_app() -> APIGatewayHttpResolver:
     """A resolver whose every failure answers in the contract's error shape."""
-    app = APIGatewayHttpResolver(enable_validation=True)
+    app = APIGatewayHttpResolver(enable_validation=True, serializer=serialize)
 
     @app.exception_handler(ApiError)
     def _api_error(error: ApiError) -> Response[str]:

@@ -195,6 +195,19 @@ def _reclaim(
             metrics.add_metric(name="ReclaimConflictsRetried", unit=MetricUnit.Count, value=1)
             time.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))  # noqa: S311
             continue
+        logger.info(
+            "reclaim committed",
+            extra={
+                "nodeId": node_id,
+                "reservationId": reservation_id,
+                "callerOrgId": caller.org_id,
+                "callerKeyId": caller.key_id,
+                "units": list(plan.unit_ids),
+                "terminated": plan.terminated_ids,
+                "skipped": plan.skipped_ids,
+                "attempt": attempt + 1,
+            },
+        )
         _queue(snapshot, plan, terminations, request.reason, now)
         _count(plan)
         return _response(reservation, now, done=plan).model_dump(mode="json", by_alias=True)

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 
 class WireModel(BaseModel):
-    """Base of every response: camelCase names, and a field that is not set is left out."""
+    """Base of every response: camelCase on the wire. A field left None is absent from the
+    response body, never ``null`` (the resolver's serializer drops them)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
-
-    @model_serializer(mode="wrap")
-    def _drop_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {name: value for name, value in handler(self).items() if value is not None}
 
 
 class ErrorDetail(BaseModel):
@@ -29,10 +26,6 @@ class ErrorBody(BaseModel):
     error: str
     code: str
     details: list[ErrorDetail] | None = None
-
-    @model_serializer(mode="wrap")
-    def _drop_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {name: value for name, value in handler(self).items() if value is not None}
 
 
 class UnitView(WireModel):

@@ -7,7 +7,7 @@ reclaim. Booleans must be JSON booleans, unit ids PCI addresses (compared lower-
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
@@ -16,12 +16,30 @@ from reservations.rules.ids import normalize_unit_id
 
 MAX_UNITS = 32
 MAX_REASON = 1000
+PCI_ADDRESS = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$"
 
 
 class ReclaimRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        populate_by_name=True,
+        json_schema_extra={
+            "examples": [
+                {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "dryRun": True},
+                {"unitIds": ["0000:04:00.0"], "reason": "the lab needs its GPUs back"},
+            ]
+        },
+    )
 
-    unit_ids: list[StrictStr] = Field(alias="unitIds", min_length=1, max_length=MAX_UNITS)
+    unit_ids: list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]] = Field(
+        alias="unitIds",
+        min_length=1,
+        max_length=MAX_UNITS,
+        json_schema_extra={"uniqueItems": True},
+        description="PCI addresses dddd:bb:dd.f (hex, compared case-insensitively), no duplicates",
+    )
     dry_run: StrictBool = Field(default=False, alias="dryRun")
     reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
 

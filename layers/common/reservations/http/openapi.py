@@ -1,0 +1,44 @@
+"""What the routes declare for the generated OpenAPI document (docs/openapi.json)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reservations.models.api import ErrorBody
+from reservations.models.requests import ReclaimRequest
+
+_ERRORS = {
+    400: "invalid_request: the body is not a JSON object of the documented fields",
+    401: "unauthorized: missing, malformed, unknown, revoked or expired key",
+    404: "not_found: unknown, not visible, or the key lacks the permission (identical)",
+    409: "reservation_not_active, conflict or idempotency_in_progress",
+    422: "units_not_in_reservation or idempotency_key_reused",
+    500: "internal: never for anything a client sent",
+}
+
+
+def responses(success: Any, description: str, *errors: int) -> dict[int, dict[str, Any]]:
+    """The route's documented responses: ``success`` on 200, ErrorBody on each error."""
+    documented: dict[int, dict[str, Any]] = {
+        200: {"description": description, "content": {"application/json": {"model": success}}}
+    }
+    for status in (*errors, 500):
+        documented[status] = {
+            "description": _ERRORS[status],
+            "content": {"application/json": {"model": ErrorBody}},
+        }
+    return documented
+
+
+def reclaim_request_body() -> dict[str, Any]:
+    """The reclaim body, parsed by hand after authentication (so 401 comes before 400)."""
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": ReclaimRequest.model_json_schema(by_alias=True, mode="validation")
+                }
+            },
+        }
+    }

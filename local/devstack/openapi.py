@@ -1,0 +1,93 @@
+"""Generate docs/openapi.json from the functions' own resolvers (Powertools' models).
+
+    python -m devstack.openapi            # write docs/openapi.json
+    python -m devstack.openapi --check    # exit 1 when the committed file differs
+
+Each API function has its own resolver; their documents are merged into one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "docs" / "openapi.json"
+API_FUNCTIONS = ("list_units", "reclaim")
+
+
+def _resolver(function: str) -> Any:
+    path = ROOT / "functions" / function / "app.py"
+    spec = importlib.util.spec_from_file_location(f"{function}_app", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.app
+
+
+def generate() -> dict[str, Any]:
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
+    merged: dict[str, Any] = {}
+    for function in API_FUNCTIONS:
+        document = json.loads(
+            _resolver(function).get_openapi_json_schema(
+                title="GPU reservations API",
+                version="1.0.0",
+                description="See shared/api.md; every error body is "
+                '{"error": str, "code": str, "details"?: [{"field", "problem"}]}.',
+                security_schemes={"apiKey": HTTPBearer(description="Bearer vl_... API key")},
+                security=[{"apiKey": []}],
+            )
+        )
+        if not merged:
+            merged = document
+            continue
+        merged["paths"].update(document["paths"])
+        merged["components"]["schemas"].update(document["components"]["schemas"])
+    return _without_powertools_defaults(merged)
+
+
+def _without_powertools_defaults(document: dict[str, Any]) -> dict[str, Any]:
+    """Powertools documents a 422 for request validation; ours answers 400 in ErrorBody."""
+    default_ref = "#/components/schemas/HTTPValidationError"
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            responses = operation["responses"]
+            schema = responses.get("422", {}).get("content", {}).get("application/json", {})
+            if schema.get("schema", {}).get("$ref") == default_ref:
+                del responses["422"]
+    for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        if unused not in json.dumps(document["paths"]):
+            document["components"]["schemas"].pop(unused, None)
+    return document
+
+
+def render(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    args = parser.parse_args(argv)
+    text = render(generate())
+    if args.check:
+        if not SPEC.exists() or SPEC.read_text() != text:
+            print(f"{SPEC.relative_to(ROOT)} is out of date: run `make openapi`", file=sys.stderr)
+            return 1
+        return 0
+    SPEC.write_text(text)
+    print(f"wrote {SPEC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

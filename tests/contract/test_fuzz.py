@@ -1,0 +1,145 @@
+"""Schemathesis against the real handlers in-process (moto behind them), both endpoints.
+
+Valid and invalid keys, real and random ids, valid and mutated bodies: no 5xx, only
+documented statuses, every body in the documented shape (errors: ErrorBody), and each
+error code the one the contract gives its status. ``make fuzz`` runs the long version
+(FUZZ_EXAMPLES per operation) and prints the counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from moto import mock_aws
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from devstack import openapi, template
+from reservations.dal import clients
+from tests.support import fleets as f
+from tests.support.lambdas import load_function
+from tests.support.wsgi import LambdaApi
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
+CODES = {
+    400: {"invalid_request"},
+    401: {"unauthorized"},
+    404: {"not_found"},
+    409: {"reservation_not_active", "conflict", "idempotency_in_progress"},
+    422: {"units_not_in_reservation", "idempotency_key_reused"},
+}
+AUTHORIZATIONS = [
+    "Bearer vl_test_owner",
+    "Bearer vl_test_broker",
+    "Bearer vl_test_operator",
+    "Bearer vl_test_stranger",
+    "Bearer vl_unknown_key",
+    "Basic dmw6eA==",
+    None,
+]
+STATUSES: Counter[str] = Counter()
+
+app = LambdaApi(
+    {name: load_function(name) for name in ("list_units", "reclaim")},
+    openapi.render(openapi.generate()),
+)
+schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[None]:
+    """moto with one fleet for the whole module (state carries over between examples)."""
+    saved = dict(os.environ)
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+        AWS_DEFAULT_REGION="us-east-1", TABLE_NAME="ReservationsTable",
+    )  # fmt: skip
+    os.environ.pop("LOCAL_AWS_ENDPOINT", None)
+    with mock_aws():
+        clients.reset()
+        template.create_tables(boto3.client("dynamodb"))
+        template.create_queues(boto3.client("sqs"))
+        from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
+        from reservations.fleet.model import parse_fleet
+
+        units = [f"0000:0{i}:00.0" for i in range(4, 9)]
+        fleet = parse_fleet(json.dumps(f.fleet([f.node(
+            "node-a",
+            [f.unit(u) for u in units],
+            [f.reservation("res-1", units, releasedUnitIds=units)],
+            [f.workload(f"vm-{i}", [u]) for i, u in enumerate(units[:3])],
+        )])))  # fmt: skip
+        sqs = boto3.client("sqs")
+        urls = create_node_queues(fleet, sqs, "reservations-node-", local_dead_letter_arn(sqs))
+        from datetime import UTC, datetime
+
+        write_fleet(fleet, boto3.client("dynamodb"), "ReservationsTable", datetime.now(UTC), urls)
+        yield
+        clients.reset()
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def _aim(case: Any) -> None:
+    """Half the cases at the real node and reservation, with a mix of keys."""
+    chooser = random.Random(repr((case.path_parameters, case.body, case.headers)))
+    if chooser.random() < 0.5:
+        case.path_parameters["nodeId"] = "node-a"
+        if "reservationId" in case.path_parameters:
+            case.path_parameters["reservationId"] = "res-1"
+    authorization = chooser.choice(AUTHORIZATIONS)
+    case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
+    if authorization:
+        case.headers["Authorization"] = authorization
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
+def test_the_api_never_breaks_its_contract(case, world):
+    _aim(case)
+    response = case.call()
+    if response.headers.get("x-gateway-route") == ["none"]:
+        STATUSES["no route (API Gateway)"] += 1
+        return  # e.g. an empty path parameter: API Gateway answers, not our functions
+    case.validate_response(
+        response,
+        checks=[
+            not_a_server_error,
+            status_code_conformance,
+            content_type_conformance,
+            response_schema_conformance,
+        ],
+    )
+    STATUSES[f"{case.operation.method.upper()} {response.status_code}"] += 1
+    if response.status_code >= 400:
+        body = response.json()
+        assert set(body) <= {"error", "code", "details"}
+        assert body["code"] in CODES[response.status_code]
+        assert "Traceback" not in response.text
+    if response.status_code == 401:
+        assert response.headers.get("www-authenticate") == ["Bearer"]
+
+
+def test_fuzz_counts_are_printed():
+    """Runs last in this module: the tally of statuses seen (``make fuzz`` shows it)."""
+    total = sum(STATUSES.values())
+    print(f"\nfuzz: {total} requests; by status: {dict(sorted(STATUSES.items()))}")
+    assert total > 0

@@ -1,0 +1,28 @@
+"""docs/openapi.json is generated from the code: the committed file must match it."""
+
+from devstack import openapi
+
+
+def test_the_committed_spec_matches_the_code():
+    generated = openapi.render(openapi.generate())
+    assert openapi.SPEC.read_text() == generated, "docs/openapi.json is stale: run `make openapi`"
+
+
+def test_both_endpoints_document_every_contract_status_with_the_error_shape():
+    spec = openapi.generate()
+    assert spec["openapi"].startswith("3.1")
+    list_units = spec["paths"]["/v1/nodes/{nodeId}/reservations/units"]["get"]
+    reclaim = spec["paths"]["/v1/nodes/{nodeId}/reservations/{reservationId}/reclaim"]["post"]
+    assert set(list_units["responses"]) == {"200", "401", "404", "500"}
+    assert set(reclaim["responses"]) == {"200", "400", "401", "404", "409", "422", "500"}
+    for operation in (list_units, reclaim):
+        for status, response in operation["responses"].items():
+            if status != "200":
+                schema = response["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorBody"}
+    error_body = spec["components"]["schemas"]["ErrorBody"]
+    assert error_body["required"] == ["error", "code"]
+    body = reclaim["requestBody"]["content"]["application/json"]["schema"]
+    assert body["additionalProperties"] is False
+    assert set(body["properties"]) == {"unitIds", "dryRun", "reason"}
+    assert spec["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"

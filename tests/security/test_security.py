@@ -1,0 +1,158 @@
+"""Security properties, each checked in a way that can fail."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devstack import template
+from tests.support import fleets as f
+from tests.support.lambdas import ROOT, invoke, list_units_event, load_function, reclaim_event
+
+
+@pytest.fixture(scope="module")
+def handlers():
+    return {name: load_function(name) for name in ("list_units", "reclaim")}
+
+
+KEYS = ["vl_test_owner", "vl_test_broker", "vl_test_stranger", "vl_secret_unknown_key"]
+
+
+class Lines(logging.Handler):
+    """Collects what the functions' Powertools logger writes, formatted as in CloudWatch."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@pytest.fixture
+def app_logs(handlers) -> Any:
+    service = logging.getLogger("reservations")  # POWERTOOLS_SERVICE_NAME
+    collector = Lines()
+    collector.setFormatter(service.handlers[0].formatter)
+    service.addHandler(collector)
+    yield collector.lines
+    service.removeHandler(collector)
+
+
+def test_no_key_hash_or_authorization_value_appears_in_any_log_line(
+    handlers, load_fleet, capfd, caplog, app_logs
+):
+    # What an operator would turn on: INFO everywhere (botocore's DEBUG dumps request
+    # bodies, keys of DynamoDB items included, and is never enabled in the functions).
+    caplog.set_level(logging.INFO)
+    load_fleet(f.fleet([f.node("node-a", [f.unit("0000:04:00.0")],
+                               [f.reservation("res-1", ["0000:04:00.0"], releasedUnitIds=["0000:04:00.0"])],
+                               [f.workload("vm-1", ["0000:04:00.0"])])]))  # fmt: skip
+    capfd.readouterr()
+    for key in KEYS:
+        for header in (f"Bearer {key}", f"bearer {key} junk", key):
+            invoke(handlers["list_units"], list_units_event("node-a", header))
+            invoke(
+                handlers["reclaim"],
+                reclaim_event(
+                    "node-a", "res-1", {"unitIds": ["0000:04:00.0"], "dryRun": True}, header
+                ),
+            )
+            invoke(
+                handlers["reclaim"],
+                reclaim_event("node-a", "res-1", {"unitIds": ["0000:04:00.0"]}, header),
+            )
+            invoke(handlers["reclaim"], reclaim_event("node-a", "res-1", "{bad", header))
+    captured = capfd.readouterr()
+    logs = "\n".join(
+        [captured.out, captured.err, *app_logs, *(r.getMessage() for r in caplog.records)]
+    )
+    assert any("reclaim committed" in line for line in app_logs)
+    assert logs.strip(), "the requests logged nothing: this test would prove nothing"
+    for key in KEYS:
+        assert key not in logs
+        assert hashlib.sha256(key.encode()).hexdigest() not in logs
+    assert "Bearer" not in logs
+    assert "bearer" not in logs
+
+
+def test_every_log_line_carries_the_request_id_as_correlation_id(handlers, load_fleet, app_logs):
+    load_fleet(
+        f.fleet(
+            [f.node("node-a", [f.unit("0000:04:00.0")], [f.reservation("res-1", ["0000:04:00.0"])])]
+        )
+    )
+    event = reclaim_event("node-a", "res-1", {"unitIds": ["0000:04:00.0"]}, "Bearer vl_test_owner")
+    event["requestContext"]["requestId"] = "req-correlate-1"
+    invoke(handlers["reclaim"], event)
+    lines = [json.loads(line) for line in app_logs]
+    assert lines, "expected Powertools log lines"
+    assert all(line.get("correlation_id") == "req-correlate-1" for line in lines)
+
+
+def _statements() -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for logical_id, resource in template.resources().items():
+        for policy in resource.get("Properties", {}).get("Policies", []) or []:
+            for statement in policy.get("Statement", []) if isinstance(policy, dict) else []:
+                found.append((logical_id, statement))
+    return found
+
+
+def test_every_iam_statement_names_its_resources():
+    statements = _statements()
+    assert len(statements) >= 6
+    for logical_id, statement in statements:
+        resources = statement["Resource"]
+        resources = resources if isinstance(resources, list) else [resources]
+        for resource in resources:
+            text = json.dumps(resource)
+            assert resource != "*", logical_id
+            if "*" in text:
+                # The one allowed pattern: this stack's node queues, by name prefix.
+                assert resource == {
+                    "Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${AWS::StackName}-node-*"
+                }, (logical_id, resource)
+            else:
+                assert "Fn::GetAtt" in text or "Fn::Sub" in text or "Ref" in text, (
+                    logical_id,
+                    resource,
+                )
+        assert "*" not in json.dumps(statement["Action"]), logical_id
+
+
+def test_the_api_is_throttled():
+    settings = template.resources()["HttpApi"]["Properties"]["DefaultRouteSettings"]
+    assert settings["ThrottlingRateLimit"] == {"Ref": "ApiThrottlingRateLimit"}
+    assert settings["ThrottlingBurstLimit"] == {"Ref": "ApiThrottlingBurstLimit"}
+    parameters = template.document()["Parameters"]
+    assert parameters["ApiThrottlingRateLimit"]["Default"] > 0
+    assert parameters["ApiThrottlingBurstLimit"]["Default"] > 0
+
+
+def test_cfn_lint_is_clean():
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("cfn-lint")), str(ROOT / "template.yaml")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_repository_holds_no_keys_but_the_local_only_demo_ones():
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for path in tracked:
+        if path.startswith("tests/") or not (ROOT / path).is_file():
+            continue
+        text = (ROOT / path).read_text(errors="ignore")
+        for token in re.findall(r"vl_[A-Za-z0-9_]{6,}", text):
+            assert token.startswith(("vl_local_only_", "vl_local_", "vl_your_key")), (path, token)
