@@ -63,13 +63,8 @@ def sweep(now: datetime) -> Counter[str]:
         url = urls[termination.node_id]
         message = _message(termination, now)
         attempt = termination.delivery_attempts + 1
-        sent = bool(url) and bool(
-            queues.send_terminations(
-                url or "",
-                [message],
-                {message.termination_id: f"{message.termination_id}#r{attempt}"},
-            )
-        )
+        redelivery = {message.termination_id: f"{message.termination_id}#r{attempt}"}
+        sent = url is not None and bool(queues.send_terminations(url, [message], redelivery))
         record_redelivery(termination, sent, now)
         if sent:
             metrics.add_metric(name="TerminationsRedelivered", unit=MetricUnit.Count, value=1)
