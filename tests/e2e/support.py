@@ -1,0 +1,190 @@
+"""What the end-to-end tests share: the repo, local AWS settings, free ports, processes,
+the AWS emulator as a process, and the timings reported at the end of the run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAMBDA_IMAGE = "reservations/lambda-python3.11:local"
+REGION = "us-east-1"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
+DEMO_FLEET = ROOT / "fleets" / "demo.json"
+
+# What the e2e run measured (name -> seconds), printed in pytest's terminal summary.
+TIMINGS: dict[str, float] = {}
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def local_aws_environment(**extra: str) -> dict[str, str]:
+    """The environment of every sam / emulator / make-run child: local credentials, no
+    telemetry, no real AWS profile."""
+    env = {key: value for key, value in os.environ.items() if key != "AWS_PROFILE"}
+    env.update(CREDENTIALS)
+    env.update(
+        {"AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION, "SAM_CLI_TELEMETRY": "0"},
+    )
+    env.update(extra)
+    return env
+
+
+def sam_executable() -> str:
+    return str(Path(sys.executable).with_name("sam"))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def docker_bridge_address() -> str | None:
+    """docker0's IPv4 address (the emulator also listens there)."""
+    if shutil.which("ip") is None:
+        return None
+    output = subprocess.run(
+        ["ip", "-4", "-o", "addr", "show", "docker0"], capture_output=True, text=True, check=False
+    ).stdout
+    for field in output.split():
+        if "/" in field and field[0].isdigit():
+            return field.split("/")[0]
+    return None
+
+
+def sam_containers() -> set[str]:
+    """Ids of the containers (any state) SAM runs with this checkout's build mounted."""
+    ids = subprocess.run(
+        ["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True, check=False
+    ).stdout.split()
+    if not ids:
+        return set()
+    inspected = subprocess.run(
+        ["docker", "inspect", *ids], capture_output=True, text=True, check=False
+    ).stdout
+    build = str(ROOT / ".aws-sam")
+    return {
+        container["Id"]
+        for container in json.loads(inspected or "[]")
+        if any(m.get("Source", "").startswith(build) for m in container.get("Mounts", []))
+    }
+
+
+def listening(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts TCP connections on host:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1)
+        return probe.connect_ex((host, port)) == 0
+
+
+def stop_process_group(process: subprocess.Popen[Any], timeout: float = 30) -> None:
+    """SIGINT the process's group (it was started in its own session), then SIGKILL."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def tail(path: Path, characters: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-characters:]
+    except OSError:
+        return f"({path} not readable)"
+
+
+@dataclass
+class Emulator:
+    """The AWS emulator (moto server) running as a process on ``port``."""
+
+    port: int
+    process: subprocess.Popen[str]
+    log: Path
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client(self, service: str) -> Any:
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        )
+
+    def load_fleet(self, fleet: Path) -> None:
+        """Reload a fleet file, as a person would (the documented loader command)."""
+        result = subprocess.run(
+            [
+                *(sys.executable, "-m", "reservations.fleet.loader", "load", str(fleet)),
+                *("--endpoint-url", self.endpoint),
+            ],
+            cwd=ROOT,
+            env=local_aws_environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+@contextlib.contextmanager
+def running_emulator(fleet: Path, log: Path, timeout: float = 60) -> Iterator[Emulator]:
+    port = free_port()
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devstack.emulator", "--port", str(port), "--fleet", str(fleet)],
+            cwd=ROOT,
+            env=local_aws_environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+    emulator = Emulator(port, process, log)
+    try:
+        deadline = time.monotonic() + timeout
+        while "AWS emulator ready" not in tail(log, 100_000):
+            if process.poll() is not None:
+                pytest.fail(f"the AWS emulator exited ({process.returncode}):\n{tail(log)}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"the AWS emulator was not ready within {timeout:.0f} s:\n{tail(log)}")
+            time.sleep(0.2)
+        yield emulator
+    finally:
+        stop_process_group(process, timeout=15)
+
+
+def sam_env_vars(emulator_port: int, directory: Path) -> Path:
+    """events/env.json with the emulator's port (SAM's --env-vars file)."""
+    overrides = json.loads((ROOT / "events" / "env.json").read_text())
+    overrides["Parameters"]["LOCAL_AWS_ENDPOINT"] = f"http://host.docker.internal:{emulator_port}"
+    path = directory / "env.json"
+    path.write_text(json.dumps(overrides, indent=2))
+    return path
