@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help run test test-fast lint fmt build image docker clean openapi fuzz
+.PHONY: help run test test-fast lint fmt build image docker clean openapi fuzz bench
 
 help:
 	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
@@ -60,6 +60,10 @@ openapi: $(STAMP)
 
 fuzz: $(STAMP)
 	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest tests/contract/test_fuzz.py -q -s -p no:cacheprovider
+
+# The budgets of shared/design.md, measured (never asserted): tables + bench/results.json.
+bench: $(STAMP)
+	@$(BIN)/python -m bench.run
 
 clean:
 	rm -rf .aws-sam .local .pytest_cache .mypy_cache .ruff_cache
