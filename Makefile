@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help run test test-fast lint fmt build image docker clean openapi fuzz bench
+.PHONY: help run test test-fast lint fmt build docker clean openapi fuzz bench
 
 help:
 	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
@@ -18,6 +18,7 @@ help:
 	@echo "make build      sam build"
 	@echo "make openapi    regenerate docs/openapi.json from the code"
 	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
+	@echo "make bench      requests per call, fleet-size invariance, overhead, cold start"
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \

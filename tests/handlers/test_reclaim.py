@@ -588,3 +588,22 @@ def test_errors_are_not_remembered_by_the_idempotency_key(handler, load_fleet, a
 def test_the_sam_local_events_against_the_demo_fleet(handler, load_fleet, event_name, status):
     load_fleet(f.demo_fleet())
     assert invoke(handler, event_file(f"reclaim/{event_name}.json")).status == status
+
+
+def test_the_transaction_carries_the_reclaim_id_as_its_client_request_token(
+    handler, fleet, aws, monkeypatch
+):
+    """So the SDK's retry of a committed-but-unanswered request is idempotent in DynamoDB
+    (moto ignores the token, so this pins that it is sent)."""
+    client = clients.dynamodb()
+    real = client.transact_write_items
+    tokens = []
+
+    def spy(**kwargs):
+        tokens.append(kwargs.get("ClientRequestToken"))
+        return real(**kwargs)
+
+    monkeypatch.setattr(client, "transact_write_items", spy)
+    post(handler, {"unitIds": ["0000:04:00.0"]})
+    [audit] = state.audit_records(aws, "node-a", "res-1")
+    assert tokens[0] == audit["reclaimId"]

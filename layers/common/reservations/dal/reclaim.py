@@ -161,10 +161,15 @@ def reclaim_transaction(
     return actions
 
 
-def commit(actions: list[dict[str, Any]]) -> None:
-    """Run the transaction; :class:`WriteConflict` when a condition or a conflict cancels it."""
+def commit(actions: list[dict[str, Any]], token: str) -> None:
+    """Run the transaction; :class:`WriteConflict` when a condition or a conflict cancels it.
+
+    ``token`` (the reclaim id) makes the SDK's own retry of a request whose answer was lost
+    idempotent: without it, a retry after a commit would fail its version checks and look
+    like a lost race.
+    """
     try:
-        clients.dynamodb().transact_write_items(TransactItems=actions)
+        clients.dynamodb().transact_write_items(TransactItems=actions, ClientRequestToken=token)
     except ClientError as error:
         if error.response["Error"]["Code"] != "TransactionCanceledException":
             raise

@@ -181,11 +181,11 @@ def _reclaim(
         if request.dry_run:
             return _response(reservation, now, would=plan).model_dump(mode="json", by_alias=True)
         terminations = [Termination(str(uuid.uuid4()), w.id) for w in plan.to_terminate]
+        reclaim_id = str(uuid.uuid4())
         try:
             commit(
-                build_transaction(
-                    plan, terminations, caller, request.reason, str(uuid.uuid4()), now
-                )
+                build_transaction(plan, terminations, caller, request.reason, reclaim_id, now),
+                token=reclaim_id,
             )
         except WriteConflict as conflict:
             logger.info(
