@@ -108,6 +108,7 @@ class Stack:
     stdout: Path
     stderr: Path
     containers_before: set[str]
+    sam_tmp: Path
     children: set[int] = field(default_factory=set)
 
     @property
@@ -179,6 +180,8 @@ def stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
         emulator_port = free_port()
     cold = not (ROOT / ".aws-sam" / "build" / "template.yaml").exists()
     stdout, stderr = directory / "stdout.log", directory / "stderr.log"
+    sam_tmp = directory / "tmp"  # SAM keeps its image-build locks in the temp dir
+    sam_tmp.mkdir()
     containers_before = sam_containers()
     started = time.monotonic()
     with stdout.open("w") as out, stderr.open("w") as err:
@@ -190,6 +193,7 @@ def stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
                 AWS_EMULATOR_PORT=str(emulator_port),
                 FLEET=str(fleet_file),
                 RUN_CONSUMERS="0",
+                TMPDIR=str(sam_tmp),
             ),
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -198,7 +202,7 @@ def stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
             start_new_session=True,
             preexec_fn=_default_sigint,
         )
-    stack = Stack(process, api_port, emulator_port, stdout, stderr, containers_before)
+    stack = Stack(process, api_port, emulator_port, stdout, stderr, containers_before, sam_tmp)
     try:
         while not READY.search(tail(stdout, 100_000)):
             if process.poll() is not None:
@@ -414,11 +418,22 @@ def test_ctrl_c_stops_everything_it_started(stack: Stack) -> None:
     TIMINGS["make run: Ctrl-C to exit"] = time.monotonic() - started
     assert code == 0, stack.diagnostics()
 
-    assert not listening(stack.api_port), "the API port is still open"
-    assert not listening(stack.emulator_port), "the AWS emulator's port is still open"
+    problems = []
+    if listening(stack.api_port):
+        problems.append(f"the API port {stack.api_port} is still open")
+    if listening(stack.emulator_port):
+        problems.append(f"the AWS emulator's port {stack.emulator_port} is still open")
     bridge = docker_bridge_address()
-    if bridge:
-        assert not listening(stack.emulator_port, bridge), "the emulator still listens on docker0"
-    assert {pid for pid in stack.children if alive(pid)} == set(), "child processes survived"
-    left = sam_containers() - stack.containers_before
-    assert left == set(), f"containers left running: {left}"
+    if bridge and listening(stack.emulator_port, bridge):
+        problems.append(f"the AWS emulator still listens on {bridge}")
+    survivors = sorted(pid for pid in stack.children if alive(pid))
+    if survivors:
+        problems.append(f"child processes still running: {survivors}")
+    containers = sorted(sam_containers() - stack.containers_before)
+    if containers:
+        problems.append(f"Lambda containers still there: {[c[:12] for c in containers]}")
+    # An abandoned lock makes every later `sam local` on the machine wait 5 minutes for it.
+    locks = sorted(lock.name for lock in stack.sam_tmp.glob("*.lock"))
+    if locks:
+        problems.append(f"SAM image-build locks left behind: {locks}")
+    assert problems == [], "after Ctrl-C: " + "; ".join(problems)

@@ -45,26 +45,36 @@ class Invocation:
         return json.loads(self.body_text)
 
 
-def sam_invoke(event: str, env_vars: Path, emulator: Emulator) -> Invocation:
+def sam_invoke(event: str, env_vars: Path, emulator: Emulator, sam_tmp: Path) -> Invocation:
     """`sam local invoke <Function> -e events/<event>.json`; the response it prints."""
     function = FUNCTIONS[event.split("/")[0]]
     started = time.monotonic()
-    result = subprocess.run(
-        [
-            *(sam_executable(), "local", "invoke", function, "-e", f"events/{event}.json"),
-            *("--env-vars", str(env_vars), "--invoke-image", LAMBDA_IMAGE, "--skip-pull-image"),
-            *("--add-host", "host.docker.internal:host-gateway"),
-        ],
-        cwd=ROOT,
-        # SAM asks STS for the account id before every invoke; with no AWS reachable that
-        # costs ~6 s of retries, so let the emulator answer it.
-        env=local_aws_environment(AWS_ENDPOINT_URL_STS=emulator.endpoint),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    command = [
+        *(sam_executable(), "local", "invoke", function, "-e", f"events/{event}.json"),
+        *("--env-vars", str(env_vars), "--invoke-image", LAMBDA_IMAGE, "--skip-pull-image"),
+        *("--add-host", "host.docker.internal:host-gateway"),
+    ]
+    try:
+        result = subprocess.run(
+            command,
+            cwd=ROOT,
+            env=local_aws_environment(
+                # SAM asks STS for the account id before every invoke; with no AWS reachable
+                # that costs ~6 s of retries, so let the emulator answer it.
+                AWS_ENDPOINT_URL_STS=emulator.endpoint,
+                # SAM's image-build lock lives in the temp dir; keep ours apart from other
+                # SAM runs on the machine (a stale lock there blocks every build for 5 min).
+                TMPDIR=str(sam_tmp),
+            ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as timeout:
+        stderr = timeout.stderr.decode(errors="replace") if timeout.stderr else ""
+        pytest.fail(f"sam local invoke {event} took over 180 s:\n{stderr[-3000:]}")
     seconds = time.monotonic() - started
     assert result.returncode == 0, f"sam local invoke failed:\n{result.stdout}\n{result.stderr}"
     printed = [line for line in result.stdout.splitlines() if line.startswith("{")]
@@ -80,12 +90,15 @@ def invoke(
     sam_built: None, demo_emulator: Emulator, tmp_path_factory: pytest.TempPathFactory
 ) -> Any:
     """Invoke an event once; later calls with the same event reuse the response."""
-    env_vars = sam_env_vars(demo_emulator.port, tmp_path_factory.mktemp("sam"))
+    directory = tmp_path_factory.mktemp("sam")
+    env_vars = sam_env_vars(demo_emulator.port, directory)
+    sam_tmp = directory / "tmp"
+    sam_tmp.mkdir()
     seen: dict[str, Invocation] = {}
 
     def run(event: str) -> Invocation:
         if event not in seen:
-            seen[event] = sam_invoke(event, env_vars, demo_emulator)
+            seen[event] = sam_invoke(event, env_vars, demo_emulator, sam_tmp)
             key = "sam local invoke (slowest)"
             TIMINGS[key] = max(TIMINGS.get(key, 0.0), seen[event].seconds)
         return seen[event]
