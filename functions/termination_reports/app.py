@@ -36,6 +36,8 @@ def record_handler(record: ReportRecord) -> str:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if not event.get("Records"):  # a warm-up call (the local pump makes one); nothing to do
+        return {"batchItemFailures": []}
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

@@ -92,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     ]["QueueArn"]
     stopping = threading.Event()
     wait_for_functions(args.lambda_endpoint)
+    try:  # start the reports function's container now, not on the first report
+        invoke(lambda_client, "TerminationReportsFunction", {"Records": []})
+    except Exception:
+        log.exception("warming TerminationReportsFunction failed")
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:
         stopping.set()

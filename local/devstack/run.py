@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"
 LAMBDA_IMAGE = "reservations/lambda-python3.11:local"
 DEFAULT_FLEET = ROOT / "fleets" / "demo.json"
+# sam local keeps image-build locks in the temp dir; give ours a dir we can clean.
+SAM_TMP = STATE / "tmp"
 
 
 def say(message: str) -> None:
@@ -50,6 +52,9 @@ def sam_environment() -> dict[str, str]:
         "AWS_DEFAULT_REGION": REGION,
         "AWS_REGION": REGION,
         "SAM_CLI_TELEMETRY": "0",
+        "TMPDIR": str(SAM_TMP),
+        # sam local asks STS for the account id at start; the emulator answers at once.
+        "AWS_ENDPOINT_URL_STS": f"http://127.0.0.1:{os.environ.get('AWS_EMULATOR_PORT', '5000')}",
     }
 
 
@@ -97,14 +102,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def sam_local(command: str, port: int, env_vars: Path) -> list[str]:
+def sam_local(command: str, port: int, env_vars: Path, warm: str) -> list[str]:
     return [
         sam_command(), "local", command,
         "--host", "127.0.0.1", "--port", str(port),
         "--env-vars", str(env_vars),
         "--invoke-image", LAMBDA_IMAGE, "--skip-pull-image",
         "--add-host", "host.docker.internal:host-gateway",
-        "--warm-containers", "EAGER",
+        "--warm-containers", warm,
     ]  # fmt: skip
 
 
@@ -175,16 +180,42 @@ def demo_curl(fleet: Fleet, api_url: str) -> str:
 
 
 def stop(processes: list[subprocess.Popen[str]]) -> None:
+    """SIGTERM (which sam local and our own processes handle like Ctrl-C, and which works
+    even when this process was started with SIGINT ignored), then SIGKILL after 30 s."""
     for process in reversed(processes):
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGINT)
-    deadline = time.monotonic() + 15
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
     for process in reversed(processes):
         try:
             process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def remove_leftovers() -> None:
+    """sam local (1.170) can leave warm containers running when several are created at once
+    (--warm-containers EAGER) and its image-build lock when stopped mid-build; remove them."""
+    for lock in SAM_TMP.glob("*.lock"):
+        lock.unlink(missing_ok=True)
+    ids = subprocess.run(
+        ["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True, check=False
+    ).stdout.split()
+    if not ids:
+        return
+    inspected = subprocess.run(
+        ["docker", "inspect", *ids], capture_output=True, text=True, check=False
+    ).stdout
+    build = str(ROOT / ".aws-sam")
+    leftovers = [
+        container["Id"]
+        for container in json.loads(inspected or "[]")
+        if any(m.get("Source", "").startswith(build) for m in container.get("Mounts", []))
+    ]
+    if leftovers:
+        say(f"removing {len(leftovers)} Lambda container(s) sam local left behind")
+        subprocess.run(["docker", "rm", "-f", *leftovers], capture_output=True, check=False)
 
 
 def main() -> int:
@@ -198,12 +229,15 @@ def main() -> int:
         print(error, file=sys.stderr)
         return 1
 
+    SAM_TMP.mkdir(parents=True, exist_ok=True)
     ensure_docker_and_image()
     processes: list[subprocess.Popen[str]] = []
 
     def _interrupt(_signum: int, _frame: FrameType | None) -> Any:
         raise KeyboardInterrupt
 
+    # Explicitly: a background job of a script starts with SIGINT ignored.
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         STATE.mkdir(exist_ok=True)
@@ -228,10 +262,14 @@ def main() -> int:
         env_vars = write_env_vars(emulator_port)
         emulator_url = f"http://127.0.0.1:{emulator_port}"
         lambda_port = free_port()
-        api = start(sam_local("start-api", api_port, env_vars), log=(STATE / "sam.log").open("w"))
+        # EAGER for the API (its first request is fast); LAZY for the rest: two SAM processes
+        # creating containers at once is where sam local 1.170 loses track of some.
+        api = start(
+            sam_local("start-api", api_port, env_vars, "EAGER"), log=(STATE / "sam.log").open("w")
+        )
         processes.append(api)
         functions = start(
-            sam_local("start-lambda", lambda_port, env_vars),
+            sam_local("start-lambda", lambda_port, env_vars, "LAZY"),
             log=(STATE / "sam-lambda.log").open("w"),
         )
         processes.append(functions)
@@ -280,6 +318,7 @@ def main() -> int:
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut cleanup
         stop(processes)
+        remove_leftovers()
 
 
 if __name__ == "__main__":

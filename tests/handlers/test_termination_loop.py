@@ -387,3 +387,9 @@ def test_the_scheduled_event_runs_a_sweep(aws, load_fleet, functions, monkeypatc
     event = event_file("sweeper/scheduled.json")
     assert functions["sweeper"].lambda_handler(event, FakeContext()) == {"redelivered": 1}
     settings.cache_clear()
+
+
+def test_an_empty_batch_is_a_no_op(functions):
+    assert functions["termination_reports"].lambda_handler({"Records": []}, FakeContext()) == {
+        "batchItemFailures": []
+    }
