@@ -24,9 +24,10 @@ $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
 	  { echo "Python 3.11 is needed (the Lambda runtime is python3.11): install python3.11 and retry." >&2; exit 1; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/pip install -q --upgrade pip
-	@$(BIN)/pip install -q -r requirements-dev.txt
-	@$(BIN)/pip install -q --no-deps -e .
+	@echo "setting up $(VENV) (first run only)..."
+	@set -o pipefail; { $(BIN)/pip install -q --upgrade pip && \
+	  $(BIN)/pip install -q -r requirements-dev.txt && \
+	  PYTHONWARNINGS=ignore $(BIN)/pip install -q --no-deps -e . ; } 2>&1 | { grep -v "is ignored: it is neither" || true; }
 	@touch $@
 
 run: $(STAMP)
