@@ -607,3 +607,11 @@ def test_the_transaction_carries_the_reclaim_id_as_its_client_request_token(
     post(handler, {"unitIds": ["0000:04:00.0"]})
     [audit] = state.audit_records(aws, "node-a", "res-1")
     assert tokens[0] == audit["reclaimId"]
+
+
+def test_409s_are_counted_as_a_metric(handler, load_fleet, capfd):
+    load_fleet(standard_fleet(status="needs-review"))
+    capfd.readouterr()
+    assert post(handler, {"unitIds": ["0000:04:00.0"]}).status == 409
+    emitted = [line for line in capfd.readouterr().out.splitlines() if '"_aws"' in line]
+    assert any('"Responses409"' in line for line in emitted)

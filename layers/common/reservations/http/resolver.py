@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.auth.keys import KeyCache, authenticate
 from reservations.clock import utc_now
@@ -24,6 +25,7 @@ from reservations.models.errors import (
 )
 
 logger = Logger()
+metrics = Metrics()
 
 # Per container: a warm Lambda answers a cached key without a DynamoDB read.
 key_cache = KeyCache(ttl=settings().key_cache_ttl_seconds)
@@ -63,6 +65,8 @@ def create_app() -> APIGatewayHttpResolver:
 
     @app.exception_handler(ApiError)
     def _api_error(error: ApiError) -> Response[str]:
+        if error.status == 409:  # not active, lost every race, or idempotency in progress
+            metrics.add_metric(name="Responses409", unit=MetricUnit.Count, value=1)
         return error_response(error)
 
     @app.exception_handler(RequestValidationError)
