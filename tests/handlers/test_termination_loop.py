@@ -7,6 +7,7 @@ consumer is the reference agent, the sweeper is the real logic with short deadli
 from __future__ import annotations
 
 import json
+import threading
 import time
 from types import ModuleType
 from typing import Any
@@ -393,3 +394,55 @@ def test_an_empty_batch_is_a_no_op(functions):
     assert functions["termination_reports"].lambda_handler({"Records": []}, FakeContext()) == {
         "batchItemFailures": []
     }
+
+
+class CountingDriver:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def stop(self, _termination):
+        self.calls += 1
+        return Result("terminated", None)
+
+
+def test_a_restarted_agent_with_its_state_file_does_not_stop_a_workload_twice(loop, tmp_path):
+    loop.reclaim(["0000:04:00.0"])
+    done_file = tmp_path / "done"
+    driver = CountingDriver()
+
+    def die_after_recording(step: str) -> None:
+        if step == "recorded":
+            raise Crash
+
+    first = Consumer(loop.sqs, "node-a", loop.queue, loop.reports, driver, DoneLog(done_file),
+                     wait_seconds=0, visibility_timeout=0, checkpoint=die_after_recording)  # fmt: skip
+    with pytest.raises(Crash):
+        first.poll_once()
+    restarted = Consumer(loop.sqs, "node-a", loop.queue, loop.reports, driver, DoneLog(done_file),
+                         wait_seconds=0, visibility_timeout=0)  # fmt: skip
+    loop.drain_consumer(restarted)
+    assert driver.calls == 1
+    assert restarted.counts["duplicate"] == 1
+    loop.apply_reports()
+    loop.apply_reports()
+    assert_freed_only(loop, ["0000:04:00.0"])
+
+
+def test_sigterm_finishes_the_message_in_hand(loop):
+    loop.reclaim(["0000:04:00.0"])
+    consumer = None
+
+    class StopsMidWork:
+        def stop(self, termination):
+            consumer.stop()  # SIGTERM arrives while the workload is being stopped
+            return Result("terminated", None)
+
+    consumer = loop.consumer(driver=StopsMidWork())
+    runner = threading.Thread(target=consumer.run)
+    runner.start()
+    runner.join(timeout=20)
+    assert not runner.is_alive()  # it returned: no new receive after the stop
+    assert consumer.counts["terminated"] == 1
+    assert loop.consumer().poll_once() == 0  # the message in hand was deleted, not dropped
+    loop.apply_reports()
+    assert_freed_only(loop, ["0000:04:00.0"])
