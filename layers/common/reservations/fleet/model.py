@@ -95,7 +95,7 @@ class FleetReservation(_Strict):
     ends_at: AwareDatetime | None = Field(default=None, alias="endsAt")
     allowed_org_ids: list[NonEmpty] = Field(default_factory=list, alias="allowedOrgIds")
     managing_org_ids: list[NonEmpty] = Field(default_factory=list, alias="managingOrgIds")
-    reserved_unit_ids: list[UnitId] = Field(alias="reservedUnitIds", min_length=1)
+    reserved_unit_ids: list[UnitId] = Field(alias="reservedUnitIds")
     released_unit_ids: list[UnitId] = Field(default_factory=list, alias="releasedUnitIds")
     contract_ref: NonEmpty | None = Field(default=None, alias="contractRef")
     reason: str | None = None
