@@ -615,3 +615,16 @@ def test_409s_are_counted_as_a_metric(handler, load_fleet, capfd):
     assert post(handler, {"unitIds": ["0000:04:00.0"]}).status == 409
     emitted = [line for line in capfd.readouterr().out.splitlines() if '"_aws"' in line]
     assert any('"Responses409"' in line for line in emitted)
+
+
+def test_unset_reservation_fields_are_absent_and_empty_lists_present(handler, load_fleet):
+    res = f.reservation("res-1", ["0000:04:00.0"], managingOrgIds=[], releasedUnitIds=[])
+    res.pop("endsAt")
+    extra = [{"key": "vl_test_owner_only", "orgId": "org-acme", "permissions": f.BOTH}]
+    load_fleet(f.fleet([f.node("node-a", [f.unit("0000:04:00.0")], [res])], extra_keys=extra))
+    body = post(handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_test_owner_only").body
+    for absent in ("endsAt", "contractRef", "reason", "topologyGen", "wouldTerminate"):
+        assert absent not in body, absent
+    assert body["managingOrgIds"] == []
+    assert body["releasedUnitIds"] == []
+    assert body["terminated"] == []
