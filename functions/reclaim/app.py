@@ -13,6 +13,7 @@ from reservations.http.openapi import reclaim_request_body, responses
 from reservations.http.resolver import create_app, current_caller
 from reservations.logic.reclaim import reclaim, register_lambda_context
 from reservations.models.api import ReclaimResponse
+from reservations.models.requests import RawBody
 
 logger = Logger()
 metrics = Metrics()
@@ -41,7 +42,7 @@ def post_reclaim(
         current_caller(app),
         nodeId,
         reservationId,
-        app.current_event.decoded_body,
+        RawBody(app.current_event.body, app.current_event.is_base64_encoded),
         idempotency_key,
         store.load_node,
         utc_now,

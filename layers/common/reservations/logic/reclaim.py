@@ -48,7 +48,7 @@ from reservations.models.errors import (
     UnitsNotInReservation,
 )
 from reservations.models.messages import SpotTermination
-from reservations.models.requests import ReclaimRequest, parse_reclaim_request
+from reservations.models.requests import RawBody, ReclaimRequest, parse_reclaim_request
 from reservations.rules.access import CAPACITY, may_manage_capacity
 from reservations.rules.ids import is_resource_id
 from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim, units_outside
@@ -70,7 +70,7 @@ def reclaim(
     caller: Caller,
     node_id: str,
     reservation_id: str,
-    body: str | None,
+    body: RawBody,
     idempotency_key: str | None,
     load_node: NodeLoader,
     clock: Clock,

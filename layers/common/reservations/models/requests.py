@@ -6,7 +6,9 @@ reclaim. Booleans must be JSON booleans, unit ids PCI addresses (compared lower-
 
 from __future__ import annotations
 
+import base64
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
@@ -61,8 +63,24 @@ def _field_path(location: tuple[int | str, ...]) -> str:
     return path or "body"
 
 
-def parse_reclaim_request(body: str | None) -> ReclaimRequest:
+@dataclass(frozen=True)
+class RawBody:
+    """A request body as API Gateway hands it over: text, or base64 when it says so."""
+
+    text: str | None
+    base64_encoded: bool = False
+
+
+def decode_body(raw: RawBody) -> str | None:
+    """The body as text."""
+    if raw.text is None or not raw.base64_encoded:
+        return raw.text
+    return base64.b64decode(raw.text).decode("utf-8")
+
+
+def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
     """The validated request, unit ids normalised; 400 ``invalid_request`` naming the field."""
+    body = decode_body(raw)
     if not body or not body.strip():
         raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
     try:
