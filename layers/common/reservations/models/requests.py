@@ -2,6 +2,8 @@
 
 Unknown fields are errors on purpose: ``{"dryrun": true}`` must never be read as a real
 reclaim. Booleans must be JSON booleans, unit ids PCI addresses (compared lower-case).
+A body is at most 64 KiB once decoded, UTF-8, and JSON as RFC 8259 has it (no NaN); every
+check is linear in its size, so no body, however built, is slow to refuse.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from reservations.rules.ids import normalize_unit_id
 
 MAX_UNITS = 32
 MAX_REASON = 1000
+MAX_BODY_BYTES = 64 * 1024  # of the decoded body
+MAX_INT_DIGITS = 100
+MAX_REPORTED_PROBLEMS = 20
 PCI_ADDRESS = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$"
 
 
@@ -47,13 +52,33 @@ class ReclaimRequest(BaseModel):
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    for key in keys:
-        if keys.count(key) > 1:
+    # A set, not keys.count(): an object with n keys must cost n, not n * n.
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise InvalidRequest(
                 f"field {key} appears twice", [FieldProblem(key, "appears more than once")]
             )
+        seen.add(key)
     return dict(pairs)
+
+
+def _no_constants(name: str) -> Any:
+    # Python's json reads NaN and Infinity; RFC 8259 does not, and neither do we.
+    raise InvalidRequest(
+        f"request body is not valid JSON: {name} is not a JSON value",
+        [FieldProblem("body", f"{name} is not a JSON value")],
+    )
+
+
+def _bounded_int(literal: str) -> int:
+    # No field takes a long number; refuse it before int() spends time on it.
+    if len(literal.lstrip("-")) > MAX_INT_DIGITS:
+        raise InvalidRequest(
+            "request body has a number too long to read",
+            [FieldProblem("body", f"has a number of more than {MAX_INT_DIGITS} digits")],
+        )
+    return int(literal)
 
 
 def _field_path(location: tuple[int | str, ...]) -> str:
@@ -71,40 +96,58 @@ class RawBody:
     base64_encoded: bool = False
 
 
+def _bad_body(problem: str) -> InvalidRequest:
+    return InvalidRequest(f"request body {problem}", [FieldProblem("body", problem)])
+
+
 def decode_body(raw: RawBody) -> str | None:
-    """The body as text."""
-    if raw.text is None or not raw.base64_encoded:
-        return raw.text
-    return base64.b64decode(raw.text).decode("utf-8")
-
-
-def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
-    """The validated request, unit ids normalised; 400 ``invalid_request`` naming the field."""
-    body = decode_body(raw)
-    if not body or not body.strip():
-        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
+    """The body as text; 400 naming ``body`` if not base64 where marked, too large or not UTF-8."""
+    if raw.text is None:
+        return None
     try:
-        document = json.loads(body, object_pairs_hook=_no_duplicate_keys)
-    except (ValueError, RecursionError) as error:
-        raise InvalidRequest(
-            "request body is not valid JSON", [FieldProblem("body", "is not valid JSON")]
-        ) from error
+        data = (
+            base64.b64decode(raw.text, validate=True)
+            if raw.base64_encoded
+            else raw.text.encode("utf-8")
+        )
+    except UnicodeEncodeError as error:  # text carrying lone surrogates
+        raise _bad_body("is not valid UTF-8") from error
+    except ValueError as error:  # binascii.Error, or characters outside ASCII
+        raise _bad_body("is not valid base64") from error
+    if len(data) > MAX_BODY_BYTES:
+        raise _bad_body(f"is larger than {MAX_BODY_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _bad_body("is not valid UTF-8") from error
+
+
+def _invalid(problems: list[FieldProblem]) -> InvalidRequest:
+    # A body of thousands of unknown fields must not become a response a hundred times larger.
+    shown = problems[:MAX_REPORTED_PROBLEMS]
+    more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
+    text = ", ".join(p.field + " " + p.problem for p in shown)
+    return InvalidRequest(f"invalid request: {text}{more}", shown)
+
+
+def _json_object(body: str) -> dict[str, Any]:
+    try:
+        document = json.loads(
+            body,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=_no_constants,
+            parse_int=_bounded_int,
+        )
+    except (ValueError, RecursionError) as error:  # RecursionError: nesting too deep
+        raise _bad_body("is not valid JSON") from error
     if not isinstance(document, dict):
         raise InvalidRequest(
             "request body must be a JSON object", [FieldProblem("body", "is not a JSON object")]
         )
-    try:
-        request = ReclaimRequest.model_validate(document)
-    except ValidationError as error:
-        problems = [
-            FieldProblem(_field_path(tuple(e["loc"])), e["msg"])
-            for e in error.errors(include_url=False, include_input=False)
-        ]
-        raise InvalidRequest(
-            f"invalid request: {', '.join(p.field + ' ' + p.problem for p in problems)}",
-            problems,
-        ) from error
+    return document
 
+
+def _normalized(request: ReclaimRequest) -> ReclaimRequest:
     problems = []
     normalized: list[str] = []
     for index, unit_id in enumerate(request.unit_ids):
@@ -117,8 +160,23 @@ def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
             problems.append(FieldProblem(f"unitIds[{index}]", f"duplicate of {canonical}"))
         normalized.append(canonical or unit_id)
     if problems:
-        raise InvalidRequest(
-            f"invalid request: {', '.join(p.field + ' ' + p.problem for p in problems)}",
-            problems,
-        )
+        raise _invalid(problems)
     return request.model_copy(update={"unit_ids": normalized})
+
+
+def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
+    """The validated request, unit ids normalised; 400 ``invalid_request`` naming the field."""
+    body = decode_body(raw)
+    if not body or not body.strip():
+        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
+    document = _json_object(body)
+    try:
+        request = ReclaimRequest.model_validate(document)
+    except ValidationError as error:
+        raise _invalid(
+            [
+                FieldProblem(_field_path(tuple(e["loc"])), e["msg"])
+                for e in error.errors(include_url=False, include_input=False)
+            ]
+        ) from error
+    return _normalized(request)
