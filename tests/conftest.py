@@ -92,3 +92,39 @@ def dynamodb_calls(aws: Any) -> Counter[str]:
 def sqs_calls(aws: Any) -> Counter[str]:
     """Counts the requests the functions' SQS client sends, by operation."""
     return _count_calls(clients.sqs(), "sqs")
+
+
+class SentRequests:
+    """Every request any botocore client sent, counted at the endpoint (each HTTP attempt)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+        self.items_read: list[tuple[int, int]] = []  # (Count, ScannedCount) of each Query
+
+    def by_service(self, service: str) -> Counter[str]:
+        return Counter(operation for name, operation in self.sent if name == service)
+
+    def clear(self) -> None:
+        self.sent.clear()
+        self.items_read.clear()
+
+
+@pytest.fixture
+def sent_requests(monkeypatch: pytest.MonkeyPatch) -> SentRequests:
+    """Counts below every client, so Powertools', the functions' and any other client's
+    requests are all seen (retries included: each attempt is one request)."""
+    from botocore.endpoint import Endpoint
+
+    recorder = SentRequests()
+    original = Endpoint._do_get_response
+
+    def counted(self: Any, request: Any, operation_model: Any, context: Any) -> Any:
+        recorder.sent.append((operation_model.service_model.service_name, operation_model.name))
+        result = original(self, request, operation_model, context)
+        parsed = result[0][1] if result[0] else None
+        if operation_model.name == "Query" and parsed and "Count" in parsed:
+            recorder.items_read.append((parsed["Count"], parsed["ScannedCount"]))
+        return result
+
+    monkeypatch.setattr(Endpoint, "_do_get_response", counted)
+    return recorder

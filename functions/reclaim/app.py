@@ -3,6 +3,7 @@
 from typing import Annotated, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -11,7 +12,7 @@ from reservations.clock import utc_now
 from reservations.dal import store
 from reservations.http.openapi import reclaim_request_body, responses
 from reservations.http.resolver import create_app, current_caller
-from reservations.logic.reclaim import reclaim, register_lambda_context
+from reservations.logic.reclaim import reclaim
 from reservations.models.api import ReclaimResponse
 from reservations.models.requests import RawBody
 
@@ -37,8 +38,9 @@ def post_reclaim(
         str | None,
         Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h"),
     ] = None,
-) -> ReclaimResponse:
-    result = reclaim(
+) -> Response[str]:
+    # The body is rendered once, by the logic, so that a replay is the same bytes.
+    outcome = reclaim(
         current_caller(app),
         nodeId,
         reservationId,
@@ -47,12 +49,13 @@ def post_reclaim(
         store.load_node,
         utc_now,
     )
-    return ReclaimResponse.model_validate(result)
+    return Response(
+        status_code=outcome.status, content_type=content_types.APPLICATION_JSON, body=outcome.body
+    )
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    register_lambda_context(context)
     return app.resolve(event, context)

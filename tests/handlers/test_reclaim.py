@@ -120,7 +120,6 @@ def test_spot_workloads_move_to_terminating_and_get_one_message_each(handler, fl
         assert w["state"] == "terminating"
         assert w["terminationId"]
         assert w["terminationId"] != "t-old"
-        assert w["queuedAt"]
         assert w["openTermination"] == "open"
     assert spot["terminationId"] != span["terminationId"]
     # Not spot: untouched. Already terminating: not re-terminated.
@@ -214,30 +213,6 @@ def test_a_dry_run_changes_nothing_and_reports_what_would_happen(
     assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
     assert dynamodb_calls == Counter({"Query": 1})
     assert sqs_calls == Counter()
-
-
-@pytest.mark.parametrize(("units", "sends"), [(1, 1), (4, 1), (16, 2)])
-def test_requests_per_reclaim(handler, load_fleet, dynamodb_calls, sqs_calls, units, sends):
-    ids = [f"0000:{i:02x}:00.0" for i in range(1, units + 1)]
-    load_fleet(
-        f.fleet(
-            [
-                f.node(
-                    "node-a",
-                    [f.unit(u) for u in ids],
-                    [f.reservation("res-1", ids, releasedUnitIds=ids)],
-                    [f.workload(f"vm-{i}", [u]) for i, u in enumerate(ids)],
-                )
-            ]
-        )
-    )
-    post(handler, {"unitIds": ids[:1], "dryRun": True})  # caches the key
-    dynamodb_calls.clear()
-    result = post(handler, {"unitIds": ids})
-    assert len(result.body["terminated"]) == units
-    # Query + the transaction + marking the sent terminations queued.
-    assert dynamodb_calls == Counter({"Query": 1, "TransactWriteItems": 2})
-    assert sqs_calls == Counter({"SendMessageBatch": sends})
 
 
 # --- 400 ----------------------------------------------------------------------------------
@@ -468,7 +443,7 @@ def test_a_spot_placement_between_read_and_write_fails_the_first_attempt(
 # --- after the commit ---------------------------------------------------------------------
 
 
-def test_sqs_down_after_the_commit_still_200_and_the_termination_stays_unqueued(
+def test_sqs_down_after_the_commit_still_200_and_the_termination_stays_open(
     handler, fleet, aws, sqs, monkeypatch
 ):
     def unavailable(**_kwargs):
@@ -482,7 +457,6 @@ def test_sqs_down_after_the_commit_still_200_and_the_termination_stays_unqueued(
     assert result.body["terminated"] == ["vm-spot-1"]
     workload = state.workload(aws, "node-a", "vm-spot-1")
     assert workload["state"] == "terminating"
-    assert "queuedAt" not in workload
     open_terminations = aws.query(
         TableName="ReservationsTable",
         IndexName="OpenTerminations",
@@ -515,70 +489,6 @@ def test_failed_batch_entries_are_retried(handler, fleet, aws, sqs, monkeypatch)
     assert calls == [2, 1]
     messages = state.drain(sqs, state.node_queue_url(aws, "node-a"))
     assert sorted(m["workloadId"] for m in messages) == ["vm-span", "vm-spot-1"]
-    assert all("queuedAt" in state.workload(aws, "node-a", w) for w in ("vm-span", "vm-spot-1"))
-
-
-# --- idempotency --------------------------------------------------------------------------
-
-
-def test_a_repeat_with_the_same_key_and_body_returns_the_first_response(handler, fleet, aws, sqs):
-    body = {"unitIds": ["0000:04:00.0"], "reason": "once"}
-    first = post(handler, body, idempotency_key="abc-123")
-    second = post(handler, body, idempotency_key="abc-123")
-    assert first.status == second.status == 200
-    assert first.body == second.body
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
-    assert len(state.drain(sqs, state.node_queue_url(aws, "node-a"))) == 1
-
-
-def test_the_same_key_with_another_body_is_422(handler, fleet, aws):
-    assert post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k1").status == 200
-    result = post(handler, {"unitIds": ["0000:05:00.0"]}, idempotency_key="k1")
-    assert (result.status, result.body["code"]) == (422, "idempotency_key_reused")
-    other_path = post(
-        handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k1", res="res-review"
-    )
-    assert other_path.status == 422
-
-
-def test_keys_are_scoped_to_the_caller(handler, fleet):
-    body = {"unitIds": ["0000:09:00.0"]}
-    assert post(handler, body, idempotency_key="shared").status == 200
-    owner = post(
-        handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_test_owner", idempotency_key="shared"
-    )
-    assert owner.status == 200
-    assert owner.body["terminated"] == ["vm-spot-1"]
-
-
-def test_a_key_still_in_progress_is_409(handler, fleet, monkeypatch):
-    from reservations.dal import store
-
-    original = store.load_node
-    nested = []
-
-    def load_and_repeat(node_id):
-        if not nested:
-            nested.append(post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="slow"))
-        return original(node_id)
-
-    monkeypatch.setattr(store, "load_node", load_and_repeat)
-    first = post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="slow")
-    assert first.status == 200
-    assert (nested[0].status, nested[0].body["code"]) == (409, "idempotency_in_progress")
-
-
-def test_errors_are_not_remembered_by_the_idempotency_key(handler, load_fleet, aws):
-    load_fleet(standard_fleet(status="needs-review"))
-    assert post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k").status == 409
-    aws.update_item(
-        TableName="ReservationsTable",
-        Key={"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-1"}},
-        UpdateExpression="SET #s = :a",
-        ExpressionAttributeNames={"#s": "status"},
-        ExpressionAttributeValues={":a": {"S": "active"}},
-    )
-    assert post(handler, {"unitIds": ["0000:04:00.0"]}, idempotency_key="k").status == 200
 
 
 @pytest.mark.parametrize(

@@ -60,16 +60,18 @@ def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> 
     return reads
 
 
-def _reclaim_in_own_process(node_id: str, body: dict[str, Any], results: Any, index: int) -> None:
+def _reclaim_in_own_process(
+    node_id: str, body: dict[str, Any], key: str | None, results: Any, index: int
+) -> None:
     clients.reset()  # no connection shared with the parent
     handler = load_function("reclaim")
-    results.put((index, invoke(handler, reclaim_event(node_id, "res-1", body, BROKER))))
+    results.put((index, invoke(handler, reclaim_event(node_id, "res-1", body, BROKER, key))))
 
 
-def _concurrently(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+def _concurrently(calls: list[tuple[str, dict[str, Any]]], key: str | None = None) -> list[Any]:
     results = FORK.Queue()
     processes = [
-        FORK.Process(target=_reclaim_in_own_process, args=(node_id, body, results, index))
+        FORK.Process(target=_reclaim_in_own_process, args=(node_id, body, key, results, index))
         for index, (node_id, body) in enumerate(calls)
     ]
     for process in processes:
@@ -115,6 +117,21 @@ def test_concurrent_identical_reclaims_send_exactly_one_message_per_workload(
     ids = {m["workloadId"]: m["terminationId"] for m in messages}
     for workload_id, termination_id in ids.items():
         assert state.workload(db, "race-2", workload_id)["terminationId"] == termination_id
+
+
+def test_concurrent_identical_keyed_reclaims_have_one_effect_and_one_answer(
+    emulated, load_emulated_fleet, monkeypatch
+):
+    load_emulated_fleet(_fleet("race-4"))
+    _barrier_after_first_read(monkeypatch, 3)
+    body = {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "reason": "twins"}
+    results = _concurrently([("race-4", body)] * 3, key="twin-key")
+    assert [r.status for r in results] == [200] * 3
+    assert len({r.body_text for r in results}) == 1  # byte for byte the same answer
+    db = emulated["dynamodb"]
+    assert len(state.audit_records(db, "race-4", "res-1")) == 1
+    messages = state.drain(emulated["sqs"], state.node_queue_url(db, "race-4"))
+    assert sorted(m["workloadId"] for m in messages) == ["vm-a", "vm-b"]
 
 
 def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
+from reservations.auth.keys import hash_key
 from reservations.dal.items import (
+    APIKEY_SK,
     RESERVATION_PREFIX,
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
+    apikey_item,
+    apikey_pk,
     audit_pk,
     from_attributes,
     node_pk,
     to_attributes,
 )
+from reservations.models.domain import ApiKey
 
 TABLE = "ReservationsTable"
 
@@ -116,3 +122,40 @@ def place_spot_workload(dynamodb: Any, node_id: str, workload_id: str, unit_ids:
             }
         )
     dynamodb.transact_write_items(TransactItems=actions)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def set_reservation_status(dynamodb: Any, node_id: str, reservation_id: str, status: str) -> None:
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key=to_attributes({"PK": node_pk(node_id), "SK": RESERVATION_PREFIX + reservation_id}),
+        UpdateExpression="SET #s = :s, version = version + :one",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues=to_attributes({":s": status, ":one": 1}),
+    )
+
+
+def put_api_key(
+    dynamodb: Any,
+    secret: str,
+    *,
+    key_id: str,
+    org_id: str,
+    permissions: tuple[str, ...] = ("reservation.read", "reservation.capacity"),
+) -> None:
+    """An API key item as the key command writes it (only the hash of ``secret``)."""
+    api_key = ApiKey(key_id, org_id, frozenset(permissions), platform_operator=False)
+    dynamodb.put_item(TableName=TABLE, Item=to_attributes(apikey_item(hash_key(secret), api_key)))
+
+
+def set_api_key_permissions(dynamodb: Any, secret: str, permissions: list[str]) -> None:
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key=to_attributes({"PK": apikey_pk(hash_key(secret)), "SK": APIKEY_SK}),
+        UpdateExpression="SET #p = :p",
+        ExpressionAttributeNames={"#p": "permissions"},
+        ExpressionAttributeValues=to_attributes({":p": permissions}),
+    )

@@ -68,7 +68,8 @@ def authenticate(
     authorization: str | None, lookup: KeyLookup, cache: KeyCache, now: datetime
 ) -> Caller:
     """The caller behind the header; 401 when missing, malformed, unknown, revoked or expired."""
-    api_key = cache.get(hash_key(bearer_token(authorization)), lookup)
+    key_hash = hash_key(bearer_token(authorization))
+    api_key = cache.get(key_hash, lookup)
     if api_key is None or api_key.revoked:
         raise Unauthorized()
     if api_key.expires_at is not None and now >= api_key.expires_at:
@@ -78,4 +79,5 @@ def authenticate(
         org_id=api_key.org_id,
         permissions=api_key.permissions,
         platform_operator=api_key.platform_operator,
+        key_hash=key_hash,
     )

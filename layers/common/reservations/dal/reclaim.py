@@ -1,4 +1,4 @@
-"""The reclaim's one atomic, conditional write, and marking terminations queued."""
+"""The reclaim's one atomic, conditional write."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from reservations.config import settings
-from reservations.dal import clients
 from reservations.dal.items import (
     OPEN,
     OPEN_TERMINATION,
@@ -24,13 +21,6 @@ from reservations.dal.items import (
 )
 from reservations.models.domain import Caller
 from reservations.rules.reclaim_plan import ReclaimPlan
-
-# Cancellation reasons that mean "someone else wrote first": re-read and try again.
-_RETRYABLE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
-
-
-class WriteConflict(Exception):
-    """The write lost to a concurrent writer; nothing was changed."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +111,7 @@ def reclaim_transaction(
                 "Update": {
                     "TableName": table,
                     "Key": _key(node_id, WORKLOAD_PREFIX + workload.id),
-                    "UpdateExpression": update + " REMOVE queuedAt",
+                    "UpdateExpression": update,
                     "ConditionExpression": "version = :v",
                     "ExpressionAttributeNames": {"#state": "state"},
                     "ExpressionAttributeValues": to_attributes(values),
@@ -159,68 +149,3 @@ def reclaim_transaction(
         }
     )
     return actions
-
-
-def commit(actions: list[dict[str, Any]], token: str) -> None:
-    """Run the transaction; :class:`WriteConflict` when a condition or a conflict cancels it.
-
-    ``token`` (the reclaim id) makes the SDK's own retry of a request whose answer was lost
-    idempotent: without it, a retry after a commit would fail its version checks and look
-    like a lost race.
-    """
-    try:
-        clients.dynamodb().transact_write_items(TransactItems=actions, ClientRequestToken=token)
-    except ClientError as error:
-        if error.response["Error"]["Code"] != "TransactionCanceledException":
-            raise
-        reasons = {
-            reason.get("Code", "None") for reason in error.response.get("CancellationReasons", [])
-        } - {"None"}
-        if reasons and reasons <= _RETRYABLE:
-            raise WriteConflict(", ".join(sorted(reasons))) from error
-        if not reasons and "TransactionConflict" in str(error):
-            raise WriteConflict("TransactionConflict") from error
-        raise
-
-
-def mark_queued(node_id: str, sent: Sequence[Termination], now: datetime) -> None:
-    """Record that these terminations' messages went out (one request for up to 100).
-
-    Conditioned on the termination id, so a report that already closed the termination is
-    left alone; should that cancel the batch, each is marked on its own.
-    """
-    if not sent:
-        return
-    table = settings().table_name
-    updates = [
-        {
-            "Update": {
-                "TableName": table,
-                "Key": _key(node_id, WORKLOAD_PREFIX + termination.workload_id),
-                "UpdateExpression": "SET queuedAt = :now",
-                "ConditionExpression": "terminationId = :tid AND #state = :terminating",
-                "ExpressionAttributeNames": {"#state": "state"},
-                "ExpressionAttributeValues": to_attributes(
-                    {
-                        ":now": format_time(now),
-                        ":tid": termination.termination_id,
-                        ":terminating": "terminating",
-                    }
-                ),
-            }
-        }
-        for termination in sent
-    ]
-    client = clients.dynamodb()
-    for start in range(0, len(updates), 100):
-        batch = updates[start : start + 100]
-        try:
-            client.transact_write_items(TransactItems=batch)
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            for update in batch:
-                try:
-                    client.update_item(**update["Update"])
-                except client.exceptions.ConditionalCheckFailedException:
-                    continue

@@ -14,7 +14,7 @@ from reservations.auth.keys import KeyCache, authenticate
 from reservations.clock import utc_now
 from reservations.config import settings
 from reservations.dal import store
-from reservations.models.api import ErrorBody, ErrorDetail
+from reservations.models.api import error_json
 from reservations.models.domain import Caller
 from reservations.models.errors import (
     ApiError,
@@ -32,16 +32,11 @@ key_cache = KeyCache(ttl=settings().key_cache_ttl_seconds)
 
 
 def error_response(error: ApiError) -> Response[str]:
-    body = ErrorBody(
-        error=error.message,
-        code=error.code,
-        details=[ErrorDetail(field=d.field, problem=d.problem) for d in error.details] or None,
-    )
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else None
     return Response(
         status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
-        body=body.model_dump_json(exclude_none=True),
+        body=error_json(error),
         headers=headers,
     )
 

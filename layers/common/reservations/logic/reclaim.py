@@ -1,9 +1,10 @@
 """``POST /v1/nodes/{nodeId}/reservations/{id}/reclaim``: return units, terminate spot work.
 
 Read the node (one strongly consistent Query), decide (rules.reclaim_plan), write it all in
-one conditional transaction, retry with jittered backoff when a concurrent writer got there
-first, then queue one message per new termination and mark them queued. A termination that
-could not be queued stays recorded on its workload (``queuedAt`` absent) for the sweeper.
+one conditional transaction — with the Idempotency-Key's record when there is one — and
+retry with jittered backoff when a concurrent writer got there first. Then send one message
+per new termination. The workload item is the outbox: a termination that could not be sent
+is still open on it, and the sweeper delivers it.
 """
 
 from __future__ import annotations
@@ -13,40 +14,27 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime
-from functools import cache
-from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyValidationError,
-)
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.exceptions import BotoCoreError, ClientError
 
-from reservations.config import settings
-from reservations.dal import clients, queues
+from reservations.dal import queues
 from reservations.dal.items import format_time
-from reservations.dal.reclaim import Termination, WriteConflict, commit, mark_queued
+from reservations.dal.reclaim import Termination
 from reservations.dal.reclaim import reclaim_transaction as build_transaction
-from reservations.models.api import ReclaimResponse, ReservationView
+from reservations.dal.transactions import WriteConflict, commit
+from reservations.logic import idempotency
+from reservations.models.api import ReclaimResponse, ReservationView, response_json
 from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import (
+    ApiError,
     Conflict,
     FieldProblem,
-    IdempotencyInProgress,
-    IdempotencyKeyReused,
-    InvalidRequest,
     NotFound,
     ReservationNotActive,
     UnitsNotInReservation,
 )
+from reservations.models.idempotency import IdempotentRequest, Outcome
 from reservations.models.messages import SpotTermination
 from reservations.models.requests import RawBody, ReclaimRequest, parse_reclaim_request
 from reservations.rules.access import CAPACITY, may_manage_capacity
@@ -60,7 +48,6 @@ metrics = Metrics()
 MAX_ATTEMPTS = 5
 _BACKOFF_BASE = 0.025
 _BACKOFF_CAP = 0.4
-IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 
 NodeLoader = Callable[[str], NodeSnapshot | None]
 Clock = Callable[[], datetime]
@@ -74,147 +61,87 @@ def reclaim(
     idempotency_key: str | None,
     load_node: NodeLoader,
     clock: Clock,
-) -> dict[str, Any]:
-    """The response body of a reclaim (or its dry run), or an ApiError."""
+) -> Outcome:
+    """The answer to a reclaim (or its dry run): 200 with its body, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(CAPACITY)):
         raise NotFound()
     request = parse_reclaim_request(body)
-    if idempotency_key is None:
-        return _reclaim(caller, node_id, reservation_id, request, load_node, clock)
-    _check_idempotency_key(idempotency_key)
-    try:
-        result: dict[str, Any] = _idempotent()(
-            call={
-                # Scoped to the key that called, so two tenants' keys never meet.
-                "key": f"{caller.key_id}:{idempotency_key}",
-                "request": {
-                    "nodeId": node_id,
-                    "reservationId": reservation_id,
-                    "body": request.model_dump(mode="json", by_alias=True),
-                },
-            },
-            caller=caller,
-            request=request,
-            load_node=load_node,
-            clock=clock,
-        )
-    except IdempotencyValidationError as error:
-        raise IdempotencyKeyReused(
-            "Idempotency-Key was already used with a different request"
-        ) from error
-    except IdempotencyAlreadyInProgressError as error:
-        raise IdempotencyInProgress(
-            "a request with this Idempotency-Key is still being processed"
-        ) from error
-    return result
-
-
-def register_lambda_context(context: LambdaContext) -> None:
-    """Lets an in-progress idempotency record expire with the invocation that made it."""
-    _idempotency_config().register_lambda_context(context)
-
-
-def _check_idempotency_key(value: str) -> None:
-    if not 1 <= len(value) <= 255 or not all(" " <= ch <= "~" for ch in value):
-        raise InvalidRequest(
-            "Idempotency-Key must be 1-255 printable characters",
-            [FieldProblem("Idempotency-Key", "must be 1-255 printable ASCII characters")],
-        )
-
-
-@cache
-def _idempotency_config() -> IdempotencyConfig:
-    return IdempotencyConfig(
-        event_key_jmespath="key",
-        payload_validation_jmespath="request",
-        expires_after_seconds=IDEMPOTENCY_TTL_SECONDS,
-        raise_on_no_idempotency_key=True,
-    )
-
-
-@cache
-def _idempotent() -> Callable[..., dict[str, Any]]:
-    persistence = DynamoDBPersistenceLayer(
-        table_name=settings().idempotency_table_name, boto3_client=clients.dynamodb()
-    )
-
-    @idempotent_function(
-        data_keyword_argument="call",
-        config=_idempotency_config(),
-        persistence_store=persistence,
-    )
-    def reclaim_once(
-        call: dict[str, Any],
-        caller: Caller,
-        request: ReclaimRequest,
-        load_node: NodeLoader,
-        clock: Clock,
-    ) -> dict[str, Any]:
-        return _reclaim(
-            caller,
-            call["request"]["nodeId"],
-            call["request"]["reservationId"],
-            request,
-            load_node,
-            clock,
-        )
-
-    return reclaim_once
-
-
-def _reclaim(
-    caller: Caller,
-    node_id: str,
-    reservation_id: str,
-    request: ReclaimRequest,
-    load_node: NodeLoader,
-    clock: Clock,
-) -> dict[str, Any]:
+    keyed = None
+    if not request.dry_run:  # a dry run changes nothing: the header is neither kept nor checked
+        path = f"/v1/nodes/{node_id}/reservations/{reservation_id}/reclaim"
+        document = request.model_dump(mode="json", by_alias=True)
+        keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
     for attempt in range(MAX_ATTEMPTS):
-        now = clock()
-        snapshot = load_node(node_id)
-        if snapshot is None:
-            raise NotFound()
-        reservation = _authorized_reservation(caller, snapshot, reservation_id)
-        _check_reclaimable(reservation, request.unit_ids, now)
-        plan = plan_reclaim(snapshot, reservation, request.unit_ids)
-        if request.dry_run:
-            return _response(reservation, now, would=plan).model_dump(mode="json", by_alias=True)
-        terminations = [Termination(str(uuid.uuid4()), w.id) for w in plan.to_terminate]
-        reclaim_id = str(uuid.uuid4())
-        try:
-            commit(
-                build_transaction(plan, terminations, caller, request.reason, reclaim_id, now),
-                token=reclaim_id,
-            )
-        except WriteConflict as conflict:
-            logger.info(
-                "reclaim lost a race; retrying",
-                extra={"attempt": attempt + 1, "reasons": str(conflict)},
-            )
-            metrics.add_metric(name="ReclaimConflictsRetried", unit=MetricUnit.Count, value=1)
-            time.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))  # noqa: S311
-            continue
-        logger.info(
-            "reclaim committed",
-            extra={
-                "nodeId": node_id,
-                "reservationId": reservation_id,
-                "callerOrgId": caller.org_id,
-                "callerKeyId": caller.key_id,
-                "units": list(plan.unit_ids),
-                "terminated": plan.terminated_ids,
-                "skipped": plan.skipped_ids,
-                "attempt": attempt + 1,
-            },
-        )
-        _queue(snapshot, plan, terminations, request.reason, now)
-        _count(plan)
-        return _response(reservation, now, done=plan).model_dump(mode="json", by_alias=True)
+        outcome = _attempt(caller, node_id, reservation_id, request, keyed, load_node, clock())
+        if outcome is not None:
+            return outcome
+        metrics.add_metric(name="ReclaimConflictsRetried", unit=MetricUnit.Count, value=1)
+        time.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))  # noqa: S311
     metrics.add_metric(name="ReclaimConflicts", unit=MetricUnit.Count, value=1)
     raise Conflict(
         f"reservation {reservation_id} kept changing while reclaiming; retry the request"
     )
+
+
+def _attempt(
+    caller: Caller,
+    node_id: str,
+    reservation_id: str,
+    request: ReclaimRequest,
+    keyed: IdempotentRequest | None,
+    load_node: NodeLoader,
+    now: datetime,
+) -> Outcome | None:
+    """Read, decide, write once; None when a concurrent writer won and it must run again."""
+    snapshot = load_node(node_id)
+    if snapshot is None:
+        raise NotFound()
+    reservation = _authorized_reservation(caller, snapshot, reservation_id)
+    try:
+        _check_reclaimable(reservation, request.unit_ids, now)
+    except ApiError as refusal:
+        return idempotency.refuse(keyed, refusal, now)
+    plan = plan_reclaim(snapshot, reservation, request.unit_ids)
+    if request.dry_run:
+        return Outcome(200, response_json(_response(reservation, now, would=plan)))
+    return _commit(caller, snapshot, plan, request, keyed, now)
+
+
+def _commit(
+    caller: Caller,
+    snapshot: NodeSnapshot,
+    plan: ReclaimPlan,
+    request: ReclaimRequest,
+    keyed: IdempotentRequest | None,
+    now: datetime,
+) -> Outcome | None:
+    terminations = [Termination(str(uuid.uuid4()), w.id) for w in plan.to_terminate]
+    reclaim_id = str(uuid.uuid4())
+    outcome = Outcome(200, response_json(_response(plan.reservation, now, done=plan)))
+    actions = build_transaction(plan, terminations, caller, request.reason, reclaim_id, now)
+    record_at = len(actions)
+    try:
+        commit(actions + idempotency.record_actions(keyed, outcome, now), token=reclaim_id)
+    except WriteConflict as conflict:
+        replayed = idempotency.answer_from_conflict(keyed, conflict, record_at, now)
+        if replayed is None:
+            logger.info("reclaim lost a race; retrying", extra={"reasons": str(conflict)})
+        return replayed
+    logger.info(
+        "reclaim committed",
+        extra={
+            "nodeId": snapshot.node.id,
+            "reservationId": plan.reservation.id,
+            "callerOrgId": caller.org_id,
+            "callerKeyId": caller.key_id,
+            "units": list(plan.unit_ids),
+            "terminated": plan.terminated_ids,
+            "skipped": plan.skipped_ids,
+        },
+    )
+    _queue(snapshot, plan, terminations, request.reason, now)
+    _count(plan)
+    return outcome
 
 
 def _authorized_reservation(
@@ -268,17 +195,12 @@ def _queue(
     ]
     queue_url = snapshot.node.queue_url
     sent = queues.send_terminations(queue_url, messages) if queue_url else set()
-    unsent = len(terminations) - len(sent)
-    if unsent:
+    if unsent := len(terminations) - len(sent):
         logger.error(
-            "terminations committed but not queued; the sweeper will deliver them",
-            extra={"unqueued": unsent, "nodeId": snapshot.node.id},
+            "terminations committed but not sent; the sweeper will deliver them",
+            extra={"unsent": unsent, "nodeId": snapshot.node.id},
         )
         metrics.add_metric(name="TerminationsUnqueued", unit=MetricUnit.Count, value=unsent)
-    try:
-        mark_queued(snapshot.node.id, [t for t in terminations if t.termination_id in sent], now)
-    except (BotoCoreError, ClientError):  # committed anyway; unmarked means only resent
-        logger.exception("could not mark terminations queued")
 
 
 def _count(plan: ReclaimPlan) -> None:

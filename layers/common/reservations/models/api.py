@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from reservations.models.errors import ApiError
+
 
 class WireModel(BaseModel):
     """Base of every response: camelCase on the wire. A field left None is absent from the
@@ -26,6 +28,18 @@ class ErrorBody(BaseModel):
     error: str
     code: str
     details: list[ErrorDetail] | None = None
+
+
+def error_json(error: ApiError) -> str:
+    """An error response's exact body: the one rendering for live answers and replays."""
+    details = [ErrorDetail(field=d.field, problem=d.problem) for d in error.details]
+    body = ErrorBody(error=error.message, code=error.code, details=details or None)
+    return body.model_dump_json(exclude_none=True)
+
+
+def response_json(model: BaseModel) -> str:
+    """A response's exact body (camelCase, absent rather than null): stored and replayed as is."""
+    return model.model_dump_json(by_alias=True, exclude_none=True)
 
 
 class UnitView(WireModel):

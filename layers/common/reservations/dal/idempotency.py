@@ -1,0 +1,68 @@
+"""Idempotency records, written in the same request as the effect they answer for.
+
+An effect's transaction carries the record's Put, conditioned on there being no live record:
+a repeat, or a concurrent twin, has its transaction cancelled on that item and reads the first
+answer from the cancellation reason (``ReturnValuesOnConditionCheckFailure: ALL_OLD``). No
+in-progress state, no window between the effect and its record, no extra request.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reservations.config import settings
+from reservations.dal import clients
+from reservations.dal.items import (
+    from_attributes,
+    idempotency_item,
+    stored_response_from_item,
+    to_attributes,
+)
+from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
+
+# Absent, or expired and only waiting for TTL to delete it.
+_NO_LIVE_RECORD = "attribute_not_exists(PK) OR expiresAtEpoch <= :now"
+
+
+def record_put(
+    request: IdempotentRequest, outcome: Outcome, now: datetime, expires_at: datetime
+) -> dict[str, Any]:
+    """The record as one action of the effect's TransactWriteItems."""
+    return {
+        "Put": {
+            "TableName": settings().table_name,
+            "Item": to_attributes(idempotency_item(request, outcome, now, expires_at)),
+            "ConditionExpression": _NO_LIVE_RECORD,
+            "ExpressionAttributeValues": {":now": {"N": str(int(now.timestamp()))}},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+
+
+def store(
+    request: IdempotentRequest, outcome: Outcome, now: datetime, expires_at: datetime
+) -> StoredResponse | None:
+    """Keep an answer that needed no other write (one PutItem); the live record if one won."""
+    put = record_put(request, outcome, now, expires_at)["Put"]
+    try:
+        clients.dynamodb().put_item(**put)
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        # With ALL_OLD, the record that stood in the way comes back with the error.
+        existing: dict[str, Any] = error.response["Item"]  # type: ignore[typeddict-item]
+        return stored_response_from_item(from_attributes(existing))
+    return None
+
+
+def stored_in_cancellation(reasons: list[dict[str, Any]], index: int) -> StoredResponse | None:
+    """The record that cancelled a transaction at action ``index``, if that is what did."""
+    if index >= len(reasons):
+        return None
+    reason = reasons[index]
+    if reason.get("Code") != "ConditionalCheckFailed" or "Item" not in reason:
+        return None
+    return stored_response_from_item(from_attributes(reason["Item"]))

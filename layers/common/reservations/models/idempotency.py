@@ -1,0 +1,31 @@
+"""What idempotency keeps: the request a key was first used for and the answer it got."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An HTTP answer the logic decided: its status and its exact body."""
+
+    status: int
+    body: str
+
+
+@dataclass(frozen=True)
+class IdempotentRequest:
+    """A keyed request: ``scope`` names the record, ``request_hash`` what it was used for."""
+
+    scope: str
+    request_hash: str
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """The first answer to a keyed request, replayed byte for byte until ``expires_at``."""
+
+    request_hash: str
+    outcome: Outcome
+    expires_at: datetime
