@@ -8,6 +8,7 @@ import logging
 import re
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,107 @@ def test_the_repository_holds_no_keys_but_the_local_only_demo_ones():
         text = (ROOT / path).read_text(errors="ignore")
         for token in re.findall(r"vl_[A-Za-z0-9_]{6,}", text):
             assert token.startswith(("vl_local_only_", "vl_local_", "vl_your_key")), (path, token)
+
+
+# --- least privilege inside the table -------------------------------------------------------
+
+TABLE_ARN = {"Fn::GetAtt": ["ReservationsTable", "Arn"]}
+WRITES = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+          "dynamodb:BatchWriteItem"}  # fmt: skip
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _table_statements() -> list[tuple[str, dict[str, Any]]]:
+    """Every statement that allows a DynamoDB action on the table itself (not an index)."""
+    return [
+        (logical_id, statement)
+        for logical_id, statement in _statements()
+        if TABLE_ARN in _listed(statement["Resource"])
+        and any(action.startswith("dynamodb:") for action in _listed(statement["Action"]))
+    ]
+
+
+def _leading_keys(statement: dict[str, Any]) -> list[str]:
+    condition = statement.get("Condition", {}).get("ForAllValues:StringLike", {})
+    return _listed(condition.get("dynamodb:LeadingKeys", []))
+
+
+def _grants() -> dict[str, dict[str, set[str]]]:
+    """Function -> action -> the partition-key patterns it may use that action on (``*``:
+    a statement without a LeadingKeys condition reaches every item)."""
+    found: dict[str, dict[str, set[str]]] = {}
+    for logical_id, statement in _table_statements():
+        for action in _listed(statement["Action"]):
+            found.setdefault(logical_id, {}).setdefault(action, set()).update(
+                _leading_keys(statement) or ["*"]
+            )
+    return found
+
+
+def test_every_dynamodb_statement_on_the_table_is_scoped_to_key_prefixes():
+    statements = _table_statements()
+    assert len(statements) >= 8
+    for logical_id, statement in statements:
+        assert statement["Effect"] == "Allow", logical_id
+        patterns = _leading_keys(statement)
+        assert patterns, (logical_id, statement.get("Sid"), "no dynamodb:LeadingKeys condition")
+        assert set(statement["Condition"]) == {"ForAllValues:StringLike"}, logical_id
+        for pattern in patterns:
+            assert re.fullmatch(r"[A-Z]+#\*", pattern), (logical_id, pattern)
+
+
+def test_no_function_may_write_an_api_key_item():
+    for logical_id, actions in _grants().items():
+        for action, patterns in actions.items():
+            if action in WRITES:
+                assert not any(fnmatch("APIKEY#0123abcd", p) for p in patterns), (
+                    logical_id,
+                    action,
+                )
+
+
+def test_each_function_may_touch_only_the_key_prefixes_it_needs():
+    node, key, idem = "NODE#*", "APIKEY#*", "IDEMPOTENCY#*"
+    assert _grants() == {
+        "ListUnitsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
+        "ReclaimFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:ConditionCheckItem": {node, idem},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {"AUDIT#*", idem},
+        },
+        "TerminationReportsFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:DeleteItem": {node},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {"WLHIST#*"},
+        },
+        "SweeperFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {node},
+            "dynamodb:UpdateItem": {node},
+        },
+    }
+
+
+def test_the_sweeper_alone_reads_the_open_terminations_index():
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/OpenTerminations"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert [(i, _listed(s["Action"])) for i, s in on_index] == [
+        ("SweeperFunction", ["dynamodb:Query"])
+    ]
+
+
+def test_the_not_found_function_is_the_default_route_and_has_no_aws_permissions():
+    function = template.resources()["NotFoundFunction"]["Properties"]
+    assert not function.get("Policies")
+    assert "Role" not in function
+    assert not [s for i, s in _statements() if i == "NotFoundFunction"]
+    routes = [e["Properties"] for e in function["Events"].values() if e["Type"] == "HttpApi"]
+    assert routes == [{"ApiId": {"Ref": "HttpApi"}, "Method": "ANY", "Path": "$default"}]
+    log_group = function["LoggingConfig"]["LogGroup"]
+    assert template.resources()[log_group["Ref"]]["Type"] == "AWS::Logs::LogGroup"
