@@ -10,17 +10,26 @@ from botocore.config import Config
 
 from reservations.config import settings
 
-_CONFIG = Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 3, "mode": "standard"})
+# Bounded, because the API functions answer within their 10 s timeout whatever AWS does.
+# DynamoDB is the answer itself: a few short tries (each well under a second when healthy).
+# SQS comes after the commit, so a slow or hanging SQS gets one short try and the sweeper
+# delivers the rest: worst case 1 s to connect + 2 s to read per batch, then the send stops.
+DYNAMODB_CONFIG = Config(
+    connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 3, "mode": "standard"}
+)
+SQS_CONFIG = Config(
+    connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 1, "mode": "standard"}
+)
 
 
 @cache
 def dynamodb() -> Any:
-    return boto3.client("dynamodb", endpoint_url=settings().aws_endpoint, config=_CONFIG)
+    return boto3.client("dynamodb", endpoint_url=settings().aws_endpoint, config=DYNAMODB_CONFIG)
 
 
 @cache
 def sqs() -> Any:
-    return boto3.client("sqs", endpoint_url=settings().aws_endpoint, config=_CONFIG)
+    return boto3.client("sqs", endpoint_url=settings().aws_endpoint, config=SQS_CONFIG)
 
 
 def reset() -> None:

@@ -1,0 +1,100 @@
+"""A slow or hanging SQS never turns a committed reclaim into a 5xx or a timeout.
+
+The reclaim's SQS client is pointed at a socket that accepts connections and never answers
+(the production client configuration, real timeouts). The reclaim answers 200 well inside
+the function's timeout, the termination stays open on its workload, and the sweeper
+delivers it once SQS answers again.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from types import ModuleType
+
+import boto3
+import pytest
+
+from devstack import template
+from reservations.config import settings
+from reservations.dal import clients
+from tests.handlers.test_reclaim import standard_fleet
+from tests.support import state
+from tests.support.lambdas import (
+    FakeContext,
+    event_file,
+    invoke,
+    list_units_event,
+    load_function,
+    reclaim_event,
+)
+
+BROKER = "Bearer vl_test_broker"
+
+
+@pytest.fixture(scope="module")
+def functions() -> dict[str, ModuleType]:
+    return {name: load_function(name) for name in ("reclaim", "list_units", "sweeper")}
+
+
+@pytest.fixture
+def hanging_endpoint() -> Iterator[str]:
+    """An HTTP endpoint that accepts every connection and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for connection in [*held, server]:
+        connection.close()
+
+
+def function_timeout_seconds() -> float:
+    return float(template.document()["Globals"]["Function"]["Timeout"])
+
+
+def test_a_hanging_sqs_leaves_a_committed_reclaim_a_fast_200_and_the_sweeper_delivers(
+    functions, load_fleet, aws, hanging_endpoint, monkeypatch
+):
+    load_fleet(standard_fleet())
+    invoke(functions["list_units"], list_units_event("node-a", BROKER))  # warm: key cached
+    hanging = boto3.client("sqs", endpoint_url=hanging_endpoint, config=clients.SQS_CONFIG)
+    with monkeypatch.context() as outage:
+        outage.setattr(clients, "sqs", lambda: hanging)
+        started = time.monotonic()
+        body = {"unitIds": ["0000:04:00.0", "0000:05:00.0"]}
+        result = invoke(functions["reclaim"], reclaim_event("node-a", "res-1", body, BROKER))
+        elapsed = time.monotonic() - started
+    print(f"reclaim with a hanging SQS answered in {elapsed:.2f} s")
+
+    assert result.status == 200
+    assert result.body["terminated"] == ["vm-span", "vm-spot-1"]
+    # Bounded by the client's own timeouts, not by luck: one try, then the sweeper's turn.
+    assert elapsed < function_timeout_seconds() / 2, elapsed
+    for workload in ("vm-spot-1", "vm-span"):
+        assert state.workload(aws, "node-a", workload)["openTermination"] == "open"
+
+    # SQS answers again.
+    monkeypatch.setenv("SWEEPER_GRACE_SECONDS", "0")
+    settings.cache_clear()
+    functions["sweeper"].lambda_handler(event_file("sweeper/scheduled.json"), FakeContext())
+    sqs = boto3.client("sqs")
+    delivered = state.drain(sqs, state.node_queue_url(aws, "node-a"))
+    # (vm-term, terminating since the fleet was loaded, is delivered by the same pass.)
+    assert {"vm-span", "vm-spot-1"} <= {m["workloadId"] for m in delivered}
