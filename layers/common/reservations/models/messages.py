@@ -3,7 +3,7 @@
 Compatibility rule: within a version, fields are only ever added, never removed, renamed or
 given a new meaning, so consumers must ignore fields they do not know (``extra="ignore"``).
 A change that breaks that rule is a new ``version``, and the producer sends the old one
-until every consumer reads the new one.
+until every consumer reads the new one. Optional fields are absent when unset, never null.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ class SpotTermination(BaseModel):
     requested_at: datetime = Field(alias="requestedAt")
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True)
+        """The wire form: optional fields that are unset are absent, never ``null``."""
+        return self.model_dump_json(by_alias=True, exclude_none=True)
 
 
 class TerminationReport(BaseModel):
@@ -55,4 +56,5 @@ class TerminationReport(BaseModel):
     reported_at: datetime = Field(alias="reportedAt")
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True)
+        """The wire form: optional fields that are unset are absent, never ``null``."""
+        return self.model_dump_json(by_alias=True, exclude_none=True)
