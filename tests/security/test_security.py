@@ -120,7 +120,7 @@ def test_every_iam_statement_names_its_resources():
             if "*" in text:
                 # The one allowed pattern: this stack's node queues, by name prefix.
                 assert resource == {
-                    "Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${AWS::StackName}-node-*"
+                    "Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${NodeQueuePrefix}*"
                 }, (logical_id, resource)
             else:
                 assert "Fn::GetAtt" in text or "Fn::Sub" in text or "Ref" in text, (

@@ -33,10 +33,12 @@ RESERVATION_PREFIX = "RES#"
 WORKLOAD_PREFIX = "WL#"
 APIKEY_SK = "APIKEY"
 AUDIT_PREFIX = "AUDIT#"
-# A workload that is ``terminating`` carries ``openTermination = "open"``, which puts it in
-# the sparse OpenTerminations index (sort key terminationRequestedAt) that the sweeper reads.
+# A workload that is ``terminating`` carries ``openTermination`` ("open", or "stuck" once
+# delivered several times without a report), which puts it in the sparse OpenTerminations
+# index (sort key terminationRequestedAt) that the sweeper and the operator command read.
 OPEN_TERMINATION = "openTermination"
 OPEN = "open"
+STUCK = "stuck"
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -143,10 +145,18 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         "terminationReservationId": workload.termination_reservation_id,
         "terminationReason": workload.termination_reason,
         "terminationRequestedAt": _optional_time(workload.termination_requested_at),
-        "queuedAt": _optional_time(workload.queued_at),
-        OPEN_TERMINATION: OPEN if workload.state is WorkloadState.TERMINATING else None,
+        "deliveries": workload.termination_deliveries or None,
+        "lastDeliveredAt": _optional_time(workload.termination_last_delivered_at),
+        "stuckAt": _optional_time(workload.termination_stuck_at),
+        OPEN_TERMINATION: _open_termination(workload),
         "version": workload.version,
     }
+
+
+def _open_termination(workload: Workload) -> str | None:
+    if workload.state is not WorkloadState.TERMINATING:
+        return None
+    return STUCK if workload.termination_stuck_at is not None else OPEN
 
 
 def apikey_item(key_hash: str, api_key: ApiKey) -> Item:
@@ -243,7 +253,9 @@ def workload_from_item(item: Item) -> Workload:
         termination_reservation_id=item.get("terminationReservationId"),
         termination_reason=item.get("terminationReason"),
         termination_requested_at=_parse_optional(item.get("terminationRequestedAt")),
-        queued_at=_parse_optional(item.get("queuedAt")),
+        termination_deliveries=int(item.get("deliveries", 0)),
+        termination_last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),
+        termination_stuck_at=_parse_optional(item.get("stuckAt")),
         version=int(item["version"]),
     )
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -16,11 +17,24 @@ from reservations.models.messages import SpotTermination
 SQS_BATCH = 10
 _SEND_ATTEMPTS = 3
 _QUEUE_NAME_MAX = 80
+# The template's NodeQueuePrefix allows at most this much, which leaves 35 characters for
+# the node's part of an 80-character queue name.
+MAX_QUEUE_PREFIX = 40
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+# What SQS answers when the queue is not there (JSON and query protocols).
+_NO_QUEUE = frozenset({"QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue"})
+
+
+class SendResult(StrEnum):
+    ACCEPTED = "accepted"
+    NO_QUEUE = "no_queue"
+    FAILED = "failed"
 
 
 def node_queue_name(prefix: str, node_id: str) -> str:
     """``<prefix><nodeId>.fifo``; a node id SQS cannot take as is gets a hash suffix."""
+    if len(prefix) > MAX_QUEUE_PREFIX or _UNSAFE.search(prefix):
+        raise ValueError(f"queue prefix must be 1-{MAX_QUEUE_PREFIX} of A-Z a-z 0-9 _ -")
     safe = _UNSAFE.sub("-", node_id)
     room = _QUEUE_NAME_MAX - len(prefix) - len(".fifo")
     if safe != node_id or len(safe) > room:
@@ -87,3 +101,23 @@ def send_terminations(
                 sent.add(termination_id)
                 pending.pop(termination_id, None)
     return sent
+
+def send_termination(
+    queue_url: str, message: SpotTermination, deduplication_id: str, sqs: Any = None
+) -> SendResult:
+    """One send; only ``ACCEPTED`` means SQS took the message (an outage is not a delivery)."""
+    client = sqs or clients.sqs()
+    try:
+        client.send_message(
+            QueueUrl=queue_url,
+            MessageBody=message.to_json(),
+            MessageGroupId=message.workload_id,
+            MessageDeduplicationId=deduplication_id,
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in _NO_QUEUE:
+            return SendResult.NO_QUEUE
+        return SendResult.FAILED
+    except BotoCoreError:
+        return SendResult.FAILED
+    return SendResult.ACCEPTED

@@ -1,8 +1,7 @@
-"""Closing a termination (reported by the node) and the sweeper's view of open ones."""
+"""Closing a termination (reported by the node), and the outbox of open ones."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -16,6 +15,7 @@ from reservations.dal.items import (
     NODE_SK,
     OPEN,
     OPEN_TERMINATION,
+    STUCK,
     WORKLOAD_PREFIX,
     format_time,
     from_attributes,
@@ -28,7 +28,6 @@ from reservations.models.domain import Workload, WorkloadState
 from reservations.models.messages import TerminationReport
 
 OPEN_TERMINATIONS_INDEX = "OpenTerminations"
-STUCK = "stuck"
 HISTORY_DAYS = 90
 
 
@@ -112,70 +111,107 @@ def _history(report: TerminationReport, workload: Workload, now: datetime) -> di
 
 @dataclass(frozen=True)
 class OpenTermination:
+    """A terminating workload as the outbox holds it: the message and its delivery record."""
+
     node_id: str
     workload: Workload
-    delivery_attempts: int
-    last_sent_at: datetime | None
+
+    @property
+    def termination_id(self) -> str:
+        return self.workload.termination_id or ""
 
 
-def open_terminations() -> Iterator[OpenTermination]:
-    """Every open termination, from the sparse index (never a table scan)."""
-    paginator = clients.dynamodb().get_paginator("query")
-    for page in paginator.paginate(
-        TableName=settings().table_name,
-        IndexName=OPEN_TERMINATIONS_INDEX,
-        KeyConditionExpression=f"{OPEN_TERMINATION} = :open",
-        ExpressionAttributeValues={":open": {"S": OPEN}},
-    ):
-        for attributes in page["Items"]:
-            item = from_attributes(attributes)
-            workload = workload_from_item(item)
-            yield OpenTermination(
-                node_id=item["PK"].removeprefix("NODE#"),
-                workload=workload,
-                delivery_attempts=int(item.get("deliveryAttempts", 0)),
-                last_sent_at=workload.queued_at,
-            )
+class TerminationStore:
+    """The outbox side of open terminations: the sparse index, consistent re-reads, and the
+    sweeper's delivery record on the workload item."""
 
+    def __init__(self, dynamodb: Any = None, table: str | None = None) -> None:
+        self._client = dynamodb
+        self._table = table
 
-def node_queue_url(node_id: str) -> str | None:
-    response = clients.dynamodb().get_item(
-        TableName=settings().table_name,
-        Key=to_attributes({"PK": node_pk(node_id), "SK": NODE_SK}),
-        ProjectionExpression="queueUrl",
-    )
-    url = response.get("Item", {}).get("queueUrl", {}).get("S")
-    return str(url) if url else None
+    @property
+    def client(self) -> Any:
+        return self._client or clients.dynamodb()
 
+    @property
+    def table(self) -> str:
+        return self._table or settings().table_name
 
-def record_redelivery(termination: OpenTermination, sent: bool, now: datetime) -> None:
-    """Count one more delivery attempt; stamp ``queuedAt`` when the message went out."""
-    update = "SET deliveryAttempts = if_not_exists(deliveryAttempts, :zero) + :one"
-    values: dict[str, Any] = {":zero": 0, ":one": 1, ":tid": termination.workload.termination_id}
-    if sent:
-        update += ", queuedAt = :now"
-        values[":now"] = format_time(now)
-    _update_open(termination, update, values)
+    def listed(self, partition: str) -> Iterator[OpenTermination]:
+        """One partition of the index ("open" or "stuck"): never a table scan."""
+        paginator = self.client.get_paginator("query")
+        for page in paginator.paginate(
+            TableName=self.table,
+            IndexName=OPEN_TERMINATIONS_INDEX,
+            KeyConditionExpression=f"{OPEN_TERMINATION} = :partition",
+            ExpressionAttributeValues={":partition": {"S": partition}},
+        ):
+            for attributes in page["Items"]:
+                yield _open_termination(from_attributes(attributes))
 
-
-def give_up(termination: OpenTermination, now: datetime) -> None:
-    """Out of the sweeper's index and visibly stuck: an operator has to look."""
-    _update_open(
-        termination,
-        f"SET {OPEN_TERMINATION} = :stuck, stuckAt = :now",
-        {":stuck": STUCK, ":now": format_time(now), ":tid": termination.workload.termination_id},
-    )
-
-
-def _update_open(termination: OpenTermination, update: str, values: dict[str, Any]) -> None:
-    client = clients.dynamodb()
-    key = {"PK": node_pk(termination.node_id), "SK": WORKLOAD_PREFIX + termination.workload.id}
-    # A report may have closed it meanwhile: then there is nothing left to do.
-    with contextlib.suppress(client.exceptions.ConditionalCheckFailedException):
-        client.update_item(
-            TableName=settings().table_name,
-            Key=to_attributes(key),
-            UpdateExpression=update,
-            ConditionExpression="terminationId = :tid",
-            ExpressionAttributeValues=to_attributes(values),
+    def read(self, node_id: str, workload_id: str) -> OpenTermination | None:
+        """The termination as it is now (the index lags); None when it is no longer open."""
+        response = self.client.get_item(
+            TableName=self.table,
+            Key=to_attributes({"PK": node_pk(node_id), "SK": WORKLOAD_PREFIX + workload_id}),
+            ConsistentRead=True,
         )
+        if "Item" not in response:
+            return None
+        termination = _open_termination(from_attributes(response["Item"]))
+        if termination.workload.state is not WorkloadState.TERMINATING:
+            return None
+        return termination
+
+    def node_queue_url(self, node_id: str) -> str | None:
+        response = self.client.get_item(
+            TableName=self.table,
+            Key=to_attributes({"PK": node_pk(node_id), "SK": NODE_SK}),
+            ProjectionExpression="queueUrl",
+        )
+        url = response.get("Item", {}).get("queueUrl", {}).get("S")
+        return str(url) if url else None
+
+    def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
+        """One more send that SQS accepted."""
+        self._update(
+            termination,
+            "SET deliveries = if_not_exists(deliveries, :zero) + :one, lastDeliveredAt = :now",
+            {":zero": 0, ":one": 1, ":now": format_time(now)},
+        )
+
+    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
+        """Move it to the index's "stuck" partition; False if it was not open any more."""
+        return self._update(
+            termination,
+            f"SET {OPEN_TERMINATION} = :stuck, stuckAt = :now",
+            {":stuck": STUCK, ":now": format_time(now), ":open": OPEN},
+            f" AND {OPEN_TERMINATION} = :open",
+        )
+
+    def _update(
+        self, termination: OpenTermination, update: str, values: dict[str, Any], extra: str = ""
+    ) -> bool:
+        key = {"PK": node_pk(termination.node_id), "SK": WORKLOAD_PREFIX + termination.workload.id}
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=to_attributes(key),
+                UpdateExpression=update,
+                ConditionExpression="terminationId = :tid" + extra,
+                ExpressionAttributeValues=to_attributes(
+                    {**values, ":tid": termination.termination_id}
+                ),
+            )
+        except ClientError as error:
+            # A report closed it meanwhile: then there is nothing left to record.
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+
+def _open_termination(item: dict[str, Any]) -> OpenTermination:
+    return OpenTermination(
+        node_id=item["PK"].removeprefix("NODE#"), workload=workload_from_item(item)
+    )

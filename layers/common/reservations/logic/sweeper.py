@@ -1,85 +1,123 @@
 """The sweeper: no committed termination is lost between the database and the queue.
 
-It reads the open terminations from their sparse index and re-sends those never marked
-queued (after a grace period that leaves the reclaim its own send) and those queued but not
-confirmed within the deadline. After ``max_deliveries`` it stops, moves the termination to
-``stuck`` (visible in the same index) and raises the SweeperGiveUps metric.
+It reads the open and the stuck terminations from their sparse index, re-reads each due
+one (the index lags behind a report that just closed it) and sends it again. Only sends SQS
+accepted count as deliveries: an outage of any length, or a node whose queue is missing,
+just waits. After ``max_deliveries`` without a report a termination is flagged stuck
+(SweeperGiveUps, alarmed) and still sent at the slow pace until a report closes it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.config import settings
-from reservations.dal import queues
-from reservations.dal.terminations import (
-    OpenTermination,
-    give_up,
-    node_queue_url,
-    open_terminations,
-    record_redelivery,
-)
+from reservations.dal.items import OPEN, STUCK
+from reservations.dal.queues import SendResult
+from reservations.dal.terminations import OpenTermination
 from reservations.models.messages import SpotTermination
+from reservations.rules.terminations import (
+    RedeliveryPolicy,
+    deduplication_id,
+    gives_up,
+    is_due,
+)
 
 logger = Logger()
 metrics = Metrics()
 
-
-def is_due(termination: OpenTermination, now: datetime) -> bool:
-    config = settings()
-    if termination.last_sent_at is None:
-        requested = termination.workload.termination_requested_at or now
-        return now - requested >= timedelta(seconds=config.sweeper_grace_seconds)
-    return now - termination.last_sent_at >= timedelta(seconds=config.confirm_deadline_seconds)
+# (queue URL, message, de-duplication id) -> what SQS made of it.
+Sender = Callable[[str, SpotTermination, str], SendResult]
 
 
-def sweep(now: datetime) -> Counter[str]:
-    """One pass; counts of ``redelivered``, ``unsent``, ``gave_up`` and ``waiting``."""
+class Outbox(Protocol):
+    """Where open terminations and their delivery records live (dal.terminations)."""
+
+    def listed(self, partition: str) -> Iterator[OpenTermination]: ...
+    def read(self, node_id: str, workload_id: str) -> OpenTermination | None: ...
+    def node_queue_url(self, node_id: str) -> str | None: ...
+    def record_delivery(self, termination: OpenTermination, now: datetime) -> None: ...
+    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool: ...
+
+
+def deliver(
+    termination: OpenTermination, now: datetime, outbox: Outbox, send: Sender
+) -> SendResult:
+    """Send it once more; an accepted send is recorded as a delivery, nothing else is."""
+    url = outbox.node_queue_url(termination.node_id)
+    if url is None:
+        return SendResult.NO_QUEUE
+    workload = termination.workload
+    dedup = deduplication_id(termination.termination_id, workload.termination_deliveries)
+    result = send(url, message(termination, now), dedup)
+    if result is SendResult.ACCEPTED:
+        outbox.record_delivery(termination, now)
+    return result
+
+
+def sweep(now: datetime, policy: RedeliveryPolicy, outbox: Outbox, send: Sender) -> Counter[str]:
+    """One pass; counts of what happened (``redelivered``, ``waiting``, ``gave_up``, ...)."""
     counts: Counter[str] = Counter()
-    urls: dict[str, str | None] = {}
-    for termination in open_terminations():
-        if not is_due(termination, now):
-            counts["waiting"] += 1
-            continue
-        workload = termination.workload
-        context = {
-            "terminationId": workload.termination_id,
-            "nodeId": termination.node_id,
-            "workloadId": workload.id,
-            "deliveries": termination.delivery_attempts,
-        }
-        if termination.delivery_attempts >= settings().max_deliveries:
-            give_up(termination, now)
-            logger.error("termination not confirmed after every delivery: stuck", extra=context)
-            metrics.add_metric(name="SweeperGiveUps", unit=MetricUnit.Count, value=1)
-            counts["gave_up"] += 1
-            continue
-        if termination.node_id not in urls:
-            urls[termination.node_id] = node_queue_url(termination.node_id)
-        url = urls[termination.node_id]
-        message = _message(termination, now)
-        attempt = termination.delivery_attempts + 1
-        redelivery = {message.termination_id: f"{message.termination_id}#r{attempt}"}
-        sent = url is not None and bool(queues.send_terminations(url, [message], redelivery))
-        record_redelivery(termination, sent, now)
-        if sent:
-            metrics.add_metric(name="TerminationsRedelivered", unit=MetricUnit.Count, value=1)
-            logger.info("termination redelivered", extra=context)
-            counts["redelivered"] += 1
-        else:
-            logger.error("termination could not be redelivered", extra=context)
-            counts["unsent"] += 1
+    seen: set[str] = set()  # one given up in this pass may show up again as stuck
+    for partition in (OPEN, STUCK):
+        for listed in outbox.listed(partition):
+            if listed.termination_id in seen:
+                continue
+            seen.add(listed.termination_id)
+            if not is_due(listed.workload, policy, now):
+                counts["waiting" if partition == OPEN else "stuck"] += 1
+                continue
+            counts[_sweep_one(listed, now, policy, outbox, send)] += 1
     return counts
 
 
-def _message(termination: OpenTermination, now: datetime) -> SpotTermination:
+def _sweep_one(
+    listed: OpenTermination, now: datetime, policy: RedeliveryPolicy, outbox: Outbox, send: Sender
+) -> str:
+    termination = outbox.read(listed.node_id, listed.workload.id)
+    if termination is None or termination.termination_id != listed.termination_id:
+        return "closed"  # a report closed it after the index was read
+    if not is_due(termination.workload, policy, now):
+        return "waiting"  # another sweep got there first
+    context = _context(termination)
+    if gives_up(termination.workload, policy):
+        if outbox.mark_stuck(termination, now):
+            logger.error("termination delivered without a report: stuck", extra=context)
+            metrics.add_metric(name="SweeperGiveUps", unit=MetricUnit.Count, value=1)
+        return "gave_up"
+    result = deliver(termination, now, outbox, send)
+    if result is SendResult.ACCEPTED:
+        logger.info("termination redelivered", extra=context)
+        metrics.add_metric(name="TerminationsRedelivered", unit=MetricUnit.Count, value=1)
+        return "redelivered"
+    if result is SendResult.NO_QUEUE:
+        logger.warning("termination waits for the node's queue", extra=context)
+        metrics.add_metric(name="TerminationsWaitingForQueue", unit=MetricUnit.Count, value=1)
+        return "waiting_for_queue"
+    logger.error("termination could not be sent; the next sweep tries again", extra=context)
+    metrics.add_metric(name="TerminationSendsFailed", unit=MetricUnit.Count, value=1)
+    return "unsent"
+
+
+def _context(termination: OpenTermination) -> dict[str, Any]:
+    return {
+        "terminationId": termination.termination_id,
+        "nodeId": termination.node_id,
+        "workloadId": termination.workload.id,
+        "deliveries": termination.workload.termination_deliveries,
+    }
+
+
+def message(termination: OpenTermination, now: datetime) -> SpotTermination:
+    """The spot-termination message the outbox item stands for."""
     workload = termination.workload
     return SpotTermination(
-        termination_id=workload.termination_id or "",
+        termination_id=termination.termination_id,
         node_id=termination.node_id,
         workload_id=workload.id,
         workload_kind=workload.kind,

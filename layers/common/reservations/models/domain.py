@@ -86,11 +86,15 @@ class Workload:
     unit_ids: tuple[str, ...]
     state: WorkloadState
     termination_id: str | None = None
-    # Set with the termination: what the message carries, and whether it was sent.
+    # Set with the termination: what the message carries.
     termination_reservation_id: str | None = None
     termination_reason: str | None = None
     termination_requested_at: datetime | None = None
-    queued_at: datetime | None = None
+    # The sweeper's record: sends SQS accepted (the reclaim's own send is not counted, it
+    # cannot be told from a lost one), the last of them, and when it was flagged stuck.
+    termination_deliveries: int = 0
+    termination_last_delivered_at: datetime | None = None
+    termination_stuck_at: datetime | None = None
     version: int = 1
 
     @property

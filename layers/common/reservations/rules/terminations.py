@@ -1,0 +1,59 @@
+"""When an open termination is sent again, when it is flagged stuck, and under which
+de-duplication id: pure rules, the clock passed in."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from reservations.models.domain import Workload
+from reservations.rules.ids import is_termination_id
+
+# SQS's limit for a FIFO MessageDeduplicationId.
+MAX_DEDUPLICATION_ID = 128
+
+
+@dataclass(frozen=True, slots=True)
+class RedeliveryPolicy:
+    """The sweeper's pace: ``grace`` leaves the reclaim its own send, ``confirm_deadline``
+    is how long a node may take to report, ``stuck_resend`` the slow pace once flagged."""
+
+    grace: timedelta
+    confirm_deadline: timedelta
+    stuck_resend: timedelta
+    max_deliveries: int
+
+
+def is_due(workload: Workload, policy: RedeliveryPolicy, now: datetime) -> bool:
+    """Whether the sweeper should act on this terminating workload now."""
+    last = workload.termination_last_delivered_at
+    if workload.termination_deliveries == 0 or last is None:
+        requested = workload.termination_requested_at
+        return requested is None or now - requested >= policy.grace
+    if workload.termination_stuck_at is not None:
+        return now - last >= policy.stuck_resend
+    return now - last >= policy.confirm_deadline
+
+
+def gives_up(workload: Workload, policy: RedeliveryPolicy) -> bool:
+    """Delivered ``max_deliveries`` times without a report, and not flagged yet."""
+    return (
+        workload.termination_stuck_at is None
+        and workload.termination_deliveries >= policy.max_deliveries
+    )
+
+
+def deduplication_id(termination_id: str, deliveries: int) -> str:
+    """The FIFO de-duplication id of the send that follows ``deliveries`` accepted ones.
+
+    The first is the termination id itself, so SQS drops it if the reclaim's own send made
+    it (within five minutes); later ones are ``<id>#r<n>``, which the window cannot swallow.
+    A failed send leaves ``deliveries`` unchanged, so its retry keeps the id: a send whose
+    answer was lost is then not queued twice. An id that is not a well-formed termination
+    id (too long for the suffix) is hashed: SQS refuses anything over 128 characters.
+    """
+    plain = termination_id if deliveries == 0 else f"{termination_id}#r{deliveries}"
+    if is_termination_id(termination_id) and len(plain) <= MAX_DEDUPLICATION_ID:
+        return plain
+    return "sha256-" + hashlib.sha256(plain.encode()).hexdigest()

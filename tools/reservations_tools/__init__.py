@@ -1,0 +1,1 @@
+"""Operator commands for a deployed (or local) reservations stack."""
