@@ -18,7 +18,7 @@ help:
 	@echo "make build      sam build"
 	@echo "make openapi    regenerate docs/openapi.json from the code"
 	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
-	@echo "make bench      requests per call, fleet-size invariance, overhead, cold start"
+	@echo "make bench      handler overhead, cost per million calls, cold init (needs Docker)"
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
@@ -63,8 +63,10 @@ openapi: $(STAMP)
 fuzz: $(STAMP)
 	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest tests/contract/test_fuzz.py -q -s -p no:cacheprovider
 
-# The budgets of shared/design.md, measured (never asserted): tables + bench/results.json.
+# What only a benchmark can show, measured (never asserted): tables, and the figures in
+# .local/bench/results.json. Cold init runs in the Lambda image, so Docker is set up first.
 bench: $(STAMP)
+	@bash local/ensure-docker.sh && bash local/build-lambda-image.sh
 	@$(BIN)/python -m bench.run
 
 clean:

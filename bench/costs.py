@@ -1,0 +1,295 @@
+"""Handler overhead and the cost of a call: the real handlers in-process over moto, counted.
+
+moto's in-memory AWS is provisioned from template.yaml and the handlers
+(functions/<name>/app.py) are loaded once, as in a warm container. Hooks on the functions'
+own botocore clients see every request they send; each DynamoDB request is priced from the
+items it touched as stored before and after it (read back with a separate client, by the
+rules in bench/prices.py), each SQS request from its payload. Before every run the table is
+put back as loaded, so every run does the same work.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import math
+import os
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stdout
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+from botocore import xform_name
+from moto import mock_aws
+
+from devstack import template
+from reservations.dal import clients
+from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
+from reservations.fleet.model import parse_fleet
+from tests.support import fleets as f
+from tests.support.lambdas import FakeContext, list_units_event, load_function, reclaim_event
+
+ENV = {  # read when the handler modules load: set before load_function
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "TABLE_NAME": "ReservationsTable",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_NAMESPACE": "Bench",
+    "POWERTOOLS_SERVICE_NAME": "reservations",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "LOCAL_AWS_ENDPOINT": "",
+}
+WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"}
+OVERHEAD_GOAL = 1.25
+WARMUP = 3
+Item = dict[str, Any]
+
+
+def value_bytes(value: dict[str, Any]) -> int:
+    """A DynamoDB attribute value's size (developer guide, "Item sizes and formats")."""
+    kind, data = next(iter(value.items()))
+    if kind == "S":
+        return len(data.encode())
+    if kind == "N":  # ~1 byte per 2 significant digits, + 1
+        digits = data.lstrip("-").replace(".", "").strip("0") or "0"
+        return math.ceil(len(digits) / 2) + 1
+    if kind == "B":
+        return len(data)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS", "BS"):
+        return sum(value_bytes({kind[0]: element}) for element in data)
+    if kind == "L":
+        return 3 + sum(1 + value_bytes(element) for element in data)
+    return 3 + sum(1 + item_bytes({name: element}) for name, element in data.items())  # M
+
+
+def item_bytes(item: Item | None) -> int:
+    return sum(len(name.encode()) + value_bytes(v) for name, v in (item or {}).items())
+
+
+def units(size: int, step: int) -> int:
+    return max(1, math.ceil(size / step))
+
+
+@dataclass
+class Meter:
+    """Hooks on the functions' clients: requests by operation, read and write request units,
+    SQS requests (64 KB chunks), and every request's parameters (to replay them)."""
+
+    raw: Any  # a DynamoDB client of our own, not hooked
+    requests: Counter[str] = field(default_factory=Counter)
+    read_units: float = 0
+    write_units: float = 0
+    sqs_requests: int = 0
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    _before: dict[tuple[str, str], int] = field(default_factory=dict)
+    _schemas: dict[str, list[str]] = field(default_factory=dict)
+
+    def hooks(self, client: Any) -> list[tuple[str, Callable[..., None]]]:
+        service = client.meta.service_model.service_id.hyphenize()
+        return [
+            (f"before-parameter-build.{service}", self._request),
+            (f"after-call.{service}", self._response),
+        ]
+
+    @contextmanager
+    def attached(self, *clients: Any) -> Iterator[None]:
+        hooks = [(c.meta.events, event, hook) for c in clients for event, hook in self.hooks(c)]
+        for events, event, hook in hooks:
+            events.register(event, hook)
+        try:
+            yield
+        finally:
+            for events, event, hook in hooks:
+                events.unregister(event, hook)
+
+    def _key(self, table: str, item: Item) -> dict[str, Any]:
+        if table not in self._schemas:
+            schema = self.raw.describe_table(TableName=table)["Table"]["KeySchema"]
+            self._schemas[table] = [k["AttributeName"] for k in schema]
+        return {name: item[name] for name in self._schemas[table]}
+
+    def _stored(self, table: str, item: Item) -> int:
+        key = self._key(table, item)
+        return item_bytes(
+            self.raw.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        )
+
+    def _written(self, operation: str, params: dict[str, Any]) -> list[tuple[str, Item, int]]:
+        """(table, key or item, unit multiplier) of every item a write request touches."""
+        if operation == "TransactWriteItems":
+            actions = [next(iter(a.values())) for a in params["TransactItems"]]
+            return [(a["TableName"], a.get("Key") or a["Item"], 2) for a in actions]
+        return [(params["TableName"], params.get("Key") or params["Item"], 1)]
+
+    def _request(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        service = model.service_model.service_id.hyphenize()
+        self.requests[f"{service}.{model.name}"] += 1
+        self.calls.append((service, model.name, copy.deepcopy(params)))
+        if model.name in WRITES:
+            self._before = {
+                (t, json.dumps(self._key(t, i), sort_keys=True)): self._stored(t, i)
+                for t, i, _ in self._written(model.name, params)
+            }
+
+    def _response(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
+        service, operation = model.service_model.service_id.hyphenize(), model.name
+        params = self.calls[-1][2]
+        if service == "sqs":
+            entries = params.get("Entries") or [params]
+            if any("MessageAttributes" in e for e in entries):
+                raise RuntimeError("the bench does not size SQS message attributes")
+            self.sqs_requests += units(sum(len(e["MessageBody"].encode()) for e in entries), 65536)
+        elif operation in ("Query", "GetItem"):
+            if "FilterExpression" in params or "ProjectionExpression" in params:
+                raise RuntimeError(f"the bench cannot size a filtered or projected {operation}")
+            found = parsed.get("Items") or [parsed.get("Item")]
+            reads = units(sum(item_bytes(i) for i in found), 4096)
+            self.read_units += reads if params.get("ConsistentRead") else reads / 2
+        elif operation in WRITES:
+            for table, item, factor in self._written(operation, params):
+                key = (table, json.dumps(self._key(table, item), sort_keys=True))
+                size = max(self._before.get(key, 0), self._stored(table, item))
+                self.write_units += factor * units(size, 1024)
+        else:
+            raise RuntimeError(f"the bench has no capacity rule for {service} {operation}")
+
+
+@dataclass
+class Case:
+    name: str
+    function: str
+    event: dict[str, Any]
+    before: Callable[[], None] = lambda: None
+    terminations: int | None = None  # a reclaim must answer with this many terminated
+
+
+class Bench:
+    """moto with the fleet loaded, the handlers, and the table as loaded (to restore)."""
+
+    def __init__(self, fleet: dict[str, Any]) -> None:
+        self.clients = clients
+        clients.reset()
+        # Configured as the functions' own clients are (timeouts, retries).
+        made = {"dynamodb": clients.dynamodb(), "sqs": clients.sqs()}
+        self.raw = {s: boto3.client(s, config=c.meta.config) for s, c in made.items()}
+        template.create_tables(self.raw["dynamodb"])
+        template.create_queues(self.raw["sqs"])
+        parsed = parse_fleet(json.dumps(fleet))
+        sqs = self.raw["sqs"]
+        urls = create_node_queues(parsed, sqs, "reservations-node-", local_dead_letter_arn(sqs))
+        write_fleet(parsed, self.raw["dynamodb"], "ReservationsTable", datetime.now(UTC), urls)
+        self.loaded = self._scan()
+        self.handlers = {name: load_function(name) for name in ("list_units", "reclaim")}
+        self.context = FakeContext()
+
+    def _scan(self) -> dict[str, Item]:
+        items = self.raw["dynamodb"].scan(TableName="ReservationsTable")["Items"]
+        return {json.dumps([i["PK"], i["SK"]]): i for i in items}
+
+    def restore(self) -> None:
+        """Put the table back as loaded (a reclaim's audit record is deleted again)."""
+        dynamodb = self.raw["dynamodb"]
+        for key, item in self._scan().items():
+            if key not in self.loaded:
+                dynamodb.delete_item(
+                    TableName="ReservationsTable", Key={"PK": item["PK"], "SK": item["SK"]}
+                )
+            elif item != self.loaded[key]:
+                dynamodb.put_item(TableName="ReservationsTable", Item=self.loaded[key])
+
+    def call(self, case: Case) -> float:
+        """One invocation, its wall time; insists on a 200 (errors would measure nothing)."""
+        self.restore()
+        case.before()
+        event = copy.deepcopy(case.event)
+        with redirect_stdout(io.StringIO()):  # Powertools' metrics (EMF)
+            start = time.perf_counter()
+            response = self.handlers[case.function].lambda_handler(event, self.context)
+            elapsed = time.perf_counter() - start
+        if response["statusCode"] != 200:
+            raise RuntimeError(f"{case.name}: {response['statusCode']} {response.get('body')}")
+        body = json.loads(response["body"])
+        if case.terminations is not None and len(body["terminated"]) != case.terminations:
+            raise RuntimeError(f"{case.name}: terminated {body['terminated']}")
+        return elapsed
+
+    def replay(self, calls: list[tuple[str, str, dict[str, Any]]]) -> float:
+        """The handler's requests sent directly with boto3, in the same order."""
+        self.restore()
+        bound = [(getattr(self.raw[s], xform_name(op)), copy.deepcopy(p)) for s, op, p in calls]
+        start = time.perf_counter()
+        for method, params in bound:
+            method(**params)
+        return time.perf_counter() - start
+
+    def measure(self, case: Case, runs: int) -> dict[str, Any]:
+        meter = Meter(self.raw["dynamodb"])
+        with meter.attached(self.clients.dynamodb(), self.clients.sqs()):
+            self.call(case)
+        handler, raw = [], []
+        for i in range(WARMUP + runs):
+            h, r = self.call(case), self.replay(meter.calls)
+            if i >= WARMUP:
+                handler.append(h)
+                raw.append(r)
+        return {
+            "call": case.name,
+            "runs": runs,
+            "requests": dict(meter.requests),
+            "read_units": meter.read_units,
+            "write_units": meter.write_units,
+            "sqs_requests": meter.sqs_requests,
+            "handler_ms": statistics.median(handler) * 1000,
+            "raw_ms": statistics.median(raw) * 1000,
+            # Each handler run paired with the replay right after it: less at the mercy of
+            # whatever else the machine was doing than a ratio of medians.
+            "ratio": statistics.median(h / r for h, r in zip(handler, raw, strict=True)),
+        }
+
+
+def spot_node(node_id: str, units_: int) -> dict[str, Any]:
+    """``units_`` units in reservation res-1, all released, each running one spot workload."""
+    ids = [f"0000:{i + 4:02x}:00.0" for i in range(units_)]
+    workloads = [f.workload(f"vm-{i}", [u]) for i, u in enumerate(ids)]
+    return f.node(
+        node_id,
+        [f.unit(u) for u in ids],
+        [f.reservation("res-1", ids, releasedUnitIds=ids)],
+        workloads,
+    )
+
+
+def run(runs: int = 15) -> list[dict[str, Any]]:
+    """List on an 8-GPU node (key cached or not), reclaims of 1 and of 16 units."""
+    os.environ.update(ENV)
+    with mock_aws():
+        from reservations.http.resolver import key_cache  # reads the environment
+
+        bench = Bench(f.fleet([spot_node("node-8", 8), spot_node("node-16", 16)]))
+        broker = f"Bearer {f.KEYS['broker'][0]}"
+
+        def reclaim(node: str, k: int) -> dict[str, Any]:
+            ids = [f"0000:{i + 4:02x}:00.0" for i in range(k)]
+            return reclaim_event(node, "res-1", {"unitIds": ids, "reason": "bench"}, broker)
+
+        listing = list_units_event("node-8", broker)
+        cases = [
+            Case("list units, 8-GPU node, key cached", "list_units", listing),
+            Case("list units, key not cached", "list_units", listing, key_cache.clear),
+            Case("reclaim k=1 (8-GPU node)", "reclaim", reclaim("node-8", 1), terminations=1),
+            Case("reclaim k=16 (16-GPU node)", "reclaim", reclaim("node-16", 16), terminations=16),
+        ]
+        bench.call(cases[0])  # the key is cached from now on
+        rows = [bench.measure(case, runs) for case in cases]
+        bench.clients.reset()
+        key_cache.clear()
+        return rows
