@@ -26,6 +26,7 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
+from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
 
 NODE_SK = "#NODE"
 UNIT_PREFIX = "UNIT#"
@@ -280,4 +281,36 @@ def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
         return None
     return NodeSnapshot(
         node=node, units=tuple(units), reservations=tuple(reservations), workloads=tuple(workloads)
+    )
+
+
+IDEMPOTENCY_PREFIX = "IDEMPOTENCY#"
+IDEMPOTENCY_SK = "RESPONSE"
+
+
+def idempotency_key(scope: str) -> Item:
+    """Idempotency records live in their own partitions, outside every node's."""
+    return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
+
+
+def idempotency_item(
+    request: IdempotentRequest, outcome: Outcome, now: datetime, expires_at: datetime
+) -> Item:
+    return {
+        **idempotency_key(request.scope),
+        "requestHash": request.request_hash,
+        "status": outcome.status,
+        "body": outcome.body,
+        "createdAt": format_time(now),
+        "expiresAt": format_time(expires_at),
+        # DynamoDB's TTL deletes it some time after this; readers check expiresAt themselves.
+        "expiresAtEpoch": int(expires_at.timestamp()),
+    }
+
+
+def stored_response_from_item(item: Item) -> StoredResponse:
+    return StoredResponse(
+        request_hash=item["requestHash"],
+        outcome=Outcome(status=int(item["status"]), body=item["body"]),
+        expires_at=parse_time(item["expiresAt"]),
     )

@@ -69,8 +69,9 @@ def send_terminations(
 
     The de-duplication id is the termination id, unless ``deduplication_ids`` names another
     (a redelivery must not be swallowed by the queue's five-minute de-duplication window).
-    Never raises for SQS trouble: what was not sent stays unqueued on the workload's item,
-    where the sweeper finds it.
+    Never raises for SQS trouble, and stops at the first request SQS does not answer: on the
+    request path the time is the caller's, and what was not sent stays open on the
+    workload's item, where the sweeper finds it.
     """
     dedup = deduplication_ids or {}
     sqs = clients.sqs()
@@ -94,13 +95,14 @@ def send_terminations(
             ids = list(pending)
             try:
                 response = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
-            except (BotoCoreError, ClientError):  # unsent stays unqueued; the sweeper sends it
-                continue
+            except (BotoCoreError, ClientError):  # SQS is unwell: the sweeper sends the rest
+                return sent
             for success in response.get("Successful", []):
                 termination_id = ids[int(success["Id"])]
                 sent.add(termination_id)
                 pending.pop(termination_id, None)
     return sent
+
 
 def send_termination(
     queue_url: str, message: SpotTermination, deduplication_id: str, sqs: Any = None

@@ -133,6 +133,9 @@ class Caller:
     org_id: str
     permissions: frozenset[str] = field(default_factory=frozenset)
     platform_operator: bool = False
+    # The SHA-256 of the key itself: what scopes its Idempotency-Key records, since
+    # display ids (``key_id``) of two keys may collide.
+    key_hash: str = ""
 
     def has(self, permission: str) -> bool:
         return permission in self.permissions
