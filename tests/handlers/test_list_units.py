@@ -56,8 +56,7 @@ def _mixed_node() -> dict[str, Any]:
             "pod-2",
             ["0000:06:00.0"],
             kind="pod",
-            tier="on-demand",
-            state="terminating",
+            state="terminating",  # only spot workloads are ever terminated
             terminationId="term-1",
         ),
     ]
