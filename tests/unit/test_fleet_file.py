@@ -1,12 +1,24 @@
 """The fleet file: every rule of its format, and errors that name the field."""
 
 import json
+import re
 
 import pytest
 from pydantic import ValidationError
 
-from reservations.fleet.loader import FleetError, describe, fleet_items, read_fleet
+from reservations.auth.keys import derive_key_id
+from reservations.fleet import loader
+from reservations.fleet.loader import (
+    FleetError,
+    check_sizes,
+    describe,
+    fleet_items,
+    main,
+    read_fleet,
+)
 from reservations.fleet.model import parse_fleet
+from reservations.fleet.size import item_size
+from reservations.rules.ids import is_termination_id
 from tests.support import fleets as f
 
 
@@ -162,3 +174,254 @@ def test_units_derive_their_claim_from_live_workloads():
     document["nodes"][0]["workloads"][0]["state"] = "terminated"
     items = fleet_items(parse_fleet(json.dumps(document)), f.datetime_now())
     assert all(i.get("claimedBy") is None for i in items if i["SK"].startswith("UNIT#"))
+
+
+# Every limit of the store is a validation error naming the field, before anything is written.
+
+
+def res0(d: dict) -> dict:
+    return d["nodes"][0]["reservations"][0]
+
+
+def unit0(d: dict) -> dict:
+    return d["nodes"][0]["units"][0]
+
+
+def wl0(d: dict) -> dict:
+    return d["nodes"][0]["workloads"][0]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "words"),
+    [
+        (lambda d: res0(d).update(reason="x" * 400_000), "reservations[0].reason", "at most 1000"),
+        (lambda d: res0(d).update(contractRef="C" * 201), "contractRef", "at most 200"),
+        (lambda d: unit0(d).update(gpuModelName="n" * 257), "units[0].gpuModelName", "256"),
+        (lambda d: unit0(d).update(notSellableReason="r" * 257), "notSellableReason", "256"),
+        (lambda d: unit0(d).update(allocClass="a" * 129), "units[0].allocClass", "128"),
+        (lambda d: unit0(d).update(gpuModelId="m" * 129), "units[0].gpuModelId", "128"),
+        (lambda d: unit0(d).update(sellableGpus=10**40), "units[0].sellableGpus", "1024"),
+        (lambda d: unit0(d).update(sellableGpus=1e40), "units[0].sellableGpus", "integer"),
+        (lambda d: unit0(d).update(sellableGpus=1025), "units[0].sellableGpus", "1024"),
+        (lambda d: res0(d).update(topologyGen=2**53), "reservations[0].topologyGen", "less"),
+        (lambda d: d["nodes"][0].update(topologyGen=10**40), "nodes[0].topologyGen", "less"),
+        (
+            lambda d: d["nodes"][0].update(
+                units=[f.unit(f"0000:{i:02x}:00.0") for i in range(257)]
+            ),
+            "nodes[0].units",
+            "at most 256",
+        ),
+    ],
+)
+def test_every_text_and_number_is_bounded(mutate, field, words):
+    document = good()
+    mutate(document)
+    message = problems(document)
+    assert field in message
+    assert words in message
+    assert len(message) < 500  # the value is not echoed
+
+
+def test_the_largest_allowed_values_load():
+    document = good()
+    res0(document).update(reason="x" * 1000, contractRef="C" * 200, topologyGen=2**53 - 1)
+    unit0(document).update(gpuModelName="n" * 256, sellableGpus=1024, allocClass="a" * 128)
+    fleet_items(parse_fleet(json.dumps(document)), f.datetime_now())
+
+
+ORG_FIELDS = [
+    (lambda d, v: d.update(platformOrgId=v), "platformOrgId"),
+    (lambda d, v: d["apiKeys"][0].update(orgId=v), "apiKeys[0].orgId"),
+    (lambda d, v: d["nodes"][0].update(ownerOrgId=v), "nodes[0].ownerOrgId"),
+    (lambda d, v: res0(d).update(allowedOrgIds=[v]), "reservations[0].allowedOrgIds[0]"),
+    (lambda d, v: res0(d).update(managingOrgIds=["org-b", v]), "managingOrgIds[1]"),
+    (lambda d, v: wl0(d).update(orgId=v), "workloads[0].orgId"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "field"), ORG_FIELDS)
+@pytest.mark.parametrize("org", ["o" * 129, "org acme", "-org", "", "org/acme"])
+def test_org_ids_follow_the_id_rule(mutate, field, org):
+    document = good()
+    mutate(document, org)
+    message = problems(document)
+    assert field in message
+    assert "1-128 letters" in message or "at least 1" in message
+
+
+def test_org_id_lists_are_bounded_and_unique():
+    document = good()
+    res0(document).update(allowedOrgIds=[f"org-{i}" for i in range(51)])
+    assert "allowedOrgIds: List should have at most 50" in problems(document)
+    document = good()
+    res0(document).update(managingOrgIds=["org-b", "org-b"])
+    assert "managingOrgIds: Value error, has duplicates: org-b" in problems(document)
+
+
+def test_permissions_are_the_known_names():
+    document = good()
+    document["apiKeys"][0]["permissions"] = [
+        "reservation.read",
+        "reservation.capacity",
+        "reservation.write",
+        "node.write",
+        "workload.place",
+    ]
+    parse_fleet(json.dumps(document))
+    document["apiKeys"][0]["permissions"] = ["reservation.read", "reservation.reed"]
+    message = problems(document)
+    assert "apiKeys[0].permissions[1]" in message
+    assert "'reservation.capacity'" in message  # says what would be accepted
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["vl_" + "k" * 513, "vl_caf\u00e9_secret", "vl_", "VL_secret", "vl_secret\ttab", "vl_secret\n"],
+)
+def test_a_key_authentication_would_refuse_is_rejected_and_never_echoed(key):
+    document = good()
+    document["apiKeys"][1]["key"] = key
+    message = problems(document)
+    assert "apiKeys[1].key" in message
+    assert "secret" not in message
+    assert "kkkk" not in message
+
+
+def test_every_key_authentication_accepts_loads():
+    document = good()
+    document["apiKeys"][0]["key"] = "vl_k"  # short, but a Bearer header would carry it
+    document["apiKeys"][1]["key"] = "vl_" + "~" * 512
+    parse_fleet(json.dumps(document))
+
+
+@pytest.mark.parametrize("termination_id", ["t" * 101, "term 1", "", "term-\u00e9"])
+def test_a_termination_id_sqs_would_refuse_is_rejected(termination_id):
+    document = good()
+    wl0(document).update(state="terminating", terminationId=termination_id)
+    assert "nodes[0].workloads[0].terminationId" in problems(document)
+
+
+def test_duplicate_key_ids_are_rejected_naming_the_second():
+    document = good()
+    document["apiKeys"][0]["id"] = "key-ops"
+    document["apiKeys"][2]["id"] = "key-ops"
+    assert "apiKeys[2].id: same id as apiKeys[0]" in problems(document)
+    # An explicit id may not take the id derived for another key either.
+    document = good()
+    document["apiKeys"][3]["id"] = derive_key_id(document["apiKeys"][1]["key"])
+    assert "apiKeys[3].id: same id as apiKeys[1]" in problems(document)
+
+
+def test_a_repeated_key_is_named_by_position_only():
+    document = good()
+    document["apiKeys"][4]["key"] = document["apiKeys"][1]["key"]
+    message = problems(document)
+    assert "apiKeys[4].key: same key as apiKeys[1]" in message
+    assert document["apiKeys"][1]["key"] not in message
+
+
+@pytest.mark.parametrize("tier", ["reserved", "on-demand"])
+def test_only_a_spot_workload_can_be_terminating(tier):
+    document = good()
+    wl0(document).update(state="terminating", tier=tier)
+    assert "nodes[0].workloads[0].tier: a terminating workload must be of tier spot" in problems(
+        document
+    )
+
+
+def _terminating(reservations: list[dict], node_id: str = "node-a", wl_id: str = "vm-1") -> dict:
+    units = [f.unit("0000:04:00.0"), f.unit("0000:05:00.0")]
+    workload = f.workload(wl_id, ["0000:05:00.0", "0000:04:00.0"], state="terminating")
+    return f.fleet([f.node(node_id, units, reservations, [workload])])
+
+
+def _workload_item(document: dict) -> dict:
+    [item] = [
+        i
+        for i in fleet_items(parse_fleet(json.dumps(document)), f.datetime_now())
+        if i["SK"].startswith("WL#")
+    ]
+    return item
+
+
+def test_a_fleet_made_termination_id_fits_sqs_whatever_the_ids():
+    long_node, long_workload = "n" * 128, "w" * 128
+    item = _workload_item(
+        _terminating([f.reservation("res-1", ["0000:04:00.0"])], long_node, long_workload)
+    )
+    assert is_termination_id(item["terminationId"])
+    assert item["terminationId"].startswith("term-fleet-")
+    again = _workload_item(
+        _terminating([f.reservation("res-1", ["0000:04:00.0"])], long_node, long_workload)
+    )
+    other = _workload_item(
+        _terminating([f.reservation("res-1", ["0000:04:00.0"])], long_node, "w" * 127)
+    )
+    assert again["terminationId"] == item["terminationId"]  # stable across loads
+    assert other["terminationId"] != item["terminationId"]
+
+
+def test_a_termination_carries_the_governing_reservation():
+    reservations = [
+        f.reservation("res-a-old", ["0000:04:00.0"], status="expired"),
+        f.reservation("res-b-now", ["0000:05:00.0"]),
+        f.reservation("res-c-later", ["0000:04:00.0"], status="pending", startsAt=f.days(30)),
+    ]
+    item = _workload_item(_terminating(reservations))
+    assert item["terminationReservationId"] == "res-b-now"
+    assert item["openTermination"] == "open"
+
+
+def test_a_review_reservation_governs_and_a_started_pending_one_too():
+    review = f.reservation("res-z", ["0000:05:00.0"], status="needs-review")
+    assert _workload_item(_terminating([review]))["terminationReservationId"] == "res-z"
+    started = f.reservation("res-s", ["0000:05:00.0"], status="pending", startsAt=f.days(-1))
+    assert _workload_item(_terminating([started]))["terminationReservationId"] == "res-s"
+
+
+def test_without_a_governing_reservation_the_latest_holder_is_named():
+    # The reservation was cancelled while its termination was under way.
+    reservations = [
+        f.reservation("res-1", ["0000:04:00.0"], status="cancelled", startsAt=f.days(-20)),
+        f.reservation("res-2", ["0000:05:00.0"], status="expired", startsAt=f.days(-5)),
+    ]
+    assert _workload_item(_terminating(reservations))["terminationReservationId"] == "res-2"
+
+
+def test_a_terminating_workload_on_no_reserved_unit_is_rejected():
+    document = _terminating([f.reservation("res-1", [])])
+    message = problems(document)
+    assert "nodes[0].workloads[0].unitIds: terminating workload vm-1 is on no unit" in message
+
+
+# The item-size backstop: what DynamoDB would refuse is refused before the first write.
+
+
+def test_item_sizes_are_counted_as_dynamodb_counts_them():
+    assert item_size({"name": {"S": "caf\u00e9"}}) == 4 + 5
+    assert item_size({"n": {"N": "12345"}, "m": {"N": "-0.0100"}}) == (1 + 4) + (1 + 3)
+    assert item_size({"b": {"BOOL": True}, "z": {"NULL": True}}) == 4
+    assert item_size({"l": {"L": [{"S": "ab"}, {"N": "7"}]}}) == 1 + 3 + (1 + 2) + (1 + 2)
+    assert item_size({"m": {"M": {"k": {"S": "v"}}}}) == 1 + 3 + (1 + 1 + 1)
+    assert item_size({"s": {"SS": ["a", "bc"]}, "b": {"B": b"xyz"}}) == (1 + 3) + (1 + 3)
+
+
+def test_an_item_over_400_kb_is_refused_naming_it():
+    fleet = parse_fleet(json.dumps(good()))
+    built = fleet_items(fleet, f.datetime_now())
+    [reservation] = [i for i in built if i["SK"] == "RES#res-1"]
+    reservation["reason"] = "x" * (400 * 1024)  # as a future field without a bound would be
+    with pytest.raises(FleetError, match=r"node node-a, item RES#res-1: 4\d{5} bytes, over"):
+        check_sizes(built)
+    reservation["reason"] = "x" * (400 * 1024 - 1000)
+    check_sizes(built)
+
+
+def test_validate_runs_the_size_backstop(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(good()))
+    assert main(["validate", str(path)]) == 0
+    monkeypatch.setattr(loader, "MAX_ITEM_BYTES", 250)  # the reservation item is larger
+    assert main(["validate", str(path)]) == 1
+    assert re.search(r"node node-a, item RES#res-1: \d+ bytes, over", capsys.readouterr().err)

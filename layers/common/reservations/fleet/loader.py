@@ -3,11 +3,13 @@
     reservations-fleet validate FLEET.json
     reservations-fleet load FLEET.json [--endpoint-url URL] [--table NAME] [--region REGION]
                        [--queue-prefix PREFIX] [--dead-letter-queue-arn ARN | --no-queues]
+                       [--only-add]
 
 Loading registers each node: it creates the node's spot-termination queue (FIFO, redriving
 to the shared dead-letter queue) and stores its URL on the node's item, replaces the node's
-partition (items the file no longer has are deleted) and puts every API key. Nothing is
-written unless the whole file is valid.
+partition (items the file no longer has are deleted; every item written is one version past
+the stored one) and puts every API key; stored keys the file no longer has are revoked
+unless ``--only-add``. Nothing is written unless the whole file is valid.
 """
 
 from __future__ import annotations
@@ -20,22 +22,32 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from reservations.auth.keys import derive_key_id, hash_key
+from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
-from reservations.fleet.model import Fleet, FleetNode, parse_fleet
+from reservations.fleet.model import (
+    Fleet,
+    FleetNode,
+    FleetWorkload,
+    fleet_termination_id,
+    parse_fleet,
+)
+from reservations.fleet.size import MAX_ITEM_BYTES, item_size
 from reservations.models.domain import (
     CLAIMING_STATES,
     ApiKey,
     Node,
-    Reservation,
     Unit,
     Workload,
     WorkloadState,
 )
 
 LOCAL_DEAD_LETTER_QUEUE = "SpotTerminationDeadLetterQueue.fifo"
+MAX_TRANSACTION_ITEMS = 100
+MAX_TRANSACTION_BYTES = 2 * 1024 * 1024  # half of DynamoDB's 4 MB: sizes are estimates
+WRITE_ATTEMPTS = 5
 
 
 class FleetError(Exception):
@@ -60,84 +72,76 @@ def describe(error: ValidationError) -> str:
         where = "".join(
             f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]
         ).lstrip(".")
+        if problem["type"] == "fleet_field":  # a cross-field rule names its field itself
+            field = problem["ctx"]["field"]
+            where = f"{where}.{field}" if where else field
         lines.append(f"  {where or '(file)'}: {problem['msg']}")
     return "\n".join(lines)
 
 
-def node_items(
-    fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
-) -> list[items.Item]:
-    """The node partition's items for one node of the fleet."""
+def _unit_items(fleet_node: FleetNode) -> list[items.Item]:
     claims = {
         unit_id: f"{workload.kind.value}:{workload.id}"
         for workload in fleet_node.workloads
         if workload.state in CLAIMING_STATES
         for unit_id in workload.unit_ids
     }
+    return [
+        items.unit_item(
+            fleet_node.id,
+            Unit(
+                id=unit.id,
+                alloc_class=unit.alloc_class,
+                gpu_model_id=unit.gpu_model_id,
+                gpu_model_name=unit.gpu_model_name,
+                sellable_gpus=unit.sellable_gpus,
+                sellable=unit.sellable,
+                not_sellable_reason=unit.not_sellable_reason,
+                claimed_by=claims.get(unit.id),
+            ),
+        )
+        for unit in fleet_node.units
+    ]
+
+
+def _workload(fleet_node: FleetNode, workload: FleetWorkload, loaded_at: datetime) -> Workload:
+    terminating = workload.state is WorkloadState.TERMINATING
+    reservation_id = fleet_node.termination_reservation_id(workload, loaded_at)
+    return Workload(
+        id=workload.id,
+        kind=workload.kind,
+        tier=workload.tier,
+        org_id=workload.org_id,
+        unit_ids=tuple(workload.unit_ids),
+        state=workload.state,
+        # A termination under way must be findable by the sweeper, and its message must
+        # name the reservation the units go back to.
+        termination_id=workload.termination_id
+        or (fleet_termination_id(fleet_node.id, workload.id) if terminating else None),
+        termination_reservation_id=reservation_id if terminating else None,
+        termination_requested_at=loaded_at if terminating else None,
+    )
+
+
+def node_items(
+    fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
+) -> list[items.Item]:
+    """The node partition's items for one node of the fleet (each at version 1)."""
     node = Node(
         id=fleet_node.id,
         owner_org_id=fleet_node.owner_org_id,
         topology_gen=fleet_node.topology_gen,
         queue_url=queue_url,
     )
-    result = [items.node_item(node)]
-    for unit in fleet_node.units:
-        result.append(
-            items.unit_item(
-                node.id,
-                Unit(
-                    id=unit.id,
-                    alloc_class=unit.alloc_class,
-                    gpu_model_id=unit.gpu_model_id,
-                    gpu_model_name=unit.gpu_model_name,
-                    sellable_gpus=unit.sellable_gpus,
-                    sellable=unit.sellable,
-                    not_sellable_reason=unit.not_sellable_reason,
-                    claimed_by=claims.get(unit.id),
-                ),
-            )
-        )
-    for reservation in fleet_node.reservations:
-        result.append(
-            items.reservation_item(
-                Reservation(
-                    id=reservation.id,
-                    node_id=node.id,
-                    status=reservation.status,
-                    starts_at=reservation.starts_at,
-                    ends_at=reservation.ends_at,
-                    allowed_org_ids=tuple(reservation.allowed_org_ids),
-                    managing_org_ids=tuple(reservation.managing_org_ids),
-                    reserved_unit_ids=tuple(sorted(reservation.reserved_unit_ids)),
-                    released_unit_ids=tuple(sorted(reservation.released_unit_ids)),
-                    contract_ref=reservation.contract_ref,
-                    reason=reservation.reason,
-                    topology_gen=reservation.topology_gen,
-                    created_at=reservation.created_at or loaded_at,
-                    updated_at=reservation.updated_at or reservation.created_at or loaded_at,
-                )
-            )
-        )
-    for workload in fleet_node.workloads:
-        terminating = workload.state is WorkloadState.TERMINATING
-        result.append(
-            items.workload_item(
-                node.id,
-                Workload(
-                    id=workload.id,
-                    kind=workload.kind,
-                    tier=workload.tier,
-                    org_id=workload.org_id,
-                    unit_ids=tuple(workload.unit_ids),
-                    state=workload.state,
-                    # A termination under way must be findable by the sweeper.
-                    termination_id=workload.termination_id
-                    or (f"term-fleet-{fleet_node.id}-{workload.id}" if terminating else None),
-                    termination_requested_at=loaded_at if terminating else None,
-                ),
-            )
-        )
-    return result
+    return [
+        items.node_item(node),
+        *_unit_items(fleet_node),
+        *(items.reservation_item(r.to_domain(node.id, loaded_at)) for r in fleet_node.reservations),
+        *(
+            items.workload_item(node.id, _workload(fleet_node, w, loaded_at))
+            for w in fleet_node.workloads
+        ),
+    ]
 
 
 def fleet_items(
@@ -147,7 +151,7 @@ def fleet_items(
     result = []
     for fleet_key in fleet.api_keys:
         api_key = ApiKey(
-            key_id=fleet_key.id or derive_key_id(fleet_key.key),
+            key_id=fleet_key.key_id,
             org_id=fleet_key.org_id,
             permissions=frozenset(fleet_key.permissions),
             platform_operator=fleet_key.org_id == fleet.platform_org_id,
@@ -158,6 +162,112 @@ def fleet_items(
     for fleet_node in fleet.nodes:
         result.extend(node_items(fleet_node, loaded_at, (queue_urls or {}).get(fleet_node.id)))
     return result
+
+
+def _item_name(item: items.Item) -> str:
+    if item["PK"].startswith("APIKEY#"):
+        return f"API key {item['keyId']}"
+    return f"node {item['PK'].removeprefix('NODE#')}, item {item['SK']}"
+
+
+def check_sizes(new_items: list[items.Item]) -> None:
+    """Refuse, before writing anything, an item DynamoDB would refuse (the 400 KB limit)."""
+    for item in new_items:
+        size = item_size(items.to_attributes(item))
+        if size > MAX_ITEM_BYTES:
+            raise FleetError(
+                f"{_item_name(item)}: {size} bytes, over DynamoDB's {MAX_ITEM_BYTES}-byte limit"
+            )
+
+
+def check_fleet(fleet: Fleet, loaded_at: datetime) -> None:
+    """What the schema alone cannot see: the size of every item as it would be written."""
+    check_sizes(fleet_items(fleet, loaded_at))
+
+
+def _stored_versions(client: Any, table: str, node_id: str) -> dict[str, int | None]:
+    """Sort key -> version of every item in the node's partition (one consistent pass)."""
+    stored: dict[str, int | None] = {}
+    for page in client.get_paginator("query").paginate(
+        TableName=table,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": items.node_pk(node_id)}},
+        ProjectionExpression="SK, version",
+        ConsistentRead=True,
+    ):
+        for item in page["Items"]:
+            version = item.get("version")
+            stored[item["SK"]["S"]] = int(version["N"]) if version else None
+    return stored
+
+
+def _as_read(version: int | None, exists: bool = True) -> dict[str, Any]:
+    """The condition that the item is still as read: absent, or at ``version``."""
+    if not exists:
+        return {"ConditionExpression": "attribute_not_exists(PK)"}
+    if version is None:
+        return {"ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(version)"}
+    return {
+        "ConditionExpression": "version = :read",
+        "ExpressionAttributeValues": {":read": {"N": str(version)}},
+    }
+
+
+def _node_actions(
+    table: str, node_items: list[items.Item], stored: dict[str, int | None]
+) -> list[dict[str, Any]]:
+    """Puts one version past what was read, deletes of what the file no longer has."""
+    actions: list[dict[str, Any]] = []
+    for item in node_items:
+        read = stored.get(item["SK"])
+        attributes = items.to_attributes({**item, "version": (read or 0) + 1})
+        condition = _as_read(read, exists=item["SK"] in stored)
+        actions.append({"Put": {"TableName": table, "Item": attributes, **condition}})
+    keep = {item["SK"] for item in node_items}
+    for sort_key, read in stored.items():
+        if sort_key not in keep:
+            key = {"PK": {"S": node_items[0]["PK"]}, "SK": {"S": sort_key}}
+            actions.append({"Delete": {"TableName": table, "Key": key, **_as_read(read)}})
+    return actions
+
+
+def _action_size(action: dict[str, Any]) -> int:
+    ((_, request),) = action.items()
+    return item_size(request.get("Item") or request["Key"])
+
+
+def _transactions(actions: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """Chunks within TransactWriteItems' limits: 100 actions, 4 MB (kept to half)."""
+    chunk: list[dict[str, Any]] = []
+    size = 0
+    for action in actions:
+        action_size = _action_size(action)
+        if chunk and (
+            len(chunk) == MAX_TRANSACTION_ITEMS or size + action_size > MAX_TRANSACTION_BYTES
+        ):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(action)
+        size += action_size
+    if chunk:
+        yield chunk
+
+
+def _write_node(client: Any, table: str, node_id: str, node_items: list[items.Item]) -> None:
+    """Replace the node's partition, each write conditioned on the version read just before.
+
+    A write that lands between the read and ours fails our condition: read again, retry.
+    """
+    for _ in range(WRITE_ATTEMPTS):
+        stored = _stored_versions(client, table, node_id)
+        try:
+            for transaction in _transactions(_node_actions(table, node_items, stored)):
+                client.transact_write_items(TransactItems=transaction)
+            return
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+    raise FleetError(f"node {node_id} kept changing while it was loaded: load it again")
 
 
 def _chunks(requests: list[Any], size: int = 25) -> Iterator[list[Any]]:
@@ -171,6 +281,38 @@ def _batch_write(client: Any, table: str, requests: list[dict[str, Any]]) -> Non
         while pending:
             response = client.batch_write_item(RequestItems=pending)
             pending = response.get("UnprocessedItems") or {}
+
+
+def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
+    """Partition keys of stored, unrevoked API keys the file no longer has."""
+    missing = []
+    for page in client.get_paginator("scan").paginate(
+        TableName=table,
+        FilterExpression="begins_with(PK, :prefix)",
+        ExpressionAttributeValues={":prefix": {"S": "APIKEY#"}},
+        ProjectionExpression="PK, revoked",
+        ConsistentRead=True,
+    ):
+        for item in page["Items"]:
+            pk = item["PK"]["S"]
+            if pk not in keep and not item.get("revoked", {}).get("BOOL", False):
+                missing.append(pk)
+    return missing
+
+
+def _revoke(client: Any, table: str, partition_keys: list[str]) -> None:
+    for pk in partition_keys:
+        try:
+            client.update_item(
+                TableName=table,
+                Key={"PK": {"S": pk}, "SK": {"S": items.APIKEY_SK}},
+                UpdateExpression="SET revoked = :yes",
+                ConditionExpression="attribute_exists(PK)",  # never re-create a deleted key
+                ExpressionAttributeValues={":yes": {"BOOL": True}},
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
 
 
 def create_node_queues(fleet: Fleet, sqs: Any, prefix: str, dead_letter_arn: str) -> dict[str, str]:
@@ -187,26 +329,22 @@ def write_fleet(
     table: str,
     loaded_at: datetime,
     queue_urls: dict[str, str] | None = None,
+    *,
+    only_add: bool = False,
 ) -> int:
-    """Put every item of the fleet and delete what its nodes' partitions no longer hold."""
+    """Replace each listed node's partition and put every key; revoke stored keys the file
+    no longer has unless ``only_add``. Items never go back to an older version."""
     new_items = fleet_items(fleet, loaded_at, queue_urls)
-    _batch_write(
-        client, table, [{"PutRequest": {"Item": items.to_attributes(i)}} for i in new_items]
-    )
-    keep = {(i["PK"], i["SK"]) for i in new_items}
-    stale = []
+    check_sizes(new_items)
+    key_items = [i for i in new_items if i["PK"].startswith("APIKEY#")]
+    revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
-        paginator = client.get_paginator("query")
-        for page in paginator.paginate(
-            TableName=table,
-            KeyConditionExpression="PK = :pk",
-            ExpressionAttributeValues={":pk": {"S": items.node_pk(fleet_node.id)}},
-            ProjectionExpression="PK, SK",
-        ):
-            for key in page["Items"]:
-                if (key["PK"]["S"], key["SK"]["S"]) not in keep:
-                    stale.append({"DeleteRequest": {"Key": key}})
-    _batch_write(client, table, stale)
+        pk = items.node_pk(fleet_node.id)
+        _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk])
+    _batch_write(
+        client, table, [{"PutRequest": {"Item": items.to_attributes(i)}} for i in key_items]
+    )
+    _revoke(client, table, revoke)
     return len(new_items)
 
 
@@ -235,10 +373,16 @@ def main(argv: list[str] | None = None) -> int:
         help="shared dead-letter queue ARN (default: the emulator's one)",
     )
     load.add_argument("--no-queues", action="store_true", help="do not create node queues")
+    load.add_argument(
+        "--only-add",
+        action="store_true",
+        help="add and update keys, but do not revoke stored keys the file no longer has",
+    )
     args = parser.parse_args(argv)
 
     try:
         fleet = read_fleet(args.fleet)
+        check_fleet(fleet, datetime.now(UTC))
     except FleetError as error:
         print(error, file=sys.stderr)
         return 1
@@ -251,7 +395,13 @@ def main(argv: list[str] | None = None) -> int:
         sqs = boto3.client("sqs", endpoint_url=args.endpoint_url, region_name=args.region)
         dead_letter_arn = args.dead_letter_queue_arn or local_dead_letter_arn(sqs)
         queue_urls = create_node_queues(fleet, sqs, args.queue_prefix, dead_letter_arn)
-    count = write_fleet(fleet, client, args.table, datetime.now(UTC), queue_urls)
+    try:
+        count = write_fleet(
+            fleet, client, args.table, datetime.now(UTC), queue_urls, only_add=args.only_add
+        )
+    except FleetError as error:
+        print(error, file=sys.stderr)
+        return 1
     print(f"loaded {args.fleet}: {len(fleet.nodes)} nodes, {count} items into {args.table}")
     return 0
 

@@ -2,13 +2,16 @@
 
 Unknown fields are rejected (a typo such as ``relasedUnitIds`` must not load silently),
 booleans must be JSON booleans, and cross-references (units of reservations and workloads,
-released within reserved, one live workload per unit) are checked.
+released within reserved, one live workload per unit) are checked. Every string and number
+is bounded, so a file that validates fits the store's limits and loads whole.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from typing import Annotated, Self
+from datetime import datetime
+from typing import Annotated, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -20,25 +23,47 @@ from pydantic import (
     StrictInt,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from reservations.auth.keys import bearer_token, derive_key_id
 from reservations.models.domain import (
+    Reservation,
     ReservationStatus,
     Tier,
     WorkloadKind,
     WorkloadState,
 )
-from reservations.rules.ids import is_resource_id, is_workload_id, normalize_unit_id
+from reservations.models.errors import Unauthorized
+from reservations.rules.ids import (
+    is_resource_id,
+    is_termination_id,
+    is_workload_id,
+    normalize_unit_id,
+)
+from reservations.rules.units import governing_reservation
+
+# What the API itself accepts: a node is registered with at most 256 units, a reservation
+# names at most 50 orgs of each kind; reason and contract reference as on create.
+MAX_UNITS_PER_NODE = 256
+MAX_ORG_IDS = 50
+MAX_REASON = 1000
+MAX_CONTRACT_REF = 200
+MAX_NAME = 256  # GPU model names, why a unit is not sellable
+MAX_TOKEN = 128  # allocation classes, GPU model ids
+MAX_SELLABLE_GPUS = 1024
+MAX_TOPOLOGY_GEN = 2**53 - 1  # exact in every JSON reader, far inside DynamoDB's numbers
+_ID_RULE = "must be 1-128 letters, digits, '.', '_', ':' or '-', starting alnum"
 
 
 def _resource_id(value: str) -> str:
     if not is_resource_id(value):
-        raise ValueError("must be 1-128 letters, digits, '.', '_', ':' or '-', starting alnum")
+        raise ValueError(_ID_RULE)
     return value
 
 
 def _workload_id(value: str) -> str:
     if not is_workload_id(value):
-        raise ValueError("must be 1-128 letters, digits, '.', '_', ':' or '-', starting alnum")
+        raise ValueError(_ID_RULE)
     return value
 
 
@@ -50,19 +75,67 @@ def _unit_id(value: str) -> str:
 
 
 def _api_key(value: str) -> str:
-    if not value.startswith("vl_") or len(value) < 8 or not value.isascii() or " " in value:
-        raise ValueError("must start with 'vl_' and be at least 8 visible ASCII characters")
+    # Exactly what authentication accepts: a key it would refuse could never be used.
+    try:
+        usable = bearer_token(f"Bearer {value}") == value
+    except Unauthorized:
+        usable = False
+    if not usable:
+        raise ValueError("must be 'vl_' then 1-512 visible ASCII characters")
     return value
 
 
+def _termination_id(value: str) -> str:
+    if not is_termination_id(value):
+        raise ValueError("must be 1-100 letters, digits or ASCII punctuation (no spaces)")
+    return value
+
+
+def _unique(values: list[str]) -> list[str]:
+    if dupes := _duplicates(values):
+        raise ValueError(f"has duplicates: {', '.join(dupes)}")
+    return values
+
+
 ResourceId = Annotated[str, AfterValidator(_resource_id)]
+OrgId = Annotated[str, AfterValidator(_resource_id)]
+OrgIds = Annotated[list[OrgId], Field(max_length=MAX_ORG_IDS), AfterValidator(_unique)]
 WorkloadId = Annotated[str, AfterValidator(_workload_id)]
 UnitId = Annotated[str, AfterValidator(_unit_id)]
-NonEmpty = Annotated[str, Field(min_length=1)]
+# Unknown permissions are errors: a misspelt one would load a key that silently can't.
+Permission = Literal[
+    "reservation.read", "reservation.capacity", "reservation.write", "node.write", "workload.place"
+]
+Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
+ContractRef = Annotated[str, Field(min_length=1, max_length=MAX_CONTRACT_REF)]
+Reason = Annotated[str, Field(max_length=MAX_REASON)]
+TopologyGen = Annotated[StrictInt, Field(ge=0, le=MAX_TOPOLOGY_GEN)]
 
 
 def _duplicates(values: list[str]) -> list[str]:
     return sorted(value for value, count in Counter(values).items() if count > 1)
+
+
+def _first_repeat(values: list[str]) -> tuple[int, int] | None:
+    """The positions of the first value seen twice: (first, second)."""
+    first: dict[str, int] = {}
+    for index, value in enumerate(values):
+        if value in first:
+            return first[value], index
+        first[value] = index
+    return None
+
+
+def field_error(field: str, message: str) -> PydanticCustomError:
+    """An error about ``field`` (a path relative to the model that raises it)."""
+    return PydanticCustomError("fleet_field", "{message}", {"field": field, "message": message})
+
+
+def fleet_termination_id(node_id: str, workload_id: str) -> str:
+    """A termination id for a ``terminating`` workload the file gives none: short and stable."""
+    digest = hashlib.sha256(f"{node_id}\0{workload_id}".encode()).hexdigest()[:32]
+    return f"term-fleet-{digest}"
 
 
 class _Strict(BaseModel):
@@ -71,21 +144,25 @@ class _Strict(BaseModel):
 
 class FleetApiKey(_Strict):
     key: Annotated[str, AfterValidator(_api_key)]
-    org_id: NonEmpty = Field(alias="orgId")
-    permissions: list[NonEmpty]
+    org_id: OrgId = Field(alias="orgId")
+    permissions: Annotated[list[Permission], AfterValidator(_unique)]
     revoked: StrictBool = False
     expires_at: AwareDatetime | None = Field(default=None, alias="expiresAt")
-    id: NonEmpty | None = Field(default=None, description="audit handle; derived when absent")
+    id: ResourceId | None = Field(default=None, description="audit handle; derived when absent")
+
+    @property
+    def key_id(self) -> str:
+        return self.id or derive_key_id(self.key)
 
 
 class FleetUnit(_Strict):
     id: UnitId
-    alloc_class: NonEmpty = Field(alias="allocClass")
-    gpu_model_id: NonEmpty = Field(alias="gpuModelId")
-    gpu_model_name: NonEmpty | None = Field(default=None, alias="gpuModelName")
-    sellable_gpus: StrictInt = Field(alias="sellableGpus", ge=0)
+    alloc_class: Token = Field(alias="allocClass")
+    gpu_model_id: Token = Field(alias="gpuModelId")
+    gpu_model_name: Name | None = Field(default=None, alias="gpuModelName")
+    sellable_gpus: StrictInt = Field(alias="sellableGpus", ge=0, le=MAX_SELLABLE_GPUS)
     sellable: StrictBool
-    not_sellable_reason: NonEmpty | None = Field(default=None, alias="notSellableReason")
+    not_sellable_reason: Name | None = Field(default=None, alias="notSellableReason")
 
 
 class FleetReservation(_Strict):
@@ -93,13 +170,13 @@ class FleetReservation(_Strict):
     status: ReservationStatus
     starts_at: AwareDatetime = Field(alias="startsAt")
     ends_at: AwareDatetime | None = Field(default=None, alias="endsAt")
-    allowed_org_ids: list[NonEmpty] = Field(default_factory=list, alias="allowedOrgIds")
-    managing_org_ids: list[NonEmpty] = Field(default_factory=list, alias="managingOrgIds")
+    allowed_org_ids: OrgIds = Field(default_factory=list, alias="allowedOrgIds")
+    managing_org_ids: OrgIds = Field(default_factory=list, alias="managingOrgIds")
     reserved_unit_ids: list[UnitId] = Field(alias="reservedUnitIds")
     released_unit_ids: list[UnitId] = Field(default_factory=list, alias="releasedUnitIds")
-    contract_ref: NonEmpty | None = Field(default=None, alias="contractRef")
-    reason: str | None = None
-    topology_gen: StrictInt | None = Field(default=None, alias="topologyGen", ge=0)
+    contract_ref: ContractRef | None = Field(default=None, alias="contractRef")
+    reason: Reason | None = None
+    topology_gen: TopologyGen | None = Field(default=None, alias="topologyGen")
     created_at: AwareDatetime | None = Field(default=None, alias="createdAt")
     updated_at: AwareDatetime | None = Field(default=None, alias="updatedAt")
 
@@ -117,28 +194,52 @@ class FleetReservation(_Strict):
             raise ValueError(f"releasedUnitIds not in reservedUnitIds: {', '.join(extra)}")
         return self
 
+    def to_domain(self, node_id: str, loaded_at: datetime) -> Reservation:
+        """The reservation as stored; times the file leaves out are the load time."""
+        return Reservation(
+            id=self.id,
+            node_id=node_id,
+            status=self.status,
+            starts_at=self.starts_at,
+            ends_at=self.ends_at,
+            allowed_org_ids=tuple(self.allowed_org_ids),
+            managing_org_ids=tuple(self.managing_org_ids),
+            reserved_unit_ids=tuple(sorted(self.reserved_unit_ids)),
+            released_unit_ids=tuple(sorted(self.released_unit_ids)),
+            contract_ref=self.contract_ref,
+            reason=self.reason,
+            topology_gen=self.topology_gen,
+            created_at=self.created_at or loaded_at,
+            updated_at=self.updated_at or self.created_at or loaded_at,
+        )
+
 
 class FleetWorkload(_Strict):
     id: WorkloadId
     kind: WorkloadKind
     tier: Tier
-    org_id: NonEmpty = Field(alias="orgId")
+    org_id: OrgId = Field(alias="orgId")
     unit_ids: list[UnitId] = Field(alias="unitIds", min_length=1)
     state: WorkloadState
-    termination_id: NonEmpty | None = Field(default=None, alias="terminationId")
+    termination_id: Annotated[str, AfterValidator(_termination_id)] | None = Field(
+        default=None, alias="terminationId"
+    )
 
     @model_validator(mode="after")
-    def _unique_units(self) -> Self:
+    def _consistent(self) -> Self:
         if dupes := _duplicates(self.unit_ids):
             raise ValueError(f"unitIds has duplicates: {', '.join(dupes)}")
+        # Only spot workloads are ever terminated to give units back to a reservation.
+        if self.state is WorkloadState.TERMINATING and self.tier is not Tier.SPOT:
+            raise field_error("tier", "a terminating workload must be of tier spot")
         return self
 
 
 class FleetNode(_Strict):
     id: ResourceId
-    owner_org_id: NonEmpty = Field(alias="ownerOrgId")
-    topology_gen: StrictInt | None = Field(default=None, alias="topologyGen", ge=0)
-    units: list[FleetUnit] = Field(default_factory=list)
+    owner_org_id: OrgId = Field(alias="ownerOrgId")
+    topology_gen: TopologyGen | None = Field(default=None, alias="topologyGen")
+    units: list[FleetUnit] = Field(default_factory=list, max_length=MAX_UNITS_PER_NODE)
     reservations: list[FleetReservation] = Field(default_factory=list)
     workloads: list[FleetWorkload] = Field(default_factory=list)
 
@@ -172,9 +273,39 @@ class FleetNode(_Strict):
                 holders[unit_id] = workload.id
         return self
 
+    @model_validator(mode="after")
+    def _terminations_have_a_reservation(self) -> Self:
+        # A termination message names the reservation the units go back to.
+        reserved = {unit_id for r in self.reservations for unit_id in r.reserved_unit_ids}
+        for index, workload in enumerate(self.workloads):
+            if workload.state is WorkloadState.TERMINATING and not reserved & set(
+                workload.unit_ids
+            ):
+                raise field_error(
+                    f"workloads[{index}].unitIds",
+                    f"terminating workload {workload.id} is on no unit of a reservation",
+                )
+        return self
+
+    def termination_reservation_id(self, workload: FleetWorkload, now: datetime) -> str | None:
+        """The reservation a termination of ``workload`` gives its units back to.
+
+        The one governing its units now (first governed unit in id order); failing that, as
+        when the reservation was cancelled or expired while the termination was under way,
+        the latest-starting reservation that holds one of its units.
+        """
+        reservations = [r.to_domain(self.id, now) for r in self.reservations]
+        for unit_id in sorted(workload.unit_ids):
+            if governing := governing_reservation(unit_id, reservations, now):
+                return governing[0].id
+        holders = [r for r in reservations if set(r.reserved_unit_ids) & set(workload.unit_ids)]
+        if not holders:
+            return None
+        return max(holders, key=lambda r: (r.starts_at, r.id)).id
+
 
 class Fleet(_Strict):
-    platform_org_id: NonEmpty = Field(alias="platformOrgId")
+    platform_org_id: OrgId = Field(alias="platformOrgId")
     api_keys: list[FleetApiKey] = Field(default_factory=list, alias="apiKeys")
     nodes: list[FleetNode] = Field(default_factory=list)
 
@@ -182,8 +313,15 @@ class Fleet(_Strict):
     def _unique(self) -> Self:
         if dupes := _duplicates([node.id for node in self.nodes]):
             raise ValueError(f"duplicate node ids: {', '.join(dupes)}")
-        if _duplicates([api_key.key for api_key in self.api_keys]):
-            raise ValueError("an API key appears twice")  # never echo a key
+        for field, values in (
+            ("key", [k.key for k in self.api_keys]),
+            ("id", [k.key_id for k in self.api_keys]),  # an explicit id may equal a derived one
+        ):
+            if repeat := _first_repeat(values):
+                # Named by position only: a key must never be echoed.
+                raise field_error(
+                    f"apiKeys[{repeat[1]}].{field}", f"same {field} as apiKeys[{repeat[0]}]"
+                )
         return self
 
 
