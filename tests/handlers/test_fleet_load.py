@@ -1,0 +1,211 @@
+"""Loading a fleet into DynamoDB (moto): whole or not at all, versions only forward, keys that
+leave the file stop working."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from reservations.dal import items
+from reservations.fleet import loader
+from reservations.fleet.loader import FleetError, main, write_fleet
+from reservations.fleet.model import parse_fleet
+from tests.support import fleets as f
+from tests.support import state
+from tests.support.lambdas import invoke, list_units_event, load_function, reclaim_event
+
+TABLE = "ReservationsTable"
+BROKER = "Bearer vl_test_broker"
+UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
+
+
+def one_node(extra_keys: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return f.fleet(
+        [
+            f.node(
+                "node-a",
+                [f.unit(u) for u in UNITS],
+                [f.reservation("res-1", UNITS, releasedUnitIds=UNITS[:2])],
+                [f.workload("vm-1", [UNITS[0]]), f.workload("vm-2", [UNITS[1]])],
+            )
+        ],
+        extra_keys,
+    )
+
+
+def load(dynamodb: Any, document: dict[str, Any], **options: Any) -> int:
+    fleet = parse_fleet(json.dumps(document))
+    return write_fleet(fleet, dynamodb, TABLE, datetime.now(UTC), **options)
+
+
+def versions(dynamodb: Any, node_id: str = "node-a") -> dict[str, int]:
+    response = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": items.node_pk(node_id)}},
+        ConsistentRead=True,
+    )
+    return {i["SK"]["S"]: int(i["version"]["N"]) for i in response["Items"]}
+
+
+@pytest.fixture(scope="module")
+def functions() -> dict[str, Any]:
+    return {name: load_function(name) for name in ("list_units", "reclaim")}
+
+
+def test_a_first_load_writes_every_item_at_version_1(aws):
+    load(aws, one_node())
+    assert versions(aws) == {
+        "#NODE": 1,
+        "RES#res-1": 1,
+        **{f"UNIT#{u}": 1 for u in UNITS},
+        "WL#vm-1": 1,
+        "WL#vm-2": 1,
+    }
+
+
+def test_reloading_after_a_reclaim_moves_every_version_forward(aws, load_fleet, functions):
+    document = one_node()
+    load_fleet(document)
+    body = {"unitIds": UNITS[:2], "reason": "back to the lab"}
+    reclaimed = invoke(functions["reclaim"], reclaim_event("node-a", "res-1", body, BROKER))
+    assert reclaimed.status == 200
+    before = versions(aws)
+    assert before["RES#res-1"] > 1  # the reclaim wrote at a later version
+    load_fleet(document)
+    after = versions(aws)
+    assert after.keys() == before.keys()
+    assert all(after[sk] > before[sk] for sk in before), (before, after)
+    # The file's state is back: a reclaim that read before the reload would now fail its
+    # version conditions instead of overwriting it.
+    assert state.workload(aws, "node-a", "vm-1")["state"] == "running"
+
+
+def test_items_the_file_no_longer_has_are_deleted_and_new_ones_start_at_1(aws):
+    document = one_node()
+    load(aws, document)
+    document["nodes"][0]["workloads"] = [f.workload("vm-3", [UNITS[2]])]
+    load(aws, document)
+    found = versions(aws)
+    assert "WL#vm-1" not in found
+    assert "WL#vm-2" not in found
+    assert found["WL#vm-3"] == 1
+    assert found["RES#res-1"] == 2
+
+
+def test_a_write_between_the_loaders_read_and_its_write_is_not_overwritten_blindly(
+    aws, monkeypatch
+):
+    load(aws, one_node())
+    read = loader._stored_versions
+    reads = []
+
+    def read_then_someone_writes(*args: Any) -> dict[str, int | None]:
+        stored = read(*args)
+        reads.append(stored)
+        if len(reads) == 1:  # a reclaim commits right after the loader's first read
+            aws.update_item(
+                TableName=TABLE,
+                Key={"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-1"}},
+                UpdateExpression="SET version = version + :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+        return stored
+
+    monkeypatch.setattr(loader, "_stored_versions", read_then_someone_writes)
+    load(aws, one_node())
+    assert len(reads) == 2  # the first attempt failed its condition; the second read again
+    assert versions(aws)["RES#res-1"] == 3  # loaded 1, the other writer's 2, reloaded 3
+
+
+def test_a_node_that_keeps_changing_is_reported(aws, monkeypatch):
+    load(aws, one_node())
+    read = loader._stored_versions
+
+    def always_stale(*args: Any) -> dict[str, int | None]:
+        return {sk: (v or 0) - 1 for sk, v in read(*args).items()}
+
+    monkeypatch.setattr(loader, "_stored_versions", always_stale)
+    with pytest.raises(FleetError, match="node node-a kept changing while it was loaded"):
+        load(aws, one_node())
+
+
+def test_a_node_of_more_than_100_items_loads_whole_in_several_transactions(aws):
+    units = [f"0000:{i:02x}:00.0" for i in range(256)]
+    document = f.fleet(
+        [f.node("node-big", [f.unit(u) for u in units], [f.reservation("res-1", units)])]
+    )
+    calls: list[int] = []
+    aws.meta.events.register(
+        "provide-client-params.dynamodb.TransactWriteItems",
+        lambda params, **_: calls.append(len(params["TransactItems"])),
+    )
+    load(aws, document)
+    assert calls == [100, 100, 58]
+    load(aws, document)
+    assert set(versions(aws, "node-big").values()) == {2}
+
+
+def test_an_item_over_the_size_limit_writes_nothing(aws, monkeypatch):
+    load(aws, one_node())
+    before = state.whole_table(aws)
+    document = one_node()
+    document["nodes"][0]["reservations"][0]["reason"] = "r" * 1000
+    monkeypatch.setattr(loader, "MAX_ITEM_BYTES", 1000)  # the reservation's reason tips it over
+    with pytest.raises(FleetError, match="node node-a, item RES#res-1"):
+        load(aws, document)
+    assert state.whole_table(aws) == before
+
+
+GONE = {"key": "vl_test_gone", "orgId": "org-acme", "permissions": f.BOTH}
+
+
+def list_with(functions: dict[str, Any], key: str) -> int:
+    from reservations.http.resolver import key_cache
+
+    key_cache.clear()  # the 60 s cache is the documented bound; the test looks past it
+    return invoke(functions["list_units"], list_units_event("node-a", f"Bearer {key}")).status
+
+
+def test_a_key_missing_from_a_reloaded_file_is_revoked_not_deleted(aws, functions):
+    load(aws, one_node([GONE]))
+    assert list_with(functions, "vl_test_gone") == 200
+    load(aws, one_node())
+    assert list_with(functions, "vl_test_gone") == 401
+    assert list_with(functions, "vl_test_owner") == 200
+    [gone] = [i for i in state.whole_table(aws) if i.get("keyId", "").startswith("key-")
+              and i["orgId"] == "org-acme" and i["revoked"]]  # fmt: skip
+    assert gone["permissions"] == sorted(f.BOTH)  # kept for audit, only revoked
+    load(aws, one_node([GONE]))  # back in the file: it works again
+    assert list_with(functions, "vl_test_gone") == 200
+
+
+def test_only_add_leaves_keys_the_file_does_not_list(aws, functions):
+    load(aws, one_node([GONE]))
+    load(aws, one_node(), only_add=True)
+    assert list_with(functions, "vl_test_gone") == 200
+
+
+def test_the_command_revokes_unless_told_it_only_adds(aws, functions, tmp_path, capsys):
+    with_gone, without = tmp_path / "with.json", tmp_path / "without.json"
+    with_gone.write_text(json.dumps(one_node([GONE])))
+    without.write_text(json.dumps(one_node()))
+    assert main(["load", str(with_gone), "--no-queues"]) == 0
+    assert main(["load", str(without), "--no-queues", "--only-add"]) == 0
+    assert list_with(functions, "vl_test_gone") == 200
+    assert main(["load", str(without), "--no-queues"]) == 0
+    assert list_with(functions, "vl_test_gone") == 401
+    assert "vl_test_gone" not in capsys.readouterr().out
+
+
+def test_a_fleet_made_termination_is_stored_with_its_reservation(aws, load_fleet):
+    document = one_node()
+    document["nodes"][0]["workloads"][0]["state"] = "terminating"
+    load_fleet(document)
+    workload = state.workload(aws, "node-a", "vm-1")
+    assert workload["terminationReservationId"] == "res-1"
+    assert workload["terminationId"].startswith("term-fleet-")
+    assert len(workload["terminationId"]) == len("term-fleet-") + 32
