@@ -8,9 +8,8 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
-from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import Json
+from pydantic import BaseModel, ConfigDict, Json
 
 from reservations.clock import utc_now
 from reservations.logic.termination_reports import apply_report
@@ -21,8 +20,15 @@ metrics = Metrics()
 tracer = Tracer()
 
 
-class ReportRecord(SqsRecordModel):
-    body: Json[TerminationReport]  # type: ignore[assignment]
+class ReportRecord(BaseModel):
+    """The two fields of an SQS record this function reads. (Powertools' SqsRecordModel
+    would do, but importing its module builds every event source's models: ~50 ms of cold
+    start, a third of this function's.)"""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    messageId: str  # the batch processor reports failures by this attribute name
+    body: Json[TerminationReport]
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=ReportRecord)
