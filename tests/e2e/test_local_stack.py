@@ -29,6 +29,7 @@ from tests.e2e.stack import (
     OWNER,
     READY,
     RELEASED,
+    REQUEST_TIMEOUT,
     RESERVATION,
     STRANGER,
     Stack,
@@ -148,6 +149,29 @@ def test_every_404_is_byte_identical(stack: Stack) -> None:
     assert first.json() == {"error": first.json()["error"], "code": "not_found"}
     for name, response in cases.items():
         assert comparable(response) == comparable(first), name
+
+
+def test_unknown_routes_methods_and_empty_ids_get_the_same_404(stack: Stack) -> None:
+    """Through the $default route's function, not sam local's (or API Gateway's) own."""
+    reference = stack.get_units("node-nowhere", OPERATOR)
+    units = f"{stack.api}/v1/nodes/{NODE}/reservations/units"
+    # No redirects followed: a 308 to a merged path would hide what answered the request.
+    options: dict[str, Any] = {
+        "headers": {"Authorization": OPERATOR},
+        "timeout": REQUEST_TIMEOUT,
+        "allow_redirects": False,
+    }
+    cases = {
+        "GET /nope": requests.get(f"{stack.api}/nope", **options),
+        "DELETE units": requests.delete(units, **options),
+        "POST units": requests.post(units, data="{}", **options),
+        "empty node id": requests.get(f"{stack.api}/v1/nodes//reservations/units", **options),
+    }
+    assert reference.status_code == 404, reference.text
+    for name, response in cases.items():
+        assert response.status_code == 404, (name, response.status_code, response.text)
+        assert response.content == reference.content, name
+        assert response.headers["Content-Type"] == reference.headers["Content-Type"], name
 
 
 def test_a_dry_run_reports_and_changes_nothing(stack: Stack) -> None:
