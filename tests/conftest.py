@@ -19,6 +19,7 @@ os.environ.update(
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "GpuReservationsTest",
         "POWERTOOLS_SERVICE_NAME": "reservations",
+        "TABLE_NAME": "ReservationsTable",
     }
 )
 
@@ -41,7 +42,7 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "POWERTOOLS_SERVICE_NAME": "reservations",
     }.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("LOCAL_AWS_ENDPOINT", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # moto answers AWS's own URLs
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 

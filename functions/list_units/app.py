@@ -2,20 +2,17 @@
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
+from reservations.config import check_settings
 from reservations.dal import store
 from reservations.http.openapi import responses
 from reservations.http.resolver import create_app, current_caller
 from reservations.logic.list_units import list_units
 from reservations.models.api import UnitView
+from reservations.observability import API_REQUEST, logger, metrics, tracer
 
-logger = Logger()
-metrics = Metrics()
-tracer = Tracer()
 app = create_app()
 
 
@@ -29,7 +26,8 @@ def get_units(nodeId: str) -> list[UnitView]:
     return list_units(current_caller(app), nodeId, store.load_node, utc_now())
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@check_settings
+@logger.inject_lambda_context(correlation_id_path=API_REQUEST)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

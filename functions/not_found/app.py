@@ -3,21 +3,19 @@ function takes, answered with the contract's 404 instead of API Gateway's own.""
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from reservations.config import check_settings
 from reservations.http.resolver import create_app
+from reservations.observability import API_REQUEST, logger, metrics, tracer
 
-logger = Logger()
-metrics = Metrics()
-tracer = Tracer()
 # No routes on purpose: every request reaches the resolver's not-found handler, so the body
 # and headers are byte for byte those of every other 404.
 app = create_app()
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@check_settings
+@logger.inject_lambda_context(correlation_id_path=API_REQUEST)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -2,23 +2,20 @@
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
+from reservations.config import check_settings
 from reservations.dal import store
 from reservations.http.openapi import reclaim_request_body, responses
 from reservations.http.resolver import create_app, current_caller
 from reservations.logic.reclaim import reclaim
 from reservations.models.api import ReclaimResponse
 from reservations.models.requests import RawBody
+from reservations.observability import API_REQUEST, logger, metrics, tracer
 
-logger = Logger()
-metrics = Metrics()
-tracer = Tracer()
 app = create_app()
 
 
@@ -54,7 +51,8 @@ def post_reclaim(
     )
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@check_settings
+@logger.inject_lambda_context(correlation_id_path=API_REQUEST)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -3,19 +3,15 @@
 from datetime import timedelta
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
-from reservations.config import settings
+from reservations.config import check_settings, settings
 from reservations.dal.queues import send_termination
 from reservations.dal.terminations import TerminationStore
 from reservations.logic.sweeper import sweep
+from reservations.observability import SCHEDULED_EVENT, logger, metrics, tracer
 from reservations.rules.terminations import RedeliveryPolicy
-
-logger = Logger()
-metrics = Metrics()
-tracer = Tracer()
 
 
 def policy() -> RedeliveryPolicy:
@@ -29,7 +25,8 @@ def policy() -> RedeliveryPolicy:
     )
 
 
-@logger.inject_lambda_context
+@check_settings
+@logger.inject_lambda_context(correlation_id_path=SCHEDULED_EVENT)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
     EventType,
@@ -12,12 +11,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Json
 
 from reservations.clock import utc_now
+from reservations.config import check_settings
 from reservations.logic.termination_reports import apply_report
 from reservations.models.messages import TerminationReport
-
-logger = Logger()
-metrics = Metrics()
-tracer = Tracer()
+from reservations.observability import SQS_BATCH, logger, metrics, tracer
 
 
 class ReportRecord(BaseModel):
@@ -38,12 +35,11 @@ def record_handler(record: ReportRecord) -> str:
     return apply_report(record.body, utc_now())
 
 
-@logger.inject_lambda_context
+@check_settings
+@logger.inject_lambda_context(correlation_id_path=SQS_BATCH)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    if not event.get("Records"):  # a warm-up call (the local pump makes one); nothing to do
-        return {"batchItemFailures": []}
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

@@ -17,6 +17,8 @@ import socket
 import sys
 import threading
 import time
+import uuid
+from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
@@ -25,6 +27,7 @@ from botocore.config import Config
 
 from devstack.emulator import REGION
 from devstack.sqs_events import failed_message_ids, schedule_event, sqs_event
+from reservations.models.messages import TerminationReport
 
 log = logging.getLogger("pump")
 REPORTS_QUEUE = "TerminationReportsQueue"
@@ -60,6 +63,21 @@ def pump_reports(sqs: Any, lambda_client: Any, queue_url: str, queue_arn: str, w
     return len(messages) - len(failed)
 
 
+def warm_up_event(queue_arn: str) -> dict[str, Any]:
+    """A batch of one report for no open termination: the function starts its container and
+    drops the report as it drops any such report (a warning, nothing written)."""
+    report = TerminationReport(
+        terminationId="term-local-warm-up",
+        nodeId="local-warm-up",
+        workloadId="local-warm-up",
+        outcome="gone",
+        detail="the local pump starting the function's container",
+        reportedAt=datetime.now(UTC),
+    )
+    message = {"MessageId": str(uuid.uuid4()), "ReceiptHandle": "warm-up", "Body": report.to_json()}
+    return sqs_event([message], queue_arn)
+
+
 def wait_for_functions(endpoint: str, timeout: float = 300) -> None:
     """``make run`` starts this before ``sam local start-lambda`` listens."""
     host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
@@ -93,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     stopping = threading.Event()
     wait_for_functions(args.lambda_endpoint)
     try:  # start the reports function's container now, not on the first report
-        invoke(lambda_client, "TerminationReportsFunction", {"Records": []})
+        invoke(lambda_client, "TerminationReportsFunction", warm_up_event(queue_arn))
     except Exception:
         log.exception("warming TerminationReportsFunction failed")
 

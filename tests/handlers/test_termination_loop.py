@@ -15,6 +15,7 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack.pump import warm_up_event
 from devstack.sqs_events import failed_message_ids, sqs_event
 from node_agent.consumer import Consumer, DoneLog
 from node_agent.drivers import LogDriver, Result
@@ -391,10 +392,14 @@ def test_the_scheduled_event_runs_a_sweep(aws, load_fleet, functions, monkeypatc
     settings.cache_clear()
 
 
-def test_an_empty_batch_is_a_no_op(functions):
-    assert functions["termination_reports"].lambda_handler({"Records": []}, FakeContext()) == {
+def test_the_local_pumps_warm_up_batch_is_dropped_and_changes_nothing(aws, load_fleet, functions):
+    load_fleet(f.demo_fleet())
+    before = state.whole_table(aws)
+    event = warm_up_event("arn:aws:sqs:us-east-1:123456789012:TerminationReportsQueue")
+    assert functions["termination_reports"].lambda_handler(event, FakeContext()) == {
         "batchItemFailures": []
     }
+    assert state.whole_table(aws) == before
 
 
 class CountingDriver:

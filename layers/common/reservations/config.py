@@ -1,37 +1,67 @@
-"""Settings from the function's environment (declared in template.yaml's Globals)."""
+"""The function's settings: its environment (template.yaml's Globals), validated once.
+
+A missing table name fails the first invocation with an error naming the variable, instead
+of a DynamoDB error about a table called ``None`` later. Defaults exist only where they are
+the deployed value (the template and its parameter defaults say the same).
+"""
 
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True)
-class Settings:
-    table_name: str
-    # Set only locally (env.json / tests): where the AWS emulator listens. Empty in AWS.
-    aws_endpoint: str | None
-    key_cache_ttl_seconds: float
-    # The sweeper: how long a committed termination waits for the reclaim's own send, how
-    # long a delivered one may stay unreported, how many deliveries before it is flagged
-    # stuck, and the slow pace at which a stuck one is still sent.
-    sweeper_grace_seconds: float
-    confirm_deadline_seconds: float
-    max_deliveries: int
-    stuck_resend_seconds: float
+class SettingsError(RuntimeError):
+    """The function's environment lacks or garbles a setting (a deployment error)."""
+
+
+class Settings(BaseModel):
+    """What the functions read from their environment."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    table_name: str = Field(alias="TABLE_NAME", min_length=1)
+    # Revocation takes effect within this; 60 s is the deployed value.
+    key_cache_ttl_seconds: float = Field(60.0, alias="KEY_CACHE_TTL_SECONDS", ge=0)
+    # The sweeper's pace (set on SweeperFunction from the stack's parameters; the defaults
+    # are those parameters' defaults): how long a committed termination waits for the
+    # reclaim's own send, how long a delivered one may stay unreported, how many deliveries
+    # before it is flagged stuck, and the slow pace at which a stuck one is still sent.
+    sweeper_grace_seconds: float = Field(60.0, alias="SWEEPER_GRACE_SECONDS", ge=0)
+    confirm_deadline_seconds: float = Field(
+        600.0, alias="TERMINATION_CONFIRM_DEADLINE_SECONDS", ge=0
+    )
+    max_deliveries: int = Field(5, alias="TERMINATION_MAX_DELIVERIES", ge=1)
+    stuck_resend_seconds: float = Field(3600.0, alias="STUCK_RESEND_SECONDS", ge=0)
 
 
 @cache
 def settings() -> Settings:
-    return Settings(
-        table_name=os.environ.get("TABLE_NAME", "ReservationsTable"),
-        aws_endpoint=os.environ.get("LOCAL_AWS_ENDPOINT") or None,
-        key_cache_ttl_seconds=float(os.environ.get("KEY_CACHE_TTL_SECONDS", "60")),
-        sweeper_grace_seconds=float(os.environ.get("SWEEPER_GRACE_SECONDS", "60")),
-        confirm_deadline_seconds=float(
-            os.environ.get("TERMINATION_CONFIRM_DEADLINE_SECONDS", "600")
-        ),
-        max_deliveries=int(os.environ.get("TERMINATION_MAX_DELIVERIES", "5")),
-        stuck_resend_seconds=float(os.environ.get("STUCK_RESEND_SECONDS", "3600")),
-    )
+    """The settings from os.environ; raises SettingsError naming each bad variable."""
+    try:
+        return Settings.model_validate(dict(os.environ))
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in problem['loc'])}: "
+            + ("not set" if problem["type"] == "missing" else problem["msg"])
+            for problem in error.errors()
+        )
+        raise SettingsError(f"invalid function environment: {problems}") from None
+
+
+def check_settings(handler: Handler) -> Handler:
+    """Handler decorator: validate the settings before anything else runs (once per container)."""
+
+    @functools.wraps(handler)
+    def checked(event: Any, context: Any) -> Any:
+        settings()
+        return handler(event, context)
+
+    return checked  # type: ignore[return-value]
