@@ -44,7 +44,7 @@ ENV = {  # read when the handler modules load: set before load_function
     "POWERTOOLS_METRICS_NAMESPACE": "Bench",
     "POWERTOOLS_SERVICE_NAME": "reservations",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
-    "LOCAL_AWS_ENDPOINT": "",
+    "AWS_ENDPOINT_URL": "",  # moto answers AWS's own endpoints; empty is unset for boto3
 }
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"}
 OVERHEAD_GOAL = 1.25

@@ -89,7 +89,7 @@ def sam_build() -> None:
 def write_env_vars(emulator_port: int) -> Path:
     """events/env.json, with the emulator's port as make run was given it."""
     overrides = json.loads((ROOT / "events" / "env.json").read_text())
-    overrides["Parameters"]["LOCAL_AWS_ENDPOINT"] = f"http://host.docker.internal:{emulator_port}"
+    overrides["Parameters"]["AWS_ENDPOINT_URL"] = f"http://host.docker.internal:{emulator_port}"
     STATE.mkdir(exist_ok=True)
     path = STATE / "env.json"
     path.write_text(json.dumps(overrides, indent=2))

@@ -67,7 +67,7 @@ def world() -> Iterator[None]:
         AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
         AWS_DEFAULT_REGION="us-east-1", TABLE_NAME="ReservationsTable",
     )  # fmt: skip
-    os.environ.pop("LOCAL_AWS_ENDPOINT", None)
+    os.environ.pop("AWS_ENDPOINT_URL", None)
     with mock_aws():
         clients.reset()
         template.create_tables(boto3.client("dynamodb"))

@@ -184,7 +184,7 @@ def running_emulator(fleet: Path, log: Path, timeout: float = 60) -> Iterator[Em
 def sam_env_vars(emulator_port: int, directory: Path) -> Path:
     """events/env.json with the emulator's port (SAM's --env-vars file)."""
     overrides = json.loads((ROOT / "events" / "env.json").read_text())
-    overrides["Parameters"]["LOCAL_AWS_ENDPOINT"] = f"http://host.docker.internal:{emulator_port}"
+    overrides["Parameters"]["AWS_ENDPOINT_URL"] = f"http://host.docker.internal:{emulator_port}"
     path = directory / "env.json"
     path.write_text(json.dumps(overrides, indent=2))
     return path

@@ -41,7 +41,7 @@ def emulated(emulator: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
         "AWS_ACCESS_KEY_ID": "local",
         "AWS_SECRET_ACCESS_KEY": "local",
         "AWS_DEFAULT_REGION": REGION,
-        "LOCAL_AWS_ENDPOINT": emulator,
+        "AWS_ENDPOINT_URL": emulator,
         "TABLE_NAME": "ReservationsTable",
     }.items():
         monkeypatch.setenv(name, value)

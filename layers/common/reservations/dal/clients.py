@@ -1,4 +1,8 @@
-"""AWS clients, made on first use and kept for the container's life (never at import)."""
+"""AWS clients, made on first use and kept for the container's life (never at import).
+
+No endpoint is passed: boto3 reads the standard ``AWS_ENDPOINT_URL`` itself, which only the
+local stack and the tests set (empty or unset means AWS's own endpoints).
+"""
 
 from __future__ import annotations
 
@@ -24,12 +28,14 @@ SQS_CONFIG = Config(
 
 @cache
 def dynamodb() -> Any:
-    return boto3.client("dynamodb", endpoint_url=settings().aws_endpoint, config=DYNAMODB_CONFIG)
+    """The functions' DynamoDB client (bounded timeouts, a few short tries)."""
+    return boto3.client("dynamodb", config=DYNAMODB_CONFIG)
 
 
 @cache
 def sqs() -> Any:
-    return boto3.client("sqs", endpoint_url=settings().aws_endpoint, config=SQS_CONFIG)
+    """The functions' SQS client (one short try: the sweeper delivers what it misses)."""
+    return boto3.client("sqs", config=SQS_CONFIG)
 
 
 def reset() -> None:

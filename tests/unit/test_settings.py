@@ -1,0 +1,87 @@
+"""The functions' settings: what must be set, what defaults to the deployed value, and the
+standard endpoint variable the local stack uses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from devstack import template
+from reservations.config import Settings, SettingsError, settings
+from reservations.dal import clients
+
+
+@pytest.fixture(autouse=True)
+def _fresh_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name, value in {
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",  # else making a client asks the metadata service
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("TABLE_NAME", "ReservationsTable")
+    clients.reset()
+    yield
+    monkeypatch.undo()
+    clients.reset()
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_a_missing_or_empty_table_name_is_an_error_naming_the_variable(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("TABLE_NAME")
+    else:
+        monkeypatch.setenv("TABLE_NAME", value)
+    with pytest.raises(SettingsError, match="TABLE_NAME"):
+        settings()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("KEY_CACHE_TTL_SECONDS", "a minute"),
+        ("KEY_CACHE_TTL_SECONDS", "-1"),
+        ("TERMINATION_MAX_DELIVERIES", "0"),
+        ("SWEEPER_GRACE_SECONDS", "soon"),
+    ],
+)
+def test_a_garbled_setting_is_an_error_naming_the_variable(monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError, match=variable):
+        settings()
+
+
+def test_the_defaults_are_the_deployed_values():
+    """A default may only say what the template deploys anyway."""
+    globals_ = template.document()["Globals"]["Function"]["Environment"]["Variables"]
+    parameters = template.document()["Parameters"]
+    defaults = Settings.model_validate({"TABLE_NAME": "t"})
+    assert defaults.key_cache_ttl_seconds == float(globals_["KEY_CACHE_TTL_SECONDS"])
+    assert defaults.sweeper_grace_seconds == parameters["SweeperGraceSeconds"]["Default"]
+    assert (
+        defaults.confirm_deadline_seconds
+        == parameters["TerminationConfirmDeadlineSeconds"]["Default"]
+    )
+    assert defaults.max_deliveries == parameters["TerminationMaxDeliveries"]["Default"]
+    assert defaults.stuck_resend_seconds == parameters["StuckResendSeconds"]["Default"]
+
+
+def test_the_template_declares_the_standard_endpoint_variable_empty():
+    """Declared so that `sam local --env-vars` may set it; empty, so AWS is AWS."""
+    variables = template.document()["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["AWS_ENDPOINT_URL"] == ""
+    assert not [name for name in variables if "ENDPOINT" in name and name != "AWS_ENDPOINT_URL"]
+
+
+def test_an_empty_endpoint_variable_means_the_services_own_endpoints(monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "")
+    assert clients.dynamodb().meta.endpoint_url == "https://dynamodb.us-east-1.amazonaws.com"
+    assert clients.sqs().meta.endpoint_url == "https://sqs.us-east-1.amazonaws.com"
+
+
+def test_the_clients_follow_the_standard_endpoint_variable_only(monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:5999")
+    monkeypatch.setenv("LOCAL_AWS_ENDPOINT", "http://127.0.0.1:6999")
+    assert clients.dynamodb().meta.endpoint_url == "http://127.0.0.1:5999"
+    assert clients.sqs().meta.endpoint_url == "http://127.0.0.1:5999"
