@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -29,11 +28,11 @@ from botocore import xform_name
 from moto import mock_aws
 
 from devstack import template
+from devstack.fleets import load_fleet
+from devstack.functions import load_function
 from reservations.dal import clients
-from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
-from reservations.fleet.model import parse_fleet
 from tests.support import fleets as f
-from tests.support.lambdas import FakeContext, list_units_event, load_function, reclaim_event
+from tests.support.lambdas import FakeContext, list_units_event, reclaim_event
 
 ENV = {  # read when the handler modules load: set before load_function
     "AWS_ACCESS_KEY_ID": "bench",
@@ -183,10 +182,7 @@ class Bench:
         self.raw = {s: boto3.client(s, config=c.meta.config) for s, c in made.items()}
         template.create_tables(self.raw["dynamodb"])
         template.create_queues(self.raw["sqs"])
-        parsed = parse_fleet(json.dumps(fleet))
-        sqs = self.raw["sqs"]
-        urls = create_node_queues(parsed, sqs, "reservations-node-", local_dead_letter_arn(sqs))
-        write_fleet(parsed, self.raw["dynamodb"], "ReservationsTable", datetime.now(UTC), urls)
+        load_fleet(fleet, self.raw["dynamodb"], self.raw["sqs"])
         self.loaded = self._scan()
         self.handlers = {name: load_function(name) for name in ("list_units", "reclaim")}
         self.context = FakeContext()

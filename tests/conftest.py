@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -23,10 +21,8 @@ os.environ.update(
     }
 )
 
-from devstack import template
+from devstack import fleets, template
 from reservations.dal import clients
-from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
-from reservations.fleet.model import parse_fleet
 
 
 @pytest.fixture
@@ -65,10 +61,7 @@ def aws(aws_env: None) -> Iterator[Any]:
 @pytest.fixture
 def load_fleet(aws: Any) -> Any:
     def load(document: dict[str, Any]) -> None:
-        fleet = parse_fleet(json.dumps(document))
-        sqs = boto3.client("sqs")
-        urls = create_node_queues(fleet, sqs, "reservations-node-", local_dead_letter_arn(sqs))
-        write_fleet(fleet, aws, "ReservationsTable", datetime.now(UTC), urls)
+        fleets.load_fleet(document, aws, boto3.client("sqs"))
 
     return load
 

@@ -20,12 +20,11 @@ from types import FrameType
 import boto3
 
 from devstack.emulator import REGION
+from devstack.fleets import NODE_QUEUE_PREFIX
 from node_agent.consumer import Consumer
 from node_agent.drivers import LogDriver
 from reservations.dal.queues import node_queue_name
 from reservations.fleet.loader import read_fleet
-
-NODE_QUEUE_PREFIX = "reservations-node-"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,6 @@ import argparse
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -30,6 +29,7 @@ import boto3
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from devstack import template
+from devstack.net import docker_bridge_address
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
@@ -63,23 +63,6 @@ def moto_app() -> WsgiApp:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
     return SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
-
-
-def docker_bridge_address() -> str | None:
-    """The IPv4 address of Docker's default bridge (docker0), if there is one."""
-    try:
-        output = subprocess.run(
-            ["ip", "-4", "-o", "addr", "show", "docker0"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout
-    except FileNotFoundError:
-        return None
-    for field in output.split():
-        if "/" in field and field[0].isdigit():
-            return field.split("/")[0]
-    return None
 
 
 def serve(app: WsgiApp, hosts: list[str], port: int) -> list[BaseWSGIServer]:

@@ -9,12 +9,13 @@ Each API function has its own resolver; their documents are merged into one.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from devstack.functions import load_function
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"
@@ -22,13 +23,7 @@ API_FUNCTIONS = ("list_units", "reclaim")
 
 
 def _resolver(function: str) -> Any:
-    path = ROOT / "functions" / function / "app.py"
-    spec = importlib.util.spec_from_file_location(f"{function}_app", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.app
+    return load_function(function).app
 
 
 def generate() -> dict[str, Any]:

@@ -13,7 +13,6 @@ import argparse
 import json
 import logging
 import signal
-import socket
 import sys
 import threading
 import time
@@ -26,6 +25,7 @@ import boto3
 from botocore.config import Config
 
 from devstack.emulator import REGION
+from devstack.net import wait_for_port
 from devstack.sqs_events import failed_message_ids, schedule_event, sqs_event
 from reservations.models.messages import TerminationReport
 
@@ -78,17 +78,6 @@ def warm_up_event(queue_arn: str) -> dict[str, Any]:
     return sqs_event([message], queue_arn)
 
 
-def wait_for_functions(endpoint: str, timeout: float = 300) -> None:
-    """``make run`` starts this before ``sam local start-lambda`` listens."""
-    host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex((host, int(port))) == 0:
-                return
-        time.sleep(0.5)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lambda-endpoint", required=True)
@@ -109,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         "Attributes"
     ]["QueueArn"]
     stopping = threading.Event()
-    wait_for_functions(args.lambda_endpoint)
+    # make run starts the pump before `sam local start-lambda` listens
+    host, port = args.lambda_endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
+    wait_for_port(int(port), timeout=300, host=host)
     try:  # start the reports function's container now, not on the first report
         invoke(lambda_client, "TerminationReportsFunction", warm_up_event(queue_arn))
     except Exception:

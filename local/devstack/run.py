@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from types import FrameType
 from typing import IO, Any
 
 from devstack.emulator import LOCAL_CREDENTIALS, REGION
+from devstack.net import free_port, wait_for_port
 from reservations.fleet.loader import FleetError, read_fleet
 from reservations.fleet.model import Fleet
 
@@ -96,12 +96,6 @@ def write_env_vars(emulator_port: int) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def sam_local(command: str, port: int, env_vars: Path, warm: str) -> list[str]:
     return [
         sam_command(), "local", command,
@@ -154,18 +148,6 @@ def wait_for_api(url: str, process: subprocess.Popen[str], timeout: float) -> fl
     raise SystemExit(f"make run: the API did not answer within {timeout:.0f} s")
 
 
-def wait_for_port(port: int, process: subprocess.Popen[str], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"make run: sam local start-lambda exited; see {STATE}/sam-lambda.log")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
-    raise SystemExit(f"make run: sam local start-lambda did not listen within {timeout:.0f} s")
-
-
 def demo_curl(fleet: Fleet, api_url: str) -> str:
     """A ready curl line: the first node, with a key that may read it (local-only keys)."""
     node = fleet.nodes[0].id if fleet.nodes else "node-a1"
@@ -194,25 +176,30 @@ def stop(processes: list[subprocess.Popen[str]]) -> None:
             process.wait()
 
 
+def sam_containers() -> set[str]:
+    """Ids of the containers (any state) that mount this checkout's build (sam local's)."""
+    ids = subprocess.run(
+        ["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True, check=False
+    ).stdout.split()
+    if not ids:
+        return set()
+    inspected = subprocess.run(
+        ["docker", "inspect", *ids], capture_output=True, text=True, check=False
+    ).stdout
+    build = str(ROOT / ".aws-sam")
+    return {
+        container["Id"]
+        for container in json.loads(inspected or "[]")
+        if any(m.get("Source", "").startswith(build) for m in container.get("Mounts", []))
+    }
+
+
 def remove_leftovers() -> None:
     """sam local (1.170) can leave warm containers running when several are created at once
     (--warm-containers EAGER) and its image-build lock when stopped mid-build; remove them."""
     for lock in SAM_TMP.glob("*.lock"):
         lock.unlink(missing_ok=True)
-    ids = subprocess.run(
-        ["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True, check=False
-    ).stdout.split()
-    if not ids:
-        return
-    inspected = subprocess.run(
-        ["docker", "inspect", *ids], capture_output=True, text=True, check=False
-    ).stdout
-    build = str(ROOT / ".aws-sam")
-    leftovers = [
-        container["Id"]
-        for container in json.loads(inspected or "[]")
-        if any(m.get("Source", "").startswith(build) for m in container.get("Mounts", []))
-    ]
+    leftovers = sorted(sam_containers())
     if leftovers:
         say(f"removing {len(leftovers)} Lambda container(s) sam local left behind")
         subprocess.run(["docker", "rm", "-f", *leftovers], capture_output=True, check=False)
@@ -305,7 +292,8 @@ def main() -> int:
             )
         api_url = f"http://127.0.0.1:{api_port}"
         wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=180)
-        wait_for_port(lambda_port, functions, timeout=180)
+        if not wait_for_port(lambda_port, timeout=180, alive=lambda: functions.poll() is None):
+            raise SystemExit(f"make run: sam local start-lambda is not listening; see {STATE}")
         say(f"ready in {time.monotonic() - started:.0f} s. API: {api_url}  (logs: .local/*.log)")
         print(f"\n  {demo_curl(fleet, api_url)}\n\nCtrl-C stops everything.", flush=True)
         while all(process.poll() is None for process in processes):

@@ -8,7 +8,6 @@ error code the one the contract gives its status. ``make fuzz`` runs the long ve
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from collections import Counter
@@ -28,6 +27,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from devstack import openapi, template
+from devstack.fleets import load_fleet
 from reservations.dal import clients
 from tests.support import fleets as f
 from tests.support.lambdas import load_function
@@ -72,21 +72,14 @@ def world() -> Iterator[None]:
         clients.reset()
         template.create_tables(boto3.client("dynamodb"))
         template.create_queues(boto3.client("sqs"))
-        from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
-        from reservations.fleet.model import parse_fleet
-
         units = [f"0000:0{i}:00.0" for i in range(4, 9)]
-        fleet = parse_fleet(json.dumps(f.fleet([f.node(
+        fleet = f.fleet([f.node(
             "node-a",
             [f.unit(u) for u in units],
             [f.reservation("res-1", units, releasedUnitIds=units)],
             [f.workload(f"vm-{i}", [u]) for i, u in enumerate(units[:3])],
-        )])))  # fmt: skip
-        sqs = boto3.client("sqs")
-        urls = create_node_queues(fleet, sqs, "reservations-node-", local_dead_letter_arn(sqs))
-        from datetime import UTC, datetime
-
-        write_fleet(fleet, boto3.client("dynamodb"), "ReservationsTable", datetime.now(UTC), urls)
+        )])  # fmt: skip
+        load_fleet(fleet, boto3.client("dynamodb"), boto3.client("sqs"))
         yield
         clients.reset()
     os.environ.clear()

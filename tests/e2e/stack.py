@@ -18,14 +18,9 @@ from typing import Any
 import pytest
 import requests
 
-from tests.e2e.support import (
-    ROOT,
-    TIMINGS,
-    free_port,
-    local_aws_environment,
-    sam_containers,
-    tail,
-)
+from devstack.net import free_port
+from devstack.run import sam_containers
+from tests.e2e.support import ROOT, TIMINGS, local_aws_environment, tail
 from tests.support import fleets as f
 
 NODE = "node-e2e-a"

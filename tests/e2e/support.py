@@ -6,9 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +17,8 @@ from typing import Any
 
 import boto3
 import pytest
+
+from devstack.net import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LAMBDA_IMAGE = "reservations/lambda-python3.11:local"
@@ -48,50 +48,6 @@ def local_aws_environment(**extra: str) -> dict[str, str]:
 
 def sam_executable() -> str:
     return str(Path(sys.executable).with_name("sam"))
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def docker_bridge_address() -> str | None:
-    """docker0's IPv4 address (the emulator also listens there)."""
-    if shutil.which("ip") is None:
-        return None
-    output = subprocess.run(
-        ["ip", "-4", "-o", "addr", "show", "docker0"], capture_output=True, text=True, check=False
-    ).stdout
-    for field in output.split():
-        if "/" in field and field[0].isdigit():
-            return field.split("/")[0]
-    return None
-
-
-def sam_containers() -> set[str]:
-    """Ids of the containers (any state) SAM runs with this checkout's build mounted."""
-    ids = subprocess.run(
-        ["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True, check=False
-    ).stdout.split()
-    if not ids:
-        return set()
-    inspected = subprocess.run(
-        ["docker", "inspect", *ids], capture_output=True, text=True, check=False
-    ).stdout
-    build = str(ROOT / ".aws-sam")
-    return {
-        container["Id"]
-        for container in json.loads(inspected or "[]")
-        if any(m.get("Source", "").startswith(build) for m in container.get("Mounts", []))
-    }
-
-
-def listening(port: int, host: str = "127.0.0.1") -> bool:
-    """Whether something accepts TCP connections on host:port."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.settimeout(1)
-        return probe.connect_ex((host, port)) == 0
 
 
 def stop_process_group(process: subprocess.Popen[Any], timeout: float = 30) -> None:

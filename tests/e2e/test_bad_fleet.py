@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.support import ROOT, free_port, listening, local_aws_environment
+from devstack.net import free_port, listening
+from tests.e2e.support import ROOT, local_aws_environment
 from tests.support.fleets import demo_fleet
 
 pytestmark = pytest.mark.docker

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 import requests
 
+from devstack.net import docker_bridge_address, listening
+from devstack.run import sam_containers
 from tests.e2e.stack import (
     BROKER,
     NODE,
@@ -37,13 +39,7 @@ from tests.e2e.stack import (
     run_stack,
     stack_fleet,
 )
-from tests.e2e.support import (
-    TIMINGS,
-    docker_bridge_address,
-    listening,
-    sam_containers,
-    tail,
-)
+from tests.e2e.support import TIMINGS, tail
 
 pytestmark = pytest.mark.docker
 

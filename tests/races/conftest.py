@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import socket
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
 import pytest
 
+from devstack import fleets
 from devstack.emulator import REGION, moto_app, provision, serve
+from devstack.net import free_port
 from reservations.dal import clients
-from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
-from reservations.fleet.model import parse_fleet
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -59,9 +50,6 @@ def emulated(emulator: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
 @pytest.fixture
 def load_emulated_fleet(emulated: dict[str, Any]) -> Any:
     def load(document: dict[str, Any]) -> None:
-        fleet = parse_fleet(json.dumps(document))
-        sqs = emulated["sqs"]
-        urls = create_node_queues(fleet, sqs, "reservations-node-", local_dead_letter_arn(sqs))
-        write_fleet(fleet, emulated["dynamodb"], "ReservationsTable", datetime.now(UTC), urls)
+        fleets.load_fleet(document, emulated["dynamodb"], emulated["sqs"])
 
     return load

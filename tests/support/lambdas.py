@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from devstack.functions import load_function as load_function  # the tests' usual import
+
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
-
-
-def load_function(name: str) -> ModuleType:
-    """functions/<name>/app.py as module ``<name>_app`` (each function has its own app.py)."""
-    spec = importlib.util.spec_from_file_location(
-        f"{name}_app", ROOT / "functions" / name / "app.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def event_file(relative: str) -> dict[str, Any]:
