@@ -3,7 +3,8 @@
     python -m devstack.openapi            # write docs/openapi.json
     python -m devstack.openapi --check    # exit 1 when the committed file differs
 
-Each API function has its own resolver; their documents are merged into one.
+Each API function has its own resolver; Powertools' OpenAPIMerge merges their documents
+into one (two functions claiming one route is an error).
 """
 
 from __future__ import annotations
@@ -15,39 +16,35 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from devstack.functions import load_function
-
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"
 API_FUNCTIONS = ("list_units", "reclaim")
-
-
-def _resolver(function: str) -> Any:
-    return load_function(function).app
+DESCRIPTION = (
+    "See a GPU node's reservable units and reclaim units a reservation lent to the spot "
+    "market. Every request carries `Authorization: Bearer <API key>`; every error body is "
+    '{"error": str, "code": str, "details"?: [{"field", "problem"}]}. '
+    "The repository's docs/api.md describes the API in full."
+)
 
 
 def generate() -> dict[str, Any]:
+    """The API functions' resolvers' documents, merged by Powertools' OpenAPIMerge."""
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
     from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
-    merged: dict[str, Any] = {}
+    merge = OpenAPIMerge(
+        title="GPU reservations API",
+        version="1.0.0",
+        description=DESCRIPTION,
+        security_schemes={"apiKey": HTTPBearer(description="Bearer vl_... API key")},
+        security=[{"apiKey": []}],
+        on_conflict="error",  # two functions must never claim one route
+    )
     for function in API_FUNCTIONS:
-        document = json.loads(
-            _resolver(function).get_openapi_json_schema(
-                title="GPU reservations API",
-                version="1.0.0",
-                description="See shared/api.md; every error body is "
-                '{"error": str, "code": str, "details"?: [{"field", "problem"}]}.',
-                security_schemes={"apiKey": HTTPBearer(description="Bearer vl_... API key")},
-                security=[{"apiKey": []}],
-            )
-        )
-        if not merged:
-            merged = document
-            continue
-        merged["paths"].update(document["paths"])
-        merged["components"]["schemas"].update(document["components"]["schemas"])
-    return _without_powertools_defaults(merged)
+        merge.add_file(ROOT / "functions" / function / "app.py")
+    document = json.loads(merge.get_openapi_json_schema())
+    return _without_powertools_defaults(document)
 
 
 def _without_powertools_defaults(document: dict[str, Any]) -> dict[str, Any]:
