@@ -32,7 +32,7 @@ OPERATOR, OWNER, BROKER, STRANGER = (
 )
 READY = re.compile(r"make run: ready in (\d+) s\. API: (http://\S+)")
 READY_TIMEOUT = 360  # the first start in a fresh checkout builds everything
-REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy 2-core machine
+REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy small machine
 
 
 def stack_fleet() -> dict[str, Any]:

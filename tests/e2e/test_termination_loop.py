@@ -1,5 +1,5 @@
 """The whole loop through `make run`: reclaim -> message -> node consumer -> report ->
-units free, while non-spot and unrelated workloads stay untouched (api.md, local stack)."""
+units free, while non-spot and unrelated workloads stay untouched."""
 
 from __future__ import annotations
 
