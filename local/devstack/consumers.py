@@ -24,7 +24,7 @@ from devstack.fleets import NODE_QUEUE_PREFIX
 from node_agent.consumer import Consumer
 from node_agent.drivers import LogDriver
 from reservations.dal.queues import node_queue_name
-from reservations.fleet.loader import read_fleet
+from reservations_tools.fleet.loader import read_fleet
 
 
 def main(argv: list[str] | None = None) -> int:

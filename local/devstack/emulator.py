@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     endpoint = f"http://127.0.0.1:{args.port}"
     provision(endpoint)
     if args.fleet:
-        from reservations.fleet.loader import main as load_fleet
+        from reservations_tools.fleet.loader import main as load_fleet
 
         os.environ.update({**LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": REGION})
         if load_fleet(["load", str(args.fleet), "--endpoint-url", endpoint]) != 0:

@@ -7,8 +7,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from reservations.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
-from reservations.fleet.model import Fleet, parse_fleet
+from reservations_tools.fleet.loader import create_node_queues, local_dead_letter_arn, write_fleet
+from reservations_tools.fleet.model import Fleet, parse_fleet
 
 # The local stack's names: template.yaml's logical ids and the NodeQueuePrefix default.
 TABLE = "ReservationsTable"

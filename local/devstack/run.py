@@ -29,8 +29,8 @@ from typing import IO, Any
 
 from devstack.emulator import LOCAL_CREDENTIALS, REGION
 from devstack.net import free_port, wait_for_port
-from reservations.fleet.loader import FleetError, read_fleet
-from reservations.fleet.model import Fleet
+from reservations_tools.fleet.loader import FleetError, read_fleet
+from reservations_tools.fleet.model import Fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"

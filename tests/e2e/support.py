@@ -96,7 +96,7 @@ class Emulator:
         """Reload a fleet file, as a person would (the documented loader command)."""
         result = subprocess.run(
             [
-                *(sys.executable, "-m", "reservations.fleet.loader", "load", str(fleet)),
+                *(sys.executable, "-m", "reservations_tools.fleet.loader", "load", str(fleet)),
                 *("--endpoint-url", self.endpoint),
             ],
             cwd=ROOT,

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from reservations.dal import items
-from reservations.fleet import loader
-from reservations.fleet.loader import FleetError, main, write_fleet
-from reservations.fleet.model import parse_fleet
+from reservations_tools.fleet import loader
+from reservations_tools.fleet.loader import FleetError, main, write_fleet
+from reservations_tools.fleet.model import parse_fleet
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.lambdas import invoke, list_units_event, load_function, reclaim_event

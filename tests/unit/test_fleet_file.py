@@ -7,8 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from reservations.auth.keys import derive_key_id
-from reservations.fleet import loader
-from reservations.fleet.loader import (
+from reservations.models.ids import is_termination_id
+from reservations_tools.fleet import loader
+from reservations_tools.fleet.loader import (
     FleetError,
     check_sizes,
     describe,
@@ -16,9 +17,8 @@ from reservations.fleet.loader import (
     main,
     read_fleet,
 )
-from reservations.fleet.model import parse_fleet
-from reservations.fleet.size import item_size
-from reservations.rules.ids import is_termination_id
+from reservations_tools.fleet.model import parse_fleet
+from reservations_tools.fleet.size import item_size
 from tests.support import fleets as f
 
 

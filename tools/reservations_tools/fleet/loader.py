@@ -27,14 +27,6 @@ from pydantic import ValidationError
 
 from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
-from reservations.fleet.model import (
-    Fleet,
-    FleetNode,
-    FleetWorkload,
-    fleet_termination_id,
-    parse_fleet,
-)
-from reservations.fleet.size import MAX_ITEM_BYTES, item_size
 from reservations.models.domain import (
     CLAIMING_STATES,
     ApiKey,
@@ -43,6 +35,15 @@ from reservations.models.domain import (
     Workload,
     WorkloadState,
 )
+from reservations.models.errors import field_path
+from reservations_tools.fleet.model import (
+    Fleet,
+    FleetNode,
+    FleetWorkload,
+    fleet_termination_id,
+    parse_fleet,
+)
+from reservations_tools.fleet.size import MAX_ITEM_BYTES, item_size
 
 LOCAL_DEAD_LETTER_QUEUE = "SpotTerminationDeadLetterQueue.fifo"
 MAX_TRANSACTION_ITEMS = 100
@@ -69,9 +70,7 @@ def describe(error: ValidationError) -> str:
     """One line per problem, naming the field; never echoes the value (it may be a key)."""
     lines = []
     for problem in error.errors(include_input=False, include_url=False):
-        where = "".join(
-            f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]
-        ).lstrip(".")
+        where = field_path(problem["loc"])
         if problem["type"] == "fleet_field":  # a cross-field rule names its field itself
             field = problem["ctx"]["field"]
             where = f"{where}.{field}" if where else field
@@ -165,9 +164,9 @@ def fleet_items(
 
 
 def _item_name(item: items.Item) -> str:
-    if item["PK"].startswith("APIKEY#"):
+    if item["PK"].startswith(items.APIKEY_PREFIX):
         return f"API key {item['keyId']}"
-    return f"node {item['PK'].removeprefix('NODE#')}, item {item['SK']}"
+    return f"node {items.node_id_of(item['PK'])}, item {item['SK']}"
 
 
 def check_sizes(new_items: list[items.Item]) -> None:
@@ -289,7 +288,7 @@ def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
     for page in client.get_paginator("scan").paginate(
         TableName=table,
         FilterExpression="begins_with(PK, :prefix)",
-        ExpressionAttributeValues={":prefix": {"S": "APIKEY#"}},
+        ExpressionAttributeValues={":prefix": {"S": items.APIKEY_PREFIX}},
         ProjectionExpression="PK, revoked",
         ConsistentRead=True,
     ):
@@ -336,7 +335,7 @@ def write_fleet(
     no longer has unless ``only_add``. Items never go back to an older version."""
     new_items = fleet_items(fleet, loaded_at, queue_urls)
     check_sizes(new_items)
-    key_items = [i for i in new_items if i["PK"].startswith("APIKEY#")]
+    key_items = [i for i in new_items if i["PK"].startswith(items.APIKEY_PREFIX)]
     revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
         pk = items.node_pk(fleet_node.id)
@@ -355,7 +354,7 @@ def local_dead_letter_arn(sqs: Any) -> str:
     return str(attributes["Attributes"]["QueueArn"])
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reservations-fleet", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     validate = commands.add_parser("validate", help="check a fleet file, write nothing")
@@ -378,17 +377,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="add and update keys, but do not revoke stored keys the file no longer has",
     )
-    args = parser.parse_args(argv)
+    return parser
 
-    try:
-        fleet = read_fleet(args.fleet)
-        check_fleet(fleet, datetime.now(UTC))
-    except FleetError as error:
-        print(error, file=sys.stderr)
-        return 1
-    if args.command == "validate":
-        print(f"{args.fleet}: valid ({len(fleet.nodes)} nodes, {len(fleet.api_keys)} API keys)")
-        return 0
+
+def _load(fleet: Fleet, args: argparse.Namespace) -> int:
+    """Register the nodes' queues (unless --no-queues), then write the fleet."""
     client = boto3.client("dynamodb", endpoint_url=args.endpoint_url, region_name=args.region)
     queue_urls = None
     if not args.no_queues:
@@ -404,6 +397,21 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"loaded {args.fleet}: {len(fleet.nodes)} nodes, {count} items into {args.table}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``reservations-fleet`` command: validate or load a fleet file."""
+    args = _parser().parse_args(argv)
+    try:
+        fleet = read_fleet(args.fleet)
+        check_fleet(fleet, datetime.now(UTC))
+    except FleetError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if args.command == "validate":
+        print(f"{args.fleet}: valid ({len(fleet.nodes)} nodes, {len(fleet.api_keys)} API keys)")
+        return 0
+    return _load(fleet, args)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from reservations.models.domain import (
     WorkloadState,
 )
 from reservations.models.errors import Unauthorized
-from reservations.rules.ids import (
+from reservations.models.ids import (
     is_resource_id,
     is_termination_id,
     is_workload_id,

@@ -1,1 +1,0 @@
-"""The fleet file: local data for runs, demos and black-box tests (see docs/fleet.md)."""
