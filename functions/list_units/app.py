@@ -6,7 +6,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
 from reservations.config import check_settings
-from reservations.dal import store
+from reservations.dal.table import NodeTable
 from reservations.http.openapi import responses
 from reservations.http.resolver import create_app, current_caller
 from reservations.logic.list_units import list_units
@@ -14,6 +14,7 @@ from reservations.models.api import UnitView
 from reservations.observability import API_REQUEST, logger, metrics, tracer
 
 app = create_app()
+nodes = NodeTable()  # its client is made on first use, never at import
 
 
 @app.get(
@@ -23,7 +24,7 @@ app = create_app()
     responses=responses(list[UnitView], "the node's units, sorted by id", 401, 404),
 )
 def get_units(nodeId: str) -> list[UnitView]:
-    return list_units(current_caller(app), nodeId, store.load_node, utc_now())
+    return list_units(current_caller(app), nodeId, nodes, utc_now())
 
 
 @check_settings

@@ -8,15 +8,19 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
 from reservations.config import check_settings
-from reservations.dal import store
+from reservations.dal.queues import send_terminations
+from reservations.dal.table import NodeTable
 from reservations.http.openapi import reclaim_request_body, responses
 from reservations.http.resolver import create_app, current_caller
+from reservations.logic.ports import ReclaimPorts
 from reservations.logic.reclaim import reclaim
 from reservations.models.api import ReclaimResponse
 from reservations.models.requests import RawBody
 from reservations.observability import API_REQUEST, logger, metrics, tracer
 
 app = create_app()
+# The real ports; their clients are made on first use, never at import.
+ports = ReclaimPorts(store=NodeTable(), send=send_terminations, clock=utc_now)
 
 
 @app.post(
@@ -43,8 +47,7 @@ def post_reclaim(
         reservationId,
         RawBody(app.current_event.body, app.current_event.is_base64_encoded),
         idempotency_key,
-        store.load_node,
-        utc_now,
+        ports,
     )
     return Response(
         status_code=outcome.status, content_type=content_types.APPLICATION_JSON, body=outcome.body

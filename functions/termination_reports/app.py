@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Json
 
 from reservations.clock import utc_now
 from reservations.config import check_settings
+from reservations.dal.table import NodeTable
 from reservations.logic.termination_reports import apply_report
 from reservations.models.messages import TerminationReport
 from reservations.observability import SQS_BATCH, logger, metrics, tracer
@@ -29,10 +30,11 @@ class ReportRecord(BaseModel):
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=ReportRecord)
+nodes = NodeTable()  # its client is made on first use, never at import
 
 
 def record_handler(record: ReportRecord) -> str:
-    return apply_report(record.body, utc_now())
+    return apply_report(record.body, utc_now(), nodes)
 
 
 @check_settings

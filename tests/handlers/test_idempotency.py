@@ -8,6 +8,7 @@ for byte, and nothing happens twice.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -15,9 +16,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from reservations.dal import clients, queues
+from reservations.dal import clients
 from reservations.http.resolver import key_cache
-from reservations.logic import reclaim as reclaim_logic
 from tests.handlers.test_reclaim import standard_fleet
 from tests.support import state
 from tests.support.lambdas import invoke, load_function, reclaim_event
@@ -155,7 +155,6 @@ def test_400_401_and_404_are_not_kept(handler, fleet, aws, body, authorization, 
 
 
 def test_a_409_conflict_is_not_kept_and_the_key_then_acts(handler, fleet, aws, monkeypatch):
-    monkeypatch.setattr(reclaim_logic.time, "sleep", lambda _s: None)
     client = clients.dynamodb()
     real = client.transact_write_items
 
@@ -283,7 +282,7 @@ def test_a_crash_after_the_commit_then_a_retry_returns_the_committed_outcome(
         raise Crash
 
     with monkeypatch.context() as crash:
-        crash.setattr(queues, "send_terminations", die)
+        crash.setattr(handler, "ports", replace(handler.ports, send=die))
         with pytest.raises(Crash):
             post(handler, ONE)
     committed = state.workload(aws, "node-a", "vm-spot-1")

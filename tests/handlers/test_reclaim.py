@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -373,8 +374,9 @@ def _conflict() -> ClientError:
 
 
 @pytest.fixture
-def no_backoff(monkeypatch):
-    monkeypatch.setattr(reclaim_logic.time, "sleep", lambda _s: None)
+def no_backoff(handler, monkeypatch):
+    """Retries back off by the ports' sleep; the real one would only slow the test."""
+    monkeypatch.setattr(handler, "ports", replace(handler.ports, sleep=lambda _s: None))
 
 
 def test_a_transaction_conflict_is_retried(handler, fleet, aws, monkeypatch, no_backoff):

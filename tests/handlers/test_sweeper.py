@@ -17,8 +17,10 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from reservations.dal import clients, queues
 from reservations.dal.items import parse_time
-from reservations.dal.terminations import TerminationStore, close_termination
+from reservations.dal.table import NodeTable
+from reservations.dal.terminations import TerminationStore
 from reservations.logic import sweeper
+from reservations.logic.termination_reports import close_termination
 from reservations.models.messages import TerminationReport
 from reservations.rules.terminations import RedeliveryPolicy
 from reservations_tools import terminations as command
@@ -234,7 +236,7 @@ def test_a_report_closes_a_stuck_termination_like_an_open_one(world):
         outcome="terminated",
         reported_at=datetime.now(UTC),
     )
-    assert close_termination(report, datetime.now(UTC)) == "closed"
+    assert close_termination(report, datetime.now(UTC), NodeTable()) == "closed"
     assert state.item(world.db, "node-a", "WL#vm-1") is None
     assert "claimedBy" not in state.unit(world.db, "node-a", "0000:04:00.0")
     assert world.index("stuck") == []
@@ -254,7 +256,7 @@ class StaleIndex(TerminationStore):
                 outcome="gone",
                 reported_at=datetime.now(UTC),
             )
-            assert close_termination(report, datetime.now(UTC)) == "closed"
+            assert close_termination(report, datetime.now(UTC), NodeTable()) == "closed"
         return iter(rows)
 
 

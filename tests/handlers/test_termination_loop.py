@@ -22,6 +22,7 @@ from node_agent.drivers import LogDriver, Result
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal import terminations as terminations_dal
+from reservations.models.writes import WriteConflict
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.lambdas import (
@@ -248,17 +249,18 @@ def test_duplicate_and_late_reports_change_nothing(loop):
 def test_reports_function_failing_mid_batch_retries_only_the_failed_records(loop, monkeypatch):
     loop.reclaim(["0000:04:00.0", "0000:05:00.0"])
     loop.drain_consumer(loop.consumer())
-    real_close = terminations_dal.close_termination
     from reservations.logic import termination_reports
+
+    real_close = termination_reports.close_termination
 
     # Fail every attempt of the first delivery of vm-span's report.
     attempts = {"n": 0}
 
-    def failing_first_delivery(report, now):
+    def failing_first_delivery(report, now, store):
         if report.workload_id == "vm-span" and attempts["n"] < 3:
             attempts["n"] += 1
-            raise terminations_dal.ReportConflict("injected")
-        return real_close(report, now)
+            raise WriteConflict("injected")
+        return real_close(report, now, store)
 
     monkeypatch.setattr(termination_reports, "close_termination", failing_first_delivery)
     failed = loop.apply_reports()

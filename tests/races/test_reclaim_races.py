@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from reservations.dal import clients, store
-from reservations.logic import reclaim as reclaim_logic
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.lambdas import invoke, load_function, reclaim_event
@@ -150,7 +149,6 @@ def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(
         return snapshot
 
     monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
-    monkeypatch.setattr(reclaim_logic.time, "sleep", lambda _s: None)
     [result] = _concurrently([("race-3", {"unitIds": ["0000:06:00.0"]})])
     assert result.status == 200
     assert reads.value == 2

@@ -12,8 +12,8 @@ from reservations.models.domain import (
     ReservationStatus,
     Unit,
 )
+from reservations.models.ids import is_resource_id, normalize_unit_id
 from reservations.rules.access import may_list_units, may_manage_capacity
-from reservations.rules.ids import is_resource_id, normalize_unit_id
 from reservations.rules.status import effective_status, in_term
 from reservations.rules.units import governing_reservation, is_released, not_reservable_reason
 

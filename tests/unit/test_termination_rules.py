@@ -10,8 +10,8 @@ import pytest
 from devstack import template
 from reservations.dal.queues import MAX_QUEUE_PREFIX, node_queue_name
 from reservations.models.domain import Tier, Workload, WorkloadKind, WorkloadState
+from reservations.models.ids import MAX_TERMINATION_ID
 from reservations.models.messages import SpotTermination, TerminationReport
-from reservations.rules.ids import MAX_TERMINATION_ID
 from reservations.rules.terminations import (
     RedeliveryPolicy,
     deduplication_id,

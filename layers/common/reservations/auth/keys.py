@@ -43,7 +43,10 @@ def bearer_token(authorization: str | None) -> str:
 class KeyCache:
     """Positive lookups, kept ``ttl`` seconds; unknown keys are not cached."""
 
-    def __init__(self, ttl: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, ttl: float | Callable[[], float] = 60.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        # A callable ttl is read on use: a module-level cache then reads no settings at import.
         self._ttl = ttl
         self._clock = clock
         self._entries: dict[str, tuple[float, ApiKey]] = {}
@@ -51,7 +54,8 @@ class KeyCache:
     def get(self, key_hash: str, lookup: KeyLookup) -> ApiKey | None:
         now = self._clock()
         cached = self._entries.get(key_hash)
-        if cached is not None and now - cached[0] < self._ttl:
+        ttl = self._ttl() if callable(self._ttl) else self._ttl
+        if cached is not None and now - cached[0] < ttl:
             return cached[1]
         api_key = lookup(key_hash)
         if api_key is None:

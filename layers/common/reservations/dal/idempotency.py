@@ -8,7 +8,6 @@ in-progress state, no window between the effect and its record, no extra request
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -21,34 +20,29 @@ from reservations.dal.items import (
     stored_response_from_item,
     to_attributes,
 )
-from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
+from reservations.models.idempotency import AnswerRecord, StoredResponse
 
 # Absent, or expired and only waiting for TTL to delete it.
 _NO_LIVE_RECORD = "attribute_not_exists(PK) OR expiresAtEpoch <= :now"
 
 
-def record_put(
-    request: IdempotentRequest, outcome: Outcome, now: datetime, expires_at: datetime
-) -> dict[str, Any]:
+def record_put(answer: AnswerRecord) -> dict[str, Any]:
     """The record as one action of the effect's TransactWriteItems."""
     return {
         "Put": {
             "TableName": settings().table_name,
-            "Item": to_attributes(idempotency_item(request, outcome, now, expires_at)),
+            "Item": to_attributes(idempotency_item(answer)),
             "ConditionExpression": _NO_LIVE_RECORD,
-            "ExpressionAttributeValues": {":now": {"N": str(int(now.timestamp()))}},
+            "ExpressionAttributeValues": {":now": {"N": str(int(answer.created_at.timestamp()))}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
 
 
-def store(
-    request: IdempotentRequest, outcome: Outcome, now: datetime, expires_at: datetime
-) -> StoredResponse | None:
+def keep_answer(answer: AnswerRecord) -> StoredResponse | None:
     """Keep an answer that needed no other write (one PutItem); the live record if one won."""
-    put = record_put(request, outcome, now, expires_at)["Put"]
     try:
-        clients.dynamodb().put_item(**put)
+        clients.dynamodb().put_item(**record_put(answer)["Put"])
     except ClientError as error:
         if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
             raise

@@ -9,7 +9,7 @@ in their own partitions (``APIKEY#<sha256>``). Every item in a node partition ca
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -26,14 +26,24 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
+from reservations.models.idempotency import AnswerRecord, Outcome, StoredResponse
 
+# Re-exported: the layout is where callers have always found the stored time format.
+from reservations.models.times import format_time as format_time
+from reservations.models.times import parse_time as parse_time
+from reservations.models.writes import ReclaimWrite, TerminationClose
+
+NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
 UNIT_PREFIX = "UNIT#"
 RESERVATION_PREFIX = "RES#"
 WORKLOAD_PREFIX = "WL#"
+APIKEY_PREFIX = "APIKEY#"
 APIKEY_SK = "APIKEY"
 AUDIT_PREFIX = "AUDIT#"
+# Closed terminations, kept HISTORY_DAYS outside the node partition.
+HISTORY_PREFIX = "WLHIST#"
+HISTORY_DAYS = 90
 # A workload that is ``terminating`` carries ``openTermination`` ("open", or "stuck" once
 # delivered several times without a report), which puts it in the sparse OpenTerminations
 # index (sort key terminationRequestedAt) that the sweeper and the operator command read.
@@ -48,7 +58,28 @@ Item = dict[str, Any]
 
 
 def node_pk(node_id: str) -> str:
-    return f"NODE#{node_id}"
+    return NODE_PREFIX + node_id
+
+
+def node_id_of(partition_key: str) -> str:
+    """The node id a node partition's key names."""
+    return partition_key.removeprefix(NODE_PREFIX)
+
+
+def node_key(node_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": NODE_SK}
+
+
+def unit_key(node_id: str, unit_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": UNIT_PREFIX + unit_id}
+
+
+def reservation_key(node_id: str, reservation_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": RESERVATION_PREFIX + reservation_id}
+
+
+def workload_key(node_id: str, workload_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": WORKLOAD_PREFIX + workload_id}
 
 
 def audit_pk(node_id: str, reservation_id: str) -> str:
@@ -57,16 +88,7 @@ def audit_pk(node_id: str, reservation_id: str) -> str:
 
 
 def apikey_pk(key_hash: str) -> str:
-    return f"APIKEY#{key_hash}"
-
-
-def format_time(moment: datetime) -> str:
-    """RFC 3339 in UTC with a ``Z``, to the second (the contract's timestamps)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    return APIKEY_PREFIX + key_hash
 
 
 def to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -293,18 +315,16 @@ def idempotency_key(scope: str) -> Item:
     return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
 
 
-def idempotency_item(
-    request: IdempotentRequest, outcome: Outcome, now: datetime, expires_at: datetime
-) -> Item:
+def idempotency_item(answer: AnswerRecord) -> Item:
     return {
-        **idempotency_key(request.scope),
-        "requestHash": request.request_hash,
-        "status": outcome.status,
-        "body": outcome.body,
-        "createdAt": format_time(now),
-        "expiresAt": format_time(expires_at),
+        **idempotency_key(answer.request.scope),
+        "requestHash": answer.request.request_hash,
+        "status": answer.outcome.status,
+        "body": answer.outcome.body,
+        "createdAt": format_time(answer.created_at),
+        "expiresAt": format_time(answer.expires_at),
         # DynamoDB's TTL deletes it some time after this; readers check expiresAt themselves.
-        "expiresAtEpoch": int(expires_at.timestamp()),
+        "expiresAtEpoch": int(answer.expires_at.timestamp()),
     }
 
 
@@ -314,3 +334,49 @@ def stored_response_from_item(item: Item) -> StoredResponse:
         outcome=Outcome(status=int(item["status"]), body=item["body"]),
         expires_at=parse_time(item["expiresAt"]),
     )
+
+
+def audit_item(write: ReclaimWrite) -> Item:
+    """The reclaim's audit record, in the reservation's audit partition."""
+    stamp = format_time(write.at)
+    audit = write.audit
+    return {
+        "PK": audit_pk(write.node_id, write.reservation.id),
+        "SK": f"{stamp}#{write.reclaim_id}",
+        "action": "reclaim",
+        "reclaimId": write.reclaim_id,
+        "nodeId": write.node_id,
+        "reservationId": write.reservation.id,
+        "callerOrgId": audit.caller_org_id,
+        "callerKeyId": audit.caller_key_id,
+        "reason": write.reason,
+        "unitIds": list(audit.unit_ids),
+        "releasedBefore": list(audit.released_before),
+        "releasedAfter": list(
+            audit.released_before if write.released_after is None else write.released_after
+        ),
+        "terminated": list(audit.terminated),
+        "terminationIds": sorted(t.termination_id for t in write.terminations),
+        "skipped": list(audit.skipped),
+        "at": stamp,
+    }
+
+
+def history_item(closing: TerminationClose) -> Item:
+    """A closed termination's workload, out of the hot partition, kept HISTORY_DAYS."""
+    workload = closing.workload
+    return {
+        "PK": HISTORY_PREFIX + closing.node_id,
+        "SK": f"{format_time(closing.at)}#{workload.id}#{closing.termination_id}",
+        "workloadId": workload.id,
+        "kind": workload.kind.value,
+        "tier": workload.tier.value,
+        "orgId": workload.org_id,
+        "unitIds": list(workload.unit_ids),
+        "terminationId": closing.termination_id,
+        "reservationId": workload.termination_reservation_id,
+        "outcome": closing.outcome,
+        "requestedAt": _optional_time(workload.termination_requested_at),
+        "terminatedAt": format_time(closing.at),
+        "expiresAtEpoch": int((closing.at + timedelta(days=HISTORY_DAYS)).timestamp()),
+    }

@@ -6,13 +6,14 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.dal import clients
-from reservations.models.messages import SpotTermination
+from reservations.models.messages import SendResult, SpotTermination
+
+__all__ = ["SendResult", "ensure_node_queue", "node_queue_name", "send_termination"]
 
 SQS_BATCH = 10
 _SEND_ATTEMPTS = 3
@@ -23,12 +24,6 @@ MAX_QUEUE_PREFIX = 40
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 # What SQS answers when the queue is not there (JSON and query protocols).
 _NO_QUEUE = frozenset({"QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue"})
-
-
-class SendResult(StrEnum):
-    ACCEPTED = "accepted"
-    NO_QUEUE = "no_queue"
-    FAILED = "failed"
 
 
 def node_queue_name(prefix: str, node_id: str) -> str:

@@ -1,151 +1,122 @@
-"""The reclaim's one atomic, conditional write."""
+"""The reclaim's one atomic, conditional write: a :class:`ReclaimWrite` as TransactWriteItems."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from reservations.config import settings
+from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
     OPEN,
     OPEN_TERMINATION,
-    RESERVATION_PREFIX,
-    UNIT_PREFIX,
-    WORKLOAD_PREFIX,
-    audit_pk,
-    format_time,
-    node_pk,
+    Item,
+    audit_item,
+    reservation_key,
     to_attributes,
+    unit_key,
+    workload_key,
 )
-from reservations.models.domain import Caller
-from reservations.rules.reclaim_plan import ReclaimPlan
+from reservations.dal.transactions import commit
+from reservations.models.idempotency import AnswerRecord
+from reservations.models.times import format_time
+from reservations.models.writes import ItemVersion, NewTermination, ReclaimWrite
+
+Action = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Termination:
-    termination_id: str
-    workload_id: str
+def commit_reclaim(write: ReclaimWrite, answer: AnswerRecord | None = None) -> None:
+    """Write it all or nothing, with the idempotency record when there is one;
+    :class:`WriteConflict` (carrying the kept answer if a record stood in the way) otherwise."""
+    actions = reclaim_transaction(write)
+    record_at = None
+    if answer is not None:
+        record_at = len(actions)
+        actions.append(record_put(answer))
+    commit(actions, token=write.reclaim_id, record_at=record_at)
 
 
-def _key(node_id: str, sort_key: str) -> dict[str, Any]:
-    return {"PK": {"S": node_pk(node_id)}, "SK": {"S": sort_key}}
+def reclaim_transaction(write: ReclaimWrite) -> list[Action]:
+    """The TransactWriteItems for ``write``: conditioned on the version of every item read."""
+    node_id = write.node_id
+    return [
+        _reservation_update(write),
+        *(_version_check(unit_key(node_id, unit.id), unit) for unit in write.units),
+        *(_termination_update(write, termination) for termination in write.terminations),
+        *(_version_check(workload_key(node_id, w.id), w) for w in write.unchanged_workloads),
+        _audit_put(write),
+    ]
 
 
-def _version_check(node_id: str, sort_key: str, version: int) -> dict[str, Any]:
+def _version_check(key: Item, read: ItemVersion) -> Action:
     return {
         "ConditionCheck": {
             "TableName": settings().table_name,
-            "Key": _key(node_id, sort_key),
+            "Key": to_attributes(key),
             "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": {":v": {"N": str(version)}},
+            "ExpressionAttributeValues": {":v": {"N": str(read.version)}},
         }
     }
 
 
-def reclaim_transaction(
-    plan: ReclaimPlan,
-    terminations: Sequence[Termination],
-    caller: Caller,
-    reason: str | None,
-    reclaim_id: str,
-    now: datetime,
-) -> list[dict[str, Any]]:
-    """The TransactWriteItems for ``plan``: conditioned on the version of every item read."""
-    table = settings().table_name
-    reservation = plan.reservation
-    node_id = reservation.node_id
-    stamp = format_time(now)
-    actions: list[dict[str, Any]] = []
-
-    if plan.releases_change:
-        actions.append(
-            {
-                "Update": {
-                    "TableName": table,
-                    "Key": _key(node_id, RESERVATION_PREFIX + reservation.id),
-                    "UpdateExpression": "SET releasedUnitIds = :released, updatedAt = :now, "
-                    "version = version + :one",
-                    "ConditionExpression": "version = :v",
-                    "ExpressionAttributeValues": to_attributes(
-                        {
-                            ":released": list(plan.released_after),
-                            ":now": stamp,
-                            ":one": 1,
-                            ":v": reservation.version,
-                        }
-                    ),
-                }
-            }
-        )
-    else:
-        actions.append(
-            _version_check(node_id, RESERVATION_PREFIX + reservation.id, reservation.version)
-        )
-
-    for unit in plan.units:
-        actions.append(_version_check(node_id, UNIT_PREFIX + unit.id, unit.version))
-
-    by_workload = {t.workload_id: t.termination_id for t in terminations}
-    for workload in plan.to_terminate:
-        values = {
-            ":terminating": "terminating",
-            ":tid": by_workload[workload.id],
-            ":res": reservation.id,
-            ":now": stamp,
-            ":open": OPEN,
-            ":one": 1,
-            ":v": workload.version,
-        }
-        update = (
-            f"SET #state = :terminating, terminationId = :tid, terminationReservationId = :res, "
-            f"terminationRequestedAt = :now, {OPEN_TERMINATION} = :open, "
-            f"version = version + :one"
-        )
-        if reason is not None:
-            update += ", terminationReason = :reason"
-            values[":reason"] = reason
-        actions.append(
-            {
-                "Update": {
-                    "TableName": table,
-                    "Key": _key(node_id, WORKLOAD_PREFIX + workload.id),
-                    "UpdateExpression": update,
-                    "ConditionExpression": "version = :v",
-                    "ExpressionAttributeNames": {"#state": "state"},
-                    "ExpressionAttributeValues": to_attributes(values),
-                }
-            }
-        )
-    for workload in (*plan.already_terminating, *plan.skipped):
-        actions.append(_version_check(node_id, WORKLOAD_PREFIX + workload.id, workload.version))
-
-    audit = {
-        "PK": audit_pk(node_id, reservation.id),
-        "SK": f"{stamp}#{reclaim_id}",
-        "action": "reclaim",
-        "reclaimId": reclaim_id,
-        "nodeId": node_id,
-        "reservationId": reservation.id,
-        "callerOrgId": caller.org_id,
-        "callerKeyId": caller.key_id,
-        "reason": reason,
-        "unitIds": list(plan.unit_ids),
-        "releasedBefore": list(reservation.released_unit_ids),
-        "releasedAfter": list(plan.released_after),
-        "terminated": plan.terminated_ids,
-        "terminationIds": sorted(t.termination_id for t in terminations),
-        "skipped": plan.skipped_ids,
-        "at": stamp,
+def _reservation_update(write: ReclaimWrite) -> Action:
+    """The new releases; only a version check when they do not change."""
+    key = reservation_key(write.node_id, write.reservation.id)
+    if write.released_after is None:
+        return _version_check(key, write.reservation)
+    values = {
+        ":released": list(write.released_after),
+        ":now": format_time(write.at),
+        ":one": 1,
+        ":v": write.reservation.version,
     }
-    actions.append(
-        {
-            "Put": {
-                "TableName": table,
-                "Item": to_attributes(audit),
-                "ConditionExpression": "attribute_not_exists(PK)",
-            }
+    return {
+        "Update": {
+            "TableName": settings().table_name,
+            "Key": to_attributes(key),
+            "UpdateExpression": "SET releasedUnitIds = :released, updatedAt = :now, "
+            "version = version + :one",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes(values),
         }
+    }
+
+
+def _termination_update(write: ReclaimWrite, termination: NewTermination) -> Action:
+    """The workload becomes the outbox: terminating, with its termination, in the index."""
+    values: dict[str, Any] = {
+        ":terminating": "terminating",
+        ":tid": termination.termination_id,
+        ":res": write.reservation.id,
+        ":now": format_time(write.at),
+        ":open": OPEN,
+        ":one": 1,
+        ":v": termination.workload.version,
+    }
+    update = (
+        f"SET #state = :terminating, terminationId = :tid, terminationReservationId = :res, "
+        f"terminationRequestedAt = :now, {OPEN_TERMINATION} = :open, "
+        f"version = version + :one"
     )
-    return actions
+    if write.reason is not None:
+        update += ", terminationReason = :reason"
+        values[":reason"] = write.reason
+    return {
+        "Update": {
+            "TableName": settings().table_name,
+            "Key": to_attributes(workload_key(write.node_id, termination.workload.id)),
+            "UpdateExpression": update,
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeNames": {"#state": "state"},
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _audit_put(write: ReclaimWrite) -> Action:
+    return {
+        "Put": {
+            "TableName": settings().table_name,
+            "Item": to_attributes(audit_item(write)),
+            "ConditionExpression": "attribute_not_exists(PK)",
+        }
+    }

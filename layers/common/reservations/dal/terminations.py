@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -12,113 +11,65 @@ from botocore.exceptions import ClientError
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.items import (
-    NODE_SK,
     OPEN,
     OPEN_TERMINATION,
     STUCK,
-    WORKLOAD_PREFIX,
-    format_time,
     from_attributes,
-    node_pk,
+    history_item,
+    node_id_of,
+    node_key,
     to_attributes,
+    unit_key,
     workload_from_item,
+    workload_key,
 )
-from reservations.dal.store import load_node
-from reservations.models.domain import Workload, WorkloadState
-from reservations.models.messages import TerminationReport
+from reservations.dal.transactions import commit
+from reservations.models.domain import OpenTermination, WorkloadState
+from reservations.models.times import format_time
+from reservations.models.writes import ItemVersion, TerminationClose
+
+__all__ = ["OPEN_TERMINATIONS_INDEX", "OpenTermination", "TerminationStore", "close_termination"]
 
 OPEN_TERMINATIONS_INDEX = "OpenTerminations"
-HISTORY_DAYS = 90
 
 
-class ReportConflict(Exception):
-    """The node partition changed while the report was applied; apply it again."""
-
-
-def close_termination(report: TerminationReport, now: datetime) -> str:
-    """Mark the workload terminated and free its units; what happened, in one word.
-
-    ``closed``: done now. ``unknown``: no such termination is open (a duplicate or late
-    report, or one for a termination this table never had); nothing is changed.
-    The workload leaves the node partition for a history item (kept 90 days).
-    """
-    snapshot = load_node(report.node_id)
-    if snapshot is None:
-        return "unknown"
-    workload = next((w for w in snapshot.workloads if w.id == report.workload_id), None)
-    if (
-        workload is None
-        or workload.state is not WorkloadState.TERMINATING
-        or workload.termination_id != report.termination_id
-    ):
-        return "unknown"
-    table = settings().table_name
-    key = {"PK": node_pk(report.node_id), "SK": WORKLOAD_PREFIX + workload.id}
-    actions: list[dict[str, Any]] = [
-        {
-            "Delete": {
-                "TableName": table,
-                "Key": to_attributes(key),
-                "ConditionExpression": "version = :v AND terminationId = :tid",
-                "ExpressionAttributeValues": to_attributes(
-                    {":v": workload.version, ":tid": report.termination_id}
-                ),
-            }
-        },
-        {"Put": {"TableName": table, "Item": to_attributes(_history(report, workload, now))}},
-    ]
-    for unit in snapshot.units:
-        if unit.id in workload.unit_ids and unit.claimed_by == workload.claim:
-            actions.append(
-                {
-                    "Update": {
-                        "TableName": table,
-                        "Key": to_attributes({"PK": key["PK"], "SK": f"UNIT#{unit.id}"}),
-                        "UpdateExpression": "REMOVE claimedBy SET version = version + :one",
-                        "ConditionExpression": "version = :v",
-                        "ExpressionAttributeValues": to_attributes({":v": unit.version, ":one": 1}),
-                    }
+def close_termination(closing: TerminationClose) -> None:
+    """The workload leaves the node partition for its history item and frees the units it
+    still holds, in one transaction; :class:`WriteConflict` if any of them changed."""
+    node_id = closing.node_id
+    commit(
+        [
+            {
+                "Delete": {
+                    "TableName": settings().table_name,
+                    "Key": to_attributes(workload_key(node_id, closing.workload.id)),
+                    "ConditionExpression": "version = :v AND terminationId = :tid",
+                    "ExpressionAttributeValues": to_attributes(
+                        {":v": closing.workload.version, ":tid": closing.termination_id}
+                    ),
                 }
-            )
-    try:
-        clients.dynamodb().transact_write_items(TransactItems=actions)
-    except ClientError as error:
-        if error.response["Error"]["Code"] == "TransactionCanceledException":
-            raise ReportConflict(str(error)) from error
-        raise
-    return "closed"
+            },
+            {
+                "Put": {
+                    "TableName": settings().table_name,
+                    "Item": to_attributes(history_item(closing)),
+                }
+            },
+            *(_freed(node_id, unit) for unit in closing.freed_units),
+        ]
+    )
 
 
-def _history(report: TerminationReport, workload: Workload, now: datetime) -> dict[str, Any]:
+def _freed(node_id: str, unit: ItemVersion) -> dict[str, Any]:
     return {
-        "PK": f"WLHIST#{report.node_id}",
-        "SK": f"{format_time(now)}#{workload.id}#{report.termination_id}",
-        "workloadId": workload.id,
-        "kind": workload.kind.value,
-        "tier": workload.tier.value,
-        "orgId": workload.org_id,
-        "unitIds": list(workload.unit_ids),
-        "terminationId": report.termination_id,
-        "reservationId": workload.termination_reservation_id,
-        "outcome": report.outcome,
-        "requestedAt": format_time(workload.termination_requested_at)
-        if workload.termination_requested_at
-        else None,
-        "terminatedAt": format_time(now),
-        "expiresAtEpoch": int((now + timedelta(days=HISTORY_DAYS)).timestamp()),
+        "Update": {
+            "TableName": settings().table_name,
+            "Key": to_attributes(unit_key(node_id, unit.id)),
+            "UpdateExpression": "REMOVE claimedBy SET version = version + :one",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes({":v": unit.version, ":one": 1}),
+        }
     }
-
-
-@dataclass(frozen=True)
-class OpenTermination:
-    """A terminating workload as the outbox holds it: the message and its delivery record."""
-
-    node_id: str
-    workload: Workload
-
-    @property
-    def termination_id(self) -> str:
-        return self.workload.termination_id or ""
 
 
 class TerminationStore:
@@ -153,7 +104,7 @@ class TerminationStore:
         """The termination as it is now (the index lags); None when it is no longer open."""
         response = self.client.get_item(
             TableName=self.table,
-            Key=to_attributes({"PK": node_pk(node_id), "SK": WORKLOAD_PREFIX + workload_id}),
+            Key=to_attributes(workload_key(node_id, workload_id)),
             ConsistentRead=True,
         )
         if "Item" not in response:
@@ -166,7 +117,7 @@ class TerminationStore:
     def node_queue_url(self, node_id: str) -> str | None:
         response = self.client.get_item(
             TableName=self.table,
-            Key=to_attributes({"PK": node_pk(node_id), "SK": NODE_SK}),
+            Key=to_attributes(node_key(node_id)),
             ProjectionExpression="queueUrl",
         )
         url = response.get("Item", {}).get("queueUrl", {}).get("S")
@@ -192,7 +143,7 @@ class TerminationStore:
     def _update(
         self, termination: OpenTermination, update: str, values: dict[str, Any], extra: str = ""
     ) -> bool:
-        key = {"PK": node_pk(termination.node_id), "SK": WORKLOAD_PREFIX + termination.workload.id}
+        key = workload_key(termination.node_id, termination.workload.id)
         try:
             self.client.update_item(
                 TableName=self.table,
@@ -212,6 +163,4 @@ class TerminationStore:
 
 
 def _open_termination(item: dict[str, Any]) -> OpenTermination:
-    return OpenTermination(
-        node_id=item["PK"].removeprefix("NODE#"), workload=workload_from_item(item)
-    )
+    return OpenTermination(node_id=node_id_of(item["PK"]), workload=workload_from_item(item))

@@ -7,40 +7,36 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from reservations.dal import clients
+from reservations.dal.idempotency import stored_in_cancellation
+from reservations.models.writes import WriteConflict
 
 # Cancellation reasons that mean "someone else wrote first": re-read and try again.
 _RETRYABLE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
 
-class WriteConflict(Exception):
-    """The write lost to a concurrent writer (or met a stored answer); nothing was changed.
-
-    ``reasons`` are the cancellation reasons, one per action, in the order of the actions.
-    """
-
-    def __init__(self, reasons: list[dict[str, Any]]) -> None:
-        codes = sorted({r.get("Code", "None") for r in reasons} - {"None"}) or ["unknown"]
-        super().__init__(", ".join(codes))
-        self.reasons = reasons
-
-
-def commit(actions: list[dict[str, Any]], token: str) -> None:
-    """Run the transaction; :class:`WriteConflict` when a condition or a conflict cancels it.
+def commit(
+    actions: list[dict[str, Any]], token: str | None = None, record_at: int | None = None
+) -> None:
+    """Run the transaction; :class:`WriteConflict` when a condition or a conflict cancels it,
+    carrying the idempotency record at action ``record_at`` when that is what cancelled it.
 
     ``token`` (the reclaim id) makes the SDK's own retry of a request whose answer was lost
     idempotent: without it, a retry after a commit would fail its version checks and look
     like a lost race.
     """
+    request: dict[str, Any] = {"TransactItems": actions}
+    if token is not None:
+        request["ClientRequestToken"] = token
     try:
-        clients.dynamodb().transact_write_items(TransactItems=actions, ClientRequestToken=token)
+        clients.dynamodb().transact_write_items(**request)
     except ClientError as error:
         if error.response["Error"]["Code"] != "TransactionCanceledException":
             raise
         # One reason per action, in order; a failed condition's may carry the item (ALL_OLD).
         reasons = [dict(reason) for reason in error.response.get("CancellationReasons", [])]
-        codes = {reason.get("Code", "None") for reason in reasons} - {"None"}
-        if codes and codes <= _RETRYABLE:
-            raise WriteConflict(reasons) from error
-        if not codes and "TransactionConflict" in str(error):
-            raise WriteConflict(reasons) from error
-        raise
+        codes = {str(reason.get("Code", "None")) for reason in reasons} - {"None"}
+        retryable = codes <= _RETRYABLE if codes else "TransactionConflict" in str(error)
+        if not retryable:
+            raise
+        stored = None if record_at is None else stored_in_cancellation(reasons, record_at)
+        raise WriteConflict(", ".join(sorted(codes)) or "unknown", stored) from error

@@ -22,13 +22,14 @@ from reservations.models.errors import (
     InvalidRequest,
     NotFound,
     Unauthorized,
+    field_path,
 )
 
 logger = Logger()
 metrics = Metrics()
 
 # Per container: a warm Lambda answers a cached key without a DynamoDB read.
-key_cache = KeyCache(ttl=settings().key_cache_ttl_seconds)
+key_cache = KeyCache(ttl=lambda: settings().key_cache_ttl_seconds)
 
 
 def error_response(error: ApiError) -> Response[str]:
@@ -68,7 +69,7 @@ def create_app() -> APIGatewayHttpResolver:
     def _validation_error(error: RequestValidationError) -> Response[str]:
         # Powertools answers 422 by default; the contract says 400 invalid_request.
         problems = [
-            FieldProblem(field=".".join(str(p) for p in e.get("loc", ())), problem=e.get("msg", ""))
+            FieldProblem(field=field_path(e.get("loc", ())), problem=e.get("msg", ""))
             for e in error.errors()
         ]
         return error_response(InvalidRequest("request is not valid", problems))

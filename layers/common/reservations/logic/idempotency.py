@@ -1,24 +1,29 @@
 """Idempotency-Key for every POST: the first answer is kept with the effect and replayed.
 
-A use case asks :func:`keyed` for the request (after the body is valid), adds
-:func:`record_actions` to its transaction, asks :func:`answer_from_conflict` when that
-transaction is cancelled, and passes deterministic refusals through :func:`refuse`.
+A use case asks :func:`keyed` for the request (after the body is valid), writes
+:func:`answer_record` with its effect, asks :func:`answer_from_conflict` when that write is
+cancelled, and passes deterministic refusals through :func:`refuse`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NoReturn
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.dal import idempotency as records
-from reservations.dal.transactions import WriteConflict
 from reservations.models.api import error_json
 from reservations.models.domain import Caller
 from reservations.models.errors import ApiError, IdempotencyKeyReused
-from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
+from reservations.models.idempotency import (
+    AnswerRecord,
+    IdempotentRequest,
+    Outcome,
+    StoredResponse,
+)
+from reservations.models.writes import WriteConflict
 from reservations.rules.idempotency import (
     KEPT_FOR,
     check_header,
@@ -31,6 +36,9 @@ from reservations.rules.idempotency import (
 logger = Logger()
 metrics = Metrics()
 
+# Writes the record unless a live one exists; returns that one then (a conditional Put).
+KeepAnswer = Callable[[AnswerRecord], StoredResponse | None]
+
 
 def keyed(
     caller: Caller, header: str | None, method: str, path: str, body: Any
@@ -42,32 +50,33 @@ def keyed(
     return keyed_request(caller.key_hash, header, method, path, body)
 
 
-def record_actions(
+def answer_record(
     request: IdempotentRequest | None, outcome: Outcome, now: datetime
-) -> list[dict[str, Any]]:
-    """The record's Put for the effect's transaction (none for an unkeyed request)."""
+) -> AnswerRecord | None:
+    """The record to write with the effect (none for an unkeyed request)."""
     if request is None:
-        return []
-    return [records.record_put(request, outcome, now, now + KEPT_FOR)]
+        return None
+    return AnswerRecord(request, outcome, now, now + KEPT_FOR)
 
 
 def answer_from_conflict(
-    request: IdempotentRequest | None, conflict: WriteConflict, index: int, now: datetime
+    request: IdempotentRequest | None, conflict: WriteConflict, now: datetime
 ) -> Outcome | None:
-    """The first answer, when it is the record at ``index`` that cancelled the transaction."""
-    if request is None:
-        return None
-    stored = records.stored_in_cancellation(conflict.reasons, index)
-    if stored is None or not is_live(stored, now):
+    """The first answer, when it is a live record of this key that cancelled the write."""
+    stored = conflict.stored
+    if request is None or stored is None or not is_live(stored, now):
         return None
     return replay(request, stored)
 
 
-def refuse(request: IdempotentRequest | None, error: ApiError, now: datetime) -> Outcome:
+def refuse(
+    request: IdempotentRequest | None, error: ApiError, now: datetime, keep: KeepAnswer
+) -> Outcome:
     """Raise ``error``, keeping it first when it is a decision; replay a first answer instead."""
     if request is not None and is_kept(error.status, error.code):
-        refusal = Outcome(error.status, error_json(error))
-        stored = records.store(request, refusal, now, now + KEPT_FOR)
+        stored = keep(
+            AnswerRecord(request, Outcome(error.status, error_json(error)), now, now + KEPT_FOR)
+        )
         if stored is not None:
             return replay(request, stored)
     raise error

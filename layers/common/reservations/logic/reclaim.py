@@ -10,21 +10,16 @@ is still open on it, and the sweeper delivers it.
 from __future__ import annotations
 
 import random
-import time
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.dal import queues
-from reservations.dal.items import format_time
-from reservations.dal.reclaim import Termination
-from reservations.dal.reclaim import reclaim_transaction as build_transaction
-from reservations.dal.transactions import WriteConflict, commit
-from reservations.logic import idempotency
-from reservations.models.api import ReclaimResponse, ReservationView, response_json
+from reservations.logic import idempotency, outbox
+from reservations.logic.ports import ReclaimPorts
+from reservations.logic.views import reclaim_response
+from reservations.models.api import response_json
 from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import (
     ApiError,
@@ -35,10 +30,16 @@ from reservations.models.errors import (
     UnitsNotInReservation,
 )
 from reservations.models.idempotency import IdempotentRequest, Outcome
-from reservations.models.messages import SpotTermination
+from reservations.models.ids import is_resource_id
 from reservations.models.requests import RawBody, ReclaimRequest, parse_reclaim_request
+from reservations.models.writes import (
+    ItemVersion,
+    NewTermination,
+    ReclaimAudit,
+    ReclaimWrite,
+    WriteConflict,
+)
 from reservations.rules.access import CAPACITY, may_manage_capacity
-from reservations.rules.ids import is_resource_id
 from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim, units_outside
 from reservations.rules.status import effective_status, in_term
 
@@ -49,9 +50,6 @@ MAX_ATTEMPTS = 5
 _BACKOFF_BASE = 0.025
 _BACKOFF_CAP = 0.4
 
-NodeLoader = Callable[[str], NodeSnapshot | None]
-Clock = Callable[[], datetime]
-
 
 def reclaim(
     caller: Caller,
@@ -59,8 +57,7 @@ def reclaim(
     reservation_id: str,
     body: RawBody,
     idempotency_key: str | None,
-    load_node: NodeLoader,
-    clock: Clock,
+    ports: ReclaimPorts,
 ) -> Outcome:
     """The answer to a reclaim (or its dry run): 200 with its body, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(CAPACITY)):
@@ -72,11 +69,11 @@ def reclaim(
         document = request.model_dump(mode="json", by_alias=True)
         keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
     for attempt in range(MAX_ATTEMPTS):
-        outcome = _attempt(caller, node_id, reservation_id, request, keyed, load_node, clock())
+        outcome = _attempt(caller, node_id, reservation_id, request, keyed, ports)
         if outcome is not None:
             return outcome
         metrics.add_metric(name="ReclaimConflictsRetried", unit=MetricUnit.Count, value=1)
-        time.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))  # noqa: S311
+        ports.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))  # noqa: S311
     metrics.add_metric(name="ReclaimConflicts", unit=MetricUnit.Count, value=1)
     raise Conflict(
         f"reservation {reservation_id} kept changing while reclaiming; retry the request"
@@ -89,22 +86,22 @@ def _attempt(
     reservation_id: str,
     request: ReclaimRequest,
     keyed: IdempotentRequest | None,
-    load_node: NodeLoader,
-    now: datetime,
+    ports: ReclaimPorts,
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
-    snapshot = load_node(node_id)
+    now = ports.clock()
+    snapshot = ports.store.load_node(node_id)
     if snapshot is None:
         raise NotFound()
     reservation = _authorized_reservation(caller, snapshot, reservation_id)
     try:
         _check_reclaimable(reservation, request.unit_ids, now)
     except ApiError as refusal:
-        return idempotency.refuse(keyed, refusal, now)
+        return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
     plan = plan_reclaim(snapshot, reservation, request.unit_ids)
     if request.dry_run:
-        return Outcome(200, response_json(_response(reservation, now, would=plan)))
-    return _commit(caller, snapshot, plan, request, keyed, now)
+        return Outcome(200, response_json(reclaim_response(reservation, now, would=plan)))
+    return _commit(caller, snapshot, plan, request, keyed, ports, now)
 
 
 def _commit(
@@ -113,35 +110,55 @@ def _commit(
     plan: ReclaimPlan,
     request: ReclaimRequest,
     keyed: IdempotentRequest | None,
+    ports: ReclaimPorts,
     now: datetime,
 ) -> Outcome | None:
-    terminations = [Termination(str(uuid.uuid4()), w.id) for w in plan.to_terminate]
-    reclaim_id = str(uuid.uuid4())
-    outcome = Outcome(200, response_json(_response(plan.reservation, now, done=plan)))
-    actions = build_transaction(plan, terminations, caller, request.reason, reclaim_id, now)
-    record_at = len(actions)
+    write = reclaim_write(caller, plan, request.reason, now)
+    outcome = Outcome(200, response_json(reclaim_response(plan.reservation, now, done=plan)))
     try:
-        commit(actions + idempotency.record_actions(keyed, outcome, now), token=reclaim_id)
+        ports.store.commit_reclaim(write, idempotency.answer_record(keyed, outcome, now))
     except WriteConflict as conflict:
-        replayed = idempotency.answer_from_conflict(keyed, conflict, record_at, now)
+        replayed = idempotency.answer_from_conflict(keyed, conflict, now)
         if replayed is None:
             logger.info("reclaim lost a race; retrying", extra={"reasons": str(conflict)})
         return replayed
-    logger.info(
-        "reclaim committed",
-        extra={
-            "nodeId": snapshot.node.id,
-            "reservationId": plan.reservation.id,
-            "callerOrgId": caller.org_id,
-            "callerKeyId": caller.key_id,
-            "units": list(plan.unit_ids),
-            "terminated": plan.terminated_ids,
-            "skipped": plan.skipped_ids,
-        },
+    _log_committed(caller, plan)
+    outbox.send_committed(
+        snapshot.node, outbox.committed(write, plan.to_terminate), ports.send, now
     )
-    _queue(snapshot, plan, terminations, request.reason, now)
     _count(plan)
     return outcome
+
+
+def reclaim_write(
+    caller: Caller, plan: ReclaimPlan, reason: str | None, now: datetime
+) -> ReclaimWrite:
+    """The plan as one conditional write: new termination ids, a new reclaim id."""
+    reservation = plan.reservation
+    return ReclaimWrite(
+        reclaim_id=str(uuid.uuid4()),
+        node_id=reservation.node_id,
+        reservation=ItemVersion(reservation.id, reservation.version),
+        released_after=plan.released_after if plan.releases_change else None,
+        units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
+        terminations=tuple(
+            NewTermination(ItemVersion(w.id, w.version), str(uuid.uuid4()))
+            for w in plan.to_terminate
+        ),
+        unchanged_workloads=tuple(
+            ItemVersion(w.id, w.version) for w in (*plan.already_terminating, *plan.skipped)
+        ),
+        reason=reason,
+        audit=ReclaimAudit(
+            caller_org_id=caller.org_id,
+            caller_key_id=caller.key_id,
+            unit_ids=plan.unit_ids,
+            released_before=reservation.released_unit_ids,
+            terminated=tuple(plan.terminated_ids),
+            skipped=tuple(plan.skipped_ids),
+        ),
+        at=now,
+    )
 
 
 def _authorized_reservation(
@@ -169,38 +186,19 @@ def _check_reclaimable(reservation: Reservation, unit_ids: list[str], now: datet
         )
 
 
-def _queue(
-    snapshot: NodeSnapshot,
-    plan: ReclaimPlan,
-    terminations: list[Termination],
-    reason: str | None,
-    now: datetime,
-) -> None:
-    """Send the committed terminations; what cannot be sent waits for the sweeper."""
-    if not terminations:
-        return
-    workloads = {w.id: w for w in plan.to_terminate}
-    messages = [
-        SpotTermination(
-            termination_id=t.termination_id,
-            node_id=snapshot.node.id,
-            workload_id=t.workload_id,
-            workload_kind=workloads[t.workload_id].kind,
-            unit_ids=list(workloads[t.workload_id].unit_ids),
-            reservation_id=plan.reservation.id,
-            reason=reason,
-            requested_at=now,
-        )
-        for t in terminations
-    ]
-    queue_url = snapshot.node.queue_url
-    sent = queues.send_terminations(queue_url, messages) if queue_url else set()
-    if unsent := len(terminations) - len(sent):
-        logger.error(
-            "terminations committed but not sent; the sweeper will deliver them",
-            extra={"unsent": unsent, "nodeId": snapshot.node.id},
-        )
-        metrics.add_metric(name="TerminationsUnqueued", unit=MetricUnit.Count, value=unsent)
+def _log_committed(caller: Caller, plan: ReclaimPlan) -> None:
+    logger.info(
+        "reclaim committed",
+        extra={
+            "nodeId": plan.reservation.node_id,
+            "reservationId": plan.reservation.id,
+            "callerOrgId": caller.org_id,
+            "callerKeyId": caller.key_id,
+            "units": list(plan.unit_ids),
+            "terminated": plan.terminated_ids,
+            "skipped": plan.skipped_ids,
+        },
+    )
 
 
 def _count(plan: ReclaimPlan) -> None:
@@ -210,48 +208,3 @@ def _count(plan: ReclaimPlan) -> None:
         name="WorkloadsTerminated", unit=MetricUnit.Count, value=len(plan.to_terminate)
     )
     metrics.add_metric(name="WorkloadsSkipped", unit=MetricUnit.Count, value=len(plan.skipped))
-
-
-def _response(
-    reservation: Reservation,
-    now: datetime,
-    *,
-    done: ReclaimPlan | None = None,
-    would: ReclaimPlan | None = None,
-) -> ReclaimResponse:
-    released = reservation.released_unit_ids
-    updated_at = reservation.updated_at
-    if done is not None and done.releases_change:
-        released, updated_at = done.released_after, now
-    view = reservation_view(reservation, now, released, updated_at)
-    return ReclaimResponse(
-        **view.model_dump(),
-        terminated=done.terminated_ids if done else None,
-        skipped=done.skipped_ids if done else None,
-        would_terminate=would.terminated_ids if would else None,
-        would_skip=would.skipped_ids if would else None,
-    )
-
-
-def reservation_view(
-    reservation: Reservation,
-    now: datetime,
-    released: tuple[str, ...],
-    updated_at: datetime,
-) -> ReservationView:
-    return ReservationView(
-        id=reservation.id,
-        node_id=reservation.node_id,
-        status=effective_status(reservation, now).value,
-        starts_at=format_time(reservation.starts_at),
-        ends_at=format_time(reservation.ends_at) if reservation.ends_at else None,
-        allowed_org_ids=sorted(reservation.allowed_org_ids),
-        managing_org_ids=sorted(reservation.managing_org_ids),
-        reserved_unit_ids=sorted(reservation.reserved_unit_ids),
-        released_unit_ids=sorted(released),
-        contract_ref=reservation.contract_ref,
-        reason=reservation.reason,
-        topology_gen=reservation.topology_gen,
-        created_at=format_time(reservation.created_at),
-        updated_at=format_time(updated_at),
-    )

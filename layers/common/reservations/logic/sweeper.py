@@ -10,17 +10,17 @@ just waits. After ``max_deliveries`` without a report a termination is flagged s
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.dal.items import OPEN, STUCK
-from reservations.dal.queues import SendResult
-from reservations.dal.terminations import OpenTermination
-from reservations.models.messages import SpotTermination
+from reservations.logic.outbox import message
+from reservations.logic.ports import Outbox, Sender
+from reservations.models.domain import OpenTermination
+from reservations.models.messages import SendResult
 from reservations.rules.terminations import (
     RedeliveryPolicy,
     deduplication_id,
@@ -31,18 +31,7 @@ from reservations.rules.terminations import (
 logger = Logger()
 metrics = Metrics()
 
-# (queue URL, message, de-duplication id) -> what SQS made of it.
-Sender = Callable[[str, SpotTermination, str], SendResult]
-
-
-class Outbox(Protocol):
-    """Where open terminations and their delivery records live (dal.terminations)."""
-
-    def listed(self, partition: str) -> Iterator[OpenTermination]: ...
-    def read(self, node_id: str, workload_id: str) -> OpenTermination | None: ...
-    def node_queue_url(self, node_id: str) -> str | None: ...
-    def record_delivery(self, termination: OpenTermination, now: datetime) -> None: ...
-    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool: ...
+__all__ = ["Outbox", "Sender", "deliver", "message", "sweep"]
 
 
 def deliver(
@@ -111,18 +100,3 @@ def _context(termination: OpenTermination) -> dict[str, Any]:
         "workloadId": termination.workload.id,
         "deliveries": termination.workload.termination_deliveries,
     }
-
-
-def message(termination: OpenTermination, now: datetime) -> SpotTermination:
-    """The spot-termination message the outbox item stands for."""
-    workload = termination.workload
-    return SpotTermination(
-        termination_id=termination.termination_id,
-        node_id=termination.node_id,
-        workload_id=workload.id,
-        workload_kind=workload.kind,
-        unit_ids=list(workload.unit_ids),
-        reservation_id=workload.termination_reservation_id or "",
-        reason=workload.termination_reason,
-        requested_at=workload.termination_requested_at or now,
-    )

@@ -7,8 +7,10 @@ from datetime import datetime
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.dal.terminations import ReportConflict, close_termination
+from reservations.logic.ports import ReportStore
 from reservations.models.messages import TerminationReport
+from reservations.models.writes import ItemVersion, TerminationClose, WriteConflict
+from reservations.rules.terminations import closed_by, freed_units
 
 logger = Logger()
 metrics = Metrics()
@@ -16,7 +18,11 @@ metrics = Metrics()
 _ATTEMPTS = 3
 
 
-def apply_report(report: TerminationReport, now: datetime) -> str:
+class ReportConflict(Exception):
+    """The node partition kept changing while the report was applied; apply it again."""
+
+
+def apply_report(report: TerminationReport, now: datetime, store: ReportStore) -> str:
     """``closed``, ``unknown`` (logged and dropped) or ``failed`` (the node will retry).
 
     Raises :class:`ReportConflict` when the node partition kept changing, so that the
@@ -35,8 +41,8 @@ def apply_report(report: TerminationReport, now: datetime) -> str:
         return "failed"
     for _ in range(_ATTEMPTS):
         try:
-            result = close_termination(report, now)
-        except ReportConflict:
+            result = close_termination(report, now, store)
+        except WriteConflict:
             continue
         if result == "unknown":
             logger.warning("report for no open termination: dropped", extra=context)
@@ -46,3 +52,26 @@ def apply_report(report: TerminationReport, now: datetime) -> str:
             metrics.add_metric(name="TerminationsConfirmed", unit=MetricUnit.Count, value=1)
         return result
     raise ReportConflict(f"termination {report.termination_id} kept conflicting")
+
+
+def close_termination(report: TerminationReport, now: datetime, store: ReportStore) -> str:
+    """``closed``: the workload is terminated now, its units free. ``unknown``: no such
+    termination is open (duplicate, late or foreign report); nothing changes."""
+    snapshot = store.load_node(report.node_id)
+    if snapshot is None:
+        return "unknown"
+    workload = closed_by(snapshot.workloads, report.workload_id, report.termination_id)
+    if workload is None:
+        return "unknown"
+    freed = freed_units(workload, snapshot.units)
+    store.close_termination(
+        TerminationClose(
+            node_id=report.node_id,
+            workload=workload,
+            termination_id=report.termination_id,
+            outcome=report.outcome,
+            freed_units=tuple(ItemVersion(u.id, u.version) for u in freed),
+            at=now,
+        )
+    )
+    return "closed"

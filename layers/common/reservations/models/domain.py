@@ -103,6 +103,18 @@ class Workload:
         return f"{self.kind.value}:{self.id}"
 
 
+@dataclass(frozen=True)
+class OpenTermination:
+    """A terminating workload as the outbox holds it: the message and its delivery record."""
+
+    node_id: str
+    workload: Workload
+
+    @property
+    def termination_id(self) -> str:
+        return self.workload.termination_id or ""
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSnapshot:
     """Everything about one node that the endpoints decide from, read in one Query."""

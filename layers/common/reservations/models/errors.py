@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+
+def field_path(location: Iterable[int | str]) -> str:
+    """A validation error's location as every response and message names it: ``unitIds[2]``,
+    ``header.Idempotency-Key``; empty for the document itself."""
+    path = ""
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
 
 
 @dataclass(frozen=True)

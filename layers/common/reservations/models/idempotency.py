@@ -29,3 +29,13 @@ class StoredResponse:
     request_hash: str
     outcome: Outcome
     expires_at: datetime
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    """An answer to keep for a keyed request: written only if no live record exists."""
+
+    request: IdempotentRequest
+    outcome: Outcome
+    created_at: datetime
+    expires_at: datetime

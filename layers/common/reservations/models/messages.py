@@ -9,6 +9,7 @@ until every consumer reads the new one. Optional fields are absent when unset, n
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,3 +59,11 @@ class TerminationReport(BaseModel):
     def to_json(self) -> str:
         """The wire form: optional fields that are unset are absent, never ``null``."""
         return self.model_dump_json(by_alias=True, exclude_none=True)
+
+
+class SendResult(StrEnum):
+    """What a queue made of one send: only ``ACCEPTED`` is a delivery."""
+
+    ACCEPTED = "accepted"
+    NO_QUEUE = "no_queue"
+    FAILED = "failed"

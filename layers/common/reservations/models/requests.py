@@ -15,15 +15,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from reservations.models.errors import FieldProblem, InvalidRequest
-from reservations.rules.ids import normalize_unit_id
+from reservations.models.errors import FieldProblem, InvalidRequest, field_path
+from reservations.models.ids import PCI_ADDRESS, normalize_unit_id
 
 MAX_UNITS = 32
 MAX_REASON = 1000
 MAX_BODY_BYTES = 64 * 1024  # of the decoded body
 MAX_INT_DIGITS = 100
 MAX_REPORTED_PROBLEMS = 20
-PCI_ADDRESS = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$"
 
 
 class ReclaimRequest(BaseModel):
@@ -79,13 +78,6 @@ def _bounded_int(literal: str) -> int:
             [FieldProblem("body", f"has a number of more than {MAX_INT_DIGITS} digits")],
         )
     return int(literal)
-
-
-def _field_path(location: tuple[int | str, ...]) -> str:
-    path = ""
-    for part in location:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "body"
 
 
 @dataclass(frozen=True)
@@ -175,7 +167,7 @@ def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
     except ValidationError as error:
         raise _invalid(
             [
-                FieldProblem(_field_path(tuple(e["loc"])), e["msg"])
+                FieldProblem(field_path(e["loc"]) or "body", e["msg"])
                 for e in error.errors(include_url=False, include_input=False)
             ]
         ) from error

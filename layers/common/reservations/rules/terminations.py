@@ -1,14 +1,38 @@
-"""When an open termination is sent again, when it is flagged stuck, and under which
-de-duplication id: pure rules, the clock passed in."""
+"""Which report closes which termination and what it frees; when an open termination is
+sent again, when it is flagged stuck, and under which de-duplication id: pure rules, the
+clock passed in."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from reservations.models.domain import Workload
-from reservations.rules.ids import is_termination_id
+from reservations.models.domain import Unit, Workload, WorkloadState
+from reservations.models.ids import is_termination_id
+
+
+def closed_by(
+    workloads: Iterable[Workload], workload_id: str, termination_id: str
+) -> Workload | None:
+    """The workload whose open termination a report closes: the same workload, still
+    terminating under the same termination id. None for a duplicate or late report, or one
+    for a termination this node never had: such a report changes nothing."""
+    for workload in workloads:
+        if workload.id == workload_id:
+            open_here = workload.state is WorkloadState.TERMINATING
+            return workload if open_here and workload.termination_id == termination_id else None
+    return None
+
+
+def freed_units(workload: Workload, units: Iterable[Unit]) -> tuple[Unit, ...]:
+    """The units a closed termination frees: the workload's own, and only those still
+    claimed by it (a unit already handed to another workload keeps its claim)."""
+    return tuple(
+        unit for unit in units if unit.id in workload.unit_ids and unit.claimed_by == workload.claim
+    )
+
 
 # SQS's limit for a FIFO MessageDeduplicationId.
 MAX_DEDUPLICATION_ID = 128

@@ -1,4 +1,4 @@
-"""The formats of the ids that appear in paths and bodies."""
+"""The formats of the ids that appear in paths, bodies, messages and fleet files."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import re
 # Node and reservation ids are opaque, but bounded: anything else in a path is "not found".
 _RESOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 # A unit is an IOMMU group named by its PCI address, domain:bus:device.function, in hex.
-_UNIT_ID = re.compile(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]")
+# The anchored form is what the request schema (and so the OpenAPI document) declares.
+PCI_ADDRESS = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$"
+_UNIT_ID = re.compile(PCI_ADDRESS.strip("^$"))
 _WORKLOAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 

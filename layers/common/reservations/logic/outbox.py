@@ -1,0 +1,69 @@
+"""The outbox: a terminating workload is the message to send, on the reclaim's path and the
+sweeper's alike, built here once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from reservations.logic.ports import BatchSender
+from reservations.models.domain import Node, OpenTermination, Workload, WorkloadState
+from reservations.models.messages import SpotTermination
+from reservations.models.writes import ReclaimWrite
+
+logger = Logger()
+metrics = Metrics()
+
+
+def message(termination: OpenTermination, now: datetime) -> SpotTermination:
+    """The spot-termination message the outbox item stands for."""
+    workload = termination.workload
+    return SpotTermination(
+        termination_id=termination.termination_id,
+        node_id=termination.node_id,
+        workload_id=workload.id,
+        workload_kind=workload.kind,
+        unit_ids=list(workload.unit_ids),
+        reservation_id=workload.termination_reservation_id or "",
+        reason=workload.termination_reason,
+        requested_at=workload.termination_requested_at or now,
+    )
+
+
+def committed(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTermination]:
+    """The terminations ``write`` opened, as the outbox now holds them."""
+    by_id = {w.id: w for w in workloads}
+    return [
+        OpenTermination(
+            write.node_id,
+            replace(
+                by_id[t.workload.id],
+                state=WorkloadState.TERMINATING,
+                termination_id=t.termination_id,
+                termination_reservation_id=write.reservation.id,
+                termination_reason=write.reason,
+                termination_requested_at=write.at,
+            ),
+        )
+        for t in write.terminations
+    ]
+
+
+def send_committed(
+    node: Node, terminations: Sequence[OpenTermination], send: BatchSender, now: datetime
+) -> None:
+    """Send the terminations a reclaim committed; what cannot be sent waits for the sweeper."""
+    if not terminations:
+        return
+    messages = [message(termination, now) for termination in terminations]
+    sent = send(node.queue_url, messages) if node.queue_url else set()
+    if unsent := len(terminations) - len(sent):
+        logger.error(
+            "terminations committed but not sent; the sweeper will deliver them",
+            extra={"unsent": unsent, "nodeId": node.id},
+        )
+        metrics.add_metric(name="TerminationsUnqueued", unit=MetricUnit.Count, value=unsent)

@@ -1,0 +1,64 @@
+"""What the use cases need from the world, as Protocols: the functions wire the DynamoDB and
+SQS implementations (``dal``), the logic tests in-memory fakes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from reservations.models.domain import NodeSnapshot, OpenTermination
+from reservations.models.idempotency import AnswerRecord, StoredResponse
+from reservations.models.messages import SendResult, SpotTermination
+from reservations.models.writes import ReclaimWrite, TerminationClose
+
+Clock = Callable[[], datetime]
+# (queue URL, messages) -> the termination ids the queue accepted; never raises.
+BatchSender = Callable[[str, Sequence[SpotTermination]], set[str]]
+# (queue URL, message, de-duplication id) -> what the queue made of it.
+Sender = Callable[[str, SpotTermination, str], SendResult]
+
+
+class NodeReader(Protocol):
+    """One node's partition, read strongly consistent: None for an unknown node."""
+
+    def load_node(self, node_id: str) -> NodeSnapshot | None: ...
+
+
+class ReclaimStore(NodeReader, Protocol):
+    """The reclaim's writes: one conditional transaction, and a kept refusal."""
+
+    def commit_reclaim(self, write: ReclaimWrite, answer: AnswerRecord | None) -> None:
+        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+
+class ReportStore(NodeReader, Protocol):
+    """Closing a reported termination: one conditional transaction."""
+
+    def close_termination(self, closing: TerminationClose) -> None:
+        """All or nothing; WriteConflict when any item changed since it was read."""
+
+
+class Outbox(Protocol):
+    """Where open terminations and their delivery records live."""
+
+    def listed(self, partition: str) -> Iterator[OpenTermination]: ...
+    def read(self, node_id: str, workload_id: str) -> OpenTermination | None: ...
+    def node_queue_url(self, node_id: str) -> str | None: ...
+    def record_delivery(self, termination: OpenTermination, now: datetime) -> None: ...
+    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ReclaimPorts:
+    """Everything a reclaim touches: the table, the node queues, the clock, the backoff."""
+
+    store: ReclaimStore
+    send: BatchSender
+    clock: Clock
+    sleep: Callable[[float], None] = time.sleep

@@ -1,0 +1,78 @@
+"""The one mapping from the domain to the API's views: units and reservations as shown."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from reservations.models.api import ReclaimResponse, ReservationView, UnitView
+from reservations.models.domain import NodeSnapshot, Reservation, Unit
+from reservations.models.times import format_time
+from reservations.rules.reclaim_plan import ReclaimPlan
+from reservations.rules.status import effective_status
+from reservations.rules.units import governing_reservation, is_released, not_reservable_reason
+
+
+def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
+    """A unit with its reservability and the reservation governing it now."""
+    reason = not_reservable_reason(unit)
+    governed = governing_reservation(unit.id, snapshot.reservations, now)
+    return UnitView(
+        id=unit.id,
+        alloc_class=unit.alloc_class,
+        gpu_model_id=unit.gpu_model_id,
+        gpu_model_name=unit.gpu_model_name,
+        sellable_gpus=unit.sellable_gpus,
+        state="claimed" if unit.claimed_by else "free",
+        claimed_by=unit.claimed_by,
+        reservable=reason is None,
+        not_reservable_reason=reason,
+        reservation_id=governed[0].id if governed else None,
+        released=is_released(governed[0], governed[1], unit.id) if governed else None,
+    )
+
+
+def reclaim_response(
+    reservation: Reservation,
+    now: datetime,
+    *,
+    done: ReclaimPlan | None = None,
+    would: ReclaimPlan | None = None,
+) -> ReclaimResponse:
+    """The reservation after a reclaim (``done``) or as a dry run leaves it (``would``)."""
+    released = reservation.released_unit_ids
+    updated_at = reservation.updated_at
+    if done is not None and done.releases_change:
+        released, updated_at = done.released_after, now
+    view = reservation_view(reservation, now, released, updated_at)
+    return ReclaimResponse(
+        **view.model_dump(),
+        terminated=done.terminated_ids if done else None,
+        skipped=done.skipped_ids if done else None,
+        would_terminate=would.terminated_ids if would else None,
+        would_skip=would.skipped_ids if would else None,
+    )
+
+
+def reservation_view(
+    reservation: Reservation,
+    now: datetime,
+    released: tuple[str, ...],
+    updated_at: datetime,
+) -> ReservationView:
+    """A reservation with its effective status and sorted ids."""
+    return ReservationView(
+        id=reservation.id,
+        node_id=reservation.node_id,
+        status=effective_status(reservation, now).value,
+        starts_at=format_time(reservation.starts_at),
+        ends_at=format_time(reservation.ends_at) if reservation.ends_at else None,
+        allowed_org_ids=sorted(reservation.allowed_org_ids),
+        managing_org_ids=sorted(reservation.managing_org_ids),
+        reserved_unit_ids=sorted(reservation.reserved_unit_ids),
+        released_unit_ids=sorted(released),
+        contract_ref=reservation.contract_ref,
+        reason=reservation.reason,
+        topology_gen=reservation.topology_gen,
+        created_at=format_time(reservation.created_at),
+        updated_at=format_time(updated_at),
+    )

@@ -1,0 +1,81 @@
+"""The writes the logic decides and the DAL carries out, in domain terms (no table layout).
+
+Every write is conditional on the versions of the items it was decided from: a concurrent
+writer makes it fail whole, with :class:`WriteConflict`, and the logic reads again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from reservations.models.domain import Workload
+from reservations.models.idempotency import StoredResponse
+
+
+@dataclass(frozen=True, slots=True)
+class ItemVersion:
+    """An item of the node's partition as it was read: the write needs it still there."""
+
+    id: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class NewTermination:
+    """A running spot workload that the write moves to ``terminating`` under this id."""
+
+    workload: ItemVersion
+    termination_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimAudit:
+    """Who reclaimed what: the audit record written with the reclaim."""
+
+    caller_org_id: str
+    caller_key_id: str
+    unit_ids: tuple[str, ...]
+    released_before: tuple[str, ...]
+    terminated: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimWrite:
+    """One reclaim: the reservation's releases (None: unchanged, only its version checked),
+    version checks on the named units and every workload decided from, the terminations,
+    and the audit record."""
+
+    reclaim_id: str
+    node_id: str
+    reservation: ItemVersion
+    released_after: tuple[str, ...] | None
+    units: tuple[ItemVersion, ...]
+    terminations: tuple[NewTermination, ...]
+    unchanged_workloads: tuple[ItemVersion, ...]
+    reason: str | None
+    audit: ReclaimAudit
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TerminationClose:
+    """A report closing a termination: the workload leaves the node for its history, and
+    the units it still holds are freed."""
+
+    node_id: str
+    workload: Workload
+    termination_id: str
+    outcome: str
+    freed_units: tuple[ItemVersion, ...]
+    at: datetime
+
+
+class WriteConflict(Exception):
+    """A conditional write lost to a concurrent writer, or met a kept answer (``stored``):
+    nothing was changed."""
+
+    def __init__(self, detail: str, stored: StoredResponse | None = None) -> None:
+        super().__init__(detail)
+        self.stored = stored
