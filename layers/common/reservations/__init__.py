@@ -6,5 +6,8 @@
 - ``dal``: DynamoDB access: the single-table layout and the node partition.
 - ``logic``: one module per use case, tying auth, rules and data access together.
 - ``http``: the API Gateway resolver and the mapping of errors to responses.
-- ``fleet``: the fleet file format and its loader.
+- ``config``: the function's settings, validated before a handler runs.
+- ``observability``: the one Logger, Metrics and Tracer.
+
+The fleet file and its loader are an operator tool (``reservations_tools.fleet``), not here.
 """
