@@ -23,6 +23,7 @@ nodes = NodeTable()  # its client is made on first use, never at import
     operation_id="listUnits",
     responses=responses(list[UnitView], "the node's units, sorted by id", 401, 404),
 )
+@tracer.capture_method(capture_response=False)  # a subsegment per use-case call
 def get_units(nodeId: str) -> list[UnitView]:
     return list_units(current_caller(app), nodeId, nodes, utc_now())
 

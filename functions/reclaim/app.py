@@ -32,6 +32,7 @@ ports = ReclaimPorts(store=NodeTable(), send=send_terminations, clock=utc_now)
     ),
     openapi_extensions=reclaim_request_body(),
 )
+@tracer.capture_method(capture_response=False)  # a subsegment per use-case call
 def post_reclaim(
     nodeId: str,
     reservationId: str,

@@ -33,6 +33,7 @@ processor = BatchProcessor(event_type=EventType.SQS, model=ReportRecord)
 nodes = NodeTable()  # its client is made on first use, never at import
 
 
+@tracer.capture_method(capture_response=False)  # a subsegment per use-case call
 def record_handler(record: ReportRecord) -> str:
     return apply_report(record.body, utc_now(), nodes)
 
