@@ -1,0 +1,267 @@
+"""Reclaim over the fakes: every rule of the contract's reclaim, in milliseconds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from reservations.logic.reclaim import MAX_ATTEMPTS, reclaim
+from reservations.models.domain import ReservationStatus, Tier, WorkloadState
+from reservations.models.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    ReservationNotActive,
+    UnitsNotInReservation,
+)
+from reservations.models.requests import RawBody
+from reservations.models.writes import WriteConflict
+from tests.logic.conftest import (
+    AUDIENCE,
+    BROKER,
+    NOW,
+    OPERATOR,
+    OWNER,
+    QUEUE,
+    STRANGER,
+    UNITS,
+    workload,
+)
+from tests.support.fakes import FakeClock, FakeNodeStore, ports
+
+
+def run(store, queue, clock, unit_ids, *, caller=BROKER, node="node-a", res="res-1", **body):
+    raw = RawBody(json.dumps({"unitIds": unit_ids, **body}))
+    return reclaim(caller, node, res, raw, None, ports(store, queue, clock))
+
+
+def answer(store, queue, clock, unit_ids, key=None, **body):
+    raw = RawBody(json.dumps({"unitIds": unit_ids, **body}))
+    outcome = reclaim(BROKER, "node-a", "res-1", raw, key, ports(store, queue, clock))
+    return outcome.status, json.loads(outcome.body)
+
+
+# --- who may: the one 404 -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("caller", "node", "res"),
+    [
+        (STRANGER, "node-a", "res-1"),
+        (AUDIENCE, "node-a", "res-1"),  # in allowedOrgIds, not managing: not allowed
+        (BROKER, "node-x", "res-1"),
+        (BROKER, "node-a", "res-x"),
+        (BROKER, "node a", "res-1"),
+        (BROKER, "node-a", "res/1"),
+        (replace(BROKER, permissions=frozenset({"reservation.read"})), "node-a", "res-1"),
+    ],
+)
+def test_unknown_malformed_and_not_allowed_are_the_same_404(store, queue, clock, caller, node, res):
+    with pytest.raises(NotFound):
+        run(store, queue, clock, [UNITS[0]], caller=caller, node=node, res=res)
+    assert store.writes == 0
+
+
+def test_malformed_ids_and_a_missing_permission_are_refused_before_the_read(store, queue, clock):
+    reader = replace(BROKER, permissions=frozenset({"reservation.read"}))
+    for caller, node in ((BROKER, "node a"), (reader, "node-a")):
+        with pytest.raises(NotFound):
+            run(store, queue, clock, [UNITS[0]], caller=caller, node=node)
+    assert store.reads == 0
+
+
+@pytest.mark.parametrize("caller", [OWNER, OPERATOR, BROKER])
+def test_owner_operator_and_managing_org_may_reclaim(store, queue, clock, caller):
+    assert run(store, queue, clock, [UNITS[0]], caller=caller).status == 200
+
+
+def test_a_bad_body_is_400_but_a_key_without_capacity_hears_404_first(store, queue, clock):
+    with pytest.raises(InvalidRequest):
+        reclaim(
+            BROKER, "node-a", "res-1", RawBody('{"unitIds": []}'), None, ports(store, queue, clock)
+        )
+    no_capacity = replace(BROKER, permissions=frozenset({"reservation.read"}))
+    with pytest.raises(NotFound):
+        reclaim(no_capacity, "node-a", "res-1", RawBody("{"), None, ports(store, queue, clock))
+    assert store.reads == 0
+
+
+# --- 409 not active, 422 outside ------------------------------------------------------------
+
+
+def _with_reservation(store: FakeNodeStore, **changes: object) -> None:
+    partition = store.nodes["node-a"]
+    partition.reservations["res-1"] = replace(partition.reservations["res-1"], **changes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"status": ReservationStatus.PENDING, "starts_at": NOW + timedelta(hours=1)}, "pending"),
+        ({"status": ReservationStatus.CANCELLED}, "cancelled"),
+        ({"status": ReservationStatus.NEEDS_REVIEW}, "needs-review"),
+        ({"status": ReservationStatus.EXPIRED}, "expired"),
+        ({"ends_at": NOW}, "expired"),  # active, but the clock has passed its end
+        ({"starts_at": NOW + timedelta(hours=1)}, "term has not started"),  # stored active
+    ],
+)
+def test_a_reservation_that_is_not_active_now_is_409(store, queue, clock, changes, says):
+    _with_reservation(store, **changes)
+    with pytest.raises(ReservationNotActive, match=says):
+        run(store, queue, clock, [UNITS[0]])
+    assert store.audit == []
+
+
+def test_units_outside_the_reservation_are_422_naming_each(store, queue, clock):
+    _with_reservation(store, reserved_unit_ids=(UNITS[0], UNITS[1]))
+    with pytest.raises(UnitsNotInReservation) as refused:
+        run(store, queue, clock, [UNITS[0], "0000:0A:00.0", UNITS[3]])
+    assert [d.problem for d in refused.value.details] == [
+        "0000:07:00.0 is not reserved",
+        "0000:0a:00.0 is not reserved",
+    ]
+    assert store.audit == []
+
+
+# --- the plan -------------------------------------------------------------------------------
+
+
+def test_spot_is_terminated_others_skipped_terminating_counted_but_not_messaged(
+    store, queue, clock
+):
+    status, body = answer(store, queue, clock, UNITS, reason="lab needs them")
+    assert status == 200
+    assert body["terminated"] == ["vm-span", "vm-spot", "vm-term"]
+    assert body["skipped"] == ["vm-res"]
+    assert body["releasedUnitIds"] == []
+    assert body["updatedAt"] == "2026-11-29T12:00:00Z"
+    sent = queue.sent(QUEUE)
+    assert sorted(m.workload_id for m in sent) == ["vm-span", "vm-spot"]  # not vm-term again
+    workloads = store.nodes["node-a"].workloads
+    for message in sent:
+        terminating = workloads[message.workload_id]
+        assert terminating.state is WorkloadState.TERMINATING
+        assert terminating.termination_id == message.termination_id
+        assert message.reason == "lab needs them"
+        assert message.reservation_id == "res-1"
+        assert message.unit_ids == list(terminating.unit_ids)
+    assert workloads["vm-res"].state is WorkloadState.RUNNING
+
+
+def test_a_spot_workload_spanning_an_unnamed_unit_is_terminated_whole(store, queue, clock):
+    status, body = answer(store, queue, clock, [UNITS[1]])  # vm-span also holds 06
+    assert (status, body["terminated"], body["skipped"]) == (200, ["vm-span"], [])
+    assert body["releasedUnitIds"] == [UNITS[0], UNITS[2]]
+    [message] = queue.sent(QUEUE)
+    assert message.unit_ids == [UNITS[1], UNITS[2]]
+
+
+def test_reclaiming_units_not_released_changes_no_releases(store, queue, clock):
+    status, body = answer(store, queue, clock, [UNITS[3]])
+    assert (status, body["terminated"], body["skipped"]) == (200, [], ["vm-res"])
+    assert body["updatedAt"] == "2026-11-27T12:00:00Z"
+    [write] = store.audit
+    assert write.released_after is None  # only the reservation's version is checked
+
+
+def test_the_write_checks_every_item_it_decided_from(store, queue, clock):
+    answer(store, queue, clock, UNITS)
+    [write] = store.audit
+    assert [u.id for u in write.units] == UNITS
+    assert sorted(w.id for w in write.unchanged_workloads) == ["vm-res", "vm-term"]
+    assert write.audit.caller_org_id == "org-broker"
+
+
+def test_a_dry_run_writes_nothing_and_says_what_would_happen(store, queue, clock):
+    status, body = answer(store, queue, clock, UNITS, dryRun=True)
+    assert status == 200
+    assert (body["wouldTerminate"], body["wouldSkip"]) == (
+        ["vm-span", "vm-spot", "vm-term"],
+        ["vm-res"],
+    )
+    assert "terminated" not in body
+    assert body["releasedUnitIds"] == UNITS[:3]
+    assert (store.writes, queue.messages) == (0, {})
+
+
+# --- conflicts ------------------------------------------------------------------------------
+
+
+class Conflicting(FakeNodeStore):
+    """Loses the next ``losses`` commits to a concurrent writer."""
+
+    losses = 0
+
+    def commit_reclaim(self, write, answer):
+        if self.losses:
+            self.losses -= 1
+            raise WriteConflict("TransactionConflict")
+        super().commit_reclaim(write, answer)
+
+
+@pytest.fixture
+def conflicting(store: FakeNodeStore, clock: FakeClock) -> Conflicting:
+    fake = Conflicting(clock)
+    fake.nodes = store.nodes
+    return fake
+
+
+def test_a_lost_race_is_read_again_and_retried(conflicting, queue, clock):
+    conflicting.losses = MAX_ATTEMPTS - 1
+    assert run(conflicting, queue, clock, [UNITS[0]]).status == 200
+    assert conflicting.reads == MAX_ATTEMPTS
+    assert len(conflicting.audit) == 1
+
+
+def test_losing_every_attempt_is_409_conflict_and_changes_nothing(conflicting, queue, clock):
+    conflicting.losses = MAX_ATTEMPTS
+    with pytest.raises(Conflict):
+        run(conflicting, queue, clock, [UNITS[0]])
+    assert conflicting.reads == MAX_ATTEMPTS
+    assert (conflicting.audit, queue.messages) == ([], {})
+
+
+def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(store, queue, clock):
+    partition = store.nodes["node-a"]
+    partition.workloads.pop("vm-res")
+    partition.units[UNITS[3]] = replace(partition.units[UNITS[3]], claimed_by=None)
+
+    def scheduler_places() -> None:
+        partition.workloads["vm-late"] = workload("vm-late", (UNITS[3],))
+        partition.units[UNITS[3]] = replace(
+            partition.units[UNITS[3]], claimed_by="vm:vm-late", version=2
+        )
+
+    store.between_read_and_write.append(scheduler_places)
+    status, body = answer(store, queue, clock, [UNITS[3]])
+    assert (status, body["terminated"]) == (200, ["vm-late"])
+    assert store.reads == 2
+    assert [m.workload_id for m in queue.sent(QUEUE)] == ["vm-late"]
+
+
+def test_a_queue_that_is_down_leaves_the_committed_terminations_for_the_sweeper(
+    store, queue, clock
+):
+    queue.down = True
+    status, body = answer(store, queue, clock, [UNITS[0]])
+    assert (status, body["terminated"]) == (200, ["vm-spot"])
+    assert store.nodes["node-a"].workloads["vm-spot"].state is WorkloadState.TERMINATING
+    assert queue.messages == {}
+
+
+def test_a_node_without_a_queue_commits_and_sends_nothing(store, queue, clock):
+    partition = store.nodes["node-a"]
+    partition.node = replace(partition.node, queue_url=None)
+    assert answer(store, queue, clock, [UNITS[0]])[0] == 200
+    assert queue.messages == {}
+
+
+def test_only_spot_is_ever_terminated(store, queue, clock):
+    partition = store.nodes["node-a"]
+    partition.workloads["vm-spot"] = replace(partition.workloads["vm-spot"], tier=Tier.ON_DEMAND)
+    _, body = answer(store, queue, clock, [UNITS[0]])
+    assert (body["terminated"], body["skipped"]) == ([], ["vm-spot"])
+    assert queue.messages == {}

@@ -1,0 +1,95 @@
+"""The sweeper over the fakes: when an open termination is sent again, what counts as a
+delivery, and when it is flagged stuck."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from reservations.logic import sweeper
+from reservations.models.domain import WorkloadState
+from reservations.rules.terminations import RedeliveryPolicy
+from tests.logic.conftest import NOW, QUEUE
+from tests.support.fakes import FakeOutbox
+
+POLICY = RedeliveryPolicy(
+    grace=timedelta(seconds=60),
+    confirm_deadline=timedelta(seconds=600),
+    stuck_resend=timedelta(seconds=3600),
+    max_deliveries=3,
+)
+REQUESTED = NOW - timedelta(minutes=5)  # vm-term's termination, from the store fixture
+
+
+@pytest.fixture
+def outbox(store):
+    return FakeOutbox(store)
+
+
+def sweep(outbox, queue, after_requested: float) -> dict[str, int]:
+    at = REQUESTED + timedelta(seconds=after_requested)
+    return dict(sweeper.sweep(at, POLICY, outbox, queue.send))
+
+
+def vm_term(store):
+    return store.nodes["node-a"].workloads["vm-term"]
+
+
+def test_within_the_grace_period_the_reclaims_own_send_is_left_alone(outbox, queue):
+    assert sweep(outbox, queue, 30) == {"waiting": 1}
+    assert queue.messages == {}
+
+
+def test_after_the_grace_period_it_is_sent_under_the_termination_id(store, outbox, queue):
+    assert sweep(outbox, queue, 61) == {"redelivered": 1}
+    [message] = queue.sent(QUEUE)
+    assert (message.termination_id, message.workload_id) == ("t-old", "vm-term")
+    assert message.requested_at == REQUESTED
+    assert queue.deduplication_ids == ["t-old"]
+    assert vm_term(store).termination_deliveries == 1
+
+
+def test_a_delivered_one_is_sent_again_after_the_confirm_deadline_under_a_new_id(outbox, queue):
+    sweep(outbox, queue, 61)
+    assert sweep(outbox, queue, 61 + 599) == {"waiting": 1}
+    assert sweep(outbox, queue, 61 + 600) == {"redelivered": 1}
+    assert queue.deduplication_ids == ["t-old", "t-old#r1"]
+
+
+def test_an_outage_of_any_length_is_not_a_delivery(store, outbox, queue):
+    queue.down = True
+    for hours in range(1, 30):
+        assert sweep(outbox, queue, hours * 3600) == {"unsent": 1}
+    assert vm_term(store).termination_deliveries == 0
+    assert vm_term(store).termination_stuck_at is None
+    queue.down = False
+    assert sweep(outbox, queue, 30 * 3600) == {"redelivered": 1}
+    assert queue.deduplication_ids == ["t-old"]  # the id of the send that never made it
+
+
+def test_a_node_without_its_queue_waits_visibly(store, outbox, queue):
+    queue.missing.add(QUEUE)
+    assert sweep(outbox, queue, 61) == {"waiting_for_queue": 1}
+    assert vm_term(store).termination_deliveries == 0
+
+
+def test_after_max_deliveries_it_is_flagged_stuck_and_still_sent_slowly(store, outbox, queue):
+    at = 61
+    for _ in range(POLICY.max_deliveries):
+        assert sweep(outbox, queue, at) == {"redelivered": 1}
+        at += 600
+    assert sweep(outbox, queue, at) == {"gave_up": 1}
+    assert vm_term(store).termination_stuck_at is not None
+    assert sweep(outbox, queue, at + 600) == {"stuck": 1}
+    assert sweep(outbox, queue, at + 3600) == {"redelivered": 1}
+    assert vm_term(store).state is WorkloadState.TERMINATING
+
+
+def test_one_closed_after_the_index_was_read_is_not_sent(store, outbox, queue):
+    class ClosedMeanwhile(FakeOutbox):
+        def read(self, node_id, workload_id):
+            return None
+
+    assert sweep(ClosedMeanwhile(store), queue, 61) == {"closed": 1}
+    assert queue.messages == {}

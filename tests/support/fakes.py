@@ -1,0 +1,260 @@
+"""In-memory fakes of the logic's ports, with DynamoDB's semantics where the logic relies on
+them: versioned items, all-or-nothing conditional transactions that fail with
+WriteConflict (carrying the kept answer that stood in the way, as ALL_OLD does), and an
+idempotency record written only while no live one exists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from reservations.dal.items import OPEN, STUCK
+from reservations.logic.ports import ReclaimPorts
+from reservations.models.domain import (
+    Node,
+    NodeSnapshot,
+    OpenTermination,
+    Reservation,
+    Unit,
+    Workload,
+    WorkloadState,
+)
+from reservations.models.idempotency import AnswerRecord, StoredResponse
+from reservations.models.messages import SendResult, SpotTermination
+from reservations.models.writes import ItemVersion, ReclaimWrite, TerminationClose, WriteConflict
+
+
+@dataclass
+class NodePartition:
+    node: Node
+    units: dict[str, Unit] = field(default_factory=dict)
+    reservations: dict[str, Reservation] = field(default_factory=dict)
+    workloads: dict[str, Workload] = field(default_factory=dict)
+
+    def snapshot(self) -> NodeSnapshot:
+        return NodeSnapshot(
+            self.node,
+            tuple(self.units.values()),
+            tuple(self.reservations.values()),
+            tuple(self.workloads.values()),
+        )
+
+
+class FakeNodeStore:
+    """Node partitions keyed by node id, the idempotency records, audit and history."""
+
+    def __init__(self, now: Callable[[], datetime]) -> None:
+        self.nodes: dict[str, NodePartition] = {}
+        self.answers: dict[str, AnswerRecord] = {}
+        self.audit: list[ReclaimWrite] = []
+        self.history: list[TerminationClose] = []
+        self.reads = 0
+        self.writes = 0
+        # Run after a read, before its write: a concurrent writer getting there first.
+        self.between_read_and_write: list[Callable[[], None]] = []
+        self._now = now
+
+    def add(
+        self,
+        node: Node,
+        units: Sequence[Unit] = (),
+        reservations: Sequence[Reservation] = (),
+        workloads: Sequence[Workload] = (),
+    ) -> None:
+        self.nodes[node.id] = NodePartition(
+            node,
+            {u.id: u for u in units},
+            {r.id: r for r in reservations},
+            {w.id: w for w in workloads},
+        )
+
+    # --- the ports ---------------------------------------------------------------------
+
+    def load_node(self, node_id: str) -> NodeSnapshot | None:
+        self.reads += 1
+        partition = self.nodes.get(node_id)
+        snapshot = partition.snapshot() if partition else None
+        while self.between_read_and_write:
+            self.between_read_and_write.pop(0)()
+        return snapshot
+
+    def commit_reclaim(self, write: ReclaimWrite, answer: AnswerRecord | None) -> None:
+        self.writes += 1
+        partition = self.nodes[write.node_id]
+        stale = self._stale_reclaim(partition, write)
+        stored = self._live_answer(answer)
+        if stale or stored is not None:
+            raise WriteConflict("ConditionalCheckFailed", stored)
+        self._apply_reclaim(partition, write)
+        self.audit.append(write)
+        if answer is not None:
+            self.answers[answer.request.scope] = answer
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        self.writes += 1
+        stored = self._live_answer(answer)
+        if stored is None:
+            self.answers[answer.request.scope] = answer
+        return stored
+
+    def close_termination(self, closing: TerminationClose) -> None:
+        self.writes += 1
+        partition = self.nodes[closing.node_id]
+        current = partition.workloads.get(closing.workload.id)
+        if (
+            current is None
+            or current.version != closing.workload.version
+            or current.termination_id != closing.termination_id
+            or _stale(partition.units, closing.freed_units)
+        ):
+            raise WriteConflict("ConditionalCheckFailed")
+        del partition.workloads[current.id]
+        for unit in closing.freed_units:
+            freed = partition.units[unit.id]
+            partition.units[unit.id] = replace(freed, claimed_by=None, version=freed.version + 1)
+        self.history.append(closing)
+
+    # --- semantics ---------------------------------------------------------------------
+
+    def _live_answer(self, answer: AnswerRecord | None) -> StoredResponse | None:
+        if answer is None:
+            return None
+        kept = self.answers.get(answer.request.scope)
+        # The record's condition compares whole seconds, as expiresAtEpoch does.
+        if kept is None or int(kept.expires_at.timestamp()) <= int(answer.created_at.timestamp()):
+            return None
+        return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
+
+    @staticmethod
+    def _stale_reclaim(partition: NodePartition, write: ReclaimWrite) -> bool:
+        workloads = [t.workload for t in write.terminations] + list(write.unchanged_workloads)
+        return (
+            _stale(partition.reservations, [write.reservation])
+            or _stale(partition.units, write.units)
+            or _stale(partition.workloads, workloads)
+        )
+
+    @staticmethod
+    def _apply_reclaim(partition: NodePartition, write: ReclaimWrite) -> None:
+        reservation = partition.reservations[write.reservation.id]
+        if write.released_after is not None:
+            partition.reservations[reservation.id] = replace(
+                reservation,
+                released_unit_ids=write.released_after,
+                updated_at=write.at,
+                version=reservation.version + 1,
+            )
+        for termination in write.terminations:
+            workload = partition.workloads[termination.workload.id]
+            partition.workloads[workload.id] = replace(
+                workload,
+                state=WorkloadState.TERMINATING,
+                termination_id=termination.termination_id,
+                termination_reservation_id=write.reservation.id,
+                termination_reason=write.reason,
+                termination_requested_at=write.at,
+                version=workload.version + 1,
+            )
+
+
+def _stale(items: dict[str, object], read: Sequence[ItemVersion]) -> bool:
+    """Any item missing, or not at the version read (DynamoDB's ``version = :v``)."""
+    return any(getattr(items.get(i.id), "version", None) != i.version for i in read)
+
+
+class FakeQueue:
+    """Node queues that record what they accept; ``down`` makes every send fail, and
+    ``missing`` names queue URLs that do not exist."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, list[SpotTermination]] = {}
+        self.deduplication_ids: list[str] = []
+        self.down = False
+        self.missing: set[str] = set()
+
+    def send_batch(self, queue_url: str, messages: Sequence[SpotTermination]) -> set[str]:
+        """The reclaim's send: the termination ids accepted (none while down)."""
+        if self.down or queue_url in self.missing:
+            return set()
+        self.messages.setdefault(queue_url, []).extend(messages)
+        self.deduplication_ids.extend(m.termination_id for m in messages)
+        return {m.termination_id for m in messages}
+
+    def send(self, queue_url: str, message: SpotTermination, deduplication_id: str) -> SendResult:
+        """The sweeper's send."""
+        if queue_url in self.missing:
+            return SendResult.NO_QUEUE
+        if self.down:
+            return SendResult.FAILED
+        self.messages.setdefault(queue_url, []).append(message)
+        self.deduplication_ids.append(deduplication_id)
+        return SendResult.ACCEPTED
+
+    def sent(self, queue_url: str) -> list[SpotTermination]:
+        return self.messages.get(queue_url, [])
+
+
+class FakeOutbox:
+    """The open terminations of a FakeNodeStore, as the sparse index and the workload items
+    show them (the index here never lags)."""
+
+    def __init__(self, store: FakeNodeStore) -> None:
+        self.store = store
+
+    def listed(self, partition: str) -> Iterator[OpenTermination]:
+        for node_id, nodes in list(self.store.nodes.items()):
+            for workload in list(nodes.workloads.values()):
+                if workload.state is not WorkloadState.TERMINATING:
+                    continue
+                stuck = workload.termination_stuck_at is not None
+                if partition == (STUCK if stuck else OPEN):
+                    yield OpenTermination(node_id, workload)
+
+    def read(self, node_id: str, workload_id: str) -> OpenTermination | None:
+        workload = self.store.nodes[node_id].workloads.get(workload_id)
+        if workload is None or workload.state is not WorkloadState.TERMINATING:
+            return None
+        return OpenTermination(node_id, workload)
+
+    def node_queue_url(self, node_id: str) -> str | None:
+        return self.store.nodes[node_id].node.queue_url
+
+    def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
+        self._update(
+            termination,
+            lambda w: replace(
+                w,
+                termination_deliveries=w.termination_deliveries + 1,
+                termination_last_delivered_at=now,
+            ),
+        )
+
+    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
+        current = self.read(termination.node_id, termination.workload.id)
+        if current is None or current.workload.termination_stuck_at is not None:
+            return False
+        return self._update(termination, lambda w: replace(w, termination_stuck_at=now))
+
+    def _update(self, termination: OpenTermination, change: Callable[[Workload], Workload]) -> bool:
+        workloads = self.store.nodes[termination.node_id].workloads
+        current = workloads.get(termination.workload.id)
+        if current is None or current.termination_id != termination.termination_id:
+            return False  # a report closed it meanwhile
+        workloads[current.id] = change(current)
+        return True
+
+
+@dataclass
+class FakeClock:
+    """A clock that moves only when told."""
+
+    now: datetime
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def ports(store: FakeNodeStore, queue: FakeQueue, clock: FakeClock) -> ReclaimPorts:
+    """The reclaim's ports over the fakes, without backoff."""
+    return ReclaimPorts(store=store, send=queue.send_batch, clock=clock, sleep=lambda _s: None)
