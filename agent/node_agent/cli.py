@@ -27,7 +27,8 @@ def build_driver(args: argparse.Namespace) -> Driver:
     return CommandDriver(args.command, args.timeout, args.gone_pattern)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line: the node, its queues, and how to stop a workload."""
     parser = argparse.ArgumentParser(prog="spot-termination-agent", description=__doc__)
     parser.add_argument("--node-id", required=True)
     parser.add_argument("--queue-url", required=True, help="this node's spot-termination queue")
@@ -44,13 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--endpoint-url", help="AWS endpoint (the local emulator)")
     parser.add_argument("--region", default=None)
     parser.add_argument("--wait-seconds", type=int, default=20, help="long-poll wait")
-    args = parser.parse_args(argv)
+    return parser
 
-    logging.basicConfig(
-        level=logging.INFO, format=f"%(asctime)s agent[{args.node_id}] %(levelname)s %(message)s"
-    )
+
+def build_consumer(args: argparse.Namespace) -> Consumer:
+    """The consumer for this node's queue, reporting to the reports queue."""
     sqs = boto3.client("sqs", endpoint_url=args.endpoint_url, region_name=args.region)
-    consumer = Consumer(
+    return Consumer(
         sqs,
         args.node_id,
         args.queue_url,
@@ -60,12 +61,25 @@ def main(argv: list[str] | None = None) -> int:
         wait_seconds=args.wait_seconds,
     )
 
+
+def stop_on_signals(consumer: Consumer) -> None:
+    """SIGTERM and SIGINT finish the message in hand, then stop."""
+
     def _stop(signum: int, _frame: FrameType | None) -> None:
         logging.getLogger("node_agent").info("signal %d: finishing the message in hand", signum)
         consumer.stop()
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format=f"%(asctime)s agent[{args.node_id}] %(levelname)s %(message)s"
+    )
+    consumer = build_consumer(args)
+    stop_on_signals(consumer)
     consumer.run()
     return 0
 

@@ -16,9 +16,10 @@ import boto3
 import pytest
 
 from devstack.sqs_events import sqs_event
-from reservations.dal import store
+from reservations.dal import clients
 from tests.support import fleets as f
 from tests.support import state
+from tests.support.faults import on_call
 from tests.support.lambdas import FakeContext, invoke, load_function, reclaim_event
 
 BROKER = "Bearer vl_test_broker"
@@ -48,21 +49,18 @@ def test_a_spanning_workload_reclaimed_through_two_reservations_at_once_is_termi
             ]
         )
     )
-    original = store.load_node
     inner: list[Any] = []
 
-    def read_then_the_other_reclaim_runs(node_id: str) -> Any:
-        snapshot = original(node_id)
+    def the_other_reclaim_runs_after_the_read(_response: Any) -> None:
         if not inner:  # res-2's reclaim commits between res-1's read and write
             inner.append(None)
             event = reclaim_event("node-a", "res-2", {"unitIds": [U2]}, BROKER)
             inner[0] = invoke(functions["reclaim"], event)
-        return snapshot
 
-    monkeypatch.setattr(store, "load_node", read_then_the_other_reclaim_runs)
-    outer = invoke(
-        functions["reclaim"], reclaim_event("node-a", "res-1", {"unitIds": [U1]}, BROKER)
-    )
+    with on_call(clients.dynamodb(), "Query", after=the_other_reclaim_runs_after_the_read):
+        outer = invoke(
+            functions["reclaim"], reclaim_event("node-a", "res-1", {"unitIds": [U1]}, BROKER)
+        )
 
     assert inner[0].status == outer.status == 200
     assert inner[0].body["terminated"] == outer.body["terminated"] == ["vm-span"]

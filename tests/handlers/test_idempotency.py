@@ -20,6 +20,7 @@ from reservations.dal import clients
 from reservations.http.resolver import key_cache
 from tests.handlers.test_reclaim import standard_fleet
 from tests.support import state
+from tests.support.faults import on_call
 from tests.support.lambdas import invoke, load_function, reclaim_event
 
 BROKER = "Bearer vl_test_broker"
@@ -98,17 +99,14 @@ def test_the_same_key_with_another_body_or_path_is_422_and_changes_nothing(handl
     assert state.whole_table(aws) == before
 
 
-def test_the_record_is_written_in_the_reclaims_own_transaction(handler, fleet, aws, monkeypatch):
-    client = clients.dynamodb()
-    real = client.transact_write_items
+def test_the_record_is_written_in_the_reclaims_own_transaction(handler, fleet, aws):
     transactions = []
 
-    def spy(**kwargs):
-        transactions.append(kwargs["TransactItems"])
-        return real(**kwargs)
+    def spy(params):
+        transactions.append(params["TransactItems"])
 
-    monkeypatch.setattr(client, "transact_write_items", spy)
-    post(handler, ONE)
+    with on_call(clients.dynamodb(), "TransactWriteItems", before=spy):
+        post(handler, ONE)
     [actions] = transactions
     [record] = [a["Put"] for a in actions if "Put" in a and "requestHash" in a["Put"]["Item"]]
     assert record["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
@@ -154,11 +152,8 @@ def test_400_401_and_404_are_not_kept(handler, fleet, aws, body, authorization, 
     assert post(handler, ONE).status == 200  # the key then acts
 
 
-def test_a_409_conflict_is_not_kept_and_the_key_then_acts(handler, fleet, aws, monkeypatch):
-    client = clients.dynamodb()
-    real = client.transact_write_items
-
-    def conflict(**_kwargs):
+def test_a_409_conflict_is_not_kept_and_the_key_then_acts(handler, fleet, aws):
+    def conflict(_params):
         raise ClientError(
             {
                 "Error": {"Code": "TransactionCanceledException", "Message": "x"},
@@ -167,9 +162,8 @@ def test_a_409_conflict_is_not_kept_and_the_key_then_acts(handler, fleet, aws, m
             "TransactWriteItems",
         )
 
-    monkeypatch.setattr(client, "transact_write_items", conflict)
-    assert post(handler, ONE).body["code"] == "conflict"
-    monkeypatch.setattr(client, "transact_write_items", real)
+    with on_call(clients.dynamodb(), "TransactWriteItems", before=conflict):
+        assert post(handler, ONE).body["code"] == "conflict"
     result = post(handler, ONE)
     assert (result.status, result.body["terminated"]) == (200, ["vm-spot-1"])
 
@@ -251,24 +245,17 @@ def test_a_malformed_header_is_400_naming_it(handler, fleet, aws, key):
 # --- concurrency and crashes --------------------------------------------------------------
 
 
-def test_a_concurrent_twin_gets_the_same_answer_and_there_is_one_effect(
-    handler, fleet, aws, sqs, monkeypatch
-):
+def test_a_concurrent_twin_gets_the_same_answer_and_there_is_one_effect(handler, fleet, aws, sqs):
     """The twin runs whole between the first one's read and its write."""
-    from reservations.dal import store
-
-    original = store.load_node
     twin = []
 
-    def read_then_twin_runs(node_id):
-        snapshot = original(node_id)
+    def twin_runs_after_the_read(_response):
         if not twin:
             twin.append(None)
             twin[0] = post(handler, ONE)
-        return snapshot
 
-    monkeypatch.setattr(store, "load_node", read_then_twin_runs)
-    first = post(handler, ONE)
+    with on_call(clients.dynamodb(), "Query", after=twin_runs_after_the_read):
+        first = post(handler, ONE)
     assert first.status == twin[0].status == 200
     assert first.body_text == twin[0].body_text
     assert len(state.audit_records(aws, "node-a", "res-1")) == 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -17,6 +16,7 @@ from reservations.logic import reclaim as reclaim_logic
 from reservations.models.messages import SpotTermination
 from tests.support import fleets as f
 from tests.support import state
+from tests.support.faults import on_call
 from tests.support.lambdas import event_file, invoke, list_units_event, load_function, reclaim_event
 
 BROKER = "Bearer vl_test_broker"
@@ -373,42 +373,30 @@ def _conflict() -> ClientError:
     )
 
 
-@pytest.fixture
-def no_backoff(handler, monkeypatch):
-    """Retries back off by the ports' sleep; the real one would only slow the test."""
-    monkeypatch.setattr(handler, "ports", replace(handler.ports, sleep=lambda _s: None))
-
-
-def test_a_transaction_conflict_is_retried(handler, fleet, aws, monkeypatch, no_backoff):
-    client = clients.dynamodb()
-    real = client.transact_write_items
+def test_a_transaction_conflict_is_retried(handler, fleet, aws):
     failures = [_conflict()]
 
-    def flaky(**kwargs):
+    def flaky(_params):
         if failures:
             raise failures.pop()
-        return real(**kwargs)
 
-    monkeypatch.setattr(client, "transact_write_items", flaky)
-    result = post(handler, {"unitIds": ["0000:04:00.0"]})
+    with on_call(clients.dynamodb(), "TransactWriteItems", before=flaky):
+        result = post(handler, {"unitIds": ["0000:04:00.0"]})
     assert result.status == 200
     assert result.body["terminated"] == ["vm-spot-1"]
     assert len(state.audit_records(aws, "node-a", "res-1")) == 1
 
 
-def test_conflicts_that_never_end_are_409_and_change_nothing(
-    handler, fleet, aws, monkeypatch, no_backoff
-):
-    client = clients.dynamodb()
+def test_conflicts_that_never_end_are_409_and_change_nothing(handler, fleet, aws):
     attempts = []
 
-    def always(**_kwargs):
+    def always(_params):
         attempts.append(1)
         raise _conflict()
 
-    monkeypatch.setattr(client, "transact_write_items", always)
     before = state.whole_table(aws)
-    result = post(handler, {"unitIds": ["0000:04:00.0"]})
+    with on_call(clients.dynamodb(), "TransactWriteItems", before=always):
+        result = post(handler, {"unitIds": ["0000:04:00.0"]})
     assert result.status == 409
     assert result.body["code"] == "conflict"
     assert len(attempts) == reclaim_logic.MAX_ATTEMPTS
@@ -416,24 +404,18 @@ def test_conflicts_that_never_end_are_409_and_change_nothing(
 
 
 def test_a_spot_placement_between_read_and_write_fails_the_first_attempt(
-    handler, load_fleet, aws, sqs, monkeypatch, no_backoff
+    handler, load_fleet, aws, sqs
 ):
-    doc = standard_fleet()
-    load_fleet(doc)
-    from reservations.dal import store
-
-    original = store.load_node
+    load_fleet(standard_fleet())
     reads = []
 
-    def load_then_place(node_id):
-        snapshot = original(node_id)
+    def place_after_read(_response):
         if not reads:  # the scheduler places a spot VM on free unit 09 right after our read
             state.place_spot_workload(aws, "node-a", "vm-late", ["0000:09:00.0"])
         reads.append(1)
-        return snapshot
 
-    monkeypatch.setattr(store, "load_node", load_then_place)
-    result = post(handler, {"unitIds": ["0000:09:00.0"]})
+    with on_call(clients.dynamodb(), "Query", after=place_after_read):
+        result = post(handler, {"unitIds": ["0000:09:00.0"]})
     assert result.status == 200
     assert len(reads) == 2  # the first write failed on the unit's version, the retry re-read
     assert result.body["terminated"] == ["vm-late"]
@@ -446,15 +428,15 @@ def test_a_spot_placement_between_read_and_write_fails_the_first_attempt(
 
 
 def test_sqs_down_after_the_commit_still_200_and_the_termination_stays_open(
-    handler, fleet, aws, sqs, monkeypatch
+    handler, fleet, aws, sqs
 ):
-    def unavailable(**_kwargs):
+    def unavailable(_params):
         raise ClientError(
             {"Error": {"Code": "ServiceUnavailable", "Message": "down"}}, "SendMessageBatch"
         )
 
-    monkeypatch.setattr(clients.sqs(), "send_message_batch", unavailable)
-    result = post(handler, {"unitIds": ["0000:04:00.0"]})
+    with on_call(clients.sqs(), "SendMessageBatch", before=unavailable):
+        result = post(handler, {"unitIds": ["0000:04:00.0"]})
     assert result.status == 200
     assert result.body["terminated"] == ["vm-spot-1"]
     workload = state.workload(aws, "node-a", "vm-spot-1")
@@ -469,24 +451,22 @@ def test_sqs_down_after_the_commit_still_200_and_the_termination_stays_open(
     assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
 
 
-def test_failed_batch_entries_are_retried(handler, fleet, aws, sqs, monkeypatch):
-    client = clients.sqs()
-    real = client.send_message_batch
+def test_failed_batch_entries_are_retried(handler, fleet, aws, sqs):
     calls = []
+    dropped = []
 
-    def first_entry_fails(**kwargs):
-        calls.append(len(kwargs["Entries"]))
-        if len(calls) == 1:
-            entries = kwargs["Entries"]
-            response = real(QueueUrl=kwargs["QueueUrl"], Entries=entries[1:])
-            response["Failed"] = [
-                {"Id": entries[0]["Id"], "SenderFault": False, "Code": "InternalError"}
-            ]
-            return response
-        return real(**kwargs)
+    def drop_first_entry(params):
+        calls.append(len(params["Entries"]))
+        if len(calls) == 1:  # SQS takes the others and reports this one failed
+            dropped.append(params["Entries"].pop(0)["Id"])
 
-    monkeypatch.setattr(client, "send_message_batch", first_entry_fails)
-    result = post(handler, {"unitIds": ["0000:04:00.0", "0000:05:00.0"]})
+    def report_it_failed(response):
+        while dropped:
+            failed = {"Id": dropped.pop(), "SenderFault": False, "Code": "InternalError"}
+            response.setdefault("Failed", []).append(failed)
+
+    with on_call(clients.sqs(), "SendMessageBatch", drop_first_entry, report_it_failed):
+        result = post(handler, {"unitIds": ["0000:04:00.0", "0000:05:00.0"]})
     assert result.status == 200
     assert calls == [2, 1]
     messages = state.drain(sqs, state.node_queue_url(aws, "node-a"))
@@ -502,21 +482,16 @@ def test_the_sam_local_events_against_the_demo_fleet(handler, load_fleet, event_
     assert invoke(handler, event_file(f"reclaim/{event_name}.json")).status == status
 
 
-def test_the_transaction_carries_the_reclaim_id_as_its_client_request_token(
-    handler, fleet, aws, monkeypatch
-):
+def test_the_transaction_carries_the_reclaim_id_as_its_client_request_token(handler, fleet, aws):
     """So the SDK's retry of a committed-but-unanswered request is idempotent in DynamoDB
     (moto ignores the token, so this pins that it is sent)."""
-    client = clients.dynamodb()
-    real = client.transact_write_items
     tokens = []
 
-    def spy(**kwargs):
-        tokens.append(kwargs.get("ClientRequestToken"))
-        return real(**kwargs)
+    def spy(params):
+        tokens.append(params.get("ClientRequestToken"))
 
-    monkeypatch.setattr(client, "transact_write_items", spy)
-    post(handler, {"unitIds": ["0000:04:00.0"]})
+    with on_call(clients.dynamodb(), "TransactWriteItems", before=spy):
+        post(handler, {"unitIds": ["0000:04:00.0"]})
     [audit] = state.audit_records(aws, "node-a", "res-1")
     assert tokens[0] == audit["reclaimId"]
 

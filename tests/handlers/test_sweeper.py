@@ -26,6 +26,7 @@ from reservations.rules.terminations import RedeliveryPolicy
 from reservations_tools import terminations as command
 from tests.support import fleets as f
 from tests.support import state
+from tests.support.faults import on_call
 
 TERMINATION = "t-vm-1"
 POLICY = RedeliveryPolicy(
@@ -105,11 +106,11 @@ def world(aws, load_fleet, monkeypatch) -> World:
     return World(aws, monkeypatch)
 
 
-def sqs_down(monkeypatch: pytest.MonkeyPatch) -> None:
+def sqs_down() -> Any:
     """Every send fails, alternately refused by SQS and unreachable."""
     calls = {"n": 0}
 
-    def send_message(**_kwargs: Any) -> Any:
+    def send_message(_params: dict[str, Any]) -> None:
         calls["n"] += 1
         if calls["n"] % 2:
             raise ClientError(
@@ -117,14 +118,13 @@ def sqs_down(monkeypatch: pytest.MonkeyPatch) -> None:
             )
         raise EndpointConnectionError(endpoint_url="https://sqs.us-east-1.amazonaws.com")
 
-    monkeypatch.setattr(clients.sqs(), "send_message", send_message)
+    return on_call(clients.sqs(), "SendMessage", before=send_message)
 
 
 def test_an_sqs_outage_of_more_than_a_day_is_never_a_delivery_and_ends_delivered(
-    world, monkeypatch
+    world,
 ):
-    with monkeypatch.context() as patch:
-        sqs_down(patch)
+    with sqs_down():
         # Sweeps every 20 minutes for 26 hours, far past every deadline and max delivery.
         results = [world.sweep(world.after(60 + 1200 * n)) for n in range(79)]
     assert results == [{"unsent": 1}] * 79
@@ -142,10 +142,9 @@ def test_an_sqs_outage_of_more_than_a_day_is_never_a_delivery_and_ends_delivered
     assert world.sent == [TERMINATION]  # the first sweeper send reuses the termination id
 
 
-def test_an_outage_between_deliveries_does_not_advance_the_count(world, monkeypatch):
+def test_an_outage_between_deliveries_does_not_advance_the_count(world):
     assert world.sweep(world.after(60)) == {"redelivered": 1}
-    with monkeypatch.context() as patch:
-        sqs_down(patch)
+    with sqs_down():
         assert world.sweep(world.after(660)) == {"unsent": 1}
         assert world.sweep(world.after(3600)) == {"unsent": 1}
     assert world.workload()["deliveries"] == 1

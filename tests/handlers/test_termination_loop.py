@@ -14,6 +14,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from devstack.pump import warm_up_event
 from devstack.sqs_events import failed_message_ids, sqs_event
@@ -21,10 +22,10 @@ from node_agent.consumer import Consumer, DoneLog
 from node_agent.drivers import LogDriver, Result
 from reservations.config import settings
 from reservations.dal import clients
-from reservations.dal import terminations as terminations_dal
 from reservations.models.writes import WriteConflict
 from tests.support import fleets as f
 from tests.support import state
+from tests.support.faults import on_call
 from tests.support.lambdas import (
     FakeContext,
     event_file,
@@ -190,14 +191,11 @@ def test_the_whole_loop_frees_the_units(loop):
     assert loop.sweep() == {}  # nothing left open
 
 
-def test_crash_after_commit_before_send_is_delivered_by_the_sweeper(loop, monkeypatch):
-    def down(**_kwargs):
-        raise terminations_dal.ClientError(
-            {"Error": {"Code": "ServiceUnavailable", "Message": "x"}}, "Send"
-        )
+def test_crash_after_commit_before_send_is_delivered_by_the_sweeper(loop):
+    def down(_params):
+        raise ClientError({"Error": {"Code": "ServiceUnavailable", "Message": "x"}}, "Send")
 
-    with monkeypatch.context() as patch:
-        patch.setattr(clients.sqs(), "send_message_batch", down)
+    with on_call(clients.sqs(), "SendMessageBatch", before=down):
         loop.reclaim(["0000:04:00.0"])
     assert loop.consumer().poll_once() == 0  # nothing was queued
     assert loop.sweep() == {"redelivered": 1}

@@ -68,35 +68,53 @@ def send_terminations(
     request path the time is the caller's, and what was not sent stays open on the
     workload's item, where the sweeper finds it.
     """
-    dedup = deduplication_ids or {}
     sqs = clients.sqs()
     sent: set[str] = set()
     for start in range(0, len(messages), SQS_BATCH):
-        pending = {m.termination_id: m for m in messages[start : start + SQS_BATCH]}
-        for _ in range(_SEND_ATTEMPTS):
-            if not pending:
-                break
-            entries = [
-                {
-                    "Id": str(index),
-                    "MessageBody": message.to_json(),
-                    "MessageGroupId": message.workload_id,
-                    "MessageDeduplicationId": dedup.get(
-                        message.termination_id, message.termination_id
-                    ),
-                }
-                for index, message in enumerate(pending.values())
-            ]
-            ids = list(pending)
-            try:
-                response = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
-            except (BotoCoreError, ClientError):  # SQS is unwell: the sweeper sends the rest
-                return sent
-            for success in response.get("Successful", []):
-                termination_id = ids[int(success["Id"])]
-                sent.add(termination_id)
-                pending.pop(termination_id, None)
+        batch = messages[start : start + SQS_BATCH]
+        answered = _send_batch(sqs, queue_url, batch, deduplication_ids or {}, sent)
+        if not answered:
+            break
     return sent
+
+
+def _send_batch(
+    sqs: Any,
+    queue_url: str,
+    batch: Sequence[SpotTermination],
+    dedup: Mapping[str, str],
+    sent: set[str],
+) -> bool:
+    """One batch, failed entries tried again (``_SEND_ATTEMPTS`` in all), adding what went
+    out to ``sent``; False when SQS did not answer, so that nothing more is tried."""
+    pending = {m.termination_id: m for m in batch}
+    for _ in range(_SEND_ATTEMPTS):
+        if not pending:
+            break
+        ids = list(pending)
+        try:
+            response = sqs.send_message_batch(
+                QueueUrl=queue_url, Entries=_entries(list(pending.values()), dedup)
+            )
+        except (BotoCoreError, ClientError):  # SQS is unwell: the sweeper sends the rest
+            return False
+        for success in response.get("Successful", []):
+            termination_id = ids[int(success["Id"])]
+            sent.add(termination_id)
+            pending.pop(termination_id, None)
+    return True
+
+
+def _entries(messages: list[SpotTermination], dedup: Mapping[str, str]) -> list[dict[str, str]]:
+    return [
+        {
+            "Id": str(index),
+            "MessageBody": message.to_json(),
+            "MessageGroupId": message.workload_id,
+            "MessageDeduplicationId": dedup.get(message.termination_id, message.termination_id),
+        }
+        for index, message in enumerate(messages)
+    ]
 
 
 def send_termination(
