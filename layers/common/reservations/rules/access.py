@@ -12,6 +12,7 @@ from reservations.rules.status import effective_status
 
 READ = "reservation.read"
 CAPACITY = "reservation.capacity"
+WRITE = "reservation.write"
 
 # A manager keeps seeing the node while one of its reservations there is still live.
 _MANAGER_VISIBLE = frozenset(
@@ -43,4 +44,24 @@ def may_manage_capacity(caller: Caller, snapshot: NodeSnapshot, reservation: Res
         caller.platform_operator
         or caller.org_id == snapshot.node.owner_org_id
         or caller.org_id in reservation.managing_org_ids
+    )
+
+
+def may_write_reservations(caller: Caller, snapshot: NodeSnapshot) -> bool:
+    """Create and cancel: ``reservation.write`` and the operator or the node's owner."""
+    if not caller.has(WRITE):
+        return False
+    return caller.platform_operator or caller.org_id == snapshot.node.owner_org_id
+
+
+def may_read_reservation(caller: Caller, snapshot: NodeSnapshot, reservation: Reservation) -> bool:
+    """Operator and owner see every reservation of the node; others, those naming their org
+    as a manager or in the audience."""
+    if not caller.has(READ):
+        return False
+    return (
+        caller.platform_operator
+        or caller.org_id == snapshot.node.owner_org_id
+        or caller.org_id in reservation.managing_org_ids
+        or caller.org_id in reservation.allowed_org_ids
     )
