@@ -12,14 +12,14 @@ import pytest
 
 from reservations.models import requests as parsing
 from reservations.models.errors import InvalidRequest
-from reservations.models.requests import MAX_BODY_BYTES, RawBody, parse_reclaim_request
+from reservations.models.requests import MAX_BODY_BYTES, RawBody, parse_capacity_request
 
 UNIT = "0000:04:00.0"
 
 
 def rejection(raw: RawBody) -> InvalidRequest:
     with pytest.raises(InvalidRequest) as caught:
-        parse_reclaim_request(raw)
+        parse_capacity_request(raw)
     assert caught.value.status == 400
     assert caught.value.code == "invalid_request"
     return caught.value
@@ -44,7 +44,7 @@ def padded(size: int) -> str:
 
 @pytest.mark.parametrize("encode", [RawBody, lambda text: b64(text.encode())])
 def test_a_body_of_exactly_64_kib_is_read(encode: Any) -> None:
-    assert parse_reclaim_request(encode(padded(MAX_BODY_BYTES))).unit_ids == [UNIT]
+    assert parse_capacity_request(encode(padded(MAX_BODY_BYTES))).unit_ids == [UNIT]
 
 
 @pytest.mark.parametrize("encode", [RawBody, lambda text: b64(text.encode())])
@@ -67,7 +67,7 @@ def test_the_limit_counts_utf8_bytes_not_characters() -> None:
 
 def test_a_base64_body_is_decoded() -> None:
     raw = b64(json.dumps({"unitIds": [UNIT], "reason": "caf\u00e9"}).encode())
-    assert parse_reclaim_request(raw).reason == "caf\u00e9"
+    assert parse_capacity_request(raw).reason == "caf\u00e9"
 
 
 @pytest.mark.parametrize(
@@ -198,7 +198,7 @@ def test_a_lone_surrogate_escape_is_400_naming_the_field() -> None:
 
 def test_a_surrogate_pair_escape_is_one_character() -> None:
     raw = RawBody(f'{{"unitIds": ["{UNIT}"], "reason": "\\ud83d\\ude80"}}')
-    assert parse_reclaim_request(raw).reason == "\U0001f680"
+    assert parse_capacity_request(raw).reason == "\U0001f680"
 
 
 @pytest.mark.parametrize("body", ["null", "7", "-1.5", "true", '"text"', "[]", f'["{UNIT}"]'])

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from reservations.models.api import ErrorBody
-from reservations.models.requests import ReclaimRequest
+from reservations.models.requests import CapacityRequest
 
 _ERRORS = {
     400: "invalid_request: the body is not a JSON object of the documented fields",
@@ -32,12 +34,17 @@ def responses(success: Any, description: str, *errors: int) -> dict[int, dict[st
 
 def reclaim_request_body() -> dict[str, Any]:
     """The reclaim body, parsed by hand after authentication (so 401 comes before 400)."""
+    return request_body(CapacityRequest)
+
+
+def request_body(model: type[BaseModel], required: bool = True) -> dict[str, Any]:
+    """A body the function parses by hand after authentication (so 401 comes before 400)."""
     return {
         "requestBody": {
-            "required": True,
+            "required": required,
             "content": {
                 "application/json": {
-                    "schema": ReclaimRequest.model_json_schema(by_alias=True, mode="validation")
+                    "schema": model.model_json_schema(by_alias=True, mode="validation")
                 }
             },
         }

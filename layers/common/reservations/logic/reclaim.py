@@ -13,7 +13,6 @@ import random
 import uuid
 from datetime import datetime
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic import idempotency, outbox
@@ -31,7 +30,7 @@ from reservations.models.errors import (
 )
 from reservations.models.idempotency import IdempotentRequest, Outcome
 from reservations.models.ids import is_resource_id
-from reservations.models.requests import RawBody, ReclaimRequest, parse_reclaim_request
+from reservations.models.requests import CapacityRequest, RawBody, parse_capacity_request
 from reservations.models.writes import (
     ItemVersion,
     NewTermination,
@@ -39,12 +38,10 @@ from reservations.models.writes import (
     ReclaimWrite,
     WriteConflict,
 )
+from reservations.observability import logger, metrics
 from reservations.rules.access import CAPACITY, may_manage_capacity
 from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim, units_outside
 from reservations.rules.status import effective_status, in_term
-
-logger = Logger()
-metrics = Metrics()
 
 MAX_ATTEMPTS = 5
 _BACKOFF_BASE = 0.025
@@ -62,7 +59,7 @@ def reclaim(
     """The answer to a reclaim (or its dry run): 200 with its body, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(CAPACITY)):
         raise NotFound()
-    request = parse_reclaim_request(body)
+    request = parse_capacity_request(body)
     keyed = None
     if not request.dry_run:  # a dry run changes nothing: the header is neither kept nor checked
         path = f"/v1/nodes/{node_id}/reservations/{reservation_id}/reclaim"
@@ -84,7 +81,7 @@ def _attempt(
     caller: Caller,
     node_id: str,
     reservation_id: str,
-    request: ReclaimRequest,
+    request: CapacityRequest,
     keyed: IdempotentRequest | None,
     ports: ReclaimPorts,
 ) -> Outcome | None:
@@ -108,7 +105,7 @@ def _commit(
     caller: Caller,
     snapshot: NodeSnapshot,
     plan: ReclaimPlan,
-    request: ReclaimRequest,
+    request: CapacityRequest,
     keyed: IdempotentRequest | None,
     ports: ReclaimPorts,
     now: datetime,

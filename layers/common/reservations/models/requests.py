@@ -1,4 +1,4 @@
-"""The reclaim request body, parsed strictly: anything not understood is a 400.
+"""Request bodies, parsed strictly: anything not understood is a 400.
 
 Unknown fields are errors on purpose: ``{"dryrun": true}`` must never be read as a real
 reclaim. Booleans must be JSON booleans, unit ids PCI addresses (compared lower-case).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
@@ -24,8 +24,12 @@ MAX_BODY_BYTES = 64 * 1024  # of the decoded body
 MAX_INT_DIGITS = 100
 MAX_REPORTED_PROBLEMS = 20
 
+_Body = TypeVar("_Body", bound=BaseModel)
 
-class ReclaimRequest(BaseModel):
+
+class CapacityRequest(BaseModel):
+    """The body of release and reclaim: which units, a dry run or not, why."""
+
     model_config = ConfigDict(
         extra="forbid",
         strict=True,
@@ -139,7 +143,7 @@ def _json_object(body: str) -> dict[str, Any]:
     return document
 
 
-def _normalized(request: ReclaimRequest) -> ReclaimRequest:
+def _normalized(request: CapacityRequest) -> CapacityRequest:
     problems = []
     normalized: list[str] = []
     for index, unit_id in enumerate(request.unit_ids):
@@ -156,14 +160,9 @@ def _normalized(request: ReclaimRequest) -> ReclaimRequest:
     return request.model_copy(update={"unit_ids": normalized})
 
 
-def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
-    """The validated request, unit ids normalised; 400 ``invalid_request`` naming the field."""
-    body = decode_body(raw)
-    if not body or not body.strip():
-        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
-    document = _json_object(body)
+def _validated(model: type[_Body], document: dict[str, Any]) -> _Body:
     try:
-        request = ReclaimRequest.model_validate(document)
+        return model.model_validate(document)
     except ValidationError as error:
         raise _invalid(
             [
@@ -171,4 +170,31 @@ def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
                 for e in error.errors(include_url=False, include_input=False)
             ]
         ) from error
-    return _normalized(request)
+
+
+def parse_capacity_request(raw: RawBody) -> CapacityRequest:
+    """The validated release or reclaim body, unit ids normalised; 400 naming the field."""
+    body = decode_body(raw)
+    if not body or not body.strip():
+        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
+    return _normalized(_validated(CapacityRequest, _json_object(body)))
+
+
+class CancelRequest(BaseModel):
+    """The body of cancel: only an optional reason; no body at all means none."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={"examples": [{}, {"reason": "the lab ended its contract early"}]},
+    )
+
+    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
+
+
+def parse_cancel_request(raw: RawBody) -> CancelRequest:
+    """The validated cancel body; an absent or blank body is ``{}``; 400 naming the field."""
+    body = decode_body(raw)
+    document = _json_object(body) if body and body.strip() else {}
+    return _validated(CancelRequest, document)
