@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.metrics import MetricUnit
@@ -24,9 +23,7 @@ from reservations.models.errors import (
     Unauthorized,
     field_path,
 )
-
-logger = Logger()
-metrics = Metrics()
+from reservations.observability import logger, metrics
 
 # Per container: a warm Lambda answers a cached key without a DynamoDB read.
 key_cache = KeyCache(ttl=lambda: settings().key_cache_ttl_seconds)

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NoReturn
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.models.api import error_json
@@ -24,6 +23,7 @@ from reservations.models.idempotency import (
     StoredResponse,
 )
 from reservations.models.writes import WriteConflict
+from reservations.observability import logger, metrics
 from reservations.rules.idempotency import (
     KEPT_FOR,
     check_header,
@@ -32,9 +32,6 @@ from reservations.rules.idempotency import (
     keyed_request,
     same_request,
 )
-
-logger = Logger()
-metrics = Metrics()
 
 # Writes the record unless a live one exists; returns that one then (a conditional Put).
 KeepAnswer = Callable[[AnswerRecord], StoredResponse | None]

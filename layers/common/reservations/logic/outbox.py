@@ -7,16 +7,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic.ports import BatchSender
 from reservations.models.domain import Node, OpenTermination, Workload, WorkloadState
 from reservations.models.messages import SpotTermination
 from reservations.models.writes import ReclaimWrite
-
-logger = Logger()
-metrics = Metrics()
+from reservations.observability import logger, metrics
 
 
 def message(termination: OpenTermination, now: datetime) -> SpotTermination:

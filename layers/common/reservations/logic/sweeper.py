@@ -13,7 +13,6 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.dal.items import OPEN, STUCK
@@ -21,15 +20,13 @@ from reservations.logic.outbox import message
 from reservations.logic.ports import Outbox, Sender
 from reservations.models.domain import OpenTermination
 from reservations.models.messages import SendResult
+from reservations.observability import logger, metrics
 from reservations.rules.terminations import (
     RedeliveryPolicy,
     deduplication_id,
     gives_up,
     is_due,
 )
-
-logger = Logger()
-metrics = Metrics()
 
 __all__ = ["Outbox", "Sender", "deliver", "message", "sweep"]
 

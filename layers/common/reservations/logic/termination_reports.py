@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic.ports import ReportStore
 from reservations.models.messages import TerminationReport
 from reservations.models.writes import ItemVersion, TerminationClose, WriteConflict
+from reservations.observability import logger, metrics
 from reservations.rules.terminations import closed_by, freed_units
-
-logger = Logger()
-metrics = Metrics()
 
 _ATTEMPTS = 3
 
