@@ -9,7 +9,6 @@ is still open on it, and the sweeper delivers it.
 
 from __future__ import annotations
 
-import random
 import uuid
 from datetime import datetime
 
@@ -17,17 +16,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic import idempotency, outbox
 from reservations.logic.ports import ReclaimPorts
+from reservations.logic.retries import MAX_ATTEMPTS as MAX_ATTEMPTS
+from reservations.logic.retries import retried
 from reservations.logic.views import reclaim_response
 from reservations.models.api import response_json
-from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
-from reservations.models.errors import (
-    ApiError,
-    Conflict,
-    FieldProblem,
-    NotFound,
-    ReservationNotActive,
-    UnitsNotInReservation,
-)
+from reservations.models.domain import Caller, NodeSnapshot, Reservation
+from reservations.models.errors import NotFound
 from reservations.models.idempotency import IdempotentRequest, Outcome
 from reservations.models.ids import is_resource_id
 from reservations.models.requests import CapacityRequest, RawBody, parse_capacity_request
@@ -40,12 +34,8 @@ from reservations.models.writes import (
 )
 from reservations.observability import logger, metrics
 from reservations.rules.access import CAPACITY, may_manage_capacity
-from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim, units_outside
-from reservations.rules.status import effective_status, in_term
-
-MAX_ATTEMPTS = 5
-_BACKOFF_BASE = 0.025
-_BACKOFF_CAP = 0.4
+from reservations.rules.capacity import capacity_refusal
+from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim
 
 
 def reclaim(
@@ -65,15 +55,11 @@ def reclaim(
         path = f"/v1/nodes/{node_id}/reservations/{reservation_id}/reclaim"
         document = request.model_dump(mode="json", by_alias=True)
         keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
-    for attempt in range(MAX_ATTEMPTS):
-        outcome = _attempt(caller, node_id, reservation_id, request, keyed, ports)
-        if outcome is not None:
-            return outcome
-        metrics.add_metric(name="ReclaimConflictsRetried", unit=MetricUnit.Count, value=1)
-        ports.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))  # noqa: S311
-    metrics.add_metric(name="ReclaimConflicts", unit=MetricUnit.Count, value=1)
-    raise Conflict(
-        f"reservation {reservation_id} kept changing while reclaiming; retry the request"
+    return retried(
+        lambda: _attempt(caller, node_id, reservation_id, request, keyed, ports),
+        ports.sleep,
+        "Reclaim",
+        f"reservation {reservation_id} kept changing while reclaiming",
     )
 
 
@@ -91,9 +77,7 @@ def _attempt(
     if snapshot is None:
         raise NotFound()
     reservation = _authorized_reservation(caller, snapshot, reservation_id)
-    try:
-        _check_reclaimable(reservation, request.unit_ids, now)
-    except ApiError as refusal:
+    if refusal := capacity_refusal(reservation, request.unit_ids, now):
         return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
     plan = plan_reclaim(snapshot, reservation, request.unit_ids)
     if request.dry_run:
@@ -166,21 +150,6 @@ def _authorized_reservation(
     if reservation is None or not may_manage_capacity(caller, snapshot, reservation):
         raise NotFound()
     return reservation
-
-
-def _check_reclaimable(reservation: Reservation, unit_ids: list[str], now: datetime) -> None:
-    status = effective_status(reservation, now)
-    if status is not ReservationStatus.ACTIVE:
-        raise ReservationNotActive(f"reservation {reservation.id} is {status.value}")
-    if not in_term(reservation, now):
-        raise ReservationNotActive(
-            f"reservation {reservation.id} is active but its term has not started"
-        )
-    if outside := units_outside(reservation, unit_ids):
-        raise UnitsNotInReservation(
-            f"units not in reservation {reservation.id}: {', '.join(outside)}",
-            [FieldProblem("unitIds", f"{unit_id} is not reserved") for unit_id in outside],
-        )
 
 
 def _log_committed(caller: Caller, plan: ReclaimPlan) -> None:

@@ -1,0 +1,22 @@
+"""When a reservation may be cancelled; the clock is passed in."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from reservations.models.domain import Reservation, ReservationStatus
+from reservations.models.errors import ReservationNotActive
+from reservations.rules.status import effective_status
+
+# What has not ended may end early; expired and cancelled ones are over.
+CANCELLABLE = frozenset(
+    {ReservationStatus.PENDING, ReservationStatus.ACTIVE, ReservationStatus.NEEDS_REVIEW}
+)
+
+
+def cancel_refusal(reservation: Reservation, now: datetime) -> ReservationNotActive | None:
+    """409 naming the effective status unless it is pending, active or needs-review."""
+    status = effective_status(reservation, now)
+    if status in CANCELLABLE:
+        return None
+    return ReservationNotActive(f"reservation {reservation.id} is {status.value}")

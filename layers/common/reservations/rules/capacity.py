@@ -1,0 +1,47 @@
+"""When a reservation's capacity may be lent (release) or taken back (reclaim), and what a
+release leaves lent; the clock is passed in."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+
+from reservations.models.domain import Reservation, ReservationStatus
+from reservations.models.errors import (
+    ApiError,
+    FieldProblem,
+    ReservationNotActive,
+    UnitsNotInReservation,
+)
+from reservations.rules.reclaim_plan import units_outside
+from reservations.rules.status import effective_status, in_term
+
+
+def capacity_refusal(
+    reservation: Reservation, unit_ids: Collection[str], now: datetime
+) -> ApiError | None:
+    """409 unless active and inside its term, then 422 naming units outside it; else None."""
+    status = effective_status(reservation, now)
+    if status is not ReservationStatus.ACTIVE:
+        return ReservationNotActive(f"reservation {reservation.id} is {status.value}")
+    if not in_term(reservation, now):
+        return ReservationNotActive(
+            f"reservation {reservation.id} is active but its term has not started"
+        )
+    if outside := units_outside(reservation, unit_ids):
+        return UnitsNotInReservation(
+            f"units not in reservation {reservation.id}: {', '.join(outside)}",
+            [FieldProblem("unitIds", f"{unit_id} is not reserved") for unit_id in outside],
+        )
+    return None
+
+
+def released_after_release(
+    reservation: Reservation, unit_ids: Collection[str]
+) -> tuple[str, ...] | None:
+    """The sorted ``releasedUnitIds`` once the named units join it; None when none is new
+    (already released is fine: the write then changes nothing but the audit trail)."""
+    before = set(reservation.released_unit_ids)
+    if before.issuperset(unit_ids):
+        return None
+    return tuple(sorted(before.union(unit_ids)))
