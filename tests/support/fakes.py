@@ -16,13 +16,20 @@ from reservations.models.domain import (
     NodeSnapshot,
     OpenTermination,
     Reservation,
+    ReservationsRead,
     Unit,
     Workload,
     WorkloadState,
 )
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination
-from reservations.models.writes import ItemVersion, ReclaimWrite, TerminationClose, WriteConflict
+from reservations.models.writes import (
+    ItemVersion,
+    ReclaimWrite,
+    ReservationCreate,
+    TerminationClose,
+    WriteConflict,
+)
 
 
 @dataclass
@@ -49,6 +56,8 @@ class FakeNodeStore:
         self.answers: dict[str, AnswerRecord] = {}
         self.audit: list[ReclaimWrite] = []
         self.history: list[TerminationClose] = []
+        self.created: list[ReservationCreate] = []
+        self.page_size = 1000  # reservations one Query returns before its 1 MB limit
         self.reads = 0
         self.writes = 0
         # Run after a read, before its write: a concurrent writer getting there first.
@@ -114,6 +123,46 @@ class FakeNodeStore:
             freed = partition.units[unit.id]
             partition.units[unit.id] = replace(freed, claimed_by=None, version=freed.version + 1)
         self.history.append(closing)
+
+    def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
+        self.writes += 1
+        reservation = write.reservation
+        partition = self.nodes[reservation.node_id]
+        stale = (
+            partition.node.version != write.node.version
+            or _stale(partition.units, write.units)
+            or reservation.id in partition.reservations
+        )
+        stored = self._live_answer(answer)
+        if stale or stored is not None:
+            raise WriteConflict("ConditionalCheckFailed", stored)
+        partition.node = replace(partition.node, version=partition.node.version + 1)
+        partition.reservations[reservation.id] = reservation
+        self.created.append(write)
+        if answer is not None:
+            self.answers[answer.request.scope] = answer
+
+    def load_reservation(
+        self, node_id: str, reservation_id: str
+    ) -> tuple[Node | None, Reservation | None]:
+        self.reads += 1
+        partition = self.nodes.get(node_id)
+        if partition is None:
+            return None, None
+        return partition.node, partition.reservations.get(reservation_id)
+
+    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
+        """As the Query reads: the node item on the first page only, ids in order, at most
+        ``page_size`` reservations (DynamoDB's 1 MB), ``more`` when it stopped early."""
+        self.reads += 1
+        partition = self.nodes.get(node_id)
+        if partition is None:
+            return ReservationsRead(None, (), False)
+        ordered = sorted(partition.reservations.values(), key=lambda r: r.id)
+        following = [r for r in ordered if after is None or r.id > after]
+        read = following[: self.page_size]
+        node = partition.node if after is None else None
+        return ReservationsRead(node, tuple(read), len(following) > len(read))
 
     # --- semantics ---------------------------------------------------------------------
 

@@ -40,6 +40,10 @@ class Settings(BaseModel):
     )
     max_deliveries: int = Field(5, alias="TERMINATION_MAX_DELIVERIES", ge=1)
     stuck_resend_seconds: float = Field(3600.0, alias="STUCK_RESEND_SECONDS", ge=0)
+    # Signs the list's page cursors (ListReservationsFunction only: from a Secrets Manager
+    # secret the stack makes). No default: a deployment without it must not sign with a
+    # known key.
+    cursor_signing_key: str | None = Field(None, alias="CURSOR_SIGNING_KEY", min_length=32)
 
 
 @cache
@@ -54,6 +58,14 @@ def settings() -> Settings:
             for problem in error.errors()
         )
         raise SettingsError(f"invalid function environment: {problems}") from None
+
+
+def cursor_signing_key() -> bytes:
+    """The list cursor's HMAC key; SettingsError naming the variable when it is not set."""
+    key = settings().cursor_signing_key
+    if key is None:
+        raise SettingsError("invalid function environment: CURSOR_SIGNING_KEY: not set")
+    return key.encode()
 
 
 def check_settings(handler: Handler) -> Handler:

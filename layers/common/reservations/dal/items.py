@@ -31,7 +31,7 @@ from reservations.models.idempotency import AnswerRecord, Outcome, StoredRespons
 # Re-exported: the layout is where callers have always found the stored time format.
 from reservations.models.times import format_time as format_time
 from reservations.models.times import parse_time as parse_time
-from reservations.models.writes import ReclaimWrite, TerminationClose
+from reservations.models.writes import ReclaimWrite, ReservationCreate, TerminationClose
 
 NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
@@ -80,6 +80,12 @@ def reservation_key(node_id: str, reservation_id: str) -> Item:
 
 def workload_key(node_id: str, workload_id: str) -> Item:
     return {"PK": node_pk(node_id), "SK": WORKLOAD_PREFIX + workload_id}
+
+
+def reservations_range(node_id: str) -> tuple[Item, str]:
+    """The node item and every reservation, nothing else: ``#NODE`` sorts first, and every
+    ``RES#<id>`` is below ``RES$`` (the next character), above which units begin."""
+    return node_key(node_id), RESERVATION_PREFIX[:-1] + chr(ord("#") + 1)
 
 
 def audit_pk(node_id: str, reservation_id: str) -> str:
@@ -264,6 +270,14 @@ def _reservation(item: Item) -> Reservation:
     )
 
 
+def node_from_item(item: Item) -> Node:
+    return _node(item)
+
+
+def reservation_from_item(item: Item) -> Reservation:
+    return _reservation(item)
+
+
 def workload_from_item(item: Item) -> Workload:
     return Workload(
         id=item["id"],
@@ -321,6 +335,8 @@ def idempotency_item(answer: AnswerRecord) -> Item:
         "requestHash": answer.request.request_hash,
         "status": answer.outcome.status,
         "body": answer.outcome.body,
+        # Only answers with headers of their own have it: older records read the same.
+        "headers": dict(answer.outcome.headers) or None,
         "createdAt": format_time(answer.created_at),
         "expiresAt": format_time(answer.expires_at),
         # DynamoDB's TTL deletes it some time after this; readers check expiresAt themselves.
@@ -331,7 +347,11 @@ def idempotency_item(answer: AnswerRecord) -> Item:
 def stored_response_from_item(item: Item) -> StoredResponse:
     return StoredResponse(
         request_hash=item["requestHash"],
-        outcome=Outcome(status=int(item["status"]), body=item["body"]),
+        outcome=Outcome(
+            status=int(item["status"]),
+            body=item["body"],
+            headers=tuple(sorted((item.get("headers") or {}).items())),
+        ),
         expires_at=parse_time(item["expiresAt"]),
     )
 
@@ -358,6 +378,31 @@ def audit_item(write: ReclaimWrite) -> Item:
         "terminated": list(audit.terminated),
         "terminationIds": sorted(t.termination_id for t in write.terminations),
         "skipped": list(audit.skipped),
+        "at": stamp,
+    }
+
+
+def create_audit_item(write: ReservationCreate) -> Item:
+    """Who made the reservation, and its terms, in the reservation's audit partition."""
+    reservation = write.reservation
+    stamp = format_time(reservation.created_at)
+    return {
+        "PK": audit_pk(reservation.node_id, reservation.id),
+        "SK": f"{stamp}#create",
+        "action": "create",
+        "nodeId": reservation.node_id,
+        "reservationId": reservation.id,
+        "callerOrgId": write.caller_org_id,
+        "callerKeyId": write.caller_key_id,
+        "reason": reservation.reason,
+        "status": reservation.status.value,
+        "unitIds": list(reservation.reserved_unit_ids),
+        "allowedOrgIds": list(reservation.allowed_org_ids),
+        "managingOrgIds": list(reservation.managing_org_ids),
+        "startsAt": format_time(reservation.starts_at),
+        "endsAt": _optional_time(reservation.ends_at),
+        "contractRef": reservation.contract_ref,
+        "topologyGen": reservation.topology_gen,
         "at": stamp,
     }
 

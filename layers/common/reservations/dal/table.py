@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from reservations.dal import idempotency, reclaim, store, terminations
-from reservations.models.domain import NodeSnapshot
+from reservations.dal import idempotency, reclaim, reservations, store, terminations
+from reservations.models.domain import Node, NodeSnapshot, Reservation, ReservationsRead
 from reservations.models.idempotency import AnswerRecord, StoredResponse
-from reservations.models.writes import ReclaimWrite, TerminationClose
+from reservations.models.writes import ReclaimWrite, ReservationCreate, TerminationClose
 
 
 class NodeTable:
@@ -22,3 +22,14 @@ class NodeTable:
 
     def close_termination(self, closing: TerminationClose) -> None:
         terminations.close_termination(closing)
+
+    def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
+        reservations.commit_create(write, answer)
+
+    def load_reservation(
+        self, node_id: str, reservation_id: str
+    ) -> tuple[Node | None, Reservation | None]:
+        return reservations.load_reservation(node_id, reservation_id)
+
+    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
+        return reservations.reservation_page(node_id, after)

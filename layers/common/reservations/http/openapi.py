@@ -13,20 +13,22 @@ _ERRORS = {
     400: "invalid_request: the body is not a JSON object of the documented fields",
     401: "unauthorized: missing, malformed, unknown, revoked or expired key",
     404: "not_found: unknown, not visible, or the key lacks the permission (identical)",
-    409: "reservation_not_active, conflict or idempotency_in_progress",
-    422: "units_not_in_reservation or idempotency_key_reused",
+    409: "reservation_not_active, units_unavailable, conflict or idempotency_in_progress",
+    422: "units_not_in_reservation, units_not_reservable or idempotency_key_reused",
     500: "internal: never for anything a client sent",
 }
 
 
-def responses(success: Any, description: str, *errors: int) -> dict[int, dict[str, Any]]:
-    """The route's documented responses: ``success`` on 200, ErrorBody on each error."""
+def responses(
+    success: Any, description: str, *errors: int, status: int = 200
+) -> dict[int, dict[str, Any]]:
+    """The route's documented responses: ``success`` on ``status``, ErrorBody on each error."""
     documented: dict[int, dict[str, Any]] = {
-        200: {"description": description, "content": {"application/json": {"model": success}}}
+        status: {"description": description, "content": {"application/json": {"model": success}}}
     }
-    for status in (*errors, 500):
-        documented[status] = {
-            "description": _ERRORS[status],
+    for error in (*errors, 500):
+        documented[error] = {
+            "description": _ERRORS[error],
             "content": {"application/json": {"model": ErrorBody}},
         }
     return documented

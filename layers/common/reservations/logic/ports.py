@@ -9,10 +9,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from reservations.models.domain import NodeSnapshot, OpenTermination
+from reservations.models.domain import (
+    Node,
+    NodeSnapshot,
+    OpenTermination,
+    Reservation,
+    ReservationsRead,
+)
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination
-from reservations.models.writes import ReclaimWrite, TerminationClose
+from reservations.models.writes import ReclaimWrite, ReservationCreate, TerminationClose
 
 Clock = Callable[[], datetime]
 # (queue URL, messages) -> the termination ids the queue accepted; never raises.
@@ -61,4 +67,34 @@ class ReclaimPorts:
     store: ReclaimStore
     send: BatchSender
     clock: Clock
+    sleep: Callable[[float], None] = time.sleep
+
+
+class CreateStore(NodeReader, Protocol):
+    """A create's writes: one conditional transaction, and a kept refusal."""
+
+    def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
+        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+
+class ReservationReader(Protocol):
+    """Reservations as the reads answer them: one at a time, or a page of a node's."""
+
+    def load_reservation(
+        self, node_id: str, reservation_id: str
+    ) -> tuple[Node | None, Reservation | None]: ...
+
+    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead: ...
+
+
+@dataclass(frozen=True)
+class CreatePorts:
+    """Everything a create touches: the table, the clock, the backoff, the id source."""
+
+    store: CreateStore
+    clock: Clock
+    new_id: Callable[[], str]
     sleep: Callable[[float], None] = time.sleep

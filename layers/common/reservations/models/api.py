@@ -84,3 +84,12 @@ class ReclaimResponse(ReservationView):
     skipped: list[str] | None = Field(default=None, description="real run: not spot, left running")
     would_terminate: list[str] | None = Field(default=None, description="dry run")
     would_skip: list[str] | None = Field(default=None, description="dry run")
+
+
+class ReservationPage(WireModel):
+    """One page of a node's reservations, sorted by id."""
+
+    items: list[ReservationView]
+    next_cursor: str | None = Field(
+        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
+    )

@@ -126,6 +126,16 @@ class NodeSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class ReservationsRead:
+    """One Query of a node's reservations in id order, from some point on: the node item
+    comes with the first page only; ``more`` when the Query stopped before the end."""
+
+    node: Node | None
+    reservations: tuple[Reservation, ...]
+    more: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKey:
     """A stored API key: only its hash is kept; ``key_id`` is a non-secret handle for audit."""
 

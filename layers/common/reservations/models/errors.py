@@ -72,6 +72,20 @@ class UnitsNotInReservation(ApiError):
     code = "units_not_in_reservation"
 
 
+class UnitsUnavailable(ApiError):
+    """Create: a unit is held by an overlapping live reservation or claimed by another org."""
+
+    status = 409
+    code = "units_unavailable"
+
+
+class UnitsNotReservable(ApiError):
+    """Create: a unit is not on the node, or not reservable; ``details`` say which and why."""
+
+    status = 422
+    code = "units_not_reservable"
+
+
 class IdempotencyInProgress(ApiError):
     status = 409
     code = "idempotency_in_progress"

@@ -8,10 +8,12 @@ from datetime import datetime
 
 @dataclass(frozen=True)
 class Outcome:
-    """An HTTP answer the logic decided: its status and its exact body."""
+    """An HTTP answer the logic decided: its status, its exact body and the headers it
+    carries besides Content-Type (a create's Location), all replayed as they were."""
 
     status: int
     body: str
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 
 # Node and reservation ids are opaque, but bounded: anything else in a path is "not found".
-_RESOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+# The anchored form is what request schemas (org ids in a create) declare.
+RESOURCE_ID = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+_RESOURCE_ID = re.compile(RESOURCE_ID.strip("^$"))
 # A unit is an IOMMU group named by its PCI address, domain:bus:device.function, in hex.
 # The anchored form is what the request schema (and so the OpenAPI document) declares.
 PCI_ADDRESS = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$"

@@ -11,12 +11,13 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from reservations.models.errors import FieldProblem, InvalidRequest, field_path
-from reservations.models.ids import PCI_ADDRESS, normalize_unit_id
+from reservations.models.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
 
 MAX_UNITS = 32
 MAX_REASON = 1000
@@ -198,3 +199,102 @@ def parse_cancel_request(raw: RawBody) -> CancelRequest:
     body = decode_body(raw)
     document = _json_object(body) if body and body.strip() else {}
     return _validated(CancelRequest, document)
+
+
+MAX_ORGS = 50
+MAX_CONTRACT_REF = 200
+# RFC 3339 with seconds and an offset; bounded, so a long fraction costs nothing to refuse.
+RFC3339 = r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
+_OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
+
+
+class CreateReservationRequest(BaseModel):
+    """The body of a create: which units, for whom, who manages them, and the term."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        populate_by_name=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "unitIds": ["0000:04:00.0", "0000:05:00.0"],
+                    "allowedOrgIds": ["org-lab"],
+                    "managingOrgIds": ["org-broker"],
+                    "endsAt": "2027-12-01T00:00:00Z",
+                    "contractRef": "C-2211",
+                }
+            ]
+        },
+    )
+
+    unit_ids: list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]] = Field(
+        alias="unitIds",
+        min_length=1,
+        max_length=MAX_UNITS,
+        json_schema_extra={"uniqueItems": True},
+        description="PCI addresses of this node's reservable units, no duplicates",
+    )
+    allowed_org_ids: _OrgIds = Field(
+        alias="allowedOrgIds", min_length=1, max_length=MAX_ORGS,
+        json_schema_extra={"uniqueItems": True}, description="the audience",
+    )  # fmt: skip
+    managing_org_ids: _OrgIds = Field(
+        default_factory=list, alias="managingOrgIds", max_length=MAX_ORGS,
+        json_schema_extra={"uniqueItems": True}, description="may release and reclaim",
+    )  # fmt: skip
+    starts_at: StrictStr | None = Field(
+        default=None, alias="startsAt", pattern=RFC3339,
+        description="RFC 3339; default now; at most 5 minutes in the past",
+    )  # fmt: skip
+    ends_at: StrictStr | None = Field(
+        default=None, alias="endsAt", pattern=RFC3339,
+        description="RFC 3339, after startsAt; absent: open-ended",
+    )  # fmt: skip
+    contract_ref: StrictStr | None = Field(
+        default=None, alias="contractRef", max_length=MAX_CONTRACT_REF
+    )
+    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
+
+    def term(self) -> tuple[datetime | None, datetime | None]:
+        """``startsAt`` and ``endsAt`` as times (already checked to be valid ones)."""
+        return _moment(self.starts_at), _moment(self.ends_at)
+
+
+def _moment(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text.upper())
+
+
+def _create_problems(request: CreateReservationRequest) -> tuple[list[str], list[FieldProblem]]:
+    """Unit ids lower-cased; duplicates (of units and of orgs) and impossible dates."""
+    problems: list[FieldProblem] = []
+    units: list[str] = []
+    for index, unit_id in enumerate(request.unit_ids):
+        canonical = normalize_unit_id(unit_id) or unit_id
+        if canonical in units:
+            problems.append(FieldProblem(f"unitIds[{index}]", f"duplicate of {canonical}"))
+        units.append(canonical)
+    for name, orgs in (("allowedOrgIds", request.allowed_org_ids),
+                       ("managingOrgIds", request.managing_org_ids)):  # fmt: skip
+        for index, org_id in enumerate(orgs):
+            if org_id in orgs[:index]:
+                problems.append(FieldProblem(f"{name}[{index}]", f"duplicate of {org_id}"))
+    for name, text in (("startsAt", request.starts_at), ("endsAt", request.ends_at)):
+        try:
+            _moment(text)
+        except ValueError:
+            problems.append(FieldProblem(name, "is not a valid date and time"))
+    return units, problems
+
+
+def parse_create_request(raw: RawBody) -> CreateReservationRequest:
+    """The validated create body, unit ids lower-cased; 400 naming the field."""
+    body = decode_body(raw)
+    if not body or not body.strip():
+        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
+    request = _validated(CreateReservationRequest, _json_object(body))
+    units, problems = _create_problems(request)
+    if problems:
+        raise _invalid(problems)
+    return request.model_copy(update={"unit_ids": units})

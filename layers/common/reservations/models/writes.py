@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from reservations.models.domain import Workload
+from reservations.models.domain import Reservation, Workload
 from reservations.models.idempotency import StoredResponse
 
 
@@ -57,6 +57,18 @@ class ReclaimWrite:
     reason: str | None
     audit: ReclaimAudit
     at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationCreate:
+    """A new reservation, conditioned on the node item's version (bumped, so two creates on
+    one node serialize) and on the version of every unit it was decided from."""
+
+    reservation: Reservation
+    node: ItemVersion
+    units: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
 
 
 @dataclass(frozen=True, slots=True)

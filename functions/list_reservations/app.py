@@ -1,0 +1,48 @@
+"""Lambda entry point for GET /v1/nodes/{nodeId}/reservations."""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from reservations.clock import utc_now
+from reservations.config import check_settings, cursor_signing_key
+from reservations.dal.table import NodeTable
+from reservations.http.openapi import responses
+from reservations.http.resolver import create_app, current_caller
+from reservations.logic.read_reservations import ListQuery, list_reservations
+from reservations.models.api import ReservationPage
+from reservations.observability import API_REQUEST, logger, metrics, tracer
+
+app = create_app()
+reservations = NodeTable()  # its client is made on first use, never at import
+
+
+@app.get(
+    "/v1/nodes/<nodeId>/reservations",
+    summary="List the reservations of a node the caller may see",
+    operation_id="listReservations",
+    responses=responses(ReservationPage, "a page of reservations, sorted by id", 400, 401, 404),
+)
+@tracer.capture_method(capture_response=False)  # a subsegment per use-case call
+def get_page(
+    nodeId: str,
+    # Plain strings here: the logic checks them after the key (401 before 400).
+    limit: Annotated[str | None, Query(description="1-100, default 50")] = None,
+    cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
+    status: Annotated[
+        str | None,
+        Query(description="comma-separated: pending, active, expired, cancelled, needs-review"),
+    ] = None,
+) -> ReservationPage:
+    caller = current_caller(app)
+    query = ListQuery(limit=limit, cursor=cursor, status=status)
+    return list_reservations(caller, nodeId, query, reservations, cursor_signing_key(), utc_now())
+
+
+@check_settings
+@logger.inject_lambda_context(correlation_id_path=API_REQUEST)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

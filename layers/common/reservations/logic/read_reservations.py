@@ -1,0 +1,127 @@
+"""``GET /v1/nodes/{nodeId}/reservations/{id}`` and ``GET /v1/nodes/{nodeId}/reservations``:
+reservations as a caller may see them.
+
+One reservation is one BatchGetItem (the node and the reservation). A list page is one Query
+over the node item and the ``RES#`` sort keys from the cursor on; visibility and the status
+filter are applied in code, and the page stops at ``limit`` matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from reservations.logic.ports import ReservationReader
+from reservations.logic.views import reservation_view
+from reservations.models.api import ReservationPage, ReservationView
+from reservations.models.domain import (
+    Caller,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+)
+from reservations.models.errors import FieldProblem, InvalidRequest, NotFound
+from reservations.models.ids import is_resource_id
+from reservations.rules.access import READ, may_read_reservation
+from reservations.rules.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.rules.status import effective_status
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """The list's query string as it came: every part optional, each checked here."""
+
+    limit: str | None = None
+    cursor: str | None = None
+    status: str | None = None
+
+
+def get_reservation(
+    caller: Caller, node_id: str, reservation_id: str, reader: ReservationReader, now: datetime
+) -> ReservationView:
+    """The reservation; the same 404 for unknown, malformed and not visible."""
+    if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(READ)):
+        raise NotFound()
+    node, reservation = reader.load_reservation(node_id, reservation_id)
+    if node is None or reservation is None:
+        raise NotFound()
+    if not may_read_reservation(caller, NodeSnapshot(node), reservation):
+        raise NotFound()
+    return _view(reservation, now)
+
+
+def list_reservations(
+    caller: Caller,
+    node_id: str,
+    query: ListQuery,
+    reader: ReservationReader,
+    cursor_key: bytes,
+    now: datetime,
+) -> ReservationPage:
+    """A page of the node's reservations the caller may see, sorted by id; 404 when it may
+    see none of them (never an empty first page for a stranger)."""
+    if not is_resource_id(node_id) or not caller.has(READ):
+        raise NotFound()
+    limit, statuses = _limit(query.limit), _statuses(query.status)
+    scope = CursorScope(node_id, ",".join(sorted(statuses)), caller.org_id)
+    cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor is not None else None
+    read = reader.reservation_page(node_id, cursor.after if cursor else None)
+    sees_all = cursor.sees_all if cursor else _sees_all(caller, read.node, read.reservations)
+    visible = [r for r in read.reservations if sees_all or _names(r, caller.org_id)]
+    matches = [r for r in visible if not statuses or effective_status(r, now).value in statuses]
+    page = matches[:limit]
+    after = page[-1].id if len(matches) > limit else None
+    if after is None and read.more and read.reservations:
+        after = read.reservations[-1].id  # the Query stopped early: go on after what it read
+    next_cursor = encode_cursor(Cursor(after, sees_all), scope, cursor_key) if after else None
+    return ReservationPage(items=[_view(r, now) for r in page], next_cursor=next_cursor)
+
+
+def _sees_all(caller: Caller, node: Node | None, reservations: Sequence[Reservation]) -> bool:
+    """First page: the operator and the owner see all; others must see at least one."""
+    if node is None:
+        raise NotFound()
+    if caller.platform_operator or caller.org_id == node.owner_org_id:
+        return True
+    if not any(_names(r, caller.org_id) for r in reservations):
+        raise NotFound()
+    return False
+
+
+def _names(reservation: Reservation, org_id: str) -> bool:
+    return org_id in reservation.managing_org_ids or org_id in reservation.allowed_org_ids
+
+
+def _view(reservation: Reservation, now: datetime) -> ReservationView:
+    return reservation_view(reservation, now, reservation.released_unit_ids, reservation.updated_at)
+
+
+def _limit(text: str | None) -> int:
+    """1-100, default 50; anything else is a 400 naming ``limit``."""
+    if text is None:
+        return DEFAULT_LIMIT
+    if not (text.isascii() and text.isdigit() and len(text) <= 3 and 1 <= int(text) <= MAX_LIMIT):
+        raise InvalidRequest(
+            f"limit must be an integer from 1 to {MAX_LIMIT}",
+            [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
+        )
+    return int(text)
+
+
+def _statuses(text: str | None) -> frozenset[str]:
+    """Comma-separated effective statuses; an unknown one is a 400 naming ``status``."""
+    if text is None:
+        return frozenset()
+    names = [name.strip() for name in text.split(",")]
+    known = {status.value for status in ReservationStatus}
+    if unknown := [name for name in names if name not in known]:
+        raise InvalidRequest(
+            f"status must be a comma-separated list of {', '.join(sorted(known))}",
+            [FieldProblem("status", f"unknown status {unknown[0][:40]!r}")],
+        )
+    return frozenset(names)

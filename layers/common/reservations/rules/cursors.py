@@ -1,0 +1,76 @@
+"""The list's page cursor: where the next page starts, signed so that a client can neither
+forge nor alter it, and bound to the node, the filter and the caller's org so that it cannot
+be replayed on another list."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+
+from reservations.models.errors import FieldProblem, InvalidRequest
+
+# Far above any cursor this module makes (ids are at most 128 characters): a longer one is
+# refused before any decoding work.
+MAX_CURSOR = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CursorScope:
+    """What a cursor is valid for: one node, one status filter, one caller org."""
+
+    node_id: str
+    statuses: str  # the filter, canonical (sorted, comma-joined); empty for none
+    org_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """The next page starts after reservation ``after``; ``sees_all`` records that the caller
+    was the operator or the node's owner when the first page was read."""
+
+    after: str
+    sees_all: bool
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _signature(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, payload, hashlib.sha256).digest()
+
+
+def encode_cursor(cursor: Cursor, scope: CursorScope, key: bytes) -> str:
+    """``<payload>.<HMAC-SHA256 of payload>``, both base64url."""
+    payload = json.dumps(
+        {"a": cursor.after, "all": cursor.sees_all, "n": scope.node_id,
+         "s": scope.statuses, "o": scope.org_id},
+        separators=(",", ":"), sort_keys=True,
+    ).encode()  # fmt: skip
+    return f"{_b64(payload)}.{_b64(_signature(key, payload))}"
+
+
+def decode_cursor(text: str, scope: CursorScope, key: bytes) -> Cursor:
+    """The cursor, or 400 naming ``cursor`` when it is malformed, altered or not this list's."""
+    try:
+        encoded, signature = text.split(".") if len(text) <= MAX_CURSOR else ("", "")
+        payload = _unb64(encoded)
+        valid = hmac.compare_digest(_signature(key, payload), _unb64(signature))
+        fields = json.loads(payload) if valid else {}
+    except (ValueError, binascii.Error):  # not two parts, not base64, not JSON
+        fields = {}
+    expected = {"n": scope.node_id, "s": scope.statuses, "o": scope.org_id}
+    if not fields or any(fields.get(name) != value for name, value in expected.items()):
+        raise InvalidRequest(
+            "cursor is not valid for this list",
+            [FieldProblem("cursor", "is not a cursor this list gave out")],
+        )
+    return Cursor(after=str(fields["a"]), sees_all=bool(fields["all"]))
