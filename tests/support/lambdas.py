@@ -85,3 +85,41 @@ def reclaim_event(
     if idempotency_key is not None:
         event["headers"]["idempotency-key"] = idempotency_key
     return event
+
+
+def node_event(node_id: str, body: Any, authorization: str | None) -> dict[str, Any]:
+    """The ``events/put_node/register.json`` event for another node, body and header."""
+    event = copy.deepcopy(event_file("put_node/register.json"))
+    path = f"/v1/nodes/{node_id}"
+    event["rawPath"] = path
+    event["requestContext"]["http"]["path"] = path
+    event["pathParameters"] = {"nodeId": node_id}
+    event["body"] = body if isinstance(body, str) or body is None else json.dumps(body)
+    if authorization is None:
+        event["headers"].pop("authorization", None)
+    else:
+        event["headers"]["authorization"] = authorization
+    return event
+
+
+def reaffirm_event(
+    node_id: str,
+    reservation_id: str,
+    body: Any,
+    authorization: str | None,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """The ``events/reaffirm/reaffirm.json`` event for another path, body and header."""
+    event = copy.deepcopy(event_file("reaffirm/reaffirm.json"))
+    path = f"/v1/nodes/{node_id}/reservations/{reservation_id}/reaffirm"
+    event["rawPath"] = path
+    event["requestContext"]["http"]["path"] = path
+    event["pathParameters"] = {"nodeId": node_id, "reservationId": reservation_id}
+    event["body"] = body if isinstance(body, str) or body is None else json.dumps(body)
+    if authorization is None:
+        event["headers"].pop("authorization", None)
+    else:
+        event["headers"]["authorization"] = authorization
+    if idempotency_key is not None:
+        event["headers"]["idempotency-key"] = idempotency_key
+    return event

@@ -58,6 +58,16 @@ def audit_records(dynamodb: Any, node_id: str, reservation_id: str) -> list[dict
     return [from_attributes(i) for i in response["Items"]]
 
 
+def audit_records_of(dynamodb: Any, partition: str) -> list[dict[str, Any]]:
+    """Every audit record of one audit partition (a node's own: ``AUDIT#<node>``)."""
+    response = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues=to_attributes({":pk": partition}),
+    )
+    return [from_attributes(i) for i in response["Items"]]
+
+
 def whole_table(dynamodb: Any) -> list[dict[str, Any]]:
     items = dynamodb.scan(TableName=TABLE, ConsistentRead=True)["Items"]
     return sorted((from_attributes(i) for i in items), key=lambda i: (i["PK"], i["SK"]))

@@ -44,6 +44,12 @@ class Settings(BaseModel):
     # secret the stack makes). No default: a deployment without it must not sign with a
     # known key.
     cursor_signing_key: str | None = Field(None, alias="CURSOR_SIGNING_KEY", min_length=32)
+    # Where a registered node's queue is made (PutNodeFunction only: the stack's
+    # NodeQueuePrefix and its shared dead-letter queue). No default: they name resources.
+    node_queue_prefix: str | None = Field(None, alias="NODE_QUEUE_PREFIX", min_length=1)
+    node_dead_letter_queue_arn: str | None = Field(
+        None, alias="NODE_DEAD_LETTER_QUEUE_ARN", min_length=1
+    )
 
 
 @cache
@@ -66,6 +72,21 @@ def cursor_signing_key() -> bytes:
     if key is None:
         raise SettingsError("invalid function environment: CURSOR_SIGNING_KEY: not set")
     return key.encode()
+
+
+def node_queue_settings() -> tuple[str, str]:
+    """The node queues' name prefix and dead-letter queue ARN; SettingsError naming each
+    variable that is not set."""
+    current = settings()
+    prefix, arn = current.node_queue_prefix, current.node_dead_letter_queue_arn
+    if prefix is None or arn is None:
+        missing = [
+            name
+            for name, value in (("NODE_QUEUE_PREFIX", prefix), ("NODE_DEAD_LETTER_QUEUE_ARN", arn))
+            if value is None
+        ]
+        raise SettingsError(f"invalid function environment: {', '.join(missing)}: not set")
+    return prefix, arn
 
 
 def check_settings(handler: Handler) -> Handler:

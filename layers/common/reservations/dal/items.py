@@ -118,6 +118,8 @@ def node_item(node: Node) -> Item:
         "ownerOrgId": node.owner_org_id,
         "topologyGen": node.topology_gen,
         "queueUrl": node.queue_url,
+        "createdAt": _optional_time(node.created_at),
+        "updatedAt": _optional_time(node.updated_at),
         "version": node.version,
     }
 
@@ -232,6 +234,8 @@ def _node(item: Item) -> Node:
         topology_gen=_int(item.get("topologyGen")),
         queue_url=item.get("queueUrl"),
         version=int(item["version"]),
+        created_at=_parse_optional(item.get("createdAt")),
+        updated_at=_parse_optional(item.get("updatedAt")),
     )
 
 

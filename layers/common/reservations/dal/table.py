@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from reservations.dal import idempotency, reclaim, reservations, store, terminations
+from reservations.dal import idempotency, nodes, reclaim, reservations, store, terminations
 from reservations.models.domain import Node, NodeSnapshot, Reservation, ReservationsRead
 from reservations.models.idempotency import AnswerRecord, StoredResponse
-from reservations.models.writes import ReclaimWrite, ReservationCreate, TerminationClose
+from reservations.models.writes import (
+    NodeWrite,
+    ReaffirmWrite,
+    ReclaimWrite,
+    ReservationCreate,
+    TerminationClose,
+)
 
 
 class NodeTable:
@@ -33,3 +39,9 @@ class NodeTable:
 
     def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
         return reservations.reservation_page(node_id, after)
+
+    def commit_node(self, write: NodeWrite) -> None:
+        nodes.commit_node(write)
+
+    def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
+        nodes.commit_reaffirm(write, answer)

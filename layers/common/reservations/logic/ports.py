@@ -18,7 +18,13 @@ from reservations.models.domain import (
 )
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination
-from reservations.models.writes import ReclaimWrite, ReservationCreate, TerminationClose
+from reservations.models.writes import (
+    NodeWrite,
+    ReaffirmWrite,
+    ReclaimWrite,
+    ReservationCreate,
+    TerminationClose,
+)
 
 Clock = Callable[[], datetime]
 # (queue URL, messages) -> the termination ids the queue accepted; never raises.
@@ -97,4 +103,44 @@ class CreatePorts:
     store: CreateStore
     clock: Clock
     new_id: Callable[[], str]
+    sleep: Callable[[float], None] = time.sleep
+
+
+# node id -> the node's spot-termination queue URL, made if missing (idempotent).
+QueueMaker = Callable[[str], str]
+
+
+class NodeStore(NodeReader, Protocol):
+    """A node registered or updated: one conditional write."""
+
+    def commit_node(self, write: NodeWrite) -> None:
+        """All or nothing; WriteConflict when an item is no longer as read."""
+
+
+class ReaffirmStore(NodeReader, Protocol):
+    """A reviewed reservation confirmed: one conditional write, and a kept refusal."""
+
+    def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
+        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+
+@dataclass(frozen=True)
+class NodePorts:
+    """Everything a node registration touches: the table, the queue maker, the clock."""
+
+    store: NodeStore
+    make_queue: QueueMaker
+    clock: Clock
+    sleep: Callable[[float], None] = time.sleep
+
+
+@dataclass(frozen=True)
+class ReaffirmPorts:
+    """Everything a re-affirm touches: the table, the clock, the backoff."""
+
+    store: ReaffirmStore
+    clock: Clock
     sleep: Callable[[float], None] = time.sleep

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.models.api import ReclaimResponse, ReservationView, UnitView
-from reservations.models.domain import NodeSnapshot, Reservation, Unit
+from reservations.models.api import NodeView, ReclaimResponse, ReservationView, UnitView
+from reservations.models.domain import Node, NodeSnapshot, Reservation, Unit
 from reservations.models.times import format_time
 from reservations.rules.reclaim_plan import ReclaimPlan
 from reservations.rules.status import effective_status
@@ -75,4 +75,16 @@ def reservation_view(
         topology_gen=reservation.topology_gen,
         created_at=format_time(reservation.created_at),
         updated_at=format_time(updated_at),
+    )
+
+
+def node_view(node: Node, unit_ids: list[str], now: datetime) -> NodeView:
+    """A node with its units' ids sorted (an item from before nodes kept times: now)."""
+    return NodeView(
+        id=node.id,
+        owner_org_id=node.owner_org_id,
+        topology_gen=node.topology_gen or 0,
+        unit_ids=sorted(unit_ids),
+        created_at=format_time(node.created_at or node.updated_at or now),
+        updated_at=format_time(node.updated_at or node.created_at or now),
     )

@@ -93,3 +93,14 @@ class ReservationPage(WireModel):
     next_cursor: str | None = Field(
         default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
     )
+
+
+class NodeView(WireModel):
+    """A node as ``PUT /v1/nodes/{nodeId}`` answers it."""
+
+    id: str
+    owner_org_id: str
+    topology_gen: int
+    unit_ids: list[str] = Field(description="sorted")
+    created_at: str
+    updated_at: str

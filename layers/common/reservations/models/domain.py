@@ -43,6 +43,9 @@ class Node:
     topology_gen: int | None = None
     queue_url: str | None = None
     version: int = 1
+    # Set when the node is registered and on every update (absent on older items).
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,6 +86,20 @@ class UnitsNotReservable(ApiError):
     code = "units_not_reservable"
 
 
+class StaleTopology(ApiError):
+    """Node update: ``topologyGen`` lower than stored, or equal with different units."""
+
+    status = 409
+    code = "stale_topology"
+
+
+class ReservationNotInReview(ApiError):
+    """Re-affirm: the reservation is not ``needs-review``."""
+
+    status = 409
+    code = "reservation_not_in_review"
+
+
 class IdempotencyInProgress(ApiError):
     status = 409
     code = "idempotency_in_progress"

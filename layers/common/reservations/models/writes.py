@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from reservations.models.domain import Reservation, Workload
+from reservations.models.domain import Node, Reservation, ReservationStatus, Unit, Workload
 from reservations.models.idempotency import StoredResponse
 
 
@@ -91,3 +91,47 @@ class WriteConflict(Exception):
     def __init__(self, detail: str, stored: StoredResponse | None = None) -> None:
         super().__init__(detail)
         self.stored = stored
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPut:
+    """A unit the node write stores as ``unit`` (at its new version): absent when read
+    (``read`` None) or still at the version read."""
+
+    unit: Unit
+    read: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeWrite:
+    """A node registered or updated: the node item (absent when read, or at ``node_read``),
+    its new and changed units, the units it no longer has, the reservations that must be
+    reviewed, and the audit record (who, and which units changed)."""
+
+    write_id: str
+    node: Node
+    node_read: int | None
+    units: tuple[UnitPut, ...]
+    removed: tuple[ItemVersion, ...]
+    to_review: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReaffirmWrite:
+    """A needs-review reservation confirmed on the node's current topology: it takes the
+    node's generation, its stored status by the clock, and no releases; conditioned on the
+    reservation and on the node item (whose version every topology change bumps)."""
+
+    write_id: str
+    node_id: str
+    reservation: ItemVersion
+    node: ItemVersion
+    status: ReservationStatus
+    topology_gen: int | None
+    reason: str | None
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime

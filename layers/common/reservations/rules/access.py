@@ -12,6 +12,7 @@ from reservations.rules.status import effective_status
 
 READ = "reservation.read"
 CAPACITY = "reservation.capacity"
+NODE_WRITE = "node.write"
 WRITE = "reservation.write"
 
 # A manager keeps seeing the node while one of its reservations there is still live.
@@ -65,3 +66,8 @@ def may_read_reservation(caller: Caller, snapshot: NodeSnapshot, reservation: Re
         or caller.org_id in reservation.managing_org_ids
         or caller.org_id in reservation.allowed_org_ids
     )
+
+
+def may_write_nodes(caller: Caller) -> bool:
+    """Register and update nodes, re-affirm reviewed reservations: the operator alone."""
+    return caller.platform_operator and caller.has(NODE_WRITE)

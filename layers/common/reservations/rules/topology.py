@@ -1,0 +1,114 @@
+"""A node's registration or update, decided from what is stored: which units are new,
+changed or gone, whether the generation may move, which removed units a workload still
+claims, and which reservations a changed topology puts under review."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from reservations.models.domain import (
+    CLAIMING_STATES,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+    Unit,
+)
+
+# Reservations whose promise a topology change can break (stored status, not effective:
+# a pending one starts on the new topology, an active one past its end is still stored).
+_REVIEWED = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
+
+UnitRefusal = tuple[str, str]  # (unit id, why)
+
+
+def description(unit: Unit) -> tuple[object, ...]:
+    """Everything the node reports about a unit: at one generation it must not differ."""
+    return (
+        unit.alloc_class,
+        unit.gpu_model_id,
+        unit.gpu_model_name,
+        unit.sellable_gpus,
+        unit.sellable,
+        unit.not_sellable_reason,
+    )
+
+
+def material(unit: Unit) -> tuple[object, ...]:
+    """What a reservation was sold: the class, the model, the GPUs, and being sellable.
+    A new display name or a new reason wording changes none of it."""
+    return (unit.alloc_class, unit.gpu_model_id, unit.sellable_gpus, unit.sellable)
+
+
+@dataclass(frozen=True)
+class TopologyChange:
+    """The reported units against the stored ones (stored, reported) for each changed one."""
+
+    added: tuple[Unit, ...]
+    changed: tuple[tuple[Unit, Unit], ...]
+    removed: tuple[Unit, ...]
+
+    @property
+    def none(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+    @property
+    def affected_ids(self) -> frozenset[str]:
+        """Units gone, or changed in what a reservation was sold."""
+        materially = {new.id for old, new in self.changed if material(old) != material(new)}
+        return frozenset({unit.id for unit in self.removed} | materially)
+
+
+def compare(stored: Iterable[Unit], reported: Sequence[Unit]) -> TopologyChange:
+    """What the reported units change against the stored ones (ids already normalised)."""
+    before = {unit.id: unit for unit in stored}
+    after = {unit.id for unit in reported}
+    return TopologyChange(
+        added=tuple(u for u in reported if u.id not in before),
+        changed=tuple(
+            (before[u.id], u)
+            for u in reported
+            if u.id in before and description(before[u.id]) != description(u)
+        ),
+        removed=tuple(sorted((u for u in before.values() if u.id not in after), key=_id)),
+    )
+
+
+def stale_reason(stored_gen: int | None, gen: int, change: TopologyChange) -> str | None:
+    """Why the update is stale (409), or None: generations only move forward, and one
+    generation describes one set of units."""
+    if stored_gen is None:
+        return None
+    if gen < stored_gen:
+        return f"topologyGen {gen} is lower than the stored {stored_gen}"
+    if gen == stored_gen and not change.none:
+        return f"topologyGen {gen} is the stored one, but the units differ"
+    return None
+
+
+def claimed_removals(snapshot: NodeSnapshot, removed: Iterable[Unit]) -> list[UnitRefusal]:
+    """Removed units that a running or terminating workload still holds."""
+    holders = {
+        unit_id: workload.claim
+        for workload in snapshot.workloads
+        if workload.state in CLAIMING_STATES
+        for unit_id in workload.unit_ids
+    }
+    refusals = []
+    for unit in removed:
+        holder = unit.claimed_by or holders.get(unit.id)
+        if holder is not None:
+            refusals.append((unit.id, f"unit would be removed but is claimed by {holder}"))
+    return refusals
+
+
+def to_review(reservations: Iterable[Reservation], affected: frozenset[str]) -> list[Reservation]:
+    """Stored pending or active reservations holding a unit gone or materially changed."""
+    return sorted(
+        (r for r in reservations if r.status in _REVIEWED and affected & set(r.reserved_unit_ids)),
+        key=_id,
+    )
+
+
+def _id(item: Unit | Reservation) -> str:
+    return item.id

@@ -1,0 +1,398 @@
+"""PUT /v1/nodes/{nodeId} and POST .../reaffirm, in-process over moto: every rule."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import boto3
+import pytest
+
+from devstack.fleets import NODE_QUEUE_PREFIX
+from reservations.dal import clients
+from reservations_tools.fleet.loader import local_dead_letter_arn
+from tests.support import fleets as f
+from tests.support import state
+from tests.support.lambdas import invoke, list_units_event, node_event, reaffirm_event
+
+OPERATOR = "Bearer vl_test_node_operator"
+NODE_WRITERS = [
+    {"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]},
+    # node.write on a key that is not the operator's grants nothing.
+    {"key": "vl_test_owner_nodes", "orgId": "org-acme", "permissions": ["node.write"]},
+    {"key": "vl_test_op_reader", "orgId": "org-platform", "permissions": ["reservation.read"]},
+]
+U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
+
+
+@pytest.fixture(scope="module")
+def handlers() -> dict[str, ModuleType]:
+    from tests.support.lambdas import load_function
+
+    return {name: load_function(name) for name in ("put_node", "reaffirm", "list_units")}
+
+
+@pytest.fixture
+def node_env(aws: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the template gives PutNodeFunction: the queue prefix and the dead-letter ARN."""
+    monkeypatch.setenv("NODE_QUEUE_PREFIX", NODE_QUEUE_PREFIX)
+    monkeypatch.setenv("NODE_DEAD_LETTER_QUEUE_ARN", local_dead_letter_arn(boto3.client("sqs")))
+    clients.reset()
+
+
+def spec(unit_id: str, **overrides: Any) -> dict[str, Any]:
+    return f.unit(unit_id, **overrides)
+
+
+def body(gen: int, units: list[dict[str, Any]], owner: str = "org-acme") -> dict[str, Any]:
+    return {"ownerOrgId": owner, "topologyGen": gen, "units": units}
+
+
+def fleet(
+    reservations: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    workloads: list[dict[str, Any]] = (),  # type: ignore[assignment]
+) -> dict[str, Any]:
+    node = f.node("node-a", [spec(U4), spec(U5), spec(U6)], reservations, workloads)
+    return f.fleet([node], extra_keys=NODE_WRITERS)
+
+
+def put(handlers, node_id: str, document: Any, authorization: str | None = OPERATOR) -> Any:
+    return invoke(handlers["put_node"], node_event(node_id, document, authorization))
+
+
+# --- registering ---------------------------------------------------------------------------
+
+
+def test_a_new_node_is_201_with_its_queue_and_the_units_listed(handlers, load_fleet, node_env, aws):
+    load_fleet(fleet())
+    result = put(handlers, "node-new", body(1, [spec("0000:0B:00.0"), spec(U4)]))
+    assert result.status == 201
+    assert result.headers["content-type"] == "application/json"
+    answer = result.body
+    assert set(answer) == {"id", "ownerOrgId", "topologyGen", "unitIds", "createdAt", "updatedAt"}
+    assert answer["unitIds"] == [U4, "0000:0b:00.0"]  # sorted, lower-case
+    assert (answer["id"], answer["ownerOrgId"], answer["topologyGen"]) == (
+        "node-new",
+        "org-acme",
+        1,
+    )
+    assert answer["createdAt"] == answer["updatedAt"]
+    queue_url = state.node_queue_url(aws, "node-new")
+    assert queue_url.endswith(f"/{NODE_QUEUE_PREFIX}node-new.fifo")
+    attributes = boto3.client("sqs").get_queue_attributes(
+        QueueUrl=queue_url, AttributeNames=["FifoQueue", "RedrivePolicy"]
+    )["Attributes"]
+    assert attributes["FifoQueue"] == "true"
+    assert "SpotTerminationDeadLetterQueue" in attributes["RedrivePolicy"]
+    listed = invoke(
+        handlers["list_units"], list_units_event("node-new", "Bearer vl_test_operator")
+    ).body
+    assert [u["id"] for u in listed] == [U4, "0000:0b:00.0"]
+    assert all(u["state"] == "free" and u["reservable"] for u in listed)
+    [audit] = state.audit_records_of(aws, "AUDIT#node-new")
+    assert audit["action"] == "register-node"
+    assert audit["callerOrgId"] == "org-platform"
+
+
+def test_a_repeat_of_the_same_put_is_200_and_writes_nothing(handlers, load_fleet, node_env, aws):
+    load_fleet(fleet())
+    first = put(handlers, "node-new", body(1, [spec(U4)]))
+    before = state.whole_table(aws)
+    again = put(handlers, "node-new", body(1, [spec(U4)]))
+    assert (first.status, again.status) == (201, 200)
+    assert again.body == first.body
+    assert state.whole_table(aws) == before
+
+
+# --- who may: the one 404 ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("authorization", "node_id"),
+    [
+        ("Bearer vl_test_owner_nodes", "node-a"),  # node.write, but not the operator
+        ("Bearer vl_test_op_reader", "node-a"),  # the operator, without node.write
+        ("Bearer vl_test_operator", "node-a"),
+        (OPERATOR, "node a"),  # malformed id
+    ],
+)
+def test_anyone_but_an_operator_with_node_write_gets_the_one_404(
+    handlers, load_fleet, node_env, aws, authorization, node_id
+):
+    load_fleet(fleet())
+    unknown = invoke(handlers["list_units"], list_units_event("node-x", "Bearer vl_test_operator"))
+    before = state.whole_table(aws)
+    result = put(handlers, node_id, "{not json", authorization)  # 404 before the body's 400
+    assert (result.status, result.headers, result.body_text) == (
+        unknown.status,
+        unknown.headers,
+        unknown.body_text,
+    )
+    assert state.whole_table(aws) == before
+
+
+def test_no_key_is_401_before_anything(handlers, load_fleet, node_env):
+    load_fleet(fleet())
+    result = put(handlers, "node a", "{bad", None)
+    assert result.status == 401
+    assert result.headers["www-authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize(
+    ("document", "field"),
+    [
+        (body(1, [spec(U4)]) | {"topologygen": 1}, "topologygen"),
+        (body(0, [spec(U4)]), "topologyGen"),
+        (body(True, [spec(U4)]), "topologyGen"),  # type: ignore[arg-type]
+        (body(1, []), "units"),
+        (body(1, [spec(U4), spec(U4.upper())]), "units[1].id"),
+        (body(1, [spec("04:00.0")]), "units[0].id"),
+        (body(1, [spec(U4, sellable="yes")]), "units[0].sellable"),
+        (body(1, [spec(U4, extra=1)]), "units[0].extra"),
+        (body(1, [spec(U4)], owner="org acme"), "ownerOrgId"),
+        (body(1, [spec(f"0000:{i // 256:02x}:{i % 32:02x}.{i % 8}") for i in range(257)]), "units"),
+    ],
+)
+def test_a_bad_body_is_400_naming_the_field_and_writes_nothing(
+    handlers, load_fleet, node_env, aws, document, field
+):
+    load_fleet(fleet())
+    before = state.whole_table(aws)
+    result = put(handlers, "node-a", document)
+    assert result.status == 400
+    assert result.body["code"] == "invalid_request"
+    assert field in [d["field"] for d in result.body["details"]]
+    assert state.whole_table(aws) == before
+
+
+# --- updating ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gen", "units"),
+    [
+        (0 + 1, [spec(U4), spec(U5)]),  # equal generation, a unit fewer
+        (1, [spec(U4), spec(U5), spec(U6, gpuModelName="H100 renamed")]),  # equal, renamed
+    ],
+)
+def test_an_equal_generation_with_other_units_is_409_stale_topology(
+    handlers, load_fleet, node_env, aws, gen, units
+):
+    load_fleet(fleet())
+    before = state.whole_table(aws)
+    result = put(handlers, "node-a", body(gen, units))
+    assert result.status == 409
+    assert result.body["code"] == "stale_topology"
+    assert state.whole_table(aws) == before
+
+
+def test_a_lower_generation_is_409_stale_topology(handlers, load_fleet, node_env, aws):
+    document = fleet()
+    document["nodes"][0]["topologyGen"] = 5
+    load_fleet(document)
+    result = put(handlers, "node-a", body(4, [spec(U4), spec(U5), spec(U6)]))
+    assert (result.status, result.body["code"]) == (409, "stale_topology")
+    assert "lower" in result.body["error"]
+
+
+def test_the_same_units_at_a_higher_generation_and_a_new_owner_update_the_node(
+    handlers, load_fleet, node_env, aws
+):
+    load_fleet(fleet([f.reservation("res-1", [U4])]))
+    result = put(handlers, "node-a", body(2, [spec(U4), spec(U5), spec(U6)], owner="org-new"))
+    assert result.status == 200
+    assert (result.body["topologyGen"], result.body["ownerOrgId"]) == (2, "org-new")
+    assert result.body["createdAt"] <= result.body["updatedAt"]
+    assert state.reservation(aws, "node-a", "res-1")["status"] == "active"
+    node = state.item(aws, "node-a", "#NODE")
+    assert (node["topologyGen"], node["ownerOrgId"]) == (2, "org-new")
+
+
+def test_removing_a_claimed_unit_is_409_units_unavailable_naming_it(
+    handlers, load_fleet, node_env, aws
+):
+    load_fleet(fleet(workloads=[f.workload("vm-1", [U5]), f.workload("vm-2", [U6])]))
+    before = state.whole_table(aws)
+    result = put(handlers, "node-a", body(2, [spec(U4)]))
+    assert result.status == 409
+    assert result.body["code"] == "units_unavailable"
+    assert [d["problem"] for d in result.body["details"]] == [
+        f"{U5}: unit would be removed but is claimed by vm:vm-1",
+        f"{U6}: unit would be removed but is claimed by vm:vm-2",
+    ]
+    assert state.whole_table(aws) == before
+
+
+def test_a_topology_change_puts_only_live_reservations_on_changed_units_under_review(
+    handlers, load_fleet, node_env, aws
+):
+    load_fleet(
+        fleet(
+            [
+                f.reservation("res-gone", [U4], releasedUnitIds=[U4]),  # its unit is removed
+                f.reservation("res-model", [U5], status="pending", startsAt=f.days(3)),
+                f.reservation("res-named", [U6], managingOrgIds=["org-x"]),  # only a new name
+                f.reservation("res-cancelled", [U4], status="cancelled"),
+            ]
+        )
+    )
+    units = [
+        spec(U5, gpuModelId="nvidia-a100-80gb"),
+        spec(U6, gpuModelName="NVIDIA H100 (renamed)"),
+        spec("0000:07:00.0"),
+    ]
+    result = put(handlers, "node-a", body(2, units))
+    assert result.status == 200
+    assert result.body["unitIds"] == [U5, U6, "0000:07:00.0"]
+    statuses = {r: state.reservation(aws, "node-a", r)["status"] for r in
+                ("res-gone", "res-model", "res-named", "res-cancelled")}  # fmt: skip
+    assert statuses == {
+        "res-gone": "needs-review",
+        "res-model": "needs-review",
+        "res-named": "active",
+        "res-cancelled": "cancelled",
+    }
+    assert state.item(aws, "node-a", "UNIT#" + U4) is None
+    assert state.unit(aws, "node-a", U5)["gpuModelId"] == "nvidia-a100-80gb"
+    listed = invoke(handlers["list_units"], list_units_event("node-a", "Bearer vl_test_operator"))
+    governed = {u["id"]: (u.get("reservationId"), u.get("released")) for u in listed.body}
+    assert governed[U5] == ("res-model", False)  # under review: withheld from everyone
+    [audit] = state.audit_records_of(aws, "AUDIT#node-a")
+    assert audit["reservationsToReview"] == ["res-gone", "res-model"]
+    assert audit["unitsRemoved"] == [U4]
+
+
+def test_a_changed_claimed_unit_keeps_its_claim(handlers, load_fleet, node_env, aws):
+    load_fleet(fleet(workloads=[f.workload("vm-1", [U5])]))
+    units = [spec(U4), spec(U5, sellable=False, notSellableReason="fan failure"), spec(U6)]
+    assert put(handlers, "node-a", body(2, units)).status == 200
+    stored = state.unit(aws, "node-a", U5)
+    assert (stored["claimedBy"], stored["sellable"]) == ("vm:vm-1", False)
+
+
+def test_a_node_loaded_without_a_queue_gets_one_on_its_next_update(
+    handlers, load_fleet, node_env, aws
+):
+    load_fleet(fleet())
+    aws.update_item(
+        TableName=state.TABLE,
+        Key={"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+        UpdateExpression="REMOVE queueUrl",
+    )
+    assert put(handlers, "node-a", body(1, [spec(U4), spec(U5), spec(U6)])).status == 200
+    assert state.node_queue_url(aws, "node-a").endswith(f"{NODE_QUEUE_PREFIX}node-a.fifo")
+
+
+# --- re-affirm -----------------------------------------------------------------------------
+
+
+def reaffirm(handlers, res: str, document: Any = None, key: str | None = None, auth=OPERATOR):
+    return invoke(handlers["reaffirm"], reaffirm_event("node-a", res, document, auth, key))
+
+
+def review_fleet(**overrides: Any) -> dict[str, Any]:
+    return fleet(
+        [
+            f.reservation(
+                "res-1", [U4, U5], status="needs-review", releasedUnitIds=[U4], **overrides
+            ),
+            f.reservation("res-live", [U6]),
+        ]
+    )
+
+
+def test_reaffirm_returns_the_reservation_active_on_the_nodes_generation(
+    handlers, load_fleet, node_env, aws
+):
+    document = review_fleet(topologyGen=1)
+    document["nodes"][0]["topologyGen"] = 4
+    load_fleet(document)
+    result = reaffirm(handlers, "res-1", {"reason": "same GPUs, re-seated"})
+    assert result.status == 200
+    answer = result.body
+    assert (answer["status"], answer["topologyGen"], answer["releasedUnitIds"]) == (
+        "active",
+        4,
+        [],
+    )
+    stored = state.reservation(aws, "node-a", "res-1")
+    assert (stored["status"], stored["topologyGen"], stored["releasedUnitIds"]) == (
+        "active",
+        4,
+        [],
+    )
+    [audit] = state.audit_records(aws, "node-a", "res-1")
+    assert (audit["action"], audit["reason"]) == ("reaffirm", "same GPUs, re-seated")
+
+
+def test_reaffirm_before_the_term_starts_stores_pending(handlers, load_fleet, node_env, aws):
+    load_fleet(review_fleet(startsAt=f.days(2), endsAt=f.days(9)))
+    result = reaffirm(handlers, "res-1", "")
+    assert (result.status, result.body["status"]) == (200, "pending")
+    assert state.reservation(aws, "node-a", "res-1")["status"] == "pending"
+
+
+def test_reaffirm_of_a_reservation_not_in_review_is_409_and_kept(
+    handlers, load_fleet, node_env, aws
+):
+    load_fleet(review_fleet())
+    first = reaffirm(handlers, "res-live", None, key="k-1")
+    assert (first.status, first.body["code"]) == (409, "reservation_not_in_review")
+    assert "active" in first.body["error"]
+    again = reaffirm(handlers, "res-live", None, key="k-1")
+    assert again.body_text == first.body_text
+
+
+def test_reaffirm_with_a_unit_gone_or_not_reservable_is_422_naming_each(
+    handlers, load_fleet, node_env, aws
+):
+    load_fleet(review_fleet())
+    units = [spec(U4, allocClass="mig"), spec(U6)]  # U5 gone, U4 of a class never reservable
+    assert put(handlers, "node-a", body(2, units)).status == 200
+    result = reaffirm(handlers, "res-1")
+    assert (result.status, result.body["code"]) == (422, "units_not_reservable")
+    assert [d["problem"] for d in result.body["details"]] == [
+        f"{U4}: allocation class mig is not reservable",
+        f"{U5}: unit is not on this node",
+    ]
+    assert state.reservation(aws, "node-a", "res-1")["status"] == "needs-review"
+
+
+@pytest.mark.parametrize(
+    ("authorization", "res"),
+    [
+        ("Bearer vl_test_owner_nodes", "res-1"),
+        ("Bearer vl_test_operator", "res-1"),  # operator without node.write
+        (OPERATOR, "res-unknown"),
+        (OPERATOR, "res/1"),
+    ],
+)
+def test_reaffirm_answers_the_one_404(handlers, load_fleet, node_env, aws, authorization, res):
+    load_fleet(review_fleet())
+    unknown = invoke(handlers["list_units"], list_units_event("node-x", "Bearer vl_test_operator"))
+    result = reaffirm(handlers, res, {"reason": "x"}, auth=authorization)
+    assert (result.status, result.headers, result.body_text) == (
+        unknown.status,
+        unknown.headers,
+        unknown.body_text,
+    )
+    assert state.reservation(aws, "node-a", "res-1")["status"] == "needs-review"
+
+
+def test_reaffirm_body_is_strict_and_checked_before_the_reservation(handlers, load_fleet, node_env):
+    load_fleet(review_fleet())
+    result = reaffirm(handlers, "res-unknown", {"reasn": "typo"})
+    assert (result.status, result.body["details"][0]["field"]) == (400, "reasn")
+
+
+def test_a_keyed_reaffirm_is_replayed_byte_for_byte_and_a_reuse_is_422(
+    handlers, load_fleet, node_env, aws
+):
+    load_fleet(review_fleet())
+    first = reaffirm(handlers, "res-1", {"reason": "ok"}, key="k-2")
+    again = reaffirm(handlers, "res-1", {"reason": "ok"}, key="k-2")
+    assert (first.status, again.status) == (200, 200)
+    assert again.body_text == first.body_text
+    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    reused = reaffirm(handlers, "res-1", {"reason": "other"}, key="k-2")
+    assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
