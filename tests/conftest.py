@@ -18,6 +18,8 @@ os.environ.update(
         "POWERTOOLS_METRICS_NAMESPACE": "GpuReservationsTest",
         "POWERTOOLS_SERVICE_NAME": "reservations",
         "TABLE_NAME": "ReservationsTable",
+        # The list signs its cursors with it (deployed: from a Secrets Manager secret).
+        "CURSOR_SIGNING_KEY": "test-only-cursor-signing-key-0123456789",
     }
 )
 
