@@ -230,6 +230,15 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {"AUDIT#*", idem},
         },
+        "CreateReservationFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:ConditionCheckItem": {node, idem},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {node, "AUDIT#*", idem},
+        },
+        "GetReservationFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
+        "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
         "TerminationReportsFunction": {
             "dynamodb:Query": {node},
             "dynamodb:DeleteItem": {node},
