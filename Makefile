@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help run test test-fast lint fmt build docker clean openapi fuzz bench
+.PHONY: help run test test-fast lint fmt build docker clean openapi fuzz bench mutate
 
 help:
 	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
@@ -19,6 +19,7 @@ help:
 	@echo "make openapi    regenerate docs/openapi.json from the code"
 	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
 	@echo "make bench      handler overhead, cost per million calls, cold init (needs Docker)"
+	@echo "make mutate     mutation testing of the rules, use cases and reclaim transaction (~5 min)"
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
@@ -69,5 +70,11 @@ bench: $(STAMP)
 	@bash local/ensure-docker.sh && bash local/build-lambda-image.sh
 	@$(BIN)/python -m bench.run
 
+# Mutation testing against the fast tests, in a staging copy (.mutmut/): prints the kill
+# ratio and every mutant not killed (docs/mutation.md). Not in CI: `make test` runs the
+# fixed hand-written mutants of tests/unit/test_mutation_guard.py instead.
+mutate: $(STAMP)
+	@bash local/mutate.sh
+
 clean:
-	rm -rf .aws-sam .local .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .aws-sam .local .pytest_cache .mypy_cache .ruff_cache .mutmut
