@@ -18,7 +18,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"
-API_FUNCTIONS = ("list_units", "reclaim")
+API_FUNCTIONS = (
+    "list_units",
+    "reclaim",
+    "create_reservation",
+    "get_reservation",
+    "list_reservations",
+)
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "
     "market. Every request carries `Authorization: Bearer <API key>`; every error body is "

@@ -38,13 +38,14 @@ CODES = {
     400: {"invalid_request"},
     401: {"unauthorized"},
     404: {"not_found"},
-    409: {"reservation_not_active", "conflict", "idempotency_in_progress"},
-    422: {"units_not_in_reservation", "idempotency_key_reused"},
+    409: {"reservation_not_active", "conflict", "idempotency_in_progress", "units_unavailable"},
+    422: {"units_not_in_reservation", "idempotency_key_reused", "units_not_reservable"},
 }
 AUTHORIZATIONS = [
     "Bearer vl_test_owner",
     "Bearer vl_test_broker",
     "Bearer vl_test_operator",
+    "Bearer vl_test_writer",  # reservation.write: creates
     "Bearer vl_test_stranger",
     "Bearer vl_unknown_key",
     "Basic dmw6eA==",
@@ -53,7 +54,8 @@ AUTHORIZATIONS = [
 STATUSES: Counter[str] = Counter()
 
 app = LambdaApi(
-    {name: load_function(name) for name in ("list_units", "reclaim")},
+    # Every function the OpenAPI document is made from: each documented route is fuzzed.
+    {name: load_function(name) for name in openapi.API_FUNCTIONS},
     openapi.render(openapi.generate()),
 )
 schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
@@ -75,10 +77,11 @@ def world() -> Iterator[None]:
         units = [f"0000:0{i}:00.0" for i in range(4, 9)]
         fleet = f.fleet([f.node(
             "node-a",
-            [f.unit(u) for u in units],
+            [f.unit(u) for u in [*units, "0000:09:00.0", "0000:0a:00.0"]],
             [f.reservation("res-1", units, releasedUnitIds=units)],
             [f.workload(f"vm-{i}", [u]) for i, u in enumerate(units[:3])],
-        )])  # fmt: skip
+        )], extra_keys=[{"key": "vl_test_writer", "orgId": "org-acme",
+                         "permissions": ["reservation.read", "reservation.write"]}])  # fmt: skip
         load_fleet(fleet, boto3.client("dynamodb"), boto3.client("sqs"))
         yield
         clients.reset()
@@ -121,7 +124,7 @@ def test_the_api_never_breaks_its_contract(case, world):
             response_schema_conformance,
         ],
     )
-    STATUSES[f"{case.operation.method.upper()} {response.status_code}"] += 1
+    STATUSES[f"{case.operation.method.upper()} {case.operation.path} {response.status_code}"] += 1
     if response.status_code >= 400:
         body = response.json()
         assert set(body) <= {"error", "code", "details"}

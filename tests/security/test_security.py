@@ -239,6 +239,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         },
         "GetReservationFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
         "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
+        "PutNodeFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key},
+            "dynamodb:ConditionCheckItem": {node},
+            "dynamodb:PutItem": {node, "AUDIT#*"},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:DeleteItem": {node},
+        },
+        "ReaffirmFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:ConditionCheckItem": {node, idem},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {"AUDIT#*", idem},
+        },
         "TerminationReportsFunction": {
             "dynamodb:Query": {node},
             "dynamodb:DeleteItem": {node},
@@ -251,6 +266,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {node},
         },
     }
+
+
+def test_only_the_node_function_makes_queues_and_only_this_stacks_node_queues():
+    node_queues = {
+        "Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${NodeQueuePrefix}*"
+    }
+    makers = [
+        (logical_id, statement)
+        for logical_id, statement in _statements()
+        if "sqs:CreateQueue" in _listed(statement["Action"])
+    ]
+    assert [logical_id for logical_id, _ in makers] == ["PutNodeFunction"]
+    [(_, statement)] = makers
+    assert _listed(statement["Resource"]) == [node_queues]
+    assert sorted(_listed(statement["Action"])) == ["sqs:CreateQueue", "sqs:GetQueueAttributes"]
 
 
 def test_the_sweeper_alone_reads_the_open_terminations_index():

@@ -23,6 +23,12 @@ ROUTES = [
      "GET /v1/nodes/{nodeId}/reservations/units"),
     ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)/reclaim"),
      "reclaim", "POST /v1/nodes/{nodeId}/reservations/{reservationId}/reclaim"),
+    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations"), "create_reservation",
+     "POST /v1/nodes/{nodeId}/reservations"),
+    ("GET", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations"), "list_reservations",
+     "GET /v1/nodes/{nodeId}/reservations"),
+    ("GET", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)"),
+     "get_reservation", "GET /v1/nodes/{nodeId}/reservations/{reservationId}"),
 ]  # fmt: skip
 
 

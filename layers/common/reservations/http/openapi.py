@@ -46,8 +46,27 @@ def request_body(model: type[BaseModel], required: bool = True) -> dict[str, Any
             "required": required,
             "content": {
                 "application/json": {
-                    "schema": model.model_json_schema(by_alias=True, mode="validation")
+                    "schema": _inlined(model.model_json_schema(by_alias=True, mode="validation"))
                 }
             },
         }
     }
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """Nested models inlined: pydantic's ``#/$defs/...`` would resolve against the OpenAPI
+    document's root, where they are not."""
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref", "")
+            if reference.startswith("#/$defs/"):
+                return resolve(definitions[reference.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved

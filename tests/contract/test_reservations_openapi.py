@@ -1,0 +1,26 @@
+"""The generated document describes create, get and list as they answer."""
+
+from devstack import openapi
+
+
+def test_create_get_and_list_document_their_answers_parameters_and_body():
+    spec = openapi.generate()
+    page = spec["paths"]["/v1/nodes/{nodeId}/reservations"]
+    create, listing = page["post"], page["get"]
+    one = spec["paths"]["/v1/nodes/{nodeId}/reservations/{reservationId}"]["get"]
+    assert set(create["responses"]) == {"201", "400", "401", "404", "409", "422", "500"}
+    assert set(listing["responses"]) == {"200", "400", "401", "404", "500"}
+    assert set(one["responses"]) == {"200", "401", "404", "500"}
+    assert {p["name"] for p in listing["parameters"]} == {"nodeId", "limit", "cursor", "status"}
+    assert "idempotency-key" in {p["name"].lower() for p in create["parameters"]}
+    body = create["requestBody"]["content"]["application/json"]["schema"]
+    assert body["additionalProperties"] is False
+    assert body["required"] == ["unitIds", "allowedOrgIds"]
+    assert set(body["properties"]) == {
+        "unitIds", "allowedOrgIds", "managingOrgIds", "startsAt", "endsAt", "contractRef", "reason",
+    }  # fmt: skip
+    schemas = spec["components"]["schemas"]
+    assert set(schemas["ReservationPage"]["properties"]) == {"items", "nextCursor"}
+    assert "409" in create["responses"]
+    assert "units_unavailable" in create["responses"]["409"]["description"]
+    assert "units_not_reservable" in create["responses"]["422"]["description"]
