@@ -10,18 +10,19 @@ STAGE=$ROOT/.mutmut
 MIN=${MUTATE_MIN:-90}
 JOBS=${MUTATE_JOBS:-$(nproc)}
 
-# A fresh copy every run: mutmut keeps results per function, and a stale copy would keep
-# verdicts on code that has changed since.
+# A fresh copy of the last commit every run: mutmut keeps results per function, and a stale
+# copy would keep verdicts on code that has changed since; the commit, not the working
+# tree, so a run is reproducible and never picks up a half-written file (commit first).
 rm -rf "$STAGE"
 mkdir -p "$STAGE/src"
-cp -r layers/common/reservations "$STAGE/src/reservations"
-cp -r tests "$STAGE/tests"
-cp pyproject.toml "$STAGE/"
+git archive "${MUTATE_REF:-HEAD}" layers/common tests fleets events template.yaml pyproject.toml |
+  tar -x -C "$STAGE"
+cp -r "$STAGE/layers/common/reservations" "$STAGE/src/reservations"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 # mutmut runs the tests inside mutants/ (the copy it mutates): what the tests read by path
-# from the repository root (fleets, events, the template) is linked there.
+# from the repository root (fleets, events, the template, the layer's files) is linked there.
 mkdir -p "$STAGE/mutants"
-for path in layers fleets events template.yaml; do ln -s "$ROOT/$path" "$STAGE/mutants/$path"; done
+for path in layers fleets events template.yaml; do ln -s "$STAGE/$path" "$STAGE/mutants/$path"; done
 # mutmut 3.7 (the newest that shares the SAM CLI's click pin) reads item._nodeid, which
 # pytest 9 no longer sets: give it the public id under the old name.
 cat > "$STAGE/mutants/conftest.py" <<'PY'
