@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from reservations.dal.items import OPEN, STUCK
-from reservations.logic.ports import ReclaimPorts
+from reservations.logic.ports import ChangePorts, ReclaimPorts
+from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
     Node,
     NodeSnapshot,
@@ -56,6 +57,7 @@ class FakeNodeStore:
         self.answers: dict[str, AnswerRecord] = {}
         self.audit: list[ReclaimWrite] = []
         self.history: list[TerminationClose] = []
+        self.changes: list[ReservationChange] = []  # releases and cancels, as committed
         self.created: list[ReservationCreate] = []
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
         self.reads = 0
@@ -165,6 +167,19 @@ class FakeNodeStore:
         return ReservationsRead(node, tuple(read), len(following) > len(read))
 
     # --- semantics ---------------------------------------------------------------------
+
+    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
+        self.writes += 1
+        partition = self.nodes[change.node_id]
+        stale = _stale(partition.reservations, [change.reservation])
+        stored = self._live_answer(answer)
+        if stale or stored is not None:
+            raise WriteConflict("ConditionalCheckFailed", stored)
+        reservation = partition.reservations[change.reservation.id]
+        partition.reservations[reservation.id] = change.applied_to(reservation)
+        self.changes.append(change)
+        if answer is not None:
+            self.answers[answer.request.scope] = answer
 
     def _live_answer(self, answer: AnswerRecord | None) -> StoredResponse | None:
         if answer is None:
@@ -307,3 +322,8 @@ class FakeClock:
 def ports(store: FakeNodeStore, queue: FakeQueue, clock: FakeClock) -> ReclaimPorts:
     """The reclaim's ports over the fakes, without backoff."""
     return ReclaimPorts(store=store, send=queue.send_batch, clock=clock, sleep=lambda _s: None)
+
+
+def change_ports(store: FakeNodeStore, clock: FakeClock) -> ChangePorts:
+    """The ports of release and cancel over the fakes, without backoff."""
+    return ChangePorts(store=store, clock=clock, sleep=lambda _s: None)

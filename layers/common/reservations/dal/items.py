@@ -14,6 +14,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
     ApiKey,
     Node,
@@ -428,4 +429,27 @@ def history_item(closing: TerminationClose) -> Item:
         "requestedAt": _optional_time(workload.termination_requested_at),
         "terminatedAt": format_time(closing.at),
         "expiresAtEpoch": int((closing.at + timedelta(days=HISTORY_DAYS)).timestamp()),
+    }
+
+def change_audit_item(change: ReservationChange) -> Item:
+    """A release's or a cancel's audit record, in the reservation's audit partition."""
+    stamp = format_time(change.at)
+    return {
+        "PK": audit_pk(change.node_id, change.reservation.id),
+        "SK": f"{stamp}#{change.change_id}",
+        "action": change.action,
+        "changeId": change.change_id,
+        "nodeId": change.node_id,
+        "reservationId": change.reservation.id,
+        "callerOrgId": change.caller_org_id,
+        "callerKeyId": change.caller_key_id,
+        "reason": change.reason,
+        "unitIds": list(change.unit_ids),
+        "releasedBefore": list(change.released_before),
+        "releasedAfter": list(
+            change.released_before if change.released_after is None else change.released_after
+        ),
+        "statusBefore": change.status_before.value,
+        "statusAfter": (change.status_after or change.status_before).value,
+        "at": stamp,
     }

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from reservations.dal import idempotency, nodes, reclaim, reservations, store, terminations
+from reservations.dal import (
+    changes,
+    idempotency,
+    nodes,
+    reclaim,
+    reservations,
+    store,
+    terminations,
+)
+from reservations.models.changes import ReservationChange
 from reservations.models.domain import Node, NodeSnapshot, Reservation, ReservationsRead
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.writes import (
@@ -45,3 +54,6 @@ class NodeTable:
 
     def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
         nodes.commit_reaffirm(write, answer)
+
+    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
+        changes.commit_change(change, answer)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
     Node,
     NodeSnapshot,
@@ -142,5 +143,24 @@ class ReaffirmPorts:
     """Everything a re-affirm touches: the table, the clock, the backoff."""
 
     store: ReaffirmStore
+    clock: Clock
+    sleep: Callable[[float], None] = time.sleep
+
+
+class ChangeStore(NodeReader, Protocol):
+    """A release's or a cancel's writes: one conditional transaction, and a kept refusal."""
+
+    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
+        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+
+@dataclass(frozen=True)
+class ChangePorts:
+    """Everything a release or a cancel touches: the table, the clock, the backoff."""
+
+    store: ChangeStore
     clock: Clock
     sleep: Callable[[float], None] = time.sleep
