@@ -1,0 +1,238 @@
+"""The reclaim's TransactWriteItems, applied to an in-memory table the way DynamoDB applies
+it: every condition is checked against the items as they are, then every change is made, or
+nothing is. Only the expression forms the DAL writes are understood; anything else fails the
+test, so a garbled expression cannot pass. (The same transaction against moto:
+tests/handlers and tests/races.)"""
+
+from __future__ import annotations
+
+import copy
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from reservations.dal import reclaim as dal_reclaim
+from reservations.dal.items import (
+    OPEN,
+    OPEN_TERMINATION,
+    audit_pk,
+    from_attributes,
+    node_item,
+    reservation_item,
+    snapshot_from_items,
+    to_attributes,
+    unit_item,
+    workload_item,
+)
+from reservations.models.domain import (
+    Node,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Unit,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
+from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
+from reservations.models.writes import ItemVersion, NewTermination, ReclaimAudit, ReclaimWrite
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
+Key = tuple[str, str]
+
+
+class Cancelled(Exception):
+    """TransactionCanceledException: a condition failed; nothing was written."""
+
+
+def _key(item: dict[str, Any]) -> Key:
+    return (item["PK"], item["SK"])
+
+
+def _holds(condition: str, item: dict[str, Any] | None, values: dict[str, Any]) -> bool:
+    if match := re.fullmatch(r"attribute_not_exists\((\w+)\)", condition):
+        return item is None or match[1] not in item
+    match = re.fullmatch(r"(\w+) = (:\w+)", condition)
+    assert match, f"unexpected condition {condition!r}"
+    return item is not None and item.get(match[1]) == values[match[2]]
+
+
+def _updated(
+    item: dict[str, Any], expression: str, names: dict[str, str], values: dict[str, Any]
+) -> dict[str, Any]:
+    assert expression.startswith("SET "), expression
+    item = dict(item)
+    for assignment in expression.removeprefix("SET ").split(", "):
+        match = re.fullmatch(r"(#?\w+) = (?:(\w+) \+ )?(:\w+)", assignment)
+        assert match, f"unexpected assignment {assignment!r}"
+        name = names.get(match[1], match[1])
+        if match[2]:
+            assert match[2] == name, assignment
+            item[name] = item[name] + values[match[3]]
+        else:
+            item[name] = values[match[3]]
+    return item
+
+
+def apply(table: dict[Key, dict[str, Any]], actions: list[dict[str, Any]]) -> None:
+    """All or nothing, each item touched once, as TransactWriteItems."""
+    staged = copy.deepcopy(table)
+    touched: set[Key] = set()
+    for action in actions:
+        [(kind, body)] = action.items()
+        assert body["TableName"] == "ReservationsTable"
+        values = from_attributes(body.get("ExpressionAttributeValues", {}))
+        attributes = from_attributes(body["Item"] if kind == "Put" else body["Key"])
+        key = _key(attributes)
+        assert key not in touched, f"{key} touched twice in one transaction"
+        touched.add(key)
+        if not _holds(body["ConditionExpression"], table.get(key), values):
+            raise Cancelled(key)
+        if kind == "Put":
+            staged[key] = attributes
+        elif kind == "Update":
+            names = body.get("ExpressionAttributeNames", {})
+            staged[key] = _updated(table[key], body["UpdateExpression"], names, values)
+        else:
+            assert kind == "ConditionCheck", kind
+    table.clear()
+    table.update(staged)
+
+
+RESERVATION = Reservation(
+    "res-1",
+    "node-a",
+    ReservationStatus.ACTIVE,
+    starts_at=NOW - timedelta(days=1),
+    created_at=NOW - timedelta(days=2),
+    updated_at=NOW - timedelta(days=2),
+    reserved_unit_ids=tuple(U),
+    released_unit_ids=tuple(U[:2]),
+    managing_org_ids=("org-broker",),
+    version=3,
+)
+UNITS = [Unit(u, "vfio-group", "h100", 1, True, version=2) for u in U]
+RUNNING = Workload("vm-1", WorkloadKind.VM, Tier.SPOT, "org-spot", (U[0],), WorkloadState.RUNNING)
+RESERVED = Workload(
+    "vm-2", WorkloadKind.VM, Tier.RESERVED, "org-lab", (U[2],), WorkloadState.RUNNING, version=4
+)
+
+
+@pytest.fixture
+def table() -> dict[Key, dict[str, Any]]:
+    items = [
+        node_item(Node("node-a", "org-acme")),
+        reservation_item(RESERVATION),
+        *(unit_item("node-a", u) for u in UNITS),
+        workload_item("node-a", RUNNING),
+        workload_item("node-a", RESERVED),
+    ]
+    return {_key(item): from_attributes(to_attributes(item)) for item in items}
+
+
+def write(
+    released_after: tuple[str, ...] | None = (U[1],), reason: str | None = "lab"
+) -> ReclaimWrite:
+    return ReclaimWrite(
+        reclaim_id="rc-1",
+        node_id="node-a",
+        reservation=ItemVersion("res-1", 3),
+        released_after=released_after,
+        units=(ItemVersion(U[0], 2), ItemVersion(U[2], 2)),
+        terminations=(NewTermination(ItemVersion("vm-1", 1), "t-1"),),
+        unchanged_workloads=(ItemVersion("vm-2", 4),),
+        reason=reason,
+        audit=ReclaimAudit("org-broker", "key-broker", (U[0], U[2]), U[:2], ("vm-1",), ("vm-2",)),
+        at=NOW,
+    )
+
+
+def snapshot(table: dict[Key, dict[str, Any]]) -> Any:
+    return snapshot_from_items(i for k, i in table.items() if k[0] == "NODE#node-a")
+
+
+def test_applied_to_what_was_read_it_releases_terminates_and_audits(table):
+    apply(table, dal_reclaim.reclaim_transaction(write()))
+    after = snapshot(table)
+    [reservation] = after.reservations
+    assert reservation.released_unit_ids == (U[1],)
+    assert (reservation.updated_at, reservation.version) == (NOW, 4)
+    workloads = {w.id: w for w in after.workloads}
+    terminating = workloads["vm-1"]
+    assert terminating.state is WorkloadState.TERMINATING
+    assert (terminating.termination_id, terminating.termination_reservation_id) == ("t-1", "res-1")
+    assert (terminating.termination_requested_at, terminating.termination_reason) == (NOW, "lab")
+    assert terminating.version == 2
+    assert workloads["vm-2"] == RESERVED  # skipped: checked, not changed
+    assert after.units == tuple(UNITS)  # the units are checked; reports free them later
+    # The outbox: the terminating workload is in the sparse OpenTerminations index.
+    stored = table[("NODE#node-a", "WL#vm-1")]
+    assert (stored[OPEN_TERMINATION], stored["terminationRequestedAt"]) == (
+        OPEN,
+        "2026-11-29T12:00:00Z",
+    )
+    [audit] = [i for k, i in table.items() if k[0] == audit_pk("node-a", "res-1")]
+    assert (audit["callerKeyId"], audit["terminated"], audit["skipped"]) == (
+        "key-broker",
+        ["vm-1"],
+        ["vm-2"],
+    )
+    assert (audit["releasedBefore"], audit["releasedAfter"]) == (U[:2], [U[1]])
+
+
+@pytest.mark.parametrize(
+    "moved", ["RES#res-1", f"UNIT#{U[0]}", f"UNIT#{U[2]}", "WL#vm-1", "WL#vm-2"]
+)
+@pytest.mark.parametrize("released_after", [(U[1],), None])
+def test_any_item_decided_from_that_moved_on_cancels_it_whole(table, moved, released_after):
+    table[("NODE#node-a", moved)]["version"] += 1
+    before = copy.deepcopy(table)
+    with pytest.raises(Cancelled):
+        apply(table, dal_reclaim.reclaim_transaction(write(released_after)))
+    assert table == before
+
+
+@pytest.mark.parametrize("gone", ["RES#res-1", f"UNIT#{U[0]}", "WL#vm-1", "WL#vm-2"])
+def test_an_item_deleted_since_the_read_cancels_it(table, gone):
+    del table[("NODE#node-a", gone)]
+    with pytest.raises(Cancelled):
+        apply(table, dal_reclaim.reclaim_transaction(write()))
+
+
+def test_unchanged_releases_leave_the_reservation_as_it_was(table):
+    apply(table, dal_reclaim.reclaim_transaction(write(released_after=None)))
+    [reservation] = snapshot(table).reservations
+    assert reservation == RESERVATION  # version and updatedAt untouched: only checked
+    [audit] = [i for k, i in table.items() if k[0].startswith("AUDIT#")]
+    assert audit["releasedAfter"] == audit["releasedBefore"] == U[:2]
+
+
+def test_without_a_reason_the_termination_has_none(table):
+    apply(table, dal_reclaim.reclaim_transaction(write(reason=None)))
+    assert "terminationReason" not in table[("NODE#node-a", "WL#vm-1")]
+
+
+def test_the_same_reclaim_cannot_be_written_twice(table):
+    actions = dal_reclaim.reclaim_transaction(write(released_after=None))
+    apply(table, actions)
+    with pytest.raises(Cancelled):  # its audit record exists: a replayed transaction is refused
+        apply(table, actions)
+
+
+def test_the_answer_is_recorded_in_the_same_transaction_as_the_effect(monkeypatch):
+    sent: list[Any] = []
+    monkeypatch.setattr(dal_reclaim, "commit", lambda *a, **kw: sent.append((a, kw)))
+    answer = AnswerRecord(
+        IdempotentRequest("scope-1", "hash-1"), Outcome(200, "{}"), NOW, NOW + timedelta(days=1)
+    )
+    dal_reclaim.commit_reclaim(write(), answer)
+    dal_reclaim.commit_reclaim(write())
+    [((keyed,), keyed_kw), ((plain,), plain_kw)] = sent
+    assert keyed[:-1] == plain == dal_reclaim.reclaim_transaction(write())
+    assert from_attributes(keyed[-1]["Put"]["Item"])["PK"] == "IDEMPOTENCY#scope-1"
+    # The reclaim id is the request token; the record's index lets a cancellation be read.
+    assert keyed_kw == {"token": "rc-1", "record_at": len(keyed) - 1}
+    assert plain_kw == {"token": "rc-1", "record_at": None}

@@ -1,0 +1,68 @@
+"""Boundaries of the pure rules that mutation testing showed no test would miss: which
+Idempotency-Key headers are accepted, which answers are kept and for how long, and which
+de-duplication ids SQS gets."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from reservations.models.errors import InvalidRequest
+from reservations.models.idempotency import Outcome, StoredResponse
+from reservations.rules.idempotency import HEADER, check_header, is_kept, is_live
+from reservations.rules.terminations import deduplication_id
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("key", ["k", "k" * 255, " ", "~", "a b~c!"])
+def test_an_idempotency_key_of_1_to_255_printable_characters_is_accepted(key):
+    check_header(key)
+
+
+@pytest.mark.parametrize("key", ["", "k" * 256, "tab\there", "caf\u00e9", "del\x7f"])
+def test_any_other_key_is_400_naming_the_header(key):
+    with pytest.raises(InvalidRequest) as refused:
+        check_header(key)
+    assert [d.field for d in refused.value.details] == [HEADER] == ["Idempotency-Key"]
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kept"),
+    [
+        (200, None, True),
+        (201, None, True),
+        (299, None, True),
+        (300, None, False),
+        (400, "invalid_request", False),
+        (401, "unauthorized", False),
+        (404, "not_found", False),
+        (409, "reservation_not_active", True),
+        (409, "conflict", False),
+        (422, "units_not_in_reservation", True),
+        (422, "idempotency_key_reused", False),
+        (500, "internal", False),
+        (503, None, False),
+    ],
+)
+def test_decisions_are_kept_and_try_again_answers_are_not(status, code, kept):
+    assert is_kept(status, code) is kept
+
+
+def test_a_record_is_absent_from_the_moment_it_expires():
+    stored = StoredResponse("hash", Outcome(200, "{}"), NOW)
+    assert is_live(stored, NOW - timedelta(microseconds=1))
+    assert not is_live(stored, NOW)
+
+
+@pytest.mark.parametrize("termination_id", ["t \u00e9", "t\n1", "t 1"])
+@pytest.mark.parametrize("deliveries", [0, 1])
+def test_a_malformed_termination_id_still_gives_a_deduplication_id_sqs_accepts(
+    termination_id, deliveries
+):
+    # SQS: up to 128 of alphanumerics and punctuation.
+    dedup = deduplication_id(termination_id, deliveries)
+    assert re.fullmatch(r"[A-Za-z0-9!-/:-@\[-`{-~]{1,128}", dedup), dedup
+    assert dedup != deduplication_id(termination_id, deliveries + 1)
