@@ -62,7 +62,7 @@ openapi: $(STAMP)
 	@$(BIN)/python -m devstack.openapi
 
 fuzz: $(STAMP)
-	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest tests/contract/test_fuzz.py -q -s -p no:cacheprovider
+	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest tests/contract/test_fuzz*.py -q -s -p no:cacheprovider
 
 # What only a benchmark can show, measured (never asserted): tables, and the figures in
 # .local/bench/results.json. Cold init runs in the Lambda image, so Docker is set up first.

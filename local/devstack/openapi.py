@@ -24,6 +24,8 @@ API_FUNCTIONS = (
     "create_reservation",
     "get_reservation",
     "list_reservations",
+    "release",
+    "cancel",
 )
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "

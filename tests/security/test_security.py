@@ -254,6 +254,20 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {"AUDIT#*", idem},
         },
+        "ReleaseFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:ConditionCheckItem": {node, idem},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {"AUDIT#*", idem},
+        },
+        "CancelFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:ConditionCheckItem": {node, idem},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {"AUDIT#*", idem},
+        },
         "TerminationReportsFunction": {
             "dynamodb:Query": {node},
             "dynamodb:DeleteItem": {node},
