@@ -268,6 +268,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {"AUDIT#*", idem},
         },
+        "PlaceWorkloadFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:ConditionCheckItem": {node, idem},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {node, "AUDIT#*", idem},
+        },
+        "EndWorkloadFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:ConditionCheckItem": {idem},
+            "dynamodb:DeleteItem": {node},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {"WLHIST#*", "AUDIT#*", idem},
+        },
         "TerminationReportsFunction": {
             "dynamodb:Query": {node},
             "dynamodb:DeleteItem": {node},

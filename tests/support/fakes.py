@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from reservations.dal.items import OPEN, STUCK
-from reservations.logic.ports import ChangePorts, ReclaimPorts
+from reservations.logic.ports import ChangePorts, ReclaimPorts, WorkloadPorts
 from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
     Node,
@@ -26,9 +26,11 @@ from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination
 from reservations.models.writes import (
     ItemVersion,
+    PlacementWrite,
     ReclaimWrite,
     ReservationCreate,
     TerminationClose,
+    WorkloadEnd,
     WriteConflict,
 )
 
@@ -57,6 +59,8 @@ class FakeNodeStore:
         self.answers: dict[str, AnswerRecord] = {}
         self.audit: list[ReclaimWrite] = []
         self.history: list[TerminationClose] = []
+        self.placements: list[PlacementWrite] = []
+        self.ended: list[WorkloadEnd] = []
         self.changes: list[ReservationChange] = []  # releases and cancels, as committed
         self.created: list[ReservationCreate] = []
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
@@ -165,6 +169,56 @@ class FakeNodeStore:
         read = following[: self.page_size]
         node = partition.node if after is None else None
         return ReservationsRead(node, tuple(read), len(following) > len(read))
+
+    def commit_placement(self, write: PlacementWrite, answer: AnswerRecord | None) -> None:
+        self.writes += 1
+        partition = self.nodes[write.node.id]
+        stale = (
+            partition.node.version != write.node.version
+            or _stale(partition.reservations, write.reservations)
+            or _stale(partition.units, write.units)
+            or any(partition.units[u.id].claimed_by for u in write.units)
+            or write.workload.id in partition.workloads
+        )
+        stored = self._live_answer(answer)
+        if stale or stored is not None:
+            raise WriteConflict("ConditionalCheckFailed", stored)
+        partition.workloads[write.workload.id] = write.workload
+        for unit in write.units:
+            claimed = partition.units[unit.id]
+            partition.units[unit.id] = replace(
+                claimed, claimed_by=write.workload.claim, version=claimed.version + 1
+            )
+        self.placements.append(write)
+        if answer is not None:
+            self.answers[answer.request.scope] = answer
+
+    def commit_workload_end(self, end: WorkloadEnd, answer: AnswerRecord | None) -> None:
+        self.writes += 1
+        partition = self.nodes[end.node_id]
+        current = partition.workloads.get(end.workload.id)
+        stale = (
+            current is None
+            or current.version != end.workload.version
+            or _stale(partition.units, end.freed_units)
+        )
+        stored = self._live_answer(answer)
+        if stale or stored is not None:
+            raise WriteConflict("ConditionalCheckFailed", stored)
+        del partition.workloads[end.workload.id]
+        for unit in end.freed_units:
+            freed = partition.units[unit.id]
+            partition.units[unit.id] = replace(freed, claimed_by=None, version=freed.version + 1)
+        self.ended.append(end)
+        if answer is not None:
+            self.answers[answer.request.scope] = answer
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        self.reads += 1
+        kept = self.answers.get(scope)
+        if kept is None:
+            return None
+        return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
 
     # --- semantics ---------------------------------------------------------------------
 
@@ -327,3 +381,11 @@ def ports(store: FakeNodeStore, queue: FakeQueue, clock: FakeClock) -> ReclaimPo
 def change_ports(store: FakeNodeStore, clock: FakeClock) -> ChangePorts:
     """The ports of release and cancel over the fakes, without backoff."""
     return ChangePorts(store=store, clock=clock, sleep=lambda _s: None)
+
+
+def workload_ports(store: FakeNodeStore, clock: FakeClock) -> WorkloadPorts:
+    """The scheduler's ports over the fakes: numbered write ids, no backoff."""
+    numbers = iter(range(1, 1_000_000))
+    return WorkloadPorts(
+        store=store, clock=clock, new_id=lambda: f"w-{next(numbers)}", sleep=lambda _s: None
+    )

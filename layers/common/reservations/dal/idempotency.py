@@ -17,6 +17,7 @@ from reservations.dal import clients
 from reservations.dal.items import (
     from_attributes,
     idempotency_item,
+    idempotency_key,
     stored_response_from_item,
     to_attributes,
 )
@@ -60,3 +61,15 @@ def stored_in_cancellation(reasons: list[dict[str, Any]], index: int) -> StoredR
     if reason.get("Code") != "ConditionalCheckFailed" or "Item" not in reason:
         return None
     return stored_response_from_item(from_attributes(reason["Item"]))
+
+
+def stored_answer(scope: str) -> StoredResponse | None:
+    """The record kept under ``scope`` (live or not), read strongly consistent; one GetItem,
+    for a repeat whose effect left nothing to conflict with (an ended workload is gone)."""
+    response = clients.dynamodb().get_item(
+        TableName=settings().table_name,
+        Key=to_attributes(idempotency_key(scope)),
+        ConsistentRead=True,
+    )
+    item = response.get("Item")
+    return stored_response_from_item(from_attributes(item)) if item else None

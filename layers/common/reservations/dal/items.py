@@ -32,7 +32,13 @@ from reservations.models.idempotency import AnswerRecord, Outcome, StoredRespons
 # Re-exported: the layout is where callers have always found the stored time format.
 from reservations.models.times import format_time as format_time
 from reservations.models.times import parse_time as parse_time
-from reservations.models.writes import ReclaimWrite, ReservationCreate, TerminationClose
+from reservations.models.writes import (
+    PlacementWrite,
+    ReclaimWrite,
+    ReservationCreate,
+    TerminationClose,
+    WorkloadEnd,
+)
 
 NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
@@ -181,6 +187,7 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         "lastDeliveredAt": _optional_time(workload.termination_last_delivered_at),
         "stuckAt": _optional_time(workload.termination_stuck_at),
         OPEN_TERMINATION: _open_termination(workload),
+        "createdAt": _optional_time(workload.created_at),
         "version": workload.version,
     }
 
@@ -299,6 +306,7 @@ def workload_from_item(item: Item) -> Workload:
         termination_last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),
         termination_stuck_at=_parse_optional(item.get("stuckAt")),
         version=int(item["version"]),
+        created_at=_parse_optional(item.get("createdAt")),
     )
 
 
@@ -430,6 +438,76 @@ def history_item(closing: TerminationClose) -> Item:
         "terminatedAt": format_time(closing.at),
         "expiresAtEpoch": int((closing.at + timedelta(days=HISTORY_DAYS)).timestamp()),
     }
+
+
+def workload_audit_pk(node_id: str) -> str:
+    """The audit partition of a node's placements and ends ("/" is in no id, so no
+    reservation's audit partition can be this one)."""
+    return f"{AUDIT_PREFIX}{node_id}/workloads"
+
+
+def placement_audit_item(write: PlacementWrite) -> Item:
+    """Who placed which workload where: the placement's audit record."""
+    workload = write.workload
+    stamp = format_time(write.at)
+    return {
+        "PK": workload_audit_pk(write.node.id),
+        "SK": f"{stamp}#{write.write_id}",
+        "action": "place",
+        "nodeId": write.node.id,
+        "workloadId": workload.id,
+        "kind": workload.kind.value,
+        "tier": workload.tier.value,
+        "orgId": workload.org_id,
+        "unitIds": list(workload.unit_ids),
+        "reservationIds": sorted(r.id for r in write.reservations),
+        "callerOrgId": write.caller_org_id,
+        "callerKeyId": write.caller_key_id,
+        "at": stamp,
+    }
+
+
+def workload_end_audit_item(end: WorkloadEnd) -> Item:
+    """Who ended which workload, and the units that became free."""
+    workload = end.workload
+    stamp = format_time(end.at)
+    return {
+        "PK": workload_audit_pk(end.node_id),
+        "SK": f"{stamp}#{end.write_id}",
+        "action": "end",
+        "nodeId": end.node_id,
+        "workloadId": workload.id,
+        "state": workload.state.value,
+        "terminationId": workload.termination_id,
+        "unitIds": list(workload.unit_ids),
+        "freedUnitIds": sorted(u.id for u in end.freed_units),
+        "callerOrgId": end.caller_org_id,
+        "callerKeyId": end.caller_key_id,
+        "at": stamp,
+    }
+
+
+def ended_workload_item(end: WorkloadEnd) -> Item:
+    """A workload that stopped on its own, out of the hot partition like a closed
+    termination (outcome ``ended``), kept HISTORY_DAYS."""
+    workload = end.workload
+    return {
+        "PK": HISTORY_PREFIX + end.node_id,
+        "SK": f"{format_time(end.at)}#{workload.id}#{workload.termination_id or end.write_id}",
+        "workloadId": workload.id,
+        "kind": workload.kind.value,
+        "tier": workload.tier.value,
+        "orgId": workload.org_id,
+        "unitIds": list(workload.unit_ids),
+        "terminationId": workload.termination_id,
+        "reservationId": workload.termination_reservation_id,
+        "outcome": "ended",
+        "createdAt": _optional_time(workload.created_at),
+        "requestedAt": _optional_time(workload.termination_requested_at),
+        "endedAt": format_time(end.at),
+        "expiresAtEpoch": int((end.at + timedelta(days=HISTORY_DAYS)).timestamp()),
+    }
+
 
 def change_audit_item(change: ReservationChange) -> Item:
     """A release's or a cancel's audit record, in the reservation's audit partition."""

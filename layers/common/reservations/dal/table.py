@@ -10,16 +10,19 @@ from reservations.dal import (
     reservations,
     store,
     terminations,
+    workloads,
 )
 from reservations.models.changes import ReservationChange
 from reservations.models.domain import Node, NodeSnapshot, Reservation, ReservationsRead
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.writes import (
     NodeWrite,
+    PlacementWrite,
     ReaffirmWrite,
     ReclaimWrite,
     ReservationCreate,
     TerminationClose,
+    WorkloadEnd,
 )
 
 
@@ -49,11 +52,20 @@ class NodeTable:
     def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
         return reservations.reservation_page(node_id, after)
 
+    def commit_placement(self, write: PlacementWrite, answer: AnswerRecord | None) -> None:
+        workloads.commit_placement(write, answer)
+
+    def commit_workload_end(self, end: WorkloadEnd, answer: AnswerRecord | None) -> None:
+        workloads.commit_workload_end(end, answer)
+
+    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
+        changes.commit_change(change, answer)
+
     def commit_node(self, write: NodeWrite) -> None:
         nodes.commit_node(write)
 
     def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
         nodes.commit_reaffirm(write, answer)
 
-    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
-        changes.commit_change(change, answer)
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        return idempotency.stored_answer(scope)

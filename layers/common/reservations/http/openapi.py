@@ -13,8 +13,10 @@ _ERRORS = {
     400: "invalid_request: the body is not a JSON object of the documented fields",
     401: "unauthorized: missing, malformed, unknown, revoked or expired key",
     404: "not_found: unknown, not visible, or the key lacks the permission (identical)",
-    409: "reservation_not_active, units_unavailable, conflict or idempotency_in_progress",
-    422: "units_not_in_reservation, units_not_reservable or idempotency_key_reused",
+    409: "reservation_not_active, units_unavailable, workload_exists, conflict or "
+    "idempotency_in_progress",
+    422: "units_not_in_reservation, units_not_reservable, units_not_sellable or "
+    "idempotency_key_reused",
     500: "internal: never for anything a client sent",
 }
 
@@ -22,10 +24,11 @@ _ERRORS = {
 def responses(
     success: Any, description: str, *errors: int, status: int = 200
 ) -> dict[int, dict[str, Any]]:
-    """The route's documented responses: ``success`` on ``status``, ErrorBody on each error."""
-    documented: dict[int, dict[str, Any]] = {
-        status: {"description": description, "content": {"application/json": {"model": success}}}
-    }
+    """The route's documented responses: ``success`` on ``status`` (None: no body, as a 204
+    has), ErrorBody on each error."""
+    documented: dict[int, dict[str, Any]] = {status: {"description": description}}
+    if success is not None:
+        documented[status]["content"] = {"application/json": {"model": success}}
     for error in (*errors, 500):
         documented[error] = {
             "description": _ERRORS[error],

@@ -21,10 +21,12 @@ from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination
 from reservations.models.writes import (
     NodeWrite,
+    PlacementWrite,
     ReaffirmWrite,
     ReclaimWrite,
     ReservationCreate,
     TerminationClose,
+    WorkloadEnd,
 )
 
 Clock = Callable[[], datetime]
@@ -107,6 +109,53 @@ class CreatePorts:
     sleep: Callable[[float], None] = time.sleep
 
 
+class ChangeStore(NodeReader, Protocol):
+    """A release's or a cancel's writes: one conditional transaction, and a kept refusal."""
+
+    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
+        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+
+@dataclass(frozen=True)
+class ChangePorts:
+    """Everything a release or a cancel touches: the table, the clock, the backoff."""
+
+    store: ChangeStore
+    clock: Clock
+    sleep: Callable[[float], None] = time.sleep
+
+
+class WorkloadStore(NodeReader, Protocol):
+    """The scheduler's writes: a placement and a workload's end, each one conditional
+    transaction, and a kept refusal."""
+
+    def commit_placement(self, write: PlacementWrite, answer: AnswerRecord | None) -> None:
+        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+
+    def commit_workload_end(self, end: WorkloadEnd, answer: AnswerRecord | None) -> None:
+        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        """The record kept under this scope, if any (live or not)."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+
+@dataclass(frozen=True)
+class WorkloadPorts:
+    """Everything the scheduler's calls touch: the table, the clock, the id source, the
+    backoff."""
+
+    store: WorkloadStore
+    clock: Clock
+    new_id: Callable[[], str]
+    sleep: Callable[[float], None] = time.sleep
+
+
 # node id -> the node's spot-termination queue URL, made if missing (idempotent).
 QueueMaker = Callable[[str], str]
 
@@ -143,24 +192,5 @@ class ReaffirmPorts:
     """Everything a re-affirm touches: the table, the clock, the backoff."""
 
     store: ReaffirmStore
-    clock: Clock
-    sleep: Callable[[float], None] = time.sleep
-
-
-class ChangeStore(NodeReader, Protocol):
-    """A release's or a cancel's writes: one conditional transaction, and a kept refusal."""
-
-    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
-        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
-
-    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        """Keep it unless a live record exists; then that record."""
-
-
-@dataclass(frozen=True)
-class ChangePorts:
-    """Everything a release or a cancel touches: the table, the clock, the backoff."""
-
-    store: ChangeStore
     clock: Clock
     sleep: Callable[[float], None] = time.sleep

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.models.api import NodeView, ReclaimResponse, ReservationView, UnitView
-from reservations.models.domain import Node, NodeSnapshot, Reservation, Unit
+from reservations.models.api import (
+    NodeView,
+    ReclaimResponse,
+    ReservationView,
+    UnitView,
+    WorkloadView,
+)
+from reservations.models.domain import Node, NodeSnapshot, Reservation, Unit, Workload
 from reservations.models.times import format_time
 from reservations.rules.reclaim_plan import ReclaimPlan
 from reservations.rules.status import effective_status
@@ -75,6 +81,20 @@ def reservation_view(
         topology_gen=reservation.topology_gen,
         created_at=format_time(reservation.created_at),
         updated_at=format_time(updated_at),
+    )
+
+
+def workload_view(node_id: str, workload: Workload, created_at: datetime) -> WorkloadView:
+    """A placed workload, its units sorted."""
+    return WorkloadView(
+        id=workload.id,
+        node_id=node_id,
+        kind=workload.kind.value,
+        tier=workload.tier.value,
+        org_id=workload.org_id,
+        unit_ids=sorted(workload.unit_ids),
+        state="running",
+        created_at=format_time(created_at),
     )
 
 

@@ -95,6 +95,19 @@ class ReservationPage(WireModel):
     )
 
 
+class WorkloadView(WireModel):
+    """A workload the scheduler placed, as ``POST /v1/nodes/{nodeId}/workloads`` answers it."""
+
+    id: str
+    node_id: str
+    kind: Literal["vm", "pod"]
+    tier: Literal["spot", "reserved", "on-demand"]
+    org_id: str
+    unit_ids: list[str] = Field(description="sorted")
+    state: Literal["running"]
+    created_at: str
+
+
 class NodeView(WireModel):
     """A node as ``PUT /v1/nodes/{nodeId}`` answers it."""
 

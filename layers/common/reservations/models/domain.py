@@ -99,6 +99,8 @@ class Workload:
     termination_last_delivered_at: datetime | None = None
     termination_stuck_at: datetime | None = None
     version: int = 1
+    # When the scheduler placed it (absent for workloads loaded from a fleet file).
+    created_at: datetime | None = None
 
     @property
     def claim(self) -> str:

@@ -86,6 +86,20 @@ class UnitsNotReservable(ApiError):
     code = "units_not_reservable"
 
 
+class UnitsNotSellable(ApiError):
+    """Place: a unit is not on the node, or not sellable; ``details`` say which and why."""
+
+    status = 422
+    code = "units_not_sellable"
+
+
+class WorkloadExists(ApiError):
+    """Place: a workload of this id is already on the node."""
+
+    status = 409
+    code = "workload_exists"
+
+
 class StaleTopology(ApiError):
     """Node update: ``topologyGen`` lower than stored, or equal with different units."""
 

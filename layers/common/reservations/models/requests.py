@@ -12,7 +12,7 @@ import base64
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
@@ -145,9 +145,14 @@ def _json_object(body: str) -> dict[str, Any]:
 
 
 def _normalized(request: CapacityRequest) -> CapacityRequest:
+    return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})
+
+
+def normalized_unit_ids(unit_ids: list[str]) -> list[str]:
+    """``unitIds`` lower-cased; 400 naming each one that is not a PCI address or repeats."""
     problems = []
     normalized: list[str] = []
-    for index, unit_id in enumerate(request.unit_ids):
+    for index, unit_id in enumerate(unit_ids):
         canonical = normalize_unit_id(unit_id)
         if canonical is None:
             problems.append(
@@ -158,7 +163,7 @@ def _normalized(request: CapacityRequest) -> CapacityRequest:
         normalized.append(canonical or unit_id)
     if problems:
         raise _invalid(problems)
-    return request.model_copy(update={"unit_ids": normalized})
+    return normalized
 
 
 def _validated(model: type[_Body], document: dict[str, Any]) -> _Body:
@@ -199,6 +204,49 @@ def parse_cancel_request(raw: RawBody) -> CancelRequest:
     body = decode_body(raw)
     document = _json_object(body) if body and body.strip() else {}
     return _validated(CancelRequest, document)
+
+
+class PlaceWorkloadRequest(BaseModel):
+    """The body of place: the scheduler's workload, whose org, at which tier, on which units."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        populate_by_name=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "vm-42",
+                    "kind": "vm",
+                    "tier": "spot",
+                    "orgId": "org-spotbuyer",
+                    "unitIds": ["0000:06:00.0"],
+                }
+            ]
+        },
+    )
+
+    id: StrictStr = Field(pattern=RESOURCE_ID, description="the workload's id, unique on the node")
+    kind: Literal["vm", "pod"]
+    tier: Literal["spot", "reserved", "on-demand"]
+    org_id: StrictStr = Field(alias="orgId", pattern=RESOURCE_ID)
+    unit_ids: list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]] = Field(
+        alias="unitIds",
+        min_length=1,
+        max_length=MAX_UNITS,
+        json_schema_extra={"uniqueItems": True},
+        description="units of this node, PCI addresses (compared case-insensitively)",
+    )
+
+
+def parse_place_request(raw: RawBody) -> PlaceWorkloadRequest:
+    """The validated placement, unit ids normalised; 400 ``invalid_request`` naming the field."""
+    body = decode_body(raw)
+    if not body or not body.strip():
+        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
+    request = _validated(PlaceWorkloadRequest, _json_object(body))
+    return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})
 
 
 MAX_ORGS = 50

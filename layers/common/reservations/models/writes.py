@@ -84,6 +84,36 @@ class TerminationClose:
     at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class PlacementWrite:
+    """A placement: the workload put (no workload of its id on the node), each unit claimed
+    at the version read and only while unclaimed, and a version check on the node and on
+    every reservation the decision read; the audit record names the caller."""
+
+    write_id: str
+    node: ItemVersion
+    workload: Workload
+    units: tuple[ItemVersion, ...]
+    reservations: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadEnd:
+    """A workload that stopped on its own: it leaves the node for its history (closing its
+    termination, if one was open) and frees the units it still holds."""
+
+    write_id: str
+    node_id: str
+    workload: Workload
+    freed_units: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+
+
 class WriteConflict(Exception):
     """A conditional write lost to a concurrent writer, or met a kept answer (``stored``):
     nothing was changed."""
@@ -135,3 +165,4 @@ class ReaffirmWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+

@@ -14,6 +14,7 @@ READ = "reservation.read"
 CAPACITY = "reservation.capacity"
 NODE_WRITE = "node.write"
 WRITE = "reservation.write"
+PLACE = "workload.place"
 
 # A manager keeps seeing the node while one of its reservations there is still live.
 _MANAGER_VISIBLE = frozenset(
@@ -66,6 +67,12 @@ def may_read_reservation(caller: Caller, snapshot: NodeSnapshot, reservation: Re
         or caller.org_id in reservation.managing_org_ids
         or caller.org_id in reservation.allowed_org_ids
     )
+
+
+def may_place_workloads(caller: Caller) -> bool:
+    """Place and end workloads (the platform scheduler's calls): ``workload.place``, operator
+    keys only; decided before any read, as no node's data can change it."""
+    return caller.has(PLACE) and caller.platform_operator
 
 
 def may_write_nodes(caller: Caller) -> bool:
