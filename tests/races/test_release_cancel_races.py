@@ -1,0 +1,166 @@
+"""Release and cancel racing reclaim, against the local emulator (one DynamoDB request at a
+time, as DynamoDB's per-item atomicity). Each call runs in its own forked process, as in its
+own Lambda container; a barrier after each one's first read makes both decide from the same
+snapshot, so one of the two writes must lose its condition, read again and decide again.
+
+Each test runs several rounds on fresh nodes and prints attempts, winners and violations.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from reservations.dal import clients, store
+from tests.support import fleets as f
+from tests.support import state
+from tests.support.change_events import cancel_event, release_event
+from tests.support.lambdas import invoke, load_function, reclaim_event
+
+BROKER = "Bearer vl_test_broker"
+OWNER = "Bearer vl_test_writer"
+WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
+UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
+ROUNDS = 10
+FORK = multiprocessing.get_context("fork")
+READ_NODE = store.load_node  # the real read, whatever a test patches
+
+
+def _fleet(node_id: str) -> dict[str, Any]:
+    """res-1 reserves 04-06 with 04 released, where the spot VM vm-a runs."""
+    return f.fleet(
+        [
+            f.node(
+                node_id,
+                [f.unit(u) for u in UNITS],
+                [f.reservation("res-1", UNITS, releasedUnitIds=[UNITS[0]])],
+                [f.workload("vm-a", [UNITS[0]])],
+            )
+        ],
+        extra_keys=[{"key": "vl_test_writer", "orgId": "org-acme", "permissions": WRITE}],
+    )
+
+
+def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> Any:
+    """Each process's first read waits for the others' first read; returns a read counter."""
+    barrier = FORK.Barrier(parties, timeout=20)
+    reads = FORK.Value("i", 0)
+    first = {"done": False}  # per process once forked
+
+    def load(node_id: str) -> Any:
+        snapshot = READ_NODE(node_id)
+        with reads.get_lock():
+            reads.value += 1
+        if not first["done"]:
+            first["done"] = True
+            barrier.wait()
+        return snapshot
+
+    monkeypatch.setattr(store, "load_node", load)
+    return reads
+
+
+def _in_own_process(function: str, event: dict[str, Any], results: Any, index: int) -> None:
+    clients.reset()  # no connection shared with the parent
+    results.put((index, invoke(load_function(function), event)))
+
+
+def _concurrently(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    results = FORK.Queue()
+    processes = [
+        FORK.Process(target=_in_own_process, args=(function, event, results, index))
+        for index, (function, event) in enumerate(calls)
+    ]
+    for process in processes:
+        process.start()
+    collected = dict(results.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(timeout=30)
+    return [collected[index] for index in range(len(calls))]
+
+
+def _rounds(
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    load: Callable[[dict[str, Any]], None],
+    calls: Callable[[str], list[tuple[str, dict[str, Any]]]],
+    judge: Callable[[str, list[Any]], str | None],
+) -> Counter[str]:
+    """ROUNDS races on fresh nodes; ``judge`` names the winner, or None for a violation."""
+    tally: Counter[str] = Counter()
+    for number in range(ROUNDS):
+        node_id = f"{name}-{number}"
+        load(_fleet(node_id))
+        reads = _barrier_after_first_read(monkeypatch, 2)
+        winner = judge(node_id, _concurrently(calls(node_id)))
+        tally["attempts"] += 1
+        tally[f"winner: {winner}" if winner else "violations"] += 1
+        tally["re-reads"] += reads.value - 2
+    print(f"\n{name}: {dict(tally)}")
+    return tally
+
+
+def test_a_release_and_a_reclaim_of_the_same_units_never_lose_either_write(
+    emulated, load_emulated_fleet, monkeypatch
+):
+    db = emulated["dynamodb"]
+    release_body = {"unitIds": [UNITS[1], UNITS[2]]}
+    reclaim_body = {"unitIds": [UNITS[0], UNITS[1]]}
+    serial = {  # the final releases of the two serial orders
+        (UNITS[2],): "release first",  # {04} + {05, 06} - {04, 05}
+        (UNITS[1], UNITS[2]): "reclaim first",  # {04} - {04, 05} + {05, 06}
+    }
+
+    def calls(node_id: str) -> list[tuple[str, dict[str, Any]]]:
+        return [
+            ("release", release_event(node_id, "res-1", release_body, BROKER)),
+            ("reclaim", reclaim_event(node_id, "res-1", reclaim_body, BROKER)),
+        ]
+
+    def judge(node_id: str, results: list[Any]) -> str | None:
+        final = tuple(state.reservation(db, node_id, "res-1")["releasedUnitIds"])
+        terminating = state.workload(db, node_id, "vm-a")["state"] == "terminating"
+        audits = len(state.audit_records(db, node_id, "res-1"))
+        fine = [r.status for r in results] == [200, 200] and terminating and audits == 2
+        return serial.get(final) if fine else None
+
+    tally = _rounds("rel-rec", monkeypatch, load_emulated_fleet, calls, judge)
+    assert tally["violations"] == 0
+    assert tally["re-reads"] >= ROUNDS  # every round, one of the two lost and read again
+
+
+def test_a_reclaim_racing_a_cancel_commits_before_it_or_is_409_never_after(
+    emulated, load_emulated_fleet, monkeypatch
+):
+    db = emulated["dynamodb"]
+
+    def calls(node_id: str) -> list[tuple[str, dict[str, Any]]]:
+        return [
+            ("cancel", cancel_event(node_id, "res-1", None, OWNER)),
+            ("reclaim", reclaim_event(node_id, "res-1", {"unitIds": [UNITS[0]]}, BROKER)),
+        ]
+
+    def judge(node_id: str, results: list[Any]) -> str | None:
+        cancelled, reclaimed = results
+        if cancelled.status != 200:
+            return None
+        audits = {a["action"]: a for a in state.audit_records(db, node_id, "res-1")}
+        vm = state.workload(db, node_id, "vm-a")["state"]
+        if reclaimed.status == 200:
+            # Serialized before the cancel: the cancel saw the reclaim's releases.
+            before_cancel = audits["cancel"]["releasedBefore"] == [] and vm == "terminating"
+            return "reclaim, then cancel" if before_cancel else None
+        refused = (reclaimed.status, reclaimed.body.get("code")) == (
+            409,
+            "reservation_not_active",
+        )
+        untouched = "reclaim" not in audits and vm == "running"
+        return "cancel; reclaim 409" if refused and untouched else None
+
+    tally = _rounds("can-rec", monkeypatch, load_emulated_fleet, calls, judge)
+    assert tally["violations"] == 0
+    assert tally["re-reads"] >= ROUNDS
