@@ -1,0 +1,154 @@
+"""Placements racing reclaims on the same units, against the local emulator.
+
+Every round, on a node of its own, the broker reclaims some released units while the
+scheduler places spot VMs on some of the same units, each call in its own forked process
+(as in its own Lambda container). In most rounds a barrier after each one's first read makes
+them all decide from the same snapshot, where every placement looks allowed; in the others
+they start together and interleave as they will. After each round the stored state must
+show neither failure the conditional writes exist to prevent:
+
+- a spot workload left running (not terminating) on a unit its governing reservation no
+  longer releases: a placement landed on data a reclaim had already changed;
+- a lost reclaim: a reclaim answered 200, yet a unit it named is still released, or a spot
+  workload on such a unit is still running, or a termination it committed was never queued.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from reservations.dal import clients, store
+from tests.support import fleets as f
+from tests.support import state
+from tests.support.lambdas import invoke, load_function, reclaim_event
+from tests.support.workload_events import place_event
+
+BROKER = "Bearer vl_test_broker"
+SCHEDULER = "Bearer vl_test_scheduler"
+UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
+ROUNDS = 24
+FORK = multiprocessing.get_context("fork")
+# What the last run saw, for whoever reads the test output (``-s``).
+FIGURES: Counter[str] = Counter()
+_unpatched_load_node = store.load_node
+
+
+def _fleet(nodes: list[str]) -> dict[str, Any]:
+    keys = [
+        {"key": "vl_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]}
+    ]
+    released = [f.reservation("res-1", UNITS, releasedUnitIds=UNITS)]
+    return f.fleet([f.node(n, [f.unit(u) for u in UNITS], released) for n in nodes], keys)
+
+
+def _round_calls(chooser: random.Random) -> list[tuple[str, Any]]:
+    """One reclaim of one or two units, and two or three placements on overlapping units."""
+    calls: list[tuple[str, Any]] = [
+        ("reclaim", {"unitIds": chooser.sample(UNITS, chooser.randint(1, 2))})
+    ]
+    for number in range(chooser.randint(2, 3)):
+        units = chooser.sample(UNITS, chooser.randint(1, 2))
+        calls.append(("place", {"id": f"vm-{number}", "kind": "vm", "tier": "spot",
+                                "orgId": "org-spotbuyer", "unitIds": units}))  # fmt: skip
+    return calls
+
+
+def _call_in_own_process(node_id: str, call: tuple[str, Any], results: Any, index: int) -> None:
+    clients.reset()  # no connection shared with the parent
+    kind, body = call
+    if kind == "reclaim":
+        event = reclaim_event(node_id, "res-1", body, BROKER)
+    else:
+        event = place_event(node_id, body, SCHEDULER)
+    results.put(
+        (index, invoke(load_function(kind if kind == "reclaim" else "place_workload"), event))
+    )
+
+
+def _race(
+    monkeypatch: pytest.MonkeyPatch, node_id: str, calls: list[Any], barrier: bool
+) -> list[Any]:
+    if barrier:
+        _barrier_after_first_read(monkeypatch, len(calls))
+    results = FORK.Queue()
+    processes = [
+        FORK.Process(target=_call_in_own_process, args=(node_id, call, results, index))
+        for index, call in enumerate(calls)
+    ]
+    for process in processes:
+        process.start()
+    collected = dict(results.get(timeout=90) for _ in processes)
+    for process in processes:
+        process.join(timeout=30)
+    return [collected[index] for index in range(len(calls))]
+
+
+def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> None:
+    """Each process's first read waits for every other's: all decide from one snapshot."""
+    barrier = FORK.Barrier(parties, timeout=30)
+    read = _unpatched_load_node
+    first = {"done": False}  # per process once forked
+
+    def load(node_id: str) -> Any:
+        snapshot = read(node_id)
+        if not first["done"]:
+            first["done"] = True
+            barrier.wait()
+        return snapshot
+
+    monkeypatch.setattr(store, "load_node", load)
+
+
+def _violations(db: Any, sqs: Any, node_id: str, calls: list[Any], answers: list[Any]) -> list[str]:
+    """What the stored state says went wrong this round (nothing, if the writes are safe)."""
+    items = [i for i in state.whole_table(db) if i["PK"] == f"NODE#{node_id}"]
+    released = set(next(i for i in items if i["SK"] == "RES#res-1")["releasedUnitIds"])
+    workloads = {i["id"]: i for i in items if i["SK"].startswith("WL#")}
+    units = {i["id"]: i for i in items if i["SK"].startswith("UNIT#")}
+    found = [
+        f"{w['id']} runs spot on {u}, which res-1 no longer releases"
+        for w in workloads.values()
+        if w["state"] == "running"
+        for u in w["unitIds"]
+        if u not in released
+    ]
+    for (kind, body), answer in zip(calls, answers, strict=True):
+        if kind == "reclaim" and answer.status == 200:
+            found += [f"reclaimed {u} is still released" for u in body["unitIds"] if u in released]
+        if kind == "place" and answer.status == 201:
+            held = {units[u].get("claimedBy") for u in body["unitIds"]}
+            found += [] if held == {f"vm:{body['id']}"} else [f"{body['id']} lost a unit: {held}"]
+    queued = {m["workloadId"] for m in state.drain(sqs, state.node_queue_url(db, node_id))}
+    terminating = {w for w, item in workloads.items() if item["state"] == "terminating"}
+    if queued != terminating:
+        found.append(f"terminations {sorted(terminating)} but queued {sorted(queued)}")
+    return found
+
+
+def test_placements_and_reclaims_on_the_same_units_never_both_land_on_stale_data(
+    emulated, load_emulated_fleet, monkeypatch
+):
+    nodes = [f"race-place-{number}" for number in range(ROUNDS)]
+    load_emulated_fleet(_fleet(nodes))
+    chooser = random.Random(20261129)  # the same rounds every run
+    violations: list[str] = []
+    for number, node_id in enumerate(nodes):
+        calls = _round_calls(chooser)
+        answers = _race(monkeypatch, node_id, calls, barrier=number % 4 != 3)
+        monkeypatch.setattr(store, "load_node", _unpatched_load_node)
+        for (kind, _), answer in zip(calls, answers, strict=True):
+            FIGURES[f"{kind} attempts"] += 1
+            FIGURES[f"{kind} {answer.status} {answer.body.get('code', '')}".strip()] += 1
+        violations += [f"{node_id}: {v}" for v in _violations(
+            emulated["dynamodb"], emulated["sqs"], node_id, calls, answers)]  # fmt: skip
+    FIGURES["violations"] = len(violations)
+    print("\nplacement vs reclaim races:", dict(sorted(FIGURES.items())))
+    assert violations == []
+    assert FIGURES["place 201"] > 0  # some placements won,
+    assert FIGURES["place 409 units_unavailable"] > 0  # some lost to a reclaim and were told why
+    assert FIGURES["reclaim 200"] == ROUNDS  # and no reclaim was ever lost or refused
