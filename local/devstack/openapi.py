@@ -26,6 +26,8 @@ API_FUNCTIONS = (
     "list_reservations",
     "release",
     "cancel",
+    "place_workload",
+    "end_workload",
 )
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "
@@ -64,6 +66,8 @@ def _without_powertools_defaults(document: dict[str, Any]) -> dict[str, Any]:
             schema = responses.get("422", {}).get("content", {}).get("application/json", {})
             if schema.get("schema", {}).get("$ref") == default_ref:
                 del responses["422"]
+            # Powertools gives every response the return type's schema; a 204 has no body.
+            responses.get("204", {}).pop("content", None)
     for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         if unused not in json.dumps(document["paths"]):
             document["components"]["schemas"].pop(unused, None)

@@ -33,6 +33,10 @@ ROUTES = [
      "GET /v1/nodes/{nodeId}/reservations"),
     ("GET", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)"),
      "get_reservation", "GET /v1/nodes/{nodeId}/reservations/{reservationId}"),
+    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/workloads"), "place_workload",
+     "POST /v1/nodes/{nodeId}/workloads"),
+    ("DELETE", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/workloads/(?P<workloadId>[^/]+)"),
+     "end_workload", "DELETE /v1/nodes/{nodeId}/workloads/{workloadId}"),
 ]  # fmt: skip
 
 
