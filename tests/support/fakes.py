@@ -10,7 +10,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from reservations.dal.items import OPEN, STUCK
-from reservations.logic.ports import ChangePorts, ReclaimPorts, WorkloadPorts
+from reservations.logic.ports import (
+    ChangePorts,
+    NodePorts,
+    ReaffirmPorts,
+    ReclaimPorts,
+    WorkloadPorts,
+)
 from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
     Node,
@@ -18,6 +24,7 @@ from reservations.models.domain import (
     OpenTermination,
     Reservation,
     ReservationsRead,
+    ReservationStatus,
     Unit,
     Workload,
     WorkloadState,
@@ -26,7 +33,9 @@ from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination
 from reservations.models.writes import (
     ItemVersion,
+    NodeWrite,
     PlacementWrite,
+    ReaffirmWrite,
     ReclaimWrite,
     ReservationCreate,
     TerminationClose,
@@ -64,6 +73,8 @@ class FakeNodeStore:
         self.changes: list[ReservationChange] = []  # releases and cancels, as committed
         self.created: list[ReservationCreate] = []
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
+        self.node_writes: list[NodeWrite] = []
+        self.reaffirmed: list[ReaffirmWrite] = []
         self.reads = 0
         self.writes = 0
         # Run after a read, before its write: a concurrent writer getting there first.
@@ -220,6 +231,54 @@ class FakeNodeStore:
             return None
         return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
 
+    def commit_node(self, write: NodeWrite) -> None:
+        """A node registered or updated, all or nothing (as ``dal.nodes.commit_node``)."""
+        self.writes += 1
+        partition = self.nodes.get(write.node.id)
+        if _stale_node(partition, write):
+            raise WriteConflict("ConditionalCheckFailed")
+        if partition is None:
+            partition = self.nodes[write.node.id] = NodePartition(write.node)
+        else:
+            created = partition.node.created_at or write.at
+            partition.node = replace(write.node, created_at=created)
+        for put in write.units:
+            partition.units[put.unit.id] = put.unit
+        for removed in write.removed:
+            del partition.units[removed.id]
+        for reviewed in write.to_review:
+            reservation = partition.reservations[reviewed.id]
+            partition.reservations[reviewed.id] = replace(
+                reservation,
+                status=ReservationStatus.NEEDS_REVIEW,
+                updated_at=write.at,
+                version=reservation.version + 1,
+            )
+        self.node_writes.append(write)
+
+    def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
+        """A reservation out of review, conditioned on it and on the node item."""
+        self.writes += 1
+        partition = self.nodes[write.node_id]
+        stale = partition.node.version != write.node.version or _stale(
+            partition.reservations, [write.reservation]
+        )
+        stored = self._live_answer(answer)
+        if stale or stored is not None:
+            raise WriteConflict("ConditionalCheckFailed", stored)
+        reservation = partition.reservations[write.reservation.id]
+        partition.reservations[reservation.id] = replace(
+            reservation,
+            status=write.status,
+            topology_gen=write.topology_gen,
+            released_unit_ids=(),
+            updated_at=write.at,
+            version=reservation.version + 1,
+        )
+        self.reaffirmed.append(write)
+        if answer is not None:
+            self.answers[answer.request.scope] = answer
+
     # --- semantics ---------------------------------------------------------------------
 
     def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
@@ -279,6 +338,20 @@ class FakeNodeStore:
 def _stale(items: dict[str, object], read: Sequence[ItemVersion]) -> bool:
     """Any item missing, or not at the version read (DynamoDB's ``version = :v``)."""
     return any(getattr(items.get(i.id), "version", None) != i.version for i in read)
+
+
+def _stale_node(partition: NodePartition | None, write: NodeWrite) -> bool:
+    """The node absent when read and now there, or not at the version read; any unit or
+    reservation the write decided from no longer as read."""
+    if partition is None:
+        return write.node_read is not None or any(p.read is not None for p in write.units)
+    if partition.node.version != write.node_read:
+        return True
+    for put in write.units:
+        current = partition.units.get(put.unit.id)
+        if (current.version if current else None) != put.read:
+            return True
+    return _stale(partition.units, write.removed) or _stale(partition.reservations, write.to_review)
 
 
 class FakeQueue:
@@ -389,3 +462,18 @@ def workload_ports(store: FakeNodeStore, clock: FakeClock) -> WorkloadPorts:
     return WorkloadPorts(
         store=store, clock=clock, new_id=lambda: f"w-{next(numbers)}", sleep=lambda _s: None
     )
+
+
+def node_ports(store: FakeNodeStore, clock: FakeClock) -> NodePorts:
+    """A node write's ports over the fakes: queues named after the node, no backoff."""
+    return NodePorts(
+        store=store,
+        make_queue=lambda node_id: f"https://sqs.test/{node_id}.fifo",
+        clock=clock,
+        sleep=lambda _s: None,
+    )
+
+
+def reaffirm_ports(store: FakeNodeStore, clock: FakeClock) -> ReaffirmPorts:
+    """A re-affirm's ports over the fakes, without backoff."""
+    return ReaffirmPorts(store=store, clock=clock, sleep=lambda _s: None)

@@ -1,0 +1,331 @@
+"""Node registration and re-affirm over the fakes: every rule, in milliseconds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from reservations.logic.nodes import put_node
+from reservations.logic.reaffirm import reaffirm
+from reservations.logic.retries import MAX_ATTEMPTS
+from reservations.models.domain import Node, ReservationStatus, WorkloadState
+from reservations.models.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    ReservationNotInReview,
+    StaleTopology,
+    UnitsNotReservable,
+    UnitsUnavailable,
+)
+from reservations.models.requests import RawBody
+from tests.logic.conftest import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
+from tests.support.fakes import FakeClock, FakeNodeStore, node_ports, reaffirm_ports
+
+NODE_OP = replace(OPERATOR, permissions=frozenset({"node.write"}))
+OWNER_NODES = replace(OWNER, permissions=frozenset({"node.write"}))
+
+
+def spec(unit_id: str, **overrides: object) -> dict[str, object]:
+    return {
+        "id": unit_id,
+        "allocClass": "vfio-group",
+        "gpuModelId": "h100",
+        "sellableGpus": 1,
+        "sellable": True,
+        **overrides,
+    }
+
+
+def put(store, clock, gen, units, *, caller=NODE_OP, node="node-a", owner="org-acme"):
+    raw = RawBody(json.dumps({"ownerOrgId": owner, "topologyGen": gen, "units": units}))
+    outcome = put_node(caller, node, raw, node_ports(store, clock))
+    return outcome.status, json.loads(outcome.body)
+
+
+@pytest.fixture
+def small(clock: FakeClock) -> FakeNodeStore:
+    """node-a at generation 3: units 04-06 (a spot VM on 06), res-1 active on 04, res-2
+    pending on 05, res-old cancelled on 04, res-rev under review on 05."""
+    store = FakeNodeStore(clock)
+    store.add(
+        Node("node-a", "org-acme", topology_gen=3, queue_url="q", created_at=NOW - timedelta(1)),
+        [unit(UNITS[0]), unit(UNITS[1]), unit(UNITS[2], "vm:vm-1")],
+        [
+            reservation("res-1", reserved=(UNITS[0],), released=(UNITS[0],)),
+            reservation("res-2", ReservationStatus.PENDING, reserved=(UNITS[1],), released=()),
+            reservation("res-old", ReservationStatus.CANCELLED, reserved=(UNITS[0],), released=()),
+            reservation("res-rev", ReservationStatus.NEEDS_REVIEW, reserved=(UNITS[1],)),
+        ],
+        [workload("vm-1", (UNITS[2],))],
+    )
+    return store
+
+
+def current(store: FakeNodeStore) -> list[object]:
+    partition = store.nodes["node-a"]
+    return [partition.node, dict(partition.units), dict(partition.reservations)]
+
+
+# --- who may -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("caller", "node"),
+    [
+        (OWNER_NODES, "node-a"),  # node.write, but not the operator's key
+        (OPERATOR, "node-a"),  # the operator, without node.write
+        (NODE_OP, "node a"),
+        (NODE_OP, "-node"),
+    ],
+)
+def test_only_an_operator_with_node_write_may_and_before_any_read(small, clock, caller, node):
+    with pytest.raises(NotFound):
+        put(small, clock, 9, "not a list", caller=caller, node=node)
+    assert (small.reads, small.writes) == (0, 0)
+
+
+def test_the_body_is_checked_before_the_node_is_read(small, clock):
+    with pytest.raises(InvalidRequest) as refused:
+        put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[0].upper())])
+    assert [d.field for d in refused.value.details] == ["units[1].id"]
+    assert small.reads == 0
+
+
+# --- registering and updating ----------------------------------------------------------------
+
+
+def test_a_new_node_is_201_with_the_queue_made_before_the_write(small, clock):
+    status, body = put(small, clock, 1, [spec("0000:0A:00.0")], node="node-new")
+    assert status == 201
+    assert body == {
+        "id": "node-new",
+        "ownerOrgId": "org-acme",
+        "topologyGen": 1,
+        "unitIds": ["0000:0a:00.0"],
+        "createdAt": "2026-11-29T12:00:00Z",
+        "updatedAt": "2026-11-29T12:00:00Z",
+    }
+    [write] = small.node_writes
+    assert write.node.queue_url == "https://sqs.test/node-new.fifo"
+    assert write.node_read is None
+
+
+@pytest.mark.parametrize(
+    ("gen", "units", "why"),
+    [
+        (2, [spec(u) for u in UNITS[:3]], "lower than the stored 3"),
+        (3, [spec(u) for u in UNITS[:2]], "the units differ"),
+        (3, [spec(UNITS[0]), spec(UNITS[1], sellableGpus=2), spec(UNITS[2])], "the units differ"),
+        (3, [*(spec(u) for u in UNITS[:3]), spec(UNITS[3])], "the units differ"),
+    ],
+)
+def test_a_stale_generation_is_409_and_writes_nothing(small, clock, gen, units, why):
+    before = current(small)
+    with pytest.raises(StaleTopology, match=why):
+        put(small, clock, gen, units)
+    assert small.writes == 0
+    assert current(small) == before
+
+
+def test_the_same_generation_and_units_with_a_new_owner_is_an_update(small, clock):
+    status, body = put(small, clock, 3, [spec(u) for u in UNITS[:3]], owner="org-new")
+    assert (status, body["ownerOrgId"], body["createdAt"]) == (
+        200,
+        "org-new",
+        "2026-11-28T12:00:00Z",
+    )
+    assert small.nodes["node-a"].node.owner_org_id == "org-new"
+
+
+def test_a_repeat_of_what_is_stored_writes_nothing(small, clock):
+    status, body = put(small, clock, 3, [spec(u) for u in UNITS[:3]])
+    assert (status, body["topologyGen"], small.writes) == (200, 3, 0)
+
+
+def test_removing_a_unit_a_workload_claims_is_409_naming_it(small, clock):
+    with pytest.raises(UnitsUnavailable) as refused:
+        put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1])])
+    assert [(d.field, d.problem) for d in refused.value.details] == [
+        ("units", f"{UNITS[2]}: unit would be removed but is claimed by vm:vm-1")
+    ]
+    assert small.writes == 0
+
+
+def test_a_terminating_workload_still_claims_its_units(small, clock):
+    small.nodes["node-a"].units[UNITS[2]] = unit(UNITS[2])  # claim not on the unit item
+    small.nodes["node-a"].workloads["vm-1"] = workload(
+        "vm-1", (UNITS[2],), state=WorkloadState.TERMINATING, termination_id="t-1"
+    )
+    with pytest.raises(UnitsUnavailable):
+        put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1])])
+
+
+def test_gone_and_changed_units_put_stored_pending_and_active_reservations_under_review(
+    small, clock
+):
+    units = [
+        spec(UNITS[1], gpuModelId="a100"),
+        spec(UNITS[2], tier=None) if False else spec(UNITS[2]),
+    ]
+    status, body = put(small, clock, 4, units)
+    assert (status, body["unitIds"]) == (200, [UNITS[1], UNITS[2]])
+    statuses = {r.id: r.status for r in small.nodes["node-a"].reservations.values()}
+    assert statuses == {
+        "res-1": ReservationStatus.NEEDS_REVIEW,  # its unit is gone
+        "res-2": ReservationStatus.NEEDS_REVIEW,  # its unit changed model
+        "res-old": ReservationStatus.CANCELLED,  # cancelled: not reviewed
+        "res-rev": ReservationStatus.NEEDS_REVIEW,  # already under review: not written
+    }
+    [write] = small.node_writes
+    assert [r.id for r in write.to_review] == ["res-1", "res-2"]
+    assert [u.id for u in write.removed] == [UNITS[0]]
+    assert small.nodes["node-a"].units[UNITS[1]].gpu_model_id == "a100"
+
+
+@pytest.mark.parametrize(
+    ("change", "reviewed"),
+    [
+        ({"allocClass": "mig"}, True),
+        ({"gpuModelId": "a100"}, True),
+        ({"sellableGpus": 2}, True),
+        ({"sellable": False}, True),
+        ({"gpuModelName": "H100, renamed"}, False),
+        ({"notSellableReason": "worded anew"}, False),
+    ],
+)
+def test_only_a_change_of_class_model_gpus_or_sellable_needs_review(small, clock, change, reviewed):
+    put(small, clock, 4, [spec(UNITS[0], **change), spec(UNITS[1]), spec(UNITS[2])])
+    status = small.nodes["node-a"].reservations["res-1"].status
+    assert (status is ReservationStatus.NEEDS_REVIEW) is reviewed
+    assert small.nodes["node-a"].units[UNITS[0]].version == 2  # the unit is written anyway
+
+
+def test_a_changed_claimed_unit_keeps_its_claim(small, clock):
+    put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1]), spec(UNITS[2], sellable=False)])
+    assert small.nodes["node-a"].units[UNITS[2]].claimed_by == "vm:vm-1"
+
+
+def test_a_node_without_a_queue_gets_one(small, clock):
+    small.nodes["node-a"].node = replace(small.nodes["node-a"].node, queue_url=None)
+    assert put(small, clock, 3, [spec(u) for u in UNITS[:3]])[0] == 200
+    assert small.nodes["node-a"].node.queue_url == "https://sqs.test/node-a.fifo"
+
+
+def test_a_lost_race_reads_again_and_decides_anew(small, clock):
+    def scheduler_claims_unit_04() -> None:
+        partition = small.nodes["node-a"]
+        partition.units[UNITS[0]] = replace(
+            partition.units[UNITS[0]], claimed_by="vm:vm-late", version=2
+        )
+
+    small.between_read_and_write.append(scheduler_claims_unit_04)
+    with pytest.raises(UnitsUnavailable, match=UNITS[0]):
+        put(small, clock, 4, [spec(UNITS[1]), spec(UNITS[2])])
+    assert small.reads == 2
+    assert small.nodes["node-a"].units[UNITS[0]].claimed_by == "vm:vm-late"
+
+
+def test_a_write_that_keeps_losing_is_409_conflict(small, clock):
+    read = small.load_node
+
+    def read_then_someone_writes(node_id: str):
+        snapshot = read(node_id)
+        node = small.nodes["node-a"].node
+        small.nodes["node-a"].node = replace(node, version=node.version + 1)
+        return snapshot
+
+    small.load_node = read_then_someone_writes  # type: ignore[method-assign]
+    with pytest.raises(Conflict):
+        put(small, clock, 4, [spec(u) for u in UNITS[:3]])
+    assert (small.reads, small.writes) == (MAX_ATTEMPTS, MAX_ATTEMPTS)
+
+
+# --- re-affirm -----------------------------------------------------------------------------
+
+
+def affirm(store, clock, res, body=None, key=None, caller=NODE_OP):
+    raw = RawBody(None if body is None else json.dumps(body))
+    outcome = reaffirm(caller, "node-a", res, raw, key, reaffirm_ports(store, clock))
+    return outcome.status, json.loads(outcome.body)
+
+
+def test_reaffirm_takes_the_node_generation_empties_releases_and_stores_status_by_clock(
+    small, clock
+):
+    status, body = affirm(small, clock, "res-rev", {"reason": "checked"})
+    assert status == 200
+    assert (body["status"], body["topologyGen"], body["releasedUnitIds"]) == ("active", 3, [])
+    stored = small.nodes["node-a"].reservations["res-rev"]
+    assert (stored.status, stored.topology_gen, stored.released_unit_ids) == (
+        ReservationStatus.ACTIVE,
+        3,
+        (),
+    )
+    [write] = small.reaffirmed
+    assert (write.reason, write.caller_org_id) == ("checked", "org-op")
+
+
+def test_reaffirm_before_the_start_stores_pending(small, clock):
+    partition = small.nodes["node-a"]
+    partition.reservations["res-rev"] = replace(
+        partition.reservations["res-rev"], starts_at=NOW + timedelta(hours=1)
+    )
+    assert affirm(small, clock, "res-rev")[1]["status"] == "pending"
+    assert partition.reservations["res-rev"].status is ReservationStatus.PENDING
+
+
+@pytest.mark.parametrize("res", ["res-1", "res-2", "res-old"])
+def test_reaffirm_of_a_reservation_not_in_review_is_409(small, clock, res):
+    with pytest.raises(ReservationNotInReview):
+        affirm(small, clock, res)
+    assert small.reaffirmed == []
+
+
+def test_reaffirm_names_every_unit_gone_or_not_reservable(small, clock):
+    partition = small.nodes["node-a"]
+    partition.units[UNITS[0]] = replace(partition.units[UNITS[0]], sellable=False)
+    partition.reservations["res-rev"] = replace(
+        partition.reservations["res-rev"], reserved_unit_ids=(UNITS[0], UNITS[1], UNITS[4])
+    )
+    with pytest.raises(UnitsNotReservable) as refused:
+        affirm(small, clock, "res-rev")
+    assert [d.problem for d in refused.value.details] == [
+        f"{UNITS[0]}: unit is not sellable",
+        f"{UNITS[4]}: unit is not on this node",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("caller", "res"),
+    [(OWNER_NODES, "res-rev"), (OPERATOR, "res-rev"), (NODE_OP, "res-x"), (NODE_OP, "res/1")],
+)
+def test_reaffirm_answers_the_one_404(small, clock, caller, res):
+    with pytest.raises(NotFound):
+        affirm(small, clock, res, caller=caller)
+    assert small.writes == 0
+
+
+def test_a_keyed_reaffirm_replays_and_a_kept_refusal_too(small, clock):
+    first = affirm(small, clock, "res-rev", {"reason": "x"}, key="k")
+    assert affirm(small, clock, "res-rev", {"reason": "x"}, key="k") == first
+    assert len(small.reaffirmed) == 1
+    with pytest.raises(ReservationNotInReview):
+        affirm(small, clock, "res-1", key="r")
+    status, body = affirm(small, clock, "res-1", key="r")  # the kept answer, replayed
+    assert (status, body["code"]) == (409, "reservation_not_in_review")
+
+
+def test_reaffirm_racing_a_node_update_decides_on_the_new_topology(small, clock):
+    def node_update_removes_unit_05() -> None:
+        partition = small.nodes["node-a"]
+        partition.node = replace(partition.node, topology_gen=4, version=2)
+        del partition.units[UNITS[1]]
+
+    small.between_read_and_write.append(node_update_removes_unit_05)
+    with pytest.raises(UnitsNotReservable, match=UNITS[1]):
+        affirm(small, clock, "res-rev")
+    assert small.reads == 2
