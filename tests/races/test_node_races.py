@@ -1,0 +1,163 @@
+"""Node writes racing each other, a placement and a reclaim, against the local emulator
+(one DynamoDB request at a time, as DynamoDB's per-item atomicity). Each call runs in its
+own forked process, as in its own Lambda container; a barrier after each one's first read
+makes them decide from the same snapshot."""
+
+from __future__ import annotations
+
+import multiprocessing
+from typing import Any
+
+import pytest
+
+from devstack.fleets import NODE_QUEUE_PREFIX
+from reservations.dal import clients, store
+from reservations_tools.fleet.loader import local_dead_letter_arn
+from tests.support import fleets as f
+from tests.support import state
+from tests.support.lambdas import invoke, load_function, node_event, reclaim_event
+
+OPERATOR = "Bearer vl_test_node_operator"
+BROKER = "Bearer vl_test_broker"
+KEYS = [{"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}]
+U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
+FORK = multiprocessing.get_context("fork")
+
+
+@pytest.fixture
+def node_env(emulated: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NODE_QUEUE_PREFIX", NODE_QUEUE_PREFIX)
+    monkeypatch.setenv("NODE_DEAD_LETTER_QUEUE_ARN", local_dead_letter_arn(emulated["sqs"]))
+    clients.reset()
+
+
+def _fleet(node_id: str) -> dict[str, Any]:
+    return f.fleet(
+        [
+            f.node(
+                node_id,
+                [f.unit(u) for u in (U4, U5, U6)],
+                [f.reservation("res-1", [U4, U5, U6], releasedUnitIds=[U5, U6])],
+                [f.workload("vm-a", [U5])],
+            )
+        ],
+        KEYS,
+    )
+
+
+def _body(gen: int, units: list[str], **changes: Any) -> dict[str, Any]:
+    return {
+        "ownerOrgId": "org-acme",
+        "topologyGen": gen,
+        "units": [f.unit(u, **changes) for u in units],
+    }
+
+
+def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> Any:
+    barrier = FORK.Barrier(parties, timeout=20)
+    reads = FORK.Value("i", 0)
+    original = store.load_node
+    first = {"done": False}  # per process once forked
+
+    def load(node_id: str) -> Any:
+        snapshot = original(node_id)
+        with reads.get_lock():
+            reads.value += 1
+        if not first["done"]:
+            first["done"] = True
+            barrier.wait()
+        return snapshot
+
+    monkeypatch.setattr(store, "load_node", load)
+    return reads
+
+
+def _call(function: str, event: dict[str, Any], results: Any, index: int) -> None:
+    clients.reset()  # no connection shared with the parent
+    results.put((index, invoke(load_function(function), event)))
+
+
+def _concurrently(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    results = FORK.Queue()
+    processes = [
+        FORK.Process(target=_call, args=(function, event, results, index))
+        for index, (function, event) in enumerate(calls)
+    ]
+    for process in processes:
+        process.start()
+    collected = dict(results.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(timeout=30)
+    return [collected[index] for index in range(len(calls))]
+
+
+def test_two_updates_to_one_generation_one_wins_the_other_is_stale(
+    emulated, node_env, load_emulated_fleet, monkeypatch
+):
+    load_emulated_fleet(_fleet("nrace-1"))
+    reads = _barrier_after_first_read(monkeypatch, 2)
+    first, second = _concurrently(
+        [
+            ("put_node", node_event("nrace-1", _body(2, [U4, U5, U6], gpuModelId="a"), OPERATOR)),
+            ("put_node", node_event("nrace-1", _body(2, [U4, U5, U6], gpuModelId="b"), OPERATOR)),
+        ]
+    )
+    assert sorted((first.status, second.status)) == [200, 409]
+    loser = first if first.status == 409 else second
+    assert loser.body["code"] == "stale_topology"
+    assert reads.value == 3  # the loser read again and found generation 2 taken
+    winner_model = "a" if first.status == 200 else "b"
+    db = emulated["dynamodb"]
+    assert {state.unit(db, "nrace-1", u)["gpuModelId"] for u in (U4, U5, U6)} == {winner_model}
+    assert state.reservation(db, "nrace-1", "res-1")["status"] == "needs-review"
+    assert len(state.audit_records_of(db, "AUDIT#nrace-1")) == 1
+
+
+def test_an_update_removing_a_unit_never_removes_one_a_placement_just_claimed(
+    emulated, node_env, load_emulated_fleet, monkeypatch
+):
+    load_emulated_fleet(_fleet("nrace-2"))
+    db = emulated["dynamodb"]
+    original = store.load_node
+    reads = FORK.Value("i", 0)
+
+    def read_then_scheduler_places(node_id: str) -> Any:
+        snapshot = original(node_id)
+        if reads.value == 0:  # between the update's read and its write
+            state.place_spot_workload(db, "nrace-2", "vm-late", [U6])
+        reads.value += 1
+        return snapshot
+
+    monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
+    [result] = _concurrently([("put_node", node_event("nrace-2", _body(2, [U4, U5]), OPERATOR))])
+    assert (result.status, result.body["code"]) == (409, "units_unavailable")
+    assert reads.value == 2
+    assert state.unit(db, "nrace-2", U6)["claimedBy"] == "vm:vm-late"
+    assert state.item(db, "nrace-2", "#NODE")["topologyGen"] == 1
+    assert state.reservation(db, "nrace-2", "res-1")["status"] == "active"
+
+
+def test_an_update_removing_a_released_unit_races_its_reclaim_without_a_lost_write(
+    emulated, node_env, load_emulated_fleet, monkeypatch
+):
+    load_emulated_fleet(_fleet("nrace-3"))
+    reads = _barrier_after_first_read(monkeypatch, 2)
+    update, reclaim = _concurrently(
+        [
+            ("put_node", node_event("nrace-3", _body(2, [U4, U5]), OPERATOR)),
+            ("reclaim", reclaim_event("nrace-3", "res-1", {"unitIds": [U6]}, BROKER)),
+        ]
+    )
+    assert reads.value == 3  # one of the two lost the write, re-read and decided again
+    db = emulated["dynamodb"]
+    reservation = state.reservation(db, "nrace-3", "res-1")
+    assert update.status == 200  # a reclaim never blocks a topology change
+    assert state.item(db, "nrace-3", "UNIT#" + U6) is None
+    assert reservation["status"] == "needs-review"
+    if reclaim.status == 200:  # the reclaim went first: its effect survived the update
+        assert reservation["releasedUnitIds"] == [U5]
+        assert len(state.audit_records(db, "nrace-3", "res-1")) == 1
+    else:  # the update went first: the reclaim saw the reservation under review
+        assert (reclaim.status, reclaim.body["code"]) == (409, "reservation_not_active")
+        assert reservation["releasedUnitIds"] == [U5, U6]
+        assert state.audit_records(db, "nrace-3", "res-1") == []
