@@ -1,0 +1,208 @@
+"""``reservations-keys``: the operator makes, revokes and lists API keys.
+
+    reservations-keys create --org ORG --permission P [--permission P ...] [--operator]
+                             [--id ID] [--expires-at RFC3339] [--table NAME] [--endpoint-url URL]
+    reservations-keys revoke KEY_ID [...]
+    reservations-keys list --org ORG [...]
+
+``create`` prints the new key once (``vl_`` and 43 random characters from ``secrets``) and
+stores only its SHA-256. Its id (given, or derived from the key) is unique across the table:
+a ``KEYID#<id>`` marker is put in the same transaction as the key, both only if absent.
+``--operator`` makes a platform operator key. ``revoke`` marks the key revoked (kept for the
+audit trail; it stops working within the functions' 60 s key cache). ``list`` shows an
+org's keys: id, permissions, revoked, expiry; never a key or a hash. The fleet loader writes
+its keys with this module's :func:`put_key`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from datetime import datetime
+from typing import Any, get_args
+
+import boto3
+from botocore.exceptions import ClientError
+from pydantic import AwareDatetime, TypeAdapter, ValidationError
+
+from reservations.auth.keys import KEY_PREFIX, derive_key_id, hash_key
+from reservations.dal.items import (
+    APIKEY_PREFIX,
+    APIKEY_SK,
+    api_key_from_item,
+    apikey_item,
+    apikey_pk,
+    from_attributes,
+    to_attributes,
+)
+from reservations.models.domain import ApiKey
+from reservations.models.ids import is_resource_id
+from reservations_tools.fleet.model import Permission
+
+KEYID_PREFIX = "KEYID#"
+KEYID_SK = "KEYID"
+PERMISSIONS = get_args(Permission)
+
+
+class KeyCommandError(Exception):
+    """The command cannot do what it was asked; the message says why."""
+
+
+def keyid_marker(key_id: str, key_hash: str, org_id: str) -> dict[str, Any]:
+    """The item that makes a key id unique across the table (it names the key's hash)."""
+    return {"PK": KEYID_PREFIX + key_id, "SK": KEYID_SK, "keyHash": key_hash, "orgId": org_id}
+
+
+def new_key() -> str:
+    """A fresh API key: ``vl_`` and 256 bits from the operating system's CSPRNG."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def put_key(client: Any, table: str, key: str, api_key: ApiKey, *, again: bool = False) -> None:
+    """Store the key's hash and its id marker in one transaction. The id must be new, or,
+    with ``again`` (a fleet file loaded anew), already this same key's."""
+    key_hash = hash_key(key)
+    absent: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(PK)"}
+    this_key: dict[str, Any] = {
+        "ConditionExpression": "attribute_not_exists(PK) OR keyHash = :hash",
+        "ExpressionAttributeValues": {":hash": {"S": key_hash}},
+    }
+    marker = to_attributes(keyid_marker(api_key.key_id, key_hash, api_key.org_id))
+    item = to_attributes(apikey_item(key_hash, api_key))
+    try:
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table, "Item": marker, **(this_key if again else absent)}},
+                {"Put": {"TableName": table, "Item": item, **({} if again else absent)}},
+            ]
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        raise KeyCommandError(f"key id {api_key.key_id} is taken by another key") from error
+
+
+def revoke_hash(client: Any, table: str, key_hash: str) -> bool:
+    """Mark the key revoked (the item stays for the audit trail); False when there is none."""
+    try:
+        client.update_item(
+            TableName=table,
+            Key={"PK": {"S": apikey_pk(key_hash)}, "SK": {"S": APIKEY_SK}},
+            UpdateExpression="SET revoked = :yes",
+            ConditionExpression="attribute_exists(PK)",  # never re-create a deleted key
+            ExpressionAttributeValues={":yes": {"BOOL": True}},
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+    return True
+
+
+def revoke(client: Any, table: str, key_id: str) -> None:
+    """Revoke the key with this id; KeyCommandError when no key has it."""
+    found = client.get_item(
+        TableName=table,
+        Key={"PK": {"S": KEYID_PREFIX + key_id}, "SK": {"S": KEYID_SK}},
+        ConsistentRead=True,
+    ).get("Item")
+    if found is None or not revoke_hash(client, table, found["keyHash"]["S"]):
+        raise KeyCommandError(f"no key has id {key_id}")
+
+
+def org_keys(client: Any, table: str, org_id: str) -> list[ApiKey]:
+    """An org's keys, sorted by id (a Scan: an operator's command, not a request path)."""
+    found: list[ApiKey] = []
+    for page in client.get_paginator("scan").paginate(
+        TableName=table,
+        FilterExpression="begins_with(PK, :prefix) AND orgId = :org",
+        # The partition key holds the hash: it is never read back.
+        ProjectionExpression="keyId, orgId, #p, platformOperator, revoked, expiresAt",
+        ExpressionAttributeNames={"#p": "permissions"},
+        ExpressionAttributeValues={":prefix": {"S": APIKEY_PREFIX}, ":org": {"S": org_id}},
+        ConsistentRead=True,
+    ):
+        found.extend(api_key_from_item(from_attributes(item)) for item in page["Items"])
+    return sorted(found, key=lambda k: k.key_id)
+
+
+def _resource_id(value: str) -> str:
+    if not is_resource_id(value):
+        raise argparse.ArgumentTypeError("must be 1-128 letters, digits, '.', '_', ':' or '-'")
+    return value
+
+
+def _moment(value: str) -> datetime:
+    try:
+        return TypeAdapter(AwareDatetime).validate_python(value)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError("must be an RFC 3339 time with a zone") from error
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reservations-keys", description=__doc__.split("\n")[0])
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument("--table", default="ReservationsTable", help="table name")
+    where.add_argument("--endpoint-url", help="DynamoDB endpoint (default: AWS)")
+    where.add_argument("--region", help="AWS region (default: from the environment)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    create = commands.add_parser("create", parents=[where], help="make a key, print it once")
+    create.add_argument("--org", required=True, type=_resource_id)
+    create.add_argument("--permission", action="append", required=True, choices=PERMISSIONS)
+    create.add_argument("--operator", action="store_true", help="a platform operator key")
+    create.add_argument("--id", type=_resource_id, help="the key's id (default: derived)")
+    create.add_argument("--expires-at", type=_moment, help="RFC 3339, e.g. 2027-01-01T00:00:00Z")
+    revoke_ = commands.add_parser("revoke", parents=[where], help="revoke a key by its id")
+    revoke_.add_argument("key_id", type=_resource_id)
+    listing = commands.add_parser("list", parents=[where], help="an org's keys (never a key)")
+    listing.add_argument("--org", required=True, type=_resource_id)
+    return parser
+
+
+def _create(client: Any, args: argparse.Namespace) -> None:
+    key = new_key()
+    api_key = ApiKey(
+        key_id=args.id or derive_key_id(key),
+        org_id=args.org,
+        permissions=frozenset(args.permission),
+        platform_operator=args.operator,
+        expires_at=args.expires_at,
+    )
+    put_key(client, args.table, key, api_key)
+    print(f"key id: {api_key.key_id}")
+    print(f"key:    {key}")
+    print("The key is shown this once; only its hash is stored.", file=sys.stderr)
+
+
+def _list(client: Any, args: argparse.Namespace) -> None:
+    print("ID\tPERMISSIONS\tOPERATOR\tREVOKED\tEXPIRES")
+    for api_key in org_keys(client, args.table, args.org):
+        expires = api_key.expires_at.isoformat() if api_key.expires_at else "-"
+        print(
+            f"{api_key.key_id}\t{','.join(sorted(api_key.permissions)) or '-'}\t"
+            f"{'yes' if api_key.platform_operator else 'no'}\t"
+            f"{'yes' if api_key.revoked else 'no'}\t{expires}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``reservations-keys`` command."""
+    args = _parser().parse_args(argv)
+    client = boto3.client("dynamodb", endpoint_url=args.endpoint_url, region_name=args.region)
+    try:
+        if args.command == "create":
+            _create(client, args)
+        elif args.command == "revoke":
+            revoke(client, args.table, args.key_id)
+            print(f"revoked {args.key_id}")
+        else:
+            _list(client, args)
+    except KeyCommandError as error:
+        print(f"reservations-keys: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
