@@ -52,7 +52,9 @@ def _key(item: dict[str, Any]) -> Key:
     return (item["PK"], item["SK"])
 
 
-def _holds(condition: str, item: dict[str, Any] | None, values: dict[str, Any]) -> bool:
+def _holds(condition: str | None, item: dict[str, Any] | None, values: dict[str, Any]) -> bool:
+    if condition is None:  # unconditional
+        return True
     if match := re.fullmatch(r"attribute_not_exists\((\w+)\)", condition):
         return item is None or match[1] not in item
     match = re.fullmatch(r"(\w+) = (:\w+)", condition)
@@ -89,7 +91,7 @@ def apply(table: dict[Key, dict[str, Any]], actions: list[dict[str, Any]]) -> No
         key = _key(attributes)
         assert key not in touched, f"{key} touched twice in one transaction"
         touched.add(key)
-        if not _holds(body["ConditionExpression"], table.get(key), values):
+        if not _holds(body.get("ConditionExpression"), table.get(key), values):
             raise Cancelled(key)
         if kind == "Put":
             staged[key] = attributes
