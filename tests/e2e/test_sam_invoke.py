@@ -30,7 +30,13 @@ from tests.e2e.support import (
 
 pytestmark = pytest.mark.docker
 
-FUNCTIONS = {"list_units": "ListUnitsFunction", "reclaim": "ReclaimFunction"}
+FUNCTIONS = {
+    "list_units": "ListUnitsFunction",
+    "reclaim": "ReclaimFunction",
+    "create_reservation": "CreateReservationFunction",
+    "get_reservation": "GetReservationFunction",
+    "list_reservations": "ListReservationsFunction",
+}
 
 
 @dataclass
