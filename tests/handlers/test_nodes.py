@@ -396,3 +396,20 @@ def test_a_keyed_reaffirm_is_replayed_byte_for_byte_and_a_reuse_is_422(
     assert len(state.audit_records(aws, "node-a", "res-1")) == 1
     reused = reaffirm(handlers, "res-1", {"reason": "other"}, key="k-2")
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
+
+
+def test_a_node_of_256_units_registers_and_changes_in_several_transactions(
+    handlers, load_fleet, node_env, aws, sent_requests
+):
+    load_fleet(fleet())
+    ids = [f"0000:{i // 16:02x}:{i % 16:02x}.0" for i in range(256)]
+    sent_requests.clear()
+    assert put(handlers, "node-big", body(1, [spec(u) for u in ids])).status == 201
+    assert sent_requests.by_service("dynamodb")["TransactWriteItems"] == 3  # 100 actions each
+    changed = [spec(u, gpuModelId="a100") for u in ids[:200]] + [spec(u) for u in ids[200:]]
+    assert put(handlers, "node-big", body(2, changed)).status == 200
+    listed = invoke(handlers["list_units"], list_units_event("node-big", "Bearer vl_test_operator"))
+    models = [u["gpuModelId"] for u in listed.body]
+    assert (len(models), models.count("a100")) == (256, 200)
+    node = state.item(aws, "node-big", "#NODE")
+    assert (node["topologyGen"], node["version"]) == (2, 2)
