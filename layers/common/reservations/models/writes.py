@@ -165,4 +165,3 @@ class ReaffirmWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
-
