@@ -15,8 +15,11 @@ JOBS=${MUTATE_JOBS:-$(nproc)}
 # tree, so a run is reproducible and never picks up a half-written file (commit first).
 rm -rf "$STAGE"
 mkdir -p "$STAGE/src"
-git archive "${MUTATE_REF:-HEAD}" layers/common tests fleets events template.yaml pyproject.toml |
-  tar -x -C "$STAGE"
+git archive "${MUTATE_REF:-HEAD}" layers/common local/devstack tools agent tests fleets events \
+  template.yaml pyproject.toml | tar -x -C "$STAGE"
+# The packages the tests import besides the layer's come from the same commit, ahead of the
+# working tree's editable install.
+export PYTHONPATH="$STAGE/local:$STAGE/tools:$STAGE/agent"
 cp -r "$STAGE/layers/common/reservations" "$STAGE/src/reservations"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 # mutmut runs the tests inside mutants/ (the copy it mutates): what the tests read by path
