@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,17 +28,19 @@ from pydantic import ValidationError
 
 from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
+from reservations.logic.nodes import registered_node, reported_units
 from reservations.models.domain import (
     CLAIMING_STATES,
     ApiKey,
-    Node,
-    Unit,
     Workload,
     WorkloadState,
 )
 from reservations.models.errors import field_path
+from reservations.models.node_requests import UnitSpec
+from reservations_tools import keys
 from reservations_tools.fleet.model import (
     Fleet,
+    FleetApiKey,
     FleetNode,
     FleetWorkload,
     fleet_termination_id,
@@ -79,27 +82,17 @@ def describe(error: ValidationError) -> str:
 
 
 def _unit_items(fleet_node: FleetNode) -> list[items.Item]:
+    """The units as registration stores them, each claimed by the file's live workload."""
     claims = {
         unit_id: f"{workload.kind.value}:{workload.id}"
         for workload in fleet_node.workloads
         if workload.state in CLAIMING_STATES
         for unit_id in workload.unit_ids
     }
+    specs = [UnitSpec.model_validate(unit.model_dump(by_alias=True)) for unit in fleet_node.units]
     return [
-        items.unit_item(
-            fleet_node.id,
-            Unit(
-                id=unit.id,
-                alloc_class=unit.alloc_class,
-                gpu_model_id=unit.gpu_model_id,
-                gpu_model_name=unit.gpu_model_name,
-                sellable_gpus=unit.sellable_gpus,
-                sellable=unit.sellable,
-                not_sellable_reason=unit.not_sellable_reason,
-                claimed_by=claims.get(unit.id),
-            ),
-        )
-        for unit in fleet_node.units
+        items.unit_item(fleet_node.id, replace(unit, claimed_by=claims.get(unit.id)))
+        for unit in reported_units(specs)
     ]
 
 
@@ -126,11 +119,8 @@ def node_items(
     fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
 ) -> list[items.Item]:
     """The node partition's items for one node of the fleet (each at version 1)."""
-    node = Node(
-        id=fleet_node.id,
-        owner_org_id=fleet_node.owner_org_id,
-        topology_gen=fleet_node.topology_gen,
-        queue_url=queue_url,
+    node = registered_node(
+        fleet_node.id, fleet_node.owner_org_id, fleet_node.topology_gen, queue_url, 1, loaded_at
     )
     return [
         items.node_item(node),
@@ -143,21 +133,24 @@ def node_items(
     ]
 
 
+def _api_key(fleet: Fleet, fleet_key: FleetApiKey) -> ApiKey:
+    return ApiKey(
+        key_id=fleet_key.key_id,
+        org_id=fleet_key.org_id,
+        permissions=frozenset(fleet_key.permissions),
+        platform_operator=fleet_key.org_id == fleet.platform_org_id,
+        revoked=fleet_key.revoked,
+        expires_at=fleet_key.expires_at,
+    )
+
+
 def fleet_items(
     fleet: Fleet, loaded_at: datetime, queue_urls: dict[str, str] | None = None
 ) -> list[items.Item]:
     """Every item the fleet describes: API keys, then each node's partition."""
     result = []
     for fleet_key in fleet.api_keys:
-        api_key = ApiKey(
-            key_id=fleet_key.key_id,
-            org_id=fleet_key.org_id,
-            permissions=frozenset(fleet_key.permissions),
-            platform_operator=fleet_key.org_id == fleet.platform_org_id,
-            revoked=fleet_key.revoked,
-            expires_at=fleet_key.expires_at,
-        )
-        result.append(items.apikey_item(hash_key(fleet_key.key), api_key))
+        result.append(items.apikey_item(hash_key(fleet_key.key), _api_key(fleet, fleet_key)))
     for fleet_node in fleet.nodes:
         result.extend(node_items(fleet_node, loaded_at, (queue_urls or {}).get(fleet_node.id)))
     return result
@@ -269,19 +262,6 @@ def _write_node(client: Any, table: str, node_id: str, node_items: list[items.It
     raise FleetError(f"node {node_id} kept changing while it was loaded: load it again")
 
 
-def _chunks(requests: list[Any], size: int = 25) -> Iterator[list[Any]]:
-    for start in range(0, len(requests), size):
-        yield requests[start : start + size]
-
-
-def _batch_write(client: Any, table: str, requests: list[dict[str, Any]]) -> None:
-    for chunk in _chunks(requests):
-        pending: dict[str, Any] = {table: chunk}
-        while pending:
-            response = client.batch_write_item(RequestItems=pending)
-            pending = response.get("UnprocessedItems") or {}
-
-
 def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
     """Partition keys of stored, unrevoked API keys the file no longer has."""
     missing = []
@@ -299,19 +279,14 @@ def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
     return missing
 
 
-def _revoke(client: Any, table: str, partition_keys: list[str]) -> None:
-    for pk in partition_keys:
+def _put_keys(client: Any, table: str, fleet: Fleet) -> None:
+    """Every key of the file, through the key command's code (ids unique across the table;
+    a key loaded again may keep its id)."""
+    for fleet_key in fleet.api_keys:
         try:
-            client.update_item(
-                TableName=table,
-                Key={"PK": {"S": pk}, "SK": {"S": items.APIKEY_SK}},
-                UpdateExpression="SET revoked = :yes",
-                ConditionExpression="attribute_exists(PK)",  # never re-create a deleted key
-                ExpressionAttributeValues={":yes": {"BOOL": True}},
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
+            keys.put_key(client, table, fleet_key.key, _api_key(fleet, fleet_key), again=True)
+        except keys.KeyCommandError as error:
+            raise FleetError(f"API key {fleet_key.key_id}: {error}") from error
 
 
 def create_node_queues(fleet: Fleet, sqs: Any, prefix: str, dead_letter_arn: str) -> dict[str, str]:
@@ -340,10 +315,9 @@ def write_fleet(
     for fleet_node in fleet.nodes:
         pk = items.node_pk(fleet_node.id)
         _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk])
-    _batch_write(
-        client, table, [{"PutRequest": {"Item": items.to_attributes(i)}} for i in key_items]
-    )
-    _revoke(client, table, revoke)
+    _put_keys(client, table, fleet)
+    for partition_key in revoke:
+        keys.revoke_hash(client, table, partition_key.removeprefix(items.APIKEY_PREFIX))
     return len(new_items)
 
 

@@ -9,6 +9,7 @@ queue again; the other order could leave a node that no one gives a queue.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
@@ -20,7 +21,7 @@ from reservations.models.domain import Caller, Node, NodeSnapshot, Unit
 from reservations.models.errors import FieldProblem, NotFound, StaleTopology, UnitsUnavailable
 from reservations.models.idempotency import Outcome
 from reservations.models.ids import is_resource_id
-from reservations.models.node_requests import NodeRequest, parse_node_request
+from reservations.models.node_requests import NodeRequest, UnitSpec, parse_node_request
 from reservations.models.requests import RawBody
 from reservations.models.writes import ItemVersion, NodeWrite, UnitPut, WriteConflict
 from reservations.observability import logger
@@ -47,7 +48,7 @@ def put_node(caller: Caller, node_id: str, body: RawBody, ports: NodePorts) -> O
     )
 
 
-def reported_units(request: NodeRequest) -> list[Unit]:
+def reported_units(specs: Iterable[UnitSpec]) -> list[Unit]:
     """The units as the node reports them (not claimed, version 1 until stored)."""
     return [
         Unit(
@@ -59,8 +60,28 @@ def reported_units(request: NodeRequest) -> list[Unit]:
             sellable=spec.sellable,
             not_sellable_reason=spec.not_sellable_reason,
         )
-        for spec in request.units
+        for spec in specs
     ]
+
+
+def registered_node(
+    node_id: str,
+    owner_org_id: str,
+    topology_gen: int | None,
+    queue_url: str | None,
+    version: int,
+    now: datetime,
+) -> Node:
+    """The node item a registration or update writes (the fleet loader writes the same)."""
+    return Node(
+        id=node_id,
+        owner_org_id=owner_org_id,
+        topology_gen=topology_gen,
+        queue_url=queue_url,
+        version=version,
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def _attempt(
@@ -69,7 +90,7 @@ def _attempt(
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
     snapshot = ports.store.load_node(node_id)
-    change = compare(snapshot.units if snapshot else (), reported_units(request))
+    change = compare(snapshot.units if snapshot else (), reported_units(request.units))
     check_update(snapshot, request, change)
     unit_ids = [spec.id for spec in request.units]
     if snapshot is not None and _unchanged(snapshot, request, change):
@@ -137,14 +158,8 @@ def node_write(
     reviewed = to_review(snapshot.reservations, change.affected_ids) if snapshot else []
     return NodeWrite(
         write_id=str(uuid.uuid4()),
-        node=Node(
-            id=node_id,
-            owner_org_id=request.owner_org_id,
-            topology_gen=request.topology_gen,
-            queue_url=queue_url,
-            version=(read or 0) + 1,
-            created_at=now,
-            updated_at=now,
+        node=registered_node(
+            node_id, request.owner_org_id, request.topology_gen, queue_url, (read or 0) + 1, now
         ),
         node_read=read,
         units=tuple(changed + added),
