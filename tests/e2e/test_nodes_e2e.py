@@ -1,0 +1,103 @@
+"""Nodes through `make run`: a node registered through the local API gets its queue and,
+within seconds, a consumer that takes its messages; a topology change puts a reservation
+under review and the operator re-affirms it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import requests
+
+from reservations.models.domain import WorkloadKind
+from reservations.models.messages import SpotTermination
+from tests.e2e.stack import NODE, OPERATOR, REQUEST_TIMEOUT, RESERVATION, Stack, run_stack
+from tests.e2e.stack import stack_fleet as base_fleet
+from tests.support import fleets as f
+
+pytestmark = pytest.mark.docker
+NODE_OPERATOR = "Bearer vl_test_node_operator"
+NEW_NODE = "node-e2e-new"
+CONSUMED_WITHIN = 30  # seconds: the watch looks every 2 s; this is the test's patience
+
+
+@pytest.fixture(scope="module")
+def node_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    fleet = base_fleet()
+    fleet["apiKeys"].append(
+        {"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}
+    )
+    yield from run_stack(tmp_path_factory.mktemp("nodes"), fleet, consumers=True)
+
+
+def put_node(stack: Stack, node_id: str, body: dict[str, Any]) -> requests.Response:
+    return requests.put(
+        f"{stack.api}/v1/nodes/{node_id}",
+        headers={"Authorization": NODE_OPERATOR, "Content-Type": "application/json"},
+        data=json.dumps(body),
+        timeout=REQUEST_TIMEOUT,
+    )
+
+
+def test_a_node_registered_through_the_api_gets_a_consumer(node_stack: Stack) -> None:
+    body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit("0000:31:00.0")]}
+    response = put_node(node_stack, NEW_NODE, body)
+    assert response.status_code == 201, response.text
+    assert response.json()["unitIds"] == ["0000:31:00.0"]
+    listed = node_stack.get_units(NEW_NODE, OPERATOR)
+    assert listed.status_code == 200, listed.text
+    assert [u["id"] for u in listed.json()] == ["0000:31:00.0"]
+    # A message on its queue is taken by the consumer `make run` starts for it.
+    sqs = node_stack.aws("sqs")
+    queue = sqs.get_queue_url(QueueName=f"reservations-node-{NEW_NODE}.fifo")["QueueUrl"]
+    message = SpotTermination(
+        termination_id="t-e2e-new-node", node_id=NEW_NODE, workload_id="vm-none",
+        workload_kind=WorkloadKind.VM, unit_ids=["0000:31:00.0"], reservation_id="res-none",
+        requested_at=datetime.now(UTC),
+    )  # fmt: skip
+    sqs.send_message(
+        QueueUrl=queue,
+        MessageBody=message.to_json(),
+        MessageGroupId="vm-none",
+        MessageDeduplicationId="t-e2e-new-node",
+    )
+    started = time.monotonic()
+    while _waiting(sqs, queue):
+        assert time.monotonic() - started < CONSUMED_WITHIN, "no consumer took the message"
+        time.sleep(0.5)
+
+
+def test_a_topology_change_puts_the_reservation_under_review_until_reaffirmed(
+    node_stack: Stack,
+) -> None:
+    node = base_fleet()["nodes"][0]
+    units = [u if u["id"] != "0000:07:00.0" else {**u, "gpuModelId": "nvidia-a100-80gb"}
+             for u in node["units"]]  # fmt: skip
+    response = put_node(node_stack, NODE, {"ownerOrgId": "org-acme", "topologyGen": 2,
+                                           "units": units})  # fmt: skip
+    assert response.status_code == 200, response.text
+    governed = {u["id"]: u for u in node_stack.get_units(NODE, OPERATOR).json()}
+    assert governed["0000:04:00.0"]["released"] is False  # under review: withheld
+    reaffirmed = requests.post(
+        f"{node_stack.api}/v1/nodes/{NODE}/reservations/{RESERVATION}/reaffirm",
+        headers={"Authorization": NODE_OPERATOR, "Idempotency-Key": "e2e-reaffirm"},
+        data=json.dumps({"reason": "the A100 is what the lab asked for"}),
+        timeout=REQUEST_TIMEOUT,
+    )
+    assert reaffirmed.status_code == 200, reaffirmed.text
+    answer = reaffirmed.json()
+    assert (answer["status"], answer["topologyGen"], answer["releasedUnitIds"]) == (
+        "active", 2, [],
+    )  # fmt: skip
+
+
+def _waiting(sqs: Any, queue: str) -> bool:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=queue,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return any(int(value) for value in attributes.values())
