@@ -28,6 +28,8 @@ API_FUNCTIONS = (
     "cancel",
     "place_workload",
     "end_workload",
+    "put_node",
+    "reaffirm",
 )
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "

@@ -37,6 +37,9 @@ ROUTES = [
      "POST /v1/nodes/{nodeId}/workloads"),
     ("DELETE", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/workloads/(?P<workloadId>[^/]+)"),
      "end_workload", "DELETE /v1/nodes/{nodeId}/workloads/{workloadId}"),
+    ("PUT", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)"), "put_node", "PUT /v1/nodes/{nodeId}"),
+    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)/reaffirm"),
+     "reaffirm", "POST /v1/nodes/{nodeId}/reservations/{reservationId}/reaffirm"),
 ]  # fmt: skip
 
 
@@ -57,7 +60,9 @@ class LambdaApi:
             return [self.spec]
         for route_method, pattern, function, route_key in ROUTES:
             match = pattern.fullmatch(path)
-            if match and method == route_method:
+            # A function this app was not given is a route it does not have (each fuzz
+            # module drives its own operations).
+            if match and method == route_method and function in self.functions:
                 parameters = {k: unquote(v) for k, v in match.groupdict().items()}
                 response = self.functions[function].lambda_handler(
                     self._event(environ, path, route_key, parameters), FakeContext()
