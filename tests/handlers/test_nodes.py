@@ -413,3 +413,42 @@ def test_a_node_of_256_units_registers_and_changes_in_several_transactions(
     assert (len(models), models.count("a100")) == (256, 200)
     node = state.item(aws, "node-big", "#NODE")
     assert (node["topologyGen"], node["version"]) == (2, 2)
+
+
+# --- what can go wrong on the way ----------------------------------------------------------
+
+
+def test_sqs_failing_to_make_the_queue_is_a_500_with_nothing_written(
+    handlers, load_fleet, node_env, aws
+):
+    from botocore.exceptions import EndpointConnectionError
+
+    from reservations.dal import clients as function_clients
+    from tests.support.faults import on_call
+
+    load_fleet(fleet())
+    before = state.whole_table(aws)
+
+    def unreachable(_params: dict[str, Any]) -> None:
+        raise EndpointConnectionError(endpoint_url="https://sqs.test")
+
+    with on_call(function_clients.sqs(), "CreateQueue", before=unreachable):
+        result = put(handlers, "node-new", body(1, [spec(U4)]))
+    assert (result.status, result.body) == (500, {"error": "internal error", "code": "internal"})
+    assert state.whole_table(aws) == before  # no node without its queue
+    assert put(handlers, "node-new", body(1, [spec(U4)])).status == 201  # the retry makes both
+
+
+def test_a_function_without_its_queue_settings_registers_nothing(
+    handlers, load_fleet, node_env, aws, monkeypatch
+):
+    load_fleet(fleet())
+    monkeypatch.delenv("NODE_DEAD_LETTER_QUEUE_ARN")
+    clients.reset()
+    before = state.whole_table(aws)
+    result = put(handlers, "node-new", body(1, [spec(U4)]))
+    assert (result.status, result.body["code"]) == (500, "internal")
+    assert "NODE_DEAD_LETTER_QUEUE_ARN" not in result.body_text  # no internal names
+    assert state.whole_table(aws) == before
+    # An update of a node that has its queue needs neither setting.
+    assert put(handlers, "node-a", body(2, [spec(U4), spec(U5), spec(U6)])).status == 200
