@@ -13,8 +13,8 @@ _ERRORS = {
     400: "invalid_request: the body is not a JSON object of the documented fields",
     401: "unauthorized: missing, malformed, unknown, revoked or expired key",
     404: "not_found: unknown, not visible, or the key lacks the permission (identical)",
-    409: "reservation_not_active, units_unavailable, workload_exists, conflict or "
-    "idempotency_in_progress",
+    409: "reservation_not_active, units_unavailable, workload_exists, stale_topology, "
+    "reservation_not_in_review, conflict or idempotency_in_progress",
     422: "units_not_in_reservation, units_not_reservable, units_not_sellable or "
     "idempotency_key_reused",
     500: "internal: never for anything a client sent",
