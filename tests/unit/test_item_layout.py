@@ -46,7 +46,15 @@ from reservations.models.writes import TerminationClose
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 U = ["0000:04:00.0", "0000:05:00.0"]
 
-NODE = Node("node-a", "org-acme", topology_gen=7, queue_url="https://sqs.test/q.fifo", version=3)
+NODE = Node(
+    "node-a",
+    "org-acme",
+    topology_gen=7,
+    queue_url="https://sqs.test/q.fifo",
+    version=3,
+    created_at=NOW - timedelta(days=9),
+    updated_at=NOW - timedelta(days=1),
+)
 UNITS = (
     Unit(U[0], "vfio-group", "h100", 8, True, gpu_model_name="H100 SXM", claimed_by="vm:vm-1"),
     Unit(U[1], "mig-slice", "a100", 1, False, not_sellable_reason="under repair", version=9),
@@ -93,6 +101,7 @@ TERMINATING = Workload(
     termination_last_delivered_at=NOW - timedelta(minutes=1),
     termination_stuck_at=NOW,
     version=4,
+    created_at=NOW - timedelta(days=3),
 )
 RUNNING = Workload("pod-2", WorkloadKind.POD, Tier.RESERVED, "org-lab", (), WorkloadState.RUNNING)
 
@@ -235,3 +244,10 @@ def test_an_api_key_reads_back_as_written(api_key):
     item = stored(apikey_item("hash-1", api_key))
     assert (item["PK"], item["SK"]) == ("APIKEY#hash-1", "APIKEY")
     assert api_key_from_item(item) == api_key
+
+
+def test_an_api_key_stored_without_its_flags_is_an_ordinary_live_key():
+    item = stored(apikey_item("hash-1", ApiKey("key-1", "org-acme", frozenset(), False)))
+    del item["platformOperator"], item["revoked"]
+    read = api_key_from_item(item)
+    assert (read.platform_operator, read.revoked) == (False, False)

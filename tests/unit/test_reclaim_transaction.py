@@ -79,12 +79,40 @@ def _updated(
     return item
 
 
+_PARAMETERS = {
+    "TableName",
+    "Key",
+    "Item",
+    "ConditionExpression",
+    "UpdateExpression",
+    "ExpressionAttributeNames",
+    "ExpressionAttributeValues",
+    "ReturnValuesOnConditionCheckFailure",
+}
+_TYPES = {"S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"}
+
+
+def _well_typed(value: Any) -> bool:
+    """DynamoDB's attribute-value form: one type tag, spelled as DynamoDB spells it."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    [(tag, inner)] = value.items()
+    if tag == "M":
+        return all(_well_typed(v) for v in inner.values())
+    if tag == "L":
+        return all(_well_typed(v) for v in inner)
+    return tag in _TYPES
+
+
 def apply(table: dict[Key, dict[str, Any]], actions: list[dict[str, Any]]) -> None:
     """All or nothing, each item touched once, as TransactWriteItems."""
     staged = copy.deepcopy(table)
     touched: set[Key] = set()
     for action in actions:
         [(kind, body)] = action.items()
+        assert set(body) <= _PARAMETERS, f"unknown parameters {set(body) - _PARAMETERS}"
+        for attributes in ("Key", "Item", "ExpressionAttributeValues"):
+            assert all(_well_typed(v) for v in body.get(attributes, {}).values()), body
         assert body["TableName"] == "ReservationsTable"
         values = from_attributes(body.get("ExpressionAttributeValues", {}))
         attributes = from_attributes(body["Item"] if kind == "Put" else body["Key"])
@@ -238,3 +266,36 @@ def test_the_answer_is_recorded_in_the_same_transaction_as_the_effect(monkeypatc
     # The reclaim id is the request token; the record's index lets a cancellation be read.
     assert keyed_kw == {"token": "rc-1", "record_at": len(keyed) - 1}
     assert plain_kw == {"token": "rc-1", "record_at": None}
+
+
+def test_an_audit_record_already_there_cancels_it(table):
+    actions = dal_reclaim.reclaim_transaction(write())
+    [audit_put] = [a["Put"] for a in actions if "Put" in a]
+    item = from_attributes(audit_put["Item"])
+    table[(item["PK"], item["SK"])] = item
+    with pytest.raises(Cancelled):
+        apply(table, actions)
+
+
+def test_the_audit_record_names_the_reclaim_the_caller_and_every_decision(table):
+    apply(table, dal_reclaim.reclaim_transaction(write()))
+    [(key, audit)] = [(k, i) for k, i in table.items() if k[0].startswith("AUDIT#")]
+    assert key == ("AUDIT#node-a#res-1", "2026-11-29T12:00:00Z#rc-1")
+    assert audit == {
+        "PK": "AUDIT#node-a#res-1",
+        "SK": "2026-11-29T12:00:00Z#rc-1",
+        "action": "reclaim",
+        "reclaimId": "rc-1",
+        "nodeId": "node-a",
+        "reservationId": "res-1",
+        "callerOrgId": "org-broker",
+        "callerKeyId": "key-broker",
+        "reason": "lab",
+        "unitIds": [U[0], U[2]],
+        "releasedBefore": U[:2],
+        "releasedAfter": [U[1]],
+        "terminated": ["vm-1"],
+        "terminationIds": ["t-1"],
+        "skipped": ["vm-2"],
+        "at": "2026-11-29T12:00:00Z",
+    }
