@@ -36,6 +36,8 @@ FUNCTIONS = {
     "create_reservation": "CreateReservationFunction",
     "get_reservation": "GetReservationFunction",
     "list_reservations": "ListReservationsFunction",
+    "release": "ReleaseFunction",
+    "cancel": "CancelFunction",
 }
 
 

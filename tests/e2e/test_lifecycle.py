@@ -1,0 +1,94 @@
+"""The README's lifecycle session over HTTP through `make run` with the demo fleet: create a
+reservation on node-c3 (starting a few seconds ahead, over the spot VM vm-31), release two
+units, see them released, reclaim one, watch the node's agent free it, cancel."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import requests
+
+from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
+from tests.e2e.support import TIMINGS
+from tests.support import fleets as f
+
+pytestmark = pytest.mark.docker
+OWNER = "Bearer vl_local_only_owner"
+BROKER = "Bearer vl_local_only_broker"
+NODE = "node-c3"
+LENT = ["0000:21:00.0", "0000:22:00.0"]
+FREE_WITHIN = 30  # seconds; the test's patience, not a promise
+
+
+@pytest.fixture(scope="module")
+def demo_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    yield from run_stack(tmp_path_factory.mktemp("lifecycle"), f.demo_fleet(), consumers=True)
+
+
+def call(stack: Stack, key: str, path: str, body: Any = None, method: str = "POST") -> Any:
+    return requests.request(
+        method,
+        f"{stack.api}/v1/nodes/{NODE}/reservations{path}",
+        headers={"Authorization": key},
+        data=None if body is None else json.dumps(body),
+        timeout=REQUEST_TIMEOUT,
+    )
+
+
+def units(stack: Stack, key: str = OWNER) -> dict[str, dict[str, Any]]:
+    response = call(stack, key, "/units", method="GET")
+    assert response.status_code == 200, response.text
+    return {unit["id"]: unit for unit in response.json()}
+
+
+def test_create_release_reclaim_cancel_through_the_local_api(demo_stack: Stack) -> None:
+    starts = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=5)
+    created = call(
+        demo_stack,
+        OWNER,
+        "",
+        {"unitIds": LENT, "allowedOrgIds": ["org-lab"], "managingOrgIds": ["org-broker"],
+         "startsAt": starts.strftime("%Y-%m-%dT%H:%M:%SZ")},
+    )  # fmt: skip
+    assert created.status_code == 201, created.text
+    reservation = created.json()["id"]
+    assert created.json()["status"] == "pending"
+    time.sleep(max(0.0, (starts - datetime.now(UTC)).total_seconds()) + 1)
+
+    released = call(demo_stack, BROKER, f"/{reservation}/release", {"unitIds": LENT})
+    assert released.status_code == 200, released.text
+    assert (released.json()["status"], released.json()["releasedUnitIds"]) == ("active", LENT)
+    listed = units(demo_stack, BROKER)
+    for unit_id in LENT:
+        assert (listed[unit_id]["reservationId"], listed[unit_id]["released"]) == (
+            reservation,
+            True,
+        )
+    assert listed[LENT[0]]["claimedBy"] == "vm:vm-31"
+
+    reclaimed = call(demo_stack, BROKER, f"/{reservation}/reclaim", {"unitIds": [LENT[0]]})
+    assert reclaimed.status_code == 200, reclaimed.text
+    assert (reclaimed.json()["terminated"], reclaimed.json()["releasedUnitIds"]) == (
+        ["vm-31"],
+        [LENT[1]],
+    )
+    started = time.monotonic()
+    while units(demo_stack)[LENT[0]]["state"] != "free":
+        assert time.monotonic() - started < FREE_WITHIN
+        time.sleep(0.5)
+    TIMINGS["lifecycle: reclaim to unit free (make run)"] = time.monotonic() - started
+
+    cancelled = call(demo_stack, OWNER, f"/{reservation}/cancel")  # no body at all
+    assert cancelled.status_code == 200, cancelled.text
+    assert (cancelled.json()["status"], cancelled.json()["releasedUnitIds"]) == ("cancelled", [])
+    after = units(demo_stack)
+    assert all("reservationId" not in after[unit_id] for unit_id in LENT)
+    again = call(demo_stack, OWNER, f"/{reservation}/cancel", {})
+    assert (again.status_code, again.json()["code"]) == (409, "reservation_not_active")
+    # The manager of nothing live on node-c3 no longer sees it.
+    assert call(demo_stack, BROKER, "/units", method="GET").status_code == 404
