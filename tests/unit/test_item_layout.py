@@ -189,15 +189,19 @@ def _ttl_attribute() -> str:
     return str(_table()["TimeToLiveSpecification"]["AttributeName"])
 
 
-def test_an_idempotency_record_reads_back_and_expires_by_the_tables_ttl():
-    answer = AnswerRecord(
-        IdempotentRequest("scope-1", "hash-1"),
+@pytest.mark.parametrize(
+    "outcome",
+    [
         Outcome(409, '{"code":"reservation_not_active"}'),
-        NOW,
-        NOW + timedelta(hours=24),
+        Outcome(201, "{}", (("Location", "/v1/nodes/node-a/reservations/res-9"),)),
+    ],
+)
+def test_an_idempotency_record_reads_back_and_expires_by_the_tables_ttl(outcome):
+    answer = AnswerRecord(
+        IdempotentRequest("scope-1", "hash-1"), outcome, NOW, NOW + timedelta(hours=24)
     )
     item = stored(idempotency_item(answer))
-    assert item["PK"] == "IDEMPOTENCY#scope-1"
+    assert (item["PK"], item["SK"]) == ("IDEMPOTENCY#scope-1", "RESPONSE")
     assert not item["PK"].startswith("NODE#")  # never in a node's partition
     read = stored_response_from_item(item)
     assert (read.request_hash, read.outcome, read.expires_at) == (
