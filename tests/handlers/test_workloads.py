@@ -176,29 +176,6 @@ def test_ending_a_terminating_workload_takes_its_termination_out_of_the_index(
     assert "claimedBy" not in state.unit(aws, "node-a", TERMINATING)
 
 
-def test_an_unknown_workload_and_every_refusal_is_the_one_404(functions, fleet, aws):
-    reference = invoke(functions["list_units"], list_units_event("node-zz", SCHEDULER))
-    before = state.whole_table(aws)
-    answers = {
-        (r.status, tuple(sorted(r.headers.items())), r.body_text)
-        for r in (
-            end(functions, "vm-nope"),
-            end(functions, "vm-old", node="node-zz"),
-            end(functions, "vm-old", key="Bearer vl_test_owner_places"),  # not an operator
-            end(functions, "vm-old", key="Bearer vl_test_operator"),  # no workload.place
-            end(functions, "vm 1"),
-            place(functions, body(), node="node-zz"),
-            place(functions, body(), key="Bearer vl_test_owner_places"),
-            place(functions, body(), key="Bearer vl_test_operator"),
-            place(functions, "{broken", key="Bearer vl_test_operator"),  # 404 before 400
-        )
-    }
-    assert answers == {
-        (reference.status, tuple(sorted(reference.headers.items())), reference.body_text)
-    }
-    assert state.whole_table(aws) == before
-
-
 # --- idempotency and conflicts --------------------------------------------------------------
 
 
