@@ -37,7 +37,9 @@ CODES = {
     409: {"units_unavailable", "workload_exists", "conflict"},
     422: {"units_not_sellable", "idempotency_key_reused"},
 }
-UNITS = [f"0000:{i:02x}:00.0" for i in range(4, 20)]  # from 10 on: held by nothing
+UNITS = [f"0000:{i:02x}:00.0" for i in range(4, 20)]  # 0a-0d free, reserved by nothing
+# The workloads the fleet starts with, on 04, 05 and 0e-13: what an end may find.
+ENDABLE = ["vm-0", "vm-1", *(f"pod-{i}" for i in range(6))]
 AUTHORIZATIONS = [
     "Bearer vl_test_scheduler",
     "Bearer vl_test_scheduler",
@@ -83,7 +85,8 @@ def world() -> Iterator[None]:
             [f.unit(u, sellable=u != UNITS[5]) for u in UNITS],
             [f.reservation("res-1", UNITS[:3], releasedUnitIds=UNITS[:2]),
              f.reservation("res-2", [UNITS[3]], status="needs-review")],
-            [f.workload(f"vm-{i}", [u]) for i, u in enumerate(UNITS[:2])],
+            [*(f.workload(f"vm-{i}", [u]) for i, u in enumerate(UNITS[:2])),
+             *(f.workload(f"pod-{i}", [u], kind="pod") for i, u in enumerate(UNITS[10:]))],
         )], keys)  # fmt: skip
         load_fleet(fleet, boto3.client("dynamodb"), boto3.client("sqs"))
         yield
@@ -98,12 +101,12 @@ def _aim(case: Any) -> None:
     if chooser.random() < 0.5:
         case.path_parameters["nodeId"] = "node-a"
         if "workloadId" in case.path_parameters:
-            case.path_parameters["workloadId"] = chooser.choice(["vm-0", "vm-1", "vm-x"])
+            case.path_parameters["workloadId"] = chooser.choice([*ENDABLE, "vm-x"])
         if isinstance(case.body, dict) and chooser.random() < 0.7:
             case.body["unitIds"] = chooser.sample(UNITS, chooser.randint(1, 2))
-        if isinstance(case.body, dict) and chooser.random() < 0.3:  # a placement that may land
+        if isinstance(case.body, dict) and chooser.random() < 0.6:  # a placement that may land
             case.body.update(id=f"vm-{chooser.randrange(10**6)}", kind="vm", tier="spot",
-                             orgId="org-spotbuyer", unitIds=[chooser.choice(UNITS[6:])])  # fmt: skip
+                             orgId="org-spotbuyer", unitIds=[chooser.choice(UNITS[6:10])])  # fmt: skip
     authorization = chooser.choice(AUTHORIZATIONS)
     case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
     if authorization:
