@@ -39,6 +39,8 @@ DEFAULT_FLEET = ROOT / "fleets" / "demo.json"
 # sam local keeps image-build locks in the temp dir; give ours a dir we can clean.
 SAM_TMP = STATE / "tmp"
 
+STARTUP_TIMEOUT = 420  # seconds for sam local to have every warm container up
+
 
 def say(message: str) -> None:
     print(f"make run: {message}", flush=True)
@@ -291,8 +293,12 @@ def main() -> int:
                 )
             )
         api_url = f"http://127.0.0.1:{api_port}"
-        wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=180)
-        if not wait_for_port(lambda_port, timeout=180, alive=lambda: functions.poll() is None):
+        # Every API function gets a warm container before the first request: on a small,
+        # busy machine that can take minutes, so wait generously (each process is watched).
+        wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=STARTUP_TIMEOUT)
+        if not wait_for_port(
+            lambda_port, timeout=STARTUP_TIMEOUT, alive=lambda: functions.poll() is None
+        ):
             raise SystemExit(f"make run: sam local start-lambda is not listening; see {STATE}")
         say(f"ready in {time.monotonic() - started:.0f} s. API: {api_url}  (logs: .local/*.log)")
         print(f"\n  {demo_curl(fleet, api_url)}\n\nCtrl-C stops everything.", flush=True)

@@ -31,7 +31,7 @@ OPERATOR, OWNER, BROKER, STRANGER = (
     f"Bearer {f.KEYS[role][0]}" for role in ("operator", "owner", "broker", "stranger")
 )
 READY = re.compile(r"make run: ready in (\d+) s\. API: (http://\S+)")
-READY_TIMEOUT = 360  # the first start in a fresh checkout builds everything
+READY_TIMEOUT = 600  # the first start in a fresh checkout builds everything
 REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy small machine
 
 
