@@ -1,0 +1,339 @@
+"""The layout of what the create, release, cancel, place and end endpoints write: each audit
+record names the caller's org and key id, the reason and what changed; a workload that ends
+leaves its history, which expires by the table's TTL; the readers of the reservation
+endpoints read back exactly what the builders write."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from devstack import template
+from reservations.dal.items import (
+    HISTORY_DAYS,
+    change_audit_item,
+    create_audit_item,
+    ended_workload_item,
+    from_attributes,
+    node_from_item,
+    node_item,
+    node_key,
+    placement_audit_item,
+    reservation_from_item,
+    reservation_item,
+    reservation_key,
+    reservations_range,
+    to_attributes,
+    unit_key,
+    workload_end_audit_item,
+    workload_key,
+)
+from reservations.models.changes import ReservationChange
+from reservations.models.domain import (
+    Node,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
+from reservations.models.writes import ItemVersion, PlacementWrite, ReservationCreate, WorkloadEnd
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+STAMP = "2026-11-29T12:00:00Z"
+U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
+
+NODE = Node(
+    "node-a",
+    "org-acme",
+    topology_gen=7,
+    queue_url="https://sqs.test/q.fifo",
+    version=3,
+    created_at=NOW - timedelta(days=9),
+    updated_at=NOW - timedelta(days=1),
+)
+RESERVATION = Reservation(
+    "res-1",
+    "node-a",
+    ReservationStatus.PENDING,
+    starts_at=NOW + timedelta(days=1),
+    created_at=NOW,
+    updated_at=NOW + timedelta(seconds=1),
+    ends_at=NOW + timedelta(days=30),
+    allowed_org_ids=("org-lab", "org-lab2"),
+    managing_org_ids=("org-broker",),
+    reserved_unit_ids=(U[1], U[0]),
+    released_unit_ids=(U[1],),
+    contract_ref="C-1",
+    reason="quarterly",
+    topology_gen=7,
+    version=5,
+)
+# Every optional field absent: an open-ended reservation with no terms beyond its units.
+BARE = Reservation(
+    "res-2",
+    "node-a",
+    ReservationStatus.ACTIVE,
+    starts_at=NOW - timedelta(days=1),
+    created_at=NOW - timedelta(days=2),
+    updated_at=NOW - timedelta(days=2),
+    reserved_unit_ids=(U[0],),
+)
+WORKLOAD = Workload(
+    "vm-1",
+    WorkloadKind.VM,
+    Tier.SPOT,
+    "org-spot",
+    (U[1], U[0]),
+    WorkloadState.RUNNING,
+    created_at=NOW - timedelta(hours=5),
+)
+TERMINATING = Workload(
+    "pod-2",
+    WorkloadKind.POD,
+    Tier.RESERVED,
+    "org-lab",
+    (U[2],),
+    WorkloadState.TERMINATING,
+    termination_id="t-1",
+    termination_reservation_id="res-1",
+    termination_reason="lab needs it",
+    termination_requested_at=NOW - timedelta(minutes=9),
+)
+
+
+def stored(item: dict[str, Any]) -> dict[str, Any]:
+    """As DynamoDB keeps it: attribute values, absent attributes dropped."""
+    return from_attributes(to_attributes(item))
+
+
+def _ttl_attribute() -> str:
+    [table] = [
+        properties
+        for properties in template.of_type("AWS::DynamoDB::Table").values()
+        if properties.get("GlobalSecondaryIndexes")
+    ]
+    return str(table["TimeToLiveSpecification"]["AttributeName"])
+
+
+def test_a_create_is_audited_with_its_caller_and_every_term_outside_the_node_partition():
+    create = ReservationCreate(RESERVATION, ItemVersion("node-a", 3), (), "org-acme", "key-7")
+    assert stored(create_audit_item(create)) == {
+        "PK": "AUDIT#node-a#res-1",
+        "SK": f"{STAMP}#create",
+        "action": "create",
+        "nodeId": "node-a",
+        "reservationId": "res-1",
+        "callerOrgId": "org-acme",
+        "callerKeyId": "key-7",
+        "reason": "quarterly",
+        "status": "pending",
+        "unitIds": [U[1], U[0]],
+        "allowedOrgIds": ["org-lab", "org-lab2"],
+        "managingOrgIds": ["org-broker"],
+        "startsAt": "2026-11-30T12:00:00Z",
+        "endsAt": "2026-12-29T12:00:00Z",
+        "contractRef": "C-1",
+        "topologyGen": 7,
+        "at": STAMP,
+    }
+
+
+def test_a_create_without_optional_terms_stores_none_of_them():
+    create = ReservationCreate(BARE, ItemVersion("node-a", 3), (), "org-op", "key-1")
+    item = stored(create_audit_item(create))
+    assert not {"reason", "endsAt", "contractRef", "topologyGen"} & set(item)
+    assert (item["PK"], item["SK"]) == ("AUDIT#node-a#res-2", "2026-11-27T12:00:00Z#create")
+    assert (item["status"], item["allowedOrgIds"], item["managingOrgIds"]) == ("active", [], [])
+
+
+def _change(**changed: Any) -> ReservationChange:
+    fields: dict[str, Any] = {
+        "change_id": "chg-1",
+        "action": "release",
+        "node_id": "node-a",
+        "reservation": ItemVersion("res-1", 5),
+        "released_after": (U[1], U[0]),
+        "status_after": None,
+        "reason": "lend to spot",
+        "caller_org_id": "org-broker",
+        "caller_key_id": "key-3",
+        "unit_ids": (U[0],),
+        "released_before": (U[1],),
+        "status_before": ReservationStatus.ACTIVE,
+        "at": NOW,
+    }
+    return ReservationChange(**(fields | changed))
+
+
+def test_a_release_is_audited_with_its_caller_reason_and_releases_before_and_after():
+    assert stored(change_audit_item(_change())) == {
+        "PK": "AUDIT#node-a#res-1",
+        "SK": f"{STAMP}#chg-1",
+        "action": "release",
+        "changeId": "chg-1",
+        "nodeId": "node-a",
+        "reservationId": "res-1",
+        "callerOrgId": "org-broker",
+        "callerKeyId": "key-3",
+        "reason": "lend to spot",
+        "unitIds": [U[0]],
+        "releasedBefore": [U[1]],
+        "releasedAfter": [U[1], U[0]],
+        "statusBefore": "active",
+        "statusAfter": "active",
+        "at": STAMP,
+    }
+
+
+def test_a_cancel_is_audited_with_the_status_it_left_and_the_releases_it_emptied():
+    cancel = _change(
+        action="cancel", released_after=(), status_after=ReservationStatus.CANCELLED, unit_ids=()
+    )
+    item = stored(change_audit_item(cancel))
+    assert (item["action"], item["statusBefore"], item["statusAfter"]) == (
+        "cancel",
+        "active",
+        "cancelled",
+    )
+    assert (item["releasedBefore"], item["releasedAfter"]) == ([U[1]], [])
+
+
+def test_a_change_that_changes_nothing_audits_the_releases_and_status_as_they_stay():
+    item = stored(change_audit_item(_change(released_after=None, reason=None)))
+    assert item["releasedAfter"] == item["releasedBefore"] == [U[1]]
+    assert item["statusAfter"] == item["statusBefore"] == "active"
+    assert "reason" not in item
+
+
+def test_two_changes_of_one_reservation_at_the_same_instant_are_two_records():
+    first = stored(change_audit_item(_change()))
+    second = stored(change_audit_item(_change(change_id="chg-2")))
+    assert first["PK"] == second["PK"]
+    assert first["SK"] != second["SK"]
+
+
+def test_a_placement_is_audited_with_the_caller_the_workload_and_the_reservations_it_used():
+    placement = PlacementWrite(
+        "wr-1",
+        ItemVersion("node-a", 3),
+        WORKLOAD,
+        (ItemVersion(U[1], 1), ItemVersion(U[0], 1)),
+        (ItemVersion("res-9", 2), ItemVersion("res-1", 5)),
+        "org-platform",
+        "key-sched",
+        NOW,
+    )
+    assert stored(placement_audit_item(placement)) == {
+        "PK": "AUDIT#node-a/workloads",
+        "SK": f"{STAMP}#wr-1",
+        "action": "place",
+        "nodeId": "node-a",
+        "workloadId": "vm-1",
+        "kind": "vm",
+        "tier": "spot",
+        "orgId": "org-spot",
+        "unitIds": [U[1], U[0]],
+        "reservationIds": ["res-1", "res-9"],
+        "callerOrgId": "org-platform",
+        "callerKeyId": "key-sched",
+        "at": STAMP,
+    }
+
+
+def _end(workload: Workload, write_id: str = "wr-2") -> WorkloadEnd:
+    freed = (ItemVersion(U[2], 4), ItemVersion(U[0], 2))
+    return WorkloadEnd(write_id, "node-a", workload, freed, "org-platform", "key-sched", NOW)
+
+
+def test_an_end_is_audited_with_the_caller_and_the_units_it_freed():
+    assert stored(workload_end_audit_item(_end(TERMINATING))) == {
+        "PK": "AUDIT#node-a/workloads",
+        "SK": f"{STAMP}#wr-2",
+        "action": "end",
+        "nodeId": "node-a",
+        "workloadId": "pod-2",
+        "state": "terminating",
+        "terminationId": "t-1",
+        "unitIds": [U[2]],
+        "freedUnitIds": [U[0], U[2]],
+        "callerOrgId": "org-platform",
+        "callerKeyId": "key-sched",
+        "at": STAMP,
+    }
+    running = stored(workload_end_audit_item(_end(WORKLOAD)))
+    assert (running["state"], "terminationId" in running) == ("running", False)
+
+
+def test_an_ended_workload_is_kept_as_history_for_its_days_then_expires():
+    assert stored(ended_workload_item(_end(WORKLOAD))) == {
+        "PK": "WLHIST#node-a",
+        "SK": f"{STAMP}#vm-1#wr-2",
+        "workloadId": "vm-1",
+        "kind": "vm",
+        "tier": "spot",
+        "orgId": "org-spot",
+        "unitIds": [U[1], U[0]],
+        "outcome": "ended",
+        "createdAt": "2026-11-29T07:00:00Z",
+        "endedAt": STAMP,
+        _ttl_attribute(): int((NOW + timedelta(days=HISTORY_DAYS)).timestamp()),
+    }
+
+
+def test_an_ended_terminating_workload_keeps_its_termination_in_its_history():
+    item = stored(ended_workload_item(_end(TERMINATING)))
+    assert item["SK"] == f"{STAMP}#pod-2#t-1"  # the termination's record, one per termination
+    assert (item["terminationId"], item["reservationId"], item["outcome"]) == (
+        "t-1",
+        "res-1",
+        "ended",
+    )
+    assert (item["requestedAt"], item["kind"], item["tier"]) == (
+        "2026-11-29T11:51:00Z",
+        "pod",
+        "reserved",
+    )
+    assert "createdAt" not in item
+
+
+def test_two_ends_of_one_workload_id_are_two_history_records():
+    first = stored(ended_workload_item(_end(WORKLOAD, "wr-2")))
+    second = stored(ended_workload_item(_end(WORKLOAD, "wr-3")))
+    assert first["PK"] == second["PK"] == "WLHIST#node-a"
+    assert first["SK"] != second["SK"]
+
+
+@pytest.mark.parametrize("reservation", [RESERVATION, BARE])
+def test_a_reservation_reads_back_as_written(reservation):
+    assert reservation_from_item(stored(reservation_item(reservation))) == reservation
+
+
+@pytest.mark.parametrize("node", [NODE, Node("node-b", "org-acme", version=1)])
+def test_a_node_reads_back_as_written(node):
+    assert node_from_item(stored(node_item(node))) == node
+
+
+def test_the_node_key_is_where_the_node_item_is_written():
+    assert node_key("node-a") == {"PK": "NODE#node-a", "SK": "#NODE"}
+    assert {k: v for k, v in node_item(NODE).items() if k in ("PK", "SK")} == node_key("node-a")
+
+
+def test_the_reservations_range_holds_the_node_and_every_reservation_and_nothing_else():
+    first, last = reservations_range("node-a")
+    assert first == node_key("node-a")
+    keys = [
+        node_key("node-a"),
+        reservation_key("node-a", "res-0"),
+        reservation_key("node-a", "res-" + "z" * 20),
+        unit_key("node-a", U[0]),
+        unit_key("node-a", "0"),
+        workload_key("node-a", "vm-1"),
+        {"PK": "NODE#node-a", "SK": "RESPONSE"},
+    ]
+    # DynamoDB's BETWEEN on a string sort key: byte order, both ends included.
+    inside = [k["SK"] for k in keys if first["SK"] <= k["SK"] <= last]
+    assert inside == ["#NODE", "RES#res-0", "RES#res-" + "z" * 20]
