@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 STAGE=$ROOT/.mutmut
 # A ratchet at the ratio reached (docs/mutation.md): raise it as tests are added.
-MIN=${MUTATE_MIN:-79}
+MIN=${MUTATE_MIN:-90}
 JOBS=${MUTATE_JOBS:-$(nproc)}
 
 # A fresh copy of the last commit every run: mutmut keeps results per function, and a stale
