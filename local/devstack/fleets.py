@@ -15,10 +15,13 @@ TABLE = "ReservationsTable"
 NODE_QUEUE_PREFIX = "reservations-node-"
 
 
-def load_fleet(fleet: Fleet | dict[str, Any], dynamodb: Any, sqs: Any) -> Fleet:
-    """Make the fleet's node queues and write its items; a document is validated first."""
+def load_fleet(
+    fleet: Fleet | dict[str, Any], dynamodb: Any, sqs: Any, at: datetime | None = None
+) -> Fleet:
+    """Make the fleet's node queues and write its items, loaded ``at`` (default: now); a
+    document is validated first."""
     if not isinstance(fleet, Fleet):
         fleet = parse_fleet(json.dumps(fleet))
     urls = create_node_queues(fleet, sqs, NODE_QUEUE_PREFIX, local_dead_letter_arn(sqs))
-    write_fleet(fleet, dynamodb, TABLE, datetime.now(UTC), urls)
+    write_fleet(fleet, dynamodb, TABLE, at or datetime.now(UTC), urls)
     return fleet

@@ -1,20 +1,30 @@
 """The fleet loader writes what the API writes: nodes through the registration code, keys
-through the key command's code."""
+through the key command's code, reservations and workloads through create's, release's and
+placement's rules where the file's state is one those calls could reach."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
 import pytest
 
+from devstack import fleets
 from devstack.fleets import NODE_QUEUE_PREFIX
 from reservations.dal import clients
 from reservations_tools import keys
+from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, local_dead_letter_arn
+from reservations_tools.fleet.model import parse_fleet
 from tests.support import fleets as f
 from tests.support import state
+from tests.support.change_events import release_event
 from tests.support.lambdas import invoke, load_function, node_event
+from tests.support.reservation_events import create_event
+from tests.support.workload_events import place_event
 
 OPERATOR = {
     "key": "vl_test_node_operator",
@@ -62,3 +72,92 @@ def test_a_fleet_key_cannot_take_an_id_another_key_has(aws, load_fleet, capsys):
     other = {"key": "vl_test_other", "orgId": "org-acme", "permissions": [], "id": "taken"}
     with pytest.raises(FleetError, match="API key taken: key id taken is taken by another key"):
         load_fleet(_fleet(other))
+
+
+# Reservations and workloads: a file whose state the API could reach at load time is made by
+# the API's own rules, so it stores what the API calls that reach it would store.
+EVERYTHING = {
+    "key": "vl_test_scheduler",
+    "orgId": "org-platform",
+    "permissions": ["node.write", "reservation.write", "reservation.capacity", "workload.place"],
+    "id": "scheduler",
+}
+U4, U5, U6, U7 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"
+
+
+def _reachable_node(now: datetime) -> dict[str, Any]:
+    """A node the API could have reached at ``now``: a reservation starting now with a unit
+    lent, one pending, and workloads each placement admits."""
+    at = f.iso
+    units = [f.unit(U4), f.unit(U5), f.unit(U6), f.unit(U7)]
+    reservations = [
+        f.reservation("res-now", [U4, U5], startsAt=at(now), endsAt=at(now + timedelta(days=30)),
+                      releasedUnitIds=[U4], contractRef="C-1", reason="lab term"),
+        f.reservation("res-later", [U6], status="pending", startsAt=at(now + timedelta(days=3)),
+                      managingOrgIds=[]),
+    ]  # fmt: skip
+    workloads = [
+        f.workload("vm-spot", [U4]),  # spot on a lent unit
+        f.workload("pod-lab", [U5], tier="reserved", kind="pod", orgId="org-lab"),
+        f.workload("vm-early", [U6]),  # spot before a pending term
+        f.workload("vm-walkin", [U7], tier="on-demand", orgId="org-walkin"),
+    ]
+    return f.node("node-a", units, reservations, workloads)
+
+
+def _through_the_api(node: dict[str, Any], now: datetime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register, create, release and place with the functions, their clocks at ``now``."""
+
+    def at_now(name: str, **ports: Any) -> Any:
+        module = load_function(name)
+        monkeypatch.setattr(module, "ports", dataclasses.replace(module.ports, clock=lambda: now,
+                                                                 **ports))  # fmt: skip
+        return module
+
+    auth = "Bearer " + EVERYTHING["key"]
+    body = {"ownerOrgId": node["ownerOrgId"], "topologyGen": 1, "units": node["units"]}
+    assert invoke(at_now("put_node"), node_event("node-a", body, auth)).status == 201
+    for stated in node["reservations"]:
+        create = at_now("create_reservation", new_id=lambda r=stated: r["id"])
+        fields = ("startsAt", "endsAt", "allowedOrgIds", "managingOrgIds", "contractRef", "reason")
+        body = {"unitIds": stated["reservedUnitIds"]} | {
+            k: stated[k] for k in fields if k in stated
+        }
+        assert invoke(create, create_event("node-a", body, auth)).status == 201
+        if stated["releasedUnitIds"]:
+            lend = {"unitIds": stated["releasedUnitIds"]}
+            answer = invoke(at_now("release"), release_event("node-a", stated["id"], lend, auth))
+            assert answer.status == 200
+    for stated in node["workloads"]:
+        body = {k: stated[k] for k in ("id", "kind", "tier", "orgId", "unitIds")}
+        assert invoke(at_now("place_workload"), place_event("node-a", body, auth)).status == 201
+
+
+def _partition(dynamodb: Any) -> list[dict[str, Any]]:
+    """The node's items as they read, but for ``version``: the API writes each item once
+    per call, the loader once."""
+    return [
+        {name: value for name, value in item.items() if name != "version"}
+        for item in state.whole_table(dynamodb)
+        if item["PK"] == "NODE#node-a"
+    ]
+
+
+def test_a_state_the_api_could_reach_loads_as_the_api_calls_store_it(aws, monkeypatch):
+    monkeypatch.setenv("NODE_QUEUE_PREFIX", NODE_QUEUE_PREFIX)
+    monkeypatch.setenv("NODE_DEAD_LETTER_QUEUE_ARN", local_dead_letter_arn(boto3.client("sqs")))
+    clients.reset()
+    now = datetime.now(UTC).replace(microsecond=0)
+    node = _reachable_node(now)
+    fleets.load_fleet(f.fleet([], [EVERYTHING]), aws, boto3.client("sqs"), now)
+    _through_the_api(node, now, monkeypatch)
+    by_the_api = _partition(aws)
+
+    document = f.fleet([node], [EVERYTHING])
+    fleets.load_fleet(document, aws, boto3.client("sqs"), now)
+    assert _partition(aws) == by_the_api
+    made = loader.routes(parse_fleet(json.dumps(document)), now)
+    assert [(r.id, r.rules) for r in made] == [
+        ("res-now", "create, release"), ("res-later", "create"), ("vm-spot", "place"),
+        ("pod-lab", "place"), ("vm-early", "place"), ("vm-walkin", "place"),
+    ]  # fmt: skip

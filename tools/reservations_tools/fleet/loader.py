@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,23 +28,12 @@ from pydantic import ValidationError
 from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
 from reservations.logic.nodes import registered_node, reported_units
-from reservations.models.domain import (
-    CLAIMING_STATES,
-    ApiKey,
-    Workload,
-    WorkloadState,
-)
+from reservations.models.domain import ApiKey, NodeSnapshot
 from reservations.models.errors import field_path
 from reservations.models.node_requests import UnitSpec
 from reservations_tools import keys
-from reservations_tools.fleet.model import (
-    Fleet,
-    FleetApiKey,
-    FleetNode,
-    FleetWorkload,
-    fleet_termination_id,
-    parse_fleet,
-)
+from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
+from reservations_tools.fleet.model import Fleet, FleetApiKey, FleetNode, parse_fleet
 from reservations_tools.fleet.size import MAX_ITEM_BYTES, item_size
 
 LOCAL_DEAD_LETTER_QUEUE = "SpotTerminationDeadLetterQueue.fifo"
@@ -81,56 +69,35 @@ def describe(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def _unit_items(fleet_node: FleetNode) -> list[items.Item]:
-    """The units as registration stores them, each claimed by the file's live workload."""
-    claims = {
-        unit_id: f"{workload.kind.value}:{workload.id}"
-        for workload in fleet_node.workloads
-        if workload.state in CLAIMING_STATES
-        for unit_id in workload.unit_ids
-    }
-    specs = [UnitSpec.model_validate(unit.model_dump(by_alias=True)) for unit in fleet_node.units]
-    return [
-        items.unit_item(fleet_node.id, replace(unit, claimed_by=claims.get(unit.id)))
-        for unit in reported_units(specs)
-    ]
-
-
-def _workload(fleet_node: FleetNode, workload: FleetWorkload, loaded_at: datetime) -> Workload:
-    terminating = workload.state is WorkloadState.TERMINATING
-    reservation_id = fleet_node.termination_reservation_id(workload, loaded_at)
-    return Workload(
-        id=workload.id,
-        kind=workload.kind,
-        tier=workload.tier,
-        org_id=workload.org_id,
-        unit_ids=tuple(workload.unit_ids),
-        state=workload.state,
-        # A termination under way must be findable by the sweeper, and its message must
-        # name the reservation the units go back to.
-        termination_id=workload.termination_id
-        or (fleet_termination_id(fleet_node.id, workload.id) if terminating else None),
-        termination_reservation_id=reservation_id if terminating else None,
-        termination_requested_at=loaded_at if terminating else None,
+def build(fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None) -> BuiltNode:
+    """The node as registration stores it, then its reservations and workloads, each made
+    by the API's rules where it could have made them (see ``api_rules``)."""
+    node = registered_node(
+        fleet_node.id, fleet_node.owner_org_id, fleet_node.topology_gen, queue_url, 1, loaded_at
     )
+    specs = [UnitSpec.model_validate(unit.model_dump(by_alias=True)) for unit in fleet_node.units]
+    registered = NodeSnapshot(node, tuple(reported_units(specs)))
+    return build_node(fleet_node, registered, loaded_at)
 
 
 def node_items(
     fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
 ) -> list[items.Item]:
     """The node partition's items for one node of the fleet (each at version 1)."""
-    node = registered_node(
-        fleet_node.id, fleet_node.owner_org_id, fleet_node.topology_gen, queue_url, 1, loaded_at
-    )
+    snapshot = build(fleet_node, loaded_at, queue_url).snapshot
+    node_id = snapshot.node.id
     return [
-        items.node_item(node),
-        *_unit_items(fleet_node),
-        *(items.reservation_item(r.to_domain(node.id, loaded_at)) for r in fleet_node.reservations),
-        *(
-            items.workload_item(node.id, _workload(fleet_node, w, loaded_at))
-            for w in fleet_node.workloads
-        ),
+        items.node_item(snapshot.node),
+        *(items.unit_item(node_id, unit) for unit in snapshot.units),
+        *(items.reservation_item(reservation) for reservation in snapshot.reservations),
+        *(items.workload_item(node_id, workload) for workload in snapshot.workloads),
     ]
+
+
+def routes(fleet: Fleet, loaded_at: datetime) -> list[Route]:
+    """How each reservation and workload of the file is made: by which API rules, or as
+    stated and why."""
+    return [route for node in fleet.nodes for route in build(node, loaded_at).routes]
 
 
 def _api_key(fleet: Fleet, fleet_key: FleetApiKey) -> ApiKey:
@@ -333,6 +300,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     validate = commands.add_parser("validate", help="check a fleet file, write nothing")
     validate.add_argument("fleet", type=Path)
+    validate.add_argument(
+        "--explain",
+        action="store_true",
+        help="say how each reservation and workload would be made: by which API rules, "
+        "or as stated and why",
+    )
     load = commands.add_parser("load", help="validate, then write a fleet file to DynamoDB")
     load.add_argument("fleet", type=Path)
     load.add_argument("--endpoint-url", help="DynamoDB endpoint (default: AWS, or the emulator)")
@@ -362,15 +335,30 @@ def _load(fleet: Fleet, args: argparse.Namespace) -> int:
         sqs = boto3.client("sqs", endpoint_url=args.endpoint_url, region_name=args.region)
         dead_letter_arn = args.dead_letter_queue_arn or local_dead_letter_arn(sqs)
         queue_urls = create_node_queues(fleet, sqs, args.queue_prefix, dead_letter_arn)
+    loaded_at = datetime.now(UTC)
     try:
         count = write_fleet(
-            fleet, client, args.table, datetime.now(UTC), queue_urls, only_add=args.only_add
+            fleet, client, args.table, loaded_at, queue_urls, only_add=args.only_add
         )
     except FleetError as error:
         print(error, file=sys.stderr)
         return 1
-    print(f"loaded {args.fleet}: {len(fleet.nodes)} nodes, {count} items into {args.table}")
+    print(
+        f"loaded {args.fleet}: {len(fleet.nodes)} nodes, {count} items into {args.table} "
+        f"({summary(routes(fleet, loaded_at))})"
+    )
     return 0
+
+
+def summary(made: list[Route]) -> str:
+    """``reservations: 1 by the API's rules, 4 as stated; workloads: …``"""
+    parts = []
+    for kind in ("reservation", "workload"):
+        of_kind = [route for route in made if route.kind == kind]
+        by_rules = sum(1 for route in of_kind if route.rules)
+        stated = len(of_kind) - by_rules
+        parts.append(f"{kind}s: {by_rules} by the API's rules, {stated} as stated")
+    return "; ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -383,7 +371,13 @@ def main(argv: list[str] | None = None) -> int:
         print(error, file=sys.stderr)
         return 1
     if args.command == "validate":
-        print(f"{args.fleet}: valid ({len(fleet.nodes)} nodes, {len(fleet.api_keys)} API keys)")
+        made = routes(fleet, datetime.now(UTC))
+        print(
+            f"{args.fleet}: valid ({len(fleet.nodes)} nodes, {len(fleet.api_keys)} API keys; "
+            f"{summary(made)})"
+        )
+        if args.explain:
+            print("\n".join(f"  {route}" for route in made))
         return 0
     return _load(fleet, args)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import string
+from collections.abc import Callable
 from datetime import datetime
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -83,12 +84,26 @@ def _attempt(
     snapshot = ports.store.load_node(node_id)
     if snapshot is None or not may_write_reservations(caller, snapshot):
         raise NotFound()
+    decided = decide_create(snapshot, request, ports.new_id, now)
+    if isinstance(decided, ApiError):
+        return idempotency.refuse(keyed, decided, now, ports.store.keep_answer)
+    return _commit(caller, snapshot, decided, keyed, ports, now)
+
+
+def decide_create(
+    snapshot: NodeSnapshot,
+    request: CreateReservationRequest,
+    new_id: Callable[[], str],
+    now: datetime,
+) -> Reservation | ApiError:
+    """What a create decides on this node as read: the reservation to write, or the refusal
+    (409 held or claimed, then 422 not reservable). A bad term raises the 400. The fleet
+    loader makes a file's reservations with this too, where a create could have made them."""
     term = new_term(*request.term(), now)
     refusal = _refusal(snapshot, request, term, now)
     if refusal is not None:
-        return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
-    reservation = _new_reservation(snapshot, request, term, ports.new_id(), now)
-    return _commit(caller, snapshot, reservation, keyed, ports, now)
+        return refusal
+    return _new_reservation(snapshot, request, term, new_id(), now)
 
 
 def _refusal(

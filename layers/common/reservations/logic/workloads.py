@@ -87,7 +87,7 @@ def _place_once(
     if snapshot is None:
         raise NotFound()
     try:
-        _check_placeable(snapshot, request, now)
+        check_placeable(snapshot, request, now)
     except ApiError as refusal:
         return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
     write = placement_write(caller, snapshot, request, ports.new_id(), now)
@@ -104,8 +104,9 @@ def _place_once(
     return outcome
 
 
-def _check_placeable(snapshot: NodeSnapshot, request: PlaceWorkloadRequest, now: datetime) -> None:
-    """409 ``workload_exists``, then 409 ``units_unavailable``, then 422 ``units_not_sellable``."""
+def check_placeable(snapshot: NodeSnapshot, request: PlaceWorkloadRequest, now: datetime) -> None:
+    """409 ``workload_exists``, then 409 ``units_unavailable``, then 422 ``units_not_sellable``
+    (the fleet loader asks it too, of each running workload of a file)."""
     if any(w.id == request.id for w in snapshot.workloads):
         raise WorkloadExists(f"workload {request.id} is already on node {snapshot.node.id}")
     tier = Tier(request.tier)
@@ -129,20 +130,11 @@ def placement_write(
     now: datetime,
 ) -> PlacementWrite:
     """The decision as one conditional write, on the versions of everything it read."""
-    workload = Workload(
-        id=request.id,
-        kind=WorkloadKind(request.kind),
-        tier=Tier(request.tier),
-        org_id=request.org_id,
-        unit_ids=tuple(sorted(request.unit_ids)),
-        state=WorkloadState.RUNNING,
-        created_at=now,
-    )
     named = set(request.unit_ids)
     return PlacementWrite(
         write_id=write_id,
         node=ItemVersion(snapshot.node.id, snapshot.node.version),
-        workload=workload,
+        workload=placed_workload(request, now),
         units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
         reservations=tuple(
             ItemVersion(r.id, r.version) for r in reservations_read(snapshot, request.unit_ids)
@@ -150,6 +142,19 @@ def placement_write(
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         at=now,
+    )
+
+
+def placed_workload(request: PlaceWorkloadRequest, now: datetime) -> Workload:
+    """The workload a placement stores: running, its units in id order, placed now."""
+    return Workload(
+        id=request.id,
+        kind=WorkloadKind(request.kind),
+        tier=Tier(request.tier),
+        org_id=request.org_id,
+        unit_ids=tuple(sorted(request.unit_ids)),
+        state=WorkloadState.RUNNING,
+        created_at=now,
     )
 
 

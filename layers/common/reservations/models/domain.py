@@ -99,7 +99,7 @@ class Workload:
     termination_last_delivered_at: datetime | None = None
     termination_stuck_at: datetime | None = None
     version: int = 1
-    # When the scheduler placed it (absent for workloads loaded from a fleet file).
+    # When the scheduler placed it (absent for workloads a fleet file states directly).
     created_at: datetime | None = None
 
     @property
