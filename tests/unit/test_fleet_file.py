@@ -425,3 +425,15 @@ def test_validate_runs_the_size_backstop(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(loader, "MAX_ITEM_BYTES", 250)  # the reservation item is larger
     assert main(["validate", str(path)]) == 1
     assert re.search(r"node node-a, item RES#res-1: \d+ bytes, over", capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("prefix", ["", "stack node-", "p" * 41])
+def test_a_queue_prefix_the_template_would_refuse_is_a_usage_error_before_anything_runs(
+    prefix, capsys
+):
+    with pytest.raises(SystemExit) as exited:
+        main(["load", str(f.DEMO_FLEET), "--queue-prefix", prefix, "--endpoint-url", "http://x"])
+    assert exited.value.code == 2
+    assert "argument --queue-prefix: queue prefix must be 1-40 of A-Z a-z 0-9 _ -" in (
+        capsys.readouterr().err
+    )

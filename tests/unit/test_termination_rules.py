@@ -103,8 +103,9 @@ def test_node_queue_names_fit_80_characters_for_the_longest_prefix_and_node_id()
         assert name.startswith(prefix)
         assert name.endswith(".fifo")
     assert node_queue_name("reservations-node-", "node-a1") == "reservations-node-node-a1.fifo"
-    with pytest.raises(ValueError, match="prefix"):
-        node_queue_name("p" * (MAX_QUEUE_PREFIX + 1), "node-a1")
+    for prefix in ("p" * (MAX_QUEUE_PREFIX + 1), "", "stack node-", "stack.node-"):
+        with pytest.raises(ValueError, match="prefix"):
+            node_queue_name(prefix, "node-a1")  # what the template's pattern refuses
 
 
 def test_the_stack_names_node_queues_by_a_bounded_prefix_not_by_its_own_name():

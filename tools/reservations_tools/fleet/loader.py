@@ -295,6 +295,15 @@ def local_dead_letter_arn(sqs: Any) -> str:
     return str(attributes["Attributes"]["QueueArn"])
 
 
+def _queue_prefix(prefix: str) -> str:
+    """The template's NodeQueuePrefix rule, checked before anything is made."""
+    try:
+        queues.node_queue_name(prefix, "node")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+    return prefix
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reservations-fleet", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -312,7 +321,10 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("--table", default="ReservationsTable", help="table name")
     load.add_argument("--region", default=None, help="AWS region (default: from the environment)")
     load.add_argument(
-        "--queue-prefix", default="reservations-node-", help="node queue name prefix (stack-node-)"
+        "--queue-prefix",
+        default="reservations-node-",
+        type=_queue_prefix,
+        help="node queue name prefix, the stack's NodeQueuePrefix (default: the local one)",
     )
     load.add_argument(
         "--dead-letter-queue-arn",

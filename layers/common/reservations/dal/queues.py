@@ -28,7 +28,7 @@ _NO_QUEUE = frozenset({"QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQ
 
 def node_queue_name(prefix: str, node_id: str) -> str:
     """``<prefix><nodeId>.fifo``; a node id SQS cannot take as is gets a hash suffix."""
-    if len(prefix) > MAX_QUEUE_PREFIX or _UNSAFE.search(prefix):
+    if not 0 < len(prefix) <= MAX_QUEUE_PREFIX or _UNSAFE.search(prefix):
         raise ValueError(f"queue prefix must be 1-{MAX_QUEUE_PREFIX} of A-Z a-z 0-9 _ -")
     safe = _UNSAFE.sub("-", node_id)
     room = _QUEUE_NAME_MAX - len(prefix) - len(".fifo")
