@@ -151,16 +151,28 @@ def wait_for_api(url: str, process: subprocess.Popen[str], timeout: float) -> fl
 
 
 def demo_curl(fleet: Fleet, api_url: str) -> str:
-    """A ready curl line: the first node, with a key that may read it (local-only keys)."""
-    node = fleet.nodes[0].id if fleet.nodes else "node-a1"
-    readers = [
-        k
-        for k in fleet.api_keys
-        if "reservation.read" in k.permissions and not k.revoked and k.expires_at is None
-    ]
-    operator = [k for k in readers if k.org_id == fleet.platform_org_id]
-    key = (operator or readers)[0].key if readers else "vl_your_key"
-    return f"curl -s -H 'Authorization: Bearer {key}' {api_url}/v1/nodes/{node}/reservations/units"
+    """A ready curl line (local-only keys): list the first node's units with a key that may
+    read them; with no node yet, register one with a key that may."""
+    usable = [k for k in fleet.api_keys if not k.revoked and k.expires_at is None]
+    operators = [k for k in usable if k.org_id == fleet.platform_org_id]
+    if not fleet.nodes:
+        writers = [k for k in operators if "node.write" in k.permissions]
+        key = writers[0].key if writers else "vl_your_operator_key"
+        owner = next((k.org_id for k in usable if k.org_id != fleet.platform_org_id), "org-acme")
+        unit = (
+            '{"id": "0000:04:00.0", "allocClass": "vfio-group", '
+            '"gpuModelId": "nvidia-h100-sxm5-80gb", "sellableGpus": 1, "sellable": true}'
+        )
+        body = f'{{"ownerOrgId": "{owner}", "topologyGen": 1, "units": [{unit}]}}'
+        return (
+            f"curl -s -X PUT -H 'Authorization: Bearer {key}' {api_url}/v1/nodes/node-x1 "
+            f"-d '{body}'"
+        )
+    readers = [k for k in usable if "reservation.read" in k.permissions]
+    readers.sort(key=lambda k: k.org_id != fleet.platform_org_id)  # an operator's first
+    key = readers[0].key if readers else "vl_your_key"
+    units = f"{api_url}/v1/nodes/{fleet.nodes[0].id}/reservations/units"
+    return f"curl -s -H 'Authorization: Bearer {key}' {units}"
 
 
 def stop(processes: list[subprocess.Popen[str]]) -> None:
