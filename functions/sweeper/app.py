@@ -30,6 +30,12 @@ def policy() -> RedeliveryPolicy:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    counts = sweep(utc_now(), policy(), TerminationStore(), send_termination)
+    counts = sweep(
+        utc_now(),
+        policy(),
+        TerminationStore(),
+        send_termination,
+        time_left=lambda: context.get_remaining_time_in_millis() / 1000,
+    )
     logger.info("sweep done", extra=dict(counts))
     return dict(counts)

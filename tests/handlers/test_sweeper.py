@@ -15,6 +15,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
+from reservations.config import settings
 from reservations.dal import clients, queues
 from reservations.dal.items import parse_time
 from reservations.dal.table import NodeTable
@@ -27,6 +28,7 @@ from reservations_tools import terminations as command
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
+from tests.support.lambdas import FakeContext, load_function
 
 TERMINATION = "t-vm-1"
 POLICY = RedeliveryPolicy(
@@ -305,3 +307,19 @@ def test_the_operator_redrive_reports_what_it_could_not_do(world, capsys, monkey
     assert command.main(["redrive", "node-a", "vm-1"]) == 1
     assert "has no queue" in capsys.readouterr().err
     assert "deliveries" not in world.workload()
+
+
+def test_a_pass_short_of_time_defers_its_sends_visibly_and_the_next_one_delivers(
+    world, monkeypatch, caplog
+):
+    monkeypatch.setenv("SWEEPER_GRACE_SECONDS", "0")
+    settings.cache_clear()
+    function = load_function("sweeper")
+    # 11 s left: under the 12 s one termination may take against a hanging SQS.
+    assert function.lambda_handler({}, FakeContext(timeout_ms=11_000)) == {"deferred": 1}
+    assert world.metrics["TerminationsDeferred"] == 1
+    assert "sweep out of time; the rest wait for the next pass" in caplog.text
+    assert world.queued() == []
+    assert "terminationDeliveries" not in world.workload()  # none yet
+    assert function.lambda_handler({}, FakeContext()) == {"redelivered": 1}
+    assert [m["terminationId"] for m in world.queued()] == [TERMINATION]

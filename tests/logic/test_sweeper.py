@@ -3,6 +3,7 @@ delivery, and when it is flagged stuck."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -93,3 +94,43 @@ def test_one_closed_after_the_index_was_read_is_not_sent(store, outbox, queue):
 
     assert sweep(ClosedMeanwhile(store), queue, 61) == {"closed": 1}
     assert queue.messages == {}
+
+
+def hanging_sends(store, queue, count: int, timeout: float = 60.0, per_send: float = 3.0):
+    """``count`` more due terminations on node-a, and a clock of the invocation that runs
+    ``per_send`` seconds with each send (an SQS that hangs until the client gives up)."""
+    partition = store.nodes["node-a"]
+    for n in range(count):
+        term = replace(vm_term(store), id=f"vm-t{n:02}", termination_id=f"t-{n:02}")
+        partition.workloads[term.id] = term
+    elapsed = [0.0]
+    real_send = queue.send
+
+    def slow_send(*arguments):
+        elapsed[0] += per_send
+        return real_send(*arguments)
+
+    return slow_send, lambda: timeout - elapsed[0]
+
+
+def test_a_pass_stops_sending_before_its_invocation_ends_and_the_next_pass_sends_the_rest(
+    store, outbox, queue
+):
+    queue.down = True
+    send, time_left = hanging_sends(store, queue, 29)  # 30 due, 3 s each: 90 s > 60 s
+    at = REQUESTED + timedelta(seconds=61)
+    counts = sweeper.sweep(at, POLICY, outbox, send, time_left)
+    # Sends start while at least 12 s are left: at 60, 57, ... 12 s left, 17 of them.
+    assert dict(counts) == {"unsent": 17, "deferred": 13}
+    assert time_left() >= 60 - 17 * 3 > 0
+
+    queue.down = False
+    send, time_left = hanging_sends(store, queue, 0, per_send=0.0)
+    assert dict(sweeper.sweep(at, POLICY, outbox, send, time_left)) == {"redelivered": 30}
+    assert len(queue.sent(QUEUE)) == 30
+
+
+def test_with_time_enough_nothing_is_deferred(store, outbox, queue):
+    send, time_left = hanging_sends(store, queue, 9, per_send=0.1)
+    at = REQUESTED + timedelta(seconds=61)
+    assert dict(sweeper.sweep(at, POLICY, outbox, send, time_left)) == {"redelivered": 10}

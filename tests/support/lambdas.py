@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,13 +36,19 @@ def list_units_event(node_id: str, authorization: str | None) -> dict[str, Any]:
 
 @dataclass
 class FakeContext:
+    """Lambda's context; its remaining time runs down from ``timeout_ms`` (default: the
+    sweeper's 60 s, the longest of the stack) as Lambda's does."""
+
     function_name: str = "test-function"
     memory_limit_in_mb: int = 512
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
     aws_request_id: str = "00000000-0000-0000-0000-000000000001"
+    timeout_ms: int = 60_000
+    started: float = field(default_factory=time.monotonic)
 
     def get_remaining_time_in_millis(self) -> int:
-        return 10_000
+        elapsed_ms = (time.monotonic() - self.started) * 1000
+        return max(0, int(self.timeout_ms - elapsed_ms))
 
 
 @dataclass

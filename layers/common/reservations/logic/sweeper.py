@@ -5,11 +5,18 @@ one (the index lags behind a report that just closed it) and sends it again. Onl
 accepted count as deliveries: an outage of any length, or a node whose queue is missing,
 just waits. After ``max_deliveries`` without a report a termination is flagged stuck
 (SweeperGiveUps, alarmed) and still sent at the slow pace until a report closes it.
+
+A pass never outlives its invocation: with less than ``SEND_RESERVE_SECONDS`` left it sends
+nothing more, and the terminations still due are counted ``deferred`` for the next pass
+(against an SQS that hangs, each send takes its full 3 s; without this, 20 due terminations
+would time the function out, metrics and log of the pass lost).
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -46,8 +53,20 @@ def deliver(
     return result
 
 
-def sweep(now: datetime, policy: RedeliveryPolicy, outbox: Outbox, send: Sender) -> Counter[str]:
-    """One pass; counts of what happened (``redelivered``, ``waiting``, ``gave_up``, ...)."""
+# The worst case of sweeping one termination: its re-read and its record (DynamoDB, 3 tries
+# of at most 1 s to connect and 2 s to read) and its send (SQS, one such try).
+SEND_RESERVE_SECONDS = 12.0
+
+
+def sweep(
+    now: datetime,
+    policy: RedeliveryPolicy,
+    outbox: Outbox,
+    send: Sender,
+    time_left: Callable[[], float] = lambda: math.inf,
+) -> Counter[str]:
+    """One pass; counts of what happened (``redelivered``, ``waiting``, ``gave_up``,
+    ``deferred``, ...). ``time_left``: seconds left of the invocation."""
     counts: Counter[str] = Counter()
     seen: set[str] = set()  # one given up in this pass may show up again as stuck
     for partition in (OPEN, STUCK):
@@ -58,7 +77,18 @@ def sweep(now: datetime, policy: RedeliveryPolicy, outbox: Outbox, send: Sender)
             if not is_due(listed.workload, policy, now):
                 counts["waiting" if partition == OPEN else "stuck"] += 1
                 continue
+            if time_left() < SEND_RESERVE_SECONDS:
+                counts["deferred"] += 1
+                continue
             counts[_sweep_one(listed, now, policy, outbox, send)] += 1
+    if counts["deferred"]:
+        logger.warning(
+            "sweep out of time; the rest wait for the next pass",
+            extra={"deferred": counts["deferred"]},
+        )
+        metrics.add_metric(
+            name="TerminationsDeferred", unit=MetricUnit.Count, value=counts["deferred"]
+        )
     return counts
 
 
