@@ -4,7 +4,7 @@ leave the file stop working."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -84,6 +84,15 @@ def test_reloading_after_a_reclaim_moves_every_version_forward(aws, load_fleet, 
     assert state.workload(aws, "node-a", "vm-1")["state"] == "running"
 
 
+def test_a_reloaded_node_keeps_when_it_was_first_registered_as_a_put_does(aws):
+    first = datetime(2026, 11, 1, 9, 30, tzinfo=UTC)
+    loader.write_fleet(parse_fleet(json.dumps(one_node())), aws, TABLE, first)
+    later = first + timedelta(days=3)
+    loader.write_fleet(parse_fleet(json.dumps(one_node())), aws, TABLE, later)
+    node = state.item(aws, "node-a", "#NODE")
+    assert (node["createdAt"], node["updatedAt"]) == ("2026-11-01T09:30:00Z", f.iso(later))
+
+
 def test_items_the_file_no_longer_has_are_deleted_and_new_ones_start_at_1(aws):
     document = one_node()
     load(aws, document)
@@ -103,7 +112,7 @@ def test_a_write_between_the_loaders_read_and_its_write_is_not_overwritten_blind
     read = loader._stored_versions
     reads = []
 
-    def read_then_someone_writes(*args: Any) -> dict[str, int | None]:
+    def read_then_someone_writes(*args: Any) -> tuple[dict[str, int | None], str | None]:
         stored = read(*args)
         reads.append(stored)
         if len(reads) == 1:  # a reclaim commits right after the loader's first read
@@ -125,8 +134,9 @@ def test_a_node_that_keeps_changing_is_reported(aws, monkeypatch):
     load(aws, one_node())
     read = loader._stored_versions
 
-    def always_stale(*args: Any) -> dict[str, int | None]:
-        return {sk: (v or 0) - 1 for sk, v in read(*args).items()}
+    def always_stale(*args: Any) -> tuple[dict[str, int | None], str | None]:
+        stored, created_at = read(*args)
+        return {sk: (v or 0) - 1 for sk, v in stored.items()}, created_at
 
     monkeypatch.setattr(loader, "_stored_versions", always_stale)
     with pytest.raises(FleetError, match="node node-a kept changing while it was loaded"):

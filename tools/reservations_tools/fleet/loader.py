@@ -144,20 +144,26 @@ def check_fleet(fleet: Fleet, loaded_at: datetime) -> None:
     check_sizes(fleet_items(fleet, loaded_at))
 
 
-def _stored_versions(client: Any, table: str, node_id: str) -> dict[str, int | None]:
-    """Sort key -> version of every item in the node's partition (one consistent pass)."""
+def _stored_versions(
+    client: Any, table: str, node_id: str
+) -> tuple[dict[str, int | None], str | None]:
+    """Sort key -> version of every item in the node's partition, and when the node was
+    first registered (one consistent pass)."""
     stored: dict[str, int | None] = {}
+    created_at = None
     for page in client.get_paginator("query").paginate(
         TableName=table,
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues={":pk": {"S": items.node_pk(node_id)}},
-        ProjectionExpression="SK, version",
+        ProjectionExpression="SK, version, createdAt",
         ConsistentRead=True,
     ):
         for item in page["Items"]:
             version = item.get("version")
             stored[item["SK"]["S"]] = int(version["N"]) if version else None
-    return stored
+            if item["SK"]["S"] == items.NODE_SK and "createdAt" in item:
+                created_at = item["createdAt"]["S"]
+    return stored, created_at
 
 
 def _as_read(version: int | None, exists: bool = True) -> dict[str, Any]:
@@ -218,7 +224,12 @@ def _write_node(client: Any, table: str, node_id: str, node_items: list[items.It
     A write that lands between the read and ours fails our condition: read again, retry.
     """
     for _ in range(WRITE_ATTEMPTS):
-        stored = _stored_versions(client, table, node_id)
+        stored, created_at = _stored_versions(client, table, node_id)
+        if created_at is not None:  # a node registered again keeps its createdAt, as a PUT does
+            node_items = [
+                {**item, "createdAt": created_at} if item["SK"] == items.NODE_SK else item
+                for item in node_items
+            ]
         try:
             for transaction in _transactions(_node_actions(table, node_items, stored)):
                 client.transact_write_items(TransactItems=transaction)
