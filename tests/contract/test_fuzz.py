@@ -47,6 +47,9 @@ AUTHORIZATIONS = [
     None,
 ]
 STATUSES: Counter[str] = Counter()
+RES_UNITS = [f"0000:0{i}:00.0" for i in range(4, 9)]  # res-1's, all lent
+FREE_UNITS = ["0000:09:00.0", "0000:0a:00.0"]
+SPARE = [f"res-{n}" for n in range(2, 30)]
 
 app = LambdaApi(
     # Every function the OpenAPI document is made from: each documented route is fuzzed.
@@ -69,12 +72,14 @@ def world() -> Iterator[None]:
         clients.reset()
         template.create_tables(boto3.client("dynamodb"))
         template.create_queues(boto3.client("sqs"))
-        units = [f"0000:0{i}:00.0" for i in range(4, 9)]
+        # res-1 for reclaim and release; pending ones for cancel to end, so that res-1 lives.
+        spare = [f.reservation(r, [FREE_UNITS[0]], status="pending", startsAt=f.days(400 + n),
+                               endsAt=f.days(401 + n)) for n, r in enumerate(SPARE)]  # fmt: skip
         fleet = f.fleet([f.node(
             "node-a",
-            [f.unit(u) for u in [*units, "0000:09:00.0", "0000:0a:00.0"]],
-            [f.reservation("res-1", units, releasedUnitIds=units)],
-            [f.workload(f"vm-{i}", [u]) for i, u in enumerate(units[:3])],
+            [f.unit(u) for u in [*RES_UNITS, *FREE_UNITS]],
+            [f.reservation("res-1", RES_UNITS, releasedUnitIds=RES_UNITS), *spare],
+            [f.workload(f"vm-{i}", [u]) for i, u in enumerate(RES_UNITS[:3])],
         )], extra_keys=[{"key": "vl_test_writer", "orgId": "org-acme",
                          "permissions": ["reservation.read", "reservation.write"]}])  # fmt: skip
         load_fleet(fleet, boto3.client("dynamodb"), boto3.client("sqs"))
@@ -87,14 +92,30 @@ def world() -> Iterator[None]:
 def _aim(case: Any) -> None:
     """Half the cases at the real node and reservation, with a mix of keys."""
     chooser = random.Random(repr((case.path_parameters, case.body, case.headers)))
+    authorization = chooser.choice(AUTHORIZATIONS)
     if chooser.random() < 0.5:
         case.path_parameters["nodeId"] = "node-a"
+        cancel = case.operation.path.endswith("/cancel")
+        create = case.operation.path.endswith("/reservations") and case.method == "POST"
         if "reservationId" in case.path_parameters:
-            case.path_parameters["reservationId"] = "res-1"
-    authorization = chooser.choice(AUTHORIZATIONS)
+            case.path_parameters["reservationId"] = chooser.choice(SPARE) if cancel else "res-1"
+        if isinstance(case.body, dict) and chooser.random() < 0.6:
+            _plausible(case.body, chooser, create)
+            if create:  # by the owner, who may
+                authorization = "Bearer vl_test_writer"
     case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
     if authorization:
         case.headers["Authorization"] = authorization
+
+
+def _plausible(body: dict[str, Any], chooser: random.Random, create: bool) -> None:
+    """Units the call may take (res-1's for reclaim and release), and for a create a term
+    of its own: so that a share of the cases get past validation and write."""
+    if "unitIds" in body:
+        body["unitIds"] = chooser.sample(FREE_UNITS if create else RES_UNITS, chooser.randint(1, 2))
+    if create:
+        starts = chooser.randrange(1, 10**5)
+        body.update(startsAt=f.days(starts / 24), endsAt=f.days((starts + 1) / 24))
 
 
 @schema.parametrize()

@@ -42,6 +42,7 @@ AUTHORIZATIONS = [
     None,
 ]
 STATUSES: Counter[str] = Counter()
+UNITS = [f"0000:0{i}:00.0" for i in range(4, 9)]
 
 app = LambdaApi(
     {name: load_function(name) for name in ("release", "cancel")},
@@ -65,7 +66,7 @@ def world() -> Iterator[None]:
         clients.reset()
         template.create_tables(boto3.client("dynamodb"))
         template.create_queues(boto3.client("sqs"))
-        units = [f"0000:0{i}:00.0" for i in range(4, 9)]
+        units = UNITS
         # Many reservations, so that cancels keep finding live ones to end.
         reservations = [f.reservation("res-1", units, releasedUnitIds=units[:2])] + [
             f.reservation(f"res-{n}", [units[n % 5]], status="pending", startsAt=f.days(30 + n),
@@ -87,6 +88,8 @@ def _aim(case: Any) -> None:
     if chooser.random() < 0.7:
         case.path_parameters["nodeId"] = "node-a"
         case.path_parameters["reservationId"] = f"res-{chooser.choice([1, 1, *range(2, 40)])}"
+        if isinstance(case.body, dict) and chooser.random() < 0.6:  # res-1's own units
+            case.body["unitIds"] = chooser.sample(UNITS, chooser.randint(1, 2))
     authorization = chooser.choice(AUTHORIZATIONS)
     case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
     if authorization:
