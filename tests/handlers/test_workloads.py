@@ -240,3 +240,16 @@ def test_a_kept_refusal_is_two_requests_and_an_ends_replay_too(functions, fleet,
     sent_requests.clear()
     assert end(functions, "vm-warm", idempotency_key="gone").status == 204
     assert Counter(op for _, op in sent_requests.sent) == Counter({"Query": 1, "GetItem": 1})
+
+
+def test_a_unit_with_a_long_history_is_placed_like_any_other(functions, load_fleet):
+    """200 ended reservations on a unit (a weekly lab, four years) must not swell the write
+    past DynamoDB's 100 actions: it conditions on the governing reservations only."""
+    history = [
+        f.reservation(f"res-{n:03}", [FREE], startsAt=f.days(-7 * (n + 2)),
+                      endsAt=f.days(-7 * (n + 1)))
+        for n in range(150)
+    ] + [f.reservation(f"res-c{n:02}", [FREE], status="cancelled") for n in range(50)]  # fmt: skip
+    load_fleet(f.fleet([f.node("node-h", [f.unit(FREE)], history)], extra_keys=KEYS))
+    placed = place(functions, body(units=(FREE,), tier="on-demand"), node="node-h")
+    assert placed.status == 201, placed.body

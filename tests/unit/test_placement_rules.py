@@ -208,8 +208,30 @@ def test_not_sellable_names_units_off_the_node_and_units_not_sellable_with_their
     ]
 
 
-def test_the_decision_reads_every_reservation_holding_a_named_unit_whatever_its_status():
-    held = [replace(reservation(status), id=f"res-{status.value}") for status in ReservationStatus]
+def test_the_write_conditions_on_the_reservations_governing_a_named_unit_only():
+    statuses = {status: replace(reservation(status), id=f"res-{status.value}")
+                for status in ReservationStatus}  # fmt: skip
+    later = reservation(starts=timedelta(days=3), reservation_id="res-later")
+    ended = reservation(
+        starts=timedelta(days=-9), ends=timedelta(days=-1), reservation_id="res-ended"
+    )
     elsewhere = replace(reservation(), id="res-elsewhere", reserved_unit_ids=("0000:05:00.0",))
-    node = snapshot(unit(), reservations=(*held, elsewhere))
-    assert [r.id for r in reservations_read(node, [U])] == sorted(r.id for r in held)
+    node = snapshot(unit(), reservations=(*statuses.values(), later, ended, elsewhere))
+    # Active in its term (a stored pending one whose term began, too), and in review: what
+    # a reclaim or a re-affirm may change.
+    assert [r.id for r in reservations_read(node, [U], NOW)] == [
+        "res-active", "res-needs-review", "res-pending",
+    ]  # fmt: skip
+
+
+def test_a_units_long_history_adds_nothing_to_the_write():
+    history = [
+        reservation(
+            starts=timedelta(days=-7 * (n + 2)),
+            ends=timedelta(days=-7 * (n + 1)),
+            reservation_id=f"res-{n:03}",
+        )
+        for n in range(150)
+    ] + [replace(reservation(ReservationStatus.CANCELLED), id=f"res-c{n}") for n in range(50)]
+    node = snapshot(unit(), reservations=(*history, reservation(reservation_id="res-now")))
+    assert [r.id for r in reservations_read(node, [U], NOW)] == ["res-now"]

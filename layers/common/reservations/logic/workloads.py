@@ -137,7 +137,7 @@ def placement_write(
         workload=placed_workload(request, now),
         units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
         reservations=tuple(
-            ItemVersion(r.id, r.version) for r in reservations_read(snapshot, request.unit_ids)
+            ItemVersion(r.id, r.version) for r in reservations_read(snapshot, request.unit_ids, now)
         ),
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,

@@ -119,12 +119,23 @@ def _holds_later(reservation: Reservation, now: datetime) -> bool:
     )
 
 
-def reservations_read(snapshot: NodeSnapshot, unit_ids: Sequence[str]) -> list[Reservation]:
-    """Every reservation the decision read: each one holding a named unit, whatever its
-    status (the write conditions on all of them, as a reclaim conditions on its own)."""
+def reservations_read(
+    snapshot: NodeSnapshot, unit_ids: Sequence[str], now: datetime
+) -> list[Reservation]:
+    """The reservations the write conditions on: those governing a named unit now, whose
+    writes could close a unit the decision found open (a reclaim takes units back; a unit
+    under review is withheld until a re-affirm). No others can: an ended one never governs
+    again, and one that holds a unit only later changes before its start by a cancel alone,
+    which only opens units; a create or a node update moves the node's version, on which
+    the write conditions too. So the write stays small however long the units' history."""
     named = set(unit_ids)
     return sorted(
-        (r for r in snapshot.reservations if named.intersection(r.reserved_unit_ids)), key=_by_id
+        (
+            r
+            for r in snapshot.reservations
+            if named.intersection(r.reserved_unit_ids) and _governs(r, now)
+        ),
+        key=_by_id,
     )
 
 
