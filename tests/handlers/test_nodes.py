@@ -262,6 +262,26 @@ def test_a_topology_change_puts_only_live_reservations_on_changed_units_under_re
     assert audit["unitsRemoved"] == [U4]
 
 
+def test_a_units_ended_reservations_stay_ended_and_out_of_the_write(
+    handlers, load_fleet, node_env, aws
+):
+    """A weekly lab for two years on 04 (stored active, every term over): a new model on 04
+    reviews the live one only; the write stays within one transaction."""
+    weekly = [
+        f.reservation(f"res-w{n:03}", [U4], startsAt=f.days(-7 * (n + 2)), endsAt=f.days(-7 * (n + 1)))
+        for n in range(104)
+    ]  # fmt: skip
+    load_fleet(fleet([*weekly, f.reservation("res-live", [U4])]))
+    result = put(
+        handlers, "node-a", body(2, [spec(U4, gpuModelId="nvidia-a100"), spec(U5), spec(U6)])
+    )
+    assert result.status == 200, result.body
+    assert state.reservation(aws, "node-a", "res-live")["status"] == "needs-review"
+    assert {state.reservation(aws, "node-a", r["id"])["status"] for r in weekly} == {"active"}
+    listed = invoke(handlers["list_units"], list_units_event("node-a", "Bearer vl_test_operator"))
+    assert {u["id"]: u.get("reservationId") for u in listed.body}[U4] == "res-live"
+
+
 def test_a_changed_claimed_unit_keeps_its_claim(handlers, load_fleet, node_env, aws):
     load_fleet(fleet(workloads=[f.workload("vm-1", [U5])]))
     units = [spec(U4), spec(U5, sellable=False, notSellableReason="fan failure"), spec(U6)]

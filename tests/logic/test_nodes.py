@@ -186,6 +186,20 @@ def test_gone_and_changed_units_put_stored_pending_and_active_reservations_under
     assert small.nodes["node-a"].units[UNITS[1]].gpu_model_id == "a100"
 
 
+def test_a_reservation_whose_term_is_over_is_not_brought_back_for_review(small, clock):
+    """Stored active, ended yesterday (expired, as read): a change of its unit breaks no
+    promise, and marking it would withhold the unit again."""
+    ended = reservation("res-ended", reserved=(UNITS[1],), released=(),
+                        starts_at=NOW - timedelta(days=30), ends_at=NOW - timedelta(days=1))  # fmt: skip
+    small.nodes["node-a"].reservations["res-ended"] = ended
+    status, _ = put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1], gpuModelId="a100"),
+                                      spec(UNITS[2])])  # fmt: skip
+    assert status == 200
+    [write] = small.node_writes
+    assert [r.id for r in write.to_review] == ["res-2"]
+    assert small.nodes["node-a"].reservations["res-ended"] == ended
+
+
 @pytest.mark.parametrize(
     ("change", "reviewed"),
     [

@@ -155,7 +155,7 @@ def node_write(
         UnitPut(replace(new, claimed_by=old.claimed_by, version=old.version + 1), old.version)
         for old, new in change.changed
     ]
-    reviewed = to_review(snapshot.reservations, change.affected_ids) if snapshot else []
+    reviewed = to_review(snapshot.reservations, change.affected_ids, now) if snapshot else []
     return NodeWrite(
         write_id=str(uuid.uuid4()),
         node=registered_node(

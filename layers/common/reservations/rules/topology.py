@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from reservations.models.domain import (
     CLAIMING_STATES,
@@ -15,8 +16,8 @@ from reservations.models.domain import (
     Unit,
 )
 
-# Reservations whose promise a topology change can break (stored status, not effective:
-# a pending one starts on the new topology, an active one past its end is still stored).
+# Reservations whose promise a topology change can break: stored pending or active (a
+# pending one will start on the new topology) whose term is not over.
 _REVIEWED = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
 
 UnitRefusal = tuple[str, str]  # (unit id, why)
@@ -102,10 +103,20 @@ def claimed_removals(snapshot: NodeSnapshot, removed: Iterable[Unit]) -> list[Un
     return refusals
 
 
-def to_review(reservations: Iterable[Reservation], affected: frozenset[str]) -> list[Reservation]:
-    """Stored pending or active reservations holding a unit gone or materially changed."""
+def to_review(
+    reservations: Iterable[Reservation], affected: frozenset[str], now: datetime
+) -> list[Reservation]:
+    """Stored pending or active reservations holding a unit gone or materially changed,
+    unless their term is over: an ended promise cannot be broken, and marking it would
+    bring it back (``needs-review`` withholds its units) and swell the write with history."""
     return sorted(
-        (r for r in reservations if r.status in _REVIEWED and affected & set(r.reserved_unit_ids)),
+        (
+            r
+            for r in reservations
+            if r.status in _REVIEWED
+            and (r.ends_at is None or now < r.ends_at)
+            and affected & set(r.reserved_unit_ids)
+        ),
         key=_id,
     )
 
