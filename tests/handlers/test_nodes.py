@@ -13,6 +13,7 @@ from reservations.dal import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import fleets as f
 from tests.support import state
+from tests.support.faults import on_call
 from tests.support.lambdas import invoke, list_units_event, node_event, reaffirm_event
 
 OPERATOR = "Bearer vl_test_node_operator"
@@ -472,3 +473,68 @@ def test_a_function_without_its_queue_settings_registers_nothing(
     assert state.whole_table(aws) == before
     # An update of a node that has its queue needs neither setting.
     assert put(handlers, "node-a", body(2, [spec(U4), spec(U5), spec(U6)])).status == 200
+
+
+# --- more than one transaction holds -------------------------------------------------------
+
+
+def many(count: int) -> list[str]:
+    return [f"0000:{i // 32 + 0x10:02x}:{i % 32:02x}.{0}" for i in range(count)]
+
+
+def test_removing_most_of_a_large_node_is_one_update(handlers, load_fleet, node_env, aws):
+    load_fleet(fleet())
+    ids = many(200)
+    assert put(handlers, "node-big", body(1, [spec(u) for u in ids])).status == 201
+    result = put(handlers, "node-big", body(2, [spec(u) for u in ids[:3]]))
+    assert (result.status, result.body["unitIds"]) == (200, ids[:3])
+    listed = invoke(handlers["list_units"], list_units_event("node-big", "Bearer vl_test_operator"))
+    assert [u["id"] for u in listed.body] == ids[:3]
+    update = [a for a in state.audit_records_of(aws, "AUDIT#node-big") if a["topologyGen"] == 2]
+    assert len(update) == 1
+    assert len(update[0]["unitsRemoved"]) == 197
+
+
+def test_reviews_beyond_one_transaction_all_land(handlers, load_fleet, node_env, aws):
+    ids = many(120)
+    reservations = [f.reservation(f"res-{n:03}", [u]) for n, u in enumerate(ids)]
+    node = f.node("node-r", [spec(u) for u in ids], reservations)
+    load_fleet(f.fleet([node], extra_keys=NODE_WRITERS))
+    result = put(handlers, "node-r", body(2, [spec(u) for u in ids[:3]]))
+    assert result.status == 200, result.body
+    statuses = {state.reservation(aws, "node-r", r["id"])["status"] for r in reservations[3:]}
+    assert statuses == {"needs-review"}
+    assert state.reservation(aws, "node-r", "res-000")["status"] == "active"
+
+
+def test_an_update_of_several_transactions_that_loses_its_last_one_completes_on_its_retry(
+    handlers, load_fleet, node_env, aws
+):
+    """The unit puts that did not fit land first; a concurrent write then fails the last
+    transaction (the generation, the reviews, the audit). The retry reads again and
+    finishes: every unit on the new model, the review made, one audit record."""
+    ids = many(150)
+    node = f.node("node-s", [spec(u) for u in ids], [f.reservation("res-live", ids[:1])])
+    load_fleet(f.fleet([node], extra_keys=NODE_WRITERS))
+    raw = boto3.client("dynamodb")
+    finals = []
+
+    def a_release_commits_first(params: dict[str, Any]) -> None:
+        if "ClientRequestToken" in params:  # the last transaction
+            finals.append(params)
+            if len(finals) == 1:
+                raw.update_item(
+                    TableName=state.TABLE,
+                    Key={"PK": {"S": "NODE#node-s"}, "SK": {"S": "RES#res-live"}},
+                    UpdateExpression="SET version = version + :one",
+                    ExpressionAttributeValues={":one": {"N": "1"}},
+                )
+
+    with on_call(clients.dynamodb(), "TransactWriteItems", before=a_release_commits_first):
+        result = put(handlers, "node-s", body(2, [spec(u, gpuModelId="nvidia-a100") for u in ids]))
+    assert result.status == 200, result.body
+    assert len(finals) == 2
+    assert {state.unit(aws, "node-s", u)["gpuModelId"] for u in ids} == {"nvidia-a100"}
+    assert state.reservation(aws, "node-s", "res-live")["status"] == "needs-review"
+    assert state.item(aws, "node-s", "#NODE")["topologyGen"] == 2
+    assert len(state.audit_records_of(aws, "AUDIT#node-s")) == 1

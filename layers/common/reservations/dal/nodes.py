@@ -41,7 +41,7 @@ def make_node_queue(node_id: str) -> str:
 
 
 def commit_node(write: NodeWrite) -> None:
-    """All or nothing when it fits one transaction (up to ~95 new or changed units);
+    """All or nothing when it fits one transaction (up to ~95 units put or removed);
     :class:`WriteConflict` when any item is no longer as read."""
     *early, final = node_transactions(write)
     for chunk in early:
@@ -51,24 +51,33 @@ def commit_node(write: NodeWrite) -> None:
 
 
 def node_transactions(write: NodeWrite) -> list[list[Action]]:
-    """The write as transactions: the last holds the node, removals, reviews, the audit
-    record and as many unit puts as fit; new units that do not fit go first, each chunk
-    conditioned on the node as read (a node of hundreds of units, registered at once)."""
-    final = [
-        _node_action(write),
-        *(_delete(unit_key(write.node.id, unit.id), unit) for unit in write.removed),
-        *(_review(write, reservation) for reservation in write.to_review),
-        _put(_audit_item(write), None),
-    ]
-    changed = [put for put in write.units if put.read is not None]
-    added = [put for put in write.units if put.read is None]
-    puts = [_unit_put(write, put) for put in changed + added]
-    room = max(0, MAX_ACTIONS - len(final))
-    early, late = puts[: max(0, len(puts) - room)], puts[max(0, len(puts) - room) :]
+    """The write as transactions of at most 100 actions. The last holds the node (its new
+    generation), every review, the units that cause them and the audit record, so they land
+    together: should the last fail after earlier ones landed, the retry reads those units
+    as still changed and reviews again. Other unit puts and removals fill the rest of it;
+    what does not fit goes first, each chunk conditioned on the node as read (a concurrent
+    update or create stops it): a node of hundreds of units registered at once, or most of
+    them removed, and the retry finds them done. Only beyond about 97 reviews and their
+    units do some of those go first too: a reservation put in review a moment early
+    withholds its units, never gives them."""
+    core = [_node_action(write), _put(_audit_item(write), None)]
+    reviews = [_review(write, reservation) for reservation in write.to_review]
+    units = {
+        **{unit.id: _delete(unit_key(write.node.id, unit.id), unit) for unit in write.removed},
+        **{put.unit.id: _unit_put(write, put) for put in write.units if put.read is not None},
+        **{put.unit.id: _unit_put(write, put) for put in write.units if put.read is None},
+    }
+    held = [action for unit_id, action in units.items() if unit_id in write.reviewed_units]
+    free = [action for unit_id, action in units.items() if unit_id not in write.reviewed_units]
+    # Last-transaction candidates, most needed first; the ones that do not fit go early.
+    ordered = [*reviews, *held, *free]
+    kept = MAX_ACTIONS - len(core)
+    final = [core[0], *ordered[:kept], core[1]]
+    early = ordered[kept:]
     guard = _node_guard(write)
     step = MAX_ACTIONS - 1
     chunks = [[guard, *early[start : start + step]] for start in range(0, len(early), step)]
-    return [*chunks, [*late, *final]]
+    return [*chunks, final]
 
 
 def _table() -> str:

@@ -168,6 +168,9 @@ def node_write(
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         at=now,
+        reviewed_units=change.affected_ids.intersection(
+            unit_id for r in reviewed for unit_id in r.reserved_unit_ids
+        ),
     )
 
 

@@ -147,6 +147,8 @@ class NodeWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # The units gone or changed that a reviewed reservation holds: written with the reviews.
+    reviewed_units: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
