@@ -157,7 +157,7 @@ def demo_curl(fleet: Fleet, api_url: str) -> str:
     operators = [k for k in usable if k.org_id == fleet.platform_org_id]
     if not fleet.nodes:
         writers = [k for k in operators if "node.write" in k.permissions]
-        key = writers[0].key if writers else "vl_your_operator_key"
+        key = writers[0].key if writers else "vl_your_key"
         owner = next((k.org_id for k in usable if k.org_id != fleet.platform_org_id), "org-acme")
         unit = (
             '{"id": "0000:04:00.0", "allocClass": "vfio-group", '

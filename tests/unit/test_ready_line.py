@@ -47,6 +47,6 @@ def test_a_fleet_of_keys_only_gets_a_registration_the_api_accepts_by_a_key_that_
 
 def test_without_a_key_that_may_the_line_says_which_key_to_put():
     fleet = parse_fleet(json.dumps(f.fleet([], []) | {"apiKeys": []}))
-    assert "Bearer vl_your_operator_key" in demo_curl(fleet, API)
+    assert "Bearer vl_your_key" in demo_curl(fleet, API)
     with_node = f.fleet([f.node("node-a", [f.unit("0000:04:00.0")])]) | {"apiKeys": []}
     assert "Bearer vl_your_key" in demo_curl(parse_fleet(json.dumps(with_node)), API)
