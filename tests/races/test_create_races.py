@@ -8,21 +8,16 @@ see the winner, and answer 409 units_unavailable.
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any
 
-import pytest
-
-from reservations.dal import clients, store
 from reservations.models.times import parse_time
+from tests.races.forks import barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import invoke, load_function
 from tests.support.reservation_events import create_event
 
 WRITER = "Bearer vl_test_writer"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
-FORK = multiprocessing.get_context("fork")
 RACERS = 6
 # What the last run saw, for whoever reads the test output (``-s``).
 FIGURES: dict[str, Any] = {}
@@ -34,43 +29,11 @@ def _fleet(node_id: str) -> dict[str, Any]:
     return f.fleet([f.node(node_id, [f.unit(u) for u in UNITS])], extra_keys=keys)
 
 
-def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> Any:
-    barrier = FORK.Barrier(parties, timeout=30)
-    reads = FORK.Value("i", 0)
-    original = store.load_node
-    first = {"done": False}  # per process once forked
-
-    def load(node_id: str) -> Any:
-        snapshot = original(node_id)
-        with reads.get_lock():
-            reads.value += 1
-        if not first["done"]:
-            first["done"] = True
-            barrier.wait()
-        return snapshot
-
-    monkeypatch.setattr(store, "load_node", load)
-    return reads
-
-
-def _create_in_own_process(node_id: str, body: dict[str, Any], results: Any, index: int) -> None:
-    clients.reset()  # no connection shared with the parent
-    handler = load_function("create_reservation")
-    results.put((index, invoke(handler, create_event(node_id, body, WRITER))))
-
-
-def _concurrently(node_id: str, bodies: list[dict[str, Any]]) -> list[Any]:
-    results = FORK.Queue()
-    processes = [
-        FORK.Process(target=_create_in_own_process, args=(node_id, body, results, index))
-        for index, body in enumerate(bodies)
-    ]
-    for process in processes:
-        process.start()
-    collected = dict(results.get(timeout=90) for _ in processes)
-    for process in processes:
-        process.join(timeout=30)
-    return [collected[index] for index in range(len(bodies))]
+def _creates(node_id: str, bodies: list[dict[str, Any]]) -> list[Any]:
+    """The owner's creates on ``node_id``, all at once."""
+    return concurrently(
+        [("create_reservation", create_event(node_id, body, WRITER)) for body in bodies]
+    )
 
 
 def _reservations(db: Any, node_id: str) -> list[dict[str, Any]]:
@@ -97,13 +60,13 @@ def test_overlapping_creates_from_the_same_snapshot_leave_exactly_one_winner(
     emulated, load_emulated_fleet, monkeypatch
 ):
     load_emulated_fleet(_fleet("race-c1"))
-    reads = _barrier_after_first_read(monkeypatch, RACERS)
+    reads = barrier_after_first_read(monkeypatch, RACERS)
     # Each racer names 04 plus one other unit: any two overlap on 04.
     bodies = [
         {"unitIds": ["0000:04:00.0", UNITS[1 + i % 2]], "allowedOrgIds": [f"org-{i}"]}
         for i in range(RACERS)
     ]
-    results = _concurrently("race-c1", bodies)
+    results = _creates("race-c1", bodies)
     statuses = sorted(r.status for r in results)
     losers = [r for r in results if r.status != 201]
     db = emulated["dynamodb"]
@@ -125,9 +88,9 @@ def test_creates_of_different_units_from_the_same_snapshot_all_take_effect(
     emulated, load_emulated_fleet, monkeypatch
 ):
     load_emulated_fleet(_fleet("race-c2"))
-    reads = _barrier_after_first_read(monkeypatch, 3)
+    reads = barrier_after_first_read(monkeypatch, 3)
     bodies = [{"unitIds": [unit], "allowedOrgIds": ["org-lab"]} for unit in UNITS]
-    results = _concurrently("race-c2", bodies)
+    results = _creates("race-c2", bodies)
     assert [r.status for r in results] == [201] * 3
     assert reads.value >= 5  # the node version serialized them: two re-read, one twice
     db = emulated["dynamodb"]

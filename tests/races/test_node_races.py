@@ -5,7 +5,6 @@ makes them decide from the same snapshot."""
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any
 
 import pytest
@@ -13,15 +12,15 @@ import pytest
 from devstack.fleets import NODE_QUEUE_PREFIX
 from reservations.dal import clients, store
 from reservations_tools.fleet.loader import local_dead_letter_arn
+from tests.races.forks import FORK, barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import invoke, load_function, node_event, reclaim_event
+from tests.support.lambdas import node_event, reclaim_event
 
 OPERATOR = "Bearer vl_test_node_operator"
 BROKER = "Bearer vl_test_broker"
 KEYS = [{"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}]
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
-FORK = multiprocessing.get_context("fork")
 
 
 @pytest.fixture
@@ -53,50 +52,12 @@ def _body(gen: int, units: list[str], **changes: Any) -> dict[str, Any]:
     }
 
 
-def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> Any:
-    barrier = FORK.Barrier(parties, timeout=20)
-    reads = FORK.Value("i", 0)
-    original = store.load_node
-    first = {"done": False}  # per process once forked
-
-    def load(node_id: str) -> Any:
-        snapshot = original(node_id)
-        with reads.get_lock():
-            reads.value += 1
-        if not first["done"]:
-            first["done"] = True
-            barrier.wait()
-        return snapshot
-
-    monkeypatch.setattr(store, "load_node", load)
-    return reads
-
-
-def _call(function: str, event: dict[str, Any], results: Any, index: int) -> None:
-    clients.reset()  # no connection shared with the parent
-    results.put((index, invoke(load_function(function), event)))
-
-
-def _concurrently(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    results = FORK.Queue()
-    processes = [
-        FORK.Process(target=_call, args=(function, event, results, index))
-        for index, (function, event) in enumerate(calls)
-    ]
-    for process in processes:
-        process.start()
-    collected = dict(results.get(timeout=60) for _ in processes)
-    for process in processes:
-        process.join(timeout=30)
-    return [collected[index] for index in range(len(calls))]
-
-
 def test_two_updates_to_one_generation_one_wins_the_other_is_stale(
     emulated, node_env, load_emulated_fleet, monkeypatch
 ):
     load_emulated_fleet(_fleet("nrace-1"))
-    reads = _barrier_after_first_read(monkeypatch, 2)
-    first, second = _concurrently(
+    reads = barrier_after_first_read(monkeypatch, 2)
+    first, second = concurrently(
         [
             ("put_node", node_event("nrace-1", _body(2, [U4, U5, U6], gpuModelId="a"), OPERATOR)),
             ("put_node", node_event("nrace-1", _body(2, [U4, U5, U6], gpuModelId="b"), OPERATOR)),
@@ -129,7 +90,7 @@ def test_an_update_removing_a_unit_never_removes_one_a_placement_just_claimed(
         return snapshot
 
     monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
-    [result] = _concurrently([("put_node", node_event("nrace-2", _body(2, [U4, U5]), OPERATOR))])
+    [result] = concurrently([("put_node", node_event("nrace-2", _body(2, [U4, U5]), OPERATOR))])
     assert (result.status, result.body["code"]) == (409, "units_unavailable")
     assert reads.value == 2
     assert state.unit(db, "nrace-2", U6)["claimedBy"] == "vm:vm-late"
@@ -141,8 +102,8 @@ def test_an_update_removing_a_released_unit_races_its_reclaim_without_a_lost_wri
     emulated, node_env, load_emulated_fleet, monkeypatch
 ):
     load_emulated_fleet(_fleet("nrace-3"))
-    reads = _barrier_after_first_read(monkeypatch, 2)
-    update, reclaim = _concurrently(
+    reads = barrier_after_first_read(monkeypatch, 2)
+    update, reclaim = concurrently(
         [
             ("put_node", node_event("nrace-3", _body(2, [U4, U5]), OPERATOR)),
             ("reclaim", reclaim_event("nrace-3", "res-1", {"unitIds": [U6]}, BROKER)),

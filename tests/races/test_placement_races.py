@@ -15,27 +15,25 @@ show neither failure the conditional writes exist to prevent:
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 from collections import Counter
 from typing import Any
 
 import pytest
 
-from reservations.dal import clients, store
+from reservations.dal import store
+from tests.races.forks import READ_NODE, Call, barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import invoke, load_function, reclaim_event
+from tests.support.lambdas import reclaim_event
 from tests.support.workload_events import end_event, place_event
 
 BROKER = "Bearer vl_test_broker"
 SCHEDULER = "Bearer vl_test_scheduler"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 ROUNDS = 24
-FORK = multiprocessing.get_context("fork")
 # What the last run saw, for whoever reads the test output (``-s``).
 FIGURES: Counter[str] = Counter()
-_unpatched_load_node = store.load_node
 
 
 def _fleet(nodes: list[str]) -> dict[str, Any]:
@@ -58,50 +56,23 @@ def _round_calls(chooser: random.Random) -> list[tuple[str, Any]]:
     return calls
 
 
-def _call_in_own_process(node_id: str, call: tuple[str, Any], results: Any, index: int) -> None:
-    clients.reset()  # no connection shared with the parent
+def _event(node_id: str, call: tuple[str, Any]) -> Call:
     kind, body = call
     if kind == "reclaim":
-        function, event = "reclaim", reclaim_event(node_id, "res-1", body, BROKER)
-    elif kind == "end":
-        function, event = "end_workload", end_event(node_id, body, SCHEDULER)
-    else:
-        function, event = "place_workload", place_event(node_id, body, SCHEDULER)
-    results.put((index, invoke(load_function(function), event)))
+        return "reclaim", reclaim_event(node_id, "res-1", body, BROKER)
+    if kind == "end":
+        return "end_workload", end_event(node_id, body, SCHEDULER)
+    return "place_workload", place_event(node_id, body, SCHEDULER)
 
 
 def _race(
     monkeypatch: pytest.MonkeyPatch, node_id: str, calls: list[Any], barrier: bool
 ) -> list[Any]:
     if barrier:
-        _barrier_after_first_read(monkeypatch, len(calls))
-    results = FORK.Queue()
-    processes = [
-        FORK.Process(target=_call_in_own_process, args=(node_id, call, results, index))
-        for index, call in enumerate(calls)
-    ]
-    for process in processes:
-        process.start()
-    collected = dict(results.get(timeout=90) for _ in processes)
-    for process in processes:
-        process.join(timeout=30)
-    return [collected[index] for index in range(len(calls))]
-
-
-def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> None:
-    """Each process's first read waits for every other's: all decide from one snapshot."""
-    barrier = FORK.Barrier(parties, timeout=30)
-    read = _unpatched_load_node
-    first = {"done": False}  # per process once forked
-
-    def load(node_id: str) -> Any:
-        snapshot = read(node_id)
-        if not first["done"]:
-            first["done"] = True
-            barrier.wait()
-        return snapshot
-
-    monkeypatch.setattr(store, "load_node", load)
+        barrier_after_first_read(monkeypatch, len(calls))
+    else:  # they start together and interleave as they will
+        monkeypatch.setattr(store, "load_node", READ_NODE)
+    return concurrently([_event(node_id, call) for call in calls])
 
 
 def _violations(db: Any, sqs: Any, node_id: str, calls: list[Any], answers: list[Any]) -> list[str]:
@@ -141,7 +112,6 @@ def test_placements_and_reclaims_on_the_same_units_never_both_land_on_stale_data
     for number, node_id in enumerate(nodes):
         calls = _round_calls(chooser)
         answers = _race(monkeypatch, node_id, calls, barrier=number % 4 != 3)
-        monkeypatch.setattr(store, "load_node", _unpatched_load_node)
         for (kind, _), answer in zip(calls, answers, strict=True):
             FIGURES[f"{kind} attempts"] += 1
             FIGURES[f"{kind} {answer.status} {answer.body.get('code', '')}".strip()] += 1
@@ -186,7 +156,6 @@ def test_ends_racing_reclaims_and_placements_leave_no_claim_without_its_workload
     violations: list[str] = []
     for number, node_id in enumerate(nodes):
         answers = _race(monkeypatch, node_id, calls, barrier=number % 2 == 0)
-        monkeypatch.setattr(store, "load_node", _unpatched_load_node)
         outcomes.update(f"{kind} {a.status}" for (kind, _), a in zip(calls, answers, strict=True))
         db = emulated["dynamodb"]
         violations += [f"{node_id}: {v}" for v in _claims_consistent(db, node_id)]

@@ -9,15 +9,13 @@ decide from the same snapshot.
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any
 
-import pytest
-
-from reservations.dal import clients, store
+from reservations.dal import store
+from tests.races.forks import FORK, barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import invoke, load_function, reclaim_event
+from tests.support.lambdas import reclaim_event
 
 BROKER = "Bearer vl_test_broker"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
@@ -36,57 +34,19 @@ def _fleet(node_id: str) -> dict[str, Any]:
     )
 
 
-FORK = multiprocessing.get_context("fork")
-
-
-def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> Any:
-    """Each process's first read waits for the others' first read; returns a read counter."""
-    barrier = FORK.Barrier(parties, timeout=20)
-    reads = FORK.Value("i", 0)
-    original = store.load_node
-    first = {"done": False}  # per process once forked
-
-    def load(node_id: str) -> Any:
-        snapshot = original(node_id)
-        with reads.get_lock():
-            reads.value += 1
-        if not first["done"]:
-            first["done"] = True
-            barrier.wait()
-        return snapshot
-
-    monkeypatch.setattr(store, "load_node", load)
-    return reads
-
-
-def _reclaim_in_own_process(
-    node_id: str, body: dict[str, Any], key: str | None, results: Any, index: int
-) -> None:
-    clients.reset()  # no connection shared with the parent
-    handler = load_function("reclaim")
-    results.put((index, invoke(handler, reclaim_event(node_id, "res-1", body, BROKER, key))))
-
-
-def _concurrently(calls: list[tuple[str, dict[str, Any]]], key: str | None = None) -> list[Any]:
-    results = FORK.Queue()
-    processes = [
-        FORK.Process(target=_reclaim_in_own_process, args=(node_id, body, key, results, index))
-        for index, (node_id, body) in enumerate(calls)
-    ]
-    for process in processes:
-        process.start()
-    collected = dict(results.get(timeout=60) for _ in processes)
-    for process in processes:
-        process.join(timeout=30)
-    return [collected[index] for index in range(len(calls))]
+def _reclaims(calls: list[tuple[str, dict[str, Any]]], key: str | None = None) -> list[Any]:
+    """The broker's reclaims of res-1, (node, body) each, all at once."""
+    return concurrently(
+        [("reclaim", reclaim_event(node_id, "res-1", body, BROKER, key)) for node_id, body in calls]
+    )
 
 
 def test_two_reclaims_of_different_units_both_take_effect(
     emulated, load_emulated_fleet, monkeypatch
 ):
     load_emulated_fleet(_fleet("race-1"))
-    reads = _barrier_after_first_read(monkeypatch, 2)
-    first, second = _concurrently(
+    reads = barrier_after_first_read(monkeypatch, 2)
+    first, second = _reclaims(
         [("race-1", {"unitIds": ["0000:04:00.0"]}), ("race-1", {"unitIds": ["0000:05:00.0"]})]
     )
     assert (first.status, second.status) == (200, 200)
@@ -106,8 +66,8 @@ def test_concurrent_identical_reclaims_send_exactly_one_message_per_workload(
     emulated, load_emulated_fleet, monkeypatch
 ):
     load_emulated_fleet(_fleet("race-2"))
-    _barrier_after_first_read(monkeypatch, 4)
-    results = _concurrently([("race-2", {"unitIds": ["0000:04:00.0", "0000:05:00.0"]})] * 4)
+    barrier_after_first_read(monkeypatch, 4)
+    results = _reclaims([("race-2", {"unitIds": ["0000:04:00.0", "0000:05:00.0"]})] * 4)
     assert [r.status for r in results] == [200] * 4
     assert all(r.body["terminated"] == ["vm-a", "vm-b"] for r in results)
     db = emulated["dynamodb"]
@@ -122,9 +82,9 @@ def test_concurrent_identical_keyed_reclaims_have_one_effect_and_one_answer(
     emulated, load_emulated_fleet, monkeypatch
 ):
     load_emulated_fleet(_fleet("race-4"))
-    _barrier_after_first_read(monkeypatch, 3)
+    barrier_after_first_read(monkeypatch, 3)
     body = {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "reason": "twins"}
-    results = _concurrently([("race-4", body)] * 3, key="twin-key")
+    results = _reclaims([("race-4", body)] * 3, key="twin-key")
     assert [r.status for r in results] == [200] * 3
     assert len({r.body_text for r in results}) == 1  # byte for byte the same answer
     db = emulated["dynamodb"]
@@ -149,7 +109,7 @@ def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(
         return snapshot
 
     monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
-    [result] = _concurrently([("race-3", {"unitIds": ["0000:06:00.0"]})])
+    [result] = _reclaims([("race-3", {"unitIds": ["0000:06:00.0"]})])
     assert result.status == 200
     assert reads.value == 2
     assert result.body["terminated"] == ["vm-late"]

@@ -8,26 +8,23 @@ Each test runs several rounds on fresh nodes and prints attempts, winners and vi
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from reservations.dal import clients, store
+from tests.races.forks import barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import invoke, load_function, reclaim_event
+from tests.support.lambdas import reclaim_event
 
 BROKER = "Bearer vl_test_broker"
 OWNER = "Bearer vl_test_writer"
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 ROUNDS = 10
-FORK = multiprocessing.get_context("fork")
-READ_NODE = store.load_node  # the real read, whatever a test patches
 
 
 def _fleet(node_id: str) -> dict[str, Any]:
@@ -45,44 +42,6 @@ def _fleet(node_id: str) -> dict[str, Any]:
     )
 
 
-def _barrier_after_first_read(monkeypatch: pytest.MonkeyPatch, parties: int) -> Any:
-    """Each process's first read waits for the others' first read; returns a read counter."""
-    barrier = FORK.Barrier(parties, timeout=20)
-    reads = FORK.Value("i", 0)
-    first = {"done": False}  # per process once forked
-
-    def load(node_id: str) -> Any:
-        snapshot = READ_NODE(node_id)
-        with reads.get_lock():
-            reads.value += 1
-        if not first["done"]:
-            first["done"] = True
-            barrier.wait()
-        return snapshot
-
-    monkeypatch.setattr(store, "load_node", load)
-    return reads
-
-
-def _in_own_process(function: str, event: dict[str, Any], results: Any, index: int) -> None:
-    clients.reset()  # no connection shared with the parent
-    results.put((index, invoke(load_function(function), event)))
-
-
-def _concurrently(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    results = FORK.Queue()
-    processes = [
-        FORK.Process(target=_in_own_process, args=(function, event, results, index))
-        for index, (function, event) in enumerate(calls)
-    ]
-    for process in processes:
-        process.start()
-    collected = dict(results.get(timeout=60) for _ in processes)
-    for process in processes:
-        process.join(timeout=30)
-    return [collected[index] for index in range(len(calls))]
-
-
 def _rounds(
     name: str,
     monkeypatch: pytest.MonkeyPatch,
@@ -95,8 +54,8 @@ def _rounds(
     for number in range(ROUNDS):
         node_id = f"{name}-{number}"
         load(_fleet(node_id))
-        reads = _barrier_after_first_read(monkeypatch, 2)
-        winner = judge(node_id, _concurrently(calls(node_id)))
+        reads = barrier_after_first_read(monkeypatch, 2)
+        winner = judge(node_id, concurrently(calls(node_id)))
         tally["attempts"] += 1
         tally[f"winner: {winner}" if winner else "violations"] += 1
         tally["re-reads"] += reads.value - 2
