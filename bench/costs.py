@@ -27,24 +27,23 @@ import boto3
 from botocore import xform_name
 from moto import mock_aws
 
+from bench.environment import ENV
 from devstack import template
 from devstack.fleets import load_fleet
 from devstack.functions import load_function
 from reservations.dal import clients
 from tests.support import fleets as f
-from tests.support.lambdas import FakeContext, list_units_event, reclaim_event
+from tests.support.change_events import cancel_event, release_event
+from tests.support.lambdas import (
+    FakeContext,
+    list_units_event,
+    node_event,
+    reaffirm_event,
+    reclaim_event,
+)
+from tests.support.reservation_events import create_event, get_event, list_event
+from tests.support.workload_events import end_event, place_event
 
-ENV = {  # read when the handler modules load: set before load_function
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "TABLE_NAME": "ReservationsTable",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_METRICS_NAMESPACE": "Bench",
-    "POWERTOOLS_SERVICE_NAME": "reservations",
-    "POWERTOOLS_LOG_LEVEL": "WARNING",
-    "AWS_ENDPOINT_URL": "",  # moto answers AWS's own endpoints; empty is unset for boto3
-}
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"}
 OVERHEAD_GOAL = 1.25
 WARMUP = 3
@@ -153,6 +152,14 @@ class Meter:
             found = parsed.get("Items") or [parsed.get("Item")]
             reads = units(sum(item_bytes(i) for i in found), 4096)
             self.read_units += reads if params.get("ConsistentRead") else reads / 2
+        elif operation == "BatchGetItem":  # each item is rounded up on its own
+            for table, found in parsed.get("Responses", {}).items():
+                asked = params["RequestItems"][table]
+                if "ProjectionExpression" in asked:
+                    raise RuntimeError("the bench cannot size a projected BatchGetItem")
+                for item in found:
+                    reads = units(item_bytes(item), 4096)
+                    self.read_units += reads if asked.get("ConsistentRead") else reads / 2
         elif operation in WRITES:
             for table, item, factor in self._written(operation, params):
                 key = (table, json.dumps(self._key(table, item), sort_keys=True))
@@ -169,6 +176,7 @@ class Case:
     event: dict[str, Any]
     before: Callable[[], None] = lambda: None
     terminations: int | None = None  # a reclaim must answer with this many terminated
+    status: int = 200  # what it must answer (errors would measure nothing)
 
 
 class Bench:
@@ -184,7 +192,7 @@ class Bench:
         template.create_queues(self.raw["sqs"])
         load_fleet(fleet, self.raw["dynamodb"], self.raw["sqs"])
         self.loaded = self._scan()
-        self.handlers = {name: load_function(name) for name in ("list_units", "reclaim")}
+        self.handlers = {name: load_function(name) for name in BENCHED}
         self.context = FakeContext()
 
     def _scan(self) -> dict[str, Item]:
@@ -192,18 +200,21 @@ class Bench:
         return {json.dumps([i["PK"], i["SK"]]): i for i in items}
 
     def restore(self) -> None:
-        """Put the table back as loaded (a reclaim's audit record is deleted again)."""
+        """Put the table back as loaded: what a call added is deleted (audit records, a new
+        reservation), what it changed or deleted (an ended workload) is put back."""
         dynamodb = self.raw["dynamodb"]
-        for key, item in self._scan().items():
+        now = self._scan()
+        for key, item in now.items():
             if key not in self.loaded:
                 dynamodb.delete_item(
                     TableName="ReservationsTable", Key={"PK": item["PK"], "SK": item["SK"]}
                 )
-            elif item != self.loaded[key]:
-                dynamodb.put_item(TableName="ReservationsTable", Item=self.loaded[key])
+        for key, item in self.loaded.items():
+            if now.get(key) != item:
+                dynamodb.put_item(TableName="ReservationsTable", Item=item)
 
     def call(self, case: Case) -> float:
-        """One invocation, its wall time; insists on a 200 (errors would measure nothing)."""
+        """One invocation, its wall time; insists on the case's status."""
         self.restore()
         case.before()
         event = copy.deepcopy(case.event)
@@ -211,9 +222,10 @@ class Bench:
             start = time.perf_counter()
             response = self.handlers[case.function].lambda_handler(event, self.context)
             elapsed = time.perf_counter() - start
-        if response["statusCode"] != 200:
+        if response["statusCode"] != case.status:
             raise RuntimeError(f"{case.name}: {response['statusCode']} {response.get('body')}")
-        body = json.loads(response["body"])
+        if case.terminations is not None:
+            body = json.loads(response["body"])
         if case.terminations is not None and len(body["terminated"]) != case.terminations:
             raise RuntimeError(f"{case.name}: terminated {body['terminated']}")
         return elapsed
@@ -264,13 +276,66 @@ def spot_node(node_id: str, units_: int) -> dict[str, Any]:
     )
 
 
+LIFE = [f"0000:{i + 4:02x}:00.0" for i in range(8)]
+# The scheduler and the platform's operator, with every permission (local to the bench).
+OPERATOR = {
+    "key": "vl_local_only_bench_operator",
+    "orgId": "org-platform",
+    "permissions": ["reservation.read", "reservation.capacity", "reservation.write",
+                    "node.write", "workload.place"],
+}  # fmt: skip
+
+
+def life_node(node_id: str) -> dict[str, Any]:
+    """An 8-GPU node mid-life: res-1 holds 04-07 (nothing lent yet), res-r is under review
+    on 07, vm-x runs on 0b; 08-0a are free."""
+    return f.node(
+        node_id,
+        [f.unit(u) for u in LIFE],
+        [f.reservation("res-1", LIFE[:4]),
+         f.reservation("res-r", LIFE[3:4], status="needs-review", endsAt=f.days(30))],
+        [f.workload("vm-x", LIFE[7:], tier="on-demand", orgId="org-walkin")],
+    )  # fmt: skip
+
+
+def lifecycle_cases() -> list[Case]:
+    """One call of every other endpoint, on the mid-life node, by the operator."""
+    auth = f"Bearer {OPERATOR['key']}"
+    node = "node-life"
+    create = {"unitIds": LIFE[4:6], "allowedOrgIds": ["org-lab"], "endsAt": f.days(60)}
+    place = {"id": "vm-new", "kind": "vm", "tier": "on-demand", "orgId": "org-walkin",
+             "unitIds": LIFE[6:7]}  # fmt: skip
+    changed = [f.unit(u) for u in LIFE[:7]] + [f.unit(LIFE[7], gpuModelId="nvidia-a100")]
+    update = {"ownerOrgId": "org-acme", "topologyGen": 2, "units": changed}
+    lend = {"unitIds": LIFE[:2]}
+    return [
+        Case("get a reservation", "get_reservation", get_event(node, "res-1", auth)),
+        Case("list reservations (1 page)", "list_reservations", list_event(node, auth)),
+        Case("create, 2 units", "create_reservation", create_event(node, create, auth), status=201),
+        Case("release 2 units", "release", release_event(node, "res-1", lend, auth)),
+        Case("cancel", "cancel", cancel_event(node, "res-1", None, auth)),
+        Case("place a workload", "place_workload", place_event(node, place, auth), status=201),
+        Case("end a workload", "end_workload", end_event(node, "vm-x", auth), status=204),
+        Case("update a node (1 unit changed)", "put_node", node_event(node, update, auth)),
+        Case("reaffirm", "reaffirm", reaffirm_event(node, "res-r", None, auth)),
+    ]  # fmt: skip
+
+
+BENCHED = (
+    *("list_units", "reclaim", "get_reservation", "list_reservations", "create_reservation"),
+    *("release", "cancel", "place_workload", "end_workload", "put_node", "reaffirm"),
+)
+
+
 def run(runs: int = 15) -> list[dict[str, Any]]:
-    """List on an 8-GPU node (key cached or not), reclaims of 1 and of 16 units."""
+    """List on an 8-GPU node (key cached or not), reclaims of 1 and of 16 units, and one
+    call of every other endpoint on a node mid-life."""
     os.environ.update(ENV)
     with mock_aws():
         from reservations.http.resolver import key_cache  # reads the environment
 
-        bench = Bench(f.fleet([spot_node("node-8", 8), spot_node("node-16", 16)]))
+        nodes = [spot_node("node-8", 8), spot_node("node-16", 16), life_node("node-life")]
+        bench = Bench(f.fleet(nodes, [OPERATOR]))
         broker = f"Bearer {f.KEYS['broker'][0]}"
 
         def reclaim(node: str, k: int) -> dict[str, Any]:
@@ -283,8 +348,10 @@ def run(runs: int = 15) -> list[dict[str, Any]]:
             Case("list units, key not cached", "list_units", listing, key_cache.clear),
             Case("reclaim k=1 (8-GPU node)", "reclaim", reclaim("node-8", 1), terminations=1),
             Case("reclaim k=16 (16-GPU node)", "reclaim", reclaim("node-16", 16), terminations=16),
+            *lifecycle_cases(),
         ]
         bench.call(cases[0])  # the key is cached from now on
+        bench.call(cases[4])  # and the operator's
         rows = [bench.measure(case, runs) for case in cases]
         bench.clients.reset()
         key_cache.clear()
