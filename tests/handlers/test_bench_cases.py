@@ -1,0 +1,32 @@
+"""`make bench` keeps working: every call it measures answers as it expects (a case that
+errs would measure nothing), run in a process of its own since the bench sets its own
+environment before the layer loads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.support.fleets import ROOT
+
+SCRIPT = """
+import json, warnings
+warnings.simplefilter("ignore")
+from bench import costs
+print(json.dumps([[r["call"], r["requests"]] for r in costs.run(runs=1)]))
+"""
+
+
+def test_every_bench_case_runs_and_makes_the_requests_of_its_budget():
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = dict(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert len(rows) == 13
+    writes = [call for call in rows if not call.startswith(("list", "get", "reclaim"))]
+    for call in writes:  # every other write: one Query, one TransactWriteItems
+        assert rows[call] == {"dynamodb.Query": 1, "dynamodb.TransactWriteItems": 1}, call
+    assert rows["list units, 8-GPU node, key cached"] == {"dynamodb.Query": 1}
+    assert rows["list reservations (1 page)"] == {"dynamodb.Query": 1}
