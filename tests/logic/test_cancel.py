@@ -70,9 +70,21 @@ def test_everyone_else_gets_the_one_404_and_nothing_changes(store, clock, caller
 def test_a_key_without_the_permission_hears_404_before_a_bad_body_and_before_the_read(store, clock):
     with pytest.raises(NotFound):
         run(store, clock, "{", caller=OWNER)
-    with pytest.raises(InvalidRequest):
-        run(store, clock, '{"reasn": "typo"}')
     assert store.reads == 0
+    with pytest.raises(InvalidRequest):
+        run(store, clock, '{"reasn": "typo"}', caller=OPERATOR_W)
+    assert store.reads == 0
+
+
+def test_an_org_that_may_not_cancel_on_the_node_hears_404_before_a_bad_body(store, clock):
+    """The broker manages res-1 and holds reservation.write, but only the operator and the
+    owner cancel: 404 before the body is read (the contract's order)."""
+    for caller in (BROKER_W, STRANGER_W):
+        with pytest.raises(NotFound):
+            run(store, clock, '{"reasn": "typo"}', caller=caller)
+    with pytest.raises(InvalidRequest):
+        run(store, clock, '{"reasn": "typo"}')  # the owner: its one read, then the body
+    assert (store.reads, store.writes) == (3, 0)
 
 
 # --- the body -------------------------------------------------------------------------------
@@ -98,7 +110,7 @@ def test_a_bad_body_is_400_naming_the_field(store, clock, body, field):
     with pytest.raises(InvalidRequest) as refused:
         run(store, clock, body)
     assert refused.value.details[0].field == field
-    assert store.reads == 0
+    assert (store.reads, store.writes) == (1, 0)  # the owner's read, no write
 
 
 # --- when -----------------------------------------------------------------------------------

@@ -169,11 +169,26 @@ def test_a_missing_permission_and_a_malformed_node_are_refused_before_any_read(f
         ({"unitIds": "0000:0b:00.0"}, "unitIds"),
     ],
 )  # fmt: skip
-def test_a_bad_body_is_a_400_naming_the_field_before_any_read(free_store, clock, body, field):
+def test_a_bad_body_is_a_400_naming_the_field_before_any_write(free_store, clock, body, field):
     with pytest.raises(InvalidRequest) as refused:
         create(free_store, clock, **body)
     assert field in [d.field for d in refused.value.details]
-    assert (free_store.reads, free_store.writes) == (0, 0)
+    # The owner's one read settles that its org owns the node; the operator needs none.
+    assert (free_store.reads, free_store.writes) == (1, 0)
+    with pytest.raises(InvalidRequest):
+        create(free_store, clock, caller=OPERATOR, **body)
+    assert (free_store.reads, free_store.writes) == (1, 0)
+
+
+def test_an_org_that_may_not_create_on_the_node_hears_404_before_a_bad_body(free_store, clock):
+    """The contract's order: 401, then 404 for an org that may not make this call on this
+    node, then 400 for the body. org-broker holds reservation.write but owns no node."""
+    for body in ({"unitIds": "not a list"}, {}):
+        with pytest.raises(NotFound):
+            create(free_store, clock, caller=BROKER, **body)
+    with pytest.raises(NotFound):
+        create(free_store, clock, node="node-unknown", unitIds="not a list")
+    assert free_store.writes == 0
 
 
 def test_a_missing_body_or_missing_audience_is_a_400(free_store, clock):
@@ -321,6 +336,26 @@ def test_a_keyed_create_is_replayed_byte_for_byte_with_its_location(free_store, 
     assert list(free_store.nodes["node-a"].reservations) == ["res-1", "res-new0"]
     with pytest.raises(IdempotencyKeyReused):
         create(free_store, clock, key="k1", reason="another request")
+
+
+def test_a_keyed_create_retried_after_its_start_went_stale_gets_the_first_answer(
+    free_store, clock
+):
+    """Exactly once: a client that lost the 201 and retries an hour later with the same key
+    gets the 201 again, not a 400 for a startsAt now an hour old; only then is the record
+    read. Without the key, or with another body under it, the stale term is what it is."""
+    starts = {"startsAt": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    first = create(free_store, clock, key="k-late", **starts)
+    clock.now = NOW + timedelta(hours=1)
+    assert create(free_store, clock, key="k-late", **starts) == first
+    assert list(free_store.nodes["node-a"].reservations) == ["res-1", "res-new0"]
+    with pytest.raises(InvalidRequest, match="startsAt is more than 5 minutes in the past"):
+        create(free_store, clock, **starts)
+    with pytest.raises(IdempotencyKeyReused):
+        create(free_store, clock, key="k-late", reason="another request", **starts)
+    with pytest.raises(InvalidRequest):
+        create(free_store, clock, key="k-never-used", **starts)
+    assert free_store.writes == 1
 
 
 def test_a_kept_409_is_replayed_even_after_the_units_came_free(free_store, clock):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from reservations.logic import changes, idempotency
 from reservations.logic.ports import ChangePorts
+from reservations.logic.reads import owner_checked_reads
 from reservations.logic.retries import retried
 from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import NotFound
@@ -33,13 +34,14 @@ def cancel(
     """The answer to a cancel: 200 with the cancelled reservation, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(WRITE)):
         raise NotFound()
+    read_node = owner_checked_reads(caller, node_id, ports.store)
     request = parse_cancel_request(body)
     # The validated body: no body, {} and {"reason": null} are the same request.
     path = f"/v1/nodes/{node_id}/reservations/{reservation_id}/cancel"
     document = request.model_dump(mode="json", by_alias=True)
     keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
     return retried(
-        lambda: _attempt(caller, node_id, reservation_id, request, keyed, ports),
+        lambda: _attempt(caller, node_id, reservation_id, request, keyed, read_node, ports),
         ports.sleep,
         "Cancel",
         f"reservation {reservation_id} kept changing while cancelling",
@@ -52,13 +54,12 @@ def _attempt(
     reservation_id: str,
     request: CancelRequest,
     keyed: IdempotentRequest | None,
+    read_node: Callable[[], NodeSnapshot | None],
     ports: ChangePorts,
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
-    reservation = changes.reservation_in(
-        ports.store.load_node(node_id), reservation_id, _may_cancel(caller)
-    )
+    reservation = changes.reservation_in(read_node(), reservation_id, _may_cancel(caller))
     if refusal := cancel_refusal(reservation, now):
         return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
     cancel_change = changes.change(

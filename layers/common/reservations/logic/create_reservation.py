@@ -18,6 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic import idempotency
 from reservations.logic.ports import CreatePorts
+from reservations.logic.reads import owner_checked_reads
 from reservations.logic.retries import retried
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
@@ -25,6 +26,7 @@ from reservations.models.domain import Caller, NodeSnapshot, Reservation
 from reservations.models.errors import (
     ApiError,
     FieldProblem,
+    InvalidRequest,
     NotFound,
     UnitsNotReservable,
     UnitsUnavailable,
@@ -58,14 +60,22 @@ def create_reservation(
     """201 with the reservation and its Location, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and caller.has(WRITE)):
         raise NotFound()
+    read_node = owner_checked_reads(caller, node_id, ports.store)
     request = parse_create_request(body)
-    starts_at, ends_at = request.term()
-    new_term(starts_at, ends_at, ports.clock())  # a bad term is a 400, before any read
     document = request.model_dump(mode="json", by_alias=True, exclude_none=True)
     path = f"/v1/nodes/{node_id}/reservations"
     keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
+    try:
+        new_term(*request.term(), ports.clock())  # a bad term is a 400, before the write
+    except InvalidRequest:
+        # Unless it is the retry of a create that committed: however late, it gets the
+        # first answer (exactly once); this is the only path that reads the record.
+        replayed = idempotency.first_answer(keyed, ports.store.stored_answer, ports.clock())
+        if replayed is None:
+            raise
+        return replayed
     return retried(
-        lambda: _attempt(caller, node_id, request, keyed, ports),
+        lambda: _attempt(caller, node_id, request, keyed, read_node, ports),
         ports.sleep,
         "Create",
         f"node {node_id} kept changing while creating the reservation",
@@ -77,11 +87,12 @@ def _attempt(
     node_id: str,
     request: CreateReservationRequest,
     keyed: IdempotentRequest | None,
+    read_node: Callable[[], NodeSnapshot | None],
     ports: CreatePorts,
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
-    snapshot = ports.store.load_node(node_id)
+    snapshot = read_node()
     if snapshot is None or not may_write_reservations(caller, snapshot):
         raise NotFound()
     decided = decide_create(snapshot, request, ports.new_id, now)

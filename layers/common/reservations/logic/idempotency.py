@@ -79,6 +79,22 @@ def refuse(
     raise error
 
 
+def first_answer(
+    request: IdempotentRequest | None,
+    stored_answer: Callable[[str], StoredResponse | None],
+    now: datetime,
+) -> Outcome | None:
+    """The key's live first answer, read with one GetItem, for the paths that cannot meet
+    it in a write: a create retried after its term went stale, an end of a workload that is
+    gone. None without a key or a live record."""
+    if request is None:
+        return None
+    stored = stored_answer(request.scope)
+    if stored is None or not is_live(stored, now):
+        return None
+    return replay(request, stored)
+
+
 def replay(request: IdempotentRequest, stored: StoredResponse) -> Outcome:
     """The stored answer, byte for byte; 422 when the key was first used for another request."""
     if not same_request(stored, request):

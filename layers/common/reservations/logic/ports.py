@@ -85,6 +85,9 @@ class CreateStore(NodeReader, Protocol):
     def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
         """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
 
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        """The record kept under this scope, if any (live or not)."""
+
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
         """Keep it unless a live record exists; then that record."""
 

@@ -42,7 +42,6 @@ from reservations.models.requests import PlaceWorkloadRequest, RawBody, parse_pl
 from reservations.models.writes import ItemVersion, PlacementWrite, WorkloadEnd, WriteConflict
 from reservations.observability import logger, metrics
 from reservations.rules.access import may_place_workloads
-from reservations.rules.idempotency import is_live
 from reservations.rules.placement import (
     UnitRefusal,
     not_sellable,
@@ -224,10 +223,10 @@ def _replay_of_an_end(
 ) -> Outcome:
     """The first answer when this key already ended the workload (which is why it is gone);
     otherwise the one 404. Only then is the record read: one GetItem, on this path alone."""
-    stored = ports.store.stored_answer(keyed.scope) if keyed is not None else None
-    if keyed is None or stored is None or not is_live(stored, now):
+    replayed = idempotency.first_answer(keyed, ports.store.stored_answer, now)
+    if replayed is None:
         raise NotFound()
-    return idempotency.replay(keyed, stored)
+    return replayed
 
 
 def _ids(refused: list[UnitRefusal]) -> str:
