@@ -151,12 +151,15 @@ def test_a_key_replays_the_first_answer_and_no_body_is_the_same_request_as_an_em
 def test_everyone_else_gets_the_one_404_byte_for_byte(handler, fleet, aws, key, node, res):
     reference = invoke(load_function("list_units"), list_units_event("node-x", OWNER))
     before = state.whole_table(aws)
-    result = post(handler, None, key=key, node=node, res=res)
-    assert (result.status, result.headers, result.body_text) == (
-        404,
-        reference.headers,
-        reference.body_text,
-    )
+    # Who may not, on this node, hears the 404 before the body's 400; an unknown
+    # reservation of the owner's node is the later 404, after the body (the contract's order).
+    for body in (None,) if res == "res-x" else (None, '{"reasn": "typo"}'):
+        result = post(handler, body, key=key, node=node, res=res)
+        assert (result.status, result.headers, result.body_text) == (
+            404,
+            reference.headers,
+            reference.body_text,
+        )
     assert state.whole_table(aws) == before
 
 

@@ -338,9 +338,7 @@ def test_a_keyed_create_is_replayed_byte_for_byte_with_its_location(free_store, 
         create(free_store, clock, key="k1", reason="another request")
 
 
-def test_a_keyed_create_retried_after_its_start_went_stale_gets_the_first_answer(
-    free_store, clock
-):
+def test_a_keyed_create_retried_after_its_start_went_stale_gets_the_first_answer(free_store, clock):
     """Exactly once: a client that lost the 201 and retries an hour later with the same key
     gets the 201 again, not a 400 for a startsAt now an hour old; only then is the record
     read. Without the key, or with another body under it, the stale term is what it is."""
