@@ -163,6 +163,8 @@ def test_a_missing_permission_and_a_malformed_node_are_refused_before_any_read(f
         ({"endsAt": format_time(NOW)}, "endsAt"),
         ({"startsAt": format_time(NOW + timedelta(days=2)),
           "endsAt": format_time(NOW + timedelta(days=1))}, "endsAt"),
+        ({"startsAt": format_time(NOW - timedelta(minutes=4)),
+          "endsAt": format_time(NOW - timedelta(minutes=1))}, "endsAt"),  # over already
         ({"contractRef": "c" * 201}, "contractRef"),
         ({"reason": "r" * 1001}, "reason"),
         ({"allowedOrgIDs": ["org-lab"]}, "allowedOrgIDs"),

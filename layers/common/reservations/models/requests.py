@@ -298,7 +298,7 @@ class CreateReservationRequest(BaseModel):
     )  # fmt: skip
     ends_at: StrictStr | None = Field(
         default=None, alias="endsAt", pattern=RFC3339,
-        description="RFC 3339, after startsAt; absent: open-ended",
+        description="RFC 3339, after startsAt and in the future; absent: open-ended",
     )  # fmt: skip
     contract_ref: StrictStr | None = Field(
         default=None, alias="contractRef", max_length=MAX_CONTRACT_REF

@@ -37,6 +37,10 @@ def new_term(starts_at: datetime | None, ends_at: datetime | None, now: datetime
         raise InvalidRequest(
             "endsAt must be after startsAt", [FieldProblem("endsAt", "must be after startsAt")]
         )
+    if ends is not None and ends <= now:  # a term already over would promise nothing
+        raise InvalidRequest(
+            "endsAt is not in the future", [FieldProblem("endsAt", "must be in the future")]
+        )
     return starts, ends
 
 
