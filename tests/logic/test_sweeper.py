@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic import sweeper
 from reservations.models.domain import WorkloadState
@@ -134,3 +135,19 @@ def test_with_time_enough_nothing_is_deferred(store, outbox, queue):
     send, time_left = hanging_sends(store, queue, 9, per_send=0.1)
     at = REQUESTED + timedelta(seconds=61)
     assert dict(sweeper.sweep(at, POLICY, outbox, send, time_left)) == {"redelivered": 10}
+
+
+def test_a_deferral_is_counted_in_a_metric_and_said_in_a_warning(store, outbox, queue, monkeypatch):
+    said, counted = [], []
+    monkeypatch.setattr(
+        sweeper.logger, "warning", lambda message, extra: said.append((message, extra))
+    )
+    monkeypatch.setattr(sweeper.metrics, "add_metric", lambda **metric: counted.append(metric))
+    send, _ = hanging_sends(store, queue, 2)
+    at = REQUESTED + timedelta(seconds=61)
+    assert dict(sweeper.sweep(at, POLICY, outbox, send, lambda: 11.9)) == {"deferred": 3}
+    assert said == [("sweep out of time; the rest wait for the next pass", {"deferred": 3})]
+    assert counted == [{"name": "TerminationsDeferred", "unit": MetricUnit.Count, "value": 3}]
+    said.clear()
+    sweeper.sweep(at, POLICY, outbox, send, lambda: 12.0)  # 12 s left: time enough
+    assert said == []
