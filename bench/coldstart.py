@@ -27,11 +27,11 @@ WORK = ROOT / ".local/bench"
 BUILD = WORK / "build"
 IMAGE = "reservations/lambda-python3.11:local"
 BARE = "bare handler"
-FUNCTIONS = {  # what the tables call them -> logical id
-    "ListUnits": "ListUnitsFunction",
-    "Reclaim": "ReclaimFunction",
-    "TerminationReports": "TerminationReportsFunction",
-    "Sweeper": "SweeperFunction",
+# What the tables call them -> logical id: every function of template.yaml, in its order.
+FUNCTIONS = {
+    logical_id.removesuffix("Function"): logical_id
+    for logical_id, resource in template.resources().items()
+    if resource["Type"] == "AWS::Serverless::Function"
 }
 
 
