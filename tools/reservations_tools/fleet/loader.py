@@ -9,7 +9,10 @@ Loading registers each node: it creates the node's spot-termination queue (FIFO,
 to the shared dead-letter queue) and stores its URL on the node's item, replaces the node's
 partition (items the file no longer has are deleted; every item written is one version past
 the stored one) and puts every API key; stored keys the file no longer has are revoked
-unless ``--only-add``. Nothing is written unless the whole file is valid.
+unless ``--only-add``. Reservations and workloads are made by create, release and place
+where those calls could have made them at load time, and stored as stated otherwise
+(``api_rules``; ``validate --explain`` says which and why). Nothing is written unless the
+whole file is valid.
 """
 
 from __future__ import annotations
