@@ -149,7 +149,7 @@ def _created(
 
 
 def _create_body(stated: FleetReservation) -> str:
-    """The body a broker would send to create the file's reservation."""
+    """The body the node's owner would send to create the file's reservation."""
     body: dict[str, Any] = {
         "unitIds": stated.reserved_unit_ids,
         "allowedOrgIds": stated.allowed_org_ids,
