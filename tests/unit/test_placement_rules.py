@@ -235,13 +235,3 @@ def test_a_units_long_history_adds_nothing_to_the_write():
     ] + [replace(reservation(ReservationStatus.CANCELLED), id=f"res-c{n}") for n in range(50)]
     node = snapshot(unit(), reservations=(*history, reservation(reservation_id="res-now")))
     assert [r.id for r in reservations_read(node, [U], NOW)] == ["res-now"]
-
-
-def test_a_review_whose_term_is_over_withholds_nothing():
-    ended = reservation(
-        ReservationStatus.NEEDS_REVIEW, starts=timedelta(days=-9), ends=timedelta(days=-1)
-    )
-    assert unit_refusal(U, [ended], "org-anyone", Tier.ON_DEMAND, NOW) is None
-    assert unit_refusal(U, [replace(ended, ends_at=None)], "org-anyone", Tier.SPOT, NOW) == (
-        "reservation res-1 is under review: the unit is withheld"
-    )

@@ -47,9 +47,8 @@ def res(status=S.ACTIVE, start=-1.0, end: float | None = 1.0, rid="res-1", **kw)
         (S.CANCELLED, -1, 1, S.CANCELLED),
         (S.CANCELLED, -2, -1, S.CANCELLED),
         (S.NEEDS_REVIEW, -2, 1, S.NEEDS_REVIEW),
-        (S.NEEDS_REVIEW, 1, 2, S.NEEDS_REVIEW),  # in review before its start too
-        (S.NEEDS_REVIEW, -2, None, S.NEEDS_REVIEW),
-        (S.NEEDS_REVIEW, -2, 0, S.EXPIRED),  # its term over: nothing left to withhold
+        (S.NEEDS_REVIEW, 1, 2, S.NEEDS_REVIEW),
+        (S.NEEDS_REVIEW, -2, -1, S.NEEDS_REVIEW),  # stays as stored (the contract), ended or not
         (S.EXPIRED, -1, 1, S.EXPIRED),
     ],
 )

@@ -6,22 +6,21 @@ from datetime import datetime
 
 from reservations.models.domain import Reservation, ReservationStatus
 
-# Statuses the end of the term turns into ``expired``.
-_ENDING = frozenset({ReservationStatus.ACTIVE, ReservationStatus.NEEDS_REVIEW})
-
 
 def effective_status(reservation: Reservation, now: datetime) -> ReservationStatus:
     """``pending`` turns ``active`` at ``startsAt``; ``active`` turns ``expired`` at ``endsAt``.
 
     A reservation that is both past its start and its end reads as expired, even if it was
-    stored as pending. One under review whose term is over is expired too: its promise
-    ended, so it withholds nothing and there is nothing left to re-affirm. ``cancelled``
-    stays as stored.
+    stored as pending. ``cancelled`` and ``needs-review`` stay as stored.
     """
     status = reservation.status
     if status is ReservationStatus.PENDING and now >= reservation.starts_at:
         status = ReservationStatus.ACTIVE
-    if status in _ENDING and reservation.ends_at is not None and now >= reservation.ends_at:
+    if (
+        status is ReservationStatus.ACTIVE
+        and reservation.ends_at is not None
+        and now >= reservation.ends_at
+    ):
         status = ReservationStatus.EXPIRED
     return status
 
