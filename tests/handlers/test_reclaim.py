@@ -303,12 +303,13 @@ def test_401(handler, fleet, key):
 def test_every_404_is_identical_to_the_list_endpoints(handler, fleet, aws, node, res, key):
     before = state.whole_table(aws)
     reference = invoke(load_function("list_units"), list_units_event("node-zz", BROKER))
-    result = post(handler, {"unitIds": ["0000:04:00.0"]}, key=key, node=node, res=res)
-    assert (result.status, result.headers, result.body_text) == (
-        reference.status,
-        reference.headers,
-        reference.body_text,
-    )
+    for body in ({"unitIds": ["0000:04:00.0"]}, {"unitIds": []}):  # the 404 before a 400
+        result = post(handler, body, key=key, node=node, res=res)
+        assert (result.status, result.headers, result.body_text) == (
+            reference.status,
+            reference.headers,
+            reference.body_text,
+        )
     assert state.whole_table(aws) == before
 
 

@@ -194,10 +194,11 @@ def test_the_sam_local_events_against_the_demo_fleet(handler, load_fleet, event_
 def test_everyone_else_gets_the_one_404_byte_for_byte(handler, fleet, aws, key, node, res):
     reference = invoke(load_function("list_units"), list_units_event("node-x", BROKER))
     before = state.whole_table(aws)
-    result = post(handler, {"unitIds": [UNITS[1]]}, key=key, node=node, res=res)
-    assert (result.status, result.headers, result.body_text) == (
-        404,
-        reference.headers,
-        reference.body_text,
-    )
+    for body in ({"unitIds": [UNITS[1]]}, {"unitIds": "bad"}):  # the 404 before a 400
+        result = post(handler, body, key=key, node=node, res=res)
+        assert (result.status, result.headers, result.body_text) == (
+            404,
+            reference.headers,
+            reference.body_text,
+        )
     assert state.whole_table(aws) == before

@@ -79,14 +79,50 @@ def test_owner_operator_and_managing_org_may_reclaim(store, queue, clock, caller
 
 
 def test_a_bad_body_is_400_but_a_key_without_capacity_hears_404_first(store, queue, clock):
+    no_capacity = replace(BROKER, permissions=frozenset({"reservation.read"}))
+    with pytest.raises(NotFound):
+        reclaim(no_capacity, "node-a", "res-1", RawBody("{"), None, ports(store, queue, clock))
+    assert store.reads == 0  # settled by the key alone
+    with pytest.raises(InvalidRequest):
+        reclaim(OPERATOR, "node-a", "res-1", RawBody("{"), None, ports(store, queue, clock))
+    assert store.reads == 0  # the operator may act on any node: the body first
     with pytest.raises(InvalidRequest):
         reclaim(
             BROKER, "node-a", "res-1", RawBody('{"unitIds": []}'), None, ports(store, queue, clock)
         )
-    no_capacity = replace(BROKER, permissions=frozenset({"reservation.read"}))
+    assert store.reads == 1  # res-1's manager: the node read settles it, then the body
+
+
+@pytest.mark.parametrize(
+    ("caller", "node", "res"),
+    [
+        (STRANGER, "node-a", "res-1"),  # capacity, but neither owner nor manager
+        (BROKER, "node-a", "res-x"),  # manages res-1, not a reservation the node lacks
+        (BROKER, "node-x", "res-1"),  # a node that does not exist
+    ],
+)
+def test_an_org_that_may_not_reclaim_here_hears_404_before_a_bad_body(
+    store, queue, clock, caller, node, res
+):
+    """The contract's order: an org that may not make this call on this node is a 404
+    before the body's 400; the node read that settles it is the one a reclaim makes."""
     with pytest.raises(NotFound):
-        reclaim(no_capacity, "node-a", "res-1", RawBody("{"), None, ports(store, queue, clock))
-    assert store.reads == 0
+        reclaim(caller, node, res, RawBody('{"unitIds": []}'), None, ports(store, queue, clock))
+    assert (store.reads, store.writes) == (1, 0)
+
+
+def test_the_owner_hears_the_body_first_and_then_the_reservations_404(store, queue, clock):
+    with pytest.raises(InvalidRequest):
+        reclaim(OWNER, "node-a", "res-x", RawBody("{"), None, ports(store, queue, clock))
+    with pytest.raises(NotFound):
+        reclaim(OWNER, "node-a", "res-x", RawBody('{"unitIds": ["0000:04:00.0"]}'), None,
+                ports(store, queue, clock))  # fmt: skip
+
+
+def test_a_managers_reclaim_still_reads_the_node_once(store, queue, clock):
+    body = RawBody('{"unitIds": ["0000:04:00.0"], "dryRun": true}')
+    assert reclaim(BROKER, "node-a", "res-1", body, None, ports(store, queue, clock)).status == 200
+    assert store.reads == 1
 
 
 # --- 409 not active, 422 outside ------------------------------------------------------------

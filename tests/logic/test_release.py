@@ -72,15 +72,23 @@ def test_owner_operator_and_managing_org_may_release(store, clock, caller):
     assert run(store, clock, [UNITS[3]], caller=caller)[0] == 200
 
 
-def test_a_bad_body_is_400_before_the_read_but_a_key_without_capacity_hears_404(store, clock):
-    with pytest.raises(InvalidRequest):
-        run(store, clock, [])
-    with pytest.raises(InvalidRequest, match="dryrun"):
-        run(store, clock, [UNITS[3]], dryrun=True)
+def test_a_bad_body_is_400_after_the_read_but_a_key_without_capacity_hears_404(store, clock):
     no_capacity = replace(BROKER, permissions=frozenset({"reservation.read"}))
     with pytest.raises(NotFound):
         release(no_capacity, "node-a", "res-1", RawBody("{"), None, change_ports(store, clock))
     assert store.reads == 0
+    with pytest.raises(InvalidRequest):
+        run(store, clock, [])
+    with pytest.raises(InvalidRequest, match="dryrun"):
+        run(store, clock, [UNITS[3]], dryrun=True)
+    assert store.reads == 2  # the manager's read settles it, before each body
+
+
+@pytest.mark.parametrize(("caller", "res"), [(STRANGER, "res-1"), (BROKER, "res-x")])
+def test_an_org_that_may_not_release_here_hears_404_before_a_bad_body(store, clock, caller, res):
+    with pytest.raises(NotFound):
+        release(caller, "node-a", res, RawBody("{"), None, change_ports(store, clock))
+    assert (store.reads, store.writes) == (1, 0)
 
 
 # --- 409 not active, 422 outside ------------------------------------------------------------

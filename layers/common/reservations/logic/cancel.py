@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from reservations.logic import changes, idempotency
 from reservations.logic.ports import ChangePorts
-from reservations.logic.reads import owner_checked_reads
+from reservations.logic.reads import checked_reads
 from reservations.logic.retries import retried
 from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import NotFound
@@ -34,7 +34,9 @@ def cancel(
     """The answer to a cancel: 200 with the cancelled reservation, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(WRITE)):
         raise NotFound()
-    read_node = owner_checked_reads(caller, node_id, ports.store)
+    read_node = checked_reads(
+        caller, node_id, ports.store, lambda node: may_write_reservations(caller, node)
+    )
     request = parse_cancel_request(body)
     # The validated body: no body, {} and {"reason": null} are the same request.
     path = f"/v1/nodes/{node_id}/reservations/{reservation_id}/cancel"

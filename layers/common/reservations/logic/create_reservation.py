@@ -18,7 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic import idempotency
 from reservations.logic.ports import CreatePorts
-from reservations.logic.reads import owner_checked_reads
+from reservations.logic.reads import checked_reads
 from reservations.logic.retries import retried
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
@@ -60,7 +60,9 @@ def create_reservation(
     """201 with the reservation and its Location, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and caller.has(WRITE)):
         raise NotFound()
-    read_node = owner_checked_reads(caller, node_id, ports.store)
+    read_node = checked_reads(
+        caller, node_id, ports.store, lambda node: may_write_reservations(caller, node)
+    )
     request = parse_create_request(body)
     document = request.model_dump(mode="json", by_alias=True, exclude_none=True)
     path = f"/v1/nodes/{node_id}/reservations"

@@ -10,12 +10,14 @@ is still open on it, and the sweeper delivers it.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic import idempotency, outbox
 from reservations.logic.ports import ReclaimPorts
+from reservations.logic.reads import checked_reads
 from reservations.logic.retries import MAX_ATTEMPTS as MAX_ATTEMPTS
 from reservations.logic.retries import retried
 from reservations.logic.views import reclaim_response
@@ -33,7 +35,7 @@ from reservations.models.writes import (
     WriteConflict,
 )
 from reservations.observability import logger, metrics
-from reservations.rules.access import CAPACITY, may_manage_capacity
+from reservations.rules.access import CAPACITY, may_manage_capacity, may_manage_capacity_of
 from reservations.rules.capacity import capacity_refusal
 from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim
 
@@ -49,6 +51,12 @@ def reclaim(
     """The answer to a reclaim (or its dry run): 200 with its body, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(CAPACITY)):
         raise NotFound()
+    read_node = checked_reads(
+        caller,
+        node_id,
+        ports.store,
+        lambda node: may_manage_capacity_of(caller, node, reservation_id),
+    )
     request = parse_capacity_request(body)
     keyed = None
     if not request.dry_run:  # a dry run changes nothing: the header is neither kept nor checked
@@ -56,7 +64,7 @@ def reclaim(
         document = request.model_dump(mode="json", by_alias=True)
         keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
     return retried(
-        lambda: _attempt(caller, node_id, reservation_id, request, keyed, ports),
+        lambda: _attempt(caller, node_id, reservation_id, request, keyed, read_node, ports),
         ports.sleep,
         "Reclaim",
         f"reservation {reservation_id} kept changing while reclaiming",
@@ -69,11 +77,12 @@ def _attempt(
     reservation_id: str,
     request: CapacityRequest,
     keyed: IdempotentRequest | None,
+    read_node: Callable[[], NodeSnapshot | None],
     ports: ReclaimPorts,
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
-    snapshot = ports.store.load_node(node_id)
+    snapshot = read_node()
     if snapshot is None:
         raise NotFound()
     reservation = _authorized_reservation(caller, snapshot, reservation_id)

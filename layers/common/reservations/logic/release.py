@@ -8,17 +8,19 @@ transaction on the reservation's version with the audit record, retried on confl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from reservations.logic import changes, idempotency
 from reservations.logic.ports import ChangePorts
+from reservations.logic.reads import checked_reads
 from reservations.logic.retries import retried
-from reservations.models.domain import Caller
+from reservations.models.domain import Caller, NodeSnapshot
 from reservations.models.errors import NotFound
 from reservations.models.idempotency import IdempotentRequest, Outcome
 from reservations.models.ids import is_resource_id
 from reservations.models.requests import CapacityRequest, RawBody, parse_capacity_request
-from reservations.rules.access import CAPACITY, may_manage_capacity
+from reservations.rules.access import CAPACITY, may_manage_capacity, may_manage_capacity_of
 from reservations.rules.capacity import capacity_refusal, released_after_release
 
 
@@ -33,6 +35,12 @@ def release(
     """The answer to a release (or its dry run): 200 with its body, a replay, or an ApiError."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(CAPACITY)):
         raise NotFound()
+    read_node = checked_reads(
+        caller,
+        node_id,
+        ports.store,
+        lambda node: may_manage_capacity_of(caller, node, reservation_id),
+    )
     request = parse_capacity_request(body)
     keyed = None
     if not request.dry_run:  # a dry run changes nothing: the header is neither kept nor checked
@@ -40,7 +48,7 @@ def release(
         document = request.model_dump(mode="json", by_alias=True)
         keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
     return retried(
-        lambda: _attempt(caller, node_id, reservation_id, request, keyed, ports),
+        lambda: _attempt(caller, node_id, reservation_id, request, keyed, read_node, ports),
         ports.sleep,
         "Release",
         f"reservation {reservation_id} kept changing while releasing",
@@ -53,12 +61,13 @@ def _attempt(
     reservation_id: str,
     request: CapacityRequest,
     keyed: IdempotentRequest | None,
+    read_node: Callable[[], NodeSnapshot | None],
     ports: ChangePorts,
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
     reservation = changes.reservation_in(
-        ports.store.load_node(node_id), reservation_id, partial(may_manage_capacity, caller)
+        read_node(), reservation_id, partial(may_manage_capacity, caller)
     )
     if refusal := capacity_refusal(reservation, request.unit_ids, now):
         return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)

@@ -49,6 +49,17 @@ def may_manage_capacity(caller: Caller, snapshot: NodeSnapshot, reservation: Res
     )
 
 
+def may_manage_capacity_of(caller: Caller, snapshot: NodeSnapshot, reservation_id: str) -> bool:
+    """Release and reclaim, settled before the body: the operator, the node's owner, or a
+    manager of this reservation (one the node does not have has no managers)."""
+    reservation = next((r for r in snapshot.reservations if r.id == reservation_id), None)
+    if reservation is None:
+        return caller.has(CAPACITY) and (
+            caller.platform_operator or caller.org_id == snapshot.node.owner_org_id
+        )
+    return may_manage_capacity(caller, snapshot, reservation)
+
+
 def may_write_reservations(caller: Caller, snapshot: NodeSnapshot) -> bool:
     """Create and cancel: ``reservation.write`` and the operator or the node's owner."""
     if not caller.has(WRITE):
