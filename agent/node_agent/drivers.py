@@ -18,8 +18,13 @@ from reservations.models.messages import SpotTermination
 Outcome = Literal["terminated", "gone", "failed"]
 log = logging.getLogger("node_agent")
 
-# What virsh and kubectl say when the domain or pod does not exist.
-DEFAULT_GONE_PATTERN = r"failed to get domain|domain not found|no domain with|NotFound|not found"
+# What virsh and kubectl say when the domain or pod does not exist, and nothing broader:
+# "gone" frees the units, so an error that merely says "not found" about something else
+# (a kubectl context, a config file) must stay "failed" while the workload may still run.
+DEFAULT_GONE_PATTERN = (
+    r"failed to get domain|domain not found|no domain with matching"
+    r'|\(NotFound\)|pods? "[^"]*" not found'
+)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,18 @@ def test_no_such_domain_or_pod_is_gone():
     assert CommandDriver(kubectl).stop(TERMINATION).outcome == "gone"
 
 
+def test_a_not_found_about_anything_but_the_workload_is_failed_not_gone():
+    """ "gone" frees the units: a kubectl whose context is missing has stopped nothing."""
+    for said in ('error: context "kube-prod" not found', "error: kubeconfig file not found",
+                 "Domain vm-1 found, but the hypervisor is unreachable"):  # fmt: skip
+        command = f"{PY} -c \"import sys; sys.stderr.write('{said}'); sys.exit(1)\""
+        assert CommandDriver(command).stop(TERMINATION).outcome == "failed", said
+    virsh = (
+        f"{PY} -c \"import sys; sys.stderr.write('error: Domain not found: vm-1'); sys.exit(1)\""
+    )
+    assert CommandDriver(virsh).stop(TERMINATION).outcome == "gone"
+
+
 def test_other_failures_and_timeouts_are_failed():
     assert CommandDriver(f"{PY} -c 'exit(3)'").stop(TERMINATION).outcome == "failed"
     slow = CommandDriver(f"{PY} -c 'import time; time.sleep(5)'", timeout=0.2).stop(TERMINATION)
