@@ -8,6 +8,7 @@ delivers it once SQS answers again.
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -98,3 +99,33 @@ def test_a_hanging_sqs_leaves_a_committed_reclaim_a_fast_200_and_the_sweeper_del
     delivered = state.drain(sqs, state.node_queue_url(aws, "node-a"))
     # (vm-term, terminating since the fleet was loaded, is delivered by the same pass.)
     assert {"vm-span", "vm-spot-1"} <= {m["workloadId"] for m in delivered}
+
+
+def test_a_hanging_dynamodb_gets_the_contracts_5xx_before_the_function_times_out(
+    functions, load_fleet, aws, hanging_endpoint, monkeypatch
+):
+    """No try starts that could outlast the invocation, and tries that time out are an
+    outage: the request gives up with a 503 in the contract's shape (code internal) instead
+    of letting API Gateway answer a timeout. With 5 s left the deadline stops it; with the
+    whole 10 s, botocore's own three tries do."""
+    load_fleet(standard_fleet())
+    invoke(functions["list_units"], list_units_event("node-a", BROKER))  # warm: key cached
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", hanging_endpoint)
+    clients.reset()
+    event = reclaim_event("node-a", "res-1", {"unitIds": ["0000:04:00.0"]}, BROKER)
+    for timeout_ms in (5_000, int(function_timeout_seconds() * 1000)):
+        started = time.monotonic()
+        result = functions["reclaim"].lambda_handler(event, FakeContext(timeout_ms=timeout_ms))
+        elapsed = time.monotonic() - started
+        print(
+            f"hanging DynamoDB, {timeout_ms / 1000:g} s left: {result['statusCode']} in {elapsed:.1f} s"
+        )
+        assert elapsed < timeout_ms / 1000
+        assert result["statusCode"] == 503
+        assert json.loads(result["body"]) == {
+            "error": "the service could not answer in time; try again",
+            "code": "internal",
+        }
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB")
+    clients.reset()
+    assert state.reservation(aws, "node-a", "res-1")["releasedUnitIds"]  # nothing written

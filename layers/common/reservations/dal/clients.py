@@ -6,11 +6,13 @@ local stack and the tests set (empty or unset means AWS's own endpoints).
 
 from __future__ import annotations
 
+import time
 from functools import cache
 from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError
 
 from reservations.config import settings
 
@@ -26,16 +28,59 @@ SQS_CONFIG = Config(
 )
 
 
+# One try's worst case under these configurations: 1 s to connect, 2 s to read.
+ATTEMPT_SECONDS = 3.0
+# Left for the answer itself once the last try gave up.
+ANSWER_SECONDS = 0.5
+
+
+class DeadlineReached(BotoCoreError):
+    """No time left in the invocation for another try: give up with the contract's 5xx
+    rather than let the function time out (API Gateway would answer in its own words)."""
+
+    fmt = "no time left for another {service} request in this invocation"
+
+
+class _Deadline:
+    """When the request in hand must have its answer (monotonic seconds), if any."""
+
+    at: float | None = None
+
+
+_deadline = _Deadline()
+
+
+def start_request(seconds_left: float) -> None:
+    """From now on, no AWS try starts that could end after the invocation's own end."""
+    _deadline.at = time.monotonic() + seconds_left - ANSWER_SECONDS
+
+
+def end_request() -> None:
+    _deadline.at = None
+
+
+def _check_deadline(event_name: str = "", **_: Any) -> None:
+    """Before each try (retries included): is there time for its worst case?"""
+    if _deadline.at is not None and time.monotonic() + ATTEMPT_SECONDS > _deadline.at:
+        raise DeadlineReached(service=event_name.split(".")[1] if "." in event_name else "AWS")
+
+
+def _bounded(client: Any) -> Any:
+    client.meta.events.register("before-send", _check_deadline)
+    return client
+
+
 @cache
 def dynamodb() -> Any:
-    """The functions' DynamoDB client (bounded timeouts, a few short tries)."""
-    return boto3.client("dynamodb", config=DYNAMODB_CONFIG)
+    """The functions' DynamoDB client (bounded timeouts, a few short tries, none that would
+    outlast the request)."""
+    return _bounded(boto3.client("dynamodb", config=DYNAMODB_CONFIG))
 
 
 @cache
 def sqs() -> Any:
     """The functions' SQS client (one short try: the sweeper delivers what it misses)."""
-    return boto3.client("sqs", config=SQS_CONFIG)
+    return _bounded(boto3.client("sqs", config=SQS_CONFIG))
 
 
 def reset() -> None:

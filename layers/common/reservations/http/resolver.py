@@ -8,11 +8,12 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.metrics import MetricUnit
+from botocore.exceptions import BotoCoreError, ConnectionError, HTTPClientError
 
 from reservations.auth.keys import KeyCache, authenticate
 from reservations.clock import utc_now
 from reservations.config import settings
-from reservations.dal import store
+from reservations.dal import clients, store
 from reservations.models.api import error_json
 from reservations.models.domain import Caller
 from reservations.models.errors import (
@@ -21,6 +22,7 @@ from reservations.models.errors import (
     InvalidRequest,
     NotFound,
     Unauthorized,
+    Unavailable,
     field_path,
 )
 from reservations.observability import logger, metrics
@@ -56,6 +58,17 @@ def create_app() -> APIGatewayHttpResolver:
     """A resolver whose every failure answers in the contract's error shape."""
     app = APIGatewayHttpResolver(enable_validation=True, serializer=serialize)
 
+    def within_the_invocation(app: APIGatewayHttpResolver, next_middleware: Any) -> Any:
+        # No AWS try may start that would end after the function's own timeout: a store
+        # that hangs gets the contract's 5xx, never API Gateway's timeout answer.
+        clients.start_request(app.lambda_context.get_remaining_time_in_millis() / 1000)
+        try:
+            return next_middleware(app)
+        finally:
+            clients.end_request()
+
+    app.use(middlewares=[within_the_invocation])
+
     @app.exception_handler(ApiError)
     def _api_error(error: ApiError) -> Response[str]:
         if error.status == 409:  # not active, lost every race, or idempotency in progress
@@ -74,6 +87,14 @@ def create_app() -> APIGatewayHttpResolver:
     @app.not_found
     def _no_route(_: Exception) -> Response[str]:
         return error_response(NotFound())
+
+    @app.exception_handler([clients.DeadlineReached, HTTPClientError, ConnectionError])
+    def _aws_unreachable(error: BotoCoreError) -> Response[str]:
+        # AWS did not answer (every try timed out, or no time was left for another): a 503
+        # in the contract's shape, logged without a stack; an outage, not a bug.
+        logger.warning("request gave up: AWS did not answer", extra={"why": str(error)})
+        metrics.add_metric(name="RequestsUnanswered", unit=MetricUnit.Count, value=1)
+        return error_response(Unavailable())
 
     @app.exception_handler(Exception)
     def _unexpected(error: Exception) -> Response[str]:

@@ -57,6 +57,16 @@ class NotFound(ApiError):
         super().__init__("not found")
 
 
+class Unavailable(ApiError):
+    """AWS did not answer within the invocation: the contract's 5xx, in its shape."""
+
+    status = 503
+    code = "internal"
+
+    def __init__(self) -> None:
+        super().__init__("the service could not answer in time; try again")
+
+
 class ReservationNotActive(ApiError):
     status = 409
     code = "reservation_not_active"
