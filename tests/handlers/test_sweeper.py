@@ -21,7 +21,7 @@ from reservations.dal.items import parse_time
 from reservations.dal.table import NodeTable
 from reservations.dal.terminations import TerminationStore
 from reservations.logic import sweeper
-from reservations.logic.termination_reports import close_termination
+from reservations.logic.termination_reports import apply_report, close_termination
 from reservations.models.messages import TerminationReport
 from reservations.rules.terminations import RedeliveryPolicy
 from reservations_tools import terminations as command
@@ -244,6 +244,63 @@ def test_a_report_closes_a_stuck_termination_like_an_open_one(world):
     assert world.sweep(world.after(86400)) == {}
 
 
+def node_report(outcome: str) -> TerminationReport:
+    return TerminationReport(
+        termination_id=TERMINATION,
+        node_id="node-a",
+        workload_id="vm-1",
+        outcome=outcome,
+        detail="virsh: cannot acquire state change lock" if outcome == "failed" else None,
+        reported_at=datetime.now(UTC),
+    )
+
+
+def test_a_failed_report_is_stored_on_the_item_and_moves_a_stuck_one_back_to_open(world):
+    stuck_at = deliver_until_stuck(world)
+    version = world.workload()["version"]
+    reported_at = stuck_at + timedelta(seconds=30)
+    assert apply_report(node_report("failed"), reported_at, NodeTable()) == "failed"
+    workload = world.workload()
+    assert workload["terminationReportedDeliveries"] == 3
+    assert parse_time(workload["terminationLastReportedAt"]) == reported_at
+    assert workload["terminationFailedReports"] == 1
+    assert workload["deliveries"] == 3  # kept: the next de-duplication id is #r3
+    assert "stuckAt" not in workload
+    assert workload["openTermination"] == "open"
+    assert workload["version"] == version
+    assert world.index("open") == [TERMINATION]
+    assert world.index("stuck") == []
+
+    # Answered: the sweeper needs max_deliveries more unanswered deliveries to flag it again.
+    assert world.sweep(world.after(1900)) == {"redelivered": 1}
+    assert world.sweep(world.after(2500)) == {"redelivered": 1}
+    assert world.sweep(world.after(3100)) == {"redelivered": 1}
+    assert world.sweep(world.after(3700)) == {"gave_up": 1}
+    assert world.sent[-3:] == [f"{TERMINATION}#r3", f"{TERMINATION}#r4", f"{TERMINATION}#r5"]
+    assert world.index("stuck") == [TERMINATION]
+    assert world.metrics["SweeperGiveUps"] == 2
+
+
+def test_a_late_failed_report_for_a_closed_termination_writes_nothing(world):
+    assert apply_report(node_report("terminated"), datetime.now(UTC), NodeTable()) == "closed"
+    before = state.whole_table(world.db)
+    assert apply_report(node_report("failed"), datetime.now(UTC), NodeTable()) == "unknown"
+    assert state.whole_table(world.db) == before
+
+
+def test_the_flag_is_not_set_on_a_read_a_report_has_since_answered(world):
+    for seconds in (60, 660, 1260):
+        world.sweep(world.after(seconds))
+    [read] = TerminationStore().listed("open")
+    assert apply_report(node_report("failed"), world.after(1800), NodeTable()) == "failed"
+    assert not TerminationStore().mark_stuck(read, world.after(1860))
+    assert world.workload()["openTermination"] == "open"
+    # Read again (one failed report, then silence): flagged at last.
+    [fresh] = TerminationStore().listed("open")
+    assert TerminationStore().mark_stuck(fresh, world.after(1860))
+    assert world.index("stuck") == [TERMINATION]
+
+
 class StaleIndex(TerminationStore):
     """The index as read a moment before a report closed the termination."""
 
@@ -320,6 +377,6 @@ def test_a_pass_short_of_time_defers_its_sends_visibly_and_the_next_one_delivers
     assert world.metrics["TerminationsDeferred"] == 1
     assert "sweep out of time; the rest wait for the next pass" in caplog.text
     assert world.queued() == []
-    assert "terminationDeliveries" not in world.workload()  # none yet
+    assert "deliveries" not in world.workload()  # none yet
     assert function.lambda_handler({}, FakeContext()) == {"redelivered": 1}
     assert [m["terminationId"] for m in world.queued()] == [TERMINATION]

@@ -316,10 +316,12 @@ def test_a_driver_that_keeps_failing_ends_stuck_and_reported_never_terminated(lo
         rounds += 1
     assert loop.dead_letter_count() == 1
     assert consumer.counts["failed"] == 5
-    assert loop.apply_reports() == []  # "failed" reports change nothing
+    assert loop.apply_reports() == []  # "failed" reports are recorded, nothing closed
     loop.apply_reports()
     workload = state.workload(loop.db, "node-a", "vm-1")
     assert workload["state"] == "terminating"
+    assert workload["terminationFailedReports"] == 5
+    assert workload["terminationReportedDeliveries"] == 0  # all came before any redelivery
     # The sweeper delivers again (max 2 accepted in this test), then flags it: visibly stuck.
     results = []
     for _ in range(4):
@@ -373,14 +375,23 @@ def test_the_report_events_free_pod_5_of_the_demo_fleet(aws, load_fleet, functio
     assert "claimedBy" not in state.unit(aws, "node-b7", "0000:1a:00.0")
 
 
-def test_the_failed_report_event_changes_nothing(aws, load_fleet, functions):
+def test_the_failed_report_event_is_recorded_and_frees_nothing(aws, load_fleet, functions):
     load_fleet(f.demo_fleet())
     before = state.whole_table(aws)
     event = event_file("termination_reports/failed.json")
     assert functions["termination_reports"].lambda_handler(event, FakeContext()) == {
         "batchItemFailures": []
     }
-    assert state.whole_table(aws) == before
+    after = state.whole_table(aws)
+    changed = [item for item in after if item not in before]
+    [workload] = changed  # the terminating workload alone, still open
+    assert (workload["PK"], workload["SK"]) == ("NODE#node-b7", "WL#pod-5")
+    assert workload["openTermination"] == "open"
+    assert workload["terminationFailedReports"] == 1
+    assert workload["terminationReportedDeliveries"] == 0
+    assert "terminationLastReportedAt" in workload
+    assert len(after) == len(before)
+    assert state.unit(aws, "node-b7", "0000:1a:00.0")["claimedBy"] == "pod:pod-5"
 
 
 def test_the_scheduled_event_runs_a_sweep(aws, load_fleet, functions, monkeypatch):

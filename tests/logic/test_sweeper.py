@@ -3,17 +3,23 @@ delivery, and when it is flagged stuck."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
+from reservations.dal.items import OPEN, STUCK
 from reservations.logic import sweeper
+from reservations.logic.reclaim import reclaim
+from reservations.logic.termination_reports import apply_report
 from reservations.models.domain import WorkloadState
+from reservations.models.messages import TerminationReport
+from reservations.models.requests import RawBody
 from reservations.rules.terminations import RedeliveryPolicy
-from tests.logic.conftest import NOW, QUEUE
-from tests.support.fakes import FakeOutbox
+from tests.logic.conftest import BROKER, NOW, QUEUE, UNITS
+from tests.support.fakes import FakeOutbox, ports
 
 POLICY = RedeliveryPolicy(
     grace=timedelta(seconds=60),
@@ -151,3 +157,94 @@ def test_a_deferral_is_counted_in_a_metric_and_said_in_a_warning(store, outbox, 
     said.clear()
     sweeper.sweep(at, POLICY, outbox, send, lambda: 12.0)  # 12 s left: time enough
     assert said == []
+
+
+def failed(store, at_seconds: float) -> None:
+    """vm-term's node reports ``failed`` (it is alive, the workload not stopped yet)."""
+    report = TerminationReport(
+        termination_id="t-old",
+        node_id="node-a",
+        workload_id="vm-term",
+        outcome="failed",
+        reported_at=REQUESTED,
+    )
+    assert apply_report(report, REQUESTED + timedelta(seconds=at_seconds), store) == "failed"
+
+
+def test_a_node_that_reports_failed_after_every_delivery_is_never_flagged_stuck(
+    store, outbox, queue
+):
+    at = 61
+    for _ in range(4 * POLICY.max_deliveries):
+        assert sweep(outbox, queue, at) == {"redelivered": 1}
+        failed(store, at + 5)
+        at += 600
+    assert vm_term(store).termination_stuck_at is None
+    assert vm_term(store).termination_deliveries == 12  # every send counted all the same
+    assert queue.deduplication_ids[-2:] == ["t-old#r10", "t-old#r11"]
+
+
+def test_a_node_silent_after_a_failed_report_is_flagged_after_max_deliveries_more(
+    store, outbox, queue
+):
+    at = 61
+    for _ in range(2):
+        assert sweep(outbox, queue, at) == {"redelivered": 1}
+        at += 600
+    failed(store, at - 300)
+    for _ in range(POLICY.max_deliveries):  # 5 deliveries in all: past max, not since
+        assert sweep(outbox, queue, at) == {"redelivered": 1}
+        at += 600
+    assert sweep(outbox, queue, at) == {"gave_up": 1}
+    assert vm_term(store).termination_stuck_at is not None
+
+
+def until_stuck(outbox, queue) -> float:
+    at = 61
+    for _ in range(POLICY.max_deliveries):
+        assert sweep(outbox, queue, at) == {"redelivered": 1}
+        at += 600
+    assert sweep(outbox, queue, at) == {"gave_up": 1}
+    return at
+
+
+def test_a_failed_report_on_a_stuck_one_opens_it_again_at_the_normal_pace(store, outbox, queue):
+    at = until_stuck(outbox, queue)
+    failed(store, at + 60)
+    assert vm_term(store).termination_stuck_at is None
+    assert [t.workload.id for t in outbox.listed(OPEN)] == ["vm-term"]
+    assert list(outbox.listed(STUCK)) == []
+    # The last send was 600 s before the give-up: the confirm deadline, not the stuck pace.
+    assert sweep(outbox, queue, at + 120) == {"redelivered": 1}
+    # Silent again: flagged once more after max_deliveries unanswered ones.
+    at += 120 + 600
+    for _ in range(POLICY.max_deliveries - 1):
+        assert sweep(outbox, queue, at) == {"redelivered": 1}
+        at += 600
+    assert sweep(outbox, queue, at) == {"gave_up": 1}
+
+
+def test_a_report_between_the_sweepers_read_and_its_flag_keeps_it_open(store, outbox, queue):
+    for n in range(POLICY.max_deliveries):
+        sweep(outbox, queue, 61 + 600 * n)
+    at = 61 + 600 * POLICY.max_deliveries
+
+    class AnsweredMeanwhile(FakeOutbox):
+        def read(self, node_id, workload_id):
+            read = super().read(node_id, workload_id)
+            failed(store, at)  # the node answers just after the re-read
+            return read
+
+    sweep(AnsweredMeanwhile(store), queue, at)
+    assert vm_term(store).termination_stuck_at is None
+
+
+def test_the_reclaims_send_and_the_sweepers_carry_the_same_requested_at(store, queue, clock):
+    clock.now = NOW + timedelta(microseconds=654321)  # a real clock is never on the second
+    raw = RawBody(json.dumps({"unitIds": [UNITS[0]]}))
+    assert reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, queue, clock)).status == 200
+    [own] = queue.sent(QUEUE)
+    sweeper.sweep(clock.now + POLICY.grace, POLICY, FakeOutbox(store), queue.send)
+    [again] = [m for m in queue.sent(QUEUE)[1:] if m.workload_id == "vm-spot"]
+    assert own.requested_at == again.requested_at == NOW
+    assert json.loads(own.to_json()) == json.loads(again.to_json())

@@ -7,7 +7,9 @@ from datetime import timedelta
 
 import pytest
 
+from reservations.logic import termination_reports
 from reservations.logic.termination_reports import ReportConflict, apply_report
+from reservations.models.domain import WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.models.writes import WriteConflict
 from tests.logic.conftest import NOW, UNITS
@@ -61,9 +63,123 @@ def test_a_duplicate_report_is_unknown_the_second_time(store):
     assert apply_report(report(), NOW + timedelta(seconds=1), store) == "unknown"
 
 
-def test_failed_changes_nothing_and_leaves_the_retry_to_the_node(store):
+def vm_term(store):
+    return store.nodes["node-a"].workloads["vm-term"]
+
+
+def delivered(store, deliveries: int, **changes) -> None:
+    """vm-term as the sweeper leaves it after ``deliveries`` accepted sends."""
+    store.nodes["node-a"].workloads["vm-term"] = replace(
+        vm_term(store),
+        termination_deliveries=deliveries,
+        termination_last_delivered_at=NOW - timedelta(minutes=1),
+        **changes,
+    )
+
+
+def test_failed_is_recorded_and_leaves_the_termination_open_for_the_node_to_retry(store):
+    delivered(store, 2)
+    before = vm_term(store)
     assert apply_report(report(outcome="failed"), NOW, store) == "failed"
-    assert (store.reads, store.writes) == (0, 0)
+    after = vm_term(store)
+    assert after.state is WorkloadState.TERMINATING
+    assert after.termination_reported_deliveries == 2  # the deliveries it answered
+    assert after.termination_last_reported_at == NOW
+    assert after.termination_failed_reports == 1
+    assert after.termination_deliveries == 2  # never reset: the de-duplication ids need it
+    assert after.version == before.version
+    assert store.nodes["node-a"].units[UNITS[4]].claimed_by == "vm:vm-term"
+    assert store.history == []
+
+
+def test_each_failed_report_moves_the_reported_count_to_the_deliveries_so_far(store):
+    assert apply_report(report(outcome="failed"), NOW, store) == "failed"
+    assert vm_term(store).termination_reported_deliveries == 0  # before any sweeper send
+    delivered(store, 4)
+    later = NOW + timedelta(minutes=30)
+    assert apply_report(report(outcome="failed"), later, store) == "failed"
+    assert vm_term(store).termination_reported_deliveries == 4
+    assert vm_term(store).termination_last_reported_at == later
+    assert vm_term(store).termination_failed_reports == 2
+
+
+def test_a_failed_report_on_a_stuck_termination_opens_it_again(store):
+    delivered(store, 5, termination_stuck_at=NOW - timedelta(minutes=1))
+    assert apply_report(report(outcome="failed"), NOW, store) == "failed"
+    assert vm_term(store).termination_stuck_at is None
+    assert vm_term(store).termination_reported_deliveries == 5
+
+
+@pytest.mark.parametrize(
+    "late",
+    [
+        report(termination_id="t-other", outcome="failed"),
+        report(workload_id="vm-spot", outcome="failed"),  # a running workload
+        report(workload_id="vm-gone", outcome="failed"),
+        report(node="node-x", outcome="failed"),
+    ],
+)
+def test_a_failed_report_for_no_open_termination_changes_nothing(store, late):
+    before = {k: dict(v.workloads) for k, v in store.nodes.items()}
+    assert apply_report(late, NOW, store) == "unknown"
+    assert {k: dict(v.workloads) for k, v in store.nodes.items()} == before
+    assert store.failed_reports == []
+
+
+def test_a_late_failed_report_for_a_closed_termination_changes_nothing(store):
+    assert apply_report(report(), NOW, store) == "closed"
+    nodes = {k: (dict(v.units), dict(v.workloads)) for k, v in store.nodes.items()}
+    assert apply_report(report(outcome="failed"), NOW + timedelta(seconds=1), store) == "unknown"
+    assert {k: (dict(v.units), dict(v.workloads)) for k, v in store.nodes.items()} == nodes
+    assert store.failed_reports == []
+    assert len(store.history) == 1
+
+
+@pytest.fixture
+def told(monkeypatch):
+    """What the report function logs (warnings) and counts."""
+    said: list[tuple[str, dict]] = []
+    counted: list[str] = []
+    monkeypatch.setattr(
+        termination_reports.logger, "warning", lambda message, extra: said.append((message, extra))
+    )
+    monkeypatch.setattr(
+        termination_reports.metrics, "add_metric", lambda **metric: counted.append(metric["name"])
+    )
+    return said, counted
+
+
+def test_a_failed_report_is_logged_with_its_detail_and_counted(store, told):
+    said, counted = told
+    delivered(store, 1)
+    failed = report(outcome="failed").model_copy(update={"detail": "virsh: lock timeout"})
+    apply_report(failed, NOW, store)
+    [(message, extra)] = said
+    assert message == "node could not stop the workload yet"
+    assert extra["nodeId"] == "node-a"
+    assert extra["workloadId"] == "vm-term"
+    assert extra["terminationId"] == "t-old"
+    assert extra["detail"] == "virsh: lock timeout"
+    assert (extra["deliveries"], extra["failedReports"]) == (1, 1)
+    assert counted == ["TerminationFailuresReported"]
+
+
+def test_reopening_a_stuck_termination_is_said_and_counted(store, told):
+    said, counted = told
+    delivered(store, 5, termination_stuck_at=NOW - timedelta(minutes=1))
+    apply_report(report(outcome="failed"), NOW, store)
+    assert [m for m, _ in said] == [
+        "node could not stop the workload yet",
+        "stuck termination answered by its node: open again",
+    ]
+    assert counted == ["TerminationFailuresReported", "TerminationsReopened"]
+
+
+def test_a_failed_report_for_no_open_termination_is_said_dropped(store, told):
+    said, counted = told
+    apply_report(report(termination_id="t-other", outcome="failed"), NOW, store)
+    assert [m for m, _ in said] == ["report for no open termination: dropped"]
+    assert counted == ["TerminationReportsDropped"]
 
 
 class Racing(FakeNodeStore):

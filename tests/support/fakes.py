@@ -30,7 +30,7 @@ from reservations.models.domain import (
     WorkloadState,
 )
 from reservations.models.idempotency import AnswerRecord, StoredResponse
-from reservations.models.messages import SendResult, SpotTermination
+from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import (
     ItemVersion,
     NodeWrite,
@@ -68,6 +68,7 @@ class FakeNodeStore:
         self.answers: dict[str, AnswerRecord] = {}
         self.audit: list[ReclaimWrite] = []
         self.history: list[TerminationClose] = []
+        self.failed_reports: list[TerminationReport] = []  # the ones recorded
         self.placements: list[PlacementWrite] = []
         self.ended: list[WorkloadEnd] = []
         self.changes: list[ReservationChange] = []  # releases and cancels, as committed
@@ -140,6 +141,30 @@ class FakeNodeStore:
             freed = partition.units[unit.id]
             partition.units[unit.id] = replace(freed, claimed_by=None, version=freed.version + 1)
         self.history.append(closing)
+
+    def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
+        """As ``dal.terminations.record_failed_report``: only on the workload still open under
+        the report's termination id, the deliveries so far copied, back to "open", the
+        version left alone; the workload as it was, or None with nothing written."""
+        self.writes += 1
+        partition = self.nodes.get(report.node_id)
+        current = partition.workloads.get(report.workload_id) if partition else None
+        if (
+            partition is None
+            or current is None
+            or current.state is not WorkloadState.TERMINATING
+            or current.termination_id != report.termination_id
+        ):
+            return None
+        partition.workloads[current.id] = replace(
+            current,
+            termination_reported_deliveries=current.termination_deliveries,
+            termination_last_reported_at=at.replace(microsecond=0),  # as the table stores it
+            termination_failed_reports=current.termination_failed_reports + 1,
+            termination_stuck_at=None,
+        )
+        self.failed_reports.append(report)
+        return current
 
     def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
         self.writes += 1
@@ -330,7 +355,7 @@ class FakeNodeStore:
                 termination_id=termination.termination_id,
                 termination_reservation_id=write.reservation.id,
                 termination_reason=write.reason,
-                termination_requested_at=write.at,
+                termination_requested_at=write.at.replace(microsecond=0),  # as the table stores it
                 version=workload.version + 1,
             )
 
@@ -422,8 +447,14 @@ class FakeOutbox:
         )
 
     def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
+        """Only while still open, and no failed report came since ``termination`` was read."""
         current = self.read(termination.node_id, termination.workload.id)
-        if current is None or current.workload.termination_stuck_at is not None:
+        if (
+            current is None
+            or current.workload.termination_stuck_at is not None
+            or current.workload.termination_failed_reports
+            != termination.workload.termination_failed_reports
+        ):
             return False
         return self._update(termination, lambda w: replace(w, termination_stuck_at=now))
 

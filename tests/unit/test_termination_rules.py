@@ -17,6 +17,7 @@ from reservations.rules.terminations import (
     deduplication_id,
     gives_up,
     is_due,
+    unreported_deliveries,
 )
 from reservations_tools.terminations import age
 
@@ -30,7 +31,10 @@ POLICY = RedeliveryPolicy(
 
 
 def terminating(
-    deliveries: int = 0, last: datetime | None = None, stuck: datetime | None = None
+    deliveries: int = 0,
+    last: datetime | None = None,
+    stuck: datetime | None = None,
+    reported: int | None = None,
 ) -> Workload:
     return Workload(
         id="vm-1",
@@ -44,6 +48,9 @@ def terminating(
         termination_deliveries=deliveries,
         termination_last_delivered_at=last,
         termination_stuck_at=stuck,
+        termination_reported_deliveries=reported or 0,
+        termination_last_reported_at=None if reported is None else at(1),
+        termination_failed_reports=0 if reported is None else 1,
     )
 
 
@@ -75,6 +82,31 @@ def test_only_accepted_deliveries_lead_to_giving_up_and_only_once():
     assert not gives_up(terminating(4, at(60)), POLICY)
     assert gives_up(terminating(5, at(60)), POLICY)
     assert not gives_up(terminating(9, at(60), stuck=at(70)), POLICY)  # already flagged
+
+
+@pytest.mark.parametrize(
+    ("workload", "flagged"),
+    [
+        # A failed report answers the deliveries before it: only the silence after counts.
+        (terminating(5, at(60), reported=5), False),
+        (terminating(9, at(60), reported=5), False),
+        (terminating(10, at(60), reported=5), True),
+        (terminating(12, at(60), reported=5), True),
+        # A report before any sweeper send counts from zero, as no report at all does.
+        (terminating(4, at(60), reported=0), False),
+        (terminating(5, at(60), reported=0), True),
+        # Flagged once only, report or not.
+        (terminating(12, at(60), stuck=at(70), reported=5), False),
+    ],
+)
+def test_giving_up_counts_only_the_deliveries_since_the_last_report(workload, flagged):
+    assert gives_up(workload, POLICY) is flagged
+
+
+def test_a_report_counted_past_the_deliveries_never_makes_a_negative_count():
+    assert unreported_deliveries(terminating(2, at(60), reported=3)) == 0
+    assert unreported_deliveries(terminating(7, at(60), reported=3)) == 4
+    assert unreported_deliveries(terminating(7, at(60))) == 7
 
 
 def test_the_first_sweeper_send_reuses_the_termination_id_later_ones_do_not():

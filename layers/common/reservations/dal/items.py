@@ -186,9 +186,22 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         "deliveries": workload.termination_deliveries or None,
         "lastDeliveredAt": _optional_time(workload.termination_last_delivered_at),
         "stuckAt": _optional_time(workload.termination_stuck_at),
+        **_last_report(workload),
         OPEN_TERMINATION: _open_termination(workload),
         "createdAt": _optional_time(workload.created_at),
         "version": workload.version,
+    }
+
+
+def _last_report(workload: Workload) -> Item:
+    """The node's last failed report, all three attributes or none: a report made before
+    any delivery stores its count of 0, so the item still says a report came."""
+    if workload.termination_last_reported_at is None:
+        return {}
+    return {
+        "terminationReportedDeliveries": workload.termination_reported_deliveries,
+        "terminationLastReportedAt": format_time(workload.termination_last_reported_at),
+        "terminationFailedReports": workload.termination_failed_reports,
     }
 
 
@@ -305,6 +318,9 @@ def workload_from_item(item: Item) -> Workload:
         termination_deliveries=int(item.get("deliveries", 0)),
         termination_last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),
         termination_stuck_at=_parse_optional(item.get("stuckAt")),
+        termination_reported_deliveries=int(item.get("terminationReportedDeliveries", 0)),
+        termination_last_reported_at=_parse_optional(item.get("terminationLastReportedAt")),
+        termination_failed_reports=int(item.get("terminationFailedReports", 0)),
         version=int(item["version"]),
         created_at=_parse_optional(item.get("createdAt")),
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from reservations.dal import (
     changes,
     idempotency,
@@ -13,8 +15,9 @@ from reservations.dal import (
     workloads,
 )
 from reservations.models.changes import ReservationChange
-from reservations.models.domain import Node, NodeSnapshot, Reservation, ReservationsRead
+from reservations.models.domain import Node, NodeSnapshot, Reservation, ReservationsRead, Workload
 from reservations.models.idempotency import AnswerRecord, StoredResponse
+from reservations.models.messages import TerminationReport
 from reservations.models.writes import (
     NodeWrite,
     PlacementWrite,
@@ -40,6 +43,9 @@ class NodeTable:
 
     def close_termination(self, closing: TerminationClose) -> None:
         terminations.close_termination(closing)
+
+    def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
+        return terminations.record_failed_report(report, at)
 
     def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
         reservations.commit_create(write, answer)

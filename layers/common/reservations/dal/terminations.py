@@ -1,4 +1,5 @@
-"""Closing a termination (reported by the node), and the outbox of open ones."""
+"""Closing a termination (reported by the node), recording a failed report, and the outbox
+of open ones."""
 
 from __future__ import annotations
 
@@ -24,11 +25,18 @@ from reservations.dal.items import (
     workload_key,
 )
 from reservations.dal.transactions import commit
-from reservations.models.domain import OpenTermination, WorkloadState
+from reservations.models.domain import OpenTermination, Workload, WorkloadState
+from reservations.models.messages import TerminationReport
 from reservations.models.times import format_time
 from reservations.models.writes import ItemVersion, TerminationClose
 
-__all__ = ["OPEN_TERMINATIONS_INDEX", "OpenTermination", "TerminationStore", "close_termination"]
+__all__ = [
+    "OPEN_TERMINATIONS_INDEX",
+    "OpenTermination",
+    "TerminationStore",
+    "close_termination",
+    "record_failed_report",
+]
 
 OPEN_TERMINATIONS_INDEX = "OpenTerminations"
 
@@ -58,6 +66,48 @@ def close_termination(closing: TerminationClose) -> None:
             *(_freed(node_id, unit) for unit in closing.freed_units),
         ]
     )
+
+
+# The deliveries so far are copied inside the write, not from a read: a delivery the sweeper
+# records at the same moment cannot slip in between and be taken for an unanswered one.
+_FAILED_REPORT = (
+    "SET terminationReportedDeliveries = if_not_exists(deliveries, :zero), "
+    "terminationLastReportedAt = :now, "
+    "terminationFailedReports = if_not_exists(terminationFailedReports, :zero) + :one, "
+    f"{OPEN_TERMINATION} = :open "
+    "REMOVE stuckAt"
+)
+
+
+def record_failed_report(report: TerminationReport, at: datetime) -> Workload | None:
+    """Note on the terminating workload that its node answered ``failed``, and reopen it if it
+    was flagged stuck; the workload as it was before. Conditioned on the termination id and
+    on the item being in the index, like a close: a late report for a termination closed
+    meanwhile (its item gone, or another termination's) writes nothing and gives None.
+    ``version`` is left alone: like the sweeper's record, this is bookkeeping that no
+    decision on the node partition reads."""
+    try:
+        response = clients.dynamodb().update_item(
+            TableName=settings().table_name,
+            Key=to_attributes(workload_key(report.node_id, report.workload_id)),
+            UpdateExpression=_FAILED_REPORT,
+            ConditionExpression=f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})",
+            ExpressionAttributeValues=to_attributes(
+                {
+                    ":tid": report.termination_id,
+                    ":now": format_time(at),
+                    ":open": OPEN,
+                    ":zero": 0,
+                    ":one": 1,
+                }
+            ),
+            ReturnValues="ALL_OLD",
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            return None
+        raise
+    return workload_from_item(from_attributes(response["Attributes"]))
 
 
 def _freed(node_id: str, unit: ItemVersion) -> dict[str, Any]:
@@ -132,12 +182,20 @@ class TerminationStore:
         )
 
     def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
-        """Move it to the index's "stuck" partition; False if it was not open any more."""
+        """Move it to the index's "stuck" partition; False if it was not open any more, or if
+        the node reported since it was read (it answered: not stuck)."""
+        values: dict[str, Any] = {":stuck": STUCK, ":now": format_time(now), ":open": OPEN}
+        reports = termination.workload.termination_failed_reports
+        if reports:
+            values[":reports"] = reports
+            unanswered = "terminationFailedReports = :reports"
+        else:
+            unanswered = "attribute_not_exists(terminationFailedReports)"
         return self._update(
             termination,
             f"SET {OPEN_TERMINATION} = :stuck, stuckAt = :now",
-            {":stuck": STUCK, ":now": format_time(now), ":open": OPEN},
-            f" AND {OPEN_TERMINATION} = :open",
+            values,
+            f" AND {OPEN_TERMINATION} = :open AND {unanswered}",
         )
 
     def _update(

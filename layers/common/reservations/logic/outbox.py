@@ -17,8 +17,14 @@ from reservations.observability import logger, metrics
 
 
 def message(termination: OpenTermination, now: datetime) -> SpotTermination:
-    """The spot-termination message the outbox item stands for."""
+    """The spot-termination message the outbox item stands for.
+
+    ``requestedAt`` is to the whole second, the API's precision: the reclaim builds this
+    from its clock, the sweeper from the table (which stores seconds), and the two sends of
+    one termination must say the same.
+    """
     workload = termination.workload
+    requested = workload.termination_requested_at or now
     return SpotTermination(
         termination_id=termination.termination_id,
         node_id=termination.node_id,
@@ -27,7 +33,7 @@ def message(termination: OpenTermination, now: datetime) -> SpotTermination:
         unit_ids=list(workload.unit_ids),
         reservation_id=workload.termination_reservation_id or "",
         reason=workload.termination_reason,
-        requested_at=workload.termination_requested_at or now,
+        requested_at=requested.replace(microsecond=0),
     )
 
 

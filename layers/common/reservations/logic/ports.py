@@ -16,9 +16,10 @@ from reservations.models.domain import (
     OpenTermination,
     Reservation,
     ReservationsRead,
+    Workload,
 )
 from reservations.models.idempotency import AnswerRecord, StoredResponse
-from reservations.models.messages import SendResult, SpotTermination
+from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import (
     NodeWrite,
     PlacementWrite,
@@ -53,10 +54,17 @@ class ReclaimStore(NodeReader, Protocol):
 
 
 class ReportStore(NodeReader, Protocol):
-    """Closing a reported termination: one conditional transaction."""
+    """Closing a reported termination: one conditional transaction; recording a failed
+    report: one conditional write."""
 
     def close_termination(self, closing: TerminationClose) -> None:
         """All or nothing; WriteConflict when any item changed since it was read."""
+
+    def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
+        """On the workload still terminating under the report's termination id: the
+        deliveries made so far as the reported ones, ``at``, one more failed report, and
+        back to "open" if it was stuck. The workload as it was before; None, with nothing
+        written, when no such termination is open."""
 
 
 class Outbox(Protocol):

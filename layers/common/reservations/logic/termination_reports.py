@@ -1,8 +1,10 @@
-"""Applying a node's termination report: the workload is terminated and its units free."""
+"""Applying a node's termination report: the workload is terminated and its units free, or
+(``failed``) the node is noted as alive and still trying."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -20,7 +22,8 @@ class ReportConflict(Exception):
 
 
 def apply_report(report: TerminationReport, now: datetime, store: ReportStore) -> str:
-    """``closed``, ``unknown`` (logged and dropped) or ``failed`` (the node will retry).
+    """``closed``, ``unknown`` (logged and dropped) or ``failed`` (recorded; the node will
+    retry).
 
     Raises :class:`ReportConflict` when the node partition kept changing, so that the
     record is retried by the queue rather than lost.
@@ -32,23 +35,51 @@ def apply_report(report: TerminationReport, now: datetime, store: ReportStore) -
         "outcome": report.outcome,
     }
     if report.outcome == "failed":
-        # Nothing changes: the message stays on the node's queue and is tried again.
-        logger.warning("node could not stop the workload yet", extra=context)
-        metrics.add_metric(name="TerminationFailuresReported", unit=MetricUnit.Count, value=1)
-        return "failed"
+        return record_failure(report, now, store, context)
     for _ in range(_ATTEMPTS):
         try:
             result = close_termination(report, now, store)
         except WriteConflict:
             continue
         if result == "unknown":
-            logger.warning("report for no open termination: dropped", extra=context)
-            metrics.add_metric(name="TerminationReportsDropped", unit=MetricUnit.Count, value=1)
+            _dropped(context)
         else:
             logger.info("termination confirmed; units free", extra=context)
             metrics.add_metric(name="TerminationsConfirmed", unit=MetricUnit.Count, value=1)
         return result
     raise ReportConflict(f"termination {report.termination_id} kept conflicting")
+
+
+def record_failure(
+    report: TerminationReport, now: datetime, store: ReportStore, context: dict[str, Any]
+) -> str:
+    """``failed``: the termination stays open (the message is still on the node's queue and
+    comes back), but the report is recorded, so that the sweeper counts only the deliveries
+    after it towards giving up, and a stuck one is open again. ``unknown`` when no such
+    termination is open: nothing is written, as for a late ``terminated``."""
+    before = store.record_failed_report(report, now)
+    if before is None:
+        _dropped(context)
+        return "unknown"
+    logger.warning(
+        "node could not stop the workload yet",
+        extra={
+            **context,
+            "detail": report.detail,
+            "deliveries": before.termination_deliveries,
+            "failedReports": before.termination_failed_reports + 1,
+        },
+    )
+    metrics.add_metric(name="TerminationFailuresReported", unit=MetricUnit.Count, value=1)
+    if before.termination_stuck_at is not None:
+        logger.warning("stuck termination answered by its node: open again", extra=context)
+        metrics.add_metric(name="TerminationsReopened", unit=MetricUnit.Count, value=1)
+    return "failed"
+
+
+def _dropped(context: dict[str, Any]) -> None:
+    logger.warning("report for no open termination: dropped", extra=context)
+    metrics.add_metric(name="TerminationReportsDropped", unit=MetricUnit.Count, value=1)
 
 
 def close_termination(report: TerminationReport, now: datetime, store: ReportStore) -> str:

@@ -98,6 +98,12 @@ class Workload:
     termination_deliveries: int = 0
     termination_last_delivered_at: datetime | None = None
     termination_stuck_at: datetime | None = None
+    # The node's last ``failed`` report: how many of those deliveries had been made when it
+    # came (giving up counts only the deliveries since), when it was applied, and how many
+    # such reports there were (a report is proof the node is alive, even if not done).
+    termination_reported_deliveries: int = 0
+    termination_last_reported_at: datetime | None = None
+    termination_failed_reports: int = 0
     version: int = 1
     # When the scheduler placed it (absent for workloads a fleet file states directly).
     created_at: datetime | None = None

@@ -1,6 +1,6 @@
 """Which report closes which termination and what it frees; when an open termination is
-sent again, when it is flagged stuck, and under which de-duplication id: pure rules, the
-clock passed in."""
+sent again, when it is flagged stuck (only after deliveries no report answered), and under
+which de-duplication id: pure rules, the clock passed in."""
 
 from __future__ import annotations
 
@@ -60,11 +60,21 @@ def is_due(workload: Workload, policy: RedeliveryPolicy, now: datetime) -> bool:
     return now - last >= policy.confirm_deadline
 
 
+def unreported_deliveries(workload: Workload) -> int:
+    """Accepted deliveries since the node last reported (all of them if it never did).
+
+    A ``failed`` report proves the node alive and trying, so only the silence after it
+    counts. The delivery count itself is never reset: the de-duplication ids derive from it.
+    """
+    return max(workload.termination_deliveries - workload.termination_reported_deliveries, 0)
+
+
 def gives_up(workload: Workload, policy: RedeliveryPolicy) -> bool:
-    """Delivered ``max_deliveries`` times without a report, and not flagged yet."""
+    """Delivered ``max_deliveries`` times since the last report (or since the request, if
+    none came), and not flagged yet."""
     return (
         workload.termination_stuck_at is None
-        and workload.termination_deliveries >= policy.max_deliveries
+        and unreported_deliveries(workload) >= policy.max_deliveries
     )
 
 
