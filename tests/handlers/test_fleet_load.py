@@ -7,9 +7,12 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 
+from reservations.auth.keys import hash_key
 from reservations.dal import items
+from reservations_tools import keys
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, main, write_fleet
 from reservations_tools.fleet.model import parse_fleet
@@ -225,3 +228,107 @@ def test_a_fleet_made_termination_is_stored_with_its_reservation(aws, load_fleet
     assert workload["terminationReservationId"] == "res-1"
     assert workload["terminationId"].startswith("term-fleet-")
     assert len(workload["terminationId"]) == len("term-fleet-") + 32
+
+
+# A key id another stored key has is found before the first write: nothing of the file is
+# written, not even the nodes, which used to be written before the keys were put.
+SHARED = {"key": "vl_test_first", "orgId": "org-acme", "permissions": f.BOTH, "id": "shared-id"}
+THIEF = {"key": "vl_test_second", "orgId": "org-lab", "permissions": f.BOTH, "id": "shared-id"}
+TAKEN = "API key shared-id: key id shared-id is taken by another key"
+
+
+def with_node_b(document: dict[str, Any]) -> dict[str, Any]:
+    document["nodes"].append(f.node("node-b", [f.unit(UNITS[0])]))
+    return document
+
+
+def test_a_key_id_another_stored_key_has_writes_nothing(aws):
+    load(aws, one_node([SHARED]))
+    before = state.whole_table(aws)
+    with pytest.raises(FleetError, match=TAKEN):
+        load(aws, with_node_b(one_node([THIEF])))
+    assert versions(aws, "node-b") == {}
+    assert state.whole_table(aws) == before  # node-a not rewritten, no key put or revoked
+
+
+def test_key_ids_are_read_in_batches_of_100(aws):
+    load(aws, one_node([SHARED]))
+    many = [{"key": f"vl_test_many_{i}", "orgId": "org-acme", "permissions": [],
+             "id": f"many-{i}"} for i in range(150)]  # fmt: skip
+    batches: list[int] = []
+
+    def count(params: dict[str, Any], **_: object) -> None:
+        batches.append(len(params["RequestItems"][TABLE]["Keys"]))
+
+    aws.meta.events.register("provide-client-params.dynamodb.BatchGetItem", count)
+    with pytest.raises(FleetError, match=TAKEN):  # the clash is the 156th key: second batch
+        load(aws, with_node_b(one_node([*many, THIEF])))
+    assert batches == [100, 56]
+    assert versions(aws, "node-b") == {}
+
+
+class Throttled:
+    """The DynamoDB client, but its first ``times`` BatchGetItems leave every key unprocessed,
+    as DynamoDB does when it throttles a batch."""
+
+    def __init__(self, client: Any, times: int) -> None:
+        self.client, self.times, self.calls = client, times, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def batch_get_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:  # boto3 spells it so
+        self.calls += 1
+        if self.calls <= self.times:
+            return {"Responses": {}, "UnprocessedKeys": RequestItems}
+        return dict(self.client.batch_get_item(RequestItems=RequestItems))
+
+
+def test_key_ids_left_unprocessed_are_asked_again_after_growing_pauses(aws, monkeypatch):
+    pauses: list[float] = []
+    monkeypatch.setattr(loader.time, "sleep", pauses.append)
+    load(aws, one_node([SHARED]))
+    throttled = Throttled(aws, times=loader.READ_ATTEMPTS - 1)
+    fleet = parse_fleet(json.dumps(with_node_b(one_node([THIEF]))))
+    with pytest.raises(FleetError, match=TAKEN):
+        write_fleet(fleet, throttled, TABLE, datetime.now(UTC))
+    assert throttled.calls == loader.READ_ATTEMPTS
+    assert pauses == [0.05, 0.1, 0.2, 0.4]
+    assert versions(aws, "node-b") == {}
+
+
+def test_key_ids_that_cannot_be_read_are_reported_and_nothing_is_written(aws, monkeypatch):
+    monkeypatch.setattr(loader.time, "sleep", lambda _: None)
+    throttled = Throttled(aws, times=loader.READ_ATTEMPTS)
+    fleet = parse_fleet(json.dumps(one_node()))
+    with pytest.raises(FleetError, match="kept throttling the read of the key ids"):
+        write_fleet(fleet, throttled, TABLE, datetime.now(UTC))
+    assert state.whole_table(aws) == []
+
+
+def test_a_key_made_after_the_check_is_still_refused_when_put(aws, monkeypatch):
+    # The check reads; a key command commits the id before the loader puts its keys.
+    read = loader._key_id_owners
+
+    def read_then_someone_takes_the_id(*args: Any) -> dict[str, str]:
+        owners = read(*args)
+        assert keys.main(["create", "--org", "org-x", "--permission", "reservation.read",
+                          "--id", "shared-id"]) == 0  # fmt: skip
+        return owners
+
+    monkeypatch.setattr(loader, "_key_id_owners", read_then_someone_takes_the_id)
+    with pytest.raises(FleetError, match=TAKEN):
+        load(aws, one_node([THIEF]))
+    [marker] = [i for i in state.whole_table(aws) if i["PK"] == "KEYID#shared-id"]
+    assert marker["keyHash"] != hash_key(THIEF["key"])  # the other key keeps its id
+
+
+def test_the_command_makes_no_queue_for_a_file_it_refuses(aws, tmp_path, capsys):
+    load(aws, one_node([SHARED]))
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(with_node_b(one_node([THIEF]))))
+    assert main(["load", str(path)]) == 1
+    assert TAKEN in capsys.readouterr().err
+    queues = boto3.client("sqs").list_queues(QueueNamePrefix="reservations-node-node-b")
+    assert queues.get("QueueUrls", []) == []
+    assert versions(aws, "node-b") == {}

@@ -69,9 +69,13 @@ def test_loaded_keys_have_unique_ids_like_the_commands_and_load_again(aws, load_
 def test_a_fleet_key_cannot_take_an_id_another_key_has(aws, load_fleet, capsys):
     assert keys.main(["create", "--org", "org-x", "--permission", "reservation.read",
                       "--id", "taken"]) == 0  # fmt: skip
+    before = state.whole_table(aws)
     other = {"key": "vl_test_other", "orgId": "org-acme", "permissions": [], "id": "taken"}
     with pytest.raises(FleetError, match="API key taken: key id taken is taken by another key"):
         load_fleet(_fleet(other))
+    # Found before the first write: neither the file's node nor its other keys were stored.
+    assert state.item(aws, "node-a", "#NODE") is None
+    assert state.whole_table(aws) == before
 
 
 # Reservations and workloads: a file whose state the API could reach at load time is made by

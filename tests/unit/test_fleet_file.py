@@ -111,37 +111,104 @@ def test_a_bad_field_is_named(mutate, field, words):
     assert words in message
 
 
+U4, U5, U9, UA = "0000:04:00.0", "0000:05:00.0", "0000:09:00.0", "0000:0a:00.0"
+
+
+def node0(d: dict) -> dict:
+    return d["nodes"][0]
+
+
+def res0(d: dict) -> dict:
+    return d["nodes"][0]["reservations"][0]
+
+
+def unit0(d: dict) -> dict:
+    return d["nodes"][0]["units"][0]
+
+
+def wl0(d: dict) -> dict:
+    return d["nodes"][0]["workloads"][0]
+
+
+# A cross-field rule names the very field at fault (for a repeat, the second place), and says
+# what is wrong in words.
 @pytest.mark.parametrize(
-    ("mutate", "words"),
+    ("mutate", "line"),
     [
         (
-            lambda d: d["nodes"][0]["reservations"][0].update(releasedUnitIds=["0000:05:00.0"]),
-            "releasedUnitIds not in reservedUnitIds",
+            lambda d: res0(d).update(releasedUnitIds=[U4, U5]),
+            "nodes[0].reservations[0].releasedUnitIds[1]: unit 0000:05:00.0 is not in "
+            "reservedUnitIds",
         ),
         (
-            lambda d: d["nodes"][0]["reservations"][0].update(
-                reservedUnitIds=["0000:09:00.0"], releasedUnitIds=[]
-            ),
-            "reserves unknown units: 0000:09:00.0",
+            lambda d: res0(d).update(reservedUnitIds=[U4, U9], releasedUnitIds=[]),
+            "nodes[0].reservations[0].reservedUnitIds[1]: reservation res-1 reserves unknown "
+            "unit 0000:09:00.0",
         ),
         (
-            lambda d: d["nodes"][0]["workloads"].append(f.workload("vm-2", ["0000:05:00.0"])),
-            "held by both vm-1 and vm-2",
+            lambda d: wl0(d).update(unitIds=[U4, U9]),
+            "nodes[0].workloads[0].unitIds[1]: workload vm-1 uses unknown unit 0000:09:00.0",
         ),
-        (lambda d: d["nodes"].append(d["nodes"][0]), "duplicate node ids: node-a"),
-        (lambda d: d["nodes"][0]["units"].append(f.unit("0000:04:00.0")), "duplicate unit ids"),
         (
-            lambda d: d["nodes"][0]["reservations"][0].update(
-                endsAt=d["nodes"][0]["reservations"][0]["startsAt"]
-            ),
-            "endsAt must be after startsAt",
+            lambda d: node0(d)["workloads"].append(f.workload("vm-2", [U5])),
+            "nodes[0].workloads[1].unitIds[0]: unit 0000:05:00.0 is held by both vm-1 and vm-2",
+        ),
+        (
+            lambda d: d["nodes"].append(d["nodes"][0]),
+            "nodes[1].id: duplicate node id node-a (also at nodes[0].id)",
+        ),
+        (
+            # Unit ids are compared as stored, lower-case.
+            lambda d: node0(d)["units"].extend([f.unit(UA), f.unit(UA.upper())]),
+            "nodes[0].units[3].id: duplicate unit id 0000:0a:00.0 (also at units[2].id)",
+        ),
+        (
+            lambda d: node0(d)["reservations"].append(f.reservation("res-1", [U5])),
+            "nodes[0].reservations[1].id: duplicate reservation id res-1 (also at "
+            "reservations[0].id)",
+        ),
+        (
+            lambda d: node0(d)["workloads"].append(f.workload("vm-1", [U4], state="terminated")),
+            "nodes[0].workloads[1].id: duplicate workload id vm-1 (also at workloads[0].id)",
+        ),
+        (
+            lambda d: res0(d).update(reservedUnitIds=[U4, U5, U4], releasedUnitIds=[]),
+            "nodes[0].reservations[0].reservedUnitIds[2]: duplicate unit id 0000:04:00.0 "
+            "(also at reservedUnitIds[0])",
+        ),
+        (
+            lambda d: res0(d).update(reservedUnitIds=[U4, U5], releasedUnitIds=[U5, U5]),
+            "nodes[0].reservations[0].releasedUnitIds[1]: duplicate unit id 0000:05:00.0 "
+            "(also at releasedUnitIds[0])",
+        ),
+        (
+            lambda d: wl0(d).update(unitIds=[U4, U5, U4]),
+            "nodes[0].workloads[0].unitIds[2]: duplicate unit id 0000:04:00.0 (also at unitIds[0])",
+        ),
+        (
+            lambda d: res0(d).update(endsAt=res0(d)["startsAt"]),
+            "nodes[0].reservations[0].endsAt: must be after startsAt",
+        ),
+        (
+            lambda d: res0(d).update(managingOrgIds=["org-b", "org-c", "org-b"]),
+            "nodes[0].reservations[0].managingOrgIds[2]: duplicate org-b (also at index 0)",
+        ),
+        (
+            lambda d: d["apiKeys"][0].update(permissions=["reservation.read"] * 2),
+            "apiKeys[0].permissions[1]: duplicate reservation.read (also at index 0)",
         ),
     ],
 )
-def test_cross_references_are_checked(mutate, words):
+def test_a_cross_field_error_names_the_field_at_fault(mutate, line):
     document = good()
     mutate(document)
-    assert words in problems(document)
+    assert problems(document).splitlines() == [f"  {line}"]
+
+
+def test_a_terminated_workload_holds_no_unit():
+    document = good()
+    node0(document)["workloads"].append(f.workload("vm-2", [U5], state="terminated"))
+    parse_fleet(json.dumps(document))
 
 
 def test_a_bad_file_is_reported_without_echoing_keys(tmp_path):
@@ -153,6 +220,65 @@ def test_a_bad_file_is_reported_without_echoing_keys(tmp_path):
         read_fleet(path)
     assert "apiKeys[0].key" in str(caught.value)
     assert "vl_secret" not in str(caught.value)
+
+
+def _with_repeats(document: dict, *replacements: tuple[str, str]) -> str:
+    """The document's JSON text with each first ``old`` replaced by ``new``: JSON objects
+    with a name twice, which no dict can hold."""
+    text = json.dumps(document)
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new, 1)
+    return text
+
+
+def _problems_in(text: str) -> list[str]:
+    with pytest.raises(ValidationError) as caught:
+        parse_fleet(text)
+    return describe(caught.value).splitlines()
+
+
+def test_a_name_given_twice_is_an_error_naming_its_place():
+    # A JSON reader keeps the last value: unchecked, this unit would load as not sellable.
+    text = _with_repeats(good(), ('"sellable": true', '"sellable": true, "sellable": false'))
+    assert _problems_in(text) == ["  nodes[0].units[0].sellable: duplicate key"]
+
+
+def test_every_repeated_name_is_named_once_in_file_order():
+    platform, acme = '"platformOrgId": "org-platform"', '"orgId": "org-acme"'
+    text = _with_repeats(
+        good(),
+        (platform, f'"platformOrgId": "org-x", {platform}'),
+        (acme, f"{acme}, {acme}, {acme}"),  # three times: named once
+        ('"state": "running"', '"state": "terminated", "state": "running"'),
+    )
+    assert _problems_in(text) == [
+        "  platformOrgId: duplicate key",
+        "  apiKeys[1].orgId: duplicate key",
+        "  nodes[0].workloads[0].state: duplicate key",
+    ]
+
+
+def test_a_repeated_name_is_refused_even_where_the_schema_would_refuse_the_field():
+    text = _with_repeats(good(), ('"nodes": [', '"x": {"y": [{"z": 1, "z": 2}]}, "nodes": ['))
+    assert _problems_in(text) == ["  x.y[0].z: duplicate key"]
+
+
+def test_validate_and_load_both_refuse_a_repeated_name(tmp_path, capsys):
+    path = tmp_path / "fleet.json"
+    path.write_text(_with_repeats(good(), ('"sellable": true', '"sellable": 1 , "sellable": true')))
+    assert main(["validate", str(path)]) == 1
+    assert "nodes[0].units[0].sellable: duplicate key" in capsys.readouterr().err
+    # Refused before any client is made: the endpoint is never reached.
+    assert main(["load", str(path), "--no-queues", "--endpoint-url", "http://127.0.0.1:9"]) == 1
+    assert "nodes[0].units[0].sellable: duplicate key" in capsys.readouterr().err
+
+
+def test_json_too_deep_or_too_large_to_read_is_reported_by_the_schema():
+    deep = '{"nodes": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert "recursion limit" in _problems_in(deep)[0]
+    long_number = '{"platformOrgId": "o", "n": ' + "1" * 5000 + ', "n": 1}'
+    assert "number out of range" in _problems_in(long_number)[0]
 
 
 def test_not_json_is_reported(tmp_path):
@@ -177,18 +303,6 @@ def test_units_derive_their_claim_from_live_workloads():
 
 
 # Every limit of the store is a validation error naming the field, before anything is written.
-
-
-def res0(d: dict) -> dict:
-    return d["nodes"][0]["reservations"][0]
-
-
-def unit0(d: dict) -> dict:
-    return d["nodes"][0]["units"][0]
-
-
-def wl0(d: dict) -> dict:
-    return d["nodes"][0]["workloads"][0]
 
 
 @pytest.mark.parametrize(
@@ -256,7 +370,7 @@ def test_org_id_lists_are_bounded_and_unique():
     assert "allowedOrgIds: List should have at most 50" in problems(document)
     document = good()
     res0(document).update(managingOrgIds=["org-b", "org-b"])
-    assert "managingOrgIds: Value error, has duplicates: org-b" in problems(document)
+    assert "managingOrgIds[1]: duplicate org-b (also at index 0)" in problems(document)
 
 
 def test_permissions_are_the_known_names():

@@ -12,13 +12,14 @@ the stored one) and puts every API key; stored keys the file no longer has are r
 unless ``--only-add``. Reservations and workloads are made by create, release and place
 where those calls could have made them at load time, and stored as stated otherwise
 (``api_rules``; ``validate --explain`` says which and why). Nothing is written unless the
-whole file is valid.
+whole file is valid and none of its key ids is another stored key's.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,9 @@ LOCAL_DEAD_LETTER_QUEUE = "SpotTerminationDeadLetterQueue.fifo"
 MAX_TRANSACTION_ITEMS = 100
 MAX_TRANSACTION_BYTES = 2 * 1024 * 1024  # half of DynamoDB's 4 MB: sizes are estimates
 WRITE_ATTEMPTS = 5
+MAX_BATCH_GET_KEYS = 100  # BatchGetItem's limit
+READ_ATTEMPTS = 5
+READ_BACKOFF_SECONDS = 0.05  # doubled at each attempt
 
 
 class FleetError(Exception):
@@ -67,7 +71,8 @@ def describe(error: ValidationError) -> str:
         where = field_path(problem["loc"])
         if problem["type"] == "fleet_field":  # a cross-field rule names its field itself
             field = problem["ctx"]["field"]
-            where = f"{where}.{field}" if where else field
+            joined = field.startswith("[") or not where  # an index, as in ``allowedOrgIds[1]``
+            where = f"{where}{field}" if joined else f"{where}.{field}"
         lines.append(f"  {where or '(file)'}: {problem['msg']}")
     return "\n".join(lines)
 
@@ -260,6 +265,50 @@ def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
     return missing
 
 
+def _key_id_owners(client: Any, table: str, key_ids: list[str]) -> dict[str, str]:
+    """Key id -> hash of the key whose ``KEYID#<id>`` marker holds it, for the ids taken.
+
+    One consistent BatchGetItem per 100 ids; keys DynamoDB leaves unprocessed (it throttled
+    the batch) are asked again after a pause, as AWS advises, a bounded number of times.
+    """
+    owners: dict[str, str] = {}
+    for start in range(0, len(key_ids), MAX_BATCH_GET_KEYS):
+        markers = [
+            {"PK": {"S": keys.KEYID_PREFIX + key_id}, "SK": {"S": keys.KEYID_SK}}
+            for key_id in key_ids[start : start + MAX_BATCH_GET_KEYS]
+        ]
+        wanted: dict[str, Any] = {
+            table: {"Keys": markers, "ConsistentRead": True, "ProjectionExpression": "PK, keyHash"}
+        }
+        for attempt in range(READ_ATTEMPTS):
+            if attempt:
+                time.sleep(READ_BACKOFF_SECONDS * 2 ** (attempt - 1))
+            response = client.batch_get_item(RequestItems=wanted)
+            for marker in response["Responses"].get(table, []):
+                owners[marker["PK"]["S"].removeprefix(keys.KEYID_PREFIX)] = marker["keyHash"]["S"]
+            wanted = response.get("UnprocessedKeys") or {}
+            if not wanted:
+                break
+        else:
+            raise FleetError("DynamoDB kept throttling the read of the key ids: load it again")
+    return owners
+
+
+def check_key_ids(client: Any, table: str, fleet: Fleet) -> None:
+    """Refuse, before anything is written, a file key whose id another key already has.
+
+    Without this the clash would surface only when the keys are put, after the nodes were
+    written. ``keys.put_key``'s condition stays the backstop for a key made in between.
+    """
+    taken = _key_id_owners(client, table, [fleet_key.key_id for fleet_key in fleet.api_keys])
+    for fleet_key in fleet.api_keys:
+        owner = taken.get(fleet_key.key_id)
+        if owner is not None and owner != hash_key(fleet_key.key):
+            raise FleetError(
+                f"API key {fleet_key.key_id}: key id {fleet_key.key_id} is taken by another key"
+            )
+
+
 def _put_keys(client: Any, table: str, fleet: Fleet) -> None:
     """Every key of the file, through the key command's code (ids unique across the table;
     a key loaded again may keep its id)."""
@@ -288,9 +337,11 @@ def write_fleet(
     only_add: bool = False,
 ) -> int:
     """Replace each listed node's partition and put every key; revoke stored keys the file
-    no longer has unless ``only_add``. Items never go back to an older version."""
+    no longer has unless ``only_add``. Items never go back to an older version. Every check
+    that can fail (item sizes, key ids) runs before the first write."""
     new_items = fleet_items(fleet, loaded_at, queue_urls)
     check_sizes(new_items)
+    check_key_ids(client, table, fleet)
     key_items = [i for i in new_items if i["PK"].startswith(items.APIKEY_PREFIX)]
     revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
@@ -354,15 +405,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(fleet: Fleet, args: argparse.Namespace) -> int:
-    """Register the nodes' queues (unless --no-queues), then write the fleet."""
+    """Check the key ids (so a clash makes no queue either), register the nodes' queues
+    (unless --no-queues), then write the fleet."""
     client = boto3.client("dynamodb", endpoint_url=args.endpoint_url, region_name=args.region)
-    queue_urls = None
-    if not args.no_queues:
-        sqs = boto3.client("sqs", endpoint_url=args.endpoint_url, region_name=args.region)
-        dead_letter_arn = args.dead_letter_queue_arn or local_dead_letter_arn(sqs)
-        queue_urls = create_node_queues(fleet, sqs, args.queue_prefix, dead_letter_arn)
     loaded_at = datetime.now(UTC)
     try:
+        check_key_ids(client, args.table, fleet)
+        queue_urls = None
+        if not args.no_queues:
+            sqs = boto3.client("sqs", endpoint_url=args.endpoint_url, region_name=args.region)
+            dead_letter_arn = args.dead_letter_queue_arn or local_dead_letter_arn(sqs)
+            queue_urls = create_node_queues(fleet, sqs, args.queue_prefix, dead_letter_arn)
         count = write_fleet(
             fleet, client, args.table, loaded_at, queue_urls, only_add=args.only_add
         )

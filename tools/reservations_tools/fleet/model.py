@@ -1,17 +1,21 @@
 """The fleet file's schema, validated whole before anything is written.
 
-Unknown fields are rejected (a typo such as ``relasedUnitIds`` must not load silently),
-booleans must be JSON booleans, and cross-references (units of reservations and workloads,
-released within reserved, one live workload per unit) are checked. Every string and number
-is bounded, so a file that validates fits the store's limits and loads whole.
+Unknown fields and names given twice in one object are rejected (a typo such as
+``relasedUnitIds``, or a second ``sellable``, must not load silently), booleans must be JSON
+booleans, and cross-references (units of reservations and workloads, released within
+reserved, one live workload per unit) are checked, each error naming the exact field.
+Every string and number is bounded, so a file that validates fits the store's limits and
+loads whole.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -21,9 +25,10 @@ from pydantic import (
     Field,
     StrictBool,
     StrictInt,
+    ValidationError,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from reservations.auth.keys import bearer_token, derive_key_id
 from reservations.models.domain import (
@@ -92,8 +97,10 @@ def _termination_id(value: str) -> str:
 
 
 def _unique(values: list[str]) -> list[str]:
-    if dupes := _duplicates(values):
-        raise ValueError(f"has duplicates: {', '.join(dupes)}")
+    # The error names the repeat's index; ``describe`` appends it to the list's own path.
+    if repeat := _first_repeat(values):
+        first, second = repeat
+        raise field_error(f"[{second}]", f"duplicate {values[second]} (also at index {first})")
     return values
 
 
@@ -113,10 +120,6 @@ Reason = Annotated[str, Field(max_length=MAX_REASON)]
 TopologyGen = Annotated[StrictInt, Field(ge=0, le=MAX_TOPOLOGY_GEN)]
 
 
-def _duplicates(values: list[str]) -> list[str]:
-    return sorted(value for value, count in Counter(values).items() if count > 1)
-
-
 def _first_repeat(values: list[str]) -> tuple[int, int] | None:
     """The positions of the first value seen twice: (first, second)."""
     first: dict[str, int] = {}
@@ -130,6 +133,17 @@ def _first_repeat(values: list[str]) -> tuple[int, int] | None:
 def field_error(field: str, message: str) -> PydanticCustomError:
     """An error about ``field`` (a path relative to the model that raises it)."""
     return PydanticCustomError("fleet_field", "{message}", {"field": field, "message": message})
+
+
+def _no_repeat(what: str, values: list[str], path: str) -> None:
+    """Refuse a list with a value in it twice, naming the second place: ``path`` is the
+    place of one value, with ``{}`` for its index (``units[{}].id``)."""
+    if repeat := _first_repeat(values):
+        first, second = repeat
+        raise field_error(
+            path.format(second),
+            f"duplicate {what} {values[second]} (also at {path.format(first)})",
+        )
 
 
 def fleet_termination_id(node_id: str, workload_id: str) -> str:
@@ -183,15 +197,15 @@ class FleetReservation(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         if self.ends_at is not None and self.ends_at <= self.starts_at:
-            raise ValueError("endsAt must be after startsAt")
-        for name, ids in (
-            ("reservedUnitIds", self.reserved_unit_ids),
-            ("releasedUnitIds", self.released_unit_ids),
-        ):
-            if dupes := _duplicates(ids):
-                raise ValueError(f"{name} has duplicates: {', '.join(dupes)}")
-        if extra := sorted(set(self.released_unit_ids) - set(self.reserved_unit_ids)):
-            raise ValueError(f"releasedUnitIds not in reservedUnitIds: {', '.join(extra)}")
+            raise field_error("endsAt", "must be after startsAt")
+        _no_repeat("unit id", self.reserved_unit_ids, "reservedUnitIds[{}]")
+        _no_repeat("unit id", self.released_unit_ids, "releasedUnitIds[{}]")
+        reserved = set(self.reserved_unit_ids)
+        for index, unit_id in enumerate(self.released_unit_ids):
+            if unit_id not in reserved:
+                raise field_error(
+                    f"releasedUnitIds[{index}]", f"unit {unit_id} is not in reservedUnitIds"
+                )
         return self
 
     def to_domain(self, node_id: str, loaded_at: datetime) -> Reservation:
@@ -227,8 +241,7 @@ class FleetWorkload(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if dupes := _duplicates(self.unit_ids):
-            raise ValueError(f"unitIds has duplicates: {', '.join(dupes)}")
+        _no_repeat("unit id", self.unit_ids, "unitIds[{}]")
         # Only spot workloads are ever terminated to give units back to a reservation.
         if self.state is WorkloadState.TERMINATING and self.tier is not Tier.SPOT:
             raise field_error("tier", "a terminating workload must be of tier spot")
@@ -244,31 +257,44 @@ class FleetNode(_Strict):
     workloads: list[FleetWorkload] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _references(self) -> Self:
-        unit_ids = [unit.id for unit in self.units]
-        for kind, ids in (
-            ("unit", unit_ids),
-            ("reservation", [r.id for r in self.reservations]),
-            ("workload", [w.id for w in self.workloads]),
-        ):
-            if dupes := _duplicates(ids):
-                raise ValueError(f"duplicate {kind} ids: {', '.join(dupes)}")
-        known = set(unit_ids)
-        for reservation in self.reservations:
-            if unknown := sorted(set(reservation.reserved_unit_ids) - known):
-                raise ValueError(
-                    f"reservation {reservation.id} reserves unknown units: {', '.join(unknown)}"
-                )
+    def _unique_ids(self) -> Self:
+        _no_repeat("unit id", [unit.id for unit in self.units], "units[{}].id")
+        _no_repeat("reservation id", [r.id for r in self.reservations], "reservations[{}].id")
+        _no_repeat("workload id", [w.id for w in self.workloads], "workloads[{}].id")
+        return self
+
+    @model_validator(mode="after")
+    def _known_units(self) -> Self:
+        # Released units are within reserved ones (checked by the reservation), so this covers
+        # them too.
+        known = {unit.id for unit in self.units}
+        for r_index, reservation in enumerate(self.reservations):
+            for u_index, unit_id in enumerate(reservation.reserved_unit_ids):
+                if unit_id not in known:
+                    raise field_error(
+                        f"reservations[{r_index}].reservedUnitIds[{u_index}]",
+                        f"reservation {reservation.id} reserves unknown unit {unit_id}",
+                    )
+        for w_index, workload in enumerate(self.workloads):
+            for u_index, unit_id in enumerate(workload.unit_ids):
+                if unit_id not in known:
+                    raise field_error(
+                        f"workloads[{w_index}].unitIds[{u_index}]",
+                        f"workload {workload.id} uses unknown unit {unit_id}",
+                    )
+        return self
+
+    @model_validator(mode="after")
+    def _one_holder_per_unit(self) -> Self:
         holders: dict[str, str] = {}
-        for workload in self.workloads:
-            if unknown := sorted(set(workload.unit_ids) - known):
-                raise ValueError(f"workload {workload.id} uses unknown units: {', '.join(unknown)}")
+        for w_index, workload in enumerate(self.workloads):
             if workload.state is WorkloadState.TERMINATED:
                 continue
-            for unit_id in workload.unit_ids:
+            for u_index, unit_id in enumerate(workload.unit_ids):
                 if unit_id in holders:
-                    raise ValueError(
-                        f"unit {unit_id} is held by both {holders[unit_id]} and {workload.id}"
+                    raise field_error(
+                        f"workloads[{w_index}].unitIds[{u_index}]",
+                        f"unit {unit_id} is held by both {holders[unit_id]} and {workload.id}",
                     )
                 holders[unit_id] = workload.id
         return self
@@ -311,8 +337,7 @@ class Fleet(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> Self:
-        if dupes := _duplicates([node.id for node in self.nodes]):
-            raise ValueError(f"duplicate node ids: {', '.join(dupes)}")
+        _no_repeat("node id", [node.id for node in self.nodes], "nodes[{}].id")
         for field, values in (
             ("key", [k.key for k in self.api_keys]),
             ("id", [k.key_id for k in self.api_keys]),  # an explicit id may equal a derived one
@@ -325,6 +350,68 @@ class Fleet(_Strict):
         return self
 
 
+class _JsonObject(dict[str, Any]):
+    """A JSON object as read, remembering the names it had more than once."""
+
+    repeated: list[str]
+
+
+def _keep_repeats(pairs: list[tuple[str, Any]]) -> _JsonObject:
+    # A count, not pairs.count(name) for each name: an object of n names costs n, not n * n.
+    document = _JsonObject(pairs)
+    document.repeated = []
+    if len(document) < len(pairs):
+        counts = Counter(name for name, _ in pairs)  # in the order names first appear
+        document.repeated = [name for name, count in counts.items() if count > 1]
+    return document
+
+
+# A place in the document: the parent's place and this step (None is the document itself).
+# Each place keeps only its last step, so a path is spelt out only for a repeat reported.
+_Place = tuple["_Place", int | str] | None
+
+
+def _repeated_names(document: Any) -> Iterator[tuple[int | str, ...]]:
+    """The path of every name given twice in its object, in document order (walked with a
+    stack, not recursion, however deep the file nests)."""
+    stack: list[tuple[_Place, Any]] = [(None, document)]
+    while stack:
+        place, value = stack.pop()
+        children: list[tuple[int | str, Any]]
+        if isinstance(value, _JsonObject):
+            yield from (_path((place, name)) for name in value.repeated)
+            children = list(value.items())
+        elif isinstance(value, list):
+            children = list(enumerate(value))
+        else:
+            continue
+        stack.extend(((place, step), child) for step, child in reversed(children))
+
+
+def _path(place: _Place) -> tuple[int | str, ...]:
+    steps: list[int | str] = []
+    while place is not None:
+        place, step = place
+        steps.append(step)
+    return tuple(reversed(steps))
+
+
+def _refuse_repeated_names(text: str | bytes) -> None:
+    """Raise a ValidationError naming every key given twice in one object: JSON readers
+    keep the last silently, so ``{"sellable": true, "sellable": false}`` would load."""
+    try:
+        document = json.loads(text, object_pairs_hook=_keep_repeats)
+    except (ValueError, RecursionError):
+        return  # not JSON: the schema's reader reports it, naming where
+    errors: list[InitErrorDetails] = [
+        {"type": PydanticCustomError("duplicate_key", "duplicate key"), "loc": loc, "input": None}
+        for loc in _repeated_names(document)
+    ]
+    if errors:
+        raise ValidationError.from_exception_data(Fleet.__name__, errors)
+
+
 def parse_fleet(text: str | bytes) -> Fleet:
     """Validate a fleet file's JSON text (raises pydantic's ValidationError)."""
+    _refuse_repeated_names(text)
     return Fleet.model_validate_json(text)
