@@ -235,7 +235,7 @@ def test_a_report_between_the_sweepers_read_and_its_flag_keeps_it_open(store, ou
             failed(store, at)  # the node answers just after the re-read
             return read
 
-    sweep(AnsweredMeanwhile(store), queue, at)
+    assert sweep(AnsweredMeanwhile(store), queue, at) == {"changed": 1}
     assert vm_term(store).termination_stuck_at is None
 
 

@@ -102,9 +102,10 @@ def _sweep_one(
         return "waiting"  # another sweep got there first
     context = _context(termination)
     if gives_up(termination.workload, policy):
-        if outbox.mark_stuck(termination, now):
-            logger.error("termination delivered without a report: stuck", extra=context)
-            metrics.add_metric(name="SweeperGiveUps", unit=MetricUnit.Count, value=1)
+        if not outbox.mark_stuck(termination, now):
+            return "changed"  # a report, or another sweep, got there since the re-read
+        logger.error("termination delivered without a report: stuck", extra=context)
+        metrics.add_metric(name="SweeperGiveUps", unit=MetricUnit.Count, value=1)
         return "gave_up"
     result = deliver(termination, now, outbox, send)
     if result is SendResult.ACCEPTED:
