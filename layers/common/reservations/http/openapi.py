@@ -18,6 +18,7 @@ _ERRORS = {
     422: "units_not_in_reservation, units_not_reservable, units_not_sellable or "
     "idempotency_key_reused",
     500: "internal: never for anything a client sent",
+    503: "internal: AWS did not answer within the call's time; retry (same Idempotency-Key)",
 }
 
 
@@ -29,7 +30,7 @@ def responses(
     documented: dict[int, dict[str, Any]] = {status: {"description": description}}
     if success is not None:
         documented[status]["content"] = {"application/json": {"model": success}}
-    for error in (*errors, 500):
+    for error in (*errors, 500, 503):
         documented[error] = {
             "description": _ERRORS[error],
             "content": {"application/json": {"model": ErrorBody}},
