@@ -439,7 +439,7 @@ def test_a_node_of_256_units_registers_and_changes_in_several_transactions(
 # --- what can go wrong on the way ----------------------------------------------------------
 
 
-def test_sqs_failing_to_make_the_queue_is_a_500_with_nothing_written(
+def test_sqs_unreachable_to_make_the_queue_is_a_503_with_nothing_written(
     handlers, load_fleet, node_env, aws
 ):
     from botocore.exceptions import EndpointConnectionError
@@ -455,7 +455,10 @@ def test_sqs_failing_to_make_the_queue_is_a_500_with_nothing_written(
 
     with on_call(function_clients.sqs(), "CreateQueue", before=unreachable):
         result = put(handlers, "node-new", body(1, [spec(U4)]))
-    assert (result.status, result.body) == (500, {"error": "internal error", "code": "internal"})
+    assert (result.status, result.body) == (  # an outage: the contract's 5xx, retry
+        503,
+        {"error": "the service could not answer in time; try again", "code": "internal"},
+    )
     assert state.whole_table(aws) == before  # no node without its queue
     assert put(handlers, "node-new", body(1, [spec(U4)])).status == 201  # the retry makes both
 
