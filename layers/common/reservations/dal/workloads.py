@@ -33,9 +33,10 @@ def commit_placement(write: PlacementWrite, answer: AnswerRecord | None = None) 
 
 
 def placement_transaction(write: PlacementWrite) -> list[Action]:
-    """The node and every reservation read, checked at their versions (a reclaim, release,
-    create or node update since the read makes it fail); each unit claimed only at the
-    version read and while unclaimed; the workload only if its id is new on the node."""
+    """The node and the reservations governing the units, checked at their versions (a
+    reclaim, re-affirm, create or node update since the read makes it fail); each unit
+    claimed only at the version read and while unclaimed; the workload only if its id is
+    new on the node."""
     node_id = write.node.id
     return [
         _version_check(node_key(node_id), write.node),

@@ -4,9 +4,9 @@
 Each reads the node (one strongly consistent Query), decides (rules.placement,
 rules.terminations), and writes one conditional transaction — with the Idempotency-Key's
 record when there is one — retried when a concurrent writer got there first. A placement
-conditions on the node, the units and every reservation it read, as a reclaim conditions on
-the units and its reservation: of a placement and a reclaim deciding from the same
-snapshot, one fails and decides again.
+conditions on the node, the units and the reservations governing them, as a reclaim
+conditions on the units and its reservation: of a placement and a reclaim deciding from
+the same snapshot, one fails and decides again.
 """
 
 from __future__ import annotations
