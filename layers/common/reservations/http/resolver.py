@@ -54,20 +54,21 @@ def serialize(value: Any) -> str:
     return json.dumps(without_nulls(value), separators=(",", ":"), ensure_ascii=False)
 
 
+def _within_the_invocation(app: APIGatewayHttpResolver, next_middleware: Any) -> Any:
+    """No AWS try may start that would end after the function's own timeout: a store that
+    hangs gets the contract's 5xx, never API Gateway's timeout answer."""
+    clients.start_request(app.lambda_context.get_remaining_time_in_millis() / 1000)
+    try:
+        return next_middleware(app)
+    finally:
+        clients.end_request()
+
+
 def create_app() -> APIGatewayHttpResolver:
     """A resolver whose every failure answers in the contract's error shape."""
     app = APIGatewayHttpResolver(enable_validation=True, serializer=serialize)
 
-    def within_the_invocation(app: APIGatewayHttpResolver, next_middleware: Any) -> Any:
-        # No AWS try may start that would end after the function's own timeout: a store
-        # that hangs gets the contract's 5xx, never API Gateway's timeout answer.
-        clients.start_request(app.lambda_context.get_remaining_time_in_millis() / 1000)
-        try:
-            return next_middleware(app)
-        finally:
-            clients.end_request()
-
-    app.use(middlewares=[within_the_invocation])
+    app.use(middlewares=[_within_the_invocation])
 
     @app.exception_handler(ApiError)
     def _api_error(error: ApiError) -> Response[str]:
