@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -9,12 +12,19 @@ import boto3
 import pytest
 
 from devstack.fleets import NODE_QUEUE_PREFIX
+from reservations.clock import utc_now
 from reservations.dal import clients
+from reservations.dal.table import NodeTable
+from reservations.logic.nodes import put_node
+from reservations.logic.ports import NodePorts
+from reservations.models.domain import Caller
+from reservations.models.requests import RawBody
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
 from tests.support.lambdas import invoke, list_units_event, node_event, reaffirm_event
+from tests.support.reservation_events import get_event, list_event
 
 OPERATOR = "Bearer vl_test_node_operator"
 NODE_WRITERS = [
@@ -24,13 +34,21 @@ NODE_WRITERS = [
     {"key": "vl_test_op_reader", "orgId": "org-platform", "permissions": ["reservation.read"]},
 ]
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
+# A node update made in the test itself, through the use case (not the handler, which keeps
+# its request in module state): a concurrent writer.
+NODE_CALLER = Caller("key-other-op", "org-platform", frozenset({"node.write"}), True)
+
+
+def ports() -> NodePorts:
+    return NodePorts(store=NodeTable(), make_queue=lambda _node: "unused", clock=utc_now)
 
 
 @pytest.fixture(scope="module")
 def handlers() -> dict[str, ModuleType]:
     from tests.support.lambdas import load_function
 
-    return {name: load_function(name) for name in ("put_node", "reaffirm", "list_units")}
+    names = ("put_node", "reaffirm", "list_units", "get_reservation", "list_reservations")
+    return {name: load_function(name) for name in names}
 
 
 @pytest.fixture
@@ -59,6 +77,15 @@ def fleet(
 
 def put(handlers, node_id: str, document: Any, authorization: str | None = OPERATOR) -> Any:
     return invoke(handlers["put_node"], node_event(node_id, document, authorization))
+
+
+def status_of(handlers, node_id: str, reservation_id: str) -> str:
+    """The reservation's effective status, as a reader of the API sees it."""
+    answer = invoke(
+        handlers["get_reservation"], get_event(node_id, reservation_id, "Bearer vl_test_operator")
+    )
+    assert answer.status == 200, answer.body
+    return str(answer.body["status"])
 
 
 # --- registering ---------------------------------------------------------------------------
@@ -204,7 +231,7 @@ def test_the_same_units_at_a_higher_generation_and_a_new_owner_update_the_node(
     assert result.status == 200
     assert (result.body["topologyGen"], result.body["ownerOrgId"]) == (2, "org-new")
     assert result.body["createdAt"] <= result.body["updatedAt"]
-    assert state.reservation(aws, "node-a", "res-1")["status"] == "active"
+    assert status_of(handlers, "node-a", "res-1") == "active"
     node = state.item(aws, "node-a", "#NODE")
     assert (node["topologyGen"], node["ownerOrgId"]) == (2, "org-new")
 
@@ -242,25 +269,29 @@ def test_a_topology_change_puts_only_live_reservations_on_changed_units_under_re
         spec(U6, gpuModelName="NVIDIA H100 (renamed)"),
         spec("0000:07:00.0"),
     ]
+    reservations = ("res-gone", "res-model", "res-named", "res-cancelled")
+    stored = {r: state.reservation(aws, "node-a", r) for r in reservations}
     result = put(handlers, "node-a", body(2, units))
     assert result.status == 200
     assert result.body["unitIds"] == [U5, U6, "0000:07:00.0"]
-    statuses = {r: state.reservation(aws, "node-a", r)["status"] for r in
-                ("res-gone", "res-model", "res-named", "res-cancelled")}  # fmt: skip
-    assert statuses == {
+    assert {r: status_of(handlers, "node-a", r) for r in reservations} == {
         "res-gone": "needs-review",
         "res-model": "needs-review",
         "res-named": "active",
         "res-cancelled": "cancelled",
     }
+    # Derived from the node's generations: no reservation item is written.
+    assert {r: state.reservation(aws, "node-a", r) for r in reservations} == stored
+    node = state.item(aws, "node-a", "#NODE")
+    assert node["unitsChangedAtGen"] == {U5: 2, U6: 0, "0000:07:00.0": 2}
     assert state.item(aws, "node-a", "UNIT#" + U4) is None
     assert state.unit(aws, "node-a", U5)["gpuModelId"] == "nvidia-a100-80gb"
     listed = invoke(handlers["list_units"], list_units_event("node-a", "Bearer vl_test_operator"))
     governed = {u["id"]: (u.get("reservationId"), u.get("released")) for u in listed.body}
     assert governed[U5] == ("res-model", False)  # under review: withheld from everyone
     [audit] = state.audit_records_of(aws, "AUDIT#node-a")
-    assert audit["reservationsToReview"] == ["res-gone", "res-model"]
-    assert audit["unitsRemoved"] == [U4]
+    assert (audit["unitsRemoved"], audit["unitsChanged"]) == ([U4], [U4, U5])
+    assert audit["reservationsReviewed"] == 2
 
 
 def test_a_units_ended_reservations_stay_ended_and_out_of_the_write(
@@ -277,8 +308,8 @@ def test_a_units_ended_reservations_stay_ended_and_out_of_the_write(
         handlers, "node-a", body(2, [spec(U4, gpuModelId="nvidia-a100"), spec(U5), spec(U6)])
     )
     assert result.status == 200, result.body
-    assert state.reservation(aws, "node-a", "res-live")["status"] == "needs-review"
-    assert {state.reservation(aws, "node-a", r["id"])["status"] for r in weekly} == {"active"}
+    assert status_of(handlers, "node-a", "res-live") == "needs-review"
+    assert {status_of(handlers, "node-a", r["id"]) for r in weekly} == {"expired"}
     listed = invoke(handlers["list_units"], list_units_event("node-a", "Bearer vl_test_operator"))
     assert {u["id"]: u.get("reservationId") for u in listed.body}[U4] == "res-live"
 
@@ -419,23 +450,6 @@ def test_a_keyed_reaffirm_is_replayed_byte_for_byte_and_a_reuse_is_422(
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
 
 
-def test_a_node_of_256_units_registers_and_changes_in_several_transactions(
-    handlers, load_fleet, node_env, aws, sent_requests
-):
-    load_fleet(fleet())
-    ids = [f"0000:{i // 16:02x}:{i % 16:02x}.0" for i in range(256)]
-    sent_requests.clear()
-    assert put(handlers, "node-big", body(1, [spec(u) for u in ids])).status == 201
-    assert sent_requests.by_service("dynamodb")["TransactWriteItems"] == 3  # 100 actions each
-    changed = [spec(u, gpuModelId="a100") for u in ids[:200]] + [spec(u) for u in ids[200:]]
-    assert put(handlers, "node-big", body(2, changed)).status == 200
-    listed = invoke(handlers["list_units"], list_units_event("node-big", "Bearer vl_test_operator"))
-    models = [u["gpuModelId"] for u in listed.body]
-    assert (len(models), models.count("a100")) == (256, 200)
-    node = state.item(aws, "node-big", "#NODE")
-    assert (node["topologyGen"], node["version"]) == (2, 2)
-
-
 # --- what can go wrong on the way ----------------------------------------------------------
 
 
@@ -478,66 +492,183 @@ def test_a_function_without_its_queue_settings_registers_nothing(
     assert put(handlers, "node-a", body(2, [spec(U4), spec(U5), spec(U6)])).status == 200
 
 
-# --- more than one transaction holds -------------------------------------------------------
+# --- one write, whole or nothing --------------------------------------------------------
 
 
-def many(count: int) -> list[str]:
-    return [f"0000:{i // 32 + 0x10:02x}:{i % 32:02x}.{0}" for i in range(count)]
+def many(count: int, bus: int = 0x10) -> list[str]:
+    """``count`` unit ids, 32 to a bus from ``bus`` on."""
+    return [f"0000:{bus + i // 32:02x}:{i % 32:02x}.0" for i in range(count)]
 
 
-def test_removing_most_of_a_large_node_is_one_update(handlers, load_fleet, node_env, aws):
-    load_fleet(fleet())
-    ids = many(200)
-    assert put(handlers, "node-big", body(1, [spec(u) for u in ids])).status == 201
-    result = put(handlers, "node-big", body(2, [spec(u) for u in ids[:3]]))
-    assert (result.status, result.body["unitIds"]) == (200, ids[:3])
-    listed = invoke(handlers["list_units"], list_units_event("node-big", "Bearer vl_test_operator"))
-    assert [u["id"] for u in listed.body] == ids[:3]
-    update = [a for a in state.audit_records_of(aws, "AUDIT#node-big") if a["topologyGen"] == 2]
-    assert len(update) == 1
-    assert len(update[0]["unitsRemoved"]) == 197
+def booked(node_id: str, ids: list[str], terms: int = 3) -> dict[str, Any]:
+    """A node whose every unit is sold for ``terms`` weeks ahead, a week at a time."""
+    reservations = [
+        f.reservation(f"res-{n:02}-{week}", [unit_id], status="pending",
+                      startsAt=f.days(7 * week + 1), endsAt=f.days(7 * week + 8))
+        for n, unit_id in enumerate(ids)
+        for week in range(terms)
+    ]  # fmt: skip
+    return f.fleet([f.node(node_id, [spec(u) for u in ids], reservations)], NODE_WRITERS)
 
 
-def test_reviews_beyond_one_transaction_all_land(handlers, load_fleet, node_env, aws):
-    ids = many(120)
-    reservations = [f.reservation(f"res-{n:03}", [u]) for n, u in enumerate(ids)]
-    node = f.node("node-r", [spec(u) for u in ids], reservations)
-    load_fleet(f.fleet([node], extra_keys=NODE_WRITERS))
-    result = put(handlers, "node-r", body(2, [spec(u) for u in ids[:3]]))
-    assert result.status == 200, result.body
-    statuses = {state.reservation(aws, "node-r", r["id"])["status"] for r in reservations[3:]}
-    assert statuses == {"needs-review"}
-    assert state.reservation(aws, "node-r", "res-000")["status"] == "active"
+@contextmanager
+def transactions(before: Callable[[dict[str, Any]], None] | None = None) -> Iterator[list[int]]:
+    """The number of actions of each TransactWriteItems the functions send; ``before`` runs
+    first (between a call's read and its write)."""
+    sizes: list[int] = []
+
+    def seen(params: dict[str, Any]) -> None:
+        if before is not None:
+            before(params)
+        sizes.append(len(params["TransactItems"]))
+
+    with on_call(clients.dynamodb(), "TransactWriteItems", before=seen):
+        yield sizes
 
 
-def test_an_update_of_several_transactions_that_loses_its_last_one_completes_on_its_retry(
+def reservation_items(dynamodb: Any, node_id: str) -> list[dict[str, Any]]:
+    return [i for i in state.whole_table(dynamodb) if i["SK"].startswith("RES#")
+            and i["PK"] == f"NODE#{node_id}"]  # fmt: skip
+
+
+def listed_statuses(handlers, node_id: str) -> dict[str, str]:
+    """Every reservation's effective status, through the list's pages."""
+    statuses: dict[str, str] = {}
+    query: dict[str, str] = {"limit": "100"}
+    while True:
+        event = list_event(node_id, "Bearer vl_test_operator", query)
+        page = invoke(handlers["list_reservations"], event).body
+        statuses |= {r["id"]: r["status"] for r in page["items"]}
+        if "nextCursor" not in page:
+            return statuses
+        query = {"limit": "100", "cursor": page["nextCursor"]}
+
+
+def test_64_units_sold_192_times_change_in_one_transaction_that_writes_no_reservation(
     handlers, load_fleet, node_env, aws
 ):
-    """The unit puts that did not fit land first; a concurrent write then fails the last
-    transaction (the generation, the reviews, the audit). The retry reads again and
-    finishes: every unit on the new model, the review made, one audit record."""
-    ids = many(150)
-    node = f.node("node-s", [spec(u) for u in ids], [f.reservation("res-live", ids[:1])])
-    load_fleet(f.fleet([node], extra_keys=NODE_WRITERS))
-    raw = boto3.client("dynamodb")
-    finals = []
-
-    def a_release_commits_first(params: dict[str, Any]) -> None:
-        if "ClientRequestToken" in params:  # the last transaction
-            finals.append(params)
-            if len(finals) == 1:
-                raw.update_item(
-                    TableName=state.TABLE,
-                    Key={"PK": {"S": "NODE#node-s"}, "SK": {"S": "RES#res-live"}},
-                    UpdateExpression="SET version = version + :one",
-                    ExpressionAttributeValues={":one": {"N": "1"}},
-                )
-
-    with on_call(clients.dynamodb(), "TransactWriteItems", before=a_release_commits_first):
-        result = put(handlers, "node-s", body(2, [spec(u, gpuModelId="nvidia-a100") for u in ids]))
+    ids = many(64)
+    load_fleet(booked("node-h", ids))
+    stored = reservation_items(aws, "node-h")
+    with transactions() as sizes:
+        result = put(handlers, "node-h", body(2, [spec(u, gpuModelId="a100") for u in ids]))
     assert result.status == 200, result.body
-    assert len(finals) == 2
-    assert {state.unit(aws, "node-s", u)["gpuModelId"] for u in ids} == {"nvidia-a100"}
-    assert state.reservation(aws, "node-s", "res-live")["status"] == "needs-review"
-    assert state.item(aws, "node-s", "#NODE")["topologyGen"] == 2
-    assert len(state.audit_records_of(aws, "AUDIT#node-s")) == 1
+    assert sizes == [66]  # the node, its 64 units, the audit record
+    assert reservation_items(aws, "node-h") == stored
+    # Every reader sees all 192 under review from this write on (a list of two pages).
+    assert set(listed_statuses(handlers, "node-h").values()) == {"needs-review"}
+    [update] = [a for a in state.audit_records_of(aws, "AUDIT#node-h") if a["topologyGen"] == 2]
+    assert update["reservationsReviewed"] == 192
+
+
+def test_65_units_are_a_400_naming_units(handlers, load_fleet, node_env, aws):
+    load_fleet(fleet())
+    before = state.whole_table(aws)
+    result = put(handlers, "node-new", body(1, [spec(u) for u in many(65)]))
+    assert (result.status, result.body["details"][0]["field"]) == (400, "units")
+    assert state.whole_table(aws) == before
+    assert put(handlers, "node-new", body(1, [spec(u) for u in many(64)])).status == 201
+
+
+def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_actions(
+    handlers, load_fleet, node_env, aws
+):
+    """64 units out, 64 in: the node, 64 puts and the audit record, and as many of the 64
+    deletes as fit (34). The 30 left are no unit of the node for any call, and the next
+    update deletes them."""
+    old, new = many(64), many(64, bus=0x40)
+    node = f.node("node-h", [spec(u) for u in old], [f.reservation("res-old", old[-1:])])
+    load_fleet(f.fleet([node], NODE_WRITERS))
+    with transactions() as sizes:
+        assert put(handlers, "node-h", body(2, [spec(u) for u in new])).status == 200
+    assert sizes == [100]
+    units = invoke(handlers["list_units"], list_units_event("node-h", "Bearer vl_test_operator"))
+    assert [u["id"] for u in units.body] == new
+    assert status_of(handlers, "node-h", "res-old") == "needs-review"  # its unit is gone
+    unit_items = {i["SK"] for i in state.whole_table(aws) if i["SK"].startswith("UNIT#")}
+    assert unit_items == {f"UNIT#{u}" for u in new + old[34:]}
+    # Re-sending the stored generation's units changes nothing.
+    before = state.whole_table(aws)
+    assert put(handlers, "node-h", body(2, [spec(u) for u in new])).status == 200
+    assert state.whole_table(aws) == before
+    # One of the old ones comes back (at generation 3): the rest are deleted.
+    with transactions() as sizes:
+        assert (
+            put(handlers, "node-h", body(3, [spec(u) for u in [*new[1:], old[-1]]])).status == 200
+        )
+    assert sizes == [1 + 1 + 1 + 1 + 29]  # node, put of 63:1f, audit, delete of 40:00, 29 left
+    unit_items = {i["SK"] for i in state.whole_table(aws) if i["SK"].startswith("UNIT#")}
+    assert unit_items == {f"UNIT#{u}" for u in [*new[1:], old[-1]]}
+    assert status_of(handlers, "node-h", "res-old") == "needs-review"  # back, but changed at 3
+
+
+def test_an_update_refused_on_a_unit_claimed_since_its_read_changes_nothing(
+    handlers, load_fleet, node_env, aws
+):
+    """It removes 00 and changes the other 63 units (189 reservations under review); the
+    scheduler claims 00 between its read and its write: 409, and nothing of it is written."""
+    ids = many(64)
+    load_fleet(booked("node-h", ids))
+    after_placement: list[Any] = []
+
+    def scheduler_claims_the_removed_unit(params: dict[str, Any]) -> None:
+        if not after_placement:
+            state.place_spot_workload(aws, "node-h", "vm-late", ids[:1])
+            after_placement.append(state.whole_table(aws))
+
+    with transactions(scheduler_claims_the_removed_unit):
+        result = put(handlers, "node-h", body(2, [spec(u, gpuModelId="a100") for u in ids[1:]]))
+    assert (result.status, result.body["code"]) == (409, "units_unavailable")
+    assert state.whole_table(aws) == after_placement[0]
+
+
+def test_a_unit_claimed_since_the_read_is_never_removed_even_when_its_delete_does_not_fit(
+    handlers, load_fleet, node_env, aws
+):
+    """All 64 replaced: the deletes of the last 30 do not fit, so only the node's count of
+    placements tells the update that 00:1f... was claimed after its read."""
+    old, new = many(64), many(64, bus=0x40)
+    load_fleet(f.fleet([f.node("node-h", [spec(u) for u in old])], NODE_WRITERS))
+    claimed = old[-1]
+    placed: list[bool] = []
+
+    def scheduler_claims_a_unit(params: dict[str, Any]) -> None:
+        if not placed:
+            placed.append(True)
+            state.place_spot_workload(aws, "node-h", "vm-late", [claimed])
+
+    with transactions(scheduler_claims_a_unit) as sizes:
+        result = put(handlers, "node-h", body(2, [spec(u) for u in new]))
+    assert (result.status, result.body["code"]) == (409, "units_unavailable")
+    assert claimed in result.body["error"]
+    assert sizes == [100]  # the one write tried, and refused; the retry read the claim
+    assert state.item(aws, "node-h", "#NODE")["topologyGen"] == 1
+    assert state.unit(aws, "node-h", claimed)["claimedBy"] == "vm:vm-late"
+
+
+def test_a_superseded_update_changes_nothing(handlers, load_fleet, node_env, aws):
+    """Generation 2 (every unit on a new model, 192 reservations under review) reads the
+    node; generation 3 commits before 2 writes: 2 is stale and writes nothing. Re-sending
+    generation 3's units is a 200 that changes nothing."""
+    ids = many(64)
+    load_fleet(booked("node-h", ids))
+    stored = reservation_items(aws, "node-h")
+    newer = body(3, [spec(u, gpuModelId="b200") for u in ids])
+    committed: list[Any] = []
+
+    def generation_3_commits_first(params: dict[str, Any]) -> None:
+        if "ClientRequestToken" in params and not committed:  # generation 2's own write
+            committed.append(None)
+            answer = put_node(NODE_CALLER, "node-h", RawBody(json.dumps(newer)), ports())
+            assert answer.status == 200
+            committed.append(state.whole_table(aws))
+
+    with transactions(generation_3_commits_first):
+        result = put(handlers, "node-h", body(2, [spec(u, gpuModelId="a100") for u in ids]))
+    assert (result.status, result.body["code"]) == (409, "stale_topology")
+    assert state.whole_table(aws) == committed[1]
+    assert reservation_items(aws, "node-h") == stored
+    assert {state.unit(aws, "node-h", u)["gpuModelId"] for u in ids} == {"b200"}
+    assert len(state.audit_records_of(aws, "AUDIT#node-h")) == 1
+    assert put(handlers, "node-h", newer).status == 200
+    assert state.whole_table(aws) == committed[1]

@@ -169,7 +169,8 @@ def test_it_becomes_cancelled_with_nothing_released_and_governs_no_unit(store, c
         (),
         2,
     )
-    assert all(governing_reservation(u, [after], NOW) is None for u in UNITS)
+    node = store.nodes["node-a"].node
+    assert all(governing_reservation(u, [after], node, NOW) is None for u in UNITS)
     # Running workloads keep running (even the spot ones); units keep their claims.
     assert store.nodes["node-a"].workloads == workloads_before
     assert store.nodes["node-a"].units == units_before

@@ -22,6 +22,7 @@ from reservations.models.errors import (
     UnitsUnavailable,
 )
 from reservations.models.requests import RawBody
+from reservations.rules.status import effective_status
 from tests.logic.conftest import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
 from tests.support.fakes import FakeClock, FakeNodeStore, node_ports, reaffirm_ports
 
@@ -164,31 +165,37 @@ def test_a_terminating_workload_still_claims_its_units(small, clock):
         put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1])])
 
 
-def test_gone_and_changed_units_put_stored_pending_and_active_reservations_under_review(
+def effective(store: FakeNodeStore, reservation_id: str) -> ReservationStatus:
+    partition = store.nodes["node-a"]
+    return effective_status(partition.reservations[reservation_id], partition.node, NOW)
+
+
+def test_gone_and_changed_units_put_pending_and_active_reservations_under_review_unwritten(
     small, clock
 ):
-    units = [
-        spec(UNITS[1], gpuModelId="a100"),
-        spec(UNITS[2], tier=None) if False else spec(UNITS[2]),
-    ]
-    status, body = put(small, clock, 4, units)
+    stored = dict(small.nodes["node-a"].reservations)
+    status, body = put(small, clock, 4, [spec(UNITS[1], gpuModelId="a100"), spec(UNITS[2])])
     assert (status, body["unitIds"]) == (200, [UNITS[1], UNITS[2]])
-    statuses = {r.id: r.status for r in small.nodes["node-a"].reservations.values()}
+    statuses = {r: effective(small, r) for r in stored}
     assert statuses == {
         "res-1": ReservationStatus.NEEDS_REVIEW,  # its unit is gone
         "res-2": ReservationStatus.NEEDS_REVIEW,  # its unit changed model
         "res-old": ReservationStatus.CANCELLED,  # cancelled: not reviewed
-        "res-rev": ReservationStatus.NEEDS_REVIEW,  # already under review: not written
+        "res-rev": ReservationStatus.NEEDS_REVIEW,  # already under review
     }
+    assert small.nodes["node-a"].reservations == stored  # no reservation is written
     [write] = small.node_writes
-    assert [r.id for r in write.to_review] == ["res-1", "res-2"]
+    assert write.reviewed == 2  # res-1 and res-2: what the audit record counts
     assert [u.id for u in write.removed] == [UNITS[0]]
+    assert write.changed_unit_ids == (UNITS[0], UNITS[1])
+    # 05 changed at generation 4; 06 is as registered.
+    assert small.nodes["node-a"].node.unit_changed_at == {UNITS[1]: 4, UNITS[2]: 0}
     assert small.nodes["node-a"].units[UNITS[1]].gpu_model_id == "a100"
 
 
 def test_a_reservation_whose_term_is_over_is_not_brought_back_for_review(small, clock):
     """Stored active, ended yesterday (expired, as read): a change of its unit breaks no
-    promise, and marking it would withhold the unit again."""
+    promise; it stays expired, and withholds nothing."""
     ended = reservation("res-ended", reserved=(UNITS[1],), released=(),
                         starts_at=NOW - timedelta(days=30), ends_at=NOW - timedelta(days=1))  # fmt: skip
     small.nodes["node-a"].reservations["res-ended"] = ended
@@ -196,7 +203,8 @@ def test_a_reservation_whose_term_is_over_is_not_brought_back_for_review(small, 
                                       spec(UNITS[2])])  # fmt: skip
     assert status == 200
     [write] = small.node_writes
-    assert [r.id for r in write.to_review] == ["res-2"]
+    assert write.reviewed == 1  # res-2
+    assert effective(small, "res-ended") is ReservationStatus.EXPIRED
     assert small.nodes["node-a"].reservations["res-ended"] == ended
 
 
@@ -213,9 +221,24 @@ def test_a_reservation_whose_term_is_over_is_not_brought_back_for_review(small, 
 )
 def test_only_a_change_of_class_model_gpus_or_sellable_needs_review(small, clock, change, reviewed):
     put(small, clock, 4, [spec(UNITS[0], **change), spec(UNITS[1]), spec(UNITS[2])])
-    status = small.nodes["node-a"].reservations["res-1"].status
-    assert (status is ReservationStatus.NEEDS_REVIEW) is reviewed
+    assert (effective(small, "res-1") is ReservationStatus.NEEDS_REVIEW) is reviewed
+    assert small.nodes["node-a"].node.unit_changed_at[UNITS[0]] == (4 if reviewed else 0)
     assert small.nodes["node-a"].units[UNITS[0]].version == 2  # the unit is written anyway
+
+
+def test_a_review_outlives_later_updates_until_a_reaffirm_clears_it(small, clock):
+    """The unit changed at 4; at 5 another unit is added: res-2 (sold at 3) is still under
+    review. Re-affirmed, it takes generation 5 and is active; at 6 its unit is removed."""
+    put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1], gpuModelId="a100"), spec(UNITS[2])])
+    put(small, clock, 5, [spec(UNITS[0]), spec(UNITS[1], gpuModelId="a100"), spec(UNITS[2]),
+                          spec(UNITS[3])])  # fmt: skip
+    assert effective(small, "res-2") is ReservationStatus.NEEDS_REVIEW
+    assert effective(small, "res-1") is ReservationStatus.ACTIVE  # 04 never changed
+    status, body = affirm(small, clock, "res-2")
+    assert (status, body["status"], body["topologyGen"]) == (200, "active", 5)
+    assert effective(small, "res-2") is ReservationStatus.ACTIVE
+    put(small, clock, 6, [spec(UNITS[0]), spec(UNITS[2]), spec(UNITS[3])])
+    assert effective(small, "res-2") is ReservationStatus.NEEDS_REVIEW
 
 
 def test_a_changed_claimed_unit_keeps_its_claim(small, clock):

@@ -24,7 +24,6 @@ from reservations.models.domain import (
     OpenTermination,
     Reservation,
     ReservationsRead,
-    ReservationStatus,
     Unit,
     Workload,
     WorkloadState,
@@ -39,6 +38,7 @@ from reservations.models.writes import (
     ReclaimWrite,
     ReservationCreate,
     TerminationClose,
+    TopologyRead,
     WorkloadEnd,
     WriteConflict,
 )
@@ -52,11 +52,15 @@ class NodePartition:
     workloads: dict[str, Workload] = field(default_factory=dict)
 
     def snapshot(self) -> NodeSnapshot:
+        """As the table reads it: unit items the node does not list are left over."""
+        listed = self.node.unit_changed_at
+        units = list(self.units.values())
         return NodeSnapshot(
             self.node,
-            tuple(self.units.values()),
+            tuple(u for u in units if listed is None or u.id in listed),
             tuple(self.reservations.values()),
             tuple(self.workloads.values()),
+            tuple(u for u in units if listed is not None and u.id not in listed),
         )
 
 
@@ -194,8 +198,8 @@ class FakeNodeStore:
         return partition.node, partition.reservations.get(reservation_id)
 
     def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
-        """As the Query reads: the node item on the first page only, ids in order, at most
-        ``page_size`` reservations (DynamoDB's 1 MB), ``more`` when it stopped early."""
+        """As the Query reads (with the node item), ids in order, at most ``page_size``
+        reservations (DynamoDB's 1 MB), ``more`` when it stopped early."""
         self.reads += 1
         partition = self.nodes.get(node_id)
         if partition is None:
@@ -203,8 +207,7 @@ class FakeNodeStore:
         ordered = sorted(partition.reservations.values(), key=lambda r: r.id)
         following = [r for r in ordered if after is None or r.id > after]
         read = following[: self.page_size]
-        node = partition.node if after is None else None
-        return ReservationsRead(node, tuple(read), len(following) > len(read))
+        return ReservationsRead(partition.node, tuple(read), len(following) > len(read))
 
     def commit_placement(self, write: PlacementWrite, answer: AnswerRecord | None) -> None:
         self.writes += 1
@@ -220,6 +223,7 @@ class FakeNodeStore:
         if stale or stored is not None:
             raise WriteConflict("ConditionalCheckFailed", stored)
         partition.workloads[write.workload.id] = write.workload
+        partition.node = replace(partition.node, placements=partition.node.placements + 1)
         for unit in write.units:
             claimed = partition.units[unit.id]
             partition.units[unit.id] = replace(
@@ -257,7 +261,8 @@ class FakeNodeStore:
         return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
 
     def commit_node(self, write: NodeWrite) -> None:
-        """A node registered or updated, all or nothing (as ``dal.nodes.commit_node``)."""
+        """A node registered or updated, all or nothing (as ``dal.nodes.commit_node``): no
+        reservation is written."""
         self.writes += 1
         partition = self.nodes.get(write.node.id)
         if _stale_node(partition, write):
@@ -266,19 +271,12 @@ class FakeNodeStore:
             partition = self.nodes[write.node.id] = NodePartition(write.node)
         else:
             created = partition.node.created_at or write.at
-            partition.node = replace(write.node, created_at=created)
+            placements = partition.node.placements
+            partition.node = replace(write.node, created_at=created, placements=placements)
         for put in write.units:
             partition.units[put.unit.id] = put.unit
-        for removed in write.removed:
+        for removed in (*write.removed, *write.leftovers):
             del partition.units[removed.id]
-        for reviewed in write.to_review:
-            reservation = partition.reservations[reviewed.id]
-            partition.reservations[reviewed.id] = replace(
-                reservation,
-                status=ReservationStatus.NEEDS_REVIEW,
-                updated_at=write.at,
-                version=reservation.version + 1,
-            )
         self.node_writes.append(write)
 
     def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
@@ -309,7 +307,9 @@ class FakeNodeStore:
     def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
         self.writes += 1
         partition = self.nodes[change.node_id]
-        stale = _stale(partition.reservations, [change.reservation])
+        stale = _stale(partition.reservations, [change.reservation]) or _moved(
+            partition, change.topology
+        )
         stored = self._live_answer(answer)
         if stale or stored is not None:
             raise WriteConflict("ConditionalCheckFailed", stored)
@@ -332,7 +332,8 @@ class FakeNodeStore:
     def _stale_reclaim(partition: NodePartition, write: ReclaimWrite) -> bool:
         workloads = [t.workload for t in write.terminations] + list(write.unchanged_workloads)
         return (
-            _stale(partition.reservations, [write.reservation])
+            _moved(partition, write.topology)
+            or _stale(partition.reservations, [write.reservation])
             or _stale(partition.units, write.units)
             or _stale(partition.workloads, workloads)
         )
@@ -365,18 +366,24 @@ def _stale(items: dict[str, object], read: Sequence[ItemVersion]) -> bool:
     return any(getattr(items.get(i.id), "version", None) != i.version for i in read)
 
 
+def _moved(partition: NodePartition, read: TopologyRead) -> bool:
+    """The node's topology generation no longer as read (a node update since)."""
+    return partition.node.topology_gen != read.topology_gen
+
+
 def _stale_node(partition: NodePartition | None, write: NodeWrite) -> bool:
-    """The node absent when read and now there, or not at the version read; any unit or
-    reservation the write decided from no longer as read."""
+    """The node absent when read and now there, or not at the version and placement count
+    read; any unit the write decided from no longer as read."""
     if partition is None:
         return write.node_read is not None or any(p.read is not None for p in write.units)
-    if partition.node.version != write.node_read:
+    node = partition.node
+    if node.version != write.node_read or node.placements != write.placements_read:
         return True
     for put in write.units:
         current = partition.units.get(put.unit.id)
         if (current.version if current else None) != put.read:
             return True
-    return _stale(partition.units, write.removed) or _stale(partition.reservations, write.to_review)
+    return _stale(partition.units, [*write.removed, *write.leftovers])
 
 
 class FakeQueue:

@@ -94,9 +94,17 @@ def drain(sqs: Any, queue_url: str) -> list[dict[str, Any]]:
 
 
 def place_spot_workload(dynamodb: Any, node_id: str, workload_id: str, unit_ids: list[str]) -> None:
-    """What the spot scheduler does: claim free units (bumping their version) and add the
-    workload, in one transaction."""
+    """What the spot scheduler does: claim free units (bumping their version), count the
+    placement on the node item, and add the workload, in one transaction."""
     actions: list[dict[str, Any]] = [
+        {
+            "Update": {
+                "TableName": TABLE,
+                "Key": to_attributes({"PK": node_pk(node_id), "SK": "#NODE"}),
+                "UpdateExpression": "ADD placements :one",
+                "ExpressionAttributeValues": to_attributes({":one": 1}),
+            }
+        },
         {
             "Put": {
                 "TableName": TABLE,
@@ -115,7 +123,7 @@ def place_spot_workload(dynamodb: Any, node_id: str, workload_id: str, unit_ids:
                 ),
                 "ConditionExpression": "attribute_not_exists(PK)",
             }
-        }
+        },
     ]
     for unit_id in unit_ids:
         actions.append(

@@ -52,7 +52,7 @@ MUTANTS = [
     Mutant(
         "a manager of an ended reservation still sees the node",
         "reservations.rules.access",
-        "        and effective_status(reservation, now) in _MANAGER_VISIBLE\n",
+        "        and effective_status(reservation, snapshot.node, now) in _MANAGER_VISIBLE\n",
         "",
         (LIST,),
     ),

@@ -53,7 +53,8 @@ def reservation(
 
 
 def refusal(reservations: list[Reservation], org: str, tier: Tier) -> str | None:
-    return unit_refusal(U, reservations, org, tier, NOW)
+    node = NodeSnapshot(Node("node-a", "org-acme"), reservations=tuple(reservations))
+    return unit_refusal(U, node, org, tier, NOW)
 
 
 # --- row 1: an active reservation, inside its term -----------------------------------------

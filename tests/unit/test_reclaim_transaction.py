@@ -37,7 +37,13 @@ from reservations.models.domain import (
     WorkloadState,
 )
 from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
-from reservations.models.writes import ItemVersion, NewTermination, ReclaimAudit, ReclaimWrite
+from reservations.models.writes import (
+    ItemVersion,
+    NewTermination,
+    ReclaimAudit,
+    ReclaimWrite,
+    TopologyRead,
+)
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
@@ -154,7 +160,7 @@ RESERVED = Workload(
 @pytest.fixture
 def table() -> dict[Key, dict[str, Any]]:
     items = [
-        node_item(Node("node-a", "org-acme")),
+        node_item(Node("node-a", "org-acme", 2, unit_changed_at=dict.fromkeys(U, 0))),
         reservation_item(RESERVATION),
         *(unit_item("node-a", u) for u in UNITS),
         workload_item("node-a", RUNNING),
@@ -170,6 +176,7 @@ def write(
         reclaim_id="rc-1",
         node_id="node-a",
         reservation=ItemVersion("res-1", 3),
+        topology=TopologyRead("node-a", 2),
         released_after=released_after,
         units=(ItemVersion(U[0], 2), ItemVersion(U[2], 2)),
         terminations=(NewTermination(ItemVersion("vm-1", 1), "t-1"),),
@@ -222,6 +229,19 @@ def test_any_item_decided_from_that_moved_on_cancels_it_whole(table, moved, rele
     before = copy.deepcopy(table)
     with pytest.raises(Cancelled):
         apply(table, dal_reclaim.reclaim_transaction(write(released_after)))
+    assert table == before
+
+
+def test_a_node_update_since_the_read_cancels_it_and_a_create_does_not(table):
+    """An update may have put the reservation under review without writing it: the node's
+    generation is what the reclaim read its effective status from. A create only bumps the
+    node's version."""
+    table[("NODE#node-a", "#NODE")]["version"] += 1
+    apply(table, dal_reclaim.reclaim_transaction(write()))
+    table[("NODE#node-a", "#NODE")]["topologyGen"] = 3
+    before = copy.deepcopy(table)
+    with pytest.raises(Cancelled):
+        apply(table, dal_reclaim.reclaim_transaction(write(released_after=None)))
     assert table == before
 
 

@@ -19,6 +19,9 @@ from reservations.rules.units import governing_reservation, is_released, not_res
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 S = ReservationStatus
+U4, U5 = "0000:04:00.0", "0000:05:00.0"
+# At generation 3: 04 changed (in what a reservation is sold) at 3, 05 as registered.
+NODE = Node("node-a", "org-owner", topology_gen=3, unit_changed_at={U4: 3, U5: 0})
 
 
 def res(status=S.ACTIVE, start=-1.0, end: float | None = 1.0, rid="res-1", **kw) -> Reservation:
@@ -48,12 +51,44 @@ def res(status=S.ACTIVE, start=-1.0, end: float | None = 1.0, rid="res-1", **kw)
         (S.CANCELLED, -2, -1, S.CANCELLED),
         (S.NEEDS_REVIEW, -2, 1, S.NEEDS_REVIEW),
         (S.NEEDS_REVIEW, 1, 2, S.NEEDS_REVIEW),
-        (S.NEEDS_REVIEW, -2, -1, S.NEEDS_REVIEW),  # stays as stored (the contract), ended or not
+        (S.NEEDS_REVIEW, -2, -1, S.EXPIRED),  # an ended review governs nothing
+        (S.NEEDS_REVIEW, -2, 0, S.EXPIRED),
+        (S.NEEDS_REVIEW, -2, None, S.NEEDS_REVIEW),
         (S.EXPIRED, -1, 1, S.EXPIRED),
     ],
 )
 def test_effective_status(stored, start, end, expected):
-    assert effective_status(res(stored, start, end), NOW) is expected
+    assert effective_status(res(stored, start, end), NODE, NOW) is expected
+
+
+@pytest.mark.parametrize(
+    ("stored", "units", "gen", "start", "end", "expected"),
+    [
+        # A unit changed after the generation it was sold at: under review, pending too.
+        (S.ACTIVE, (U4,), 2, -1, 1, S.NEEDS_REVIEW),
+        (S.PENDING, (U4, U5), 2, 1, 2, S.NEEDS_REVIEW),
+        (S.ACTIVE, (U4,), 3, -1, 1, S.ACTIVE),  # sold on the changed unit: nothing to review
+        (S.ACTIVE, (U5,), 2, -1, 1, S.ACTIVE),  # its own unit did not change
+        (S.ACTIVE, (U5,), None, -1, 1, S.ACTIVE),
+        (S.ACTIVE, (U4,), None, -1, 1, S.NEEDS_REVIEW),  # no generation: older than any change
+        (S.ACTIVE, (U5, "0000:06:00.0"), 3, -1, 1, S.NEEDS_REVIEW),  # a unit no longer there
+        (S.ACTIVE, (U4,), 2, -2, -1, S.EXPIRED),  # the term is over: nothing to review
+        (S.CANCELLED, (U4,), 2, -1, 1, S.CANCELLED),
+        (S.EXPIRED, (U4,), 2, -1, 1, S.EXPIRED),
+    ],
+)
+def test_needs_review_is_derived_from_the_generations_its_units_changed_at(
+    stored, units, gen, start, end, expected
+):
+    reservation = res(stored, start, end, reserved_unit_ids=units, topology_gen=gen)
+    assert effective_status(reservation, NODE, NOW) is expected
+
+
+def test_a_node_item_without_generations_reviews_nothing_but_what_is_stored():
+    legacy = Node("node-a", "org-owner", topology_gen=3)
+    gone = res(reserved_unit_ids=("0000:06:00.0",), topology_gen=1)
+    assert effective_status(gone, legacy, NOW) is S.ACTIVE
+    assert effective_status(res(S.NEEDS_REVIEW), legacy, NOW) is S.NEEDS_REVIEW
 
 
 @pytest.mark.parametrize(
@@ -102,13 +137,24 @@ def test_governing_reservation_is_active_or_needs_review_holding_the_unit():
         res(S.ACTIVE, start=-3, end=-2, rid="res-c", reserved_unit_ids=held),
         res(S.ACTIVE, rid="res-d", reserved_unit_ids=("0000:05:00.0",)),
     ]
-    assert governing_reservation("0000:04:00.0", candidates, NOW) is None
+    fresh = Node("node-a", "org-owner", topology_gen=3, unit_changed_at={U4: 0, U5: 0})
+    assert governing_reservation("0000:04:00.0", candidates, fresh, NOW) is None
     live = res(S.NEEDS_REVIEW, rid="res-e", reserved_unit_ids=held, released_unit_ids=held)
-    governed = governing_reservation("0000:04:00.0", [*candidates, live], NOW)
+    governed = governing_reservation("0000:04:00.0", [*candidates, live], fresh, NOW)
     assert governed == (live, S.NEEDS_REVIEW)
     assert is_released(live, S.NEEDS_REVIEW, "0000:04:00.0") is False
     assert is_released(live, S.ACTIVE, "0000:04:00.0") is True
     assert is_released(live, S.ACTIVE, "0000:05:00.0") is False
+
+
+def test_an_ended_review_governs_nothing_whichever_id_sorts_first():
+    """An ended review (stored needs-review, past endsAt) and the live reservation sold on
+    the same unit since: the live one governs, whether its id sorts before or after."""
+    held = (U4,)
+    ended = res(S.NEEDS_REVIEW, start=-9, end=-1, rid="res-b", reserved_unit_ids=held)
+    for live_id in ("res-a", "res-c"):
+        live = res(S.ACTIVE, rid=live_id, reserved_unit_ids=held, topology_gen=3)
+        assert governing_reservation(U4, [ended, live], NODE, NOW) == (live, S.ACTIVE)
 
 
 def snapshot(*reservations: Reservation) -> NodeSnapshot:

@@ -40,7 +40,13 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.models.writes import ItemVersion, PlacementWrite, ReservationCreate, WorkloadEnd
+from reservations.models.writes import (
+    ItemVersion,
+    PlacementWrite,
+    ReservationCreate,
+    TopologyRead,
+    WorkloadEnd,
+)
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-29T12:00:00Z"
@@ -54,6 +60,8 @@ NODE = Node(
     version=3,
     created_at=NOW - timedelta(days=9),
     updated_at=NOW - timedelta(days=1),
+    unit_changed_at={U[0]: 0, U[1]: 7},
+    placements=12,
 )
 RESERVATION = Reservation(
     "res-1",
@@ -156,6 +164,7 @@ def _change(**changed: Any) -> ReservationChange:
         "action": "release",
         "node_id": "node-a",
         "reservation": ItemVersion("res-1", 5),
+        "topology": TopologyRead("node-a", 3),
         "released_after": (U[1], U[0]),
         "status_after": None,
         "reason": "lend to spot",
@@ -312,7 +321,10 @@ def test_a_reservation_reads_back_as_written(reservation):
     assert reservation_from_item(stored(reservation_item(reservation))) == reservation
 
 
-@pytest.mark.parametrize("node", [NODE, Node("node-b", "org-acme", version=1)])
+@pytest.mark.parametrize(
+    "node",
+    [NODE, Node("node-b", "org-acme", version=1), Node("node-c", "o", unit_changed_at={})],
+)
 def test_a_node_reads_back_as_written(node):
     assert node_from_item(stored(node_item(node))) == node
 

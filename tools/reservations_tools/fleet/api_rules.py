@@ -33,6 +33,7 @@ from reservations.logic.create_reservation import decide_create
 from reservations.logic.workloads import check_placeable, placed_workload
 from reservations.models.domain import (
     CLAIMING_STATES,
+    Node,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
@@ -112,7 +113,7 @@ def build_node(fleet_node: FleetNode, snapshot: NodeSnapshot, loaded_at: datetim
             workload = _placed(stated_workload, snapshot, loaded_at)
             route = Route(snapshot.node.id, "workload", stated_workload.id, rules="place")
         except _Refused as refusal:
-            workload = _stated_workload(fleet_node, stated_workload, loaded_at)
+            workload = _stated_workload(fleet_node, snapshot.node, stated_workload, loaded_at)
             route = Route(snapshot.node.id, "workload", stated_workload.id, because=str(refusal))
         snapshot = _with_workload(snapshot, workload)
         routes.append(route)
@@ -142,7 +143,7 @@ def _created(
         return made, "create"
     lent_body = RawBody(json.dumps({"unitIds": stated.released_unit_ids}))
     lent = _decided(parse_capacity_request, lent_body)
-    if refusal := capacity_refusal(made, lent.unit_ids, now):
+    if refusal := capacity_refusal(made, snapshot.node, lent.unit_ids, now):
         raise _Refused(_explained(refusal))
     released = released_after_release(made, lent.unit_ids) or made.released_unit_ids
     return replace(made, released_unit_ids=released), "create, release"
@@ -192,11 +193,13 @@ def _explained(error: ApiError) -> str:
     return f"{error.code}: {problems or error.message}"
 
 
-def _stated_workload(fleet_node: FleetNode, stated: FleetWorkload, loaded_at: datetime) -> Workload:
+def _stated_workload(
+    fleet_node: FleetNode, node: Node, stated: FleetWorkload, loaded_at: datetime
+) -> Workload:
     """The workload as the file states it; a termination under way must be findable by the
     sweeper, and its message must name the reservation the units go back to."""
     terminating = stated.state is WorkloadState.TERMINATING
-    reservation_id = fleet_node.termination_reservation_id(stated, loaded_at)
+    reservation_id = fleet_node.termination_reservation_id(stated, node, loaded_at)
     return Workload(
         id=stated.id,
         kind=stated.kind,

@@ -35,6 +35,7 @@ from reservations.logic.nodes import registered_node, reported_units
 from reservations.models.domain import ApiKey, NodeSnapshot
 from reservations.models.errors import field_path
 from reservations.models.node_requests import UnitSpec
+from reservations.rules.topology import first_generations
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
 from reservations_tools.fleet.model import Fleet, FleetApiKey, FleetNode, parse_fleet
@@ -80,11 +81,18 @@ def describe(error: ValidationError) -> str:
 def build(fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None) -> BuiltNode:
     """The node as registration stores it, then its reservations and workloads, each made
     by the API's rules where it could have made them (see ``api_rules``)."""
-    node = registered_node(
-        fleet_node.id, fleet_node.owner_org_id, fleet_node.topology_gen, queue_url, 1, loaded_at
-    )
     specs = [UnitSpec.model_validate(unit.model_dump(by_alias=True)) for unit in fleet_node.units]
-    registered = NodeSnapshot(node, tuple(reported_units(specs)))
+    units = reported_units(specs)
+    node = registered_node(
+        fleet_node.id,
+        fleet_node.owner_org_id,
+        fleet_node.topology_gen,
+        queue_url,
+        1,
+        loaded_at,
+        first_generations(units),
+    )
+    registered = NodeSnapshot(node, tuple(units))
     return build_node(fleet_node, registered, loaded_at)
 
 

@@ -32,6 +32,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from reservations.auth.keys import bearer_token, derive_key_id
 from reservations.models.domain import (
+    Node,
     Reservation,
     ReservationStatus,
     Tier,
@@ -47,9 +48,9 @@ from reservations.models.ids import (
 )
 from reservations.rules.units import governing_reservation
 
-# What the API itself accepts: a node is registered with at most 256 units, a reservation
+# What the API itself accepts: a node is registered with at most 64 units, a reservation
 # names at most 50 orgs of each kind; reason and contract reference as on create.
-MAX_UNITS_PER_NODE = 256
+MAX_UNITS_PER_NODE = 64
 MAX_ORG_IDS = 50
 MAX_REASON = 1000
 MAX_CONTRACT_REF = 200
@@ -313,7 +314,9 @@ class FleetNode(_Strict):
                 )
         return self
 
-    def termination_reservation_id(self, workload: FleetWorkload, now: datetime) -> str | None:
+    def termination_reservation_id(
+        self, workload: FleetWorkload, node: Node, now: datetime
+    ) -> str | None:
         """The reservation a termination of ``workload`` gives its units back to.
 
         The one governing its units now (first governed unit in id order); failing that, as
@@ -322,7 +325,7 @@ class FleetNode(_Strict):
         """
         reservations = [r.to_domain(self.id, now) for r in self.reservations]
         for unit_id in sorted(workload.unit_ids):
-            if governing := governing_reservation(unit_id, reservations, now):
+            if governing := governing_reservation(unit_id, reservations, node, now):
                 return governing[0].id
         holders = [r for r in reservations if set(r.reserved_unit_ids) & set(workload.unit_ids)]
         if not holders:

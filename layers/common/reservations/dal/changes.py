@@ -8,7 +8,7 @@ from typing import Any
 from reservations.config import settings
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import change_audit_item, reservation_key, to_attributes
-from reservations.dal.transactions import commit
+from reservations.dal.transactions import commit, topology_check
 from reservations.models.changes import ReservationChange
 from reservations.models.idempotency import AnswerRecord
 from reservations.models.times import format_time
@@ -17,8 +17,9 @@ Action = dict[str, Any]
 
 
 def commit_change(change: ReservationChange, answer: AnswerRecord | None = None) -> None:
-    """All or nothing; :class:`WriteConflict` (with the kept answer that stood in the way)."""
-    actions = [_reservation_action(change), _audit_put(change)]
+    """All or nothing, on the reservation and the node's topology as read; :class:`WriteConflict`
+    (with the kept answer that stood in the way)."""
+    actions = [_reservation_action(change), topology_check(change.topology), _audit_put(change)]
     record_at = None
     if answer is not None:
         record_at = len(actions)

@@ -55,6 +55,11 @@ HISTORY_DAYS = 90
 # delivered several times without a report), which puts it in the sparse OpenTerminations
 # index (sort key terminationRequestedAt) that the sweeper and the operator command read.
 OPEN_TERMINATION = "openTermination"
+# The node item's map of its units, each to the generation it last changed at (the units
+# the node has: a unit item it does not list is left over, and no call sees it), and its
+# count of placements (each adds one; a node update conditions on it).
+UNITS_CHANGED_AT = "unitsChangedAtGen"
+PLACEMENTS = "placements"
 OPEN = "open"
 STUCK = "stuck"
 
@@ -127,8 +132,15 @@ def node_item(node: Node) -> Item:
         "queueUrl": node.queue_url,
         "createdAt": _optional_time(node.created_at),
         "updatedAt": _optional_time(node.updated_at),
+        UNITS_CHANGED_AT: _unit_generations(node),
+        PLACEMENTS: node.placements or None,
         "version": node.version,
     }
+
+
+def _unit_generations(node: Node) -> dict[str, int] | None:
+    changed_at = node.unit_changed_at
+    return None if changed_at is None else dict(sorted(changed_at.items()))
 
 
 def unit_item(node_id: str, unit: Unit) -> Item:
@@ -257,7 +269,13 @@ def _node(item: Item) -> Node:
         version=int(item["version"]),
         created_at=_parse_optional(item.get("createdAt")),
         updated_at=_parse_optional(item.get("updatedAt")),
+        unit_changed_at=_generations(item.get(UNITS_CHANGED_AT)),
+        placements=int(item.get(PLACEMENTS, 0)),
     )
+
+
+def _generations(value: Any) -> dict[str, int] | None:
+    return None if value is None else {str(unit): int(gen) for unit, gen in value.items()}
 
 
 def _unit(item: Item) -> Unit:
@@ -344,8 +362,13 @@ def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
             workloads.append(workload_from_item(item))
     if node is None:
         return None
+    listed = node.unit_changed_at
     return NodeSnapshot(
-        node=node, units=tuple(units), reservations=tuple(reservations), workloads=tuple(workloads)
+        node=node,
+        units=tuple(u for u in units if listed is None or u.id in listed),
+        reservations=tuple(reservations),
+        workloads=tuple(workloads),
+        unlisted_units=tuple(u for u in units if listed is not None and u.id not in listed),
     )
 
 

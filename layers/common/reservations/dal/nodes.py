@@ -10,6 +10,8 @@ from reservations.dal import clients
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
     AUDIT_PREFIX,
+    PLACEMENTS,
+    UNITS_CHANGED_AT,
     Item,
     audit_pk,
     format_time,
@@ -23,7 +25,7 @@ from reservations.dal.items import (
 from reservations.dal.queues import ensure_node_queue
 from reservations.dal.transactions import commit
 from reservations.models.idempotency import AnswerRecord
-from reservations.models.writes import ItemVersion, NodeWrite, ReaffirmWrite, UnitPut
+from reservations.models.writes import ItemVersion, NodeWrite, ReaffirmWrite
 
 Action = dict[str, Any]
 MAX_ACTIONS = 100  # DynamoDB's limit for one TransactWriteItems
@@ -41,43 +43,28 @@ def make_node_queue(node_id: str) -> str:
 
 
 def commit_node(write: NodeWrite) -> None:
-    """All or nothing when it fits one transaction (up to ~95 units put or removed);
-    :class:`WriteConflict` when any item is no longer as read."""
-    *early, final = node_transactions(write)
-    for chunk in early:
-        commit(chunk)
+    """All or nothing, in one transaction whatever the number of units and reservations;
+    :class:`WriteConflict` when the node or a unit is no longer as read."""
     # The token makes the SDK's own retry of a committed write idempotent.
-    commit(final, token=write.write_id)
+    commit(node_transaction(write), token=write.write_id)
 
 
-def node_transactions(write: NodeWrite) -> list[list[Action]]:
-    """The write as transactions of at most 100 actions. The last holds the node (its new
-    generation), every review, the units that cause them and the audit record, so they land
-    together: should the last fail after earlier ones landed, the retry reads those units
-    as still changed and reviews again. Other unit puts and removals fill the rest of it;
-    what does not fit goes first, each chunk conditioned on the node as read (a concurrent
-    update or create stops it): a node of hundreds of units registered at once, or most of
-    them removed, and the retry finds them done. Only beyond about 97 reviews and their
-    units do some of those go first too: a reservation put in review a moment early
-    withholds its units, never gives them."""
-    core = [_node_action(write), _put(_audit_item(write), None)]
-    reviews = [_review(write, reservation) for reservation in write.to_review]
-    units = {
-        **{unit.id: _delete(unit_key(write.node.id, unit.id), unit) for unit in write.removed},
-        **{put.unit.id: _unit_put(write, put) for put in write.units if put.read is not None},
-        **{put.unit.id: _unit_put(write, put) for put in write.units if put.read is None},
-    }
-    held = [action for unit_id, action in units.items() if unit_id in write.reviewed_units]
-    free = [action for unit_id, action in units.items() if unit_id not in write.reviewed_units]
-    # Last-transaction candidates, most needed first; the ones that do not fit go early.
-    ordered = [*reviews, *held, *free]
-    kept = MAX_ACTIONS - len(core)
-    final = [core[0], *ordered[:kept], core[1]]
-    early = ordered[kept:]
-    guard = _node_guard(write)
-    step = MAX_ACTIONS - 1
-    chunks = [[guard, *early[start : start + step]] for start in range(0, len(early), step)]
-    return [*chunks, final]
+def node_transaction(write: NodeWrite) -> list[Action]:
+    """The node item (its generation, owner, each unit's generation of last change; on the
+    version and the placement count read), every new or changed unit (at most 64), the
+    audit record: at most 66 actions. The unit items to delete fill the rest, up to
+    DynamoDB's 100: units the node no longer lists are invisible to every call already
+    (``items.snapshot_from_items``), so a delete that does not fit is left for the next
+    update. A unit claimed since the read moves the node's placement count, so the update
+    fails even when that unit's delete did not fit."""
+    actions = [
+        _node_action(write),
+        *(_put(unit_item(write.node.id, put.unit), put.read) for put in write.units),
+        _put(_audit_item(write), None),
+    ]
+    room = MAX_ACTIONS - len(actions)
+    deletes = [*write.removed, *write.leftovers][:room]
+    return actions + [_delete(unit_key(write.node.id, unit.id), unit) for unit in deletes]
 
 
 def _table() -> str:
@@ -101,31 +88,25 @@ def _delete(key: Item, read: ItemVersion) -> Action:
     return {"Delete": {"TableName": _table(), "Key": to_attributes(key), **_as_read(read.version)}}
 
 
-def _node_guard(write: NodeWrite) -> Action:
-    key = to_attributes(node_key(write.node.id))
-    return {"ConditionCheck": {"TableName": _table(), "Key": key, **_as_read(write.node_read)}}
-
-
-def _unit_put(write: NodeWrite, put: UnitPut) -> Action:
-    return _put(unit_item(write.node.id, put.unit), put.read)
-
-
 def _node_action(write: NodeWrite) -> Action:
     """A new node is put whole; an update sets what the node reports, and bumps the
-    version (so a concurrent create, re-affirm or update serializes with it)."""
+    version (so a concurrent create, placement, re-affirm or update serializes with it),
+    only while no placement came since the read."""
     node = write.node
     if write.node_read is None:
         return _put(node_item(node), None)
-    values = {
+    values: dict[str, Any] = {
         ":owner": node.owner_org_id,
         ":gen": node.topology_gen,
+        ":units": dict(node.unit_changed_at or {}),
         ":now": format_time(write.at),
         ":one": 1,
         ":v": write.node_read,
+        ":placements": write.placements_read,
     }
     update = (
-        "SET ownerOrgId = :owner, topologyGen = :gen, updatedAt = :now, "
-        "createdAt = if_not_exists(createdAt, :now), "
+        f"SET ownerOrgId = :owner, topologyGen = :gen, {UNITS_CHANGED_AT} = :units, "
+        "updatedAt = :now, createdAt = if_not_exists(createdAt, :now), "
     )
     if node.queue_url is not None:
         update += "queueUrl = :queue, "
@@ -135,26 +116,8 @@ def _node_action(write: NodeWrite) -> Action:
             "TableName": _table(),
             "Key": to_attributes(node_key(node.id)),
             "UpdateExpression": update + "version = version + :one",
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": to_attributes(values),
-        }
-    }
-
-
-def _review(write: NodeWrite, reservation: ItemVersion) -> Action:
-    values = {
-        ":review": "needs-review",
-        ":now": format_time(write.at),
-        ":one": 1,
-        ":v": reservation.version,
-    }
-    return {
-        "Update": {
-            "TableName": _table(),
-            "Key": to_attributes(reservation_key(write.node.id, reservation.id)),
-            "UpdateExpression": "SET #status = :review, updatedAt = :now, version = version + :one",
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeNames": {"#status": "status"},
+            "ConditionExpression": f"version = :v AND (attribute_not_exists({PLACEMENTS}) "
+            f"OR {PLACEMENTS} = :placements)",
             "ExpressionAttributeValues": to_attributes(values),
         }
     }
@@ -173,7 +136,10 @@ def _audit_item(write: NodeWrite) -> Item:
         "topologyGen": write.node.topology_gen,
         "unitsPut": sorted(put.unit.id for put in write.units),
         "unitsRemoved": sorted(unit.id for unit in write.removed),
-        "reservationsToReview": sorted(r.id for r in write.to_review),
+        "unitsChanged": list(write.changed_unit_ids),
+        # How many reservations the update puts under review, as it read them (their
+        # items are not written: the review is derived from the node's generations).
+        "reservationsReviewed": write.reviewed,
         "at": stamp,
     }
 

@@ -16,7 +16,7 @@ from reservations.dal.items import (
     unit_key,
     workload_key,
 )
-from reservations.dal.transactions import commit
+from reservations.dal.transactions import commit, topology_check
 from reservations.models.idempotency import AnswerRecord
 from reservations.models.times import format_time
 from reservations.models.writes import ItemVersion, NewTermination, ReclaimWrite
@@ -36,10 +36,13 @@ def commit_reclaim(write: ReclaimWrite, answer: AnswerRecord | None = None) -> N
 
 
 def reclaim_transaction(write: ReclaimWrite) -> list[Action]:
-    """The TransactWriteItems for ``write``: conditioned on the version of every item read."""
+    """The TransactWriteItems for ``write``: conditioned on the version of every item read,
+    and on the node's topology (a node update since the read may have put the reservation
+    under review)."""
     node_id = write.node_id
     return [
         _reservation_update(write),
+        topology_check(write.topology),
         *(_version_check(unit_key(node_id, unit.id), unit) for unit in write.units),
         *(_termination_update(write, termination) for termination in write.terminations),
         *(_version_check(workload_key(node_id, w.id), w) for w in write.unchanged_workloads),

@@ -50,7 +50,9 @@ def load_reservation(node_id: str, reservation_id: str) -> tuple[Node | None, Re
 
 
 def reservation_page(node_id: str, after: str | None) -> ReservationsRead:
-    """One Query: the node item and its reservations by id, or those after ``after``.
+    """One Query: the node item and its reservations by id, or those after ``after``; a
+    later page's Query starts past the node item, so the node is read with a GetItem too
+    (a reservation's effective status depends on the node's topology as it is now).
 
     No Limit: the page takes what one Query returns (up to 1 MB), and the caller filters.
     """
@@ -67,11 +69,21 @@ def reservation_page(node_id: str, after: str | None) -> ReservationsRead:
         query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
     page = clients.dynamodb().query(**query)
     items = [from_attributes(attributes) for attributes in page["Items"]]
+    node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
     return ReservationsRead(
-        node=next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None),
+        node=node if after is None else load_node_item(node_id),
         reservations=tuple(reservation_from_item(i) for i in items if i["SK"] != NODE_SK),
         more="LastEvaluatedKey" in page,
     )
+
+
+def load_node_item(node_id: str) -> Node | None:
+    """The node item alone, strongly consistent."""
+    response = clients.dynamodb().get_item(
+        TableName=settings().table_name, Key=to_attributes(node_key(node_id)), ConsistentRead=True
+    )
+    item = response.get("Item")
+    return node_from_item(from_attributes(item)) if item else None
 
 
 def commit_create(write: ReservationCreate, answer: AnswerRecord | None = None) -> None:

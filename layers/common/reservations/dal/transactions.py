@@ -6,9 +6,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.idempotency import stored_in_cancellation
-from reservations.models.writes import WriteConflict
+from reservations.dal.items import node_key, to_attributes
+from reservations.models.writes import TopologyRead, WriteConflict
 
 # Cancellation reasons that mean "someone else wrote first": re-read and try again.
 _RETRYABLE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
@@ -40,3 +42,17 @@ def commit(
             raise
         stored = None if record_at is None else stored_in_cancellation(reasons, record_at)
         raise WriteConflict(", ".join(sorted(codes)) or "unknown", stored) from error
+
+
+def topology_check(read: TopologyRead) -> dict[str, Any]:
+    """The node's topology generation still as read: only a node update moves it, and only
+    a node update changes which reservations a topology change has put under review."""
+    check: dict[str, Any] = {
+        "TableName": settings().table_name,
+        "Key": to_attributes(node_key(read.node_id)),
+        "ConditionExpression": "attribute_not_exists(topologyGen)",
+    }
+    if read.topology_gen is not None:
+        check["ConditionExpression"] = "topologyGen = :gen"
+        check["ExpressionAttributeValues"] = {":gen": {"N": str(read.topology_gen)}}
+    return {"ConditionCheck": check}

@@ -8,6 +8,7 @@ from typing import Any
 from reservations.config import settings
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
+    PLACEMENTS,
     Item,
     ended_workload_item,
     node_key,
@@ -39,7 +40,7 @@ def placement_transaction(write: PlacementWrite) -> list[Action]:
     new on the node."""
     node_id = write.node.id
     return [
-        _version_check(node_key(node_id), write.node),
+        _node_placement(write.node),
         *(_version_check(reservation_key(node_id, r.id), r) for r in write.reservations),
         *(_claim(write, unit) for unit in write.units),
         _put(workload_item(node_id, write.workload), "attribute_not_exists(PK)"),
@@ -86,6 +87,21 @@ def _version_check(key: Item, read: ItemVersion) -> Action:
             "Key": to_attributes(key),
             "ConditionExpression": "version = :v",
             "ExpressionAttributeValues": to_attributes({":v": read.version}),
+        }
+    }
+
+
+def _node_placement(node: ItemVersion) -> Action:
+    """The node at the version read, its placements counted: a node update that read it
+    before this claim then fails, and reads the claim. The version stays, so placements
+    on one node never make each other retry."""
+    return {
+        "Update": {
+            "TableName": settings().table_name,
+            "Key": to_attributes(node_key(node.id)),
+            "UpdateExpression": f"ADD {PLACEMENTS} :one",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes({":v": node.version, ":one": 1}),
         }
     }
 

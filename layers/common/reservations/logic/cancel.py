@@ -61,19 +61,20 @@ def _attempt(
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
-    reservation = changes.reservation_in(read_node(), reservation_id, _may_cancel(caller))
-    if refusal := cancel_refusal(reservation, now):
+    node, reservation = changes.reservation_in(read_node(), reservation_id, _may_cancel(caller))
+    if refusal := cancel_refusal(reservation, node, now):
         return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
     cancel_change = changes.change(
         "cancel",
         caller,
         reservation,
+        node,
         now,
         released_after=(),
         status_after=ReservationStatus.CANCELLED,
         reason=request.reason,
     )
-    outcome = changes.answer(reservation, cancel_change, now)
+    outcome = changes.answer(reservation, node, cancel_change, now)
     return changes.commit(cancel_change, outcome, keyed, ports.store)
 
 

@@ -14,10 +14,10 @@ from reservations.logic.ports import ChangeStore
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
 from reservations.models.changes import ReservationChange
-from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
+from reservations.models.domain import Caller, Node, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import NotFound
 from reservations.models.idempotency import IdempotentRequest, Outcome
-from reservations.models.writes import ItemVersion, WriteConflict
+from reservations.models.writes import ItemVersion, TopologyRead, WriteConflict
 from reservations.observability import logger, metrics
 from reservations.rules.status import effective_status
 
@@ -26,20 +26,22 @@ def reservation_in(
     snapshot: NodeSnapshot | None,
     reservation_id: str,
     allowed: Callable[[NodeSnapshot, Reservation], bool],
-) -> Reservation:
-    """The reservation, or the same 404 as an unknown node for unknown or not allowed."""
+) -> tuple[Node, Reservation]:
+    """The node and the reservation, or the same 404 as an unknown node for unknown or not
+    allowed."""
     if snapshot is None:
         raise NotFound()
     reservation = next((r for r in snapshot.reservations if r.id == reservation_id), None)
     if reservation is None or not allowed(snapshot, reservation):
         raise NotFound()
-    return reservation
+    return snapshot.node, reservation
 
 
 def change(
     action: str,
     caller: Caller,
     reservation: Reservation,
+    node: Node,
     now: datetime,
     *,
     released_after: tuple[str, ...] | None,
@@ -47,12 +49,14 @@ def change(
     unit_ids: tuple[str, ...] = (),
     reason: str | None = None,
 ) -> ReservationChange:
-    """The decision as one write on the reservation's version, with a new change id."""
+    """The decision as one write on the reservation's version and the node's topology (which
+    its effective status was read from), with a new change id."""
     return ReservationChange(
         change_id=str(uuid.uuid4()),
         action=action,
         node_id=reservation.node_id,
         reservation=ItemVersion(reservation.id, reservation.version),
+        topology=TopologyRead(node.id, node.topology_gen),
         released_after=released_after,
         status_after=status_after,
         reason=reason,
@@ -60,15 +64,17 @@ def change(
         caller_key_id=caller.key_id,
         unit_ids=unit_ids,
         released_before=reservation.released_unit_ids,
-        status_before=effective_status(reservation, now),
+        status_before=effective_status(reservation, node, now),
         at=now,
     )
 
 
-def answer(reservation: Reservation, change: ReservationChange, now: datetime) -> Outcome:
+def answer(
+    reservation: Reservation, node: Node, change: ReservationChange, now: datetime
+) -> Outcome:
     """200 with the reservation object as the change leaves it."""
     after = change.applied_to(reservation)
-    view = reservation_view(after, now, after.released_unit_ids, after.updated_at)
+    view = reservation_view(after, node, now, after.released_unit_ids, after.updated_at)
     return Outcome(200, response_json(view))
 
 

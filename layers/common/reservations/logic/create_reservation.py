@@ -178,7 +178,7 @@ def _commit(
     ports: CreatePorts,
     now: datetime,
 ) -> Outcome | None:
-    view = reservation_view(reservation, now, (), reservation.updated_at)
+    view = reservation_view(reservation, snapshot.node, now, (), reservation.updated_at)
     location = f"/v1/nodes/{reservation.node_id}/reservations/{reservation.id}"
     outcome = Outcome(201, response_json(view), (("Location", location),))
     named = set(reservation.reserved_unit_ids)

@@ -1,9 +1,12 @@
 """``PUT /v1/nodes/{nodeId}``: register a node or update its topology.
 
 Read the node (one strongly consistent Query), decide (rules.topology), make its queue if it
-has none, then write it all in one conditional transaction, retried on a lost race. The
-queue comes first: a crash after it leaves a queue and no node, and the retry finds the
-queue again; the other order could leave a node that no one gives a queue.
+has none, then write it all in one conditional transaction, retried on a lost race: the
+node item and its changed units, never a reservation (a reservation on a changed unit is
+under review because the node item says when each unit changed: ``rules.status``), so a
+refused or superseded update changes nothing. The queue comes first: a crash after it
+leaves a queue and no node, and the retry finds the queue again; the other order could
+leave a node that no one gives a queue.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from reservations.rules.topology import (
     compare,
     stale_reason,
     to_review,
+    unit_generations,
 )
 
 
@@ -71,6 +75,7 @@ def registered_node(
     queue_url: str | None,
     version: int,
     now: datetime,
+    unit_changed_at: dict[str, int],
 ) -> Node:
     """The node item a registration or update writes (the fleet loader writes the same)."""
     return Node(
@@ -81,6 +86,7 @@ def registered_node(
         version=version,
         created_at=now,
         updated_at=now,
+        unit_changed_at=unit_changed_at,
     )
 
 
@@ -147,30 +153,57 @@ def node_write(
     queue_url: str | None,
     now: datetime,
 ) -> NodeWrite:
-    """The decision as one conditional write: the node, its new and changed units, the
-    units it lost, and the reservations that must be reviewed."""
+    """The decision as one conditional write: the node with each unit's generation of last
+    change, its new and changed units, and the unit items it no longer has."""
     read = snapshot.node.version if snapshot else None
-    added = [UnitPut(unit, None) for unit in change.added]
+    node = registered_node(
+        node_id,
+        request.owner_org_id,
+        request.topology_gen,
+        queue_url,
+        (read or 0) + 1,
+        now,
+        unit_generations(snapshot, change, request.topology_gen),
+    )
+    reviewed = to_review(snapshot.reservations, snapshot.node, node, now) if snapshot else []
+    return NodeWrite(
+        write_id=str(uuid.uuid4()),
+        node=node,
+        node_read=read,
+        placements_read=snapshot.node.placements if snapshot else 0,
+        units=_unit_puts(snapshot, change),
+        removed=tuple(ItemVersion(u.id, u.version) for u in change.removed),
+        leftovers=_leftovers(snapshot, change),
+        changed_unit_ids=tuple(sorted(change.affected_ids)),
+        reviewed=len(reviewed),
+        caller_org_id=caller.org_id,
+        caller_key_id=caller.key_id,
+        at=now,
+    )
+
+
+def _unit_puts(snapshot: NodeSnapshot | None, change: TopologyChange) -> tuple[UnitPut, ...]:
+    """Changed units keep their claim; an added unit replaces an item an earlier update
+    left (conditioned on its version as read), or is new."""
+    left = {u.id: u.version for u in snapshot.unlisted_units} if snapshot else {}
     changed = [
         UnitPut(replace(new, claimed_by=old.claimed_by, version=old.version + 1), old.version)
         for old, new in change.changed
     ]
-    reviewed = to_review(snapshot.reservations, change.affected_ids, now) if snapshot else []
-    return NodeWrite(
-        write_id=str(uuid.uuid4()),
-        node=registered_node(
-            node_id, request.owner_org_id, request.topology_gen, queue_url, (read or 0) + 1, now
-        ),
-        node_read=read,
-        units=tuple(changed + added),
-        removed=tuple(ItemVersion(u.id, u.version) for u in change.removed),
-        to_review=tuple(ItemVersion(r.id, r.version) for r in reviewed),
-        caller_org_id=caller.org_id,
-        caller_key_id=caller.key_id,
-        at=now,
-        reviewed_units=change.affected_ids.intersection(
-            unit_id for r in reviewed for unit_id in r.reserved_unit_ids
-        ),
+    added = [
+        UnitPut(replace(unit, version=left.get(unit.id, 0) + 1), left.get(unit.id))
+        for unit in change.added
+    ]
+    return tuple(changed + added)
+
+
+def _leftovers(snapshot: NodeSnapshot | None, change: TopologyChange) -> tuple[ItemVersion, ...]:
+    """Unit items an earlier update had no room to delete, unless this one reports them."""
+    if snapshot is None:
+        return ()
+    reported = {unit.id for unit in change.added}
+    return tuple(
+        ItemVersion(u.id, u.version) for u in snapshot.unlisted_units if u.id not in reported
     )
 
 
@@ -183,7 +216,8 @@ def _log_written(write: NodeWrite) -> None:
             "registered": write.node_read is None,
             "unitsPut": len(write.units),
             "unitsRemoved": [u.id for u in write.removed],
-            "reservationsToReview": [r.id for r in write.to_review],
+            "unitsChanged": list(write.changed_unit_ids),
+            "reservationsReviewed": write.reviewed,
             "callerOrgId": write.caller_org_id,
             "callerKeyId": write.caller_key_id,
         },

@@ -2,8 +2,9 @@
 reservations as a caller may see them.
 
 One reservation is one BatchGetItem (the node and the reservation). A list page is one Query
-over the node item and the ``RES#`` sort keys from the cursor on; visibility and the status
-filter are applied in code, and the page stops at ``limit`` matches.
+over the node item and the ``RES#`` sort keys from the cursor on (a later page reads the node
+item with a GetItem besides: statuses are derived from its topology); visibility and the
+status filter are applied in code, and the page stops at ``limit`` matches.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def get_reservation(
         raise NotFound()
     if not may_read_reservation(caller, NodeSnapshot(node), reservation):
         raise NotFound()
-    return _view(reservation, now)
+    return _view(reservation, node, now)
 
 
 def list_reservations(
@@ -71,21 +72,24 @@ def list_reservations(
     scope = CursorScope(node_id, ",".join(sorted(statuses)), caller.org_id)
     cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor is not None else None
     read = reader.reservation_page(node_id, cursor.after if cursor else None)
-    sees_all = cursor.sees_all if cursor else _sees_all(caller, read.node, read.reservations)
+    node = read.node
+    if node is None:
+        raise NotFound()
+    sees_all = cursor.sees_all if cursor else _sees_all(caller, node, read.reservations)
     visible = [r for r in read.reservations if sees_all or _names(r, caller.org_id)]
-    matches = [r for r in visible if not statuses or effective_status(r, now).value in statuses]
+    matches = [
+        r for r in visible if not statuses or effective_status(r, node, now).value in statuses
+    ]
     page = matches[:limit]
     after = page[-1].id if len(matches) > limit else None
     if after is None and read.more and read.reservations:
         after = read.reservations[-1].id  # the Query stopped early: go on after what it read
     next_cursor = encode_cursor(Cursor(after, sees_all), scope, cursor_key) if after else None
-    return ReservationPage(items=[_view(r, now) for r in page], next_cursor=next_cursor)
+    return ReservationPage(items=[_view(r, node, now) for r in page], next_cursor=next_cursor)
 
 
-def _sees_all(caller: Caller, node: Node | None, reservations: Sequence[Reservation]) -> bool:
+def _sees_all(caller: Caller, node: Node, reservations: Sequence[Reservation]) -> bool:
     """First page: the operator and the owner see all; others must see at least one."""
-    if node is None:
-        raise NotFound()
     if caller.platform_operator or caller.org_id == node.owner_org_id:
         return True
     if not any(_names(r, caller.org_id) for r in reservations):
@@ -97,8 +101,9 @@ def _names(reservation: Reservation, org_id: str) -> bool:
     return org_id in reservation.managing_org_ids or org_id in reservation.allowed_org_ids
 
 
-def _view(reservation: Reservation, now: datetime) -> ReservationView:
-    return reservation_view(reservation, now, reservation.released_unit_ids, reservation.updated_at)
+def _view(reservation: Reservation, node: Node, now: datetime) -> ReservationView:
+    released, updated_at = reservation.released_unit_ids, reservation.updated_at
+    return reservation_view(reservation, node, now, released, updated_at)
 
 
 def _limit(text: str | None) -> int:

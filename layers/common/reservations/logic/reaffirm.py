@@ -89,7 +89,8 @@ def _attempt(
         released_unit_ids=(),
         updated_at=now,
     )
-    outcome = Outcome(200, response_json(reservation_view(affirmed, now, (), now)))
+    view = reservation_view(affirmed, snapshot.node, now, (), now)
+    outcome = Outcome(200, response_json(view))
     try:
         ports.store.commit_reaffirm(write, idempotency.answer_record(keyed, outcome, now))
     except WriteConflict as conflict:
@@ -102,10 +103,13 @@ def _attempt(
 
 
 def check_reaffirmable(snapshot: NodeSnapshot, reservation: Reservation, now: datetime) -> None:
-    """409 unless it is under review; 422 naming each reserved unit gone or not reservable."""
-    if reservation.status is not ReservationStatus.NEEDS_REVIEW:
-        status = effective_status(reservation, now).value
-        raise ReservationNotInReview(f"reservation {reservation.id} is {status}, not needs-review")
+    """409 unless it is under review now (stored or derived; an ended review is expired);
+    422 naming each reserved unit gone or not reservable."""
+    status = effective_status(reservation, snapshot.node, now)
+    if status is not ReservationStatus.NEEDS_REVIEW:
+        raise ReservationNotInReview(
+            f"reservation {reservation.id} is {status.value}, not needs-review"
+        )
     if refusals := not_reservable(snapshot, sorted(reservation.reserved_unit_ids)):
         raise UnitsNotReservable(
             f"reservation {reservation.id} holds units that are not reservable: "

@@ -22,7 +22,7 @@ from reservations.logic.retries import MAX_ATTEMPTS as MAX_ATTEMPTS
 from reservations.logic.retries import retried
 from reservations.logic.views import reclaim_response
 from reservations.models.api import response_json
-from reservations.models.domain import Caller, NodeSnapshot, Reservation
+from reservations.models.domain import Caller, Node, NodeSnapshot, Reservation
 from reservations.models.errors import NotFound
 from reservations.models.idempotency import IdempotentRequest, Outcome
 from reservations.models.ids import is_resource_id
@@ -32,6 +32,7 @@ from reservations.models.writes import (
     NewTermination,
     ReclaimAudit,
     ReclaimWrite,
+    TopologyRead,
     WriteConflict,
 )
 from reservations.observability import logger, metrics
@@ -86,11 +87,12 @@ def _attempt(
     if snapshot is None:
         raise NotFound()
     reservation = _authorized_reservation(caller, snapshot, reservation_id)
-    if refusal := capacity_refusal(reservation, request.unit_ids, now):
+    if refusal := capacity_refusal(reservation, snapshot.node, request.unit_ids, now):
         return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
     plan = plan_reclaim(snapshot, reservation, request.unit_ids)
     if request.dry_run:
-        return Outcome(200, response_json(reclaim_response(reservation, now, would=plan)))
+        view = reclaim_response(reservation, snapshot.node, now, would=plan)
+        return Outcome(200, response_json(view))
     return _commit(caller, snapshot, plan, request, keyed, ports, now)
 
 
@@ -103,8 +105,9 @@ def _commit(
     ports: ReclaimPorts,
     now: datetime,
 ) -> Outcome | None:
-    write = reclaim_write(caller, plan, request.reason, now)
-    outcome = Outcome(200, response_json(reclaim_response(plan.reservation, now, done=plan)))
+    write = reclaim_write(caller, snapshot.node, plan, request.reason, now)
+    view = reclaim_response(plan.reservation, snapshot.node, now, done=plan)
+    outcome = Outcome(200, response_json(view))
     try:
         ports.store.commit_reclaim(write, idempotency.answer_record(keyed, outcome, now))
     except WriteConflict as conflict:
@@ -121,14 +124,16 @@ def _commit(
 
 
 def reclaim_write(
-    caller: Caller, plan: ReclaimPlan, reason: str | None, now: datetime
+    caller: Caller, node: Node, plan: ReclaimPlan, reason: str | None, now: datetime
 ) -> ReclaimWrite:
-    """The plan as one conditional write: new termination ids, a new reclaim id."""
+    """The plan as one conditional write (on the node's topology as read too): new
+    termination ids, a new reclaim id."""
     reservation = plan.reservation
     return ReclaimWrite(
         reclaim_id=str(uuid.uuid4()),
         node_id=reservation.node_id,
         reservation=ItemVersion(reservation.id, reservation.version),
+        topology=TopologyRead(node.id, node.topology_gen),
         released_after=plan.released_after if plan.releases_change else None,
         units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
         terminations=tuple(

@@ -66,21 +66,22 @@ def _attempt(
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
-    reservation = changes.reservation_in(
+    node, reservation = changes.reservation_in(
         read_node(), reservation_id, partial(may_manage_capacity, caller)
     )
-    if refusal := capacity_refusal(reservation, request.unit_ids, now):
+    if refusal := capacity_refusal(reservation, node, request.unit_ids, now):
         return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
     release_change = changes.change(
         "release",
         caller,
         reservation,
+        node,
         now,
         released_after=released_after_release(reservation, request.unit_ids),
         unit_ids=tuple(sorted(request.unit_ids)),
         reason=request.reason,
     )
-    outcome = changes.answer(reservation, release_change, now)
+    outcome = changes.answer(reservation, node, release_change, now)
     if request.dry_run:
         return outcome
     return changes.commit(release_change, outcome, keyed, ports.store)

@@ -21,7 +21,7 @@ from reservations.rules.units import governing_reservation, is_released, not_res
 def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
     """A unit with its reservability and the reservation governing it now."""
     reason = not_reservable_reason(unit)
-    governed = governing_reservation(unit.id, snapshot.reservations, now)
+    governed = governing_reservation(unit.id, snapshot.reservations, snapshot.node, now)
     return UnitView(
         id=unit.id,
         alloc_class=unit.alloc_class,
@@ -39,6 +39,7 @@ def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
 
 def reclaim_response(
     reservation: Reservation,
+    node: Node,
     now: datetime,
     *,
     done: ReclaimPlan | None = None,
@@ -49,7 +50,7 @@ def reclaim_response(
     updated_at = reservation.updated_at
     if done is not None and done.releases_change:
         released, updated_at = done.released_after, now
-    view = reservation_view(reservation, now, released, updated_at)
+    view = reservation_view(reservation, node, now, released, updated_at)
     return ReclaimResponse(
         **view.model_dump(),
         terminated=done.terminated_ids if done else None,
@@ -61,15 +62,16 @@ def reclaim_response(
 
 def reservation_view(
     reservation: Reservation,
+    node: Node,
     now: datetime,
     released: tuple[str, ...],
     updated_at: datetime,
 ) -> ReservationView:
-    """A reservation with its effective status and sorted ids."""
+    """A reservation with its effective status (on ``node``'s topology) and sorted ids."""
     return ReservationView(
         id=reservation.id,
         node_id=reservation.node_id,
-        status=effective_status(reservation, now).value,
+        status=effective_status(reservation, node, now).value,
         starts_at=format_time(reservation.starts_at),
         ends_at=format_time(reservation.ends_at) if reservation.ends_at else None,
         allowed_org_ids=sorted(reservation.allowed_org_ids),

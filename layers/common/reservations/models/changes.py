@@ -7,18 +7,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from reservations.models.domain import Reservation, ReservationStatus
-from reservations.models.writes import ItemVersion
+from reservations.models.writes import ItemVersion, TopologyRead
 
 
 @dataclass(frozen=True, slots=True)
 class ReservationChange:
     """What changes (None: unchanged; when nothing does, only the version is checked and the
-    audit record written), and who asked, why, and what they named, for the audit record."""
+    audit record written), and who asked, why, and what they named, for the audit record.
+    The write conditions on the reservation's version and on the node's topology as read."""
 
     change_id: str
     action: str
     node_id: str
     reservation: ItemVersion
+    topology: TopologyRead
     released_after: tuple[str, ...] | None
     status_after: ReservationStatus | None
     reason: str | None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -46,6 +47,14 @@ class Node:
     # Set when the node is registered and on every update (absent on older items).
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    # The units on the node, each with the generation at which it last changed in what a
+    # reservation is sold (0: as registered or loaded). A reservation of an older generation
+    # on a changed or missing unit is under review (rules.status). None on a node item
+    # written before the node kept it: every unit item counts, none as changed.
+    unit_changed_at: Mapping[str, int] | None = None
+    # How many placements the node has had: each adds one, and an update conditions on it,
+    # so that a unit claimed after the update read the node is never removed.
+    placements: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,12 +143,15 @@ class NodeSnapshot:
     units: tuple[Unit, ...] = ()
     reservations: tuple[Reservation, ...] = ()
     workloads: tuple[Workload, ...] = ()
+    # Unit items the node no longer lists: left by an update that had no room in its one
+    # transaction to delete them. No call sees them; the next update deletes them.
+    unlisted_units: tuple[Unit, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class ReservationsRead:
-    """One Query of a node's reservations in id order, from some point on: the node item
-    comes with the first page only; ``more`` when the Query stopped before the end."""
+    """One Query of a node's reservations in id order, from some point on, and the node item
+    (None: no such node); ``more`` when the Query stopped before the end."""
 
     node: Node | None
     reservations: tuple[Reservation, ...]

@@ -26,7 +26,7 @@ from reservations.models.requests import (
     decode_body,
 )
 
-MAX_UNITS_PER_NODE = 256
+MAX_UNITS_PER_NODE = 64
 MAX_TOPOLOGY_GEN = 2**53 - 1  # exact in every JSON reader
 MAX_NAME = 256  # GPU model names, why a unit is not sellable
 MAX_TOKEN = 128  # allocation classes, GPU model ids
@@ -81,7 +81,7 @@ class NodeRequest(_Strict):
     units: list[UnitSpec] = Field(
         min_length=1,
         max_length=MAX_UNITS_PER_NODE,
-        description="1-256 units; ids unique (compared case-insensitively)",
+        description="1-64 units, one host's IOMMU groups; ids unique (compared case-insensitively)",
     )
 
 

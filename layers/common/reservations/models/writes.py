@@ -22,6 +22,17 @@ class ItemVersion:
 
 
 @dataclass(frozen=True, slots=True)
+class TopologyRead:
+    """The node's topology generation as a write read it. A node update changes which
+    reservations are under review without writing them (``rules.status`` derives it): a
+    write deciding from a reservation's effective status conditions on this, so it never
+    commits on a reservation that an update sent to review after the read."""
+
+    node_id: str
+    topology_gen: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class NewTermination:
     """A running spot workload that the write moves to ``terminating`` under this id."""
 
@@ -50,6 +61,7 @@ class ReclaimWrite:
     reclaim_id: str
     node_id: str
     reservation: ItemVersion
+    topology: TopologyRead
     released_after: tuple[str, ...] | None
     units: tuple[ItemVersion, ...]
     terminations: tuple[NewTermination, ...]
@@ -134,21 +146,25 @@ class UnitPut:
 
 @dataclass(frozen=True, slots=True)
 class NodeWrite:
-    """A node registered or updated: the node item (absent when read, or at ``node_read``),
-    its new and changed units, the units it no longer has, the reservations that must be
-    reviewed, and the audit record (who, and which units changed)."""
+    """A node registered or updated, as one transaction: the node item (absent when read, or
+    at ``node_read`` with ``placements_read`` placements) with its new generation and each
+    unit's generation of last change, its new and changed units, the unit items to delete
+    (units it no longer has, and ``leftovers`` an earlier update left), and the audit record
+    (who, which units changed, how many reservations that puts under review). No
+    reservation is written: their review is derived from the node's generations."""
 
     write_id: str
     node: Node
     node_read: int | None
+    placements_read: int
     units: tuple[UnitPut, ...]
     removed: tuple[ItemVersion, ...]
-    to_review: tuple[ItemVersion, ...]
+    leftovers: tuple[ItemVersion, ...]
+    changed_unit_ids: tuple[str, ...]
+    reviewed: int
     caller_org_id: str
     caller_key_id: str
     at: datetime
-    # The units gone or changed that a reviewed reservation holds: written with the reviews.
-    reviewed_units: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

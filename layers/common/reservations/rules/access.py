@@ -33,7 +33,7 @@ def may_list_units(caller: Caller, snapshot: NodeSnapshot, now: datetime) -> boo
         return True
     return any(
         caller.org_id in reservation.managing_org_ids
-        and effective_status(reservation, now) in _MANAGER_VISIBLE
+        and effective_status(reservation, snapshot.node, now) in _MANAGER_VISIBLE
         for reservation in snapshot.reservations
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.models.domain import Reservation, ReservationStatus
+from reservations.models.domain import Node, Reservation, ReservationStatus
 from reservations.models.errors import ReservationNotActive
 from reservations.rules.status import effective_status
 
@@ -14,9 +14,11 @@ CANCELLABLE = frozenset(
 )
 
 
-def cancel_refusal(reservation: Reservation, now: datetime) -> ReservationNotActive | None:
+def cancel_refusal(
+    reservation: Reservation, node: Node, now: datetime
+) -> ReservationNotActive | None:
     """409 naming the effective status unless it is pending, active or needs-review."""
-    status = effective_status(reservation, now)
+    status = effective_status(reservation, node, now)
     if status in CANCELLABLE:
         return None
     return ReservationNotActive(f"reservation {reservation.id} is {status.value}")

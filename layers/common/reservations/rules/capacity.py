@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from reservations.models.domain import Reservation, ReservationStatus
+from reservations.models.domain import Node, Reservation, ReservationStatus
 from reservations.models.errors import (
     ApiError,
     FieldProblem,
@@ -18,10 +18,10 @@ from reservations.rules.status import effective_status, in_term
 
 
 def capacity_refusal(
-    reservation: Reservation, unit_ids: Collection[str], now: datetime
+    reservation: Reservation, node: Node, unit_ids: Collection[str], now: datetime
 ) -> ApiError | None:
     """409 unless active and inside its term, then 422 naming units outside it; else None."""
-    status = effective_status(reservation, now)
+    status = effective_status(reservation, node, now)
     if status is not ReservationStatus.ACTIVE:
         return ReservationNotActive(f"reservation {reservation.id} is {status.value}")
     if not in_term(reservation, now):

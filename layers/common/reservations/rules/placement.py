@@ -4,7 +4,8 @@ One table decides it, per unit, from the reservations that hold the unit:
 
 - an ``active`` reservation inside its term governs it: open to its audience at any tier,
   to anyone else at tier ``spot`` only while the unit is in ``releasedUnitIds``;
-- a ``needs-review`` reservation withholds it from everybody;
+- a ``needs-review`` reservation withholds it from everybody (while its term lasts: an
+  ended review is expired and governs nothing);
 - no reservation governs it now, but a ``pending`` one holds it later (a stored ``active``
   one whose term has not started counts as such): open to the audience of each at any
   tier, to anyone else at tier ``spot`` only;
@@ -20,7 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from reservations.models.domain import NodeSnapshot, Reservation, ReservationStatus, Tier, Unit
+from reservations.models.domain import (
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Unit,
+)
 from reservations.models.times import format_time
 from reservations.rules.status import effective_status, in_term
 
@@ -58,7 +66,7 @@ def unavailable(
         unit = by_id.get(unit_id)
         if unit is None:
             continue
-        reason = _claimed(unit) or unit_refusal(unit_id, snapshot.reservations, org_id, tier, now)
+        reason = _claimed(unit) or unit_refusal(unit_id, snapshot, org_id, tier, now)
         if reason is not None:
             refusals.append(UnitRefusal(unit_id, reason))
     return refusals
@@ -69,16 +77,19 @@ def _claimed(unit: Unit) -> str | None:
 
 
 def unit_refusal(
-    unit_id: str, reservations: Iterable[Reservation], org_id: str, tier: Tier, now: datetime
+    unit_id: str, snapshot: NodeSnapshot, org_id: str, tier: Tier, now: datetime
 ) -> str | None:
     """Why the (free) unit is not open to ``org_id`` at ``tier`` now; None when it is."""
-    holding = sorted((r for r in reservations if unit_id in r.reserved_unit_ids), key=_by_id)
-    governing = [r for r in holding if _governs(r, now)]
+    node = snapshot.node
+    holding = sorted(
+        (r for r in snapshot.reservations if unit_id in r.reserved_unit_ids), key=_by_id
+    )
+    governing = [r for r in holding if _governs(r, node, now)]
     if governing:
-        return _governed_refusal(governing[0], unit_id, org_id, tier, now)
+        return _governed_refusal(governing[0], node, unit_id, org_id, tier, now)
     if tier is Tier.RESERVED:
         return "tier reserved needs an active reservation of this org governing the unit"
-    for later in (r for r in holding if _holds_later(r, now)):
+    for later in (r for r in holding if _holds_later(r, node, now)):
         if tier is not Tier.SPOT and org_id not in later.allowed_org_ids:
             return (
                 f"reservation {later.id} holds the unit from {format_time(later.starts_at)}: "
@@ -88,9 +99,9 @@ def unit_refusal(
 
 
 def _governed_refusal(
-    reservation: Reservation, unit_id: str, org_id: str, tier: Tier, now: datetime
+    reservation: Reservation, node: Node, unit_id: str, org_id: str, tier: Tier, now: datetime
 ) -> str | None:
-    if effective_status(reservation, now) is ReservationStatus.NEEDS_REVIEW:
+    if effective_status(reservation, node, now) is ReservationStatus.NEEDS_REVIEW:
         return f"reservation {reservation.id} is under review: the unit is withheld"
     if org_id in reservation.allowed_org_ids:
         return None
@@ -103,17 +114,17 @@ def _governed_refusal(
     return None
 
 
-def _governs(reservation: Reservation, now: datetime) -> bool:
+def _governs(reservation: Reservation, node: Node, now: datetime) -> bool:
     """Active inside its term, or under review (which withholds the unit)."""
-    status = effective_status(reservation, now)
+    status = effective_status(reservation, node, now)
     if status is ReservationStatus.NEEDS_REVIEW:
         return True
     return status is ReservationStatus.ACTIVE and in_term(reservation, now)
 
 
-def _holds_later(reservation: Reservation, now: datetime) -> bool:
+def _holds_later(reservation: Reservation, node: Node, now: datetime) -> bool:
     """Pending, or stored active with a term that has not started: it holds the unit later."""
-    status = effective_status(reservation, now)
+    status = effective_status(reservation, node, now)
     return status in (ReservationStatus.PENDING, ReservationStatus.ACTIVE) and not in_term(
         reservation, now
     )
@@ -133,7 +144,7 @@ def reservations_read(
         (
             r
             for r in snapshot.reservations
-            if named.intersection(r.reserved_unit_ids) and _governs(r, now)
+            if named.intersection(r.reserved_unit_ids) and _governs(r, snapshot.node, now)
         ),
         key=_by_id,
     )

@@ -91,7 +91,7 @@ def unavailable(
 
 def _held(unit_id: str, snapshot: NodeSnapshot, term: Term, now: datetime) -> str | None:
     for reservation in sorted(snapshot.reservations, key=lambda r: r.id):
-        status = effective_status(reservation, now)
+        status = effective_status(reservation, snapshot.node, now)
         holds = unit_id in reservation.reserved_unit_ids and status in _HOLDING
         if holds and overlaps(term, reservation):
             until = f" until {format_time(reservation.ends_at)}" if reservation.ends_at else ""

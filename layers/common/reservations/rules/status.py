@@ -1,28 +1,45 @@
-"""Effective reservation status: the stored status as the clock makes it."""
+"""Effective reservation status: the stored status as the clock and the node's topology make
+it. Every endpoint reads a reservation's status through :func:`effective_status` alone."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.models.domain import Reservation, ReservationStatus
+from reservations.models.domain import Node, Reservation, ReservationStatus
+
+# Stored statuses a topology change can turn into ``needs-review`` when read.
+_REVIEWABLE = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
+_OVER = frozenset({ReservationStatus.CANCELLED, ReservationStatus.EXPIRED})
 
 
-def effective_status(reservation: Reservation, now: datetime) -> ReservationStatus:
-    """``pending`` turns ``active`` at ``startsAt``; ``active`` turns ``expired`` at ``endsAt``.
-
-    A reservation that is both past its start and its end reads as expired, even if it was
-    stored as pending. ``cancelled`` and ``needs-review`` stay as stored.
-    """
+def effective_status(reservation: Reservation, node: Node, now: datetime) -> ReservationStatus:
+    """``cancelled`` (and a stored ``expired``) stay; anything else past its ``endsAt`` is
+    ``expired`` (an ended review governs nothing); then ``needs-review``, stored or derived
+    (:func:`changed_since_sold`); then a ``pending`` one turns ``active`` at ``startsAt``."""
     status = reservation.status
+    if status in _OVER:
+        return status
+    if reservation.ends_at is not None and now >= reservation.ends_at:
+        return ReservationStatus.EXPIRED
+    if status is ReservationStatus.NEEDS_REVIEW or changed_since_sold(reservation, node):
+        return ReservationStatus.NEEDS_REVIEW
     if status is ReservationStatus.PENDING and now >= reservation.starts_at:
-        status = ReservationStatus.ACTIVE
-    if (
-        status is ReservationStatus.ACTIVE
-        and reservation.ends_at is not None
-        and now >= reservation.ends_at
-    ):
-        status = ReservationStatus.EXPIRED
+        return ReservationStatus.ACTIVE
     return status
+
+
+def changed_since_sold(reservation: Reservation, node: Node) -> bool:
+    """A stored ``pending`` or ``active`` reservation one of whose units is no longer on the
+    node, or changed at a generation after the reservation's own ``topologyGen`` (absent: 0,
+    older than every change a node update records). A node item that keeps no generations
+    (written before it did) reviews nothing: its updates stored ``needs-review`` instead."""
+    changed_at = node.unit_changed_at
+    if changed_at is None or reservation.status not in _REVIEWABLE:
+        return False
+    sold_at = reservation.topology_gen or 0
+    return any(
+        changed_at.get(unit_id, sold_at + 1) > sold_at for unit_id in reservation.reserved_unit_ids
+    )
 
 
 def in_term(reservation: Reservation, now: datetime) -> bool:

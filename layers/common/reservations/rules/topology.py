@@ -1,6 +1,7 @@
 """A node's registration or update, decided from what is stored: which units are new,
 changed or gone, whether the generation may move, which removed units a workload still
-claims, and which reservations a changed topology puts under review."""
+claims, the generation each unit last changed at, and which reservations that puts under
+review (derived when read, by ``rules.status``: the update writes none of them)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from datetime import datetime
 
 from reservations.models.domain import (
     CLAIMING_STATES,
+    Node,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
     Unit,
 )
+from reservations.rules.status import effective_status
 
-# Reservations whose promise a topology change can break: stored pending or active (a
-# pending one will start on the new topology) whose term is not over.
+# Reservations whose promise a topology change can break: pending or active (a pending one
+# will start on the new topology); an ended one is expired and stays so.
 _REVIEWED = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
 
 UnitRefusal = tuple[str, str]  # (unit id, why)
@@ -103,19 +106,42 @@ def claimed_removals(snapshot: NodeSnapshot, removed: Iterable[Unit]) -> list[Un
     return refusals
 
 
+def unit_generations(
+    snapshot: NodeSnapshot | None, change: TopologyChange, gen: int
+) -> dict[str, int]:
+    """Each unit of the node after the update, with the generation it last changed at:
+    ``gen`` for a unit added, or changed in what a reservation was sold; as stored for the
+    others. A node's first units (registered, or loaded from a fleet file) have 0: nothing
+    was sold before them. A node item that kept no generations counts its units as 0."""
+    if snapshot is None:
+        return first_generations(change.added)
+    stored = snapshot.node.unit_changed_at or {}
+    kept = {unit.id: stored.get(unit.id, 0) for unit in snapshot.units}
+    for unit in change.removed:
+        del kept[unit.id]
+    changed = {unit.id: gen for unit in change.added} | {
+        unit_id: gen for unit_id in change.affected_ids if unit_id in kept
+    }
+    return kept | changed
+
+
+def first_generations(units: Iterable[Unit]) -> dict[str, int]:
+    """A node's units as it is registered (or loaded): none changed since anything was sold."""
+    return {unit.id: 0 for unit in units}
+
+
 def to_review(
-    reservations: Iterable[Reservation], affected: frozenset[str], now: datetime
+    reservations: Iterable[Reservation], before: Node, after: Node, now: datetime
 ) -> list[Reservation]:
-    """Stored pending or active reservations holding a unit gone or materially changed,
-    unless their term is over: an ended promise cannot be broken, and marking it would
-    bring it back (``needs-review`` withholds its units) and swell the write with history."""
+    """The reservations the update puts under review: pending or active on the node as it
+    was, ``needs-review`` on the node as the update leaves it (their items are not written:
+    every reader derives it from the node's generations)."""
     return sorted(
         (
             r
             for r in reservations
-            if r.status in _REVIEWED
-            and (r.ends_at is None or now < r.ends_at)
-            and affected & set(r.reserved_unit_ids)
+            if effective_status(r, before, now) in _REVIEWED
+            and effective_status(r, after, now) is ReservationStatus.NEEDS_REVIEW
         ),
         key=_id,
     )

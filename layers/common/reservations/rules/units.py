@@ -7,6 +7,7 @@ from datetime import datetime
 
 from reservations.models.domain import (
     RESERVABLE_ALLOC_CLASSES,
+    Node,
     Reservation,
     ReservationStatus,
     Unit,
@@ -35,9 +36,10 @@ def not_reservable_reason(unit: Unit) -> str | None:
 
 
 def governing_reservation(
-    unit_id: str, reservations: Iterable[Reservation], now: datetime
+    unit_id: str, reservations: Iterable[Reservation], node: Node, now: datetime
 ) -> tuple[Reservation, ReservationStatus] | None:
-    """The ``active`` or ``needs-review`` reservation whose ``reservedUnitIds`` holds the unit.
+    """The ``active`` or ``needs-review`` reservation whose ``reservedUnitIds`` holds the unit
+    (by effective status: an ended review is expired and governs nothing).
 
     Reservations of one node do not overlap on a unit while live; should bad data make two
     match, the one with the smallest id wins, so the answer is at least stable.
@@ -45,7 +47,7 @@ def governing_reservation(
     for reservation in sorted(reservations, key=lambda r: r.id):
         if unit_id not in reservation.reserved_unit_ids:
             continue
-        status = effective_status(reservation, now)
+        status = effective_status(reservation, node, now)
         if status in _GOVERNING:
             return reservation, status
     return None
