@@ -95,6 +95,23 @@ def test_a_topology_change_puts_the_reservation_under_review_until_reaffirmed(
     )  # fmt: skip
 
 
+def test_a_node_of_64_units_registers_in_one_write_and_changes_in_one(node_stack: Stack) -> None:
+    """Through the Lambda containers and the emulator: a 201 (no 503), then an update of
+    every unit, then the same generation again, which changes nothing."""
+    ids = [f"0000:{0x40 + i // 32:02x}:{i % 32:02x}.0" for i in range(64)]
+    registered = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit(u) for u in ids]}
+    response = put_node(node_stack, "node-e2e-64", registered)
+    assert response.status_code == 201, response.text
+    assert response.json()["unitIds"] == ids
+    updated = {**registered, "topologyGen": 2,
+               "units": [f.unit(u, gpuModelId="nvidia-b200") for u in ids]}  # fmt: skip
+    assert put_node(node_stack, "node-e2e-64", updated).status_code == 200
+    again = put_node(node_stack, "node-e2e-64", updated)
+    assert (again.status_code, again.json()["topologyGen"]) == (200, 2)
+    listed = node_stack.get_units("node-e2e-64", OPERATOR).json()
+    assert {u["gpuModelId"] for u in listed} == {"nvidia-b200"}
+
+
 def _waiting(sqs: Any, queue: str) -> bool:
     attributes = sqs.get_queue_attributes(
         QueueUrl=queue,

@@ -605,10 +605,10 @@ def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_action
 def test_an_update_refused_on_a_unit_claimed_since_its_read_changes_nothing(
     handlers, load_fleet, node_env, aws
 ):
-    """It removes 00 and changes the other 63 units (189 reservations under review); the
+    """It removes 00 and changes the other 63 units (256 reservations under review); the
     scheduler claims 00 between its read and its write: 409, and nothing of it is written."""
     ids = many(64)
-    load_fleet(booked("node-h", ids))
+    load_fleet(booked("node-h", ids, terms=4))
     after_placement: list[Any] = []
 
     def scheduler_claims_the_removed_unit(params: dict[str, Any]) -> None:
