@@ -238,11 +238,10 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:PutItem": {node, "AUDIT#*", idem},
         },
         "GetReservationFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
-        "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
+        "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {node, key}},
         "PutNodeFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key},
-            "dynamodb:ConditionCheckItem": {node},
             "dynamodb:PutItem": {node, "AUDIT#*"},
             "dynamodb:UpdateItem": {node},
             "dynamodb:DeleteItem": {node},

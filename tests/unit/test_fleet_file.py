@@ -2,12 +2,16 @@
 
 import json
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 from pydantic import ValidationError
 
 from reservations.auth.keys import derive_key_id
+from reservations.models.domain import ReservationStatus
 from reservations.models.ids import is_termination_id
+from reservations.rules.status import effective_status
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import (
     FleetError,
@@ -75,6 +79,34 @@ def test_the_demo_fleet_and_the_contract_example_load():
     fleet = parse_fleet(json.dumps(example))
     keys = [i for i in fleet_items(fleet, f.datetime_now()) if i["PK"].startswith("APIKEY#")]
     assert [k["platformOperator"] for k in keys] == [True, False]
+
+
+@pytest.mark.parametrize("path", sorted(f.DEMO_FLEET.parent.glob("*.json")), ids=lambda p: p.name)
+def test_a_loaded_fleet_reads_with_the_statuses_its_file_states(path):
+    """A loaded node's units count as unchanged since anything was sold (generation 0), so
+    no review is derived from a file: each reservation reads as the clock makes its stated
+    status, exactly as it did before the node kept generations."""
+    now = datetime.now(UTC)
+    for fleet_node in parse_fleet(path.read_text()).nodes:
+        snapshot = loader.build(fleet_node, now).snapshot
+        assert snapshot.node.unit_changed_at == {u.id: 0 for u in snapshot.units}
+        clock_only = replace(snapshot.node, unit_changed_at=None)
+        for reservation in snapshot.reservations:
+            assert effective_status(reservation, snapshot.node, now) is effective_status(
+                reservation, clock_only, now
+            )
+
+
+def test_a_reservation_without_topology_gen_is_reviewed_by_a_later_change_of_its_units():
+    document = f.fleet([f.node("node-a", [f.unit("0000:04:00.0")],
+                               [f.reservation("res-1", ["0000:04:00.0"], startsAt=f.days(-9))])])  # fmt: skip
+    now = datetime.now(UTC)
+    snapshot = loader.build(parse_fleet(json.dumps(document)).nodes[0], now).snapshot
+    [reservation] = snapshot.reservations
+    assert reservation.topology_gen is None  # stated: back-dated beyond what a create takes
+    assert effective_status(reservation, snapshot.node, now) is ReservationStatus.ACTIVE
+    changed = replace(snapshot.node, topology_gen=2, unit_changed_at={"0000:04:00.0": 2})
+    assert effective_status(reservation, changed, now) is ReservationStatus.NEEDS_REVIEW
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,10 @@ from reservations.rules.units import governing_reservation, is_released, not_res
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 S = ReservationStatus
-U4, U5 = "0000:04:00.0", "0000:05:00.0"
-# At generation 3: 04 changed (in what a reservation is sold) at 3, 05 as registered.
-NODE = Node("node-a", "org-owner", topology_gen=3, unit_changed_at={U4: 3, U5: 0})
+U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
+# At generation 3: 04 changed (in what a reservation is sold) at 3, 06 at 1, 05 as
+# registered; 07 is no longer on the node.
+NODE = Node("node-a", "org-owner", topology_gen=3, unit_changed_at={U4: 3, U5: 0, U6: 1})
 
 
 def res(status=S.ACTIVE, start=-1.0, end: float | None = 1.0, rid="res-1", **kw) -> Reservation:
@@ -71,7 +72,9 @@ def test_effective_status(stored, start, end, expected):
         (S.ACTIVE, (U5,), 2, -1, 1, S.ACTIVE),  # its own unit did not change
         (S.ACTIVE, (U5,), None, -1, 1, S.ACTIVE),
         (S.ACTIVE, (U4,), None, -1, 1, S.NEEDS_REVIEW),  # no generation: older than any change
-        (S.ACTIVE, (U5, "0000:06:00.0"), 3, -1, 1, S.NEEDS_REVIEW),  # a unit no longer there
+        (S.ACTIVE, (U6,), None, -1, 1, S.NEEDS_REVIEW),  # ... the first one too
+        (S.ACTIVE, (U6,), 1, -1, 1, S.ACTIVE),
+        (S.ACTIVE, (U5, "0000:07:00.0"), 3, -1, 1, S.NEEDS_REVIEW),  # a unit no longer there
         (S.ACTIVE, (U4,), 2, -2, -1, S.EXPIRED),  # the term is over: nothing to review
         (S.CANCELLED, (U4,), 2, -1, 1, S.CANCELLED),
         (S.EXPIRED, (U4,), 2, -1, 1, S.EXPIRED),

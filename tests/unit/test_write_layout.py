@@ -25,7 +25,9 @@ from reservations.dal.items import (
     reservation_item,
     reservation_key,
     reservations_range,
+    snapshot_from_items,
     to_attributes,
+    unit_item,
     unit_key,
     workload_end_audit_item,
     workload_key,
@@ -36,6 +38,7 @@ from reservations.models.domain import (
     Reservation,
     ReservationStatus,
     Tier,
+    Unit,
     Workload,
     WorkloadKind,
     WorkloadState,
@@ -327,6 +330,23 @@ def test_a_reservation_reads_back_as_written(reservation):
 )
 def test_a_node_reads_back_as_written(node):
     assert node_from_item(stored(node_item(node))) == node
+
+
+def test_the_node_has_the_units_its_item_lists_and_no_other():
+    """A unit item the node item does not list was left by an update with no room to delete
+    it: no call sees it. A node item that lists none (written before it kept the map) has
+    every unit item."""
+    units = [Unit(u, "vfio-group", "h100", 1, True) for u in U]
+    items = [stored(unit_item("node-a", unit)) for unit in units]
+    snapshot = snapshot_from_items([stored(node_item(NODE)), *items])
+    assert snapshot is not None
+    assert ([u.id for u in snapshot.units], [u.id for u in snapshot.unlisted_units]) == (
+        U[:2],
+        U[2:],
+    )
+    legacy = snapshot_from_items([stored(node_item(Node("node-a", "org-acme"))), *items])
+    assert legacy is not None
+    assert ([u.id for u in legacy.units], legacy.unlisted_units) == (U, ())
 
 
 def test_the_node_key_is_where_the_node_item_is_written():
