@@ -32,9 +32,10 @@ from pydantic import ValidationError
 from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
 from reservations.logic.nodes import registered_node, reported_units
-from reservations.models.domain import ApiKey, NodeSnapshot
+from reservations.models.domain import ApiKey, ListAccess, NodeSnapshot
 from reservations.models.errors import field_path
 from reservations.models.node_requests import UnitSpec
+from reservations.rules.access import named_org_ids
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
 from reservations_tools.fleet.model import Fleet, FleetApiKey, FleetNode, parse_fleet
@@ -91,11 +92,15 @@ def build(fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = No
 def node_items(
     fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
 ) -> list[items.Item]:
-    """The node partition's items for one node of the fleet (each at version 1)."""
+    """The node partition's items for one node of the fleet (each at version 1). Its list
+    access item follows the node's (so that both land in the first transaction): the owner
+    and the orgs the node's reservations name, exactly, as the file replaces them all."""
     snapshot = build(fleet_node, loaded_at, queue_url).snapshot
     node_id = snapshot.node.id
+    access = ListAccess(snapshot.node.owner_org_id, named_org_ids(snapshot.reservations))
     return [
         items.node_item(snapshot.node),
+        items.access_item(node_id, access),
         *(items.unit_item(node_id, unit) for unit in snapshot.units),
         *(items.reservation_item(reservation) for reservation in snapshot.reservations),
         *(items.workload_item(node_id, workload) for workload in snapshot.workloads),
