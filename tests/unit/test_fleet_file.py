@@ -97,7 +97,7 @@ def test_the_demo_fleet_and_the_contract_example_load():
         (
             lambda d: d["nodes"][0]["reservations"][0].update(startsAt="tomorrow"),
             "startsAt",
-            "datetime",
+            "RFC 3339",
         ),
         (lambda d: d["nodes"][0]["workloads"][0].update(tier="gold"), "tier", "spot"),
         (lambda d: d["nodes"][0]["workloads"][0].update(kind="lxc"), "kind", "vm"),

@@ -24,7 +24,6 @@ from typing import Any, get_args
 
 import boto3
 from botocore.exceptions import ClientError
-from pydantic import AwareDatetime, TypeAdapter, ValidationError
 
 from reservations.auth.keys import KEY_PREFIX, derive_key_id, hash_key
 from reservations.dal.items import (
@@ -38,6 +37,7 @@ from reservations.dal.items import (
 )
 from reservations.models.domain import ApiKey
 from reservations.models.ids import is_resource_id
+from reservations.models.times import parse_given_time
 from reservations_tools.fleet.model import Permission
 
 KEYID_PREFIX = "KEYID#"
@@ -134,10 +134,11 @@ def _resource_id(value: str) -> str:
 
 
 def _moment(value: str) -> datetime:
+    """``--expires-at``, by the rule every given time follows."""
     try:
-        return TypeAdapter(AwareDatetime).validate_python(value)
-    except ValidationError as error:
-        raise argparse.ArgumentTypeError("must be an RFC 3339 time with a zone") from error
+        return parse_given_time(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def _parser() -> argparse.ArgumentParser:

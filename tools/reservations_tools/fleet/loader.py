@@ -74,7 +74,9 @@ def describe(error: ValidationError) -> str:
             field = problem["ctx"]["field"]
             joined = field.startswith("[") or not where  # an index, as in ``allowedOrgIds[1]``
             where = f"{where}{field}" if joined else f"{where}.{field}"
-        lines.append(f"  {where or '(file)'}: {problem['msg']}")
+        # A validator's own words, without pydantic's "Value error, " before them.
+        message = problem["ctx"]["error"] if problem["type"] == "value_error" else problem["msg"]
+        lines.append(f"  {where or '(file)'}: {message}")
     return "\n".join(lines)
 
 
