@@ -147,6 +147,8 @@ def test_status_filters_by_effective_status(many):
         ({"limit": "1e2"}, "limit"),
         ({"limit": "-1"}, "limit"),
         ({"limit": "0001"}, "limit"),
+        ({"limit": "007"}, "limit"),  # decimal without a leading zero, as the spec's pattern
+        ({"status": "active\t"}, "status"),  # entries are trimmed of spaces only
         ({"limit": "٣"}, "limit"),  # a digit, but not an ASCII one
         ({"cursor": "garbage"}, "cursor"),
     ],

@@ -23,7 +23,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictInt,
     ValidationError,
     model_validator,
 )
@@ -44,6 +43,7 @@ from reservations.models.ids import (
     is_workload_id,
     normalize_unit_id,
 )
+from reservations.models.requests import JsonInt
 from reservations.models.times import GivenTime, term_problem
 from reservations.rules.units import governing_reservation
 
@@ -117,7 +117,7 @@ Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
 ContractRef = Annotated[str, Field(min_length=1, max_length=MAX_CONTRACT_REF)]
 Reason = Annotated[str, Field(max_length=MAX_REASON)]
-TopologyGen = Annotated[StrictInt, Field(ge=0, le=MAX_TOPOLOGY_GEN)]
+TopologyGen = Annotated[JsonInt, Field(ge=0, le=MAX_TOPOLOGY_GEN)]
 
 
 def _first_repeat(values: list[str]) -> tuple[int, int] | None:
@@ -174,7 +174,7 @@ class FleetUnit(_Strict):
     alloc_class: Token = Field(alias="allocClass")
     gpu_model_id: Token = Field(alias="gpuModelId")
     gpu_model_name: Name | None = Field(default=None, alias="gpuModelName")
-    sellable_gpus: StrictInt = Field(alias="sellableGpus", ge=0, le=MAX_SELLABLE_GPUS)
+    sellable_gpus: JsonInt = Field(alias="sellableGpus", ge=0, le=MAX_SELLABLE_GPUS)
     sellable: StrictBool
     not_sellable_reason: Name | None = Field(default=None, alias="notSellableReason")
 

@@ -10,6 +10,7 @@ the cursor. The status filter is applied in code, and the page stops at ``limit`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,11 +32,24 @@ from reservations.rules.access import (
     may_read_reservation,
     sees_every_reservation,
 )
-from reservations.rules.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.rules.cursors import (
+    MAX_CURSOR,
+    Cursor,
+    CursorScope,
+    decode_cursor,
+    encode_cursor,
+)
 from reservations.rules.status import effective_status
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
+# The query string's parts as the OpenAPI document describes them (ECMA 262 patterns): what
+# they match is exactly what the list accepts, and a part given empty is absent.
+_LIMIT = r"[1-9][0-9]?|100"
+_STATUS = "(" + "|".join(status.value for status in ReservationStatus) + ")"
+LIMIT_PATTERN = rf"^$|^({_LIMIT})$"
+STATUS_PATTERN = rf"^$|^ *{_STATUS} *(, *{_STATUS} *)*$"
+MAX_CURSOR_LENGTH = MAX_CURSOR
 
 
 @dataclass(frozen=True)
@@ -109,7 +123,7 @@ def _limit(text: str | None) -> int:
     """1-100, default 50; anything else is a 400 naming ``limit``."""
     if text is None:
         return DEFAULT_LIMIT
-    if not (text.isascii() and text.isdigit() and len(text) <= 3 and 1 <= int(text) <= MAX_LIMIT):
+    if not re.fullmatch(_LIMIT, text):  # decimal, no sign, no leading zero
         raise InvalidRequest(
             f"limit must be an integer from 1 to {MAX_LIMIT}",
             [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
@@ -121,7 +135,7 @@ def _statuses(text: str | None) -> frozenset[str]:
     """Comma-separated effective statuses; an unknown one is a 400 naming ``status``."""
     if text is None:
         return frozenset()
-    names = [name.strip() for name in text.split(",")]
+    names = [name.strip(" ") for name in text.split(",")]
     known = {status.value for status in ReservationStatus}
     if unknown := [name for name in names if name not in known]:
         raise InvalidRequest(

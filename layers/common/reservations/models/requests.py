@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from reservations.models.errors import FieldProblem, InvalidRequest, field_path
 from reservations.models.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
@@ -27,6 +36,18 @@ MAX_INT_DIGITS = 100
 MAX_REPORTED_PROBLEMS = 20
 
 _Body = TypeVar("_Body", bound=BaseModel)
+
+
+def _whole_number(value: Any) -> Any:
+    # JSON has one number type: 1.0 is the integer 1 to JSON Schema, and so to the spec.
+    # Anything else (1.5, true, "1") goes on to the strict check, which refuses it.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+# An integer field of a body: an integral number, written 1 or 1.0 (JSON Schema's integer).
+JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
 
 
 class CapacityRequest(BaseModel):
