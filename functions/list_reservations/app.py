@@ -12,13 +12,13 @@ from reservations.http.openapi import responses
 from reservations.http.resolver import create_app, current_caller
 from reservations.logic.read_reservations import (
     LIMIT_PATTERN,
-    MAX_CURSOR_LENGTH,
     STATUS_PATTERN,
     ListQuery,
     list_reservations,
 )
 from reservations.models.api import ReservationPage
 from reservations.observability import API_REQUEST, logger, metrics, tracer
+from reservations.rules.cursors import MAX_CURSOR
 
 app = create_app()
 reservations = NodeTable()  # its client is made on first use, never at import
@@ -48,7 +48,7 @@ def get_page(
         str | None,
         Query(
             description="nextCursor of the previous page, unchanged (any other is a 400)",
-            json_schema_extra=_text(maxLength=MAX_CURSOR_LENGTH),
+            json_schema_extra=_text(maxLength=MAX_CURSOR),
         ),
     ] = None,
     status: Annotated[

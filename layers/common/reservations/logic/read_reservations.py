@@ -32,13 +32,7 @@ from reservations.rules.access import (
     may_read_reservation,
     sees_every_reservation,
 )
-from reservations.rules.cursors import (
-    MAX_CURSOR,
-    Cursor,
-    CursorScope,
-    decode_cursor,
-    encode_cursor,
-)
+from reservations.rules.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.rules.status import effective_status
 
 DEFAULT_LIMIT = 50
@@ -49,7 +43,6 @@ _LIMIT = r"[1-9][0-9]?|100"
 _STATUS = "(" + "|".join(status.value for status in ReservationStatus) + ")"
 LIMIT_PATTERN = rf"^$|^({_LIMIT})$"
 STATUS_PATTERN = rf"^$|^ *{_STATUS} *(, *{_STATUS} *)*$"
-MAX_CURSOR_LENGTH = MAX_CURSOR
 
 
 @dataclass(frozen=True)
