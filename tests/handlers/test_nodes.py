@@ -105,6 +105,38 @@ def test_a_repeat_of_the_same_put_is_200_and_writes_nothing(handlers, load_fleet
     assert state.whole_table(aws) == before
 
 
+def test_put_ignores_an_idempotency_key_and_answers_as_without_one(
+    handlers, load_fleet, node_env, aws
+):
+    """PUT is idempotent by itself: the header is neither checked nor stored, so a key
+    reused with another body does not replay the first answer, and a malformed one is no
+    400."""
+    load_fleet(fleet())
+    steps = [
+        (body(1, [spec(U4)]), "put-1"),
+        (body(2, [spec(U4), spec(U5)]), "put-1"),  # the same key, another request
+        (body(2, [spec(U4), spec(U5)]), "put-1"),
+        (body(3, [spec(U5)]), "x" * 300),  # longer than any Idempotency-Key may be
+        (body(3, [spec(U5)]), "bad\u0001key"),
+    ]
+
+    def answers(node_id: str, keyed: bool) -> list[tuple[int, Any]]:
+        seen = []
+        for document, key in steps:
+            event = node_event(node_id, document, OPERATOR)
+            if keyed:
+                event["headers"]["idempotency-key"] = key
+            result = invoke(handlers["put_node"], event)
+            seen.append((result.status, result.body.get("unitIds", result.body)))
+        return seen
+
+    with_key = answers("node-keyed", keyed=True)
+    assert with_key == answers("node-plain", keyed=False)
+    assert [status for status, _ in with_key] == [201, 200, 200, 200, 200]
+    assert with_key[1][1] == [U4, U5]  # applied, not the first answer replayed
+    assert not [i for i in state.whole_table(aws) if i["PK"].startswith("IDEMPOTENCY#")]
+
+
 # --- who may: the one 404 ------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
     AUDIT_PREFIX,
     Item,
+    access_key,
     audit_pk,
     format_time,
     node_item,
@@ -60,7 +61,8 @@ def node_transactions(write: NodeWrite) -> list[list[Action]]:
     them removed, and the retry finds them done. Only beyond about 97 reviews and their
     units do some of those go first too: a reservation put in review a moment early
     withholds its units, never gives them."""
-    core = [_node_action(write), _put(_audit_item(write), None)]
+    head = [_node_action(write), _access_action(write)]
+    audit = _put(_audit_item(write), None)
     reviews = [_review(write, reservation) for reservation in write.to_review]
     units = {
         **{unit.id: _delete(unit_key(write.node.id, unit.id), unit) for unit in write.removed},
@@ -71,8 +73,8 @@ def node_transactions(write: NodeWrite) -> list[list[Action]]:
     free = [action for unit_id, action in units.items() if unit_id not in write.reviewed_units]
     # Last-transaction candidates, most needed first; the ones that do not fit go early.
     ordered = [*reviews, *held, *free]
-    kept = MAX_ACTIONS - len(core)
-    final = [core[0], *ordered[:kept], core[1]]
+    kept = MAX_ACTIONS - len(head) - 1
+    final = [*head, *ordered[:kept], audit]
     early = ordered[kept:]
     guard = _node_guard(write)
     step = MAX_ACTIONS - 1
@@ -136,6 +138,21 @@ def _node_action(write: NodeWrite) -> Action:
             "Key": to_attributes(node_key(node.id)),
             "UpdateExpression": update + "version = version + :one",
             "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _access_action(write: NodeWrite) -> Action:
+    """The node's owner, kept in its list access item too, in the node's own write (which
+    makes the item on registration; the orgs it names come with reservations)."""
+    values = {":owner": write.node.owner_org_id, ":zero": 0, ":one": 1}
+    return {
+        "Update": {
+            "TableName": _table(),
+            "Key": to_attributes(access_key(write.node.id)),
+            "UpdateExpression": "SET ownerOrgId = :owner, "
+            "version = if_not_exists(version, :zero) + :one",
             "ExpressionAttributeValues": to_attributes(values),
         }
     }

@@ -137,11 +137,23 @@ class NodeSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class ReservationsRead:
-    """One Query of a node's reservations in id order, from some point on: the node item
-    comes with the first page only; ``more`` when the Query stopped before the end."""
+class ListAccess:
+    """Who may list a node's reservations, kept in the node's partition after everything
+    else so that every page of the list reads it with the page: the node's owner, and every
+    org its reservations name (in ``allowedOrgIds`` or ``managingOrgIds``), whatever their
+    status."""
 
-    node: Node | None
+    owner_org_id: str
+    named_org_ids: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationsRead:
+    """A page of a node's reservations in id order, from some point on, read with the
+    node's list access (None: there is no such node); ``more`` when the read stopped
+    before the last reservation."""
+
+    access: ListAccess | None
     reservations: tuple[Reservation, ...]
     more: bool
 
