@@ -47,7 +47,7 @@ def queue_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def driver_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("drivers (docs/node-agent.md)")
+    group = parser.add_argument_group("drivers")
     group.add_argument(
         "--driver",
         action="append",
@@ -62,7 +62,9 @@ def driver_arguments(parser: argparse.ArgumentParser) -> None:
         help="libvirt: ACPI shutdown, destroy at the deadline; kubernetes: the pod's "
         "gracePeriodSeconds; command: {graceSeconds} (default 0)",
     )
-    group.add_argument("--libvirt-uri", default="qemu:///system")
+    group.add_argument(
+        "--libvirt-uri", default="qemu:///system", help="libvirt: the hypervisor's URI"
+    )
     group.add_argument(
         "--kubeconfig", type=Path, help="kubernetes: a kubeconfig file (default: in-cluster)"
     )
