@@ -81,8 +81,11 @@ class LibvirtDriver:
             return Result("failed", f"libvirt {self._uri}: {describe(error)}")
 
     def _stop(self, conn: Any, name: str) -> Result:
-        if not self._running(conn, name):
-            return Result("gone", f"domain {name} is not running")
+        state = domain_state(conn, name)
+        if state is None:
+            return Result("gone", f"no domain {name}")
+        if state == libvirt.VIR_DOMAIN_SHUTOFF:
+            return Result("gone", f"domain {name} is shut off")
         if self._grace > 0 and self._shut_down(conn, name):
             return Result("terminated", f"domain {name} shut down within {self._grace:g} s")
         return self._destroy(conn, name)
