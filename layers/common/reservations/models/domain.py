@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+# The kind is part of the message contract; its one definition lives with the messages.
+from termination_messages import WorkloadKind as WorkloadKind
+
 
 class ReservationStatus(StrEnum):
     PENDING = "pending"
@@ -25,11 +28,6 @@ class Tier(StrEnum):
     SPOT = "spot"
     RESERVED = "reserved"
     ON_DEMAND = "on-demand"
-
-
-class WorkloadKind(StrEnum):
-    VM = "vm"
-    POD = "pod"
 
 
 RESERVABLE_ALLOC_CLASSES = frozenset({"vfio-group", "device-request"})
