@@ -24,6 +24,7 @@ help:
 $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
 	  { echo "Python 3.11 is needed (the Lambda runtime is python3.11): install python3.11 and retry." >&2; exit 1; }
+	@bash agent/ensure-build-deps.sh $(PYTHON)  # libvirt-python compiles against libvirt-dev
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	@echo "setting up $(VENV) (first run only)..."
 	@set -o pipefail; { $(BIN)/pip install -q --upgrade pip && \

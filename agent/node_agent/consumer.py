@@ -11,16 +11,19 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from node_agent.drivers import Driver, Result
-from reservations.models.messages import SpotTermination, TerminationReport
+from node_agent.drivers import Driver, Drivers, Result, name_of, unhandled
+from node_agent.metrics import AgentMetrics
+from termination_messages import SpotTermination, TerminationReport
 
 log = logging.getLogger("node_agent")
 
@@ -59,23 +62,35 @@ class Consumer:
         wait_seconds: int = 20,
         visibility_timeout: int | None = None,
         checkpoint: Checkpoint = lambda _step: None,
+        metrics: AgentMetrics | None = None,
+        tick: Callable[[], None] = lambda: None,
+        retry_seconds: float = 5.0,
     ) -> None:
         self.sqs = sqs
         self.node_id = node_id
         self.queue_url = queue_url
         self.reports_queue_url = reports_queue_url
-        self.driver = driver
+        self.drivers = driver if isinstance(driver, Drivers) else Drivers([driver])
         self.done = done or DoneLog()
         self.wait_seconds = wait_seconds
         self.visibility_timeout = visibility_timeout
         self.checkpoint = checkpoint
+        self.metrics = metrics or AgentMetrics()
+        self.tick = tick  # after every round, received or not: the watchdog, the textfile
+        self.retry_seconds = retry_seconds
         self.stopping = threading.Event()
         self.counts: Counter[str] = Counter()
 
     def run(self) -> None:
-        """Until :meth:`stop`: the message in hand is always finished first."""
+        """Until :meth:`stop`: the message in hand is always finished first. An AWS error is
+        logged, counted and waited out (the message, if any, comes back by itself)."""
         while not self.stopping.is_set():
-            self.poll_once()
+            try:
+                self.poll_once()
+            except Exception:
+                log.exception("round failed; trying again in %g s", self.retry_seconds)
+                self.stopping.wait(self.retry_seconds)
+            self.tick()
         log.info("consumer stopped: %s", dict(self.counts))
 
     def stop(self) -> None:
@@ -90,7 +105,10 @@ class Consumer:
         }
         if self.visibility_timeout is not None:
             request["VisibilityTimeout"] = self.visibility_timeout
-        messages = self.sqs.receive_message(**request).get("Messages", [])
+        with _failures_counted(self.metrics, "receive"):
+            messages = self.sqs.receive_message(**request).get("Messages", [])
+        self.metrics.last_poll.set_to_current_time()
+        self.metrics.received.inc(len(messages))
         for message in messages:
             self.handle(message)
         return len(messages)
@@ -101,24 +119,45 @@ class Consumer:
             return
         tid = termination.termination_id
         if tid in self.done:
-            self.counts["duplicate"] += 1
+            self._count("duplicate")
             result = Result("gone", "already done by this node")
         else:
-            result = self.driver.stop(termination)
+            result = self._stop(termination)
         self.checkpoint("stopped")
-        self._report(termination, result)
+        with _failures_counted(self.metrics, "report"):
+            self._report(termination, result)
         self.checkpoint("reported")
         if result.outcome == "failed":
             # Not deleted: it comes back after the visibility timeout, and after
             # maxReceiveCount it goes to the dead-letter queue.
-            self.counts["failed"] += 1
+            self._count("failed")
+            self.metrics.failures.labels("stop").inc()
             log.warning("could not stop %s: %s", termination.workload_id, result.detail)
             return
         self.done.add(tid)
         self.checkpoint("recorded")
-        self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
-        self.counts[result.outcome] += 1
+        with _failures_counted(self.metrics, "delete"):
+            self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+        self._count(result.outcome)
         log.info("%s %s (%s)", result.outcome, termination.workload_id, tid)
+
+    def _stop(self, termination: SpotTermination) -> Result:
+        """The driver for its kind stops it, timed; a driver that raises has stopped nothing."""
+        driver = self.drivers.for_kind(termination.workload_kind)
+        if driver is None:
+            return unhandled(termination)
+        started = time.monotonic()
+        try:
+            result = driver.stop(termination)
+        except Exception as error:
+            log.exception("driver %s raised", name_of(driver))
+            result = Result("failed", f"{name_of(driver)} driver: {type(error).__name__}: {error}")
+        self.metrics.stop_seconds.labels(name_of(driver)).observe(time.monotonic() - started)
+        return result
+
+    def _count(self, outcome: str) -> None:
+        self.counts[outcome] += 1
+        self.metrics.outcomes.labels(outcome).inc()
 
     def _parse(self, message: dict[str, Any]) -> SpotTermination | None:
         """The termination, or None for a message this node must refuse."""
@@ -135,7 +174,7 @@ class Consumer:
     def _refuse(self, message: dict[str, Any], why: str) -> None:
         """Never act on it; make it visible again at once so the redrive policy moves it to
         the dead-letter queue after maxReceiveCount receives."""
-        self.counts[why] += 1
+        self._count(why)
         log.error("refused a %s message %s", why, message.get("MessageId"))
         self.sqs.change_message_visibility(
             QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
@@ -151,3 +190,13 @@ class Consumer:
             reported_at=datetime.now(UTC),
         )
         self.sqs.send_message(QueueUrl=self.reports_queue_url, MessageBody=report.to_json())
+
+
+@contextmanager
+def _failures_counted(metrics: AgentMetrics, stage: str) -> Iterator[None]:
+    """Counts an exception leaving the block as a failure of ``stage``, and lets it go on."""
+    try:
+        yield
+    except Exception:
+        metrics.failures.labels(stage).inc()
+        raise

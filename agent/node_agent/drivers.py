@@ -2,6 +2,12 @@
 
 Every driver answers ``terminated`` (stopped it now), ``gone`` (it was not running: a
 redelivery after a crash, or someone else stopped it) or ``failed`` (try again later).
+``gone`` frees the workload's units, so a driver says it only when it knows the workload is
+not running; anything it cannot be sure of is ``failed``.
+
+A driver stops the workload kinds it names in ``kinds`` (``log`` and ``command`` stop any);
+:class:`Drivers` picks the one for each message's kind. The libvirt and Kubernetes drivers
+live in their own modules, so their client libraries are needed only where they are used.
 """
 
 from __future__ import annotations
@@ -10,13 +16,16 @@ import logging
 import re
 import shlex
 import subprocess
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
-from reservations.models.messages import SpotTermination
+from termination_messages import Outcome, SpotTermination, WorkloadKind
 
-Outcome = Literal["terminated", "gone", "failed"]
 log = logging.getLogger("node_agent")
+
+ALL_KINDS = frozenset(WorkloadKind)
 
 # What virsh and kubectl say when the domain or pod does not exist, and nothing broader:
 # "gone" frees the units, so an error that merely says "not found" about something else
@@ -37,8 +46,72 @@ class Driver(Protocol):
     def stop(self, termination: SpotTermination) -> Result: ...
 
 
+def kinds_of(driver: Driver) -> frozenset[WorkloadKind]:
+    """The workload kinds a driver stops: all of them unless it names some."""
+    kinds: frozenset[WorkloadKind] = getattr(driver, "kinds", ALL_KINDS)
+    return kinds
+
+
+def name_of(driver: Driver) -> str:
+    """The driver's name in logs and metrics."""
+    return str(getattr(driver, "name", type(driver).__name__))
+
+
+class Drivers:
+    """The drivers of one node, at most one per workload kind."""
+
+    def __init__(self, drivers: Sequence[Driver]) -> None:
+        self._by_kind: dict[WorkloadKind, Driver] = {}
+        for driver in drivers:
+            for kind in kinds_of(driver):
+                if kind in self._by_kind:
+                    taken = name_of(self._by_kind[kind])
+                    raise ValueError(f"{kind}s would have two drivers: {taken}, {name_of(driver)}")
+                self._by_kind[kind] = driver
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(name_of(driver) for driver in self._by_kind.values()))
+
+    def for_kind(self, kind: WorkloadKind) -> Driver | None:
+        return self._by_kind.get(kind)
+
+    def stop(self, termination: SpotTermination) -> Result:
+        driver = self.for_kind(termination.workload_kind)
+        if driver is None:
+            return unhandled(termination)
+        return driver.stop(termination)
+
+
+def unhandled(termination: SpotTermination) -> Result:
+    """No driver of this node stops this kind: it may run, so it is not ``gone``."""
+    kind = termination.workload_kind.value
+    return Result("failed", f"no driver on this node stops {kind}s ({termination.workload_id})")
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Time for the drivers that wait, a parameter so tests need not sleep."""
+
+    monotonic: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+
+def poll_until(done: Callable[[], bool], seconds: float, clock: Clock, every: float) -> bool:
+    """Ask ``done`` until it says yes or ``seconds`` have passed; whether it said yes."""
+    deadline = clock.monotonic() + seconds
+    while not done():
+        left = deadline - clock.monotonic()
+        if left <= 0:
+            return False
+        clock.sleep(min(every, left))
+    return True
+
+
 class LogDriver:
     """Pretends (for local runs): logs the stop; a second stop of one workload is ``gone``."""
+
+    name = "log"
+    kinds = ALL_KINDS
 
     def __init__(self) -> None:
         self._stopped: set[str] = set()
@@ -56,12 +129,20 @@ class CommandDriver:
     """Runs a command such as ``virsh destroy {workloadId}`` or
     ``kubectl delete pod {workloadId}``, with a timeout; "no such domain/pod" is ``gone``."""
 
+    name = "command"
+    kinds = ALL_KINDS
+
     def __init__(
-        self, command: str, timeout: float = 30.0, gone_pattern: str = DEFAULT_GONE_PATTERN
+        self,
+        command: str,
+        timeout: float = 30.0,
+        gone_pattern: str = DEFAULT_GONE_PATTERN,
+        grace_seconds: int = 0,
     ) -> None:
         self._command = command
         self._timeout = timeout
         self._gone = re.compile(gone_pattern, re.IGNORECASE)
+        self._grace = grace_seconds
 
     def argv(self, termination: SpotTermination) -> list[str]:
         # Substituted per argument after splitting: an id can never inject shell syntax.
@@ -70,6 +151,7 @@ class CommandDriver:
             "workloadKind": termination.workload_kind.value,
             "nodeId": termination.node_id,
             "terminationId": termination.termination_id,
+            "graceSeconds": str(self._grace),
         }
         return [part.format(**values) for part in shlex.split(self._command)]
 

@@ -26,6 +26,12 @@ ports = NodePorts(store=NodeTable(), make_queue=make_node_queue, clock=utc_now)
 @app.put(
     "/v1/nodes/<nodeId>",
     summary="Register a node or update its topology (operator only)",
+    description=(
+        "PUT is idempotent by itself and takes no Idempotency-Key: a request carrying the "
+        "header is answered exactly as one without it (the header is neither checked nor "
+        "stored). A repeat of the stored node changes nothing and answers 200; a retry "
+        "after a lost 201 answers 200."
+    ),
     operation_id="putNode",
     responses={
         201: {

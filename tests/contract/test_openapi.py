@@ -26,3 +26,15 @@ def test_both_endpoints_document_every_contract_status_with_the_error_shape():
     assert body["additionalProperties"] is False
     assert set(body["properties"]) == {"unitIds", "dryRun", "reason"}
     assert spec["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"
+
+
+def test_put_says_it_ignores_idempotency_key_and_declares_no_such_header():
+    spec = openapi.generate()
+    put = spec["paths"]["/v1/nodes/{nodeId}"]["put"]
+    assert "idempotency-key" not in {p["name"].lower() for p in put["parameters"]}
+    assert "takes no Idempotency-Key" in put["description"]
+    assert "neither checked nor stored" in put["description"]
+    posts = [ops["post"] for ops in spec["paths"].values() if "post" in ops]
+    assert posts
+    for post in posts:  # every POST declares the header PUT does not
+        assert "idempotency-key" in {p["name"].lower() for p in post["parameters"]}

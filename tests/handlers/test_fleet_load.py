@@ -63,6 +63,7 @@ def test_a_first_load_writes_every_item_at_version_1(aws):
     load(aws, one_node())
     assert versions(aws) == {
         "#NODE": 1,
+        "~ACCESS": 1,
         "RES#res-1": 1,
         **{f"UNIT#{u}": 1 for u in UNITS},
         "WL#vm-1": 1,
@@ -162,7 +163,7 @@ def test_a_node_of_more_than_100_items_loads_whole_in_several_transactions(aws):
 
     aws.meta.events.register("provide-client-params.dynamodb.TransactWriteItems", node_transaction)
     load(aws, document)
-    assert calls == [100, 29]  # the node, 64 units, 64 reservations
+    assert calls == [100, 30]  # the node, its list access, 64 units, 64 reservations
     load(aws, document)
     assert set(versions(aws, "node-big").values()) == {2}
 
@@ -217,6 +218,31 @@ def test_the_command_revokes_unless_told_it_only_adds(aws, functions, tmp_path, 
     assert main(["load", str(without), "--no-queues"]) == 0
     assert list_with(functions, "vl_test_gone") == 401
     assert "vl_test_gone" not in capsys.readouterr().out
+
+
+def _operator(aws: Any, key: str) -> bool:
+    stored = state.whole_table(aws)
+    return next(i for i in stored if i["PK"] == f"APIKEY#{hash_key(key)}")["platformOperator"]
+
+
+def test_the_loader_records_the_platforms_org_and_its_keys_alone_are_operators(aws, capsys):
+    load(aws, one_node())
+    assert keys.platform_org(aws, TABLE) == "org-platform"
+    assert (_operator(aws, "vl_test_operator"), _operator(aws, "vl_test_owner")) == (True, False)
+    assert keys.main(["platform"]) == 0
+    assert capsys.readouterr().out == "org-platform\n"
+
+
+def test_a_file_of_another_platform_org_loads_whole_and_its_keys_follow(aws):
+    load(aws, one_node())
+    document = one_node()
+    document["platformOrgId"] = "org-acme"
+    with pytest.raises(FleetError, match="platformOrgId: the table's platform org is org-platform"):
+        load(aws, document, only_add=True)  # the old platform's keys would stay operators
+    assert _operator(aws, "vl_test_operator") is True
+    load(aws, document)
+    assert keys.platform_org(aws, TABLE) == "org-acme"
+    assert (_operator(aws, "vl_test_operator"), _operator(aws, "vl_test_owner")) == (False, True)
 
 
 def test_a_fleet_made_termination_is_stored_with_its_reservation(aws, load_fleet):

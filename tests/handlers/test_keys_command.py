@@ -14,7 +14,7 @@ from reservations.http.resolver import key_cache
 from reservations_tools import keys
 from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import invoke, list_units_event, load_function
+from tests.support.lambdas import invoke, list_units_event, load_function, node_event
 
 KEY_LINE = re.compile(r"^key: +(vl_\S+)$", re.M)
 
@@ -78,10 +78,58 @@ def test_a_made_key_authenticates_and_a_revoked_one_does_not(aws, load_fleet, ca
     assert invoke(list_units, list_units_event("node-a", f"Bearer {key}")).status == 401
 
 
-def test_an_operator_key_with_an_expiry(aws, capsys):
-    create(capsys, "--operator", "--id", "op-1", "--expires-at", "2027-01-01T00:00:00Z")
-    stored = next(i for i in state.whole_table(aws) if i["PK"].startswith("APIKEY#"))
+def _stored_key(aws, key_id: str) -> dict[str, Any]:
+    return next(i for i in state.whole_table(aws) if i.get("keyId") == key_id and "orgId" in i
+                and i["PK"].startswith("APIKEY#"))  # fmt: skip
+
+
+def test_a_key_of_the_platforms_org_is_an_operator_key_and_no_other_is(aws, capsys):
+    assert run(capsys, "platform", "--org", "org-acme")[:2] == (0, "org-acme\n")
+    _, _, err = run(capsys, "create", "--org", "org-acme", "--permission", "node.write",
+                      "--id", "op-1", "--expires-at", "2027-01-01T00:00:00Z")  # fmt: skip
+    assert "operator key" in err
+    stored = _stored_key(aws, "op-1")
     assert (stored["platformOperator"], stored["expiresAt"]) == (True, "2027-01-01T00:00:00Z")
+    run(capsys, "create", "--org", "org-other", "--permission", "node.write", "--id", "o-1")
+    assert _stored_key(aws, "o-1")["platformOperator"] is False
+
+
+def test_no_key_is_an_operator_key_before_the_platforms_org_is_recorded(aws, capsys):
+    assert run(capsys, "platform")[:2] == (0, "(none recorded: no key is an operator key)\n")
+    create(capsys, "--id", "k-1")
+    assert _stored_key(aws, "k-1")["platformOperator"] is False
+
+
+def test_the_platforms_org_is_recorded_once(aws, capsys):
+    run(capsys, "platform", "--org", "org-platform")
+    assert run(capsys, "platform", "--org", "org-platform")[:2] == (0, "org-platform\n")
+    code, out, err = run(capsys, "platform", "--org", "org-acme")
+    assert (code, out) == (1, "")
+    assert "the platform's org is already org-platform, not org-acme" in err
+    assert run(capsys, "platform")[1] == "org-platform\n"
+
+
+def test_no_flag_makes_another_orgs_key_an_operator_key(aws, load_fleet, capsys):
+    """The command once took ``--operator`` for any org: a customer's key then took over
+    another org's node. The flag is gone; the org alone decides."""
+    load_fleet(f.fleet([f.node("node-a", [f.unit("0000:04:00.0")], owner="org-other")]))
+    before = state.whole_table(aws)
+    with pytest.raises(SystemExit) as exited:
+        keys.main(["create", "--org", "org-acme", "--permission", "node.write", "--operator"])
+    assert exited.value.code == 2
+    assert state.whole_table(aws) == before
+    _, customer = create(capsys, "--permission", "node.write", "--id", "acme-nodes")
+    operator = KEY_LINE.search(
+        run(capsys, "create", "--org", "org-platform", "--permission", "node.write")[1]
+    )
+    assert operator  # the fleet recorded org-platform as the platform's org
+    put_node = load_function("put_node")
+    takeover = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit("0000:04:00.0")]}
+    refused = invoke(put_node, node_event("node-a", takeover, f"Bearer {customer}"))
+    assert refused.status == 404
+    assert state.item(aws, "node-a", "#NODE")["ownerOrgId"] == "org-other"
+    moved = invoke(put_node, node_event("node-a", takeover, f"Bearer {operator.group(1)}"))
+    assert moved.status == 200
 
 
 def test_revoking_an_unknown_id_fails_and_creates_nothing(aws, capsys):

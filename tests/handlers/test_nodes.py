@@ -132,6 +132,38 @@ def test_a_repeat_of_the_same_put_is_200_and_writes_nothing(handlers, load_fleet
     assert state.whole_table(aws) == before
 
 
+def test_put_ignores_an_idempotency_key_and_answers_as_without_one(
+    handlers, load_fleet, node_env, aws
+):
+    """PUT is idempotent by itself: the header is neither checked nor stored, so a key
+    reused with another body does not replay the first answer, and a malformed one is no
+    400."""
+    load_fleet(fleet())
+    steps = [
+        (body(1, [spec(U4)]), "put-1"),
+        (body(2, [spec(U4), spec(U5)]), "put-1"),  # the same key, another request
+        (body(2, [spec(U4), spec(U5)]), "put-1"),
+        (body(3, [spec(U5)]), "x" * 300),  # longer than any Idempotency-Key may be
+        (body(3, [spec(U5)]), "bad\u0001key"),
+    ]
+
+    def answers(node_id: str, keyed: bool) -> list[tuple[int, Any]]:
+        seen = []
+        for document, key in steps:
+            event = node_event(node_id, document, OPERATOR)
+            if keyed:
+                event["headers"]["idempotency-key"] = key
+            result = invoke(handlers["put_node"], event)
+            seen.append((result.status, result.body.get("unitIds", result.body)))
+        return seen
+
+    with_key = answers("node-keyed", keyed=True)
+    assert with_key == answers("node-plain", keyed=False)
+    assert [status for status, _ in with_key] == [201, 200, 200, 200, 200]
+    assert with_key[1][1] == [U4, U5]  # applied, not the first answer replayed
+    assert not [i for i in state.whole_table(aws) if i["PK"].startswith("IDEMPOTENCY#")]
+
+
 # --- who may: the one 404 ------------------------------------------------------------------
 
 
@@ -553,7 +585,7 @@ def test_64_units_sold_192_times_change_in_one_transaction_that_writes_no_reserv
     with transactions() as sizes:
         result = put(handlers, "node-h", body(2, [spec(u, gpuModelId="a100") for u in ids]))
     assert result.status == 200, result.body
-    assert sizes == [66]  # the node, its 64 units, the audit record
+    assert sizes == [67]  # the node, its list access, its 64 units, the audit record
     assert reservation_items(aws, "node-h") == stored
     # Every reader sees all 192 under review from this write on (a list of two pages).
     assert set(listed_statuses(handlers, "node-h").values()) == {"needs-review"}
@@ -573,9 +605,9 @@ def test_65_units_are_a_400_naming_units(handlers, load_fleet, node_env, aws):
 def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_actions(
     handlers, load_fleet, node_env, aws
 ):
-    """64 units out, 64 in: the node, 64 puts and the audit record, and as many of the 64
-    deletes as fit (34). The 30 left are no unit of the node for any call, and the next
-    update deletes them."""
+    """64 units out, 64 in: the node, its list access, 64 puts and the audit record, and as
+    many of the 64 deletes as fit (33). The 31 left are no unit of the node for any call,
+    and the next update deletes them."""
     old, new = many(64), many(64, bus=0x40)
     node = f.node("node-h", [spec(u) for u in old], [f.reservation("res-old", old[-1:])])
     load_fleet(f.fleet([node], NODE_WRITERS))
@@ -586,7 +618,7 @@ def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_action
     assert [u["id"] for u in units.body] == new
     assert status_of(handlers, "node-h", "res-old") == "needs-review"  # its unit is gone
     unit_items = {i["SK"] for i in state.whole_table(aws) if i["SK"].startswith("UNIT#")}
-    assert unit_items == {f"UNIT#{u}" for u in new + old[34:]}
+    assert unit_items == {f"UNIT#{u}" for u in new + old[33:]}
     # Re-sending the stored generation's units changes nothing.
     before = state.whole_table(aws)
     assert put(handlers, "node-h", body(2, [spec(u) for u in new])).status == 200
@@ -596,7 +628,8 @@ def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_action
         assert (
             put(handlers, "node-h", body(3, [spec(u) for u in [*new[1:], old[-1]]])).status == 200
         )
-    assert sizes == [1 + 1 + 1 + 1 + 29]  # node, put of 63:1f, audit, delete of 40:00, 29 left
+    # The node, its access, the put of 11:1f, the audit, the delete of 40:00, 30 left over.
+    assert sizes == [1 + 1 + 1 + 1 + 1 + 30]
     unit_items = {i["SK"] for i in state.whole_table(aws) if i["SK"].startswith("UNIT#")}
     assert unit_items == {f"UNIT#{u}" for u in [*new[1:], old[-1]]}
     assert status_of(handlers, "node-h", "res-old") == "needs-review"  # back, but changed at 3
@@ -625,7 +658,7 @@ def test_an_update_refused_on_a_unit_claimed_since_its_read_changes_nothing(
 def test_a_unit_claimed_since_the_read_is_never_removed_even_when_its_delete_does_not_fit(
     handlers, load_fleet, node_env, aws
 ):
-    """All 64 replaced: the deletes of the last 30 do not fit, so only the node's count of
+    """All 64 replaced: the deletes of the last 31 do not fit, so only the node's count of
     placements tells the update that 00:1f... was claimed after its read."""
     old, new = many(64), many(64, bus=0x40)
     load_fleet(f.fleet([f.node("node-h", [spec(u) for u in old])], NODE_WRITERS))

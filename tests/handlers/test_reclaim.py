@@ -358,6 +358,10 @@ def test_units_outside_the_reservation_are_422_naming_them(handler, fleet, aws):
     assert "0000:06:00.0" in result.body["error"]
     assert "0000:0f:00.0" in result.body["error"]
     assert "0000:04:00.0" not in result.body["error"]
+    assert result.body["details"] == [  # each at its place in the request
+        {"field": "unitIds[1]", "problem": "0000:06:00.0 is not reserved"},
+        {"field": "unitIds[2]", "problem": "0000:0f:00.0 is not reserved"},
+    ]
     assert state.whole_table(aws) == before
 
 

@@ -102,6 +102,31 @@ def test_a_unit_not_reservable_is_422_with_the_reason(functions, fleet):
     ]
 
 
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [("endsAt", "9999-12-31T23:59:59-01:00"), ("startsAt", "0001-01-01T00:00:00+01:00")],
+)
+def test_a_time_outside_the_years_1970_to_9999_is_a_400_naming_it(functions, fleet, aws, field,
+                                                                   text):  # fmt: skip
+    before = state.whole_table(aws)
+    result = create(functions, new(**{field: text}))
+    assert (result.status, result.body["code"]) == (400, "invalid_request")
+    assert result.body["details"] == [
+        {"field": field, "problem": "must fall within the years 1970-9999 (UTC)"}
+    ]
+    assert state.whole_table(aws) == before
+
+
+def test_a_term_shorter_than_a_second_is_a_400_saying_so(functions, fleet):
+    result = create(functions, new(startsAt="2035-01-01T00:00:00Z",
+                                   endsAt="2035-01-01T00:00:00.5Z"))  # fmt: skip
+    assert result.status == 400
+    assert result.body["details"] == [{
+        "field": "endsAt",
+        "problem": "must be at least 1 second after startsAt (times are kept to the second)",
+    }]  # fmt: skip
+
+
 def test_a_keyed_create_is_replayed_with_its_location_and_creates_once(functions, fleet, aws):
     first = create(functions, new(), idem="create-1")
     again = create(functions, new(), idem="create-1")

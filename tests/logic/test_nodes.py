@@ -330,9 +330,9 @@ def test_reaffirm_names_every_unit_gone_or_not_reservable(small, clock):
     )
     with pytest.raises(UnitsNotReservable) as refused:
         affirm(small, clock, "res-rev")
-    assert [d.problem for d in refused.value.details] == [
-        f"{UNITS[0]}: unit is not sellable",
-        f"{UNITS[4]}: unit is not on this node",
+    assert [(d.field, d.problem) for d in refused.value.details] == [
+        ("reservedUnitIds[0]", f"{UNITS[0]}: unit is not sellable"),
+        ("reservedUnitIds[2]", f"{UNITS[4]}: unit is not on this node"),
     ]
 
 

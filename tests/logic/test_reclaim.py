@@ -155,9 +155,9 @@ def test_units_outside_the_reservation_are_422_naming_each(store, queue, clock):
     _with_reservation(store, reserved_unit_ids=(UNITS[0], UNITS[1]))
     with pytest.raises(UnitsNotInReservation) as refused:
         run(store, queue, clock, [UNITS[0], "0000:0A:00.0", UNITS[3]])
-    assert [d.problem for d in refused.value.details] == [
-        "0000:07:00.0 is not reserved",
-        "0000:0a:00.0 is not reserved",
+    assert [(d.field, d.problem) for d in refused.value.details] == [
+        ("unitIds[1]", "0000:0a:00.0 is not reserved"),  # at its place in the request
+        ("unitIds[2]", "0000:07:00.0 is not reserved"),
     ]
     assert store.audit == []
 

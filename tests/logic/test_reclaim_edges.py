@@ -78,7 +78,7 @@ def test_the_answer_shows_the_reservation_in_full(store, queue, clock):
 def test_units_outside_are_named_in_the_unit_ids_field(store, queue, clock):
     with pytest.raises(UnitsNotInReservation) as refused:
         post(store, queue, clock, {"unitIds": ["0000:0a:00.0"]})
-    assert [d.field for d in refused.value.details] == ["unitIds"]
+    assert [d.field for d in refused.value.details] == ["unitIds[0]"]
 
 
 def test_a_dry_run_refusal_keeps_nothing_under_the_key(store, queue, clock):

@@ -115,7 +115,7 @@ def test_units_outside_the_reservation_are_422_naming_each(store, clock):
     _with_reservation(store, reserved_unit_ids=(UNITS[3],))
     with pytest.raises(UnitsNotInReservation, match=r"0000:04:00\.0, 0000:05:00\.0") as refused:
         run(store, clock, [UNITS[1], UNITS[3], UNITS[0]])
-    assert [d.field for d in refused.value.details] == ["unitIds", "unitIds"]
+    assert [d.field for d in refused.value.details] == ["unitIds[0]", "unitIds[2]"]
     assert store.changes == []
 
 

@@ -19,6 +19,7 @@ from reservations.logic.ports import (
 )
 from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
+    ListAccess,
     Node,
     NodeSnapshot,
     OpenTermination,
@@ -42,6 +43,7 @@ from reservations.models.writes import (
     WorkloadEnd,
     WriteConflict,
 )
+from reservations.rules.access import named_org_ids
 
 
 @dataclass
@@ -198,8 +200,10 @@ class FakeNodeStore:
         return partition.node, partition.reservations.get(reservation_id)
 
     def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
-        """As the Query reads (with the node item), ids in order, at most ``page_size``
-        reservations (DynamoDB's 1 MB), ``more`` when it stopped early."""
+        """As the Query reads: ids in order, at most ``page_size`` reservations (DynamoDB's
+        1 MB), ``more`` when it stopped early, and the node's list access as it is now
+        (read with the page, or by a second read when the Query stopped early), with the
+        node's unit generations."""
         self.reads += 1
         partition = self.nodes.get(node_id)
         if partition is None:
@@ -207,7 +211,12 @@ class FakeNodeStore:
         ordered = sorted(partition.reservations.values(), key=lambda r: r.id)
         following = [r for r in ordered if after is None or r.id > after]
         read = following[: self.page_size]
-        return ReservationsRead(partition.node, tuple(read), len(following) > len(read))
+        more = len(following) > len(read)
+        self.reads += more
+        reservations = partition.reservations.values()
+        node = partition.node
+        access = ListAccess(node.owner_org_id, named_org_ids(reservations), node.unit_changed_at)
+        return ReservationsRead(access, tuple(read), more)
 
     def commit_placement(self, write: PlacementWrite, answer: AnswerRecord | None) -> None:
         self.writes += 1

@@ -31,6 +31,17 @@ def item(dynamodb: Any, node_id: str, sort_key: str) -> dict[str, Any] | None:
     return from_attributes(response["Item"]) if "Item" in response else None
 
 
+def partition(dynamodb: Any, node_id: str) -> list[dict[str, Any]]:
+    """Every item of the node's partition, in sort key order."""
+    pages = dynamodb.get_paginator("query").paginate(
+        TableName=TABLE,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues=to_attributes({":pk": node_pk(node_id)}),
+        ConsistentRead=True,
+    )
+    return [from_attributes(i) for page in pages for i in page["Items"]]
+
+
 def workload(dynamodb: Any, node_id: str, workload_id: str) -> dict[str, Any]:
     found = item(dynamodb, node_id, WORKLOAD_PREFIX + workload_id)
     assert found is not None

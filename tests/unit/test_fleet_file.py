@@ -129,7 +129,7 @@ def test_a_reservation_without_topology_gen_is_reviewed_by_a_later_change_of_its
         (
             lambda d: d["nodes"][0]["reservations"][0].update(startsAt="tomorrow"),
             "startsAt",
-            "datetime",
+            "RFC 3339",
         ),
         (lambda d: d["nodes"][0]["workloads"][0].update(tier="gold"), "tier", "spot"),
         (lambda d: d["nodes"][0]["workloads"][0].update(kind="lxc"), "kind", "vm"),
@@ -347,7 +347,7 @@ def test_units_derive_their_claim_from_live_workloads():
         (lambda d: unit0(d).update(allocClass="a" * 129), "units[0].allocClass", "128"),
         (lambda d: unit0(d).update(gpuModelId="m" * 129), "units[0].gpuModelId", "128"),
         (lambda d: unit0(d).update(sellableGpus=10**40), "units[0].sellableGpus", "1024"),
-        (lambda d: unit0(d).update(sellableGpus=1e40), "units[0].sellableGpus", "integer"),
+        (lambda d: unit0(d).update(sellableGpus=1e40), "units[0].sellableGpus", "1024"),
         (lambda d: unit0(d).update(sellableGpus=1025), "units[0].sellableGpus", "1024"),
         (lambda d: res0(d).update(topologyGen=2**53), "reservations[0].topologyGen", "less"),
         (lambda d: d["nodes"][0].update(topologyGen=10**40), "nodes[0].topologyGen", "less"),
@@ -581,3 +581,14 @@ def test_a_queue_prefix_the_template_would_refuse_is_a_usage_error_before_anythi
     assert "argument --queue-prefix: queue prefix must be 1-40 of A-Z a-z 0-9 _ -" in (
         capsys.readouterr().err
     )
+
+
+def test_an_integer_written_with_a_zero_fraction_is_that_integer_and_a_fraction_is_named():
+    document = good()
+    document["nodes"][0]["topologyGen"] = 3.0
+    document["nodes"][0]["units"][0]["sellableGpus"] = 2.0
+    node = parse_fleet(json.dumps(document)).nodes[0]
+    assert (node.topology_gen, node.units[0].sellable_gpus) == (3, 2)
+    assert type(node.topology_gen) is int
+    document["nodes"][0]["units"][0]["sellableGpus"] = 2.5
+    assert "nodes[0].units[0].sellableGpus: Input should be a valid integer" in problems(document)

@@ -12,7 +12,11 @@ import pytest
 
 from devstack import template
 from reservations.dal.items import (
+    ACCESS_SK,
     HISTORY_DAYS,
+    access_from_item,
+    access_item,
+    access_key,
     change_audit_item,
     create_audit_item,
     ended_workload_item,
@@ -24,7 +28,6 @@ from reservations.dal.items import (
     reservation_from_item,
     reservation_item,
     reservation_key,
-    reservations_range,
     snapshot_from_items,
     to_attributes,
     unit_item,
@@ -34,6 +37,7 @@ from reservations.dal.items import (
 )
 from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
+    ListAccess,
     Node,
     Reservation,
     ReservationStatus,
@@ -131,7 +135,9 @@ def _ttl_attribute() -> str:
 
 
 def test_a_create_is_audited_with_its_caller_and_every_term_outside_the_node_partition():
-    create = ReservationCreate(RESERVATION, ItemVersion("node-a", 3), (), "org-acme", "key-7")
+    create = ReservationCreate(
+        RESERVATION, ItemVersion("node-a", 3), (), "org-acme", "key-7", "org-acme"
+    )
     assert stored(create_audit_item(create)) == {
         "PK": "AUDIT#node-a#res-1",
         "SK": f"{STAMP}#create",
@@ -154,7 +160,7 @@ def test_a_create_is_audited_with_its_caller_and_every_term_outside_the_node_par
 
 
 def test_a_create_without_optional_terms_stores_none_of_them():
-    create = ReservationCreate(BARE, ItemVersion("node-a", 3), (), "org-op", "key-1")
+    create = ReservationCreate(BARE, ItemVersion("node-a", 3), (), "org-op", "key-1", "org-acme")
     item = stored(create_audit_item(create))
     assert not {"reason", "endsAt", "contractRef", "topologyGen"} & set(item)
     assert (item["PK"], item["SK"]) == ("AUDIT#node-a#res-2", "2026-11-27T12:00:00Z#create")
@@ -354,18 +360,27 @@ def test_the_node_key_is_where_the_node_item_is_written():
     assert {k: v for k, v in node_item(NODE).items() if k in ("PK", "SK")} == node_key("node-a")
 
 
-def test_the_reservations_range_holds_the_node_and_every_reservation_and_nothing_else():
-    first, last = reservations_range("node-a")
-    assert first == node_key("node-a")
+def test_the_access_item_sorts_after_every_other_item_of_the_partition():
+    """So that a list page, a Query from its cursor up to it, reads it whatever the cursor,
+    and the calls on the node's present (a Query below it) never do."""
     keys = [
         node_key("node-a"),
         reservation_key("node-a", "res-0"),
-        reservation_key("node-a", "res-" + "z" * 20),
-        unit_key("node-a", U[0]),
-        unit_key("node-a", "0"),
-        workload_key("node-a", "vm-1"),
-        {"PK": "NODE#node-a", "SK": "RESPONSE"},
+        reservation_key("node-a", "z" * 128),
+        unit_key("node-a", "ffff:ff:ff.f"),
+        workload_key("node-a", "z" * 128),
     ]
-    # DynamoDB's BETWEEN on a string sort key: byte order, both ends included.
-    inside = [k["SK"] for k in keys if first["SK"] <= k["SK"] <= last]
-    assert inside == ["#NODE", "RES#res-0", "RES#res-" + "z" * 20]
+    assert access_key("node-a") == {"PK": "NODE#node-a", "SK": "~ACCESS"}
+    # DynamoDB orders string sort keys by their UTF-8 bytes.
+    assert all(k["SK"].encode() < ACCESS_SK.encode() for k in keys)
+    assert sorted([*keys, access_key("node-a")], key=lambda k: k["SK"].encode())[-1]["SK"] == (
+        ACCESS_SK
+    )
+
+
+def test_an_access_item_reads_back_as_written_and_names_no_org_with_no_attribute():
+    named = ListAccess("org-acme", frozenset({"org-lab", "org-broker"}), {U[0]: 0, U[1]: 7})
+    assert access_from_item(stored(access_item("node-a", named))) == named
+    bare = access_item("node-a", ListAccess("org-acme"))
+    assert "namedOrgIds" not in to_attributes(bare)
+    assert access_from_item(stored(bare)) == ListAccess("org-acme")

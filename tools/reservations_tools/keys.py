@@ -1,17 +1,20 @@
 """``reservations-keys``: the operator makes, revokes and lists API keys.
 
-    reservations-keys create --org ORG --permission P [--permission P ...] [--operator]
+    reservations-keys create --org ORG --permission P [--permission P ...]
                              [--id ID] [--expires-at RFC3339] [--table NAME] [--endpoint-url URL]
     reservations-keys revoke KEY_ID [...]
     reservations-keys list --org ORG [...]
+    reservations-keys platform [--org ORG] [...]
 
 ``create`` prints the new key once (``vl_`` and 43 random characters from ``secrets``) and
 stores only its SHA-256. Its id (given, or derived from the key) is unique across the table:
 a ``KEYID#<id>`` marker is put in the same transaction as the key, both only if absent.
-``--operator`` makes a platform operator key. ``revoke`` marks the key revoked (kept for the
-audit trail; it stops working within the functions' 60 s key cache). ``list`` shows an
-org's keys: id, permissions, revoked, expiry; never a key or a hash. The fleet loader writes
-its keys with this module's :func:`put_key`.
+A key is a platform operator key because its org is the platform's org, and for no other
+reason: the table records that org once (``platform --org``, or the fleet loader from
+``platformOrgId``), and ``create`` makes every key of that org, and no other, an operator
+key. ``revoke`` marks the key revoked (kept for the audit trail; it stops working within the
+functions' 60 s key cache). ``list`` shows an org's keys: id, permissions, operator, revoked,
+expiry; never a key or a hash. The fleet loader writes its keys with :func:`put_key`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from typing import Any, get_args
 
 import boto3
 from botocore.exceptions import ClientError
-from pydantic import AwareDatetime, TypeAdapter, ValidationError
 
 from reservations.auth.keys import KEY_PREFIX, derive_key_id, hash_key
 from reservations.dal.items import (
@@ -38,10 +40,13 @@ from reservations.dal.items import (
 )
 from reservations.models.domain import ApiKey
 from reservations.models.ids import is_resource_id
+from reservations.models.times import parse_given_time
 from reservations_tools.fleet.model import Permission
 
 KEYID_PREFIX = "KEYID#"
 KEYID_SK = "KEYID"
+# The platform's org: the one item saying whose keys are operator keys.
+PLATFORM_KEY = {"PK": {"S": "PLATFORM"}, "SK": {"S": "PLATFORM"}}
 PERMISSIONS = get_args(Permission)
 
 
@@ -81,6 +86,33 @@ def put_key(client: Any, table: str, key: str, api_key: ApiKey, *, again: bool =
         if error.response["Error"]["Code"] != "TransactionCanceledException":
             raise
         raise KeyCommandError(f"key id {api_key.key_id} is taken by another key") from error
+
+
+def platform_org(client: Any, table: str) -> str | None:
+    """The org the table records as the platform's, or None before one is recorded."""
+    found = client.get_item(TableName=table, Key=PLATFORM_KEY, ConsistentRead=True).get("Item")
+    return str(found["orgId"]["S"]) if found else None
+
+
+def record_platform_org(client: Any, table: str, org_id: str, *, replace: bool = False) -> None:
+    """Record ``org_id`` as the platform's org: when none is, or it is already; with
+    ``replace`` (a fleet file loaded whole, which puts every key anew) whatever was."""
+    condition: dict[str, Any] = {
+        "ConditionExpression": "attribute_not_exists(PK) OR orgId = :org",
+        "ExpressionAttributeValues": {":org": {"S": org_id}},
+    }
+    try:
+        client.put_item(
+            TableName=table,
+            Item={**PLATFORM_KEY, "orgId": {"S": org_id}},
+            **({} if replace else condition),
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        raise KeyCommandError(
+            f"the platform's org is already {platform_org(client, table)}, not {org_id}"
+        ) from error
 
 
 def revoke_hash(client: Any, table: str, key_hash: str) -> bool:
@@ -134,10 +166,11 @@ def _resource_id(value: str) -> str:
 
 
 def _moment(value: str) -> datetime:
+    """``--expires-at``, by the rule every given time follows."""
     try:
-        return TypeAdapter(AwareDatetime).validate_python(value)
-    except ValidationError as error:
-        raise argparse.ArgumentTypeError("must be an RFC 3339 time with a zone") from error
+        return parse_given_time(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -150,29 +183,41 @@ def _parser() -> argparse.ArgumentParser:
     create = commands.add_parser("create", parents=[where], help="make a key, print it once")
     create.add_argument("--org", required=True, type=_resource_id)
     create.add_argument("--permission", action="append", required=True, choices=PERMISSIONS)
-    create.add_argument("--operator", action="store_true", help="a platform operator key")
     create.add_argument("--id", type=_resource_id, help="the key's id (default: derived)")
     create.add_argument("--expires-at", type=_moment, help="RFC 3339, e.g. 2027-01-01T00:00:00Z")
     revoke_ = commands.add_parser("revoke", parents=[where], help="revoke a key by its id")
     revoke_.add_argument("key_id", type=_resource_id)
     listing = commands.add_parser("list", parents=[where], help="an org's keys (never a key)")
     listing.add_argument("--org", required=True, type=_resource_id)
+    platform = commands.add_parser(
+        "platform", parents=[where], help="show the platform's org, or record it (once)"
+    )
+    platform.add_argument("--org", type=_resource_id, help="record ORG as the platform's org")
     return parser
 
 
 def _create(client: Any, args: argparse.Namespace) -> None:
+    """A key of ``--org``: an operator key exactly when that org is the platform's."""
     key = new_key()
     api_key = ApiKey(
         key_id=args.id or derive_key_id(key),
         org_id=args.org,
         permissions=frozenset(args.permission),
-        platform_operator=args.operator,
+        platform_operator=args.org == platform_org(client, args.table),
         expires_at=args.expires_at,
     )
     put_key(client, args.table, key, api_key)
     print(f"key id: {api_key.key_id}")
     print(f"key:    {key}")
+    if api_key.platform_operator:
+        print(f"{args.org} is the platform's org: this is an operator key.", file=sys.stderr)
     print("The key is shown this once; only its hash is stored.", file=sys.stderr)
+
+
+def _platform(client: Any, args: argparse.Namespace) -> None:
+    if args.org is not None:
+        record_platform_org(client, args.table, args.org)
+    print(platform_org(client, args.table) or "(none recorded: no key is an operator key)")
 
 
 def _list(client: Any, args: argparse.Namespace) -> None:
@@ -196,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "revoke":
             revoke(client, args.table, args.key_id)
             print(f"revoked {args.key_id}")
+        elif args.command == "platform":
+            _platform(client, args)
         else:
             _list(client, args)
     except KeyCommandError as error:

@@ -9,10 +9,11 @@ Loading registers each node: it creates the node's spot-termination queue (FIFO,
 to the shared dead-letter queue) and stores its URL on the node's item, replaces the node's
 partition (items the file no longer has are deleted; every item written is one version past
 the stored one) and puts every API key; stored keys the file no longer has are revoked
-unless ``--only-add``. Reservations and workloads are made by create, release and place
-where those calls could have made them at load time, and stored as stated otherwise
-(``api_rules``; ``validate --explain`` says which and why). Nothing is written unless the
-whole file is valid and none of its key ids is another stored key's.
+unless ``--only-add``. It records ``platformOrgId`` as the table's platform org, the org
+whose keys, and no other's, are operator keys. Reservations and workloads are made by
+create, release and place where those calls could have made them at load time, and stored
+as stated otherwise (``api_rules``; ``validate --explain`` says which and why). Nothing is
+written unless the whole file is valid and none of its key ids is another stored key's.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from pydantic import ValidationError
 from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
 from reservations.logic.nodes import registered_node, reported_units
-from reservations.models.domain import ApiKey, NodeSnapshot
+from reservations.models.domain import ApiKey, ListAccess, NodeSnapshot
 from reservations.models.errors import field_path
 from reservations.models.node_requests import UnitSpec
+from reservations.rules.access import named_org_ids
 from reservations.rules.topology import first_generations
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
@@ -74,7 +76,9 @@ def describe(error: ValidationError) -> str:
             field = problem["ctx"]["field"]
             joined = field.startswith("[") or not where  # an index, as in ``allowedOrgIds[1]``
             where = f"{where}{field}" if joined else f"{where}.{field}"
-        lines.append(f"  {where or '(file)'}: {problem['msg']}")
+        # A validator's own words, without pydantic's "Value error, " before them.
+        message = problem["ctx"]["error"] if problem["type"] == "value_error" else problem["msg"]
+        lines.append(f"  {where or '(file)'}: {message}")
     return "\n".join(lines)
 
 
@@ -99,11 +103,18 @@ def build(fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = No
 def node_items(
     fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
 ) -> list[items.Item]:
-    """The node partition's items for one node of the fleet (each at version 1)."""
+    """The node partition's items for one node of the fleet (each at version 1). Its list
+    access item follows the node's (so that both land in the first transaction): the owner
+    and the orgs the node's reservations name, exactly, as the file replaces them all, and
+    the node's unit generations."""
     snapshot = build(fleet_node, loaded_at, queue_url).snapshot
-    node_id = snapshot.node.id
+    node, node_id = snapshot.node, snapshot.node.id
+    access = ListAccess(
+        node.owner_org_id, named_org_ids(snapshot.reservations), node.unit_changed_at
+    )
     return [
         items.node_item(snapshot.node),
+        items.access_item(node_id, access),
         *(items.unit_item(node_id, unit) for unit in snapshot.units),
         *(items.reservation_item(reservation) for reservation in snapshot.reservations),
         *(items.workload_item(node_id, workload) for workload in snapshot.workloads),
@@ -317,6 +328,17 @@ def check_key_ids(client: Any, table: str, fleet: Fleet) -> None:
             )
 
 
+def check_platform_org(client: Any, table: str, fleet: Fleet, only_add: bool) -> None:
+    """Refuse, before anything is written, to add keys under another platform org than the
+    table's: the keys of the one it records would stay operator keys beside the file's."""
+    recorded = keys.platform_org(client, table)
+    if only_add and recorded not in (None, fleet.platform_org_id):
+        raise FleetError(
+            f"platformOrgId: the table's platform org is {recorded}; a file loaded with "
+            "--only-add cannot change it (load it whole, which revokes the keys it lacks)"
+        )
+
+
 def _put_keys(client: Any, table: str, fleet: Fleet) -> None:
     """Every key of the file, through the key command's code (ids unique across the table;
     a key loaded again may keep its id)."""
@@ -350,11 +372,14 @@ def write_fleet(
     new_items = fleet_items(fleet, loaded_at, queue_urls)
     check_sizes(new_items)
     check_key_ids(client, table, fleet)
+    check_platform_org(client, table, fleet, only_add)
     key_items = [i for i in new_items if i["PK"].startswith(items.APIKEY_PREFIX)]
     revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
         pk = items.node_pk(fleet_node.id)
         _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk])
+    # Recorded before the keys: a key made by the command meanwhile is judged by it too.
+    keys.record_platform_org(client, table, fleet.platform_org_id, replace=not only_add)
     _put_keys(client, table, fleet)
     for partition_key in revoke:
         keys.revoke_hash(client, table, partition_key.removeprefix(items.APIKEY_PREFIX))

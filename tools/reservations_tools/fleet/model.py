@@ -19,12 +19,10 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
     StrictBool,
-    StrictInt,
     ValidationError,
     model_validator,
 )
@@ -46,6 +44,8 @@ from reservations.models.ids import (
     is_workload_id,
     normalize_unit_id,
 )
+from reservations.models.requests import JsonInt
+from reservations.models.times import GivenTime, term_problem
 from reservations.rules.units import governing_reservation
 
 # What the API itself accepts: a node is registered with at most 64 units, a reservation
@@ -118,7 +118,7 @@ Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
 ContractRef = Annotated[str, Field(min_length=1, max_length=MAX_CONTRACT_REF)]
 Reason = Annotated[str, Field(max_length=MAX_REASON)]
-TopologyGen = Annotated[StrictInt, Field(ge=0, le=MAX_TOPOLOGY_GEN)]
+TopologyGen = Annotated[JsonInt, Field(ge=0, le=MAX_TOPOLOGY_GEN)]
 
 
 def _first_repeat(values: list[str]) -> tuple[int, int] | None:
@@ -162,7 +162,7 @@ class FleetApiKey(_Strict):
     org_id: OrgId = Field(alias="orgId")
     permissions: Annotated[list[Permission], AfterValidator(_unique)]
     revoked: StrictBool = False
-    expires_at: AwareDatetime | None = Field(default=None, alias="expiresAt")
+    expires_at: GivenTime | None = Field(default=None, alias="expiresAt")
     id: ResourceId | None = Field(default=None, description="audit handle; derived when absent")
 
     @property
@@ -175,7 +175,7 @@ class FleetUnit(_Strict):
     alloc_class: Token = Field(alias="allocClass")
     gpu_model_id: Token = Field(alias="gpuModelId")
     gpu_model_name: Name | None = Field(default=None, alias="gpuModelName")
-    sellable_gpus: StrictInt = Field(alias="sellableGpus", ge=0, le=MAX_SELLABLE_GPUS)
+    sellable_gpus: JsonInt = Field(alias="sellableGpus", ge=0, le=MAX_SELLABLE_GPUS)
     sellable: StrictBool
     not_sellable_reason: Name | None = Field(default=None, alias="notSellableReason")
 
@@ -183,8 +183,8 @@ class FleetUnit(_Strict):
 class FleetReservation(_Strict):
     id: ResourceId
     status: ReservationStatus
-    starts_at: AwareDatetime = Field(alias="startsAt")
-    ends_at: AwareDatetime | None = Field(default=None, alias="endsAt")
+    starts_at: GivenTime = Field(alias="startsAt")
+    ends_at: GivenTime | None = Field(default=None, alias="endsAt")
     allowed_org_ids: OrgIds = Field(default_factory=list, alias="allowedOrgIds")
     managing_org_ids: OrgIds = Field(default_factory=list, alias="managingOrgIds")
     reserved_unit_ids: list[UnitId] = Field(alias="reservedUnitIds")
@@ -192,13 +192,13 @@ class FleetReservation(_Strict):
     contract_ref: ContractRef | None = Field(default=None, alias="contractRef")
     reason: Reason | None = None
     topology_gen: TopologyGen | None = Field(default=None, alias="topologyGen")
-    created_at: AwareDatetime | None = Field(default=None, alias="createdAt")
-    updated_at: AwareDatetime | None = Field(default=None, alias="updatedAt")
+    created_at: GivenTime | None = Field(default=None, alias="createdAt")
+    updated_at: GivenTime | None = Field(default=None, alias="updatedAt")
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if self.ends_at is not None and self.ends_at <= self.starts_at:
-            raise field_error("endsAt", "must be after startsAt")
+        if self.ends_at is not None and (problem := term_problem(self.starts_at, self.ends_at)):
+            raise field_error("endsAt", problem)
         _no_repeat("unit id", self.reserved_unit_ids, "reservedUnitIds[{}]")
         _no_repeat("unit id", self.released_unit_ids, "releasedUnitIds[{}]")
         reserved = set(self.reserved_unit_ids)

@@ -1,9 +1,13 @@
 """The single-table layout: how each entity is keyed and encoded as a DynamoDB item.
 
 One partition per node (``NODE#<id>``) holds the node, its units, its reservations and its
-live workloads, so either endpoint reads all it decides from with one Query. API keys live
-in their own partitions (``APIKEY#<sha256>``). Every item in a node partition carries a
-``version`` that each writer bumps, so a conditional write can tell it saw the latest.
+live workloads, so either endpoint reads all it decides from with one Query. After them, last
+in the partition, the node's list access item (``~ACCESS``): its owner, the orgs its
+reservations name and a copy of its units' generations of last change, which a page of the
+reservation list reads with the page whatever its cursor, and which the calls on the node's
+present stop before. API keys live in their own
+partitions (``APIKEY#<sha256>``). Every item in a node partition carries a ``version`` that
+each writer bumps, so a conditional write can tell it saw the latest.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
     ApiKey,
+    ListAccess,
     Node,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
     Tier,
     Unit,
+    UnitGenerations,
     Workload,
     WorkloadKind,
     WorkloadState,
@@ -45,6 +51,8 @@ NODE_SK = "#NODE"
 UNIT_PREFIX = "UNIT#"
 RESERVATION_PREFIX = "RES#"
 WORKLOAD_PREFIX = "WL#"
+# Sorts after every other sort key of a node partition ("~" is above every prefix's letter).
+ACCESS_SK = "~ACCESS"
 APIKEY_PREFIX = "APIKEY#"
 APIKEY_SK = "APIKEY"
 AUDIT_PREFIX = "AUDIT#"
@@ -94,10 +102,8 @@ def workload_key(node_id: str, workload_id: str) -> Item:
     return {"PK": node_pk(node_id), "SK": WORKLOAD_PREFIX + workload_id}
 
 
-def reservations_range(node_id: str) -> tuple[Item, str]:
-    """The node item and every reservation, nothing else: ``#NODE`` sorts first, and every
-    ``RES#<id>`` is below ``RES$`` (the next character), above which units begin."""
-    return node_key(node_id), RESERVATION_PREFIX[:-1] + chr(ord("#") + 1)
+def access_key(node_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": ACCESS_SK}
 
 
 def audit_pk(node_id: str, reservation_id: str) -> str:
@@ -138,7 +144,7 @@ def node_item(node: Node) -> Item:
     }
 
 
-def _unit_generations(node: Node) -> dict[str, int] | None:
+def _unit_generations(node: UnitGenerations) -> dict[str, int] | None:
     changed_at = node.unit_changed_at
     return None if changed_at is None else dict(sorted(changed_at.items()))
 
@@ -179,6 +185,25 @@ def reservation_item(reservation: Reservation) -> Item:
         "updatedAt": format_time(reservation.updated_at),
         "version": reservation.version,
     }
+
+
+def access_item(node_id: str, access: ListAccess) -> Item:
+    """The node's list access (a string set cannot be empty: no named org, no attribute),
+    with the node's unit generations as its node item keeps them."""
+    return {
+        **access_key(node_id),
+        "ownerOrgId": access.owner_org_id,
+        "namedOrgIds": set(access.named_org_ids) or None,
+        UNITS_CHANGED_AT: _unit_generations(access),
+    }
+
+
+def access_from_item(item: Item) -> ListAccess:
+    return ListAccess(
+        owner_org_id=item["ownerOrgId"],
+        named_org_ids=frozenset(_strings(item.get("namedOrgIds"))),
+        unit_changed_at=_generations(item.get(UNITS_CHANGED_AT)),
+    )
 
 
 def workload_item(node_id: str, workload: Workload) -> Item:

@@ -13,6 +13,7 @@ from reservations.dal.items import (
     PLACEMENTS,
     UNITS_CHANGED_AT,
     Item,
+    access_key,
     audit_pk,
     format_time,
     node_item,
@@ -51,14 +52,16 @@ def commit_node(write: NodeWrite) -> None:
 
 def node_transaction(write: NodeWrite) -> list[Action]:
     """The node item (its generation, owner, each unit's generation of last change; on the
-    version and the placement count read), every new or changed unit (at most 64), the
-    audit record: at most 66 actions. The unit items to delete fill the rest, up to
-    DynamoDB's 100: units the node no longer lists are invisible to every call already
-    (``items.snapshot_from_items``), so a delete that does not fit is left for the next
-    update. A unit claimed since the read moves the node's placement count, so the update
-    fails even when that unit's delete did not fit."""
+    version and the placement count read), its list access item (the same owner and
+    generations, which every page of the reservation list reads), every new or changed unit
+    (at most 64), the audit record: at most 67 actions. The unit items to delete fill the
+    rest, up to DynamoDB's 100 (at least 33): units the node no longer lists are invisible
+    to every call already (``items.snapshot_from_items``), so a delete that does not fit is
+    left for the next update. A unit claimed since the read moves the node's placement
+    count, so the update fails even when that unit's delete did not fit."""
     actions = [
         _node_action(write),
+        _access_action(write),
         *(_put(unit_item(write.node.id, put.unit), put.read) for put in write.units),
         _put(_audit_item(write), None),
     ]
@@ -118,6 +121,27 @@ def _node_action(write: NodeWrite) -> Action:
             "UpdateExpression": update + "version = version + :one",
             "ConditionExpression": f"version = :v AND (attribute_not_exists({PLACEMENTS}) "
             f"OR {PLACEMENTS} = :placements)",
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _access_action(write: NodeWrite) -> Action:
+    """The node's owner and unit generations, kept in its list access item too, in the
+    node's own write (which makes the item on registration; the orgs it names come with
+    reservations): a list page derives its statuses from them without reading the node."""
+    values = {
+        ":owner": write.node.owner_org_id,
+        ":units": dict(write.node.unit_changed_at or {}),
+        ":zero": 0,
+        ":one": 1,
+    }
+    return {
+        "Update": {
+            "TableName": _table(),
+            "Key": to_attributes(access_key(write.node.id)),
+            "UpdateExpression": f"SET ownerOrgId = :owner, {UNITS_CHANGED_AT} = :units, "
+            "version = if_not_exists(version, :zero) + :one",
             "ExpressionAttributeValues": to_attributes(values),
         }
     }

@@ -9,8 +9,12 @@ from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
+    ACCESS_SK,
     NODE_SK,
+    RESERVATION_PREFIX,
     Item,
+    access_from_item,
+    access_key,
     create_audit_item,
     from_attributes,
     node_from_item,
@@ -19,12 +23,11 @@ from reservations.dal.items import (
     reservation_from_item,
     reservation_item,
     reservation_key,
-    reservations_range,
     to_attributes,
     unit_key,
 )
 from reservations.dal.transactions import commit
-from reservations.models.domain import Node, Reservation, ReservationsRead
+from reservations.models.domain import ListAccess, Node, Reservation, ReservationsRead
 from reservations.models.idempotency import AnswerRecord
 from reservations.models.writes import ReservationCreate
 
@@ -50,18 +53,20 @@ def load_reservation(node_id: str, reservation_id: str) -> tuple[Node | None, Re
 
 
 def reservation_page(node_id: str, after: str | None) -> ReservationsRead:
-    """One Query: the node item and its reservations by id, or those after ``after``; a
-    later page's Query starts past the node item, so the node is read with a GetItem too
-    (a reservation's effective status depends on the node's topology as it is now).
+    """One Query: the node's reservations by id (or those after ``after``) up to its list
+    access item, which sorts last in the partition, so the page reads it whatever the
+    cursor: who may list, and the unit generations the page's statuses are derived from.
+    Only when the Query stops at its 1 MB before reaching it is it read on its own (one
+    GetItem more).
 
-    No Limit: the page takes what one Query returns (up to 1 MB), and the caller filters.
+    No Limit: the page takes what one Query returns, and the caller filters. Units and live
+    workloads sort between the two and are read too (as many as the node has now).
     """
-    first, last = reservations_range(node_id)
     query: dict[str, Any] = {
         "TableName": settings().table_name,
-        "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :last",
+        "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
         "ExpressionAttributeValues": to_attributes(
-            {":pk": node_pk(node_id), ":first": first["SK"], ":last": last}
+            {":pk": node_pk(node_id), ":first": RESERVATION_PREFIX, ":access": ACCESS_SK}
         ),
         "ConsistentRead": True,
     }
@@ -69,21 +74,27 @@ def reservation_page(node_id: str, after: str | None) -> ReservationsRead:
         query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
     page = clients.dynamodb().query(**query)
     items = [from_attributes(attributes) for attributes in page["Items"]]
-    node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
+    access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
+    stopped_at = page.get("LastEvaluatedKey", {}).get("SK", {}).get("S")
+    if access is None and stopped_at is not None:
+        access = _list_access(node_id)
     return ReservationsRead(
-        node=node if after is None else load_node_item(node_id),
-        reservations=tuple(reservation_from_item(i) for i in items if i["SK"] != NODE_SK),
-        more="LastEvaluatedKey" in page,
+        access=access,
+        reservations=tuple(
+            reservation_from_item(i) for i in items if i["SK"].startswith(RESERVATION_PREFIX)
+        ),
+        more=stopped_at is not None and stopped_at.startswith(RESERVATION_PREFIX),
     )
 
 
-def load_node_item(node_id: str) -> Node | None:
-    """The node item alone, strongly consistent."""
+def _list_access(node_id: str) -> ListAccess | None:
     response = clients.dynamodb().get_item(
-        TableName=settings().table_name, Key=to_attributes(node_key(node_id)), ConsistentRead=True
+        TableName=settings().table_name,
+        Key=to_attributes(access_key(node_id)),
+        ConsistentRead=True,
     )
     item = response.get("Item")
-    return node_from_item(from_attributes(item)) if item else None
+    return access_from_item(from_attributes(item)) if item else None
 
 
 def commit_create(write: ReservationCreate, answer: AnswerRecord | None = None) -> None:
@@ -103,6 +114,7 @@ def create_transaction(write: ReservationCreate) -> list[Action]:
     node_id = write.reservation.node_id
     return [
         _node_bump(write),
+        _access_update(write),
         *(_version_check(table, unit_key(node_id, unit.id), unit.version) for unit in write.units),
         _put_new(table, reservation_item(write.reservation)),
         _put_new(table, create_audit_item(write)),
@@ -118,6 +130,24 @@ def _node_bump(write: ReservationCreate) -> Action:
             "UpdateExpression": "SET version = version + :one",
             "ConditionExpression": "version = :v",
             "ExpressionAttributeValues": to_attributes({":one": 1, ":v": write.node.version}),
+        }
+    }
+
+
+def _access_update(write: ReservationCreate) -> Action:
+    """The orgs the new reservation names join the node's list access (a set: adding one
+    twice is adding it once), beside the owner the node bump conditions on."""
+    reservation = write.reservation
+    named = {*reservation.allowed_org_ids, *reservation.managing_org_ids}
+    return {
+        "Update": {
+            "TableName": settings().table_name,
+            "Key": to_attributes(access_key(reservation.node_id)),
+            "UpdateExpression": "SET ownerOrgId = :owner, "
+            "version = if_not_exists(version, :zero) + :one ADD namedOrgIds :named",
+            "ExpressionAttributeValues": to_attributes(
+                {":owner": write.owner_org_id, ":zero": 0, ":one": 1, ":named": named}
+            ),
         }
     }
 

@@ -7,6 +7,7 @@ from typing import Any
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.items import (
+    ACCESS_SK,
     APIKEY_SK,
     api_key_from_item,
     apikey_pk,
@@ -18,11 +19,15 @@ from reservations.models.domain import ApiKey, NodeSnapshot
 
 
 def load_node(node_id: str) -> NodeSnapshot | None:
-    """The node's whole partition, strongly consistent; usually a single Query page."""
+    """The node's partition up to its list access item (which only the reservation list
+    reads), strongly consistent; usually a single Query page."""
     query: dict[str, Any] = {
         "TableName": settings().table_name,
-        "KeyConditionExpression": "PK = :pk",
-        "ExpressionAttributeValues": {":pk": {"S": node_pk(node_id)}},
+        "KeyConditionExpression": "PK = :pk AND SK < :access",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": node_pk(node_id)},
+            ":access": {"S": ACCESS_SK},
+        },
         "ConsistentRead": True,
     }
     items: list[dict[str, Any]] = []

@@ -18,7 +18,8 @@ _ERRORS = {
     422: "units_not_in_reservation, units_not_reservable, units_not_sellable or "
     "idempotency_key_reused",
     500: "internal: never for anything a client sent",
-    503: "internal: AWS did not answer within the call's time; retry (same Idempotency-Key)",
+    503: "internal: AWS did not answer within the call's time; retry (a POST with the same "
+    "Idempotency-Key; a PUT as it was)",
 }
 
 

@@ -188,6 +188,7 @@ def _commit(
         units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
+        owner_org_id=snapshot.node.owner_org_id,
     )
     try:
         ports.store.commit_create(write, idempotency.answer_record(keyed, outcome, now))

@@ -2,14 +2,17 @@
 reservations as a caller may see them.
 
 One reservation is one BatchGetItem (the node and the reservation). A list page is one Query
-over the node item and the ``RES#`` sort keys from the cursor on (a later page reads the node
-item with a GetItem besides: statuses are derived from its topology); visibility and the
-status filter are applied in code, and the page stops at ``limit`` matches.
+over the ``RES#`` sort keys from the cursor on, up to the node's list access item, which
+sorts last and so comes with every page: who may list, and whether they see every
+reservation or those naming their org, is decided on each page from it, never carried in
+the cursor, and the page's effective statuses are derived from the unit generations it
+keeps (no read of the node item). The status filter is applied in code, and the page stops
+at ``limit`` matches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,24 +21,37 @@ from reservations.logic.views import reservation_view
 from reservations.models.api import ReservationPage, ReservationView
 from reservations.models.domain import (
     Caller,
-    Node,
+    ListAccess,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
+    UnitGenerations,
 )
 from reservations.models.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.models.ids import is_resource_id
-from reservations.rules.access import READ, may_read_reservation
+from reservations.rules.access import (
+    READ,
+    may_list_reservations,
+    may_read_reservation,
+    sees_every_reservation,
+)
 from reservations.rules.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.rules.status import effective_status
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
+# The query string's parts as the OpenAPI document describes them (ECMA 262 patterns): what
+# they match is exactly what the list accepts, and a part given empty is absent.
+_LIMIT = r"[1-9][0-9]?|100"
+_STATUS = "(" + "|".join(status.value for status in ReservationStatus) + ")"
+LIMIT_PATTERN = rf"^$|^({_LIMIT})$"
+STATUS_PATTERN = rf"^$|^ *{_STATUS} *(, *{_STATUS} *)*$"
 
 
 @dataclass(frozen=True)
 class ListQuery:
-    """The list's query string as it came: every part optional, each checked here."""
+    """The list's query string as it came: every part optional, each checked here; a part
+    given empty (``status=``) is absent."""
 
     limit: str | None = None
     cursor: str | None = None
@@ -68,40 +84,37 @@ def list_reservations(
     see none of them (never an empty first page for a stranger)."""
     if not is_resource_id(node_id) or not caller.has(READ):
         raise NotFound()
-    limit, statuses = _limit(query.limit), _statuses(query.status)
+    limit, statuses = _limit(query.limit or None), _statuses(query.status or None)
     scope = CursorScope(node_id, ",".join(sorted(statuses)), caller.org_id)
-    cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor is not None else None
+    cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor else None
     read = reader.reservation_page(node_id, cursor.after if cursor else None)
-    node = read.node
-    if node is None:
-        raise NotFound()
-    sees_all = cursor.sees_all if cursor else _sees_all(caller, node, read.reservations)
+    access = _listed_by(caller, read.access)
+    sees_all = sees_every_reservation(caller, access)
     visible = [r for r in read.reservations if sees_all or _names(r, caller.org_id)]
     matches = [
-        r for r in visible if not statuses or effective_status(r, node, now).value in statuses
+        r for r in visible if not statuses or effective_status(r, access, now).value in statuses
     ]
     page = matches[:limit]
     after = page[-1].id if len(matches) > limit else None
     if after is None and read.more and read.reservations:
         after = read.reservations[-1].id  # the Query stopped early: go on after what it read
-    next_cursor = encode_cursor(Cursor(after, sees_all), scope, cursor_key) if after else None
-    return ReservationPage(items=[_view(r, node, now) for r in page], next_cursor=next_cursor)
+    next_cursor = encode_cursor(Cursor(after), scope, cursor_key) if after else None
+    return ReservationPage(items=[_view(r, access, now) for r in page], next_cursor=next_cursor)
 
 
-def _sees_all(caller: Caller, node: Node, reservations: Sequence[Reservation]) -> bool:
-    """First page: the operator and the owner see all; others must see at least one."""
-    if caller.platform_operator or caller.org_id == node.owner_org_id:
-        return True
-    if not any(_names(r, caller.org_id) for r in reservations):
+def _listed_by(caller: Caller, access: ListAccess | None) -> ListAccess:
+    """The node's list access, read with this page; the 404 when the node is unknown or the
+    caller may list none of its reservations."""
+    if access is None or not may_list_reservations(caller, access):
         raise NotFound()
-    return False
+    return access
 
 
 def _names(reservation: Reservation, org_id: str) -> bool:
     return org_id in reservation.managing_org_ids or org_id in reservation.allowed_org_ids
 
 
-def _view(reservation: Reservation, node: Node, now: datetime) -> ReservationView:
+def _view(reservation: Reservation, node: UnitGenerations, now: datetime) -> ReservationView:
     released, updated_at = reservation.released_unit_ids, reservation.updated_at
     return reservation_view(reservation, node, now, released, updated_at)
 
@@ -110,7 +123,7 @@ def _limit(text: str | None) -> int:
     """1-100, default 50; anything else is a 400 naming ``limit``."""
     if text is None:
         return DEFAULT_LIMIT
-    if not (text.isascii() and text.isdigit() and len(text) <= 3 and 1 <= int(text) <= MAX_LIMIT):
+    if not re.fullmatch(_LIMIT, text):  # decimal, no sign, no leading zero
         raise InvalidRequest(
             f"limit must be an integer from 1 to {MAX_LIMIT}",
             [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
@@ -122,7 +135,7 @@ def _statuses(text: str | None) -> frozenset[str]:
     """Comma-separated effective statuses; an unknown one is a 400 naming ``status``."""
     if text is None:
         return frozenset()
-    names = [name.strip() for name in text.split(",")]
+    names = [name.strip(" ") for name in text.split(",")]
     known = {status.value for status in ReservationStatus}
     if unknown := [name for name in names if name not in known]:
         raise InvalidRequest(

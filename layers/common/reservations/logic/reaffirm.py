@@ -110,11 +110,15 @@ def check_reaffirmable(snapshot: NodeSnapshot, reservation: Reservation, now: da
         raise ReservationNotInReview(
             f"reservation {reservation.id} is {status.value}, not needs-review"
         )
-    if refusals := not_reservable(snapshot, sorted(reservation.reserved_unit_ids)):
+    reserved = sorted(reservation.reserved_unit_ids)  # as the reservation object shows them
+    if refusals := not_reservable(snapshot, reserved):
         raise UnitsNotReservable(
             f"reservation {reservation.id} holds units that are not reservable: "
             + ", ".join(unit_id for unit_id, _ in refusals),
-            [FieldProblem("reservedUnitIds", f"{unit_id}: {why}") for unit_id, why in refusals],
+            [
+                FieldProblem(f"reservedUnitIds[{reserved.index(unit_id)}]", f"{unit_id}: {why}")
+                for unit_id, why in refusals
+            ],
         )
 
 

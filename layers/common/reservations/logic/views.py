@@ -11,7 +11,14 @@ from reservations.models.api import (
     UnitView,
     WorkloadView,
 )
-from reservations.models.domain import Node, NodeSnapshot, Reservation, Unit, Workload
+from reservations.models.domain import (
+    Node,
+    NodeSnapshot,
+    Reservation,
+    Unit,
+    UnitGenerations,
+    Workload,
+)
 from reservations.models.times import format_time
 from reservations.rules.reclaim_plan import ReclaimPlan
 from reservations.rules.status import effective_status
@@ -62,12 +69,13 @@ def reclaim_response(
 
 def reservation_view(
     reservation: Reservation,
-    node: Node,
+    node: UnitGenerations,
     now: datetime,
     released: tuple[str, ...],
     updated_at: datetime,
 ) -> ReservationView:
-    """A reservation with its effective status (on ``node``'s topology) and sorted ids."""
+    """A reservation with its effective status (on the node's unit generations, from its
+    node item or its list access item) and sorted ids."""
     return ReservationView(
         id=reservation.id,
         node_id=reservation.node_id,

@@ -6,6 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Protocol
+
+# The kind is part of the message contract; its one definition lives with the messages.
+from termination_messages import WorkloadKind as WorkloadKind
 
 
 class ReservationStatus(StrEnum):
@@ -26,11 +30,6 @@ class Tier(StrEnum):
     SPOT = "spot"
     RESERVED = "reserved"
     ON_DEMAND = "on-demand"
-
-
-class WorkloadKind(StrEnum):
-    VM = "vm"
-    POD = "pod"
 
 
 RESERVABLE_ALLOC_CLASSES = frozenset({"vfio-group", "device-request"})
@@ -55,6 +54,15 @@ class Node:
     # How many placements the node has had: each adds one, and an update conditions on it,
     # so that a unit claimed after the update read the node is never removed.
     placements: int = 0
+
+
+class UnitGenerations(Protocol):
+    """Where a reservation's derived review is read from: each unit of the node with the
+    generation it last changed at. The node item keeps it, and its list access item a copy
+    written in the same transaction."""
+
+    @property
+    def unit_changed_at(self) -> Mapping[str, int] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +157,26 @@ class NodeSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class ReservationsRead:
-    """One Query of a node's reservations in id order, from some point on, and the node item
-    (None: no such node); ``more`` when the Query stopped before the end."""
+class ListAccess:
+    """What every page of a node's reservation list reads with it, kept in the node's
+    partition after everything else: who may list (the node's owner, and every org its
+    reservations name in ``allowedOrgIds`` or ``managingOrgIds``, whatever their status),
+    and each unit's generation of last change as the node item keeps it, which the page's
+    effective statuses are derived from (``rules.status``; None on an item written before
+    the node kept them)."""
 
-    node: Node | None
+    owner_org_id: str
+    named_org_ids: frozenset[str] = frozenset()
+    unit_changed_at: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationsRead:
+    """A page of a node's reservations in id order, from some point on, read with the
+    node's list access (None: there is no such node); ``more`` when the read stopped
+    before the last reservation."""
+
+    access: ListAccess | None
     reservations: tuple[Reservation, ...]
     more: bool
 

@@ -11,7 +11,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictInt,
     StrictStr,
     ValidationError,
 )
@@ -20,6 +19,7 @@ from reservations.models.errors import FieldProblem, InvalidRequest, field_path
 from reservations.models.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
 from reservations.models.requests import (
     MAX_REASON,
+    JsonInt,
     RawBody,
     _invalid,
     _json_object,
@@ -47,7 +47,7 @@ class UnitSpec(_Strict):
     alloc_class: _Token = Field(alias="allocClass")
     gpu_model_id: _Token = Field(alias="gpuModelId")
     gpu_model_name: _Name | None = Field(default=None, alias="gpuModelName")
-    sellable_gpus: StrictInt = Field(alias="sellableGpus", ge=0, le=MAX_SELLABLE_GPUS)
+    sellable_gpus: JsonInt = Field(alias="sellableGpus", ge=0, le=MAX_SELLABLE_GPUS)
     sellable: StrictBool
     not_sellable_reason: _Name | None = Field(default=None, alias="notSellableReason")
 
@@ -77,7 +77,7 @@ class NodeRequest(_Strict):
     )
 
     owner_org_id: Annotated[StrictStr, Field(pattern=RESOURCE_ID)] = Field(alias="ownerOrgId")
-    topology_gen: StrictInt = Field(alias="topologyGen", ge=1, le=MAX_TOPOLOGY_GEN)
+    topology_gen: JsonInt = Field(alias="topologyGen", ge=1, le=MAX_TOPOLOGY_GEN)
     units: list[UnitSpec] = Field(
         min_length=1,
         max_length=MAX_UNITS_PER_NODE,

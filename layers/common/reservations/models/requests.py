@@ -14,10 +14,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from reservations.models.errors import FieldProblem, InvalidRequest, field_path
 from reservations.models.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
+from reservations.models.times import RFC3339, parse_given_time
 
 MAX_UNITS = 32
 MAX_REASON = 1000
@@ -26,6 +36,18 @@ MAX_INT_DIGITS = 100
 MAX_REPORTED_PROBLEMS = 20
 
 _Body = TypeVar("_Body", bound=BaseModel)
+
+
+def _whole_number(value: Any) -> Any:
+    # JSON has one number type: 1.0 is the integer 1 to JSON Schema, and so to the spec.
+    # Anything else (1.5, true, "1") goes on to the strict check, which refuses it.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+# An integer field of a body: an integral number, written 1 or 1.0 (JSON Schema's integer).
+JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
 
 
 class CapacityRequest(BaseModel):
@@ -251,8 +273,6 @@ def parse_place_request(raw: RawBody) -> PlaceWorkloadRequest:
 
 MAX_ORGS = 50
 MAX_CONTRACT_REF = 200
-# RFC 3339 with seconds and an offset; bounded, so a long fraction costs nothing to refuse.
-RFC3339 = r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
 _OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
 
 
@@ -294,11 +314,14 @@ class CreateReservationRequest(BaseModel):
     )  # fmt: skip
     starts_at: StrictStr | None = Field(
         default=None, alias="startsAt", pattern=RFC3339,
-        description="RFC 3339; default now; at most 5 minutes in the past",
+        description="RFC 3339 with an offset, within the years 1970-9999 in UTC; default "
+        "now; at most 5 minutes in the past",
     )  # fmt: skip
     ends_at: StrictStr | None = Field(
         default=None, alias="endsAt", pattern=RFC3339,
-        description="RFC 3339, after startsAt and in the future; absent: open-ended",
+        description="RFC 3339 with an offset, within the years 1970-9999 in UTC; at least 1 "
+        "second after startsAt (times are kept to the second) and in the future; absent: "
+        "open-ended",
     )  # fmt: skip
     contract_ref: StrictStr | None = Field(
         default=None, alias="contractRef", max_length=MAX_CONTRACT_REF
@@ -306,12 +329,12 @@ class CreateReservationRequest(BaseModel):
     reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
 
     def term(self) -> tuple[datetime | None, datetime | None]:
-        """``startsAt`` and ``endsAt`` as times (already checked to be valid ones)."""
+        """``startsAt`` and ``endsAt`` as times in UTC (already checked to be valid ones)."""
         return _moment(self.starts_at), _moment(self.ends_at)
 
 
 def _moment(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text.upper())
+    return None if text is None else parse_given_time(text)
 
 
 def _create_problems(request: CreateReservationRequest) -> tuple[list[str], list[FieldProblem]]:
@@ -331,8 +354,8 @@ def _create_problems(request: CreateReservationRequest) -> tuple[list[str], list
     for name, text in (("startsAt", request.starts_at), ("endsAt", request.ends_at)):
         try:
             _moment(text)
-        except ValueError:
-            problems.append(FieldProblem(name, "is not a valid date and time"))
+        except ValueError as error:  # not a real date, or outside the years 1970-9999
+            problems.append(FieldProblem(name, str(error)))
     return units, problems
 
 

@@ -81,6 +81,9 @@ class ReservationCreate:
     units: tuple[ItemVersion, ...]
     caller_org_id: str
     caller_key_id: str
+    # The node's owner as read (the node's version holds it still at the commit): the
+    # node's list access keeps it beside the orgs the reservation names.
+    owner_org_id: str
 
 
 @dataclass(frozen=True, slots=True)

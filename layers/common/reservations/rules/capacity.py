@@ -3,7 +3,7 @@ release leaves lent; the clock is passed in."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from reservations.models.domain import Node, Reservation, ReservationStatus
@@ -18,9 +18,10 @@ from reservations.rules.status import effective_status, in_term
 
 
 def capacity_refusal(
-    reservation: Reservation, node: Node, unit_ids: Collection[str], now: datetime
+    reservation: Reservation, node: Node, unit_ids: Sequence[str], now: datetime
 ) -> ApiError | None:
-    """409 unless active and inside its term, then 422 naming units outside it; else None."""
+    """409 unless active and inside its term, then 422 naming each unit outside it at its
+    place in the request (``unitIds[2]``); else None."""
     status = effective_status(reservation, node, now)
     if status is not ReservationStatus.ACTIVE:
         return ReservationNotActive(f"reservation {reservation.id} is {status.value}")
@@ -31,7 +32,11 @@ def capacity_refusal(
     if outside := units_outside(reservation, unit_ids):
         return UnitsNotInReservation(
             f"units not in reservation {reservation.id}: {', '.join(outside)}",
-            [FieldProblem("unitIds", f"{unit_id} is not reserved") for unit_id in outside],
+            [
+                FieldProblem(f"unitIds[{index}]", f"{unit_id} is not reserved")
+                for index, unit_id in enumerate(unit_ids)
+                if unit_id in outside
+            ],
         )
     return None
 

@@ -1,6 +1,7 @@
 """The list's page cursor: where the next page starts, signed so that a client can neither
 forge nor alter it, and bound to the node, the filter and the caller's org so that it cannot
-be replayed on another list."""
+be replayed on another list. It is a position and nothing else: who may see what is decided
+again on every page, never carried over from the first."""
 
 from __future__ import annotations
 
@@ -29,11 +30,9 @@ class CursorScope:
 
 @dataclass(frozen=True, slots=True)
 class Cursor:
-    """The next page starts after reservation ``after``; ``sees_all`` records that the caller
-    was the operator or the node's owner when the first page was read."""
+    """The next page starts after reservation ``after``."""
 
     after: str
-    sees_all: bool
 
 
 def _b64(data: bytes) -> str:
@@ -51,8 +50,7 @@ def _signature(key: bytes, payload: bytes) -> bytes:
 def encode_cursor(cursor: Cursor, scope: CursorScope, key: bytes) -> str:
     """``<payload>.<HMAC-SHA256 of payload>``, both base64url."""
     payload = json.dumps(
-        {"a": cursor.after, "all": cursor.sees_all, "n": scope.node_id,
-         "s": scope.statuses, "o": scope.org_id},
+        {"a": cursor.after, "n": scope.node_id, "s": scope.statuses, "o": scope.org_id},
         separators=(",", ":"), sort_keys=True,
     ).encode()  # fmt: skip
     return f"{_b64(payload)}.{_b64(_signature(key, payload))}"
@@ -73,4 +71,5 @@ def decode_cursor(text: str, scope: CursorScope, key: bytes) -> Cursor:
             "cursor is not valid for this list",
             [FieldProblem("cursor", "is not a cursor this list gave out")],
         )
-    return Cursor(after=str(fields["a"]), sees_all=bool(fields["all"]))
+    # A cursor signed before cursors were positions only may say more ("all"): ignored.
+    return Cursor(after=str(fields["a"]))

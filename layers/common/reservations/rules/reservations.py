@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from reservations.models.domain import NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import FieldProblem, InvalidRequest
-from reservations.models.times import format_time
+from reservations.models.times import format_time, term_problem
 from reservations.rules.status import effective_status
 from reservations.rules.units import not_reservable_reason
 
@@ -25,7 +25,8 @@ UnitRefusal = tuple[str, str]
 
 
 def new_term(starts_at: datetime | None, ends_at: datetime | None, now: datetime) -> Term:
-    """The term to store (to the second, as stored); 400 naming the field that is wrong."""
+    """The term to store (to the second, as stored); 400 naming the field that is wrong.
+    A term shorter than a second is refused as such: kept to the second, it would be none."""
     starts = (starts_at or now).replace(microsecond=0)
     ends = ends_at.replace(microsecond=0) if ends_at is not None else None
     if starts < now - MAX_START_IN_PAST:
@@ -33,10 +34,8 @@ def new_term(starts_at: datetime | None, ends_at: datetime | None, now: datetime
             "startsAt is more than 5 minutes in the past",
             [FieldProblem("startsAt", "must not be more than 5 minutes in the past")],
         )
-    if ends is not None and ends <= starts:
-        raise InvalidRequest(
-            "endsAt must be after startsAt", [FieldProblem("endsAt", "must be after startsAt")]
-        )
+    if ends_at is not None and (problem := term_problem(starts_at or now, ends_at)):
+        raise InvalidRequest(f"endsAt {problem}", [FieldProblem("endsAt", problem)])
     if ends is not None and ends <= now:  # a term already over would promise nothing
         raise InvalidRequest(
             "endsAt is not in the future", [FieldProblem("endsAt", "must be in the future")]

@@ -1,18 +1,22 @@
 """Effective reservation status: the stored status as the clock and the node's topology make
-it. Every endpoint reads a reservation's status through :func:`effective_status` alone."""
+it. Every endpoint reads a reservation's status through :func:`effective_status` alone, with
+the node's unit generations from the node item or, in the reservation list, from the node's
+list access item (the same map, written in the same transaction)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.models.domain import Node, Reservation, ReservationStatus
+from reservations.models.domain import Reservation, ReservationStatus, UnitGenerations
 
 # Stored statuses a topology change can turn into ``needs-review`` when read.
 _REVIEWABLE = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
 _OVER = frozenset({ReservationStatus.CANCELLED, ReservationStatus.EXPIRED})
 
 
-def effective_status(reservation: Reservation, node: Node, now: datetime) -> ReservationStatus:
+def effective_status(
+    reservation: Reservation, node: UnitGenerations, now: datetime
+) -> ReservationStatus:
     """``cancelled`` (and a stored ``expired``) stay; anything else past its ``endsAt`` is
     ``expired`` (an ended review governs nothing); then ``needs-review``, stored or derived
     (:func:`changed_since_sold`); then a ``pending`` one turns ``active`` at ``startsAt``."""
@@ -28,11 +32,12 @@ def effective_status(reservation: Reservation, node: Node, now: datetime) -> Res
     return status
 
 
-def changed_since_sold(reservation: Reservation, node: Node) -> bool:
+def changed_since_sold(reservation: Reservation, node: UnitGenerations) -> bool:
     """A stored ``pending`` or ``active`` reservation one of whose units is no longer on the
     node, or changed at a generation after the reservation's own ``topologyGen`` (absent: 0,
-    older than every change a node update records). A node item that keeps no generations
-    (written before it did) reviews nothing: its updates stored ``needs-review`` instead."""
+    older than every change a node update records). A node (or access) item that keeps no
+    generations (written before it did) reviews nothing: its updates stored ``needs-review``
+    instead."""
     changed_at = node.unit_changed_at
     if changed_at is None or reservation.status not in _REVIEWABLE:
         return False

@@ -1,9 +1,13 @@
-"""The node agent's command driver: outcomes from exit codes and output, no shell."""
+"""The node agent's command driver (outcomes from exit codes and output, no shell), and
+which driver stops which kind of workload."""
 
 import sys
 
-from node_agent.drivers import CommandDriver, LogDriver
+import pytest
+
+from node_agent.drivers import CommandDriver, Drivers, LogDriver, Result
 from reservations.models.messages import SpotTermination
+from termination_messages import WorkloadKind
 
 TERMINATION = SpotTermination.model_validate(
     {
@@ -61,3 +65,32 @@ def test_the_log_driver_reports_a_second_stop_as_gone():
     driver = LogDriver()
     assert driver.stop(TERMINATION).outcome == "terminated"
     assert driver.stop(TERMINATION).outcome == "gone"
+
+
+def test_the_grace_period_can_be_passed_to_the_command():
+    driver = CommandDriver(
+        "kubectl delete pod {workloadId} --grace-period={graceSeconds}", grace_seconds=30
+    )
+    assert driver.argv(TERMINATION)[-1] == "--grace-period=30"
+
+
+class OnlyVms:
+    name = "vms"
+    kinds = frozenset({WorkloadKind.VM})
+
+    def stop(self, termination):
+        return Result("terminated", f"stopped {termination.workload_id}")
+
+
+def test_each_kind_goes_to_its_driver_and_a_kind_without_one_is_failed_never_gone():
+    drivers = Drivers([OnlyVms()])
+    assert drivers.stop(TERMINATION).outcome == "terminated"
+    pod = TERMINATION.model_copy(update={"workload_kind": WorkloadKind.POD})
+    result = drivers.stop(pod)
+    assert result.outcome == "failed"
+    assert "no driver on this node stops pods" in (result.detail or "")
+
+
+def test_two_drivers_for_one_kind_are_refused():
+    with pytest.raises(ValueError, match="vms would have two drivers: vms, log"):
+        Drivers([OnlyVms(), LogDriver()])
