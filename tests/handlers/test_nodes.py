@@ -593,6 +593,33 @@ def test_64_units_sold_192_times_change_in_one_transaction_that_writes_no_reserv
     assert update["reservationsReviewed"] == 192
 
 
+def test_every_list_page_after_an_update_is_one_query_that_reads_the_review_with_it(
+    handlers, load_fleet, node_env, aws, sent_requests
+):
+    """The update writes the units' generations onto the node's list access item too, in
+    its one transaction; each page's Query ends at that item, so no page reads the node
+    item, and a later page shows the review as the first does."""
+    ids = many(64)
+    load_fleet(booked("node-h", ids))
+    assert put(handlers, "node-h", body(2, [spec(u, gpuModelId="a100") for u in ids])).status == 200
+    access, node = state.item(aws, "node-h", "~ACCESS"), state.item(aws, "node-h", "#NODE")
+    assert access["unitsChangedAtGen"] == node["unitsChangedAtGen"] == {u: 2 for u in ids}
+    query: dict[str, str] = {"limit": "50"}
+    reader = "Bearer vl_test_operator"
+    invoke(handlers["list_reservations"], list_event("node-h", reader, query))  # the key cached
+    statuses: list[str] = []
+    while True:
+        sent_requests.clear()
+        page = invoke(handlers["list_reservations"], list_event("node-h", reader, query)).body
+        assert sent_requests.sent == [("dynamodb", "Query")]
+        statuses += [r["status"] for r in page["items"]]
+        if "nextCursor" not in page:
+            break
+        query = {"limit": "50", "cursor": page["nextCursor"]}
+    assert len(statuses) == 192
+    assert set(statuses) == {"needs-review"}
+
+
 def test_65_units_are_a_400_naming_units(handlers, load_fleet, node_env, aws):
     load_fleet(fleet())
     before = state.whole_table(aws)
