@@ -195,9 +195,7 @@ def test_a_failed_report_on_a_stuck_termination_also_says_and_counts_it_reopened
     assert lines(said) == [("WARNING", NOT_YET), ("WARNING", REOPENED)]
 
 
-def test_a_report_that_kept_conflicting_counts_nothing_and_is_retried(
-    store, clock, emitted, said
-):
+def test_a_report_that_kept_conflicting_counts_nothing_and_is_retried(store, clock, emitted, said):
     class Racing(FakeNodeStore):
         def close_termination(self, closing: Any) -> None:
             raise WriteConflict("ConditionalCheckFailed")

@@ -103,9 +103,7 @@ def test_one_closed_after_the_index_was_read_is_not_sent(store, outbox, queue):
     assert queue.messages == {}
 
 
-def test_one_another_sweep_delivered_after_the_index_was_read_is_not_sent_again(
-    store, queue
-):
+def test_one_another_sweep_delivered_after_the_index_was_read_is_not_sent_again(store, queue):
     class DeliveredMeanwhile(FakeOutbox):
         def read(self, node_id, workload_id):
             # A second sweeper, running at once, delivers it between this pass's listing
