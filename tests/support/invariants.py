@@ -48,6 +48,21 @@ class Partition:
     def live_workloads(self) -> list[dict[str, Any]]:
         return [w for w in self.workloads.values() if w["state"] in LIVE_WORKLOAD]
 
+    def status(self, reservation: dict[str, Any], now: datetime) -> str:
+        """The effective status, a review derived from the topology included: a stored
+        ``pending`` or ``active`` reservation one of whose units is gone from the node, or
+        changed at a later generation than its own (``changedAtGen``, where stored), is
+        ``needs-review`` until its term ends."""
+        status = effective_status(reservation, now)
+        if status not in ("pending", "active"):
+            return status
+        generation = int(reservation.get("topologyGen") or 0)
+        for unit_id in reservation["reservedUnitIds"]:
+            unit = self.units.get(unit_id)
+            if unit is None or int(unit.get("changedAtGen") or 0) > generation:
+                return "needs-review"
+        return status
+
 
 def read_partition(dynamodb: Any, node_id: str) -> Partition:
     partition = Partition(pk=f"NODE#{node_id}")
@@ -119,7 +134,7 @@ def governing(partition: Partition, unit_id: str, now: datetime) -> list[dict[st
         (
             r
             for r in partition.reservations.values()
-            if unit_id in r["reservedUnitIds"] and effective_status(r, now) in GOVERNING
+            if unit_id in r["reservedUnitIds"] and partition.status(r, now) in GOVERNING
         ),
         key=lambda r: str(r["id"]),
     )
@@ -132,7 +147,7 @@ def withheld_from(
     ``org_id``: one under review, or an active one that has not released the unit and
     whose audience does not hold the org. None when the unit is open to it."""
     for reservation in governing(partition, unit_id, now):
-        if effective_status(reservation, now) == "needs-review":
+        if partition.status(reservation, now) == "needs-review":
             return reservation
         released = unit_id in reservation["releasedUnitIds"]
         if not released and org_id not in reservation["allowedOrgIds"]:
@@ -188,7 +203,7 @@ def claims_are_whole(partition: Partition) -> list[str]:
 def no_unit_sold_twice(partition: Partition, now: datetime) -> list[str]:
     """Two live reservations whose terms overlap never share a unit (create's 409)."""
     live = [
-        r for r in partition.reservations.values() if effective_status(r, now) in LIVE_RESERVATION
+        r for r in partition.reservations.values() if partition.status(r, now) in LIVE_RESERVATION
     ]
     live.sort(key=lambda r: str(r["id"]))
     problems = []
@@ -197,8 +212,8 @@ def no_unit_sold_twice(partition: Partition, now: datetime) -> list[str]:
             shared = set(first["reservedUnitIds"]) & set(second["reservedUnitIds"])
             if shared and terms_overlap(first, second):
                 problems.append(
-                    f"{first['id']} ({effective_status(first, now)}) and {second['id']} "
-                    f"({effective_status(second, now)}) overlap on {sorted(shared)}"
+                    f"{first['id']} ({partition.status(first, now)}) and {second['id']} "
+                    f"({partition.status(second, now)}) overlap on {sorted(shared)}"
                 )
     return problems
 
