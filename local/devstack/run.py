@@ -229,89 +229,15 @@ def main() -> int:
     except FleetError as error:
         print(error, file=sys.stderr)
         return 1
-
     SAM_TMP.mkdir(parents=True, exist_ok=True)
     ensure_docker_and_image()
     processes: list[subprocess.Popen[str]] = []
-
-    def _interrupt(_signum: int, _frame: FrameType | None) -> Any:
-        raise KeyboardInterrupt
-
-    # Explicitly: a background job of a script starts with SIGINT ignored.
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_on_signals()
     try:
-        STATE.mkdir(exist_ok=True)
-        emulator_log = STATE / "emulator.log"
-        emulator = start(
-            [
-                sys.executable,
-                "-m",
-                "devstack.emulator",
-                "--port",
-                str(emulator_port),
-                "--fleet",
-                str(fleet_path),
-            ],
-            log=emulator_log.open("w"),
-        )
-        processes.append(emulator)
-        sam_build()
-        wait_for_log(emulator, emulator_log, "AWS emulator ready", timeout=60)
-        say(f"AWS emulator on http://127.0.0.1:{emulator_port}, fleet {fleet_path.name} loaded")
-
+        emulator_url = start_emulator(processes, emulator_port, fleet_path)
         env_vars = write_env_vars(emulator_port)
-        emulator_url = f"http://127.0.0.1:{emulator_port}"
-        lambda_port = free_port()
-        # EAGER for the API (its first request is fast); LAZY for the rest: two SAM processes
-        # creating containers at once is where sam local 1.170 loses track of some.
-        api = start(
-            sam_local("start-api", api_port, env_vars, "EAGER"), log=(STATE / "sam.log").open("w")
-        )
-        processes.append(api)
-        functions = start(
-            sam_local("start-lambda", lambda_port, env_vars, "LAZY"),
-            log=(STATE / "sam-lambda.log").open("w"),
-        )
-        processes.append(functions)
-        loop_log = (STATE / "loop.log").open("w")
-        processes.append(
-            start(
-                [
-                    sys.executable,
-                    "-m",
-                    "devstack.pump",
-                    "--emulator",
-                    emulator_url,
-                    "--lambda-endpoint",
-                    f"http://127.0.0.1:{lambda_port}",
-                ],
-                log=loop_log,
-            )
-        )
-        if os.environ.get("RUN_CONSUMERS", "1") != "0":
-            processes.append(
-                start(
-                    [
-                        sys.executable,
-                        "-m",
-                        "devstack.consumers",
-                        "--fleet",
-                        str(fleet_path),
-                        "--emulator",
-                        emulator_url,
-                    ],
-                    log=loop_log,
-                )
-            )
-        api_url = f"http://127.0.0.1:{api_port}"
-        # Every API function gets a warm container before the first request: on a small,
-        # busy machine that can take minutes, so wait generously (each process is watched).
-        wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=STARTUP_TIMEOUT)
-        if not wait_for_port(
-            lambda_port, timeout=STARTUP_TIMEOUT, alive=lambda: functions.poll() is None
-        ):
-            raise SystemExit(f"make run: sam local start-lambda is not listening; see {STATE}")
+        api_url = start_api(processes, api_port, env_vars)
+        start_node_side(processes, emulator_url, env_vars, fleet_path)
         say(f"ready in {time.monotonic() - started:.0f} s. API: {api_url}  (logs: .local/*.log)")
         print(f"\n  {demo_curl(fleet, api_url)}\n\nCtrl-C stops everything.", flush=True)
         while all(process.poll() is None for process in processes):
@@ -325,6 +251,68 @@ def main() -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut cleanup
         stop(processes)
         remove_leftovers()
+
+
+def stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM stop the stack (explicitly: a background job of a script starts
+    with SIGINT ignored)."""
+
+    def _interrupt(_signum: int, _frame: FrameType | None) -> Any:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def start_emulator(processes: list[subprocess.Popen[str]], port: int, fleet_path: Path) -> str:
+    """The AWS emulator with the fleet loaded (``sam build`` runs meanwhile); its URL."""
+    STATE.mkdir(exist_ok=True)
+    log = STATE / "emulator.log"
+    command = [sys.executable, "-m", "devstack.emulator", "--port", str(port)]
+    emulator = start([*command, "--fleet", str(fleet_path)], log=log.open("w"))
+    processes.append(emulator)
+    sam_build()
+    wait_for_log(emulator, log, "AWS emulator ready", timeout=60)
+    say(f"AWS emulator on http://127.0.0.1:{port}, fleet {fleet_path.name} loaded")
+    return f"http://127.0.0.1:{port}"
+
+
+def start_api(processes: list[subprocess.Popen[str]], port: int, env_vars: Path) -> str:
+    """``sam local start-api``, every API function warm (EAGER: the first request is fast);
+    returns once it answers. On a small, busy machine that can take minutes, so wait
+    generously (the process is watched)."""
+    api = start(sam_local("start-api", port, env_vars, "EAGER"), log=(STATE / "sam.log").open("w"))
+    processes.append(api)
+    api_url = f"http://127.0.0.1:{port}"
+    wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=STARTUP_TIMEOUT)
+    return api_url
+
+
+def start_node_side(
+    processes: list[subprocess.Popen[str]], emulator_url: str, env_vars: Path, fleet_path: Path
+) -> None:
+    """``sam local start-lambda`` for the functions AWS would trigger, the pump that plays the
+    triggers, and one consumer per node. Only once the API is up: two sam processes building
+    the layer's image at once trip over sam local 1.170's build lock (a start-up failure, seen
+    on a loaded machine), and by now the image is built."""
+    lambda_port = free_port()
+    functions = start(
+        sam_local("start-lambda", lambda_port, env_vars, "LAZY"),
+        log=(STATE / "sam-lambda.log").open("w"),
+    )
+    processes.append(functions)
+    loop_log = (STATE / "loop.log").open("w")
+    pump = ["--emulator", emulator_url, "--lambda-endpoint", f"http://127.0.0.1:{lambda_port}"]
+    processes.append(start([sys.executable, "-m", "devstack.pump", *pump], log=loop_log))
+    if os.environ.get("RUN_CONSUMERS", "1") != "0":
+        consumers = ["--emulator", emulator_url, "--fleet", str(fleet_path)]
+        processes.append(
+            start([sys.executable, "-m", "devstack.consumers", *consumers], log=loop_log)
+        )
+    if not wait_for_port(
+        lambda_port, timeout=STARTUP_TIMEOUT, alive=lambda: functions.poll() is None
+    ):
+        raise SystemExit(f"make run: sam local start-lambda is not listening; see {STATE}")
 
 
 if __name__ == "__main__":

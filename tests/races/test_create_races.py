@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from reservations.models.times import parse_time
-from tests.races.forks import barrier_after_first_read, concurrently
+from tests.races.forks import ReadHook, barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.reservation_events import create_event
@@ -29,10 +29,10 @@ def _fleet(node_id: str) -> dict[str, Any]:
     return f.fleet([f.node(node_id, [f.unit(u) for u in UNITS])], extra_keys=keys)
 
 
-def _creates(node_id: str, bodies: list[dict[str, Any]]) -> list[Any]:
+def _creates(node_id: str, bodies: list[dict[str, Any]], hook: ReadHook) -> list[Any]:
     """The owner's creates on ``node_id``, all at once."""
     return concurrently(
-        [("create_reservation", create_event(node_id, body, WRITER)) for body in bodies]
+        [("create_reservation", create_event(node_id, body, WRITER)) for body in bodies], hook
     )
 
 
@@ -57,21 +57,21 @@ def _overlapping_pairs(reservations: list[dict[str, Any]]) -> int:
 
 
 def test_overlapping_creates_from_the_same_snapshot_leave_exactly_one_winner(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("race-c1"))
-    reads = barrier_after_first_read(monkeypatch, RACERS)
+    hook = barrier_after_first_read(RACERS)
     # Each racer names 04 plus one other unit: any two overlap on 04.
     bodies = [
         {"unitIds": ["0000:04:00.0", UNITS[1 + i % 2]], "allowedOrgIds": [f"org-{i}"]}
         for i in range(RACERS)
     ]
-    results = _creates("race-c1", bodies)
+    results = _creates("race-c1", bodies, hook)
     statuses = sorted(r.status for r in results)
     losers = [r for r in results if r.status != 201]
     db = emulated["dynamodb"]
     stored = _reservations(db, "race-c1")
-    FIGURES.update(attempts=RACERS, winners=statuses.count(201), reads=reads.value,
+    FIGURES.update(attempts=RACERS, winners=statuses.count(201), reads=hook.reads.value,
                    violations=_overlapping_pairs(stored))  # fmt: skip
     print(f"\ncreate race: {FIGURES}")
     assert statuses == [201] + [409] * (RACERS - 1)
@@ -80,19 +80,19 @@ def test_overlapping_creates_from_the_same_snapshot_leave_exactly_one_winner(
     assert len(stored) == 1
     assert FIGURES["violations"] == 0
     # Every loser read again after losing the write: one read each, plus one more each.
-    assert reads.value >= 2 * RACERS - 1
+    assert hook.reads.value >= 2 * RACERS - 1
     assert state.item(db, "race-c1", "#NODE")["version"] == 2
 
 
 def test_creates_of_different_units_from_the_same_snapshot_all_take_effect(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("race-c2"))
-    reads = barrier_after_first_read(monkeypatch, 3)
+    hook = barrier_after_first_read(3)
     bodies = [{"unitIds": [unit], "allowedOrgIds": ["org-lab"]} for unit in UNITS]
-    results = _creates("race-c2", bodies)
+    results = _creates("race-c2", bodies, hook)
     assert [r.status for r in results] == [201] * 3
-    assert reads.value >= 5  # the node version serialized them: two re-read, one twice
+    assert hook.reads.value >= 5  # the node version serialized them: two re-read, one twice
     db = emulated["dynamodb"]
     stored = _reservations(db, "race-c2")
     assert sorted(u for r in stored for u in r["reservedUnitIds"]) == UNITS

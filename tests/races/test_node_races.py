@@ -10,9 +10,14 @@ from typing import Any
 import pytest
 
 from devstack.fleets import NODE_QUEUE_PREFIX
-from reservations.dal import clients, store
+from reservations.dal import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.races.forks import FORK, barrier_after_first_read, concurrently
+from tests.races.forks import (
+    ActBetweenFirstReadAndWrite,
+    PlaceSpotWorkload,
+    barrier_after_first_read,
+    concurrently,
+)
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.lambdas import node_event, reclaim_event
@@ -53,20 +58,21 @@ def _body(gen: int, units: list[str], **changes: Any) -> dict[str, Any]:
 
 
 def test_two_updates_to_one_generation_one_wins_the_other_is_stale(
-    emulated, node_env, load_emulated_fleet, monkeypatch
+    emulated, node_env, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("nrace-1"))
-    reads = barrier_after_first_read(monkeypatch, 2)
+    hook = barrier_after_first_read(2)
     first, second = concurrently(
         [
             ("put_node", node_event("nrace-1", _body(2, [U4, U5, U6], gpuModelId="a"), OPERATOR)),
             ("put_node", node_event("nrace-1", _body(2, [U4, U5, U6], gpuModelId="b"), OPERATOR)),
-        ]
+        ],
+        hook,
     )
     assert sorted((first.status, second.status)) == [200, 409]
     loser = first if first.status == 409 else second
     assert loser.body["code"] == "stale_topology"
-    assert reads.value == 3  # the loser read again and found generation 2 taken
+    assert hook.reads.value == 3  # the loser read again and found generation 2 taken
     winner_model = "a" if first.status == 200 else "b"
     db = emulated["dynamodb"]
     assert {state.unit(db, "nrace-1", u)["gpuModelId"] for u in (U4, U5, U6)} == {winner_model}
@@ -75,41 +81,35 @@ def test_two_updates_to_one_generation_one_wins_the_other_is_stale(
 
 
 def test_an_update_removing_a_unit_never_removes_one_a_placement_just_claimed(
-    emulated, node_env, load_emulated_fleet, monkeypatch
+    emulated, node_env, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("nrace-2"))
     db = emulated["dynamodb"]
-    original = store.load_node
-    reads = FORK.Value("i", 0)
-
-    def read_then_scheduler_places(node_id: str) -> Any:
-        snapshot = original(node_id)
-        if reads.value == 0:  # between the update's read and its write
-            state.place_spot_workload(db, "nrace-2", "vm-late", [U6])
-        reads.value += 1
-        return snapshot
-
-    monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
-    [result] = concurrently([("put_node", node_event("nrace-2", _body(2, [U4, U5]), OPERATOR))])
+    # Between the update's read and its write, the scheduler places a spot VM on 06.
+    hook = ActBetweenFirstReadAndWrite(PlaceSpotWorkload("nrace-2", "vm-late", (U6,)))
+    [result] = concurrently(
+        [("put_node", node_event("nrace-2", _body(2, [U4, U5]), OPERATOR))], hook
+    )
     assert (result.status, result.body["code"]) == (409, "units_unavailable")
-    assert reads.value == 2
+    assert hook.reads.value == 2
     assert state.unit(db, "nrace-2", U6)["claimedBy"] == "vm:vm-late"
     assert state.item(db, "nrace-2", "#NODE")["topologyGen"] == 1
     assert state.reservation(db, "nrace-2", "res-1")["status"] == "active"
 
 
 def test_an_update_removing_a_released_unit_races_its_reclaim_without_a_lost_write(
-    emulated, node_env, load_emulated_fleet, monkeypatch
+    emulated, node_env, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("nrace-3"))
-    reads = barrier_after_first_read(monkeypatch, 2)
+    hook = barrier_after_first_read(2)
     update, reclaim = concurrently(
         [
             ("put_node", node_event("nrace-3", _body(2, [U4, U5]), OPERATOR)),
             ("reclaim", reclaim_event("nrace-3", "res-1", {"unitIds": [U6]}, BROKER)),
-        ]
+        ],
+        hook,
     )
-    assert reads.value == 3  # one of the two lost the write, re-read and decided again
+    assert hook.reads.value == 3  # one of the two lost the write, re-read and decided again
     db = emulated["dynamodb"]
     reservation = state.reservation(db, "nrace-3", "res-1")
     assert update.status == 200  # a reclaim never blocks a topology change

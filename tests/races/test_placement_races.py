@@ -19,10 +19,7 @@ import random
 from collections import Counter
 from typing import Any
 
-import pytest
-
-from reservations.dal import store
-from tests.races.forks import READ_NODE, Call, barrier_after_first_read, concurrently
+from tests.races.forks import Call, barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.lambdas import reclaim_event
@@ -65,14 +62,10 @@ def _event(node_id: str, call: tuple[str, Any]) -> Call:
     return "place_workload", place_event(node_id, body, SCHEDULER)
 
 
-def _race(
-    monkeypatch: pytest.MonkeyPatch, node_id: str, calls: list[Any], barrier: bool
-) -> list[Any]:
-    if barrier:
-        barrier_after_first_read(monkeypatch, len(calls))
-    else:  # they start together and interleave as they will
-        monkeypatch.setattr(store, "load_node", READ_NODE)
-    return concurrently([_event(node_id, call) for call in calls])
+def _race(node_id: str, calls: list[Any], barrier: bool) -> list[Any]:
+    """The round's calls at once: from one snapshot, or (no barrier) interleaving as they will."""
+    hook = barrier_after_first_read(len(calls)) if barrier else None
+    return concurrently([_event(node_id, call) for call in calls], hook)
 
 
 def _violations(db: Any, sqs: Any, node_id: str, calls: list[Any], answers: list[Any]) -> list[str]:
@@ -103,7 +96,7 @@ def _violations(db: Any, sqs: Any, node_id: str, calls: list[Any], answers: list
 
 
 def test_placements_and_reclaims_on_the_same_units_never_both_land_on_stale_data(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     nodes = [f"race-place-{number}" for number in range(ROUNDS)]
     load_emulated_fleet(_fleet(nodes))
@@ -111,7 +104,7 @@ def test_placements_and_reclaims_on_the_same_units_never_both_land_on_stale_data
     violations: list[str] = []
     for number, node_id in enumerate(nodes):
         calls = _round_calls(chooser)
-        answers = _race(monkeypatch, node_id, calls, barrier=number % 4 != 3)
+        answers = _race(node_id, calls, barrier=number % 4 != 3)
         for (kind, _), answer in zip(calls, answers, strict=True):
             FIGURES[f"{kind} attempts"] += 1
             FIGURES[f"{kind} {answer.status} {answer.body.get('code', '')}".strip()] += 1
@@ -142,7 +135,7 @@ def _claims_consistent(db: Any, node_id: str) -> list[str]:
 
 
 def test_ends_racing_reclaims_and_placements_leave_no_claim_without_its_workload(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     nodes = [f"race-end-{number}" for number in range(ROUNDS // 2)]
     fleet = _fleet(nodes)
@@ -155,7 +148,7 @@ def test_ends_racing_reclaims_and_placements_leave_no_claim_without_its_workload
     outcomes: Counter[str] = Counter()
     violations: list[str] = []
     for number, node_id in enumerate(nodes):
-        answers = _race(monkeypatch, node_id, calls, barrier=number % 2 == 0)
+        answers = _race(node_id, calls, barrier=number % 2 == 0)
         outcomes.update(f"{kind} {a.status}" for (kind, _), a in zip(calls, answers, strict=True))
         db = emulated["dynamodb"]
         violations += [f"{node_id}: {v}" for v in _claims_consistent(db, node_id)]

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.dal import store
-from tests.races.forks import FORK, barrier_after_first_read, concurrently
+from tests.races.forks import (
+    ActBetweenFirstReadAndWrite,
+    PlaceSpotWorkload,
+    ReadHook,
+    barrier_after_first_read,
+    concurrently,
+)
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.lambdas import reclaim_event
@@ -34,23 +39,23 @@ def _fleet(node_id: str) -> dict[str, Any]:
     )
 
 
-def _reclaims(calls: list[tuple[str, dict[str, Any]]], key: str | None = None) -> list[Any]:
+def _reclaims(
+    calls: list[tuple[str, dict[str, Any]]], hook: ReadHook, key: str | None = None
+) -> list[Any]:
     """The broker's reclaims of res-1, (node, body) each, all at once."""
-    return concurrently(
-        [("reclaim", reclaim_event(node_id, "res-1", body, BROKER, key)) for node_id, body in calls]
-    )
+    events = [reclaim_event(node_id, "res-1", body, BROKER, key) for node_id, body in calls]
+    return concurrently([("reclaim", event) for event in events], hook)
 
 
-def test_two_reclaims_of_different_units_both_take_effect(
-    emulated, load_emulated_fleet, monkeypatch
-):
+def test_two_reclaims_of_different_units_both_take_effect(emulated, load_emulated_fleet):
     load_emulated_fleet(_fleet("race-1"))
-    reads = barrier_after_first_read(monkeypatch, 2)
+    hook = barrier_after_first_read(2)
     first, second = _reclaims(
-        [("race-1", {"unitIds": ["0000:04:00.0"]}), ("race-1", {"unitIds": ["0000:05:00.0"]})]
+        [("race-1", {"unitIds": ["0000:04:00.0"]}), ("race-1", {"unitIds": ["0000:05:00.0"]})],
+        hook,
     )
     assert (first.status, second.status) == (200, 200)
-    assert reads.value == 3  # one of the two lost the write, re-read and retried
+    assert hook.reads.value == 3  # one of the two lost the write, re-read and retried
     db = emulated["dynamodb"]
     assert state.reservation(db, "race-1", "res-1")["releasedUnitIds"] == ["0000:06:00.0"]
     assert {w: state.workload(db, "race-1", w)["state"] for w in ("vm-a", "vm-b")} == {
@@ -63,11 +68,11 @@ def test_two_reclaims_of_different_units_both_take_effect(
 
 
 def test_concurrent_identical_reclaims_send_exactly_one_message_per_workload(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("race-2"))
-    barrier_after_first_read(monkeypatch, 4)
-    results = _reclaims([("race-2", {"unitIds": ["0000:04:00.0", "0000:05:00.0"]})] * 4)
+    body = {"unitIds": ["0000:04:00.0", "0000:05:00.0"]}
+    results = _reclaims([("race-2", body)] * 4, barrier_after_first_read(4))
     assert [r.status for r in results] == [200] * 4
     assert all(r.body["terminated"] == ["vm-a", "vm-b"] for r in results)
     db = emulated["dynamodb"]
@@ -79,12 +84,11 @@ def test_concurrent_identical_reclaims_send_exactly_one_message_per_workload(
 
 
 def test_concurrent_identical_keyed_reclaims_have_one_effect_and_one_answer(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("race-4"))
-    barrier_after_first_read(monkeypatch, 3)
     body = {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "reason": "twins"}
-    results = _reclaims([("race-4", body)] * 3, key="twin-key")
+    results = _reclaims([("race-4", body)] * 3, barrier_after_first_read(3), key="twin-key")
     assert [r.status for r in results] == [200] * 3
     assert len({r.body_text for r in results}) == 1  # byte for byte the same answer
     db = emulated["dynamodb"]
@@ -94,24 +98,15 @@ def test_concurrent_identical_keyed_reclaims_have_one_effect_and_one_answer(
 
 
 def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     load_emulated_fleet(_fleet("race-3"))
     db = emulated["dynamodb"]
-    original = store.load_node
-    reads = FORK.Value("i", 0)
-
-    def read_then_scheduler_places(node_id: str) -> Any:
-        snapshot = original(node_id)
-        if reads.value == 0:
-            state.place_spot_workload(db, "race-3", "vm-late", ["0000:06:00.0"])
-        reads.value += 1
-        return snapshot
-
-    monkeypatch.setattr(store, "load_node", read_then_scheduler_places)
-    [result] = _reclaims([("race-3", {"unitIds": ["0000:06:00.0"]})])
+    # Between the reclaim's read and its write, the scheduler places a spot VM on 06.
+    hook = ActBetweenFirstReadAndWrite(PlaceSpotWorkload("race-3", "vm-late", ("0000:06:00.0",)))
+    [result] = _reclaims([("race-3", {"unitIds": ["0000:06:00.0"]})], hook)
     assert result.status == 200
-    assert reads.value == 2
+    assert hook.reads.value == 2
     assert result.body["terminated"] == ["vm-late"]
     assert state.workload(db, "race-3", "vm-late")["state"] == "terminating"
     [message] = state.drain(emulated["sqs"], state.node_queue_url(db, "race-3"))

@@ -12,8 +12,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from tests.races.forks import barrier_after_first_read, concurrently
 from tests.support import fleets as f
 from tests.support import state
@@ -44,7 +42,6 @@ def _fleet(node_id: str) -> dict[str, Any]:
 
 def _rounds(
     name: str,
-    monkeypatch: pytest.MonkeyPatch,
     load: Callable[[dict[str, Any]], None],
     calls: Callable[[str], list[tuple[str, dict[str, Any]]]],
     judge: Callable[[str, list[Any]], str | None],
@@ -54,17 +51,17 @@ def _rounds(
     for number in range(ROUNDS):
         node_id = f"{name}-{number}"
         load(_fleet(node_id))
-        reads = barrier_after_first_read(monkeypatch, 2)
-        winner = judge(node_id, concurrently(calls(node_id)))
+        hook = barrier_after_first_read(2)
+        winner = judge(node_id, concurrently(calls(node_id), hook))
         tally["attempts"] += 1
         tally[f"winner: {winner}" if winner else "violations"] += 1
-        tally["re-reads"] += reads.value - 2
+        tally["re-reads"] += hook.reads.value - 2
     print(f"\n{name}: {dict(tally)}")
     return tally
 
 
 def test_a_release_and_a_reclaim_of_the_same_units_never_lose_either_write(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     db = emulated["dynamodb"]
     release_body = {"unitIds": [UNITS[1], UNITS[2]]}
@@ -87,13 +84,13 @@ def test_a_release_and_a_reclaim_of_the_same_units_never_lose_either_write(
         fine = [r.status for r in results] == [200, 200] and terminating and audits == 2
         return serial.get(final) if fine else None
 
-    tally = _rounds("rel-rec", monkeypatch, load_emulated_fleet, calls, judge)
+    tally = _rounds("rel-rec", load_emulated_fleet, calls, judge)
     assert tally["violations"] == 0
     assert tally["re-reads"] >= ROUNDS  # every round, one of the two lost and read again
 
 
 def test_a_reclaim_racing_a_cancel_commits_before_it_or_is_409_never_after(
-    emulated, load_emulated_fleet, monkeypatch
+    emulated, load_emulated_fleet
 ):
     db = emulated["dynamodb"]
 
@@ -120,6 +117,6 @@ def test_a_reclaim_racing_a_cancel_commits_before_it_or_is_409_never_after(
         untouched = "reclaim" not in audits and vm == "running"
         return "cancel; reclaim 409" if refused and untouched else None
 
-    tally = _rounds("can-rec", monkeypatch, load_emulated_fleet, calls, judge)
+    tally = _rounds("can-rec", load_emulated_fleet, calls, judge)
     assert tally["violations"] == 0
     assert tally["re-reads"] >= ROUNDS

@@ -62,8 +62,10 @@ class HttpResult:
         return json.loads(self.body_text)
 
 
-def invoke(module: ModuleType, event: dict[str, Any]) -> HttpResult:
-    response = module.lambda_handler(event, FakeContext())
+def invoke(
+    module: ModuleType, event: dict[str, Any], context: FakeContext | None = None
+) -> HttpResult:
+    response = module.lambda_handler(event, context or FakeContext())
     headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
     return HttpResult(response["statusCode"], headers, response.get("body") or "")
 

@@ -1,0 +1,40 @@
+"""What runs in a race call's own process. The fork server imports this module once (with the
+layer and the SDKs it pulls in), so each call's fork starts warm and single-threaded."""
+
+from __future__ import annotations
+
+from multiprocessing.connection import Connection
+from typing import Any
+
+from botocore.config import Config
+
+from reservations.dal import clients, store
+from reservations.http import resolver
+from tests.races.forks import Call, ReadHook, child_main
+from tests.support.lambdas import FakeContext, invoke, load_function
+
+# The emulator stands in for DynamoDB and SQS, slowly on a loaded machine. These tests are
+# about concurrency, not timeouts (tests/handlers/test_bounded_request_path.py is), so no try
+# is cut short and none is retried by botocore: moto ignores ClientRequestToken, so a retried
+# transaction that had in fact committed would fail where DynamoDB would answer it again, and
+# the call would decide a second time on its own write.
+PATIENT = Config(connect_timeout=10, read_timeout=60, retries={"total_max_attempts": 1})
+PATIENT_TRY_SECONDS = 70.0
+INVOCATION_MS = 600_000
+
+
+def run_call(
+    call: Call, hook: ReadHook, environment: dict[str, str], answers: Connection, stacks: str
+) -> None:
+    """The process's target: one call, its answer or its traceback sent back."""
+    child_main(call, hook, environment, answers, stacks, _invoke)
+
+
+def _invoke(call: Call, hook: ReadHook) -> Any:
+    clients.reset()  # settings and clients from this call's environment
+    clients.DYNAMODB_CONFIG = clients.SQS_CONFIG = PATIENT
+    clients.ATTEMPT_SECONDS = PATIENT_TRY_SECONDS
+    resolver.key_cache.clear()
+    store.load_node = hook.wrap(store.load_node)  # type: ignore[method-assign]
+    function, event = call
+    return invoke(load_function(function), event, FakeContext(timeout_ms=INVOCATION_MS))
