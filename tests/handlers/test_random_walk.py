@@ -235,7 +235,7 @@ class Walk:
         inv.versions_only_grow(self.versions, self.parts.values())
         self.step = 0
         self.counter = 0
-        self.cursor: tuple[str, str, str] | None = None  # node, role, cursor
+        self.cursor: tuple[str, str, dict[str, str]] | None = None  # the next page's call
 
     def new_id(self, prefix: str) -> str:
         self.counter += 1
@@ -411,7 +411,8 @@ class Walk:
             return statuses_as_stored([result.body], part, self.now)
         if call.function == "list_reservations":
             cursor = result.body.get("nextCursor")
-            self.cursor = (call.node, call.role or "", cursor) if cursor else None
+            query = {**((call.event or {}).get("queryStringParameters") or {}), "cursor": cursor}
+            self.cursor = (call.node, call.role or "", query) if cursor else None
             return statuses_as_stored(result.body["items"], part, self.now)
         return []
 
@@ -726,8 +727,7 @@ def get_reservation(walk: Walk) -> Call:
 
 def list_reservations(walk: Walk) -> Call:
     if walk.cursor and walk.rng.random() < 0.5:
-        node, role, cursor = walk.cursor
-        query = {"cursor": cursor, "limit": "2"}
+        node, role, query = walk.cursor  # the same list, its next page
     else:
         node = some_node(walk)
         role = reader(walk, node, audience=True)
