@@ -11,7 +11,7 @@ from reservations.observability import API_REQUEST, logger, metrics, tracer
 
 # No routes on purpose: every request reaches the resolver's not-found handler, so the body
 # and headers are byte for byte those of every other 404.
-app = create_app()
+app = create_app(default_route=True)
 
 
 @check_settings

@@ -129,3 +129,25 @@ def test_a_hanging_dynamodb_gets_the_contracts_5xx_before_the_function_times_out
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB")
     clients.reset()
     assert state.reservation(aws, "node-a", "res-1")["releasedUnitIds"]  # nothing written
+
+
+class FixedContext(FakeContext):
+    """A context whose remaining time stands still (the deadline's clock is frozen too)."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.timeout_ms
+
+
+@pytest.mark.parametrize(("left_ms", "status"), [(3_490, 503), (3_510, 200)])
+def test_with_less_than_a_try_and_half_a_second_left_no_try_starts(
+    functions, load_fleet, aws, monkeypatch, left_ms, status
+):
+    """A try takes up to 3 s, and half a second is kept back for the answer: with 3.49 s
+    left the list gives up at once with the 503; with 3.51 s it reads and answers."""
+    load_fleet(standard_fleet())
+    monkeypatch.setattr(clients.time, "monotonic", lambda: 1000.0)
+    event = list_units_event("node-a", BROKER)
+    result = functions["list_units"].lambda_handler(event, FixedContext(timeout_ms=left_ms))
+    assert result["statusCode"] == status, result["body"]
+    if status == 503:
+        assert json.loads(result["body"])["code"] == "internal"

@@ -463,3 +463,37 @@ def test_sigterm_finishes_the_message_in_hand(loop):
     assert loop.consumer().poll_once() == 0  # the message in hand was deleted, not dropped
     loop.apply_reports()
     assert_freed_only(loop, ["0000:04:00.0"])
+
+
+def flushed_metrics(printed: str) -> dict[str, float]:
+    """The metrics of the Powertools EMF documents a function printed: name -> value."""
+    values: dict[str, float] = {}
+    for line in printed.splitlines():
+        if not line.startswith("{") or '"_aws"' not in line:
+            continue
+        document = json.loads(line)
+        for directive in document["_aws"]["CloudWatchMetrics"]:
+            for metric in directive["Metrics"]:
+                value = document[metric["Name"]]
+                values[metric["Name"]] = sum(value) if isinstance(value, list) else value
+    return values
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("terminated", {"TerminationsConfirmed": 1}),
+        ("gone", {"TerminationsConfirmed": 1}),
+        # Two reports of one termination: the first closes it, the second finds none open.
+        ("duplicate", {"TerminationsConfirmed": 1, "TerminationReportsDropped": 1}),
+        ("failed", {"TerminationFailuresReported": 1}),
+    ],
+)
+def test_the_reports_function_flushes_the_metric_of_each_outcome(
+    aws, load_fleet, functions, capsys, name, expected
+):
+    load_fleet(f.demo_fleet())
+    capsys.readouterr()
+    event = event_file(f"termination_reports/{name}.json")
+    functions["termination_reports"].lambda_handler(event, FakeContext())
+    assert flushed_metrics(capsys.readouterr().out) == expected

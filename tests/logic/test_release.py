@@ -138,6 +138,17 @@ def test_named_units_join_the_released_ones_and_nothing_running_is_touched(store
     assert store.nodes["node-a"].units == units_before
 
 
+def test_a_release_naming_a_released_unit_and_a_new_one_lends_the_new_one(store, clock):
+    # 04 is lent already, 07 is not: "already released is fine" must not swallow 07.
+    status, body, _ = run(store, clock, [UNITS[0], UNITS[3]])
+    assert status == 200
+    assert body["releasedUnitIds"] == UNITS[:4]
+    assert stored(store).released_unit_ids == tuple(UNITS[:4])
+    assert stored(store).version == 2
+    [change] = store.changes
+    assert change.released_after == tuple(UNITS[:4])
+
+
 def test_the_audit_record_names_the_caller_reason_units_and_releases(store, clock):
     run(store, clock, [UNITS[3]], reason="lab lends it")
     [change] = store.changes

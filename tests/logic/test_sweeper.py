@@ -103,6 +103,19 @@ def test_one_closed_after_the_index_was_read_is_not_sent(store, outbox, queue):
     assert queue.messages == {}
 
 
+def test_one_another_sweep_delivered_after_the_index_was_read_is_not_sent_again(store, queue):
+    class DeliveredMeanwhile(FakeOutbox):
+        def read(self, node_id, workload_id):
+            # A second sweeper, running at once, delivers it between this pass's listing
+            # (which still shows it due) and its re-read.
+            assert sweep(FakeOutbox(store), queue, 61) == {"redelivered": 1}
+            return super().read(node_id, workload_id)
+
+    assert sweep(DeliveredMeanwhile(store), queue, 61) == {"waiting": 1}
+    assert queue.deduplication_ids == ["t-old"]  # one send, the other sweep's
+    assert vm_term(store).termination_deliveries == 1
+
+
 def hanging_sends(store, queue, count: int, timeout: float = 60.0, per_send: float = 3.0):
     """``count`` more due terminations on node-a, and a clock of the invocation that runs
     ``per_send`` seconds with each send (an SQS that hangs until the client gives up)."""

@@ -33,6 +33,7 @@ RECLAIM = "tests/logic/test_reclaim.py"
 REPORTS = "tests/logic/test_termination_reports.py"
 HOLES = "tests/logic/test_costly_holes.py"
 TRANSACTION = "tests/unit/test_reclaim_transaction.py"
+SIGNALS = "tests/logic/test_operator_signals.py"
 
 MUTANTS = [
     Mutant(
@@ -104,6 +105,51 @@ MUTANTS = [
         "open_here and workload.termination_id == termination_id",
         "open_here",
         (REPORTS,),
+    ),
+    Mutant(
+        "a release naming a lent unit and a new one lends nothing",
+        "reservations.rules.capacity",
+        "if before.issuperset(unit_ids):",
+        "if before.intersection(unit_ids):",
+        ("tests/logic/test_release.py",),
+    ),
+    Mutant(
+        "a sweep sends again what another sweep delivered since the index was read",
+        "reservations.logic.sweeper",
+        '    if not is_due(termination.workload, policy, now):\n        return "waiting"',
+        "    if False:\n        pass",
+        ("tests/logic/test_sweeper.py",),
+    ),
+    Mutant(
+        "no time is kept back for the answer after the last try",
+        "reservations.dal.clients",
+        "seconds_left - ANSWER_SECONDS",
+        "seconds_left",
+        ("tests/unit/test_request_deadline.py",),
+    ),
+    Mutant(
+        "a path id no route takes is a 404 before the key is looked at",
+        "reservations.http.resolver",
+        "        current_caller(app)\n",
+        "        pass\n",
+        (
+            "tests/handlers/test_key_before_path.py::"
+            "test_no_key_or_an_unknown_one_is_401_before_any_404_for_a_malformed_path",
+        ),
+    ),
+    Mutant(
+        "every committed termination is counted unqueued, with an error",
+        "reservations.logic.outbox",
+        "if unsent := len(terminations) - len(sent):",
+        "if unsent := len(terminations):",
+        (SIGNALS,),
+    ),
+    Mutant(
+        "a report that closed its termination is counted dropped",
+        "reservations.logic.termination_reports",
+        'if result == "unknown":',
+        'if result != "unknown":',
+        (SIGNALS,),
     ),
     Mutant(
         "a late report frees a unit another workload holds",

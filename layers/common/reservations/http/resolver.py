@@ -64,8 +64,46 @@ def _within_the_invocation(app: APIGatewayHttpResolver, next_middleware: Any) ->
         clients.end_request()
 
 
-def create_app() -> APIGatewayHttpResolver:
-    """A resolver whose every failure answers in the contract's error shape."""
+def _aws_unreachable(error: BotoCoreError) -> Response[str]:
+    # AWS did not answer (every try timed out, or no time was left for another): a 503
+    # in the contract's shape, logged without a stack; an outage, not a bug.
+    logger.warning("request gave up: AWS did not answer", extra={"why": str(error)})
+    metrics.add_metric(name="RequestsUnanswered", unit=MetricUnit.Count, value=1)
+    return error_response(Unavailable())
+
+
+def _unexpected(error: Exception) -> Response[str]:
+    # Logged with its stack for operators; the client sees no internal names.
+    logger.exception("unhandled error")
+    return error_response(ApiError("internal error"))
+
+
+_UNREACHABLE = (clients.DeadlineReached, HTTPClientError, ConnectionError)
+
+
+def _unrouted(app: APIGatewayHttpResolver) -> Response[str]:
+    """A path none of this function's routes matches. API Gateway sent it here by its
+    shape, so a path id holds characters the route patterns do not take: a malformed id,
+    answered like any other, the key first (401), then the 404. An empty path id is the
+    ``$default`` route's 404 whatever the key, as deployed."""
+    if not all(app.current_event.path.split("/")[1:]):
+        return error_response(NotFound())
+    try:
+        current_caller(app)
+    except ApiError as refused:
+        return error_response(refused)
+    except _UNREACHABLE as error:
+        return _aws_unreachable(error)
+    except Exception as error:
+        return _unexpected(error)
+    return error_response(NotFound())
+
+
+def create_app(default_route: bool = False) -> APIGatewayHttpResolver:
+    """A resolver whose every failure answers in the contract's error shape.
+
+    ``default_route``: the HTTP API's ``$default`` route, which has no routes of its own and
+    answers every request the 404 without looking at the key (nothing is behind it)."""
     app = APIGatewayHttpResolver(enable_validation=True, serializer=serialize)
 
     app.use(middlewares=[_within_the_invocation])
@@ -87,22 +125,13 @@ def create_app() -> APIGatewayHttpResolver:
 
     @app.not_found
     def _no_route(_: Exception) -> Response[str]:
-        return error_response(NotFound())
+        if default_route:
+            return error_response(NotFound())
+        # Not-found skips the middlewares: the key's read gets the request's deadline here.
+        return _within_the_invocation(app, _unrouted)
 
-    @app.exception_handler([clients.DeadlineReached, HTTPClientError, ConnectionError])
-    def _aws_unreachable(error: BotoCoreError) -> Response[str]:
-        # AWS did not answer (every try timed out, or no time was left for another): a 503
-        # in the contract's shape, logged without a stack; an outage, not a bug.
-        logger.warning("request gave up: AWS did not answer", extra={"why": str(error)})
-        metrics.add_metric(name="RequestsUnanswered", unit=MetricUnit.Count, value=1)
-        return error_response(Unavailable())
-
-    @app.exception_handler(Exception)
-    def _unexpected(error: Exception) -> Response[str]:
-        # Logged with its stack for operators; the client sees no internal names.
-        logger.exception("unhandled error")
-        return error_response(ApiError("internal error"))
-
+    app.exception_handler(list(_UNREACHABLE))(_aws_unreachable)
+    app.exception_handler(Exception)(_unexpected)
     return app
 
 

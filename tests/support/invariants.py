@@ -1,0 +1,274 @@
+"""The store's invariants, read from the table itself and decided by the contract's words
+(never by the product's own rules, so that a rule gone wrong cannot excuse itself).
+
+A node's partition is read into a :class:`Partition`; each check returns the violations it
+found, as sentences, empty when the invariant holds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from moto.dynamodb.responses import DynamoResult
+
+from reservations.dal.items import from_attributes, to_attributes
+from tests.support.state import TABLE, parse_time
+
+LIVE_WORKLOAD = ("running", "terminating")
+LIVE_RESERVATION = ("pending", "active", "needs-review")
+GOVERNING = ("active", "needs-review")
+# Termination bookkeeping the sweeper and the reports write without moving the version
+# (no decision conditions on it); every other change of an item moves its version.
+BOOKKEEPING = {
+    "deliveries",
+    "lastDeliveredAt",
+    "stuckAt",
+    "terminationReportedDeliveries",
+    "terminationLastReportedAt",
+    "terminationFailedReports",
+    "openTermination",
+}
+
+
+@dataclass
+class Partition:
+    """One node's partition as stored: its node item, units, reservations and workloads."""
+
+    pk: str = ""
+    node: dict[str, Any] | None = None
+    units: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reservations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    items: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def live_workloads(self) -> list[dict[str, Any]]:
+        return [w for w in self.workloads.values() if w["state"] in LIVE_WORKLOAD]
+
+    def status(self, reservation: dict[str, Any], now: datetime) -> str:
+        """The effective status, a review derived from the topology included: a stored
+        ``pending`` or ``active`` reservation one of whose units is gone from the node, or
+        changed at a later generation than its own (``changedAtGen``, where stored), is
+        ``needs-review`` until its term ends."""
+        status = effective_status(reservation, now)
+        if status not in ("pending", "active"):
+            return status
+        generation = int(reservation.get("topologyGen") or 0)
+        for unit_id in reservation["reservedUnitIds"]:
+            unit = self.units.get(unit_id)
+            if unit is None or int(unit.get("changedAtGen") or 0) > generation:
+                return "needs-review"
+        return status
+
+
+def read_partition(dynamodb: Any, node_id: str) -> Partition:
+    partition = Partition(pk=f"NODE#{node_id}")
+    query: dict[str, Any] = {
+        "TableName": TABLE,
+        "KeyConditionExpression": "PK = :pk",
+        "ExpressionAttributeValues": to_attributes({":pk": partition.pk}),
+        "ConsistentRead": True,
+    }
+    while True:
+        page = dynamodb.query(**query)
+        for attributes in page["Items"]:
+            _file(partition, from_attributes(attributes))
+        if "LastEvaluatedKey" not in page:
+            return partition
+        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _file(partition: Partition, item: dict[str, Any]) -> None:
+    partition.items[(item["PK"], item["SK"])] = item
+    sort_key: str = item["SK"]
+    if sort_key == "#NODE":
+        partition.node = item
+    elif sort_key.startswith("UNIT#"):
+        partition.units[item["id"]] = item
+    elif sort_key.startswith("RES#"):
+        partition.reservations[item["id"]] = item
+    elif sort_key.startswith("WL#"):
+        partition.workloads[item["id"]] = item
+
+
+# --- the contract's words ------------------------------------------------------------------
+
+
+def _time(text: str | None) -> datetime | None:
+    return parse_time(text) if text else None
+
+
+def effective_status(reservation: dict[str, Any], now: datetime) -> str:
+    """Stored ``pending`` is ``active`` from ``startsAt``; ``active`` and ``needs-review``
+    are ``expired`` from ``endsAt``; ``cancelled`` stays."""
+    status = str(reservation["status"])
+    ends = _time(reservation.get("endsAt"))
+    if status == "pending" and now >= parse_time(reservation["startsAt"]):
+        status = "active"
+    if status in ("active", "needs-review") and ends is not None and now >= ends:
+        status = "expired"
+    return status
+
+
+def in_term(reservation: dict[str, Any], now: datetime) -> bool:
+    ends = _time(reservation.get("endsAt"))
+    return parse_time(reservation["startsAt"]) <= now and (ends is None or now < ends)
+
+
+def terms_overlap(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """Half-open terms; an absent ``endsAt`` overlaps everything after its start."""
+    first_end, second_end = _time(first.get("endsAt")), _time(second.get("endsAt"))
+    first_start, second_start = parse_time(first["startsAt"]), parse_time(second["startsAt"])
+    return (second_end is None or first_start < second_end) and (
+        first_end is None or second_start < first_end
+    )
+
+
+def governing(partition: Partition, unit_id: str, now: datetime) -> list[dict[str, Any]]:
+    """The reservations governing the unit (list units' definition): holding it, with an
+    effective status of ``active`` or ``needs-review``."""
+    return sorted(
+        (
+            r
+            for r in partition.reservations.values()
+            if unit_id in r["reservedUnitIds"] and partition.status(r, now) in GOVERNING
+        ),
+        key=lambda r: str(r["id"]),
+    )
+
+
+def withheld_from(
+    partition: Partition, unit_id: str, org_id: str, now: datetime
+) -> dict[str, Any] | None:
+    """The governing reservation that withholds the unit from a spot workload of
+    ``org_id``: one under review, or an active one that has not released the unit and
+    whose audience does not hold the org. None when the unit is open to it."""
+    for reservation in governing(partition, unit_id, now):
+        if partition.status(reservation, now) == "needs-review":
+            return reservation
+        released = unit_id in reservation["releasedUnitIds"]
+        if not released and org_id not in reservation["allowedOrgIds"]:
+            return reservation
+    return None
+
+
+def spot_on_withheld(partition: Partition, now: datetime) -> set[tuple[str, str, str]]:
+    """(workload, unit, reservation) for each running spot workload on a withheld unit."""
+    found = set()
+    for workload in partition.workloads.values():
+        if workload["tier"] != "spot" or workload["state"] != "running":
+            continue
+        for unit_id in workload["unitIds"]:
+            reservation = withheld_from(partition, unit_id, workload["orgId"], now)
+            if reservation is not None:
+                found.add((str(workload["id"]), str(unit_id), str(reservation["id"])))
+    return found
+
+
+# --- the invariants ------------------------------------------------------------------------
+
+
+def claims_are_whole(partition: Partition) -> list[str]:
+    """No unit claimed twice; every claim names a live workload holding the unit; every
+    live workload's units are claimed by it."""
+    problems = []
+    holders: dict[str, list[str]] = {}
+    for workload in partition.live_workloads():
+        claim = f"{workload['kind']}:{workload['id']}"
+        for unit_id in workload["unitIds"]:
+            holders.setdefault(unit_id, []).append(str(workload["id"]))
+            unit = partition.units.get(unit_id)
+            if unit is None or unit.get("claimedBy") != claim:
+                claimed = unit and unit.get("claimedBy")
+                problems.append(f"live {claim} holds {unit_id}, claimed by {claimed!r}")
+    problems += [
+        f"{u} held by {len(h)} live workloads: {h}" for u, h in holders.items() if len(h) > 1
+    ]
+    for unit in partition.units.values():
+        claim = unit.get("claimedBy")
+        if claim is None:
+            continue
+        kind, _, workload_id = str(claim).partition(":")
+        workload = partition.workloads.get(workload_id)
+        if workload is None or workload["state"] not in LIVE_WORKLOAD or workload["kind"] != kind:
+            problems.append(f"{unit['id']} claimed by {claim}, which is not a live workload")
+        elif unit["id"] not in workload["unitIds"]:
+            problems.append(f"{unit['id']} claimed by {claim}, which does not hold it")
+    return problems
+
+
+def no_unit_sold_twice(partition: Partition, now: datetime) -> list[str]:
+    """Two live reservations whose terms overlap never share a unit (create's 409)."""
+    live = [
+        r for r in partition.reservations.values() if partition.status(r, now) in LIVE_RESERVATION
+    ]
+    live.sort(key=lambda r: str(r["id"]))
+    problems = []
+    for n, first in enumerate(live):
+        for second in live[n + 1 :]:
+            shared = set(first["reservedUnitIds"]) & set(second["reservedUnitIds"])
+            if shared and terms_overlap(first, second):
+                problems.append(
+                    f"{first['id']} ({partition.status(first, now)}) and {second['id']} "
+                    f"({partition.status(second, now)}) overlap on {sorted(shared)}"
+                )
+    return problems
+
+
+def versions_only_grow(
+    seen: dict[tuple[str, str], tuple[int, dict[str, Any]]], partitions: Iterable[Partition]
+) -> list[str]:
+    """Each item's version never goes back, and moves with every change but bookkeeping.
+    ``seen`` is updated to the partitions read now (an item that left may come back anew)."""
+    problems = []
+    for partition in partitions:
+        for key in [key for key in seen if key[0] == partition.pk]:
+            if key not in partition.items:
+                del seen[key]
+        for key, item in partition.items.items():
+            version = int(item["version"])
+            content = {k: v for k, v in item.items() if k not in BOOKKEEPING}
+            if key in seen:
+                problems += _version_moved(key[1], seen[key], version, content)
+            seen[key] = (version, content)
+    return problems
+
+
+def _version_moved(
+    sort_key: str, before: tuple[int, dict[str, Any]], version: int, content: dict[str, Any]
+) -> list[str]:
+    before_version, before_content = before
+    if version < before_version:
+        return [f"{sort_key}: version went back from {before_version} to {version}"]
+    if version == before_version and content != before_content:
+        changed = sorted(
+            k
+            for k in content.keys() | before_content.keys()
+            if content.get(k) != before_content.get(k)
+        )
+        return [f"{sort_key}: {changed} changed at version {version}"]
+    return []
+
+
+@contextmanager
+def plain_dynamodb_answers(sample: Callable[[], Any]) -> Iterator[None]:
+    """moto's DynamoDB answers written as plain JSON instead of through its shape-driven
+    serializer, which spends ~80 ms on a node partition of a few dozen items (a walk of a
+    thousand calls would take minutes). The same answers for what the service stores
+    (strings, numbers, lists, maps, booleans: no binary): ``sample`` reads some, both ways,
+    and must see the same."""
+    original = DynamoResult.execute_result
+
+    def plain(self: DynamoResult, context: Any) -> tuple[int, dict[str, str], str]:
+        return 200, {"Content-Type": "application/x-amz-json-1.0"}, json.dumps(self.result)
+
+    expected = sample()
+    DynamoResult.execute_result = plain  # type: ignore[method-assign]
+    try:
+        assert sample() == expected, "plain JSON answers differ from moto's own"
+        yield
+    finally:
+        DynamoResult.execute_result = original  # type: ignore[method-assign]
