@@ -31,6 +31,9 @@ BOOKKEEPING = {
     "terminationLastReportedAt",
     "terminationFailedReports",
     "openTermination",
+    # The node's count of placements, which a node update conditions on by itself: a
+    # placement must not move the node's version, on which creates condition.
+    "placements",
 }
 
 
@@ -51,15 +54,15 @@ class Partition:
     def status(self, reservation: dict[str, Any], now: datetime) -> str:
         """The effective status, a review derived from the topology included: a stored
         ``pending`` or ``active`` reservation one of whose units is gone from the node, or
-        changed at a later generation than its own (``changedAtGen``, where stored), is
-        ``needs-review`` until its term ends."""
+        changed at a later generation than its own (the node item's ``unitsChangedAtGen``,
+        which lists the units the node has), is ``needs-review`` until its term ends."""
         status = effective_status(reservation, now)
         if status not in ("pending", "active"):
             return status
         generation = int(reservation.get("topologyGen") or 0)
+        changed = (self.node or {}).get("unitsChangedAtGen") or {}
         for unit_id in reservation["reservedUnitIds"]:
-            unit = self.units.get(unit_id)
-            if unit is None or int(unit.get("changedAtGen") or 0) > generation:
+            if unit_id not in changed or int(changed[unit_id]) > generation:
                 return "needs-review"
         return status
 
