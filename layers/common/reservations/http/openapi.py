@@ -7,20 +7,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from reservations.models.api import ErrorBody
+from reservations.models.errors import documented_errors
 from reservations.models.requests import CapacityRequest
-
-_ERRORS = {
-    400: "invalid_request: the body is not a JSON object of the documented fields",
-    401: "unauthorized: missing, malformed, unknown, revoked or expired key",
-    404: "not_found: unknown, not visible, or the key lacks the permission (identical)",
-    409: "reservation_not_active, units_unavailable, workload_exists, stale_topology, "
-    "reservation_not_in_review, conflict or idempotency_in_progress",
-    422: "units_not_in_reservation, units_not_reservable, units_not_sellable or "
-    "idempotency_key_reused",
-    500: "internal: never for anything a client sent",
-    503: "internal: AWS did not answer within the call's time; retry (a POST with the same "
-    "Idempotency-Key; a PUT as it was)",
-}
 
 
 def responses(
@@ -33,7 +21,7 @@ def responses(
         documented[status]["content"] = {"application/json": {"model": success}}
     for error in (*errors, 500, 503):
         documented[error] = {
-            "description": _ERRORS[error],
+            "description": documented_errors(error),
             "content": {"application/json": {"model": ErrorBody}},
         }
     return documented

@@ -1,9 +1,16 @@
-"""Errors with the contract's status and code; the HTTP layer maps them to responses."""
+"""Errors with the contract's status and code; the HTTP layer maps them to responses.
+
+Each error code is defined once, here, by its class: its status, its code, whether a keyed
+request keeps it for replay (``kept``: the contract's "Idempotency" list), and what the
+OpenAPI document says of it (``documented``). ``rules.idempotency`` and ``http.openapi``
+derive from :data:`ERRORS`; nothing else spells a code's facts again.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 def field_path(location: Iterable[int | str]) -> str:
@@ -22,10 +29,20 @@ class FieldProblem:
 
 
 class ApiError(Exception):
-    """An error a client may see: ``status`` and ``code`` come from the contract's table."""
+    """An error a client may see, as the contract's table has it. Every subclass is one row
+    of that table, registered in :data:`ERRORS` in the order the document lists them."""
 
-    status: int = 500
-    code: str = "internal"
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "internal"
+    # Whether a request with an Idempotency-Key keeps this answer and replays it: only
+    # answers that reached a decision about the domain.
+    kept: ClassVar[bool] = False
+    # When it is answered, as the OpenAPI document says it.
+    documented: ClassVar[str] = "never for anything a client sent"
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        ERRORS.append(cls)
 
     def __init__(self, message: str, details: list[FieldProblem] | None = None) -> None:
         super().__init__(message)
@@ -33,14 +50,20 @@ class ApiError(Exception):
         self.details = details or []
 
 
+# Every error code's class, the base's 500 first; subclasses join as they are defined.
+ERRORS: list[type[ApiError]] = [ApiError]
+
+
 class InvalidRequest(ApiError):
     status = 400
     code = "invalid_request"
+    documented = "the body is not a JSON object of the documented fields"
 
 
 class Unauthorized(ApiError):
     status = 401
     code = "unauthorized"
+    documented = "missing, malformed, unknown, revoked or expired key"
 
     def __init__(self) -> None:
         # One message for every cause, so a response never tells which keys exist.
@@ -52,55 +75,29 @@ class NotFound(ApiError):
 
     status = 404
     code = "not_found"
+    documented = "unknown, not visible, or the key lacks the permission (identical)"
 
     def __init__(self) -> None:
         super().__init__("not found")
 
 
-class Unavailable(ApiError):
-    """AWS did not answer within the invocation: the contract's 5xx, in its shape."""
-
-    status = 503
-    code = "internal"
-
-    def __init__(self) -> None:
-        super().__init__("the service could not answer in time; try again")
-
-
 class ReservationNotActive(ApiError):
+    """Release, reclaim: the reservation is not active, or its term does not include now."""
+
     status = 409
     code = "reservation_not_active"
-
-
-class Conflict(ApiError):
-    status = 409
-    code = "conflict"
-
-
-class UnitsNotInReservation(ApiError):
-    status = 422
-    code = "units_not_in_reservation"
+    kept = True
+    documented = "the reservation is not active, or its term does not include now"
 
 
 class UnitsUnavailable(ApiError):
-    """Create: a unit is held by an overlapping live reservation or claimed by another org."""
+    """Create, place, node update: a unit is held by another live reservation, claimed, or
+    withheld; ``details`` say which and why."""
 
     status = 409
     code = "units_unavailable"
-
-
-class UnitsNotReservable(ApiError):
-    """Create: a unit is not on the node, or not reservable; ``details`` say which and why."""
-
-    status = 422
-    code = "units_not_reservable"
-
-
-class UnitsNotSellable(ApiError):
-    """Place: a unit is not on the node, or not sellable; ``details`` say which and why."""
-
-    status = 422
-    code = "units_not_sellable"
+    kept = True
+    documented = "a unit is held by another live reservation, claimed, or withheld"
 
 
 class WorkloadExists(ApiError):
@@ -108,6 +105,8 @@ class WorkloadExists(ApiError):
 
     status = 409
     code = "workload_exists"
+    kept = True
+    documented = "the workload id is already on the node"
 
 
 class StaleTopology(ApiError):
@@ -115,6 +114,8 @@ class StaleTopology(ApiError):
 
     status = 409
     code = "stale_topology"
+    kept = True
+    documented = "topologyGen is lower than the stored one, or equal with different units"
 
 
 class ReservationNotInReview(ApiError):
@@ -122,13 +123,80 @@ class ReservationNotInReview(ApiError):
 
     status = 409
     code = "reservation_not_in_review"
+    kept = True
+    documented = "the reservation is not needs-review"
+
+
+class Conflict(ApiError):
+    """The write kept losing to concurrent writers: the same key may retry and then act."""
+
+    status = 409
+    code = "conflict"
+    documented = "the write kept losing to concurrent writers; retry"
 
 
 class IdempotencyInProgress(ApiError):
     status = 409
     code = "idempotency_in_progress"
+    documented = "the same Idempotency-Key is still being processed"
+
+
+class UnitsNotInReservation(ApiError):
+    """Release, reclaim: named units that the reservation does not reserve."""
+
+    status = 422
+    code = "units_not_in_reservation"
+    kept = True
+    documented = "some unitIds are not in the reservation's reservedUnitIds"
+
+
+class UnitsNotReservable(ApiError):
+    """Create, re-affirm: a unit is not on the node, or not reservable; ``details`` say
+    which and why."""
+
+    status = 422
+    code = "units_not_reservable"
+    kept = True
+    documented = "a unit is not on the node or not reservable"
+
+
+class UnitsNotSellable(ApiError):
+    """Place: a unit is not on the node, or not sellable; ``details`` say which and why."""
+
+    status = 422
+    code = "units_not_sellable"
+    kept = True
+    documented = "a unit is not on the node or not sellable"
 
 
 class IdempotencyKeyReused(ApiError):
+    """The same Idempotency-Key with a different request: never kept, so the first answer
+    stays the one a repeat of the first request gets."""
+
     status = 422
     code = "idempotency_key_reused"
+    documented = "the same Idempotency-Key with a different request"
+
+
+class Unavailable(ApiError):
+    """AWS did not answer within the invocation: the contract's 5xx, in its shape."""
+
+    status = 503
+    code = "internal"
+    documented = (
+        "AWS did not answer within the call's time; retry (a POST with the same "
+        "Idempotency-Key; a PUT as it was)"
+    )
+
+    def __init__(self) -> None:
+        super().__init__("the service could not answer in time; try again")
+
+
+def documented_errors(status: int) -> str:
+    """What the OpenAPI document says a response of ``status`` is: one code with its
+    ``documented`` text, or several codes named in the order of :data:`ERRORS`."""
+    codes = [error for error in ERRORS if error.status == status]
+    if len(codes) == 1:
+        return f"{codes[0].code}: {codes[0].documented}"
+    names = [error.code for error in codes]
+    return ", ".join(names[:-1]) + " or " + names[-1]

@@ -2,7 +2,8 @@
 
 A repeat is answered with the first answer only when that answer reached a decision about
 the domain; answers that say "try again" (400, 401, 404, 409 conflict, 5xx) are not kept, so
-the same key may be retried and then acts.
+the same key may be retried and then acts. Which error codes are kept is each code's own
+fact (``models.errors``, ``kept``).
 """
 
 from __future__ import annotations
@@ -12,20 +13,11 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from reservations.models.errors import FieldProblem, InvalidRequest
+from reservations.models.errors import ERRORS, FieldProblem, InvalidRequest
 from reservations.models.idempotency import IdempotentRequest, StoredResponse
 
 HEADER = "Idempotency-Key"
 KEPT_FOR = timedelta(hours=24)
-_KEPT_409 = frozenset(
-    {
-        "reservation_not_active",
-        "units_unavailable",
-        "workload_exists",
-        "stale_topology",
-        "reservation_not_in_review",
-    }
-)
 
 
 def check_header(value: str) -> None:
@@ -56,9 +48,7 @@ def is_kept(status: int, code: str | None = None) -> bool:
     """Whether an answer with this status (and error code) is stored for replay."""
     if 200 <= status < 300:
         return True
-    if status == 409:
-        return code in _KEPT_409
-    return status == 422 and code != "idempotency_key_reused"
+    return any(error.kept and (error.status, error.code) == (status, code) for error in ERRORS)
 
 
 def is_live(stored: StoredResponse, now: datetime) -> bool:
