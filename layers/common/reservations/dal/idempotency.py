@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from reservations.config import settings
-from reservations.dal import clients
+from reservations.dal.actions import Action, table
 from reservations.dal.items import (
     from_attributes,
     idempotency_item,
-    idempotency_key,
     stored_response_from_item,
     to_attributes,
 )
@@ -27,30 +23,17 @@ from reservations.models.idempotency import AnswerRecord, StoredResponse
 _NO_LIVE_RECORD = "attribute_not_exists(PK) OR expiresAtEpoch <= :now"
 
 
-def record_put(answer: AnswerRecord) -> dict[str, Any]:
-    """The record as one action of the effect's TransactWriteItems."""
+def record_put(answer: AnswerRecord) -> Action:
+    """The record as one action of the effect's TransactWriteItems (or a PutItem alone)."""
     return {
         "Put": {
-            "TableName": settings().table_name,
+            "TableName": table(),
             "Item": to_attributes(idempotency_item(answer)),
             "ConditionExpression": _NO_LIVE_RECORD,
             "ExpressionAttributeValues": {":now": {"N": str(int(answer.created_at.timestamp()))}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
-
-
-def keep_answer(answer: AnswerRecord) -> StoredResponse | None:
-    """Keep an answer that needed no other write (one PutItem); the live record if one won."""
-    try:
-        clients.dynamodb().put_item(**record_put(answer)["Put"])
-    except ClientError as error:
-        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-            raise
-        # With ALL_OLD, the record that stood in the way comes back with the error.
-        existing: dict[str, Any] = error.response["Item"]  # type: ignore[typeddict-item]
-        return stored_response_from_item(from_attributes(existing))
-    return None
 
 
 def stored_in_cancellation(reasons: list[dict[str, Any]], index: int) -> StoredResponse | None:
@@ -61,15 +44,3 @@ def stored_in_cancellation(reasons: list[dict[str, Any]], index: int) -> StoredR
     if reason.get("Code") != "ConditionalCheckFailed" or "Item" not in reason:
         return None
     return stored_response_from_item(from_attributes(reason["Item"]))
-
-
-def stored_answer(scope: str) -> StoredResponse | None:
-    """The record kept under ``scope`` (live or not), read strongly consistent; one GetItem,
-    for a repeat whose effect left nothing to conflict with (an ended workload is gone)."""
-    response = clients.dynamodb().get_item(
-        TableName=settings().table_name,
-        Key=to_attributes(idempotency_key(scope)),
-        ConsistentRead=True,
-    )
-    item = response.get("Item")
-    return stored_response_from_item(from_attributes(item)) if item else None

@@ -1,24 +1,31 @@
-"""The single-table layout: how each entity is keyed and encoded as a DynamoDB item.
-
-One partition per node (``NODE#<id>``) holds the node, its units, its reservations and its
-live workloads, so either endpoint reads all it decides from with one Query. After them, last
-in the partition, the node's list access item (``~ACCESS``): its owner, the orgs its
-reservations name and a copy of its units' generations of last change, which a page of the
-reservation list reads with the page whatever its cursor, and which the calls on the node's
-present stop before. API keys live in their own
-partitions (``APIKEY#<sha256>``). Every item in a node partition carries a ``version`` that
-each writer bumps, so a conditional write can tell it saw the latest.
-"""
+"""Each entity as a DynamoDB item and back: the node's partition (node, units,
+reservations, workloads, list access), API keys and Idempotency-Key records. Every item in a
+node partition carries a ``version`` that each writer bumps, so a conditional write can tell
+it saw the latest. Keys come from ``dal.keys``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from reservations.models.changes import ReservationChange
+from reservations.dal.keys import (
+    NODE_SK,
+    OPEN_TERMINATION,
+    RESERVATION_PREFIX,
+    UNIT_PREFIX,
+    WORKLOAD_PREFIX,
+    Item,
+    access_key,
+    apikey_key,
+    idempotency_key,
+    node_key,
+    reservation_key,
+    unit_key,
+    workload_key,
+)
 from reservations.models.domain import (
     ApiKey,
     ListAccess,
@@ -34,85 +41,16 @@ from reservations.models.domain import (
     WorkloadState,
 )
 from reservations.models.idempotency import AnswerRecord, Outcome, StoredResponse
+from reservations.models.times import format_time, parse_time
 
-# Re-exported: the layout is where callers have always found the stored time format.
-from reservations.models.times import format_time as format_time
-from reservations.models.times import parse_time as parse_time
-from reservations.models.writes import (
-    PlacementWrite,
-    ReclaimWrite,
-    ReservationCreate,
-    TerminationClose,
-    WorkloadEnd,
-)
-
-NODE_PREFIX = "NODE#"
-NODE_SK = "#NODE"
-UNIT_PREFIX = "UNIT#"
-RESERVATION_PREFIX = "RES#"
-WORKLOAD_PREFIX = "WL#"
-# Sorts after every other sort key of a node partition ("~" is above every prefix's letter).
-ACCESS_SK = "~ACCESS"
-APIKEY_PREFIX = "APIKEY#"
-APIKEY_SK = "APIKEY"
-AUDIT_PREFIX = "AUDIT#"
-# Closed terminations, kept HISTORY_DAYS outside the node partition.
-HISTORY_PREFIX = "WLHIST#"
-HISTORY_DAYS = 90
-# A workload that is ``terminating`` carries ``openTermination`` ("open", or "stuck" once
-# delivered several times without a report), which puts it in the sparse OpenTerminations
-# index (sort key terminationRequestedAt) that the sweeper and the operator command read.
-OPEN_TERMINATION = "openTermination"
 # The node item's map of its units, each to the generation it last changed at (the units
 # the node has: a unit item it does not list is left over, and no call sees it), and its
 # count of placements (each adds one; a node update conditions on it).
 UNITS_CHANGED_AT = "unitsChangedAtGen"
 PLACEMENTS = "placements"
-OPEN = "open"
-STUCK = "stuck"
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
-
-Item = dict[str, Any]
-
-
-def node_pk(node_id: str) -> str:
-    return NODE_PREFIX + node_id
-
-
-def node_id_of(partition_key: str) -> str:
-    """The node id a node partition's key names."""
-    return partition_key.removeprefix(NODE_PREFIX)
-
-
-def node_key(node_id: str) -> Item:
-    return {"PK": node_pk(node_id), "SK": NODE_SK}
-
-
-def unit_key(node_id: str, unit_id: str) -> Item:
-    return {"PK": node_pk(node_id), "SK": UNIT_PREFIX + unit_id}
-
-
-def reservation_key(node_id: str, reservation_id: str) -> Item:
-    return {"PK": node_pk(node_id), "SK": RESERVATION_PREFIX + reservation_id}
-
-
-def workload_key(node_id: str, workload_id: str) -> Item:
-    return {"PK": node_pk(node_id), "SK": WORKLOAD_PREFIX + workload_id}
-
-
-def access_key(node_id: str) -> Item:
-    return {"PK": node_pk(node_id), "SK": ACCESS_SK}
-
-
-def audit_pk(node_id: str, reservation_id: str) -> str:
-    """Audit records live outside the node partition, so its Query stays small."""
-    return f"{AUDIT_PREFIX}{node_id}#{reservation_id}"
-
-
-def apikey_pk(key_hash: str) -> str:
-    return APIKEY_PREFIX + key_hash
 
 
 def to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -130,8 +68,7 @@ def _optional_time(moment: datetime | None) -> str | None:
 
 def node_item(node: Node) -> Item:
     return {
-        "PK": node_pk(node.id),
-        "SK": NODE_SK,
+        **node_key(node.id),
         "id": node.id,
         "ownerOrgId": node.owner_org_id,
         "topologyGen": node.topology_gen,
@@ -151,8 +88,7 @@ def _unit_generations(node: UnitGenerations) -> dict[str, int] | None:
 
 def unit_item(node_id: str, unit: Unit) -> Item:
     return {
-        "PK": node_pk(node_id),
-        "SK": UNIT_PREFIX + unit.id,
+        **unit_key(node_id, unit.id),
         "id": unit.id,
         "allocClass": unit.alloc_class,
         "gpuModelId": unit.gpu_model_id,
@@ -167,8 +103,7 @@ def unit_item(node_id: str, unit: Unit) -> Item:
 
 def reservation_item(reservation: Reservation) -> Item:
     return {
-        "PK": node_pk(reservation.node_id),
-        "SK": RESERVATION_PREFIX + reservation.id,
+        **reservation_key(reservation.node_id, reservation.id),
         "id": reservation.id,
         "nodeId": reservation.node_id,
         "status": reservation.status.value,
@@ -208,8 +143,7 @@ def access_from_item(item: Item) -> ListAccess:
 
 def workload_item(node_id: str, workload: Workload) -> Item:
     return {
-        "PK": node_pk(node_id),
-        "SK": WORKLOAD_PREFIX + workload.id,
+        **workload_key(node_id, workload.id),
         "id": workload.id,
         "kind": workload.kind.value,
         "tier": workload.tier.value,
@@ -224,7 +158,7 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         "lastDeliveredAt": _optional_time(workload.termination_last_delivered_at),
         "stuckAt": _optional_time(workload.termination_stuck_at),
         **_last_report(workload),
-        OPEN_TERMINATION: _open_termination(workload),
+        OPEN_TERMINATION: workload.termination_state,
         "createdAt": _optional_time(workload.created_at),
         "version": workload.version,
     }
@@ -242,16 +176,9 @@ def _last_report(workload: Workload) -> Item:
     }
 
 
-def _open_termination(workload: Workload) -> str | None:
-    if workload.state is not WorkloadState.TERMINATING:
-        return None
-    return STUCK if workload.termination_stuck_at is not None else OPEN
-
-
 def apikey_item(key_hash: str, api_key: ApiKey) -> Item:
     return {
-        "PK": apikey_pk(key_hash),
-        "SK": APIKEY_SK,
+        **apikey_key(key_hash),
         "keyId": api_key.key_id,
         "orgId": api_key.org_id,
         "permissions": sorted(api_key.permissions),
@@ -285,7 +212,7 @@ def api_key_from_item(item: Item) -> ApiKey:
     )
 
 
-def _node(item: Item) -> Node:
+def node_from_item(item: Item) -> Node:
     return Node(
         id=item["id"],
         owner_org_id=item["ownerOrgId"],
@@ -303,7 +230,7 @@ def _generations(value: Any) -> dict[str, int] | None:
     return None if value is None else {str(unit): int(gen) for unit, gen in value.items()}
 
 
-def _unit(item: Item) -> Unit:
+def unit_from_item(item: Item) -> Unit:
     return Unit(
         id=item["id"],
         alloc_class=item["allocClass"],
@@ -317,7 +244,7 @@ def _unit(item: Item) -> Unit:
     )
 
 
-def _reservation(item: Item) -> Reservation:
+def reservation_from_item(item: Item) -> Reservation:
     ends_at = item.get("endsAt")
     return Reservation(
         id=item["id"],
@@ -336,14 +263,6 @@ def _reservation(item: Item) -> Reservation:
         updated_at=parse_time(item["updatedAt"]),
         version=int(item["version"]),
     )
-
-
-def node_from_item(item: Item) -> Node:
-    return _node(item)
-
-
-def reservation_from_item(item: Item) -> Reservation:
-    return _reservation(item)
 
 
 def workload_from_item(item: Item) -> Workload:
@@ -378,11 +297,11 @@ def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
     for item in items:
         sort_key: str = item["SK"]
         if sort_key == NODE_SK:
-            node = _node(item)
+            node = node_from_item(item)
         elif sort_key.startswith(UNIT_PREFIX):
-            units.append(_unit(item))
+            units.append(unit_from_item(item))
         elif sort_key.startswith(RESERVATION_PREFIX):
-            reservations.append(_reservation(item))
+            reservations.append(reservation_from_item(item))
         elif sort_key.startswith(WORKLOAD_PREFIX):
             workloads.append(workload_from_item(item))
     if node is None:
@@ -395,15 +314,6 @@ def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
         workloads=tuple(workloads),
         unlisted_units=tuple(u for u in units if listed is not None and u.id not in listed),
     )
-
-
-IDEMPOTENCY_PREFIX = "IDEMPOTENCY#"
-IDEMPOTENCY_SK = "RESPONSE"
-
-
-def idempotency_key(scope: str) -> Item:
-    """Idempotency records live in their own partitions, outside every node's."""
-    return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
 
 
 def idempotency_item(answer: AnswerRecord) -> Item:
@@ -431,167 +341,3 @@ def stored_response_from_item(item: Item) -> StoredResponse:
         ),
         expires_at=parse_time(item["expiresAt"]),
     )
-
-
-def audit_item(write: ReclaimWrite) -> Item:
-    """The reclaim's audit record, in the reservation's audit partition."""
-    stamp = format_time(write.at)
-    audit = write.audit
-    return {
-        "PK": audit_pk(write.node_id, write.reservation.id),
-        "SK": f"{stamp}#{write.reclaim_id}",
-        "action": "reclaim",
-        "reclaimId": write.reclaim_id,
-        "nodeId": write.node_id,
-        "reservationId": write.reservation.id,
-        "callerOrgId": audit.caller_org_id,
-        "callerKeyId": audit.caller_key_id,
-        "reason": write.reason,
-        "unitIds": list(audit.unit_ids),
-        "releasedBefore": list(audit.released_before),
-        "releasedAfter": list(
-            audit.released_before if write.released_after is None else write.released_after
-        ),
-        "terminated": list(audit.terminated),
-        "terminationIds": sorted(t.termination_id for t in write.terminations),
-        "skipped": list(audit.skipped),
-        "at": stamp,
-    }
-
-
-def create_audit_item(write: ReservationCreate) -> Item:
-    """Who made the reservation, and its terms, in the reservation's audit partition."""
-    reservation = write.reservation
-    stamp = format_time(reservation.created_at)
-    return {
-        "PK": audit_pk(reservation.node_id, reservation.id),
-        "SK": f"{stamp}#create",
-        "action": "create",
-        "nodeId": reservation.node_id,
-        "reservationId": reservation.id,
-        "callerOrgId": write.caller_org_id,
-        "callerKeyId": write.caller_key_id,
-        "reason": reservation.reason,
-        "status": reservation.status.value,
-        "unitIds": list(reservation.reserved_unit_ids),
-        "allowedOrgIds": list(reservation.allowed_org_ids),
-        "managingOrgIds": list(reservation.managing_org_ids),
-        "startsAt": format_time(reservation.starts_at),
-        "endsAt": _optional_time(reservation.ends_at),
-        "contractRef": reservation.contract_ref,
-        "topologyGen": reservation.topology_gen,
-        "at": stamp,
-    }
-
-
-def history_item(closing: TerminationClose) -> Item:
-    """A closed termination's workload, out of the hot partition, kept HISTORY_DAYS."""
-    workload = closing.workload
-    return {
-        "PK": HISTORY_PREFIX + closing.node_id,
-        "SK": f"{format_time(closing.at)}#{workload.id}#{closing.termination_id}",
-        "workloadId": workload.id,
-        "kind": workload.kind.value,
-        "tier": workload.tier.value,
-        "orgId": workload.org_id,
-        "unitIds": list(workload.unit_ids),
-        "terminationId": closing.termination_id,
-        "reservationId": workload.termination_reservation_id,
-        "outcome": closing.outcome,
-        "requestedAt": _optional_time(workload.termination_requested_at),
-        "terminatedAt": format_time(closing.at),
-        "expiresAtEpoch": int((closing.at + timedelta(days=HISTORY_DAYS)).timestamp()),
-    }
-
-
-def workload_audit_pk(node_id: str) -> str:
-    """The audit partition of a node's placements and ends ("/" is in no id, so no
-    reservation's audit partition can be this one)."""
-    return f"{AUDIT_PREFIX}{node_id}/workloads"
-
-
-def placement_audit_item(write: PlacementWrite) -> Item:
-    """Who placed which workload where: the placement's audit record."""
-    workload = write.workload
-    stamp = format_time(write.at)
-    return {
-        "PK": workload_audit_pk(write.node.id),
-        "SK": f"{stamp}#{write.write_id}",
-        "action": "place",
-        "nodeId": write.node.id,
-        "workloadId": workload.id,
-        "kind": workload.kind.value,
-        "tier": workload.tier.value,
-        "orgId": workload.org_id,
-        "unitIds": list(workload.unit_ids),
-        "reservationIds": sorted(r.id for r in write.reservations),
-        "callerOrgId": write.caller_org_id,
-        "callerKeyId": write.caller_key_id,
-        "at": stamp,
-    }
-
-
-def workload_end_audit_item(end: WorkloadEnd) -> Item:
-    """Who ended which workload, and the units that became free."""
-    workload = end.workload
-    stamp = format_time(end.at)
-    return {
-        "PK": workload_audit_pk(end.node_id),
-        "SK": f"{stamp}#{end.write_id}",
-        "action": "end",
-        "nodeId": end.node_id,
-        "workloadId": workload.id,
-        "state": workload.state.value,
-        "terminationId": workload.termination_id,
-        "unitIds": list(workload.unit_ids),
-        "freedUnitIds": sorted(u.id for u in end.freed_units),
-        "callerOrgId": end.caller_org_id,
-        "callerKeyId": end.caller_key_id,
-        "at": stamp,
-    }
-
-
-def ended_workload_item(end: WorkloadEnd) -> Item:
-    """A workload that stopped on its own, out of the hot partition like a closed
-    termination (outcome ``ended``), kept HISTORY_DAYS."""
-    workload = end.workload
-    return {
-        "PK": HISTORY_PREFIX + end.node_id,
-        "SK": f"{format_time(end.at)}#{workload.id}#{workload.termination_id or end.write_id}",
-        "workloadId": workload.id,
-        "kind": workload.kind.value,
-        "tier": workload.tier.value,
-        "orgId": workload.org_id,
-        "unitIds": list(workload.unit_ids),
-        "terminationId": workload.termination_id,
-        "reservationId": workload.termination_reservation_id,
-        "outcome": "ended",
-        "createdAt": _optional_time(workload.created_at),
-        "requestedAt": _optional_time(workload.termination_requested_at),
-        "endedAt": format_time(end.at),
-        "expiresAtEpoch": int((end.at + timedelta(days=HISTORY_DAYS)).timestamp()),
-    }
-
-
-def change_audit_item(change: ReservationChange) -> Item:
-    """A release's or a cancel's audit record, in the reservation's audit partition."""
-    stamp = format_time(change.at)
-    return {
-        "PK": audit_pk(change.node_id, change.reservation.id),
-        "SK": f"{stamp}#{change.change_id}",
-        "action": change.action,
-        "changeId": change.change_id,
-        "nodeId": change.node_id,
-        "reservationId": change.reservation.id,
-        "callerOrgId": change.caller_org_id,
-        "callerKeyId": change.caller_key_id,
-        "reason": change.reason,
-        "unitIds": list(change.unit_ids),
-        "releasedBefore": list(change.released_before),
-        "releasedAfter": list(
-            change.released_before if change.released_after is None else change.released_after
-        ),
-        "statusBefore": change.status_before.value,
-        "statusAfter": (change.status_after or change.status_before).value,
-        "at": stamp,
-    }

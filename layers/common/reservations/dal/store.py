@@ -1,50 +1,231 @@
-"""Reads the endpoints make: one node partition, one API key."""
+"""The reservations table behind the logic's node store: a node's partition read, every write
+on it committed as one TransactWriteItems, and the Idempotency-Key's records; and the API
+key lookup.
+
+Every write goes through :meth:`NodeTable.commit`: its own actions (one builder per write
+type, :func:`transaction`), then the items every write puts with them
+(``records.written_with``), then the key's record. Adding an item to every write's
+transaction is adding it to ``written_with``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
-from reservations.config import settings
-from reservations.dal import clients
+from botocore.exceptions import ClientError
+
+from reservations.dal import clients, transactions
+from reservations.dal.actions import MAX_ACTIONS, Action, put, table
+from reservations.dal.changes import change_actions
+from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
-    ACCESS_SK,
-    APIKEY_SK,
+    access_from_item,
     api_key_from_item,
-    apikey_pk,
     from_attributes,
-    node_pk,
+    node_from_item,
+    reservation_from_item,
     snapshot_from_items,
+    stored_response_from_item,
+    to_attributes,
 )
-from reservations.models.domain import ApiKey, NodeSnapshot
+from reservations.dal.keys import (
+    ACCESS_SK,
+    NODE_SK,
+    RESERVATION_PREFIX,
+    Item,
+    access_key,
+    apikey_key,
+    idempotency_key,
+    node_key,
+    node_pk,
+    reservation_key,
+)
+from reservations.dal.nodes import node_put_actions, reaffirm_actions
+from reservations.dal.reclaim import reclaim_actions
+from reservations.dal.records import written_with
+from reservations.dal.reservations import create_actions
+from reservations.dal.terminations import close_actions
+from reservations.dal.workloads import placement_actions, workload_end_actions
+from reservations.models.domain import (
+    ApiKey,
+    ListAccess,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationsRead,
+)
+from reservations.models.idempotency import AnswerRecord, StoredResponse
+from reservations.models.writes import (
+    NodePut,
+    PartitionWrite,
+    PlacementWrite,
+    ReaffirmWrite,
+    ReclaimWrite,
+    ReservationChange,
+    ReservationCreate,
+    TerminationClose,
+    WorkloadEnd,
+)
 
 
-def load_node(node_id: str) -> NodeSnapshot | None:
-    """The node's partition up to its list access item (which only the reservation list
-    reads), strongly consistent; usually a single Query page."""
-    query: dict[str, Any] = {
-        "TableName": settings().table_name,
-        "KeyConditionExpression": "PK = :pk AND SK < :access",
-        "ExpressionAttributeValues": {
-            ":pk": {"S": node_pk(node_id)},
-            ":access": {"S": ACCESS_SK},
-        },
-        "ConsistentRead": True,
-    }
-    items: list[dict[str, Any]] = []
-    while True:
+def transaction(write: PartitionWrite, room: int = MAX_ACTIONS) -> list[Action]:
+    """The write as TransactWriteItems actions, in at most ``room``: its own, then the items
+    every write puts with them."""
+    beside = [put(item) for item in written_with(write)]
+    return own_actions(write, room - len(beside)) + beside
+
+
+def own_actions(write: PartitionWrite, room: int) -> list[Action]:
+    """The actions of the write's own changes, conditioned on what it was decided from."""
+    match write:
+        case ReclaimWrite():
+            return reclaim_actions(write)
+        case ReservationChange():
+            return change_actions(write)
+        case ReservationCreate():
+            return create_actions(write)
+        case PlacementWrite():
+            return placement_actions(write)
+        case WorkloadEnd():
+            return workload_end_actions(write)
+        case NodePut():
+            return node_put_actions(write, room)
+        case ReaffirmWrite():
+            return reaffirm_actions(write)
+        case TerminationClose():
+            return close_actions(write)
+        case _:
+            assert_never(write)
+
+
+def _token(write: PartitionWrite) -> str | None:
+    """The write's ClientRequestToken: its id (a create's is its reservation's). A close has
+    none: a report retries it under the same termination id with other versions, which
+    DynamoDB would refuse as a token reused with other parameters."""
+    if isinstance(write, TerminationClose):
+        return None
+    if isinstance(write, ReservationCreate):
+        return write.reservation.id
+    return write.write_id
+
+
+class NodeTable:
+    """Node partitions and the writes on them; clients are made on first use, not here."""
+
+    def load_node(self, node_id: str) -> NodeSnapshot | None:
+        """The node's partition up to its list access item (which only the reservation list
+        reads), strongly consistent; usually a single Query page."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND SK < :access",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":access": ACCESS_SK}
+            ),
+            "ConsistentRead": True,
+        }
+        items: list[Item] = []
+        while True:
+            page = clients.dynamodb().query(**query)
+            items.extend(from_attributes(attributes) for attributes in page["Items"])
+            if "LastEvaluatedKey" not in page:
+                break
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return snapshot_from_items(items)
+
+    def load_reservation(
+        self, node_id: str, reservation_id: str
+    ) -> tuple[Node | None, Reservation | None]:
+        """The node and one of its reservations, strongly consistent, in one request."""
+        keys = [node_key(node_id), reservation_key(node_id, reservation_id)]
+        request: dict[str, Any] = {
+            table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
+        }
+        items: list[Item] = []
+        while request:  # unprocessed keys only under throttling: ask again for those
+            response = clients.dynamodb().batch_get_item(RequestItems=request)
+            items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
+            request = response.get("UnprocessedKeys") or {}
+        node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
+        reservation = next((reservation_from_item(i) for i in items if i["SK"] != NODE_SK), None)
+        return node, reservation
+
+    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
+        """One Query: the node's reservations by id (or those after ``after``) up to its list
+        access item, which sorts last in the partition, so the page reads it whatever the
+        cursor: who may list, and the unit generations the page's statuses are derived from.
+        Only when the Query stops at its 1 MB before reaching it is it read on its own (one
+        GetItem more).
+
+        No Limit: the page takes what one Query returns, and the caller filters. Units and
+        live workloads sort between the two and are read too (as many as the node has now).
+        """
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":first": RESERVATION_PREFIX, ":access": ACCESS_SK}
+            ),
+            "ConsistentRead": True,
+        }
+        if after is not None:
+            query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
         page = clients.dynamodb().query(**query)
-        items.extend(from_attributes(attributes) for attributes in page["Items"])
-        if "LastEvaluatedKey" not in page:
-            break
-        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-    return snapshot_from_items(items)
+        items = [from_attributes(attributes) for attributes in page["Items"]]
+        access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
+        stopped_at = page.get("LastEvaluatedKey", {}).get("SK", {}).get("S")
+        if access is None and stopped_at is not None:
+            access = self._list_access(node_id)
+        return ReservationsRead(
+            access=access,
+            reservations=tuple(
+                reservation_from_item(i) for i in items if i["SK"].startswith(RESERVATION_PREFIX)
+            ),
+            more=stopped_at is not None and stopped_at.startswith(RESERVATION_PREFIX),
+        )
+
+    def _list_access(self, node_id: str) -> ListAccess | None:
+        item = _get(access_key(node_id))
+        return access_from_item(item) if item else None
+
+    def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
+        """The write all or nothing, with the key's record (``answer``) when there is one;
+        :class:`WriteConflict` when anything it was decided from changed (carrying the
+        live record that stood in the way, if that is what did)."""
+        actions = transaction(write, MAX_ACTIONS - (answer is not None))
+        record_at = None
+        if answer is not None:
+            record_at = len(actions)
+            actions.append(record_put(answer))
+        transactions.run(actions, _token(write), record_at)
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep an answer that needed no other write (one PutItem); the live record if one
+        won instead (it comes back with the error, ALL_OLD)."""
+        try:
+            clients.dynamodb().put_item(**record_put(answer)["Put"])
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            existing: dict[str, Any] = error.response["Item"]  # type: ignore[typeddict-item]
+            return stored_response_from_item(from_attributes(existing))
+        return None
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        """The record kept under ``scope`` (live or not), read strongly consistent; one
+        GetItem, for a repeat whose effect left nothing to conflict with."""
+        item = _get(idempotency_key(scope))
+        return stored_response_from_item(item) if item else None
 
 
 def load_api_key(key_hash: str) -> ApiKey | None:
+    item = _get(apikey_key(key_hash))
+    return api_key_from_item(item) if item else None
+
+
+def _get(key: Item) -> Item | None:
+    """One item, read strongly consistent; None when there is none."""
     response = clients.dynamodb().get_item(
-        TableName=settings().table_name,
-        Key={"PK": {"S": apikey_pk(key_hash)}, "SK": {"S": APIKEY_SK}},
-        ConsistentRead=True,
+        TableName=table(), Key=to_attributes(key), ConsistentRead=True
     )
     item = response.get("Item")
-    return api_key_from_item(from_attributes(item)) if item else None
+    return from_attributes(item) if item else None

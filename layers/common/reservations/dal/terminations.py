@@ -1,5 +1,6 @@
-"""Closing a termination (reported by the node), recording a failed report, and the outbox
-of open ones."""
+"""Terminations: a report's close as TransactWriteItems, and the table behind the logic's
+terminations store (the sparse index of open ones, consistent re-reads, the sweeper's
+delivery record and a failed report's, each on the workload item)."""
 
 from __future__ import annotations
 
@@ -11,61 +12,42 @@ from botocore.exceptions import ClientError
 
 from reservations.config import settings
 from reservations.dal import clients
-from reservations.dal.items import (
-    OPEN,
+from reservations.dal.actions import Action, free_unit, overwrite, table
+from reservations.dal.items import from_attributes, to_attributes, workload_from_item
+from reservations.dal.keys import (
     OPEN_TERMINATION,
-    STUCK,
-    from_attributes,
-    history_item,
+    OPEN_TERMINATIONS_INDEX,
     node_id_of,
     node_key,
-    to_attributes,
-    unit_key,
-    workload_from_item,
     workload_key,
 )
-from reservations.dal.transactions import commit
-from reservations.models.domain import OpenTermination, Workload, WorkloadState
+from reservations.dal.records import history_item
+from reservations.models.domain import OpenTermination, TerminationState, Workload, WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.models.times import format_time
-from reservations.models.writes import ItemVersion, TerminationClose
+from reservations.models.writes import TerminationClose
 
-__all__ = [
-    "OPEN_TERMINATIONS_INDEX",
-    "OpenTermination",
-    "TerminationStore",
-    "close_termination",
-    "record_failed_report",
-]
-
-OPEN_TERMINATIONS_INDEX = "OpenTerminations"
+_OPEN = TerminationState.OPEN.value
+_STILL_OPEN = f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})"
 
 
-def close_termination(closing: TerminationClose) -> None:
+def close_actions(closing: TerminationClose) -> list[Action]:
     """The workload leaves the node partition for its history item and frees the units it
-    still holds, in one transaction; :class:`WriteConflict` if any of them changed."""
+    still holds; on the workload still under this termination, at the version read."""
     node_id = closing.node_id
-    commit(
-        [
-            {
-                "Delete": {
-                    "TableName": settings().table_name,
-                    "Key": to_attributes(workload_key(node_id, closing.workload.id)),
-                    "ConditionExpression": "version = :v AND terminationId = :tid",
-                    "ExpressionAttributeValues": to_attributes(
-                        {":v": closing.workload.version, ":tid": closing.termination_id}
-                    ),
-                }
-            },
-            {
-                "Put": {
-                    "TableName": settings().table_name,
-                    "Item": to_attributes(history_item(closing)),
-                }
-            },
-            *(_freed(node_id, unit) for unit in closing.freed_units),
-        ]
-    )
+    values = {":v": closing.workload.version, ":tid": closing.termination_id}
+    return [
+        {
+            "Delete": {
+                "TableName": table(),
+                "Key": to_attributes(workload_key(node_id, closing.workload.id)),
+                "ConditionExpression": "version = :v AND terminationId = :tid",
+                "ExpressionAttributeValues": to_attributes(values),
+            }
+        },
+        overwrite(history_item(closing)),
+        *(free_unit(node_id, unit) for unit in closing.freed_units),
+    ]
 
 
 # The deliveries so far are copied inside the write, not from a read: a delivery the sweeper
@@ -79,56 +61,13 @@ _FAILED_REPORT = (
 )
 
 
-def record_failed_report(report: TerminationReport, at: datetime) -> Workload | None:
-    """Note on the terminating workload that its node answered ``failed``, and reopen it if it
-    was flagged stuck; the workload as it was before. Conditioned on the termination id and
-    on the item being in the index, like a close: a late report for a termination closed
-    meanwhile (its item gone, or another termination's) writes nothing and gives None.
-    ``version`` is left alone: like the sweeper's record, this is bookkeeping that no
-    decision on the node partition reads."""
-    try:
-        response = clients.dynamodb().update_item(
-            TableName=settings().table_name,
-            Key=to_attributes(workload_key(report.node_id, report.workload_id)),
-            UpdateExpression=_FAILED_REPORT,
-            ConditionExpression=f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})",
-            ExpressionAttributeValues=to_attributes(
-                {
-                    ":tid": report.termination_id,
-                    ":now": format_time(at),
-                    ":open": OPEN,
-                    ":zero": 0,
-                    ":one": 1,
-                }
-            ),
-            ReturnValues="ALL_OLD",
-        )
-    except ClientError as error:
-        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-            return None
-        raise
-    return workload_from_item(from_attributes(response["Attributes"]))
+class TerminationTable:
+    """The open terminations, as the sweeper, the reports and the operator's command read
+    and record them; clients are made on first use (or given, for the command)."""
 
-
-def _freed(node_id: str, unit: ItemVersion) -> dict[str, Any]:
-    return {
-        "Update": {
-            "TableName": settings().table_name,
-            "Key": to_attributes(unit_key(node_id, unit.id)),
-            "UpdateExpression": "REMOVE claimedBy SET version = version + :one",
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": to_attributes({":v": unit.version, ":one": 1}),
-        }
-    }
-
-
-class TerminationStore:
-    """The outbox side of open terminations: the sparse index, consistent re-reads, and the
-    sweeper's delivery record on the workload item."""
-
-    def __init__(self, dynamodb: Any = None, table: str | None = None) -> None:
+    def __init__(self, dynamodb: Any = None, table_name: str | None = None) -> None:
         self._client = dynamodb
-        self._table = table
+        self._table = table_name
 
     @property
     def client(self) -> Any:
@@ -138,14 +77,14 @@ class TerminationStore:
     def table(self) -> str:
         return self._table or settings().table_name
 
-    def listed(self, partition: str) -> Iterator[OpenTermination]:
+    def listed(self, state: TerminationState) -> Iterator[OpenTermination]:
         """One partition of the index ("open" or "stuck"): never a table scan."""
         paginator = self.client.get_paginator("query")
         for page in paginator.paginate(
             TableName=self.table,
             IndexName=OPEN_TERMINATIONS_INDEX,
             KeyConditionExpression=f"{OPEN_TERMINATION} = :partition",
-            ExpressionAttributeValues={":partition": {"S": partition}},
+            ExpressionAttributeValues={":partition": {"S": state.value}},
         ):
             for attributes in page["Items"]:
                 yield _open_termination(from_attributes(attributes))
@@ -184,7 +123,11 @@ class TerminationStore:
     def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
         """Move it to the index's "stuck" partition; False if it was not open any more, or if
         the node reported since it was read (it answered: not stuck)."""
-        values: dict[str, Any] = {":stuck": STUCK, ":now": format_time(now), ":open": OPEN}
+        values: dict[str, Any] = {
+            ":stuck": TerminationState.STUCK.value,
+            ":now": format_time(now),
+            ":open": _OPEN,
+        }
         reports = termination.workload.termination_failed_reports
         if reports:
             values[":reports"] = reports
@@ -197,6 +140,29 @@ class TerminationStore:
             values,
             f" AND {OPEN_TERMINATION} = :open AND {unanswered}",
         )
+
+    def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
+        """Note on the terminating workload that its node answered ``failed``, and reopen it
+        if it was flagged stuck; the workload as it was before. Conditioned on the
+        termination id and on the item being in the index, like a close: a late report for
+        a termination closed meanwhile (its item gone, or another termination's) writes
+        nothing and gives None. ``version`` is left alone: like the sweeper's record, this
+        is bookkeeping that no decision on the node partition reads."""
+        values = {":tid": report.termination_id, ":now": format_time(at), ":open": _OPEN}
+        try:
+            response = self.client.update_item(
+                TableName=self.table,
+                Key=to_attributes(workload_key(report.node_id, report.workload_id)),
+                UpdateExpression=_FAILED_REPORT,
+                ConditionExpression=_STILL_OPEN,
+                ExpressionAttributeValues=to_attributes({**values, ":zero": 0, ":one": 1}),
+                ReturnValues="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return workload_from_item(from_attributes(response["Attributes"]))
 
     def _update(
         self, termination: OpenTermination, update: str, values: dict[str, Any], extra: str = ""

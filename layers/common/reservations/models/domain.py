@@ -26,6 +26,14 @@ class WorkloadState(StrEnum):
     TERMINATED = "terminated"
 
 
+class TerminationState(StrEnum):
+    """Where an open termination stands: ``open`` (delivered at the sweeper's pace) or
+    ``stuck`` (delivered as often as it may be without a report; still sent, slowly)."""
+
+    OPEN = "open"
+    STUCK = "stuck"
+
+
 class Tier(StrEnum):
     SPOT = "spot"
     RESERVED = "reserved"
@@ -124,6 +132,15 @@ class Workload:
     version: int = 1
     # When the scheduler placed it (absent for workloads a fleet file states directly).
     created_at: datetime | None = None
+
+    @property
+    def termination_state(self) -> TerminationState | None:
+        """Open or stuck while it is terminating; None otherwise."""
+        if self.state is not WorkloadState.TERMINATING:
+            return None
+        if self.termination_stuck_at is not None:
+            return TerminationState.STUCK
+        return TerminationState.OPEN
 
     @property
     def claim(self) -> str:

@@ -6,7 +6,7 @@ writer makes it fail whole, with :class:`WriteConflict`, and the logic reads aga
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from reservations.models.domain import Node, Reservation, ReservationStatus, Unit, Workload
@@ -58,7 +58,7 @@ class ReclaimWrite:
     version checks on the named units and every workload decided from, the terminations,
     and the audit record."""
 
-    reclaim_id: str
+    write_id: str
     node_id: str
     reservation: ItemVersion
     topology: TopologyRead
@@ -148,7 +148,7 @@ class UnitPut:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeWrite:
+class NodePut:
     """A node registered or updated, as one transaction: the node item (absent when read, or
     at ``node_read`` with ``placements_read`` placements) with its new generation and each
     unit's generation of last change, its new and changed units, the unit items to delete
@@ -186,3 +186,60 @@ class ReaffirmWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationChange:
+    """A change to one reservation's own item — a release, a cancel: what changes (None:
+    unchanged; when nothing does, only the version is checked and the audit record
+    written), and who asked, why, and what they named, for the audit record. The write
+    conditions on the reservation's version and on the node's topology as read."""
+
+    write_id: str
+    action: str
+    node_id: str
+    reservation: ItemVersion
+    topology: TopologyRead
+    released_after: tuple[str, ...] | None
+    status_after: ReservationStatus | None
+    reason: str | None
+    caller_org_id: str
+    caller_key_id: str
+    unit_ids: tuple[str, ...]
+    released_before: tuple[str, ...]
+    status_before: ReservationStatus
+    at: datetime
+
+    @property
+    def writes_reservation(self) -> bool:
+        return self.released_after is not None or self.status_after is not None
+
+    def applied_to(self, reservation: Reservation) -> Reservation:
+        """The reservation as the write leaves it."""
+        if not self.writes_reservation:
+            return reservation
+        return replace(
+            reservation,
+            status=self.status_after or reservation.status,
+            released_unit_ids=(
+                reservation.released_unit_ids
+                if self.released_after is None
+                else self.released_after
+            ),
+            updated_at=self.at,
+            version=reservation.version + 1,
+        )
+
+
+# Every conditional write on a node's partition, as the store's ``commit`` takes it: each
+# one TransactWriteItems, all or nothing.
+PartitionWrite = (
+    ReclaimWrite
+    | ReservationChange
+    | ReservationCreate
+    | PlacementWrite
+    | WorkloadEnd
+    | NodePut
+    | ReaffirmWrite
+    | TerminationClose
+)

@@ -34,30 +34,30 @@ from reservations.rules.status import effective_status, in_term
 
 
 @dataclass(frozen=True, slots=True)
-class UnitRefusal:
+class PlacementRefusal:
     """A named unit the workload may not have, and why, in words a person understands."""
 
     unit_id: str
     reason: str
 
 
-def not_sellable(unit_ids: Sequence[str], units: Iterable[Unit]) -> list[UnitRefusal]:
+def not_sellable(unit_ids: Sequence[str], units: Iterable[Unit]) -> list[PlacementRefusal]:
     """The named units that are not on the node, or not sellable (a 422 when any)."""
     by_id = {unit.id: unit for unit in units}
     refusals = []
     for unit_id in unit_ids:
         unit = by_id.get(unit_id)
         if unit is None:
-            refusals.append(UnitRefusal(unit_id, "unit is not on this node"))
+            refusals.append(PlacementRefusal(unit_id, "unit is not on this node"))
         elif not unit.sellable:
             why = f": {unit.not_sellable_reason}" if unit.not_sellable_reason else ""
-            refusals.append(UnitRefusal(unit_id, f"unit is not sellable{why}"))
+            refusals.append(PlacementRefusal(unit_id, f"unit is not sellable{why}"))
     return refusals
 
 
 def unavailable(
     snapshot: NodeSnapshot, unit_ids: Sequence[str], org_id: str, tier: Tier, now: datetime
-) -> list[UnitRefusal]:
+) -> list[PlacementRefusal]:
     """The named units of the node that are claimed, or not open to ``org_id`` at ``tier``
     now (a 409 when any); units not on the node are left to :func:`not_sellable`."""
     by_id = {unit.id: unit for unit in snapshot.units}
@@ -68,7 +68,7 @@ def unavailable(
             continue
         reason = _claimed(unit) or unit_refusal(unit_id, snapshot, org_id, tier, now)
         if reason is not None:
-            refusals.append(UnitRefusal(unit_id, reason))
+            refusals.append(PlacementRefusal(unit_id, reason))
     return refusals
 
 

@@ -9,7 +9,7 @@ from reservations.models.domain import NodeSnapshot, Reservation, ReservationSta
 from reservations.models.errors import FieldProblem, InvalidRequest
 from reservations.models.times import format_time, term_problem
 from reservations.rules.status import effective_status
-from reservations.rules.units import not_reservable_reason
+from reservations.rules.units import UnitReason, not_reservable_reason
 
 # A client's clock may lag, and a request may wait in a retry: a start this close to now
 # is "now"; an older one is a mistake about the term, not a backdated contract.
@@ -20,8 +20,6 @@ _HOLDING = frozenset(
 )
 
 Term = tuple[datetime, datetime | None]
-# (unit id, why) for each unit a create may not take.
-UnitRefusal = tuple[str, str]
 
 
 def new_term(starts_at: datetime | None, ends_at: datetime | None, now: datetime) -> Term:
@@ -56,7 +54,7 @@ def overlaps(term: Term, reservation: Reservation) -> bool:
     )
 
 
-def not_reservable(snapshot: NodeSnapshot, unit_ids: Sequence[str]) -> list[UnitRefusal]:
+def not_reservable(snapshot: NodeSnapshot, unit_ids: Sequence[str]) -> list[UnitReason]:
     """Units not on the node, or not reservable (the reason list units shows)."""
     units = {unit.id: unit for unit in snapshot.units}
     refusals = []
@@ -74,7 +72,7 @@ def unavailable(
     term: Term,
     allowed_org_ids: Sequence[str],
     now: datetime,
-) -> list[UnitRefusal]:
+) -> list[UnitReason]:
     """Units held by an overlapping pending/active/needs-review reservation, or — when the
     term includes now — claimed by a workload of an org outside the audience."""
     includes_now = term[0] <= now

@@ -18,12 +18,11 @@ from reservations.models.domain import (
     Unit,
 )
 from reservations.rules.status import effective_status
+from reservations.rules.units import UnitReason
 
 # Reservations whose promise a topology change can break: pending or active (a pending one
 # will start on the new topology); an ended one is expired and stays so.
 _REVIEWED = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
-
-UnitRefusal = tuple[str, str]  # (unit id, why)
 
 
 def description(unit: Unit) -> tuple[object, ...]:
@@ -90,7 +89,7 @@ def stale_reason(stored_gen: int | None, gen: int, change: TopologyChange) -> st
     return None
 
 
-def claimed_removals(snapshot: NodeSnapshot, removed: Iterable[Unit]) -> list[UnitRefusal]:
+def claimed_removals(snapshot: NodeSnapshot, removed: Iterable[Unit]) -> list[UnitReason]:
     """Removed units that a running or terminating workload still holds."""
     holders = {
         unit_id: workload.claim

@@ -16,6 +16,10 @@ from reservations.rules.status import effective_status
 
 _GOVERNING = frozenset({ReservationStatus.ACTIVE, ReservationStatus.NEEDS_REVIEW})
 
+# (unit id, why) for a unit a reservation may not take or keep: held, claimed, not
+# reservable, or (a node update) still claimed by a workload.
+UnitReason = tuple[str, str]
+
 
 def not_reservable_reason(unit: Unit) -> str | None:
     """Why ``unit`` cannot be reserved, in words a person understands; None when it can.

@@ -1,0 +1,125 @@
+"""The single table's keys: the one place a partition or sort key string is spelled.
+
+One partition per node (``NODE#<id>``) holds the node, its units, its reservations and its
+live workloads, so either endpoint reads all it decides from with one Query. After them, last
+in the partition, the node's list access item (``~ACCESS``), which a page of the reservation
+list reads with the page whatever its cursor, and which the calls on the node's present stop
+before. Everything a write leaves beside the node lives in partitions of its own, so the hot
+one stays as small as the node: API keys (``APIKEY#<sha256>``), Idempotency-Key records
+(``IDEMPOTENCY#<scope>``), audit records (``AUDIT#...``) and finished workloads
+(``WLHIST#<node>``). Workloads with an open termination are also in the sparse
+``OpenTerminations`` index, keyed by their ``openTermination`` attribute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Item = dict[str, Any]
+
+NODE_PREFIX = "NODE#"
+NODE_SK = "#NODE"
+UNIT_PREFIX = "UNIT#"
+RESERVATION_PREFIX = "RES#"
+WORKLOAD_PREFIX = "WL#"
+# Sorts after every other sort key of a node partition ("~" is above every prefix's letter).
+ACCESS_SK = "~ACCESS"
+APIKEY_PREFIX = "APIKEY#"
+APIKEY_SK = "APIKEY"
+# What the operator's key command keeps beside the keys: a marker per key id (so an id is
+# unique across the table, naming its key's hash) and the one item naming the platform's org.
+KEYID_PREFIX = "KEYID#"
+KEYID_SK = "KEYID"
+PLATFORM = "PLATFORM"
+IDEMPOTENCY_PREFIX = "IDEMPOTENCY#"
+IDEMPOTENCY_SK = "RESPONSE"
+AUDIT_PREFIX = "AUDIT#"
+# Closed terminations and ended workloads, kept outside the node partition for a while.
+HISTORY_PREFIX = "WLHIST#"
+# The sparse index of open terminations: its name, and the attribute that is its partition
+# key ("open", or "stuck" once delivered several times without a report; absent otherwise).
+OPEN_TERMINATIONS_INDEX = "OpenTerminations"
+OPEN_TERMINATION = "openTermination"
+
+
+def node_pk(node_id: str) -> str:
+    return NODE_PREFIX + node_id
+
+
+def node_id_of(partition_key: str) -> str:
+    """The node id a node partition's key names."""
+    return partition_key.removeprefix(NODE_PREFIX)
+
+
+def node_key(node_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": NODE_SK}
+
+
+def unit_key(node_id: str, unit_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": UNIT_PREFIX + unit_id}
+
+
+def reservation_key(node_id: str, reservation_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": RESERVATION_PREFIX + reservation_id}
+
+
+def workload_key(node_id: str, workload_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": WORKLOAD_PREFIX + workload_id}
+
+
+def access_key(node_id: str) -> Item:
+    return {"PK": node_pk(node_id), "SK": ACCESS_SK}
+
+
+def apikey_pk(key_hash: str) -> str:
+    return APIKEY_PREFIX + key_hash
+
+
+def apikey_key(key_hash: str) -> Item:
+    return {"PK": apikey_pk(key_hash), "SK": APIKEY_SK}
+
+
+def keyid_key(key_id: str) -> Item:
+    return {"PK": KEYID_PREFIX + key_id, "SK": KEYID_SK}
+
+
+def key_id_of(partition_key: str) -> str:
+    """The key id a key id marker's partition key names."""
+    return partition_key.removeprefix(KEYID_PREFIX)
+
+
+def platform_key() -> Item:
+    return {"PK": PLATFORM, "SK": PLATFORM}
+
+
+def idempotency_key(scope: str) -> Item:
+    """Idempotency records live in their own partitions, outside every node's."""
+    return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
+
+
+def audit_pk(node_id: str, reservation_id: str) -> str:
+    """A reservation's audit partition: its create, releases, reclaims, cancel, re-affirms."""
+    return f"{AUDIT_PREFIX}{node_id}#{reservation_id}"
+
+
+def workload_audit_pk(node_id: str) -> str:
+    """The audit partition of a node's placements and ends ("/" is in no id, so no
+    reservation's audit partition can be this one)."""
+    return f"{AUDIT_PREFIX}{node_id}/workloads"
+
+
+def node_audit_pk(node_id: str) -> str:
+    """A node's own audit records (registration, updates), beside its reservations'."""
+    return f"{AUDIT_PREFIX}{node_id}"
+
+
+def audit_key(partition_key: str, stamp: str, name: str) -> Item:
+    """An audit record in its partition, in time order; ``name`` (the write's id, or what
+    it did) keeps two records of one second apart."""
+    return {"PK": partition_key, "SK": f"{stamp}#{name}"}
+
+
+def history_key(node_id: str, stamp: str, workload_id: str, ended_by: str) -> Item:
+    """A workload that left the node: when, which, and the termination (or write) that
+    ended it, so two lives of one workload id never share a key."""
+    return {"PK": HISTORY_PREFIX + node_id, "SK": f"{stamp}#{workload_id}#{ended_by}"}
