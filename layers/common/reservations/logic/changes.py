@@ -1,40 +1,58 @@
-"""What release and cancel share: the reservation the caller may act on, the change as one
-conditional write with its audit record and kept answer, and the answer itself."""
+"""What the writes on one reservation share (release, cancel, reclaim): the reservation the
+caller may act on, and for release and cancel the change as one write, its answer and its
+log line."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from datetime import datetime
 
-from aws_lambda_powertools.metrics import MetricUnit
-
-from reservations.logic import idempotency
-from reservations.logic.ports import ChangeStore
+from reservations.logic.pipeline import Committed, Decision, Route
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
-from reservations.models.changes import ReservationChange
 from reservations.models.domain import Caller, Node, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import NotFound
-from reservations.models.idempotency import IdempotentRequest, Outcome
-from reservations.models.writes import ItemVersion, TopologyRead, WriteConflict
-from reservations.observability import logger, metrics
+from reservations.models.idempotency import Outcome
+from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
+from reservations.rules.access import (
+    may_manage_capacity,
+    may_manage_capacity_of,
+    may_write_reservations,
+)
 from reservations.rules.status import effective_status
 
 
 def reservation_in(
     snapshot: NodeSnapshot | None,
-    reservation_id: str,
+    route: Route,
     allowed: Callable[[NodeSnapshot, Reservation], bool],
-) -> tuple[Node, Reservation]:
-    """The node and the reservation, or the same 404 as an unknown node for unknown or not
-    allowed."""
+) -> NotFound | tuple[NodeSnapshot, Reservation]:
+    """The node as read and the route's reservation on it; the same 404 as an unknown node
+    for an unknown reservation or one the caller may not act on."""
     if snapshot is None:
-        raise NotFound()
+        return NotFound()
+    reservation_id = route.params["reservationId"]
     reservation = next((r for r in snapshot.reservations if r.id == reservation_id), None)
     if reservation is None or not allowed(snapshot, reservation):
-        raise NotFound()
-    return snapshot.node, reservation
+        return NotFound()
+    return snapshot, reservation
+
+
+def managed_reservation(
+    snapshot: NodeSnapshot | None, route: Route, caller: Caller
+) -> NotFound | tuple[NodeSnapshot, Reservation]:
+    """The route's reservation, for a caller who may manage its capacity (release, reclaim)."""
+    return reservation_in(snapshot, route, lambda read, r: may_manage_capacity(caller, read, r))
+
+
+def may_manage_capacity_on(caller: Caller, snapshot: NodeSnapshot, route: Route) -> bool:
+    """Whether the caller may release or reclaim anything of the route's reservation here."""
+    return may_manage_capacity_of(caller, snapshot, route.params["reservationId"])
+
+
+def may_write_reservations_on(caller: Caller, snapshot: NodeSnapshot, _route: Route) -> bool:
+    """Whether the caller may create or cancel reservations on this node (its owner)."""
+    return may_write_reservations(caller, snapshot)
 
 
 def change(
@@ -42,6 +60,7 @@ def change(
     caller: Caller,
     reservation: Reservation,
     node: Node,
+    write_id: str,
     now: datetime,
     *,
     released_after: tuple[str, ...] | None,
@@ -50,9 +69,9 @@ def change(
     reason: str | None = None,
 ) -> ReservationChange:
     """The decision as one write on the reservation's version and the node's topology (which
-    its effective status was read from), with a new change id."""
+    its effective status was read from)."""
     return ReservationChange(
-        change_id=str(uuid.uuid4()),
+        write_id=write_id,
         action=action,
         node_id=reservation.node_id,
         reservation=ItemVersion(reservation.id, reservation.version),
@@ -69,32 +88,19 @@ def change(
     )
 
 
-def answer(
-    reservation: Reservation, node: Node, change: ReservationChange, now: datetime
-) -> Outcome:
-    """200 with the reservation object as the change leaves it."""
+def decided(
+    reservation: Reservation, node: Node, change: ReservationChange, dry_run: bool = False
+) -> Decision[ReservationChange]:
+    """The change (unwritten for a dry run) and 200 with the reservation as it leaves it."""
     after = change.applied_to(reservation)
-    view = reservation_view(after, node, now, after.released_unit_ids, after.updated_at)
-    return Outcome(200, response_json(view))
+    view = reservation_view(after, node, change.at, after.released_unit_ids, after.updated_at)
+    return Decision(None if dry_run else change, Outcome(200, response_json(view)))
 
 
-def commit(
-    change: ReservationChange,
-    outcome: Outcome,
-    keyed: IdempotentRequest | None,
-    store: ChangeStore,
-) -> Outcome | None:
-    """Write it with its kept answer; None when a concurrent writer won (read again)."""
-    try:
-        store.commit_change(change, idempotency.answer_record(keyed, outcome, change.at))
-    except WriteConflict as conflict:
-        replayed = idempotency.answer_from_conflict(keyed, conflict, change.at)
-        if replayed is None:
-            logger.info(f"{change.action} lost a race; retrying", extra={"reasons": str(conflict)})
-        return replayed
-    logger.info(
+def committed(change: ReservationChange) -> Committed:
+    return Committed(
         f"{change.action} committed",
-        extra={
+        {
             "nodeId": change.node_id,
             "reservationId": change.reservation.id,
             "callerOrgId": change.caller_org_id,
@@ -102,6 +108,5 @@ def commit(
             "units": list(change.unit_ids),
             "changed": change.writes_reservation,
         },
+        {f"Reservation{change.action.title()}s": 1},
     )
-    metrics.add_metric(name=f"Reservation{change.action.title()}s", unit=MetricUnit.Count, value=1)
-    return outcome

@@ -1,10 +1,9 @@
 """``POST /v1/nodes/{nodeId}/reservations``: reserve units of a node for an audience.
 
-Read the node (one strongly consistent Query), decide (rules.reservations), and write the
-reservation in one conditional transaction on the node item's version (which it bumps, so
-two creates on one node serialize) and on every named unit's — with the Idempotency-Key's
-record when there is one. A lost race re-reads and decides again: the loser of two
-overlapping creates then sees the winner and answers 409 ``units_unavailable``.
+Decided from the node as read (``rules.reservations``) and written by the write pipeline in
+one conditional transaction on the node item's version (which it bumps, so two creates on
+one node serialize) and on every named unit's. A lost race reads and decides again: the
+loser of two overlapping creates then sees the winner and answers 409 ``units_unavailable``.
 """
 
 from __future__ import annotations
@@ -13,13 +12,10 @@ import secrets
 import string
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-
-from reservations.logic import idempotency
-from reservations.logic.ports import CreatePorts
-from reservations.logic.reads import checked_reads
-from reservations.logic.retries import retried
+from reservations.logic.changes import may_write_reservations_on
+from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, NodeSnapshot, Reservation
@@ -31,20 +27,18 @@ from reservations.models.errors import (
     UnitsNotReservable,
     UnitsUnavailable,
 )
-from reservations.models.idempotency import IdempotentRequest, Outcome
-from reservations.models.ids import is_resource_id
-from reservations.models.requests import CreateReservationRequest, RawBody, parse_create_request
-from reservations.models.writes import ItemVersion, ReservationCreate, WriteConflict
-from reservations.observability import logger, metrics
+from reservations.models.idempotency import Outcome
+from reservations.models.requests import CreateReservationRequest, parse_create_request
+from reservations.models.writes import ItemVersion, ReservationCreate
 from reservations.rules.access import WRITE, may_write_reservations
 from reservations.rules.reservations import (
     Term,
-    UnitRefusal,
     initial_status,
     new_term,
     not_reservable,
     unavailable,
 )
+from reservations.rules.units import UnitReason
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -54,53 +48,36 @@ def new_reservation_id() -> str:
     return "res-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(20))
 
 
-def create_reservation(
-    caller: Caller, node_id: str, body: RawBody, idempotency_key: str | None, ports: CreatePorts
-) -> Outcome:
-    """201 with the reservation and its Location, a replay, or an ApiError."""
-    if not (is_resource_id(node_id) and caller.has(WRITE)):
-        raise NotFound()
-    read_node = checked_reads(
-        caller, node_id, ports.store, lambda node: may_write_reservations(caller, node)
-    )
-    request = parse_create_request(body)
-    document = request.model_dump(mode="json", by_alias=True, exclude_none=True)
-    path = f"/v1/nodes/{node_id}/reservations"
-    keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
-    try:
-        new_term(*request.term(), ports.clock())  # a bad term is a 400, before the write
-    except InvalidRequest:
-        # Unless it is the retry of a create that committed: however late, it gets the
-        # first answer (exactly once); this is the only path that reads the record.
-        replayed = idempotency.first_answer(keyed, ports.store.stored_answer, ports.clock())
-        if replayed is None:
-            raise
-        return replayed
-    return retried(
-        lambda: _attempt(caller, node_id, request, keyed, read_node, ports),
-        ports.sleep,
-        "Create",
-        f"node {node_id} kept changing while creating the reservation",
-    )
-
-
-def _attempt(
+def decide(
+    snapshot: NodeSnapshot | None,
+    request: Request[CreateReservationRequest],
     caller: Caller,
-    node_id: str,
-    request: CreateReservationRequest,
-    keyed: IdempotentRequest | None,
-    read_node: Callable[[], NodeSnapshot | None],
-    ports: CreatePorts,
-) -> Outcome | None:
-    """Read, decide, write once; None when a concurrent writer won and it must run again."""
-    now = ports.clock()
-    snapshot = read_node()
+    now: datetime,
+) -> ApiError | Decision[ReservationCreate]:
+    """The new reservation, its write, and 201 with it and its Location."""
     if snapshot is None or not may_write_reservations(caller, snapshot):
-        raise NotFound()
-    decided = decide_create(snapshot, request, ports.new_id, now)
-    if isinstance(decided, ApiError):
-        return idempotency.refuse(keyed, decided, now, ports.store.keep_answer)
-    return _commit(caller, snapshot, decided, keyed, ports, now)
+        return NotFound()
+    made = decide_create(snapshot, request.body, request.new_id, now)
+    if isinstance(made, ApiError):
+        return made
+    view = reservation_view(made, snapshot.node, now, (), made.updated_at)
+    location = f"{request.route.path}/{made.id}"
+    answer = Outcome(201, response_json(view), (("Location", location),))
+    return Decision(_create_write(caller, snapshot, made), answer)
+
+
+def _create_write(
+    caller: Caller, snapshot: NodeSnapshot, reservation: Reservation
+) -> ReservationCreate:
+    named = set(reservation.reserved_unit_ids)
+    return ReservationCreate(
+        reservation=reservation,
+        node=ItemVersion(snapshot.node.id, snapshot.node.version),
+        units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
+        caller_org_id=caller.org_id,
+        caller_key_id=caller.key_id,
+        owner_org_id=snapshot.node.owner_org_id,
+    )
 
 
 def decide_create(
@@ -133,11 +110,11 @@ def _refusal(
     return None
 
 
-def _message(title: str, refusals: list[UnitRefusal]) -> str:
+def _message(title: str, refusals: list[UnitReason]) -> str:
     return f"{title}: " + ", ".join(unit_id for unit_id, _ in refusals)
 
 
-def _details(unit_ids: list[str], refusals: list[UnitRefusal]) -> list[FieldProblem]:
+def _details(unit_ids: list[str], refusals: list[UnitReason]) -> list[FieldProblem]:
     """One problem per unit, at its position in the request, with the reason."""
     return [
         FieldProblem(f"unitIds[{unit_ids.index(unit_id)}]", f"{unit_id}: {why}")
@@ -170,37 +147,42 @@ def _new_reservation(
     )
 
 
-def _commit(
-    caller: Caller,
-    snapshot: NodeSnapshot,
-    reservation: Reservation,
-    keyed: IdempotentRequest | None,
-    ports: CreatePorts,
-    now: datetime,
-) -> Outcome | None:
-    view = reservation_view(reservation, snapshot.node, now, (), reservation.updated_at)
-    location = f"/v1/nodes/{reservation.node_id}/reservations/{reservation.id}"
-    outcome = Outcome(201, response_json(view), (("Location", location),))
-    named = set(reservation.reserved_unit_ids)
-    write = ReservationCreate(
-        reservation=reservation,
-        node=ItemVersion(snapshot.node.id, snapshot.node.version),
-        units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
-        caller_org_id=caller.org_id,
-        caller_key_id=caller.key_id,
-        owner_org_id=snapshot.node.owner_org_id,
-    )
-    try:
-        ports.store.commit_create(write, idempotency.answer_record(keyed, outcome, now))
-    except WriteConflict as conflict:
-        replayed = idempotency.answer_from_conflict(keyed, conflict, now)
-        if replayed is None:
-            logger.info("create lost a race; retrying", extra={"reasons": str(conflict)})
-        return replayed
-    logger.info(
+def committed(write: ReservationCreate) -> Committed:
+    reservation = write.reservation
+    return Committed(
         "reservation created",
-        extra={"nodeId": reservation.node_id, "reservationId": reservation.id,
-               "callerOrgId": caller.org_id, "callerKeyId": caller.key_id},
-    )  # fmt: skip
-    metrics.add_metric(name="ReservationsCreated", unit=MetricUnit.Count, value=1)
-    return outcome
+        {
+            "nodeId": reservation.node_id,
+            "reservationId": reservation.id,
+            "callerOrgId": write.caller_org_id,
+            "callerKeyId": write.caller_key_id,
+        },
+        {"ReservationsCreated": 1},
+    )
+
+
+def _term_is_valid(body: CreateReservationRequest, now: datetime) -> None:
+    """A bad term is a 400 before any write."""
+    new_term(*body.term(), now)
+
+
+def _as_sent(body: CreateReservationRequest) -> Any:
+    """Absent optional fields and null ones are the same request."""
+    return body.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+CREATE: WriteSpec[CreateReservationRequest, ReservationCreate] = WriteSpec(
+    name="Create",
+    noun="create",
+    conflict="node {nodeId} kept changing while creating the reservation",
+    permitted=lambda caller: caller.has(WRITE),
+    may_on_node=may_write_reservations_on,
+    parse=parse_create_request,
+    document=_as_sent,
+    timely=_term_is_valid,
+    # A create retried after its term went stale gets the first answer, however late
+    # (exactly once): the only path on which a create reads the key's record.
+    first_answer_for=(InvalidRequest,),
+    decide=decide,
+    committed=committed,
+)

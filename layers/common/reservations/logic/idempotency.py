@@ -1,8 +1,8 @@
 """Idempotency-Key for every POST: the first answer is kept with the effect and replayed.
 
-A use case asks :func:`keyed` for the request (after the body is valid), writes
-:func:`answer_record` with its effect, asks :func:`answer_from_conflict` when that write is
-cancelled, and passes deterministic refusals through :func:`refuse`.
+The write pipeline (``logic.pipeline``) asks :func:`keyed` for the request (after the body
+is valid), writes :func:`answer_record` with its effect, asks :func:`answer_from_conflict`
+when that write is cancelled, and passes refusals through :func:`refuse`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.logic.ports import NodeReader
+from reservations.logic.ports import NodeStore
 from reservations.logic.views import unit_view
 from reservations.models.api import UnitView
 from reservations.models.domain import Caller
@@ -13,7 +13,7 @@ from reservations.models.ids import is_resource_id
 from reservations.rules.access import READ, may_list_units
 
 
-def list_units(caller: Caller, node_id: str, nodes: NodeReader, now: datetime) -> list[UnitView]:
+def list_units(caller: Caller, node_id: str, nodes: NodeStore, now: datetime) -> list[UnitView]:
     """The node's units sorted by id; the same 404 for unknown, malformed and not allowed."""
     # Rejecting these before the read keeps the answer identical and saves the Query.
     if not is_resource_id(node_id) or not caller.has(READ):

@@ -1,33 +1,29 @@
 """``PUT /v1/nodes/{nodeId}``: register a node or update its topology.
 
-Read the node (one strongly consistent Query), decide (rules.topology), make its queue if it
-has none, then write it all in one conditional transaction, retried on a lost race: the
-node item and its changed units, never a reservation (a reservation on a changed unit is
-under review because the node item says when each unit changed: ``rules.status``), so a
-refused or superseded update changes nothing. The queue comes first: a crash after it
-leaves a queue and no node, and the retry finds the queue again; the other order could
-leave a node that no one gives a queue.
+Decided from the node as read (rules.topology) and written by the write pipeline in one
+conditional transaction, retried on a lost race: the node item and its changed units,
+never a reservation (a reservation on a changed unit is under review because the node item
+says when each unit changed: ``rules.status``), so a refused or superseded update changes
+nothing. A node without a queue gets one before the write: a crash after it leaves a queue
+and no node, and the retry finds the queue again; the other order could leave a node that
+no one gives a queue. PUT is idempotent by itself: it takes no Idempotency-Key.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.logic.ports import NodePorts
-from reservations.logic.retries import retried
+from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.logic.ports import Ports
 from reservations.logic.views import node_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, Node, NodeSnapshot, Unit
-from reservations.models.errors import FieldProblem, NotFound, StaleTopology, UnitsUnavailable
+from reservations.models.errors import ApiError, FieldProblem, StaleTopology, UnitsUnavailable
 from reservations.models.idempotency import Outcome
-from reservations.models.ids import is_resource_id
 from reservations.models.node_requests import NodeRequest, UnitSpec, parse_node_request
-from reservations.models.requests import RawBody
-from reservations.models.writes import ItemVersion, NodeWrite, UnitPut, WriteConflict
-from reservations.observability import logger
+from reservations.models.writes import ItemVersion, NodePut, UnitPut
 from reservations.rules.access import may_write_nodes
 from reservations.rules.topology import (
     TopologyChange,
@@ -39,17 +35,26 @@ from reservations.rules.topology import (
 )
 
 
-def put_node(caller: Caller, node_id: str, body: RawBody, ports: NodePorts) -> Outcome:
-    """201 with the new node, 200 with the updated one, or an ApiError."""
-    if not (is_resource_id(node_id) and may_write_nodes(caller)):
-        raise NotFound()
-    request = parse_node_request(body)
-    return retried(
-        lambda: _attempt(caller, node_id, request, ports),
-        ports.sleep,
-        "NodeWrite",
-        f"node {node_id} kept changing while it was written",
+def decide(
+    snapshot: NodeSnapshot | None, request: Request[NodeRequest], caller: Caller, now: datetime
+) -> ApiError | Decision[NodePut]:
+    """201 with the new node, 200 with the updated one; nothing to write for a repeat of
+    what is stored."""
+    body = request.body
+    change = compare(snapshot.units if snapshot else (), reported_units(body.units))
+    if refusal := update_refusal(snapshot, body, change):
+        return refusal
+    unit_ids = [spec.id for spec in body.units]
+    if snapshot is not None and _unchanged(snapshot, body, change):
+        return Decision(None, Outcome(200, response_json(node_view(snapshot.node, unit_ids, now))))
+    write = node_put(caller, request.route.node_id, snapshot, body, change, request.new_id(), now)
+    node = write.node
+    if snapshot is not None:  # the stored creation time stays
+        node = replace(node, created_at=snapshot.node.created_at)
+    answer = Outcome(
+        201 if snapshot is None else 200, response_json(node_view(node, unit_ids, now))
     )
+    return Decision(write, answer)
 
 
 def reported_units(specs: Iterable[UnitSpec]) -> list[Unit]:
@@ -90,47 +95,21 @@ def registered_node(
     )
 
 
-def _attempt(
-    caller: Caller, node_id: str, request: NodeRequest, ports: NodePorts
-) -> Outcome | None:
-    """Read, decide, write once; None when a concurrent writer won and it must run again."""
-    now = ports.clock()
-    snapshot = ports.store.load_node(node_id)
-    change = compare(snapshot.units if snapshot else (), reported_units(request.units))
-    check_update(snapshot, request, change)
-    unit_ids = [spec.id for spec in request.units]
-    if snapshot is not None and _unchanged(snapshot, request, change):
-        return Outcome(200, response_json(node_view(snapshot.node, unit_ids, now)))
-    queue_url = snapshot.node.queue_url if snapshot else None
-    write = node_write(caller, node_id, snapshot, request, change, queue_url, now)
-    if queue_url is None:
-        write = replace(write, node=replace(write.node, queue_url=ports.make_queue(node_id)))
-    try:
-        ports.store.commit_node(write)
-    except WriteConflict as conflict:
-        logger.info("node write lost a race; retrying", extra={"reasons": str(conflict)})
-        return None
-    _log_written(write)
-    node = write.node
-    if snapshot is not None:  # the stored creation time stays
-        node = replace(node, created_at=snapshot.node.created_at)
-    return Outcome(201 if snapshot is None else 200, response_json(node_view(node, unit_ids, now)))
-
-
-def check_update(
+def update_refusal(
     snapshot: NodeSnapshot | None, request: NodeRequest, change: TopologyChange
-) -> None:
+) -> ApiError | None:
     """409 ``stale_topology``, then 409 ``units_unavailable`` for claimed units removed."""
     if snapshot is None:
-        return
+        return None
     if reason := stale_reason(snapshot.node.topology_gen, request.topology_gen, change):
-        raise StaleTopology(f"node {snapshot.node.id}: {reason}")
+        return StaleTopology(f"node {snapshot.node.id}: {reason}")
     if refusals := claimed_removals(snapshot, change.removed):
-        raise UnitsUnavailable(
+        return UnitsUnavailable(
             f"node {snapshot.node.id}: units still claimed: "
             + ", ".join(unit_id for unit_id, _ in refusals),
             [FieldProblem("units", f"{unit_id}: {why}") for unit_id, why in refusals],
         )
+    return None
 
 
 def _unchanged(snapshot: NodeSnapshot, request: NodeRequest, change: TopologyChange) -> bool:
@@ -144,30 +123,31 @@ def _unchanged(snapshot: NodeSnapshot, request: NodeRequest, change: TopologyCha
     )
 
 
-def node_write(
+def node_put(
     caller: Caller,
     node_id: str,
     snapshot: NodeSnapshot | None,
     request: NodeRequest,
     change: TopologyChange,
-    queue_url: str | None,
+    write_id: str,
     now: datetime,
-) -> NodeWrite:
-    """The decision as one conditional write: the node with each unit's generation of last
-    change, its new and changed units, and the unit items it no longer has."""
+) -> NodePut:
+    """The decision as one conditional write: the node (its queue as stored) with each
+    unit's generation of last change, its new and changed units, and the unit items it no
+    longer has."""
     read = snapshot.node.version if snapshot else None
     node = registered_node(
         node_id,
         request.owner_org_id,
         request.topology_gen,
-        queue_url,
+        snapshot.node.queue_url if snapshot else None,
         (read or 0) + 1,
         now,
         unit_generations(snapshot, change, request.topology_gen),
     )
     reviewed = to_review(snapshot.reservations, snapshot.node, node, now) if snapshot else []
-    return NodeWrite(
-        write_id=str(uuid.uuid4()),
+    return NodePut(
+        write_id=write_id,
         node=node,
         node_read=read,
         placements_read=snapshot.node.placements if snapshot else 0,
@@ -207,10 +187,17 @@ def _leftovers(snapshot: NodeSnapshot | None, change: TopologyChange) -> tuple[I
     )
 
 
-def _log_written(write: NodeWrite) -> None:
-    logger.info(
+def with_queue(write: NodePut, ports: Ports) -> NodePut:
+    """Before the first write of a node without a queue: its queue, made (idempotent)."""
+    if write.node.queue_url is not None:
+        return write
+    return replace(write, node=replace(write.node, queue_url=ports.make_queue(write.node.id)))
+
+
+def committed(write: NodePut) -> Committed:
+    return Committed(
         "node written",
-        extra={
+        {
             "nodeId": write.node.id,
             "topologyGen": write.node.topology_gen,
             "registered": write.node_read is None,
@@ -221,4 +208,18 @@ def _log_written(write: NodeWrite) -> None:
             "callerOrgId": write.caller_org_id,
             "callerKeyId": write.caller_key_id,
         },
+        {"NodesWritten": 1},
     )
+
+
+PUT_NODE: WriteSpec[NodeRequest, NodePut] = WriteSpec(
+    name="NodeWrite",
+    noun="node write",
+    conflict="node {nodeId} kept changing while it was written",
+    permitted=may_write_nodes,
+    parse=parse_node_request,
+    keyed=False,
+    decide=decide,
+    committed=committed,
+    before_write=with_queue,
+)

@@ -1,64 +1,73 @@
-"""What the use cases need from the world, as Protocols: the functions wire the DynamoDB and
-SQS implementations (``dal``), the logic tests in-memory fakes."""
+"""What the use cases need from the world: two stores as Protocols and the :class:`Ports`
+every function hands its use cases. The functions wire the DynamoDB and SQS implementations
+(``dal``: ``NodeTable``, ``TerminationTable``, the queues), the logic tests the in-memory
+fakes of ``tests/support/fakes.py``."""
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from reservations.models.changes import ReservationChange
 from reservations.models.domain import (
     Node,
     NodeSnapshot,
     OpenTermination,
     Reservation,
     ReservationsRead,
+    TerminationState,
     Workload,
 )
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
-from reservations.models.writes import (
-    NodeWrite,
-    PlacementWrite,
-    ReaffirmWrite,
-    ReclaimWrite,
-    ReservationCreate,
-    TerminationClose,
-    WorkloadEnd,
-)
+from reservations.models.writes import PartitionWrite
 
 Clock = Callable[[], datetime]
 # (queue URL, messages) -> the termination ids the queue accepted; never raises.
 BatchSender = Callable[[str, Sequence[SpotTermination]], set[str]]
 # (queue URL, message, de-duplication id) -> what the queue made of it.
 Sender = Callable[[str, SpotTermination, str], SendResult]
+# node id -> the node's spot-termination queue URL, made if missing (idempotent).
+QueueMaker = Callable[[str], str]
 
 
-class NodeReader(Protocol):
-    """One node's partition, read strongly consistent: None for an unknown node."""
+class NodeStore(Protocol):
+    """A node's partition: read strongly consistent, written one conditional transaction at
+    a time, with the Idempotency-Key's records beside it."""
 
-    def load_node(self, node_id: str) -> NodeSnapshot | None: ...
+    def load_node(self, node_id: str) -> NodeSnapshot | None:
+        """Everything the writes decide from; None for an unknown node."""
 
+    def load_reservation(
+        self, node_id: str, reservation_id: str
+    ) -> tuple[Node | None, Reservation | None]:
+        """The node and one of its reservations (None for either that is not there)."""
 
-class ReclaimStore(NodeReader, Protocol):
-    """The reclaim's writes: one conditional transaction, and a kept refusal."""
+    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
+        """A page of the node's reservations after ``after``, with its list access."""
 
-    def commit_reclaim(self, write: ReclaimWrite, answer: AnswerRecord | None) -> None:
-        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
+    def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
+        """All or nothing, with the key's record when there is one; WriteConflict (with the
+        live record that stood in the way, if any) when anything it read changed."""
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
         """Keep it unless a live record exists; then that record."""
 
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        """The record kept under this scope, if any (live or not)."""
 
-class ReportStore(NodeReader, Protocol):
-    """Closing a reported termination: one conditional transaction; recording a failed
-    report: one conditional write."""
 
-    def close_termination(self, closing: TerminationClose) -> None:
-        """All or nothing; WriteConflict when any item changed since it was read."""
+class TerminationStore(Protocol):
+    """Open terminations: the sparse index, their delivery record, a node's failed reports."""
+
+    def listed(self, state: TerminationState) -> Iterator[OpenTermination]: ...
+    def read(self, node_id: str, workload_id: str) -> OpenTermination | None: ...
+    def node_queue_url(self, node_id: str) -> str | None: ...
+    def record_delivery(self, termination: OpenTermination, now: datetime) -> None: ...
+    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool: ...
 
     def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
         """On the workload still terminating under the report's termination id: the
@@ -67,141 +76,21 @@ class ReportStore(NodeReader, Protocol):
         written, when no such termination is open."""
 
 
-class Outbox(Protocol):
-    """Where open terminations and their delivery records live."""
-
-    def listed(self, partition: str) -> Iterator[OpenTermination]: ...
-    def read(self, node_id: str, workload_id: str) -> OpenTermination | None: ...
-    def node_queue_url(self, node_id: str) -> str | None: ...
-    def record_delivery(self, termination: OpenTermination, now: datetime) -> None: ...
-    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool: ...
+def _new_id() -> str:
+    return str(uuid.uuid4())
 
 
 @dataclass(frozen=True)
-class ReclaimPorts:
-    """Everything a reclaim touches: the table, the node queues, the clock, the backoff."""
-
-    store: ReclaimStore
-    send: BatchSender
-    clock: Clock
-    sleep: Callable[[float], None] = time.sleep
-
-
-class CreateStore(NodeReader, Protocol):
-    """A create's writes: one conditional transaction, and a kept refusal."""
-
-    def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
-        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
-
-    def stored_answer(self, scope: str) -> StoredResponse | None:
-        """The record kept under this scope, if any (live or not)."""
-
-    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        """Keep it unless a live record exists; then that record."""
-
-
-class ReservationReader(Protocol):
-    """Reservations as the reads answer them: one at a time, or a page of a node's."""
-
-    def load_reservation(
-        self, node_id: str, reservation_id: str
-    ) -> tuple[Node | None, Reservation | None]: ...
-
-    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead: ...
-
-
-@dataclass(frozen=True)
-class CreatePorts:
-    """Everything a create touches: the table, the clock, the backoff, the id source."""
-
-    store: CreateStore
-    clock: Clock
-    new_id: Callable[[], str]
-    sleep: Callable[[float], None] = time.sleep
-
-
-class ChangeStore(NodeReader, Protocol):
-    """A release's or a cancel's writes: one conditional transaction, and a kept refusal."""
-
-    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
-        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
-
-    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        """Keep it unless a live record exists; then that record."""
-
-
-@dataclass(frozen=True)
-class ChangePorts:
-    """Everything a release or a cancel touches: the table, the clock, the backoff."""
-
-    store: ChangeStore
-    clock: Clock
-    sleep: Callable[[float], None] = time.sleep
-
-
-class WorkloadStore(NodeReader, Protocol):
-    """The scheduler's writes: a placement and a workload's end, each one conditional
-    transaction, and a kept refusal."""
-
-    def commit_placement(self, write: PlacementWrite, answer: AnswerRecord | None) -> None:
-        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
-
-    def commit_workload_end(self, end: WorkloadEnd, answer: AnswerRecord | None) -> None:
-        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
-
-    def stored_answer(self, scope: str) -> StoredResponse | None:
-        """The record kept under this scope, if any (live or not)."""
-
-    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        """Keep it unless a live record exists; then that record."""
-
-
-@dataclass(frozen=True)
-class WorkloadPorts:
-    """Everything the scheduler's calls touch: the table, the clock, the id source, the
-    backoff."""
-
-    store: WorkloadStore
-    clock: Clock
-    new_id: Callable[[], str]
-    sleep: Callable[[float], None] = time.sleep
-
-
-# node id -> the node's spot-termination queue URL, made if missing (idempotent).
-QueueMaker = Callable[[str], str]
-
-
-class NodeStore(NodeReader, Protocol):
-    """A node registered or updated: one conditional write."""
-
-    def commit_node(self, write: NodeWrite) -> None:
-        """All or nothing; WriteConflict when an item is no longer as read."""
-
-
-class ReaffirmStore(NodeReader, Protocol):
-    """A reviewed reservation confirmed: one conditional write, and a kept refusal."""
-
-    def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
-        """All or nothing; WriteConflict (with the kept answer that stood in the way, if any)."""
-
-    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        """Keep it unless a live record exists; then that record."""
-
-
-@dataclass(frozen=True)
-class NodePorts:
-    """Everything a node registration touches: the table, the queue maker, the clock."""
+class Ports:
+    """Everything a function's use cases touch: the two stores, the node queues (a reclaim's
+    batch send, the sweeper's single send, a registration's queue), the clock, the id
+    source and the backoff's sleep."""
 
     store: NodeStore
+    terminations: TerminationStore
+    clock: Clock
+    send_terminations: BatchSender
+    send_termination: Sender
     make_queue: QueueMaker
-    clock: Clock
-    sleep: Callable[[float], None] = time.sleep
-
-
-@dataclass(frozen=True)
-class ReaffirmPorts:
-    """Everything a re-affirm touches: the table, the clock, the backoff."""
-
-    store: ReaffirmStore
-    clock: Clock
-    sleep: Callable[[float], None] = time.sleep
+    new_id: Callable[[], str] = field(default=_new_id)
+    sleep: Callable[[float], None] = field(default=time.sleep)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from reservations.logic.ports import ReservationReader
+from reservations.logic.ports import NodeStore
 from reservations.logic.views import reservation_view
 from reservations.models.api import ReservationPage, ReservationView
 from reservations.models.domain import (
@@ -59,7 +59,7 @@ class ListQuery:
 
 
 def get_reservation(
-    caller: Caller, node_id: str, reservation_id: str, reader: ReservationReader, now: datetime
+    caller: Caller, node_id: str, reservation_id: str, reader: NodeStore, now: datetime
 ) -> ReservationView:
     """The reservation; the same 404 for unknown, malformed and not visible."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(READ)):
@@ -76,7 +76,7 @@ def list_reservations(
     caller: Caller,
     node_id: str,
     query: ListQuery,
-    reader: ReservationReader,
+    reader: NodeStore,
     cursor_key: bytes,
     now: datetime,
 ) -> ReservationPage:

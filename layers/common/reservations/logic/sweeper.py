@@ -18,14 +18,14 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.dal.items import OPEN, STUCK
 from reservations.logic.outbox import message
-from reservations.logic.ports import Outbox, Sender
-from reservations.models.domain import OpenTermination
+from reservations.logic.ports import Sender, TerminationStore
+from reservations.models.domain import OpenTermination, TerminationState
 from reservations.models.messages import SendResult
 from reservations.observability import logger, metrics
 from reservations.rules.terminations import (
@@ -35,21 +35,33 @@ from reservations.rules.terminations import (
     is_due,
 )
 
-__all__ = ["Outbox", "Sender", "deliver", "message", "sweep"]
+
+class SweepOutcome(StrEnum):
+    """What a pass did with one open termination it listed (the pass counts each)."""
+
+    WAITING = "waiting"  # open, not due yet
+    STUCK = "stuck"  # stuck, not due yet
+    DEFERRED = "deferred"  # due, but no time left in this pass
+    CLOSED = "closed"  # a report closed it after the index was read
+    CHANGED = "changed"  # a report, or another sweep, got there since the re-read
+    GAVE_UP = "gave_up"  # delivered as often as it may be: flagged stuck
+    REDELIVERED = "redelivered"
+    WAITING_FOR_QUEUE = "waiting_for_queue"  # the node has no queue (yet)
+    UNSENT = "unsent"  # SQS did not take it; the next pass tries again
 
 
 def deliver(
-    termination: OpenTermination, now: datetime, outbox: Outbox, send: Sender
+    termination: OpenTermination, now: datetime, terminations: TerminationStore, send: Sender
 ) -> SendResult:
     """Send it once more; an accepted send is recorded as a delivery, nothing else is."""
-    url = outbox.node_queue_url(termination.node_id)
+    url = terminations.node_queue_url(termination.node_id)
     if url is None:
         return SendResult.NO_QUEUE
     workload = termination.workload
     dedup = deduplication_id(termination.termination_id, workload.termination_deliveries)
     result = send(url, message(termination, now), dedup)
     if result is SendResult.ACCEPTED:
-        outbox.record_delivery(termination, now)
+        terminations.record_delivery(termination, now)
     return result
 
 
@@ -61,64 +73,67 @@ SEND_RESERVE_SECONDS = 12.0
 def sweep(
     now: datetime,
     policy: RedeliveryPolicy,
-    outbox: Outbox,
+    terminations: TerminationStore,
     send: Sender,
     time_left: Callable[[], float] = lambda: math.inf,
-) -> Counter[str]:
-    """One pass; counts of what happened (``redelivered``, ``waiting``, ``gave_up``,
-    ``deferred``, ...). ``time_left``: seconds left of the invocation."""
-    counts: Counter[str] = Counter()
+) -> Counter[SweepOutcome]:
+    """One pass; how many of each outcome. ``time_left``: seconds left of the invocation."""
+    counts: Counter[SweepOutcome] = Counter()
     seen: set[str] = set()  # one given up in this pass may show up again as stuck
-    for partition in (OPEN, STUCK):
-        for listed in outbox.listed(partition):
+    for state in (TerminationState.OPEN, TerminationState.STUCK):
+        for listed in terminations.listed(state):
             if listed.termination_id in seen:
                 continue
             seen.add(listed.termination_id)
             if not is_due(listed.workload, policy, now):
-                counts["waiting" if partition == OPEN else "stuck"] += 1
+                counts[_NOT_DUE[state]] += 1
                 continue
             if time_left() < SEND_RESERVE_SECONDS:
-                counts["deferred"] += 1
+                counts[SweepOutcome.DEFERRED] += 1
                 continue
-            counts[_sweep_one(listed, now, policy, outbox, send)] += 1
-    if counts["deferred"]:
+            counts[_sweep_one(listed, now, policy, terminations, send)] += 1
+    if deferred := counts[SweepOutcome.DEFERRED]:
         logger.warning(
-            "sweep out of time; the rest wait for the next pass",
-            extra={"deferred": counts["deferred"]},
+            "sweep out of time; the rest wait for the next pass", extra={"deferred": deferred}
         )
-        metrics.add_metric(
-            name="TerminationsDeferred", unit=MetricUnit.Count, value=counts["deferred"]
-        )
+        metrics.add_metric(name="TerminationsDeferred", unit=MetricUnit.Count, value=deferred)
     return counts
 
 
+_NOT_DUE = {TerminationState.OPEN: SweepOutcome.WAITING, TerminationState.STUCK: SweepOutcome.STUCK}
+
+
 def _sweep_one(
-    listed: OpenTermination, now: datetime, policy: RedeliveryPolicy, outbox: Outbox, send: Sender
-) -> str:
-    termination = outbox.read(listed.node_id, listed.workload.id)
+    listed: OpenTermination,
+    now: datetime,
+    policy: RedeliveryPolicy,
+    terminations: TerminationStore,
+    send: Sender,
+) -> SweepOutcome:
+    termination = terminations.read(listed.node_id, listed.workload.id)
     if termination is None or termination.termination_id != listed.termination_id:
-        return "closed"  # a report closed it after the index was read
+        return SweepOutcome.CLOSED
     if not is_due(termination.workload, policy, now):
-        return "waiting"  # another sweep got there first
+        return SweepOutcome.WAITING  # another sweep got there first
     context = _context(termination)
     if gives_up(termination.workload, policy):
-        if not outbox.mark_stuck(termination, now):
-            return "changed"  # a report, or another sweep, got there since the re-read
+        if not terminations.mark_stuck(termination, now):
+            return SweepOutcome.CHANGED
         logger.error("termination delivered without a report: stuck", extra=context)
         metrics.add_metric(name="SweeperGiveUps", unit=MetricUnit.Count, value=1)
-        return "gave_up"
-    result = deliver(termination, now, outbox, send)
+        return SweepOutcome.GAVE_UP
+    result = deliver(termination, now, terminations, send)
     if result is SendResult.ACCEPTED:
         logger.info("termination redelivered", extra=context)
         metrics.add_metric(name="TerminationsRedelivered", unit=MetricUnit.Count, value=1)
-        return "redelivered"
+        return SweepOutcome.REDELIVERED
     if result is SendResult.NO_QUEUE:
         logger.warning("termination waits for the node's queue", extra=context)
         metrics.add_metric(name="TerminationsWaitingForQueue", unit=MetricUnit.Count, value=1)
-        return "waiting_for_queue"
+        return SweepOutcome.WAITING_FOR_QUEUE
     logger.error("termination could not be sent; the next sweep tries again", extra=context)
     metrics.add_metric(name="TerminationSendsFailed", unit=MetricUnit.Count, value=1)
-    return "unsent"
+    return SweepOutcome.UNSENT
 
 
 def _context(termination: OpenTermination) -> dict[str, Any]:

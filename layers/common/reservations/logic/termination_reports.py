@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.logic.ports import ReportStore
+from reservations.logic.ports import NodeStore, TerminationStore
 from reservations.models.messages import TerminationReport
 from reservations.models.writes import ItemVersion, TerminationClose, WriteConflict
 from reservations.observability import logger, metrics
@@ -17,11 +18,21 @@ from reservations.rules.terminations import closed_by, freed_units
 _ATTEMPTS = 3
 
 
+class ReportOutcome(StrEnum):
+    """What a report did: closed its termination, found none open, or was a failure noted."""
+
+    CLOSED = "closed"
+    UNKNOWN = "unknown"
+    FAILED = "failed"
+
+
 class ReportConflict(Exception):
     """The node partition kept changing while the report was applied; apply it again."""
 
 
-def apply_report(report: TerminationReport, now: datetime, store: ReportStore) -> str:
+def apply_report(
+    report: TerminationReport, now: datetime, store: NodeStore, terminations: TerminationStore
+) -> ReportOutcome:
     """``closed``, ``unknown`` (logged and dropped) or ``failed`` (recorded; the node will
     retry).
 
@@ -35,13 +46,13 @@ def apply_report(report: TerminationReport, now: datetime, store: ReportStore) -
         "outcome": report.outcome,
     }
     if report.outcome == "failed":
-        return record_failure(report, now, store, context)
+        return record_failure(report, now, terminations, context)
     for _ in range(_ATTEMPTS):
         try:
             result = close_termination(report, now, store)
         except WriteConflict:
             continue
-        if result == "unknown":
+        if result is ReportOutcome.UNKNOWN:
             _dropped(context)
         else:
             logger.info("termination confirmed; units free", extra=context)
@@ -51,16 +62,19 @@ def apply_report(report: TerminationReport, now: datetime, store: ReportStore) -
 
 
 def record_failure(
-    report: TerminationReport, now: datetime, store: ReportStore, context: dict[str, Any]
-) -> str:
+    report: TerminationReport,
+    now: datetime,
+    terminations: TerminationStore,
+    context: dict[str, Any],
+) -> ReportOutcome:
     """``failed``: the termination stays open (the message is still on the node's queue and
     comes back), but the report is recorded, so that the sweeper counts only the deliveries
     after it towards giving up, and a stuck one is open again. ``unknown`` when no such
     termination is open: nothing is written, as for a late ``terminated``."""
-    before = store.record_failed_report(report, now)
+    before = terminations.record_failed_report(report, now)
     if before is None:
         _dropped(context)
-        return "unknown"
+        return ReportOutcome.UNKNOWN
     logger.warning(
         "node could not stop the workload yet",
         extra={
@@ -74,7 +88,7 @@ def record_failure(
     if before.termination_stuck_at is not None:
         logger.warning("stuck termination answered by its node: open again", extra=context)
         metrics.add_metric(name="TerminationsReopened", unit=MetricUnit.Count, value=1)
-    return "failed"
+    return ReportOutcome.FAILED
 
 
 def _dropped(context: dict[str, Any]) -> None:
@@ -82,17 +96,17 @@ def _dropped(context: dict[str, Any]) -> None:
     metrics.add_metric(name="TerminationReportsDropped", unit=MetricUnit.Count, value=1)
 
 
-def close_termination(report: TerminationReport, now: datetime, store: ReportStore) -> str:
+def close_termination(report: TerminationReport, now: datetime, store: NodeStore) -> ReportOutcome:
     """``closed``: the workload is terminated now, its units free. ``unknown``: no such
     termination is open (duplicate, late or foreign report); nothing changes."""
     snapshot = store.load_node(report.node_id)
     if snapshot is None:
-        return "unknown"
+        return ReportOutcome.UNKNOWN
     workload = closed_by(snapshot.workloads, report.workload_id, report.termination_id)
     if workload is None:
-        return "unknown"
+        return ReportOutcome.UNKNOWN
     freed = freed_units(workload, snapshot.units)
-    store.close_termination(
+    store.commit(
         TerminationClose(
             node_id=report.node_id,
             workload=workload,
@@ -102,4 +116,4 @@ def close_termination(report: TerminationReport, now: datetime, store: ReportSto
             at=now,
         )
     )
-    return "closed"
+    return ReportOutcome.CLOSED

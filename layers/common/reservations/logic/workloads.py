@@ -1,23 +1,18 @@
 """The platform scheduler's calls: ``POST /v1/nodes/{nodeId}/workloads`` places a workload,
 ``DELETE /v1/nodes/{nodeId}/workloads/{workloadId}`` ends one that stopped on its own.
 
-Each reads the node (one strongly consistent Query), decides (rules.placement,
-rules.terminations), and writes one conditional transaction — with the Idempotency-Key's
-record when there is one — retried when a concurrent writer got there first. A placement
-conditions on the node, the units and the reservations governing them, as a reclaim
-conditions on the units and its reservation: of a placement and a reclaim deciding from
-the same snapshot, one fails and decides again.
+Each is decided from the node as read (rules.placement, rules.terminations) and written by
+the write pipeline in one conditional transaction. A placement conditions on the node, the
+units and the reservations governing them, as a reclaim conditions on the units and its
+reservation: of a placement and a reclaim deciding from the same snapshot, one fails and
+decides again.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from aws_lambda_powertools.metrics import MetricUnit
-
-from reservations.logic import idempotency
-from reservations.logic.ports import WorkloadPorts
-from reservations.logic.retries import retried
+from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.logic.views import workload_view
 from reservations.models.api import response_json
 from reservations.models.domain import (
@@ -36,14 +31,12 @@ from reservations.models.errors import (
     UnitsUnavailable,
     WorkloadExists,
 )
-from reservations.models.idempotency import IdempotentRequest, Outcome
-from reservations.models.ids import is_resource_id, is_workload_id
+from reservations.models.idempotency import Outcome
 from reservations.models.requests import PlaceWorkloadRequest, RawBody, parse_place_request
-from reservations.models.writes import ItemVersion, PlacementWrite, WorkloadEnd, WriteConflict
-from reservations.observability import logger, metrics
+from reservations.models.writes import ItemVersion, PlacementWrite, WorkloadEnd
 from reservations.rules.access import may_place_workloads
 from reservations.rules.placement import (
-    UnitRefusal,
+    PlacementRefusal,
     not_sellable,
     reservations_read,
     unavailable,
@@ -51,74 +44,41 @@ from reservations.rules.placement import (
 from reservations.rules.terminations import freed_units
 
 
-def place_workload(
+def decide_placement(
+    snapshot: NodeSnapshot | None,
+    request: Request[PlaceWorkloadRequest],
     caller: Caller,
-    node_id: str,
-    body: RawBody,
-    idempotency_key: str | None,
-    ports: WorkloadPorts,
-) -> Outcome:
-    """201 with the workload, a replay, or an ApiError (409 before 422, as everywhere)."""
-    if not (is_resource_id(node_id) and may_place_workloads(caller)):
-        raise NotFound()
-    request = parse_place_request(body)
-    document = request.model_dump(mode="json", by_alias=True)
-    path = f"/v1/nodes/{node_id}/workloads"
-    keyed = idempotency.keyed(caller, idempotency_key, "POST", path, document)
-    return retried(
-        lambda: _place_once(caller, node_id, request, keyed, ports),
-        ports.sleep,
-        "Placement",
-        f"node {node_id} kept changing while placing {request.id}",
-    )
-
-
-def _place_once(
-    caller: Caller,
-    node_id: str,
-    request: PlaceWorkloadRequest,
-    keyed: IdempotentRequest | None,
-    ports: WorkloadPorts,
-) -> Outcome | None:
-    """Read, decide, write once; None when a concurrent writer won and it must run again."""
-    now = ports.clock()
-    snapshot = ports.store.load_node(node_id)
+    now: datetime,
+) -> ApiError | Decision[PlacementWrite]:
+    """The workload placed, running, and 201 with it (409 before 422, as everywhere)."""
     if snapshot is None:
-        raise NotFound()
-    try:
-        check_placeable(snapshot, request, now)
-    except ApiError as refusal:
-        return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
-    write = placement_write(caller, snapshot, request, ports.new_id(), now)
-    outcome = Outcome(201, response_json(workload_view(node_id, write.workload, now)))
-    try:
-        ports.store.commit_placement(write, idempotency.answer_record(keyed, outcome, now))
-    except WriteConflict as conflict:
-        replayed = idempotency.answer_from_conflict(keyed, conflict, now)
-        if replayed is None:
-            logger.info("placement lost a race; retrying", extra={"reasons": str(conflict)})
-        return replayed
-    _log("workload placed", caller, node_id, write.workload)
-    metrics.add_metric(name="WorkloadsPlaced", unit=MetricUnit.Count, value=1)
-    return outcome
+        return NotFound()
+    if refusal := placement_refusal(snapshot, request.body, now):
+        return refusal
+    write = placement_write(caller, snapshot, request.body, request.new_id(), now)
+    view = workload_view(snapshot.node.id, write.workload, now)
+    return Decision(write, Outcome(201, response_json(view)))
 
 
-def check_placeable(snapshot: NodeSnapshot, request: PlaceWorkloadRequest, now: datetime) -> None:
+def placement_refusal(
+    snapshot: NodeSnapshot, request: PlaceWorkloadRequest, now: datetime
+) -> ApiError | None:
     """409 ``workload_exists``, then 409 ``units_unavailable``, then 422 ``units_not_sellable``
     (the fleet loader asks it too, of each running workload of a file)."""
     if any(w.id == request.id for w in snapshot.workloads):
-        raise WorkloadExists(f"workload {request.id} is already on node {snapshot.node.id}")
+        return WorkloadExists(f"workload {request.id} is already on node {snapshot.node.id}")
     tier = Tier(request.tier)
     if refused := unavailable(snapshot, request.unit_ids, request.org_id, tier, now):
-        raise UnitsUnavailable(
+        return UnitsUnavailable(
             f"units not available to {request.org_id} at tier {tier.value}: {_ids(refused)}",
             _problems(request.unit_ids, refused),
         )
     if refused := not_sellable(request.unit_ids, snapshot.units):
-        raise UnitsNotSellable(
+        return UnitsNotSellable(
             f"units not sellable on node {snapshot.node.id}: {_ids(refused)}",
             _problems(request.unit_ids, refused),
         )
+    return None
 
 
 def placement_write(
@@ -157,43 +117,19 @@ def placed_workload(request: PlaceWorkloadRequest, now: datetime) -> Workload:
     )
 
 
-def end_workload(
-    caller: Caller,
-    node_id: str,
-    workload_id: str,
-    idempotency_key: str | None,
-    ports: WorkloadPorts,
-) -> Outcome:
-    """204, a replay, or the one 404 for an unknown node or workload."""
-    if not (is_resource_id(node_id) and is_workload_id(workload_id)):
-        raise NotFound()
-    if not may_place_workloads(caller):
-        raise NotFound()
-    path = f"/v1/nodes/{node_id}/workloads/{workload_id}"
-    keyed = idempotency.keyed(caller, idempotency_key, "DELETE", path, None)
-    return retried(
-        lambda: _end_once(caller, node_id, workload_id, keyed, ports),
-        ports.sleep,
-        "WorkloadEnd",
-        f"workload {workload_id} kept changing while ending it",
-    )
-
-
-def _end_once(
-    caller: Caller,
-    node_id: str,
-    workload_id: str,
-    keyed: IdempotentRequest | None,
-    ports: WorkloadPorts,
-) -> Outcome | None:
-    now = ports.clock()
-    snapshot = ports.store.load_node(node_id)
-    workload = _live_workload(snapshot, workload_id)
+def decide_end(
+    snapshot: NodeSnapshot | None, request: Request[None], caller: Caller, now: datetime
+) -> ApiError | Decision[WorkloadEnd]:
+    """The workload gone from the node, the units it held free, and 204; the one 404 for an
+    unknown node or workload (which the pipeline answers from the key's first end, if any)."""
+    workload_id = request.route.params["workloadId"]
+    workloads = snapshot.workloads if snapshot else ()
+    workload = next((w for w in workloads if w.id == workload_id), None)
     if snapshot is None or workload is None:
-        return _replay_of_an_end(keyed, ports, now)
+        return NotFound()
     end = WorkloadEnd(
-        write_id=ports.new_id(),
-        node_id=node_id,
+        write_id=request.new_id(),
+        node_id=snapshot.node.id,
         workload=workload,
         freed_units=tuple(
             ItemVersion(u.id, u.version) for u in freed_units(workload, snapshot.units)
@@ -202,38 +138,14 @@ def _end_once(
         caller_key_id=caller.key_id,
         at=now,
     )
-    outcome = Outcome(204, "")
-    try:
-        ports.store.commit_workload_end(end, idempotency.answer_record(keyed, outcome, now))
-    except WriteConflict as conflict:
-        return idempotency.answer_from_conflict(keyed, conflict, now)
-    _log("workload ended", caller, node_id, workload)
-    metrics.add_metric(name="WorkloadsEnded", unit=MetricUnit.Count, value=1)
-    return outcome
+    return Decision(end, Outcome(204, ""))
 
 
-def _live_workload(snapshot: NodeSnapshot | None, workload_id: str) -> Workload | None:
-    if snapshot is None:
-        return None
-    return next((w for w in snapshot.workloads if w.id == workload_id), None)
-
-
-def _replay_of_an_end(
-    keyed: IdempotentRequest | None, ports: WorkloadPorts, now: datetime
-) -> Outcome:
-    """The first answer when this key already ended the workload (which is why it is gone);
-    otherwise the one 404. Only then is the record read: one GetItem, on this path alone."""
-    replayed = idempotency.first_answer(keyed, ports.store.stored_answer, now)
-    if replayed is None:
-        raise NotFound()
-    return replayed
-
-
-def _ids(refused: list[UnitRefusal]) -> str:
+def _ids(refused: list[PlacementRefusal]) -> str:
     return ", ".join(r.unit_id for r in refused)
 
 
-def _problems(unit_ids: list[str], refused: list[UnitRefusal]) -> list[FieldProblem]:
+def _problems(unit_ids: list[str], refused: list[PlacementRefusal]) -> list[FieldProblem]:
     """One detail per refused unit, named by its place in ``unitIds``."""
     index = {unit_id: i for i, unit_id in enumerate(unit_ids)}
     return [
@@ -241,16 +153,51 @@ def _problems(unit_ids: list[str], refused: list[UnitRefusal]) -> list[FieldProb
     ]
 
 
-def _log(message: str, caller: Caller, node_id: str, workload: Workload) -> None:
-    logger.info(
-        message,
-        extra={
-            "nodeId": node_id,
-            "workloadId": workload.id,
-            "state": workload.state.value,
-            "tier": workload.tier.value,
-            "units": list(workload.unit_ids),
-            "callerOrgId": caller.org_id,
-            "callerKeyId": caller.key_id,
-        },
-    )
+def _committed(message: str, write: PlacementWrite | WorkloadEnd, node_id: str) -> Committed:
+    workload = write.workload
+    context = {
+        "nodeId": node_id,
+        "workloadId": workload.id,
+        "state": workload.state.value,
+        "tier": workload.tier.value,
+        "units": list(workload.unit_ids),
+        "callerOrgId": write.caller_org_id,
+        "callerKeyId": write.caller_key_id,
+    }
+    counted = "WorkloadsPlaced" if isinstance(write, PlacementWrite) else "WorkloadsEnded"
+    return Committed(message, context, {counted: 1})
+
+
+def _no_body(_raw: RawBody) -> None:
+    """An end is named by its path alone: a body, if any, is not read."""
+
+
+def _place_on(write: PlacementWrite) -> Committed:
+    return _committed("workload placed", write, write.node.id)
+
+
+def _ended(write: WorkloadEnd) -> Committed:
+    return _committed("workload ended", write, write.node_id)
+
+
+PLACE: WriteSpec[PlaceWorkloadRequest, PlacementWrite] = WriteSpec(
+    name="Placement",
+    noun="placement",
+    conflict="node {nodeId} kept changing while placing {body.id}",
+    permitted=may_place_workloads,
+    parse=parse_place_request,
+    decide=decide_placement,
+    committed=_place_on,
+)
+
+END: WriteSpec[None, WorkloadEnd] = WriteSpec(
+    name="WorkloadEnd",
+    noun="workload end",
+    conflict="workload {workloadId} kept changing while ending it",
+    permitted=may_place_workloads,
+    parse=_no_body,
+    decide=decide_end,
+    committed=_ended,
+    # The repeat of an end finds its workload gone: the key's first answer, if any.
+    first_answer_for=(NotFound,),
+)
