@@ -1,68 +1,8 @@
 """Lambda entry point for POST /v1/nodes/{nodeId}/reservations/{id}/cancel."""
 
-from typing import Annotated, Any
+from reservations.http import routes
+from reservations.http.functions import write_function
+from reservations.logic.cancel import CANCEL
 
-from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Header
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from reservations.clock import utc_now
-from reservations.config import check_settings
-from reservations.dal.table import NodeTable
-from reservations.http.openapi import request_body, responses
-from reservations.http.resolver import create_app, current_caller
-from reservations.logic.cancel import cancel
-from reservations.logic.ports import ChangePorts
-from reservations.models.api import ReservationView
-from reservations.models.requests import CancelRequest, RawBody
-from reservations.observability import API_REQUEST, logger, metrics, tracer
-
-app = create_app()
-# The real ports; their clients are made on first use, never at import.
-ports = ChangePorts(store=NodeTable(), clock=utc_now)
-
-
-@app.post(
-    "/v1/nodes/<nodeId>/reservations/<reservationId>/cancel",
-    summary="Cancel a reservation: its units stop being governed; workloads keep running",
-    operation_id="cancelReservation",
-    responses=responses(
-        ReservationView,
-        "the cancelled reservation",
-        400,
-        401,
-        404,
-        409,
-        422,
-    ),
-    openapi_extensions=request_body(CancelRequest, required=False),
-)
-@tracer.capture_method(capture_response=False)  # a subsegment per use-case call
-def post_cancel(
-    nodeId: str,
-    reservationId: str,
-    idempotency_key: Annotated[
-        str | None,
-        Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h"),
-    ] = None,
-) -> Response[str]:
-    # The body is rendered once, by the logic, so that a replay is the same bytes.
-    outcome = cancel(
-        current_caller(app),
-        nodeId,
-        reservationId,
-        RawBody(app.current_event.body, app.current_event.is_base64_encoded),
-        idempotency_key,
-        ports,
-    )
-    return Response(
-        status_code=outcome.status, content_type=content_types.APPLICATION_JSON, body=outcome.body
-    )
-
-
-@check_settings
-@logger.inject_lambda_context(correlation_id_path=API_REQUEST)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+function = write_function(routes.CANCEL, CANCEL)
+app, lambda_handler = function.app, function.lambda_handler

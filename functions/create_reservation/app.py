@@ -1,70 +1,9 @@
 """Lambda entry point for POST /v1/nodes/{nodeId}/reservations."""
 
-from typing import Annotated, Any
+from reservations.http import routes
+from reservations.http.functions import write_function
+from reservations.logic.create_reservation import CREATE, new_reservation_id
+from reservations.wiring import real_ports
 
-from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Header
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from reservations.clock import utc_now
-from reservations.config import check_settings
-from reservations.dal.table import NodeTable
-from reservations.http.openapi import request_body, responses
-from reservations.http.resolver import create_app, current_caller
-from reservations.logic.create_reservation import create_reservation, new_reservation_id
-from reservations.logic.ports import CreatePorts
-from reservations.models.api import ReservationView
-from reservations.models.requests import CreateReservationRequest, RawBody
-from reservations.observability import API_REQUEST, logger, metrics, tracer
-
-app = create_app()
-# The real ports; their clients are made on first use, never at import.
-ports = CreatePorts(store=NodeTable(), clock=utc_now, new_id=new_reservation_id)
-
-
-@app.post(
-    "/v1/nodes/<nodeId>/reservations",
-    summary="Reserve units of a node for an audience of orgs",
-    operation_id="createReservation",
-    responses=responses(
-        ReservationView,
-        "the new reservation; Location names it",
-        400,
-        401,
-        404,
-        409,
-        422,
-        status=201,
-    ),
-    openapi_extensions=request_body(CreateReservationRequest),
-)
-@tracer.capture_method(capture_response=False)  # a subsegment per use-case call
-def post_reservation(
-    nodeId: str,
-    idempotency_key: Annotated[
-        str | None,
-        Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h"),
-    ] = None,
-) -> Response[str]:
-    # The body is rendered once, by the logic, so that a replay is the same bytes.
-    outcome = create_reservation(
-        current_caller(app),
-        nodeId,
-        RawBody(app.current_event.body, app.current_event.is_base64_encoded),
-        idempotency_key,
-        ports,
-    )
-    return Response(
-        status_code=outcome.status,
-        content_type=content_types.APPLICATION_JSON,
-        body=outcome.body,
-        headers=dict(outcome.headers),
-    )
-
-
-@check_settings
-@logger.inject_lambda_context(correlation_id_path=API_REQUEST)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+function = write_function(routes.CREATE_RESERVATION, CREATE, real_ports(new_id=new_reservation_id))
+app, lambda_handler = function.app, function.lambda_handler

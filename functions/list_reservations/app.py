@@ -1,15 +1,13 @@
 """Lambda entry point for GET /v1/nodes/{nodeId}/reservations."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from reservations.clock import utc_now
-from reservations.config import check_settings, cursor_signing_key
-from reservations.dal.table import NodeTable
-from reservations.http.openapi import responses
-from reservations.http.resolver import create_app, current_caller
+from reservations.config import cursor_signing_key
+from reservations.http import routes
+from reservations.http.functions import api_function
+from reservations.http.resolver import current_caller
 from reservations.logic.read_reservations import (
     LIMIT_PATTERN,
     STATUS_PATTERN,
@@ -17,11 +15,10 @@ from reservations.logic.read_reservations import (
     list_reservations,
 )
 from reservations.models.api import ReservationPage
-from reservations.observability import API_REQUEST, logger, metrics, tracer
 from reservations.rules.cursors import MAX_CURSOR
 
-app = create_app()
-reservations = NodeTable()  # its client is made on first use, never at import
+function = api_function()
+app, lambda_handler = function.app, function.lambda_handler
 
 
 def _text(**rules: object) -> dict[str, object]:
@@ -29,13 +26,7 @@ def _text(**rules: object) -> dict[str, object]:
     return {"anyOf": [{"type": "string", **rules}]}
 
 
-@app.get(
-    "/v1/nodes/<nodeId>/reservations",
-    summary="List the reservations of a node the caller may see",
-    operation_id="listReservations",
-    responses=responses(ReservationPage, "a page of reservations, sorted by id", 400, 401, 404),
-)
-@tracer.capture_method(capture_response=False)  # a subsegment per use-case call
+@function.route(routes.LIST_RESERVATIONS)
 def get_page(
     nodeId: str,
     # Plain strings here: the logic checks them after the key (401 before 400). The document
@@ -59,14 +50,8 @@ def get_page(
         ),
     ] = None,
 ) -> ReservationPage:
-    caller = current_caller(app)
+    caller, ports = current_caller(app), function.ports
     query = ListQuery(limit=limit, cursor=cursor, status=status)
-    return list_reservations(caller, nodeId, query, reservations, cursor_signing_key(), utc_now())
-
-
-@check_settings
-@logger.inject_lambda_context(correlation_id_path=API_REQUEST)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    return list_reservations(
+        caller, nodeId, query, ports.store, cursor_signing_key(), ports.clock()
+    )

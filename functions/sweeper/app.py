@@ -5,13 +5,13 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from reservations.clock import utc_now
-from reservations.config import check_settings, settings
-from reservations.dal.queues import send_termination
-from reservations.dal.terminations import TerminationStore
+from reservations.config import settings
 from reservations.logic.sweeper import sweep
-from reservations.observability import SCHEDULED_EVENT, logger, metrics, tracer
+from reservations.observability import SCHEDULED_EVENT, logger
 from reservations.rules.terminations import RedeliveryPolicy
+from reservations.wiring import entry_point, real_ports
+
+ports = real_ports()  # clients are made on first use, never at import
 
 
 def policy() -> RedeliveryPolicy:
@@ -25,16 +25,13 @@ def policy() -> RedeliveryPolicy:
     )
 
 
-@check_settings
-@logger.inject_lambda_context(correlation_id_path=SCHEDULED_EVENT)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
+@entry_point(SCHEDULED_EVENT)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     counts = sweep(
-        utc_now(),
+        ports.clock(),
         policy(),
-        TerminationStore(),
-        send_termination,
+        ports.terminations,
+        ports.send_termination,
         time_left=lambda: context.get_remaining_time_in_millis() / 1000,
     )
     logger.info("sweep done", extra=dict(counts))

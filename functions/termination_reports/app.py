@@ -10,12 +10,10 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Json
 
-from reservations.clock import utc_now
-from reservations.config import check_settings
-from reservations.dal.table import NodeTable
 from reservations.logic.termination_reports import apply_report
 from reservations.models.messages import TerminationReport
-from reservations.observability import SQS_BATCH, logger, metrics, tracer
+from reservations.observability import SQS_BATCH, tracer
+from reservations.wiring import entry_point, real_ports
 
 
 class ReportRecord(BaseModel):
@@ -30,18 +28,15 @@ class ReportRecord(BaseModel):
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=ReportRecord)
-nodes = NodeTable()  # its client is made on first use, never at import
+ports = real_ports()  # clients are made on first use, never at import
 
 
 @tracer.capture_method(capture_response=False)  # a subsegment per use-case call
 def record_handler(record: ReportRecord) -> str:
-    return apply_report(record.body, utc_now(), nodes)
+    return apply_report(record.body, ports.clock(), ports.store, ports.terminations)
 
 
-@check_settings
-@logger.inject_lambda_context(correlation_id_path=SQS_BATCH)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
+@entry_point(SQS_BATCH)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context

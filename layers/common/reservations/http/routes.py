@@ -1,0 +1,189 @@
+"""Every route of the API, described once: its method and path as the contract spells them,
+and what the OpenAPI document says of it. A function (``http.functions``) registers its own
+route from here; the write pipeline gets the method, the path and its ids from it, so no
+use case spells a URL; the tests build their events and requests from here too.
+
+Nothing here is computed at import: a function builds only its own route's schemas.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from reservations.logic.pipeline import Route
+from reservations.models.api import (
+    NodeView,
+    ReclaimResponse,
+    ReservationPage,
+    ReservationView,
+    UnitView,
+    WorkloadView,
+)
+from reservations.models.node_requests import NodeRequest, ReaffirmRequest
+from reservations.models.requests import (
+    CancelRequest,
+    CapacityRequest,
+    CreateReservationRequest,
+    PlaceWorkloadRequest,
+)
+
+_PATH_ID = re.compile(r"\{(\w+)\}")
+# The documented errors of every write: 400, 401, 404, 409, 422 (500 and 503 come always).
+WRITE_ERRORS = (400, 401, 404, 409, 422)
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    """One route: how it is called, and how the OpenAPI document shows it."""
+
+    method: str
+    path: str  # /v1/nodes/{nodeId}/...: the contract's spelling
+    summary: str
+    operation_id: str
+    success: str  # what the success response is
+    response: Any = None  # its model; None: no body
+    status: int = 200
+    errors: tuple[int, ...] = WRITE_ERRORS
+    body: type[BaseModel] | None = None
+    body_required: bool = True
+    keyed: bool = True  # takes an Idempotency-Key
+    description: str | None = None
+    created: str | None = None  # a 201 besides the success (a node registered)
+
+    @property
+    def path_ids(self) -> tuple[str, ...]:
+        """The names of the path's ids, in order."""
+        return tuple(_PATH_ID.findall(self.path))
+
+    @property
+    def rule(self) -> str:
+        """The path as the resolver matches it (``<nodeId>``)."""
+        return _PATH_ID.sub(r"<\1>", self.path)
+
+    def at(self, **ids: str) -> Route:
+        """The route as one request came by it, with its path's ids."""
+        return Route(self.method, self.path, ids)
+
+
+NODE = "/v1/nodes/{nodeId}"
+RESERVATIONS = NODE + "/reservations"
+RESERVATION = RESERVATIONS + "/{reservationId}"
+
+LIST_UNITS = ApiRoute(
+    "GET",
+    RESERVATIONS + "/units",
+    "List a node's allocatable GPU units",
+    "listUnits",
+    "the node's units, sorted by id",
+    list[UnitView],
+    errors=(401, 404),
+    keyed=False,
+)
+RECLAIM = ApiRoute(
+    "POST",
+    RESERVATION + "/reclaim",
+    "Reclaim released units and terminate the spot workloads on them",
+    "reclaimUnits",
+    "the reservation after the call, and the outcome",
+    ReclaimResponse,
+    body=CapacityRequest,
+)
+CREATE_RESERVATION = ApiRoute(
+    "POST",
+    RESERVATIONS,
+    "Reserve units of a node for an audience of orgs",
+    "createReservation",
+    "the new reservation; Location names it",
+    ReservationView,
+    status=201,
+    body=CreateReservationRequest,
+)
+GET_RESERVATION = ApiRoute(
+    "GET",
+    RESERVATION,
+    "Get one reservation of a node",
+    "getReservation",
+    "the reservation, with its effective status",
+    ReservationView,
+    errors=(401, 404),
+    keyed=False,
+)
+LIST_RESERVATIONS = ApiRoute(
+    "GET",
+    RESERVATIONS,
+    "List the reservations of a node the caller may see",
+    "listReservations",
+    "a page of reservations, sorted by id",
+    ReservationPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+RELEASE = ApiRoute(
+    "POST",
+    RESERVATION + "/release",
+    "Lend reserved units to the spot market",
+    "releaseUnits",
+    "the reservation after the call (dry run: as it would be)",
+    ReservationView,
+    body=CapacityRequest,
+)
+CANCEL = ApiRoute(
+    "POST",
+    RESERVATION + "/cancel",
+    "Cancel a reservation: its units stop being governed; workloads keep running",
+    "cancelReservation",
+    "the cancelled reservation",
+    ReservationView,
+    body=CancelRequest,
+    body_required=False,
+)
+PUT_NODE = ApiRoute(
+    "PUT",
+    NODE,
+    "Register a node or update its topology (operator only)",
+    "putNode",
+    "the node, updated",
+    NodeView,
+    errors=(400, 401, 404, 409),
+    body=NodeRequest,
+    keyed=False,
+    description=(
+        "PUT is idempotent by itself and takes no Idempotency-Key: a request carrying the "
+        "header is answered exactly as one without it (the header is neither checked nor "
+        "stored). A repeat of the stored node changes nothing and answers 200; a retry "
+        "after a lost 201 answers 200."
+    ),
+    created="the node, registered",
+)
+REAFFIRM = ApiRoute(
+    "POST",
+    RESERVATION + "/reaffirm",
+    "Confirm a needs-review reservation on the node's current topology (operator only)",
+    "reaffirmReservation",
+    "the reservation, out of review",
+    ReservationView,
+    body=ReaffirmRequest,
+    body_required=False,
+)
+PLACE_WORKLOAD = ApiRoute(
+    "POST",
+    NODE + "/workloads",
+    "Place a workload on units of a node (operator keys with workload.place)",
+    "placeWorkload",
+    "the workload, running",
+    WorkloadView,
+    status=201,
+    body=PlaceWorkloadRequest,
+)
+END_WORKLOAD = ApiRoute(
+    "DELETE",
+    NODE + "/workloads/{workloadId}",
+    "End a workload that stopped on its own: it leaves the node, its units are free",
+    "endWorkload",
+    "ended (no body)",
+    status=204,
+)
