@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from reservations.auth.keys import hash_key
-from reservations.dal import items
+from reservations.dal.keys import node_pk
 from reservations_tools import keys
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, main, write_fleet
@@ -48,7 +48,7 @@ def versions(dynamodb: Any, node_id: str = "node-a") -> dict[str, int]:
     response = dynamodb.query(
         TableName=TABLE,
         KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues={":pk": {"S": items.node_pk(node_id)}},
+        ExpressionAttributeValues={":pk": {"S": node_pk(node_id)}},
         ConsistentRead=True,
     )
     return {i["SK"]["S"]: int(i["version"]["N"]) for i in response["Items"]}

@@ -4,7 +4,6 @@ placement's rules where the file's state is one those calls could reach."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from devstack import fleets
 from devstack.fleets import NODE_QUEUE_PREFIX
 from reservations.dal import clients
+from reservations.dal.keys import KEYID_PREFIX
 from reservations_tools import keys
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, local_dead_letter_arn
@@ -22,7 +22,7 @@ from reservations_tools.fleet.model import parse_fleet
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.change_events import release_event
-from tests.support.lambdas import invoke, load_function, node_event
+from tests.support.lambdas import invoke, load_function, node_event, swap_ports
 from tests.support.reservation_events import create_event
 from tests.support.workload_events import place_event
 
@@ -61,8 +61,8 @@ def test_a_loaded_node_is_what_its_registration_writes(aws, load_fleet, monkeypa
 def test_loaded_keys_have_unique_ids_like_the_commands_and_load_again(aws, load_fleet):
     load_fleet(_fleet())
     load_fleet(_fleet())  # the same key may keep its id
-    markers = [i for i in state.whole_table(aws) if i["PK"].startswith(keys.KEYID_PREFIX)]
-    assert f"{keys.KEYID_PREFIX}node-operator" in {m["PK"] for m in markers}
+    markers = [i for i in state.whole_table(aws) if i["PK"].startswith(KEYID_PREFIX)]
+    assert f"{KEYID_PREFIX}node-operator" in {m["PK"] for m in markers}
     assert len(markers) == len(f.KEYS) + 1
 
 
@@ -114,8 +114,7 @@ def _through_the_api(node: dict[str, Any], now: datetime, monkeypatch: pytest.Mo
 
     def at_now(name: str, **ports: Any) -> Any:
         module = load_function(name)
-        monkeypatch.setattr(module, "ports", dataclasses.replace(module.ports, clock=lambda: now,
-                                                                 **ports))  # fmt: skip
+        swap_ports(monkeypatch, module, clock=lambda: now, **ports)
         return module
 
     auth = "Bearer " + EVERYTHING["key"]

@@ -8,7 +8,6 @@ for byte, and nothing happens twice.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -21,7 +20,7 @@ from reservations.http.resolver import key_cache
 from tests.handlers.test_reclaim import standard_fleet
 from tests.support import state
 from tests.support.faults import on_call
-from tests.support.lambdas import invoke, load_function, reclaim_event
+from tests.support.lambdas import invoke, load_function, reclaim_event, swap_ports
 
 BROKER = "Bearer vl_test_broker"
 ONE = {"unitIds": ["0000:04:00.0"], "reason": "once"}
@@ -269,7 +268,7 @@ def test_a_crash_after_the_commit_then_a_retry_returns_the_committed_outcome(
         raise Crash
 
     with monkeypatch.context() as crash:
-        crash.setattr(handler, "ports", replace(handler.ports, send=die))
+        swap_ports(crash, handler, send_terminations=die)
         with pytest.raises(Crash):
             post(handler, ONE)
     committed = state.workload(aws, "node-a", "vm-spot-1")

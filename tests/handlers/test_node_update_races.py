@@ -15,14 +15,10 @@ import boto3
 import pytest
 
 from devstack.fleets import NODE_QUEUE_PREFIX
-from reservations.clock import utc_now
 from reservations.dal import clients
-from reservations.dal.table import NodeTable
-from reservations.logic.nodes import put_node
-from reservations.logic.ports import ChangePorts, NodePorts
-from reservations.logic.release import release
 from reservations.models.domain import Caller
 from reservations.models.requests import RawBody
+from reservations.wiring import real_ports
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import fleets as f
 from tests.support import state
@@ -31,6 +27,7 @@ from tests.support.faults import on_call
 from tests.support.lambdas import invoke, load_function, node_event, reclaim_event
 from tests.support.reservation_events import create_event, get_event
 from tests.support.workload_events import place_event
+from tests.support.writes import put_node, release
 
 U4, U5, U6, U7 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"
 BROKER, OPERATOR = "Bearer vl_test_broker", "Bearer vl_test_operator"
@@ -76,7 +73,7 @@ def the_update_commits_first(after: Callable[[], None] | None = None) -> Any:
             return
         done.append(True)
         body = RawBody(json.dumps(REVIEWING))
-        ports = NodePorts(store=NodeTable(), make_queue=lambda _n: "unused", clock=utc_now)
+        ports = real_ports(make_queue=lambda _n: "unused")
         assert put_node(NODE_CALLER, "node-a", body, ports).status == 200
         if after is not None:
             after()
@@ -144,7 +141,7 @@ def test_a_create_after_the_update_read_decides_on_the_new_topology(functions, n
     def update_removes_06(_params: dict[str, Any]) -> None:
         if not done:
             done.append(True)
-            ports = NodePorts(store=NodeTable(), make_queue=lambda _n: "unused", clock=utc_now)
+            ports = real_ports(make_queue=lambda _n: "unused")
             put_node(NODE_CALLER, "node-a", RawBody(json.dumps(removing)), ports)
 
     with on_call(clients.dynamodb(), "TransactWriteItems", before=update_removes_06):
@@ -163,7 +160,7 @@ def test_a_release_committed_after_the_update_read_is_reviewed_with_the_rest(fun
         if not done:
             done.append(True)
             body = RawBody(json.dumps({"unitIds": [U4]}))
-            ports = ChangePorts(store=NodeTable(), clock=utc_now)
+            ports = real_ports()
             assert release(BROKER_CALLER, "node-a", "res-1", body, None, ports).status == 200
 
     with on_call(clients.dynamodb(), "TransactWriteItems", before=the_release_commits_first):

@@ -12,19 +12,18 @@ import boto3
 import pytest
 
 from devstack.fleets import NODE_QUEUE_PREFIX
-from reservations.clock import utc_now
 from reservations.dal import clients
-from reservations.dal.table import NodeTable
-from reservations.logic.nodes import put_node
-from reservations.logic.ports import NodePorts
+from reservations.logic.ports import Ports
 from reservations.models.domain import Caller
 from reservations.models.requests import RawBody
+from reservations.wiring import real_ports
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
 from tests.support.lambdas import invoke, list_units_event, node_event, reaffirm_event
 from tests.support.reservation_events import get_event, list_event
+from tests.support.writes import put_node
 
 OPERATOR = "Bearer vl_test_node_operator"
 NODE_WRITERS = [
@@ -39,8 +38,8 @@ U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
 NODE_CALLER = Caller("key-other-op", "org-platform", frozenset({"node.write"}), True)
 
 
-def ports() -> NodePorts:
-    return NodePorts(store=NodeTable(), make_queue=lambda _node: "unused", clock=utc_now)
+def ports() -> Ports:
+    return real_ports(make_queue=lambda _node: "unused")
 
 
 @pytest.fixture(scope="module")

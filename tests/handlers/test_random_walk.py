@@ -59,6 +59,7 @@ from tests.support.lambdas import (
     node_event,
     reaffirm_event,
     reclaim_event,
+    swap_ports,
 )
 from tests.support.reservation_events import create_event, get_event, list_event
 from tests.support.workload_events import end_event, place_event
@@ -999,11 +1000,8 @@ def walk_clock(
     """Every function reads the walk's clock, and backs off without sleeping."""
     clock = WalkClock(START)
     for module in functions.values():
-        if hasattr(module, "utc_now"):
-            monkeypatch.setattr(module, "utc_now", clock)
-        if hasattr(module, "ports"):
-            ports = dataclasses.replace(module.ports, clock=clock, sleep=lambda _s: None)
-            monkeypatch.setattr(module, "ports", ports)
+        if hasattr(module, "function") or hasattr(module, "ports"):
+            swap_ports(monkeypatch, module, clock=clock, sleep=lambda _s: None)
     monkeypatch.setattr(resolver, "utc_now", clock)
     # A thousand calls' log lines (and the tracer's line for every 4xx) would drown the
     # tally and the problems; the walk judges answers and the table, not logs.
@@ -1024,9 +1022,7 @@ def test_a_random_walk_keeps_every_invariant(aws, walk_clock, functions, monkeyp
     loader.load_fleet(walk_fleet(), aws, boto3.client("sqs"), at=START)
     walk = Walk(seed, aws, functions, walk_clock)
     create = functions["create_reservation"]
-    monkeypatch.setattr(
-        create, "ports", dataclasses.replace(create.ports, new_id=walk.reservation_id)
-    )
+    swap_ports(monkeypatch, create, new_id=walk.reservation_id)
     started = time.monotonic()
     fleet_as_read = lambda: [inv.read_partition(aws, n) for n in walk.nodes]  # noqa: E731
     with inv.plain_dynamodb_answers(fleet_as_read), contextlib.redirect_stdout(io.StringIO()):

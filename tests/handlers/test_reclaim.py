@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from reservations.dal import clients
-from reservations.logic import reclaim as reclaim_logic
+from reservations.logic import retries
 from reservations.models.messages import SpotTermination
 from tests.support import fleets as f
 from tests.support import state
@@ -404,7 +404,7 @@ def test_conflicts_that_never_end_are_409_and_change_nothing(handler, fleet, aws
         result = post(handler, {"unitIds": ["0000:04:00.0"]})
     assert result.status == 409
     assert result.body["code"] == "conflict"
-    assert len(attempts) == reclaim_logic.MAX_ATTEMPTS
+    assert len(attempts) == retries.MAX_ATTEMPTS
     assert state.whole_table(aws) == before
 
 

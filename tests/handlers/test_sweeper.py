@@ -17,12 +17,13 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from reservations.config import settings
 from reservations.dal import clients, queues
-from reservations.dal.items import parse_time
-from reservations.dal.table import NodeTable
-from reservations.dal.terminations import TerminationStore
+from reservations.dal.store import NodeTable
+from reservations.dal.terminations import TerminationTable
 from reservations.logic import sweeper
 from reservations.logic.termination_reports import apply_report, close_termination
+from reservations.models.domain import TerminationState
 from reservations.models.messages import TerminationReport
+from reservations.models.times import parse_time
 from reservations.rules.terminations import RedeliveryPolicy
 from reservations_tools import terminations as command
 from tests.support import fleets as f
@@ -66,7 +67,7 @@ class World:
         return result
 
     def sweep(self, at: datetime, store: Any = None) -> dict[str, int]:
-        return dict(sweeper.sweep(at, POLICY, store or TerminationStore(), self.send))
+        return dict(sweeper.sweep(at, POLICY, store or TerminationTable(), self.send))
 
     def after(self, seconds: float) -> datetime:
         return self.requested_at + timedelta(seconds=seconds)
@@ -156,7 +157,7 @@ def test_an_outage_between_deliveries_does_not_advance_the_count(world):
 
 
 def test_the_first_sweeper_send_is_dropped_by_sqs_when_the_reclaims_own_send_made_it(world):
-    [listed] = TerminationStore().listed("open")
+    [listed] = TerminationTable().listed(TerminationState.OPEN)
     message = sweeper.message(listed, world.requested_at)
     assert queues.send_terminations(world.queue, [message]) == {TERMINATION}  # the reclaim's
     assert world.sweep(world.after(30)) == {"waiting": 1}  # within the grace period
@@ -259,7 +260,10 @@ def test_a_failed_report_is_stored_on_the_item_and_moves_a_stuck_one_back_to_ope
     stuck_at = deliver_until_stuck(world)
     version = world.workload()["version"]
     reported_at = stuck_at + timedelta(seconds=30)
-    assert apply_report(node_report("failed"), reported_at, NodeTable()) == "failed"
+    assert (
+        apply_report(node_report("failed"), reported_at, NodeTable(), TerminationTable())
+        == "failed"
+    )
     workload = world.workload()
     assert workload["terminationReportedDeliveries"] == 3
     assert parse_time(workload["terminationLastReportedAt"]) == reported_at
@@ -282,26 +286,35 @@ def test_a_failed_report_is_stored_on_the_item_and_moves_a_stuck_one_back_to_ope
 
 
 def test_a_late_failed_report_for_a_closed_termination_writes_nothing(world):
-    assert apply_report(node_report("terminated"), datetime.now(UTC), NodeTable()) == "closed"
+    assert (
+        apply_report(node_report("terminated"), datetime.now(UTC), NodeTable(), TerminationTable())
+        == "closed"
+    )
     before = state.whole_table(world.db)
-    assert apply_report(node_report("failed"), datetime.now(UTC), NodeTable()) == "unknown"
+    assert (
+        apply_report(node_report("failed"), datetime.now(UTC), NodeTable(), TerminationTable())
+        == "unknown"
+    )
     assert state.whole_table(world.db) == before
 
 
 def test_the_flag_is_not_set_on_a_read_a_report_has_since_answered(world):
     for seconds in (60, 660, 1260):
         world.sweep(world.after(seconds))
-    [read] = TerminationStore().listed("open")
-    assert apply_report(node_report("failed"), world.after(1800), NodeTable()) == "failed"
-    assert not TerminationStore().mark_stuck(read, world.after(1860))
+    [read] = TerminationTable().listed(TerminationState.OPEN)
+    assert (
+        apply_report(node_report("failed"), world.after(1800), NodeTable(), TerminationTable())
+        == "failed"
+    )
+    assert not TerminationTable().mark_stuck(read, world.after(1860))
     assert world.workload()["openTermination"] == "open"
     # Read again (one failed report, then silence): flagged at last.
-    [fresh] = TerminationStore().listed("open")
-    assert TerminationStore().mark_stuck(fresh, world.after(1860))
+    [fresh] = TerminationTable().listed(TerminationState.OPEN)
+    assert TerminationTable().mark_stuck(fresh, world.after(1860))
     assert world.index("stuck") == [TERMINATION]
 
 
-class StaleIndex(TerminationStore):
+class StaleIndex(TerminationTable):
     """The index as read a moment before a report closed the termination."""
 
     def listed(self, partition: str):

@@ -11,8 +11,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from reservations.dal import clients
-from reservations.dal.items import HISTORY_PREFIX, to_attributes, workload_audit_pk
-from reservations.dal.terminations import OPEN_TERMINATIONS_INDEX
+from reservations.dal.items import to_attributes
+from reservations.dal.keys import HISTORY_PREFIX, OPEN_TERMINATIONS_INDEX, workload_audit_pk
 from reservations.logic.retries import MAX_ATTEMPTS
 from tests.support import fleets as f
 from tests.support import state

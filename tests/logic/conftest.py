@@ -19,7 +19,7 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from tests.support.fakes import FakeClock, FakeNodeStore, FakeQueue
+from tests.support.fakes import FakeClock, FakeQueue, FakeTable
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 QUEUE = "https://sqs.test/node-a.fifo"
@@ -97,10 +97,10 @@ def queue() -> FakeQueue:
 
 
 @pytest.fixture
-def store(clock: FakeClock) -> FakeNodeStore:
+def store(clock: FakeClock) -> FakeTable:
     """node-a: 04 spot on 04, a spot VM spanning 05 and 06, a reserved VM on 07, a spot VM
     already terminating on 08, and res-1 reserving all five, 04-06 released."""
-    store = FakeNodeStore(clock)
+    store = FakeTable(clock)
     workloads = [
         workload("vm-spot", (UNITS[0],)),
         workload("vm-span", (UNITS[1], UNITS[2])),

@@ -8,7 +8,6 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.cancel import cancel
 from reservations.models.domain import ReservationStatus
 from reservations.models.errors import (
     IdempotencyKeyReused,
@@ -19,7 +18,8 @@ from reservations.models.errors import (
 from reservations.models.requests import RawBody
 from reservations.rules.units import governing_reservation
 from tests.logic.conftest import BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
-from tests.support.fakes import FakeNodeStore, change_ports
+from tests.support.fakes import FakeTable, ports
+from tests.support.writes import cancel
 
 WRITE = frozenset({"reservation.read", "reservation.capacity", "reservation.write"})
 OWNER_W, OPERATOR_W, BROKER_W, STRANGER_W = (
@@ -28,15 +28,15 @@ OWNER_W, OPERATOR_W, BROKER_W, STRANGER_W = (
 
 
 def run(store, clock, body=None, *, caller=OWNER_W, node="node-a", res="res-1", key=None):
-    outcome = cancel(caller, node, res, RawBody(body), key, change_ports(store, clock))
+    outcome = cancel(caller, node, res, RawBody(body), key, ports(store, clock))
     return outcome.status, json.loads(outcome.body), outcome.body
 
 
-def stored(store: FakeNodeStore):
+def stored(store: FakeTable):
     return store.nodes["node-a"].reservations["res-1"]
 
 
-def _with_reservation(store: FakeNodeStore, **changes: object) -> None:
+def _with_reservation(store: FakeTable, **changes: object) -> None:
     partition = store.nodes["node-a"]
     partition.reservations["res-1"] = replace(partition.reservations["res-1"], **changes)
 

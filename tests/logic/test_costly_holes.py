@@ -10,19 +10,19 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from reservations.logic.reclaim import reclaim
 from reservations.logic.termination_reports import apply_report
 from reservations.models.domain import Node, WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.models.requests import RawBody
 from tests.logic.conftest import BROKER, NOW, QUEUE, UNITS, reservation, unit, workload
-from tests.support.fakes import FakeNodeStore, ports
+from tests.support.fakes import FakeTable, ports
+from tests.support.writes import reclaim
 
 
 def test_a_spanning_workload_reclaimed_through_two_reservations_at_once_is_terminated_once(
     clock, queue
 ):
-    store = FakeNodeStore(clock)
+    store = FakeTable(clock)
     store.add(
         Node("node-a", "org-acme", queue_url=QUEUE),
         [unit(UNITS[0], "vm:vm-span"), unit(UNITS[1], "vm:vm-span")],
@@ -36,7 +36,7 @@ def test_a_spanning_workload_reclaimed_through_two_reservations_at_once_is_termi
     def post(res: str, unit_id: str) -> dict:
         body = RawBody(json.dumps({"unitIds": [unit_id]}))
         return json.loads(
-            reclaim(BROKER, "node-a", res, body, None, ports(store, queue, clock)).body
+            reclaim(BROKER, "node-a", res, body, None, ports(store, clock, queue)).body
         )
 
     inner: list[dict] = []
@@ -65,7 +65,7 @@ def test_a_late_report_leaves_a_unit_another_workload_holds_by_now(store):
         outcome="terminated",
         reported_at=NOW,
     )
-    assert apply_report(report, NOW, store) == "closed"
+    assert apply_report(report, NOW, store, store) == "closed"
     assert "vm-term" not in partition.workloads
     assert partition.units[UNITS[3]].claimed_by == "vm:vm-new"
     assert partition.units[UNITS[4]].claimed_by is None

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.create_reservation import create_reservation, new_reservation_id
-from reservations.logic.ports import CreatePorts
+from reservations.logic.create_reservation import new_reservation_id
+from reservations.logic.ports import Ports
 from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.models.domain import Caller, ReservationStatus, Tier, Unit
 from reservations.models.errors import (
@@ -25,7 +25,8 @@ from reservations.models.requests import RawBody
 from reservations.models.times import format_time
 from reservations.models.writes import WriteConflict
 from tests.logic.conftest import NOW, UNITS, reservation, unit, workload
-from tests.support.fakes import FakeClock, FakeNodeStore
+from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.writes import create_reservation
 
 WRITE = frozenset({"reservation.read", "reservation.write"})
 OWNER = Caller("key-owner", "org-acme", WRITE, key_hash="hash-owner")
@@ -36,7 +37,7 @@ MIG = "0000:0e:00.0"
 
 
 @pytest.fixture
-def free_store(store: FakeNodeStore) -> FakeNodeStore:
+def free_store(store: FakeTable) -> FakeTable:
     """node-a as in conftest, plus three free reservable units and a mig unit."""
     partition = store.nodes["node-a"]
     partition.node = replace(partition.node, topology_gen=7)
@@ -48,15 +49,15 @@ def free_store(store: FakeNodeStore) -> FakeNodeStore:
     return store
 
 
-def ports(store: FakeNodeStore, clock: FakeClock, ids: list[str] | None = None) -> CreatePorts:
+def create_ports(store: FakeTable, clock: FakeClock, ids: list[str] | None = None) -> Ports:
     made = iter(ids or [f"res-new{i}" for i in range(10)])
-    return CreatePorts(store=store, clock=clock, new_id=lambda: next(made), sleep=lambda _s: None)
+    return ports(store, clock, new_id=lambda: next(made))
 
 
 def create(store, clock, *, caller=OWNER, node="node-a", key=None, **body):
     document = {"unitIds": FREE[:2], "allowedOrgIds": ["org-lab"], **body}
     raw = RawBody(json.dumps(document))
-    return create_reservation(caller, node, raw, key, ports(store, clock))
+    return create_reservation(caller, node, raw, key, create_ports(store, clock))
 
 
 # --- what a create makes ------------------------------------------------------------------
@@ -196,7 +197,7 @@ def test_an_org_that_may_not_create_on_the_node_hears_404_before_a_bad_body(free
 def test_a_missing_body_or_missing_audience_is_a_400(free_store, clock):
     for raw in (RawBody(None), RawBody(json.dumps({"unitIds": FREE[:1]}))):
         with pytest.raises(InvalidRequest):
-            create_reservation(OWNER, "node-a", raw, None, ports(free_store, clock))
+            create_reservation(OWNER, "node-a", raw, None, create_ports(free_store, clock))
 
 
 # --- 409 units_unavailable, then 422 units_not_reservable -------------------------------------
@@ -321,7 +322,7 @@ def test_a_create_that_keeps_losing_is_409_conflict(free_store, clock, monkeypat
         free_store.writes += 1
         raise WriteConflict("ConditionalCheckFailed")
 
-    monkeypatch.setattr(free_store, "commit_create", always_lose)
+    monkeypatch.setattr(free_store, "commit", always_lose)
     with pytest.raises(Conflict):
         create(free_store, clock)
     assert free_store.writes == MAX_ATTEMPTS

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.reclaim import MAX_ATTEMPTS, reclaim
+from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.models.domain import ReservationStatus
 from reservations.models.errors import (
     Conflict,
@@ -22,13 +22,14 @@ from reservations.rules.idempotency import KEPT_FOR
 from tests.logic.conftest import BROKER, QUEUE, STRANGER, UNITS
 from tests.logic.test_reclaim import Conflicting
 from tests.support.fakes import ports
+from tests.support.writes import reclaim
 
 ONE = {"unitIds": [UNITS[0]]}
 
 
 def post(store, queue, clock, body=ONE, key="key-1", caller=BROKER, res="res-1"):
     raw = RawBody(body if isinstance(body, str) else json.dumps(body))
-    return reclaim(caller, "node-a", res, raw, key, ports(store, queue, clock))
+    return reclaim(caller, "node-a", res, raw, key, ports(store, clock, queue))
 
 
 def test_a_repeat_is_the_first_answer_byte_for_byte_and_nothing_happens_twice(store, queue, clock):
@@ -159,7 +160,7 @@ def test_a_crash_after_the_commit_is_answered_from_the_record_on_retry(store, qu
             "res-1",
             RawBody(json.dumps(ONE)),
             "key-1",
-            replace(ports(store, queue, clock), send=crash),
+            ports(store, clock, queue, send_terminations=crash),
         )
     retried = post(store, queue, clock)
     assert retried.status == 200

@@ -8,8 +8,6 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.nodes import put_node
-from reservations.logic.reaffirm import reaffirm
 from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.models.domain import Node, ReservationStatus, WorkloadState
 from reservations.models.errors import (
@@ -24,7 +22,8 @@ from reservations.models.errors import (
 from reservations.models.requests import RawBody
 from reservations.rules.status import effective_status
 from tests.logic.conftest import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
-from tests.support.fakes import FakeClock, FakeNodeStore, node_ports, reaffirm_ports
+from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.writes import put_node, reaffirm
 
 NODE_OP = replace(OPERATOR, permissions=frozenset({"node.write"}))
 OWNER_NODES = replace(OWNER, permissions=frozenset({"node.write"}))
@@ -43,15 +42,15 @@ def spec(unit_id: str, **overrides: object) -> dict[str, object]:
 
 def put(store, clock, gen, units, *, caller=NODE_OP, node="node-a", owner="org-acme"):
     raw = RawBody(json.dumps({"ownerOrgId": owner, "topologyGen": gen, "units": units}))
-    outcome = put_node(caller, node, raw, node_ports(store, clock))
+    outcome = put_node(caller, node, raw, ports(store, clock))
     return outcome.status, json.loads(outcome.body)
 
 
 @pytest.fixture
-def small(clock: FakeClock) -> FakeNodeStore:
+def small(clock: FakeClock) -> FakeTable:
     """node-a at generation 3: units 04-06 (a spot VM on 06), res-1 active on 04, res-2
     pending on 05, res-old cancelled on 04, res-rev under review on 05."""
-    store = FakeNodeStore(clock)
+    store = FakeTable(clock)
     store.add(
         Node("node-a", "org-acme", topology_gen=3, queue_url="q", created_at=NOW - timedelta(1)),
         [unit(UNITS[0]), unit(UNITS[1]), unit(UNITS[2], "vm:vm-1")],
@@ -66,7 +65,7 @@ def small(clock: FakeClock) -> FakeNodeStore:
     return store
 
 
-def current(store: FakeNodeStore) -> list[object]:
+def current(store: FakeTable) -> list[object]:
     partition = store.nodes["node-a"]
     return [partition.node, dict(partition.units), dict(partition.reservations)]
 
@@ -165,7 +164,7 @@ def test_a_terminating_workload_still_claims_its_units(small, clock):
         put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1])])
 
 
-def effective(store: FakeNodeStore, reservation_id: str) -> ReservationStatus:
+def effective(store: FakeTable, reservation_id: str) -> ReservationStatus:
     partition = store.nodes["node-a"]
     return effective_status(partition.reservations[reservation_id], partition.node, NOW)
 
@@ -286,7 +285,7 @@ def test_a_write_that_keeps_losing_is_409_conflict(small, clock):
 
 def affirm(store, clock, res, body=None, key=None, caller=NODE_OP):
     raw = RawBody(None if body is None else json.dumps(body))
-    outcome = reaffirm(caller, "node-a", res, raw, key, reaffirm_ports(store, clock))
+    outcome = reaffirm(caller, "node-a", res, raw, key, ports(store, clock))
     return outcome.status, json.loads(outcome.body)
 
 

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from reservations.logic.reclaim import reclaim
 from reservations.logic.termination_reports import ReportConflict, apply_report
 from reservations.models.messages import TerminationReport
 from reservations.models.requests import RawBody
 from reservations.models.writes import WriteConflict
 from reservations.observability import metrics
 from tests.logic.conftest import BROKER, NOW, UNITS
-from tests.support.fakes import FakeNodeStore, FakeQueue, ports
+from tests.support.fakes import FakeQueue, FakeTable, ports
+from tests.support.writes import reclaim
 
 UNSENT = "terminations committed but not sent; the sweeper will deliver them"
 CONFIRMED = "termination confirmed; units free"
@@ -68,9 +68,9 @@ def lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
     return [(r.levelname, r.getMessage()) for r in records(caplog)]
 
 
-def reclaim_all(store: FakeNodeStore, queue: Any, clock: Any) -> int:
+def reclaim_all(store: FakeTable, queue: Any, clock: Any) -> int:
     raw = RawBody(json.dumps({"unitIds": UNITS}))
-    return reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, queue, clock)).status
+    return reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, clock, queue)).status
 
 
 class HalfQueue(FakeQueue):
@@ -126,7 +126,7 @@ def test_a_reclaim_that_terminates_nothing_sends_nothing_and_counts_none_unqueue
 ):
     queue.down = True  # would fail any send: there must be none
     raw = RawBody(json.dumps({"unitIds": [UNITS[3]]}))  # vm-res: reserved, skipped
-    assert reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, queue, clock)).status == 200
+    assert reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, clock, queue)).status == 200
     assert counted(emitted) == {
         "Reclaims": [1.0],
         "UnitsReclaimed": [1.0],
@@ -153,7 +153,7 @@ def report(outcome: str = "terminated", termination_id: str = "t-old") -> Termin
 def test_a_report_that_closes_its_termination_is_confirmed_never_dropped(
     store, emitted, said, outcome
 ):
-    assert apply_report(report(outcome), NOW, store) == "closed"
+    assert apply_report(report(outcome), NOW, store, store) == "closed"
     assert counted(emitted) == {"TerminationsConfirmed": [1.0]}
     assert lines(said) == [("INFO", CONFIRMED)]
     [line] = records(said)
@@ -167,16 +167,16 @@ def test_a_report_that_closes_its_termination_is_confirmed_never_dropped(
 )
 def test_a_report_for_no_open_termination_is_dropped_never_confirmed(store, emitted, said, late):
     if late.termination_id == "t-old":
-        apply_report(late, NOW, store)  # the first one closes it
+        apply_report(late, NOW, store, store)  # the first one closes it
         metrics.clear_metrics()
         said.clear()
-    assert apply_report(late, NOW, store) == "unknown"
+    assert apply_report(late, NOW, store, store) == "unknown"
     assert counted(emitted) == {"TerminationReportsDropped": [1.0]}
     assert lines(said) == [("WARNING", DROPPED)]
 
 
 def test_a_failed_report_is_a_warning_and_counted_as_a_failure(store, emitted, said):
-    assert apply_report(report("failed"), NOW, store) == "failed"
+    assert apply_report(report("failed"), NOW, store, store) == "failed"
     assert counted(emitted) == {"TerminationFailuresReported": [1.0]}
     assert lines(said) == [("WARNING", NOT_YET)]
 
@@ -190,19 +190,19 @@ def test_a_failed_report_on_a_stuck_termination_also_says_and_counts_it_reopened
         termination_deliveries=3,
         termination_stuck_at=NOW - timedelta(minutes=1),
     )
-    assert apply_report(report("failed"), NOW, store) == "failed"
+    assert apply_report(report("failed"), NOW, store, store) == "failed"
     assert counted(emitted) == {"TerminationFailuresReported": [1.0], "TerminationsReopened": [1.0]}
     assert lines(said) == [("WARNING", NOT_YET), ("WARNING", REOPENED)]
 
 
 def test_a_report_that_kept_conflicting_counts_nothing_and_is_retried(store, clock, emitted, said):
-    class Racing(FakeNodeStore):
-        def close_termination(self, closing: Any) -> None:
+    class Racing(FakeTable):
+        def commit(self, write: Any, answer: Any = None) -> None:
             raise WriteConflict("ConditionalCheckFailed")
 
     racing = Racing(clock)
     racing.nodes = store.nodes
     with pytest.raises(ReportConflict):
-        apply_report(report(), NOW, racing)
+        apply_report(report(), NOW, racing, racing)
     assert counted(emitted) == {}
     assert lines(said) == []

@@ -12,7 +12,7 @@ from reservations.models.domain import Caller, ReservationStatus
 from reservations.models.errors import InvalidRequest, NotFound
 from reservations.rules.cursors import Cursor, CursorScope, encode_cursor
 from tests.logic.conftest import NOW, reservation
-from tests.support.fakes import FakeNodeStore
+from tests.support.fakes import FakeTable
 
 KEY = b"k" * 32
 READ = frozenset({"reservation.read"})
@@ -25,7 +25,7 @@ DAY = timedelta(days=1)
 
 
 @pytest.fixture
-def many(store: FakeNodeStore) -> FakeNodeStore:
+def many(store: FakeTable) -> FakeTable:
     """node-a with res-1 (active) plus res-2 (pending, another audience), res-3 (expired),
     res-4 (cancelled) and res-5 (needs-review)."""
     reservations = store.nodes["node-a"].reservations

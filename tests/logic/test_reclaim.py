@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.reclaim import MAX_ATTEMPTS, reclaim
+from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.models.domain import ReservationStatus, Tier, WorkloadState
 from reservations.models.errors import (
     Conflict,
@@ -30,17 +30,18 @@ from tests.logic.conftest import (
     UNITS,
     workload,
 )
-from tests.support.fakes import FakeClock, FakeNodeStore, ports
+from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.writes import reclaim
 
 
 def run(store, queue, clock, unit_ids, *, caller=BROKER, node="node-a", res="res-1", **body):
     raw = RawBody(json.dumps({"unitIds": unit_ids, **body}))
-    return reclaim(caller, node, res, raw, None, ports(store, queue, clock))
+    return reclaim(caller, node, res, raw, None, ports(store, clock, queue))
 
 
 def answer(store, queue, clock, unit_ids, key=None, **body):
     raw = RawBody(json.dumps({"unitIds": unit_ids, **body}))
-    outcome = reclaim(BROKER, "node-a", "res-1", raw, key, ports(store, queue, clock))
+    outcome = reclaim(BROKER, "node-a", "res-1", raw, key, ports(store, clock, queue))
     return outcome.status, json.loads(outcome.body)
 
 
@@ -81,14 +82,14 @@ def test_owner_operator_and_managing_org_may_reclaim(store, queue, clock, caller
 def test_a_bad_body_is_400_but_a_key_without_capacity_hears_404_first(store, queue, clock):
     no_capacity = replace(BROKER, permissions=frozenset({"reservation.read"}))
     with pytest.raises(NotFound):
-        reclaim(no_capacity, "node-a", "res-1", RawBody("{"), None, ports(store, queue, clock))
+        reclaim(no_capacity, "node-a", "res-1", RawBody("{"), None, ports(store, clock, queue))
     assert store.reads == 0  # settled by the key alone
     with pytest.raises(InvalidRequest):
-        reclaim(OPERATOR, "node-a", "res-1", RawBody("{"), None, ports(store, queue, clock))
+        reclaim(OPERATOR, "node-a", "res-1", RawBody("{"), None, ports(store, clock, queue))
     assert store.reads == 0  # the operator may act on any node: the body first
     with pytest.raises(InvalidRequest):
         reclaim(
-            BROKER, "node-a", "res-1", RawBody('{"unitIds": []}'), None, ports(store, queue, clock)
+            BROKER, "node-a", "res-1", RawBody('{"unitIds": []}'), None, ports(store, clock, queue)
         )
     assert store.reads == 1  # res-1's manager: the node read settles it, then the body
 
@@ -107,28 +108,28 @@ def test_an_org_that_may_not_reclaim_here_hears_404_before_a_bad_body(
     """The contract's order: an org that may not make this call on this node is a 404
     before the body's 400; the node read that settles it is the one a reclaim makes."""
     with pytest.raises(NotFound):
-        reclaim(caller, node, res, RawBody('{"unitIds": []}'), None, ports(store, queue, clock))
+        reclaim(caller, node, res, RawBody('{"unitIds": []}'), None, ports(store, clock, queue))
     assert (store.reads, store.writes) == (1, 0)
 
 
 def test_the_owner_hears_the_body_first_and_then_the_reservations_404(store, queue, clock):
     with pytest.raises(InvalidRequest):
-        reclaim(OWNER, "node-a", "res-x", RawBody("{"), None, ports(store, queue, clock))
+        reclaim(OWNER, "node-a", "res-x", RawBody("{"), None, ports(store, clock, queue))
     with pytest.raises(NotFound):
         reclaim(OWNER, "node-a", "res-x", RawBody('{"unitIds": ["0000:04:00.0"]}'), None,
-                ports(store, queue, clock))  # fmt: skip
+                ports(store, clock, queue))  # fmt: skip
 
 
 def test_a_managers_reclaim_still_reads_the_node_once(store, queue, clock):
     body = RawBody('{"unitIds": ["0000:04:00.0"], "dryRun": true}')
-    assert reclaim(BROKER, "node-a", "res-1", body, None, ports(store, queue, clock)).status == 200
+    assert reclaim(BROKER, "node-a", "res-1", body, None, ports(store, clock, queue)).status == 200
     assert store.reads == 1
 
 
 # --- 409 not active, 422 outside ------------------------------------------------------------
 
 
-def _with_reservation(store: FakeNodeStore, **changes: object) -> None:
+def _with_reservation(store: FakeTable, **changes: object) -> None:
     partition = store.nodes["node-a"]
     partition.reservations["res-1"] = replace(partition.reservations["res-1"], **changes)
 
@@ -226,20 +227,20 @@ def test_a_dry_run_writes_nothing_and_says_what_would_happen(store, queue, clock
 # --- conflicts ------------------------------------------------------------------------------
 
 
-class Conflicting(FakeNodeStore):
+class Conflicting(FakeTable):
     """Loses the next ``losses`` commits to a concurrent writer."""
 
     losses = 0
 
-    def commit_reclaim(self, write, answer):
+    def commit(self, write, answer=None):
         if self.losses:
             self.losses -= 1
             raise WriteConflict("TransactionConflict")
-        super().commit_reclaim(write, answer)
+        super().commit(write, answer)
 
 
 @pytest.fixture
-def conflicting(store: FakeNodeStore, clock: FakeClock) -> Conflicting:
+def conflicting(store: FakeTable, clock: FakeClock) -> Conflicting:
     fake = Conflicting(clock)
     fake.nodes = store.nodes
     return fake

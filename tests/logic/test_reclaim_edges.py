@@ -11,7 +11,7 @@ import pytest
 
 from reservations.logic import retries
 from reservations.logic.list_units import list_units
-from reservations.logic.reclaim import MAX_ATTEMPTS, reclaim
+from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.models.domain import ReservationStatus
 from reservations.models.errors import (
     Conflict,
@@ -23,10 +23,11 @@ from reservations.models.requests import RawBody
 from tests.logic.conftest import BROKER, NOW, QUEUE, UNITS, reservation
 from tests.logic.test_reclaim import Conflicting
 from tests.support.fakes import ports
+from tests.support.writes import reclaim
 
 
 def post(store, queue, clock, body, key=None, caller=BROKER, res="res-1", sleep=None):
-    wired = ports(store, queue, clock)
+    wired = ports(store, clock, queue)
     if sleep is not None:
         wired = replace(wired, sleep=sleep)
     outcome = reclaim(caller, "node-a", res, RawBody(json.dumps(body)), key, wired)
@@ -56,7 +57,7 @@ def test_the_audit_record_says_who_reclaimed_what_and_each_reclaim_has_its_own(s
     post(store, queue, clock, {"unitIds": UNITS[:2]})
     post(store, queue, clock, {"unitIds": [UNITS[3]]})  # the same instant
     first, second = store.audit
-    assert first.reclaim_id != second.reclaim_id
+    assert first.write_id != second.write_id
     audit = first.audit
     assert (audit.caller_org_id, audit.caller_key_id) == ("org-broker", "key-broker")
     assert audit.unit_ids == tuple(UNITS[:2])

@@ -8,7 +8,6 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.release import release
 from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.models.domain import ReservationStatus, Tier
 from reservations.models.errors import (
@@ -29,20 +28,21 @@ from tests.logic.conftest import (
     STRANGER,
     UNITS,
 )
-from tests.support.fakes import FakeClock, FakeNodeStore, change_ports
+from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.writes import release
 
 
 def run(store, clock, unit_ids, *, caller=BROKER, node="node-a", res="res-1", key=None, **body):
     raw = RawBody(json.dumps({"unitIds": unit_ids, **body}))
-    outcome = release(caller, node, res, raw, key, change_ports(store, clock))
+    outcome = release(caller, node, res, raw, key, ports(store, clock))
     return outcome.status, json.loads(outcome.body), outcome.body
 
 
-def stored(store: FakeNodeStore):
+def stored(store: FakeTable):
     return store.nodes["node-a"].reservations["res-1"]
 
 
-def _with_reservation(store: FakeNodeStore, **changes: object) -> None:
+def _with_reservation(store: FakeTable, **changes: object) -> None:
     partition = store.nodes["node-a"]
     partition.reservations["res-1"] = replace(partition.reservations["res-1"], **changes)
 
@@ -75,7 +75,7 @@ def test_owner_operator_and_managing_org_may_release(store, clock, caller):
 def test_a_bad_body_is_400_after_the_read_but_a_key_without_capacity_hears_404(store, clock):
     no_capacity = replace(BROKER, permissions=frozenset({"reservation.read"}))
     with pytest.raises(NotFound):
-        release(no_capacity, "node-a", "res-1", RawBody("{"), None, change_ports(store, clock))
+        release(no_capacity, "node-a", "res-1", RawBody("{"), None, ports(store, clock))
     assert store.reads == 0
     with pytest.raises(InvalidRequest):
         run(store, clock, [])
@@ -87,7 +87,7 @@ def test_a_bad_body_is_400_after_the_read_but_a_key_without_capacity_hears_404(s
 @pytest.mark.parametrize(("caller", "res"), [(STRANGER, "res-1"), (BROKER, "res-x")])
 def test_an_org_that_may_not_release_here_hears_404_before_a_bad_body(store, clock, caller, res):
     with pytest.raises(NotFound):
-        release(caller, "node-a", res, RawBody("{"), None, change_ports(store, clock))
+        release(caller, "node-a", res, RawBody("{"), None, ports(store, clock))
     assert (store.reads, store.writes) == (1, 0)
 
 
@@ -233,7 +233,7 @@ def test_losing_every_race_is_409_conflict_after_the_bounded_attempts(store, clo
 
 
 def test_a_repeated_key_replays_the_first_answer_and_changes_nothing(
-    store: FakeNodeStore, clock: FakeClock
+    store: FakeTable, clock: FakeClock
 ):
     first = run(store, clock, [UNITS[3]], key="k-1", reason="r")
     clock.now = NOW + timedelta(minutes=5)

@@ -10,16 +10,15 @@ from datetime import timedelta
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.dal.items import OPEN, STUCK
 from reservations.logic import sweeper
-from reservations.logic.reclaim import reclaim
 from reservations.logic.termination_reports import apply_report
-from reservations.models.domain import WorkloadState
+from reservations.models.domain import TerminationState, WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.models.requests import RawBody
 from reservations.rules.terminations import RedeliveryPolicy
 from tests.logic.conftest import BROKER, NOW, QUEUE, UNITS
-from tests.support.fakes import FakeOutbox, ports
+from tests.support.fakes import FakeTable, ports
+from tests.support.writes import reclaim
 
 POLICY = RedeliveryPolicy(
     grace=timedelta(seconds=60),
@@ -32,7 +31,7 @@ REQUESTED = NOW - timedelta(minutes=5)  # vm-term's termination, from the store 
 
 @pytest.fixture
 def outbox(store):
-    return FakeOutbox(store)
+    return store
 
 
 def sweep(outbox, queue, after_requested: float) -> dict[str, int]:
@@ -95,23 +94,23 @@ def test_after_max_deliveries_it_is_flagged_stuck_and_still_sent_slowly(store, o
 
 
 def test_one_closed_after_the_index_was_read_is_not_sent(store, outbox, queue):
-    class ClosedMeanwhile(FakeOutbox):
+    class ClosedMeanwhile(FakeTable):
         def read(self, node_id, workload_id):
             return None
 
-    assert sweep(ClosedMeanwhile(store), queue, 61) == {"closed": 1}
+    assert sweep(ClosedMeanwhile.sharing(store), queue, 61) == {"closed": 1}
     assert queue.messages == {}
 
 
 def test_one_another_sweep_delivered_after_the_index_was_read_is_not_sent_again(store, queue):
-    class DeliveredMeanwhile(FakeOutbox):
+    class DeliveredMeanwhile(FakeTable):
         def read(self, node_id, workload_id):
             # A second sweeper, running at once, delivers it between this pass's listing
             # (which still shows it due) and its re-read.
-            assert sweep(FakeOutbox(store), queue, 61) == {"redelivered": 1}
+            assert sweep(store, queue, 61) == {"redelivered": 1}
             return super().read(node_id, workload_id)
 
-    assert sweep(DeliveredMeanwhile(store), queue, 61) == {"waiting": 1}
+    assert sweep(DeliveredMeanwhile.sharing(store), queue, 61) == {"waiting": 1}
     assert queue.deduplication_ids == ["t-old"]  # one send, the other sweep's
     assert vm_term(store).termination_deliveries == 1
 
@@ -181,7 +180,7 @@ def failed(store, at_seconds: float) -> None:
         outcome="failed",
         reported_at=REQUESTED,
     )
-    assert apply_report(report, REQUESTED + timedelta(seconds=at_seconds), store) == "failed"
+    assert apply_report(report, REQUESTED + timedelta(seconds=at_seconds), store, store) == "failed"
 
 
 def test_a_node_that_reports_failed_after_every_delivery_is_never_flagged_stuck(
@@ -225,8 +224,8 @@ def test_a_failed_report_on_a_stuck_one_opens_it_again_at_the_normal_pace(store,
     at = until_stuck(outbox, queue)
     failed(store, at + 60)
     assert vm_term(store).termination_stuck_at is None
-    assert [t.workload.id for t in outbox.listed(OPEN)] == ["vm-term"]
-    assert list(outbox.listed(STUCK)) == []
+    assert [t.workload.id for t in outbox.listed(TerminationState.OPEN)] == ["vm-term"]
+    assert list(outbox.listed(TerminationState.STUCK)) == []
     # The last send was 600 s before the give-up: the confirm deadline, not the stuck pace.
     assert sweep(outbox, queue, at + 120) == {"redelivered": 1}
     # Silent again: flagged once more after max_deliveries unanswered ones.
@@ -242,22 +241,22 @@ def test_a_report_between_the_sweepers_read_and_its_flag_keeps_it_open(store, ou
         sweep(outbox, queue, 61 + 600 * n)
     at = 61 + 600 * POLICY.max_deliveries
 
-    class AnsweredMeanwhile(FakeOutbox):
+    class AnsweredMeanwhile(FakeTable):
         def read(self, node_id, workload_id):
             read = super().read(node_id, workload_id)
             failed(store, at)  # the node answers just after the re-read
             return read
 
-    assert sweep(AnsweredMeanwhile(store), queue, at) == {"changed": 1}
+    assert sweep(AnsweredMeanwhile.sharing(store), queue, at) == {"changed": 1}
     assert vm_term(store).termination_stuck_at is None
 
 
 def test_the_reclaims_send_and_the_sweepers_carry_the_same_requested_at(store, queue, clock):
     clock.now = NOW + timedelta(microseconds=654321)  # a real clock is never on the second
     raw = RawBody(json.dumps({"unitIds": [UNITS[0]]}))
-    assert reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, queue, clock)).status == 200
+    assert reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, clock, queue)).status == 200
     [own] = queue.sent(QUEUE)
-    sweeper.sweep(clock.now + POLICY.grace, POLICY, FakeOutbox(store), queue.send)
+    sweeper.sweep(clock.now + POLICY.grace, POLICY, store, queue.send)
     [again] = [m for m in queue.sent(QUEUE)[1:] if m.workload_id == "vm-spot"]
     assert own.requested_at == again.requested_at == NOW
     assert json.loads(own.to_json()) == json.loads(again.to_json())

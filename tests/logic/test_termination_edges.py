@@ -15,7 +15,6 @@ from reservations.models.domain import WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.observability import metrics
 from tests.logic.conftest import NOW, QUEUE, UNITS, workload
-from tests.support.fakes import FakeOutbox
 
 POLICY = sweeper.RedeliveryPolicy(
     grace=timedelta(seconds=60),
@@ -50,7 +49,7 @@ def test_terminations_not_yet_due_do_not_hold_back_the_ones_listed_after_them(st
         terminating("vm-fresh-2", fresh),
         terminating("vm-late", timedelta(hours=1)),
     )
-    counts = sweeper.sweep(NOW, POLICY, FakeOutbox(store), queue.send)
+    counts = sweeper.sweep(NOW, POLICY, store, queue.send)
     assert dict(counts) == {"redelivered": 2, "waiting": 2}  # vm-term and vm-late
     assert sorted(m.workload_id for m in queue.sent(QUEUE)) == ["vm-late", "vm-term"]
 
@@ -74,7 +73,7 @@ def test_one_given_up_in_a_pass_is_not_sent_and_other_stuck_ones_still_are(store
         ),
     )
     del store.nodes["node-a"].workloads["vm-term"]
-    counts = sweeper.sweep(NOW, POLICY, FakeOutbox(store), queue.send)
+    counts = sweeper.sweep(NOW, POLICY, store, queue.send)
     assert dict(counts) == {"gave_up": 1, "redelivered": 1}
     assert [m.workload_id for m in queue.sent(QUEUE)] == ["vm-stuck"]
 
@@ -97,13 +96,13 @@ def test_giving_up_emits_the_metric_the_stack_alarms_on(store, queue, emitted):
             termination_last_delivered_at=NOW - timedelta(hours=1),
         ),
     )
-    sweeper.sweep(NOW, POLICY, FakeOutbox(store), queue.send)
+    sweeper.sweep(NOW, POLICY, store, queue.send)
     assert set(emitted) & alarmed == {"SweeperGiveUps"}
 
 
 def test_a_termination_without_a_request_time_is_sent_as_requested_now(store, queue):
     add(store, terminating("vm-legacy", None))
-    sweeper.sweep(NOW, POLICY, FakeOutbox(store), queue.send)
+    sweeper.sweep(NOW, POLICY, store, queue.send)
     [legacy] = [m for m in queue.sent(QUEUE) if m.workload_id == "vm-legacy"]
     assert legacy.requested_at == NOW
 
@@ -116,6 +115,6 @@ def test_a_closed_termination_is_recorded_at_the_time_the_report_was_applied(sto
         outcome="terminated",
         reported_at=NOW,
     )
-    assert apply_report(report, NOW + timedelta(minutes=1), store) == "closed"
+    assert apply_report(report, NOW + timedelta(minutes=1), store, store) == "closed"
     [closed] = store.history
     assert closed.at == NOW + timedelta(minutes=1)

@@ -13,7 +13,7 @@ from reservations.models.domain import WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.models.writes import WriteConflict
 from tests.logic.conftest import NOW, UNITS
-from tests.support.fakes import FakeNodeStore
+from tests.support.fakes import FakeTable
 
 
 def report(termination_id="t-old", workload_id="vm-term", outcome="terminated", node="node-a"):
@@ -27,7 +27,7 @@ def report(termination_id="t-old", workload_id="vm-term", outcome="terminated", 
 
 
 def test_a_report_closes_its_termination_and_frees_the_units(store):
-    assert apply_report(report(), NOW, store) == "closed"
+    assert apply_report(report(), NOW, store, store) == "closed"
     partition = store.nodes["node-a"]
     assert "vm-term" not in partition.workloads
     assert partition.units[UNITS[4]].claimed_by is None
@@ -38,7 +38,7 @@ def test_a_report_closes_its_termination_and_frees_the_units(store):
 def test_a_unit_already_held_by_another_workload_keeps_its_claim(store):
     partition = store.nodes["node-a"]
     partition.units[UNITS[4]] = replace(partition.units[UNITS[4]], claimed_by="vm:vm-next")
-    assert apply_report(report(outcome="gone"), NOW, store) == "closed"
+    assert apply_report(report(outcome="gone"), NOW, store, store) == "closed"
     assert partition.units[UNITS[4]].claimed_by == "vm:vm-next"
 
 
@@ -53,14 +53,14 @@ def test_a_unit_already_held_by_another_workload_keeps_its_claim(store):
 )
 def test_a_report_for_no_open_termination_changes_nothing(store, late):
     before = {k: dict(v.workloads) for k, v in store.nodes.items()}
-    assert apply_report(late, NOW, store) == "unknown"
+    assert apply_report(late, NOW, store, store) == "unknown"
     assert {k: dict(v.workloads) for k, v in store.nodes.items()} == before
     assert store.writes == 0
 
 
 def test_a_duplicate_report_is_unknown_the_second_time(store):
-    assert apply_report(report(), NOW, store) == "closed"
-    assert apply_report(report(), NOW + timedelta(seconds=1), store) == "unknown"
+    assert apply_report(report(), NOW, store, store) == "closed"
+    assert apply_report(report(), NOW + timedelta(seconds=1), store, store) == "unknown"
 
 
 def vm_term(store):
@@ -80,7 +80,7 @@ def delivered(store, deliveries: int, **changes) -> None:
 def test_failed_is_recorded_and_leaves_the_termination_open_for_the_node_to_retry(store):
     delivered(store, 2)
     before = vm_term(store)
-    assert apply_report(report(outcome="failed"), NOW, store) == "failed"
+    assert apply_report(report(outcome="failed"), NOW, store, store) == "failed"
     after = vm_term(store)
     assert after.state is WorkloadState.TERMINATING
     assert after.termination_reported_deliveries == 2  # the deliveries it answered
@@ -93,11 +93,11 @@ def test_failed_is_recorded_and_leaves_the_termination_open_for_the_node_to_retr
 
 
 def test_each_failed_report_moves_the_reported_count_to_the_deliveries_so_far(store):
-    assert apply_report(report(outcome="failed"), NOW, store) == "failed"
+    assert apply_report(report(outcome="failed"), NOW, store, store) == "failed"
     assert vm_term(store).termination_reported_deliveries == 0  # before any sweeper send
     delivered(store, 4)
     later = NOW + timedelta(minutes=30)
-    assert apply_report(report(outcome="failed"), later, store) == "failed"
+    assert apply_report(report(outcome="failed"), later, store, store) == "failed"
     assert vm_term(store).termination_reported_deliveries == 4
     assert vm_term(store).termination_last_reported_at == later
     assert vm_term(store).termination_failed_reports == 2
@@ -105,7 +105,7 @@ def test_each_failed_report_moves_the_reported_count_to_the_deliveries_so_far(st
 
 def test_a_failed_report_on_a_stuck_termination_opens_it_again(store):
     delivered(store, 5, termination_stuck_at=NOW - timedelta(minutes=1))
-    assert apply_report(report(outcome="failed"), NOW, store) == "failed"
+    assert apply_report(report(outcome="failed"), NOW, store, store) == "failed"
     assert vm_term(store).termination_stuck_at is None
     assert vm_term(store).termination_reported_deliveries == 5
 
@@ -121,15 +121,18 @@ def test_a_failed_report_on_a_stuck_termination_opens_it_again(store):
 )
 def test_a_failed_report_for_no_open_termination_changes_nothing(store, late):
     before = {k: dict(v.workloads) for k, v in store.nodes.items()}
-    assert apply_report(late, NOW, store) == "unknown"
+    assert apply_report(late, NOW, store, store) == "unknown"
     assert {k: dict(v.workloads) for k, v in store.nodes.items()} == before
     assert store.failed_reports == []
 
 
 def test_a_late_failed_report_for_a_closed_termination_changes_nothing(store):
-    assert apply_report(report(), NOW, store) == "closed"
+    assert apply_report(report(), NOW, store, store) == "closed"
     nodes = {k: (dict(v.units), dict(v.workloads)) for k, v in store.nodes.items()}
-    assert apply_report(report(outcome="failed"), NOW + timedelta(seconds=1), store) == "unknown"
+    assert (
+        apply_report(report(outcome="failed"), NOW + timedelta(seconds=1), store, store)
+        == "unknown"
+    )
     assert {k: (dict(v.units), dict(v.workloads)) for k, v in store.nodes.items()} == nodes
     assert store.failed_reports == []
     assert len(store.history) == 1
@@ -153,7 +156,7 @@ def test_a_failed_report_is_logged_with_its_detail_and_counted(store, told):
     said, counted = told
     delivered(store, 1)
     failed = report(outcome="failed").model_copy(update={"detail": "virsh: lock timeout"})
-    apply_report(failed, NOW, store)
+    apply_report(failed, NOW, store, store)
     [(message, extra)] = said
     assert message == "node could not stop the workload yet"
     assert extra["nodeId"] == "node-a"
@@ -167,7 +170,7 @@ def test_a_failed_report_is_logged_with_its_detail_and_counted(store, told):
 def test_reopening_a_stuck_termination_is_said_and_counted(store, told):
     said, counted = told
     delivered(store, 5, termination_stuck_at=NOW - timedelta(minutes=1))
-    apply_report(report(outcome="failed"), NOW, store)
+    apply_report(report(outcome="failed"), NOW, store, store)
     assert [m for m, _ in said] == [
         "node could not stop the workload yet",
         "stuck termination answered by its node: open again",
@@ -177,19 +180,19 @@ def test_reopening_a_stuck_termination_is_said_and_counted(store, told):
 
 def test_a_failed_report_for_no_open_termination_is_said_dropped(store, told):
     said, counted = told
-    apply_report(report(termination_id="t-other", outcome="failed"), NOW, store)
+    apply_report(report(termination_id="t-other", outcome="failed"), NOW, store, store)
     assert [m for m, _ in said] == ["report for no open termination: dropped"]
     assert counted == ["TerminationReportsDropped"]
 
 
-class Racing(FakeNodeStore):
+class Racing(FakeTable):
     losses = 0
 
-    def close_termination(self, closing):
+    def commit(self, write, answer=None):
         if self.losses:
             self.losses -= 1
             raise WriteConflict("ConditionalCheckFailed")
-        super().close_termination(closing)
+        super().commit(write, answer)
 
 
 @pytest.fixture
@@ -201,14 +204,14 @@ def racing(store, clock):
 
 def test_a_conflict_is_read_again(racing):
     racing.losses = 2
-    assert apply_report(report(), NOW, racing) == "closed"
+    assert apply_report(report(), NOW, racing, racing) == "closed"
     assert racing.reads == 3
 
 
 def test_a_partition_that_keeps_changing_fails_the_record_for_the_queue_to_retry(racing):
     racing.losses = 3
     with pytest.raises(ReportConflict):
-        apply_report(report(), NOW, racing)
+        apply_report(report(), NOW, racing, racing)
     assert "vm-term" in racing.nodes["node-a"].workloads
 
 
@@ -219,5 +222,5 @@ def test_a_version_changed_since_the_read_cancels_the_close(store):
         partition.units[UNITS[4]] = replace(unit, version=unit.version + 1)
 
     store.between_read_and_write.append(placed)
-    assert apply_report(report(), NOW, store) == "closed"  # read again, then closed
+    assert apply_report(report(), NOW, store, store) == "closed"  # read again, then closed
     assert store.reads == 2

@@ -11,13 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reservations.logic.reclaim import reclaim
 from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.logic.workloads import end_workload, place_workload
 from reservations.models.domain import (
     Caller,
     Node,
     ReservationStatus,
+    TerminationState,
     Tier,
     WorkloadState,
 )
@@ -35,12 +34,11 @@ from reservations.models.writes import ItemVersion
 from tests.logic.conftest import BROKER, NOW, OPERATOR, QUEUE, reservation, unit, workload
 from tests.support.fakes import (
     FakeClock,
-    FakeNodeStore,
-    FakeOutbox,
     FakeQueue,
+    FakeTable,
     ports,
-    workload_ports,
 )
+from tests.support.writes import end_workload, place_workload, reclaim
 
 PLACE = frozenset({"workload.place"})
 SCHEDULER = Caller("key-sched", "org-op", PLACE, platform_operator=True, key_hash="hash-sched")
@@ -56,8 +54,8 @@ TERMINATING = "0000:0b:00.0"  # vm-term, being terminated by res-1's reclaim
 UNKNOWN = "0000:0f:00.0"  # not on the node
 
 
-def node_store(clock: FakeClock) -> FakeNodeStore:
-    store = FakeNodeStore(clock)
+def node_store(clock: FakeClock) -> FakeTable:
+    store = FakeTable(clock)
     old = workload("vm-old", (CLAIMED,))
     term = workload(
         "vm-term",
@@ -92,7 +90,7 @@ def node_store(clock: FakeClock) -> FakeNodeStore:
 
 
 @pytest.fixture
-def store(clock: FakeClock) -> FakeNodeStore:
+def store(clock: FakeClock) -> FakeTable:
     return node_store(clock)
 
 
@@ -108,11 +106,11 @@ def body(units=(RELEASED,), workload_id="vm-new", tier="spot", org="org-spot", *
 
 def place(store, clock, document, caller=SCHEDULER, node="node-a", key=None):
     raw = RawBody(document if isinstance(document, str) else json.dumps(document))
-    return place_workload(caller, node, raw, key, workload_ports(store, clock))
+    return place_workload(caller, node, raw, key, ports(store, clock))
 
 
 def end(store, clock, workload_id, caller=SCHEDULER, node="node-a", key=None):
-    return end_workload(caller, node, workload_id, key, workload_ports(store, clock))
+    return end_workload(caller, node, workload_id, key, ports(store, clock))
 
 
 # --- who may: the one 404, before the body and before any read ---------------------------
@@ -290,7 +288,7 @@ def test_a_reclaim_between_read_and_write_makes_the_placement_decide_again_and_r
 
     def broker_reclaims() -> None:
         raw = RawBody(json.dumps({"unitIds": [RELEASED]}))
-        reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, queue, clock))
+        reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, clock, queue))
 
     store.between_read_and_write.append(broker_reclaims)
     with pytest.raises(UnitsUnavailable) as raised:
@@ -304,7 +302,7 @@ def test_a_placement_between_a_reclaims_read_and_write_is_terminated_by_its_retr
     queue = FakeQueue()
     store.between_read_and_write.append(lambda: place(store, clock, body()))
     raw = RawBody(json.dumps({"unitIds": [RELEASED]}))
-    outcome = reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, queue, clock))
+    outcome = reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, clock, queue))
     assert json.loads(outcome.body)["terminated"] == ["vm-new"]
     assert store.nodes["node-a"].workloads["vm-new"].state is WorkloadState.TERMINATING
     assert [m.workload_id for m in queue.sent(QUEUE)] == ["vm-new"]
@@ -378,10 +376,10 @@ def test_ending_a_workload_frees_its_units_and_moves_it_to_history(store, clock)
 
 
 def test_ending_a_terminating_workload_closes_its_termination(store, clock):
-    outbox = FakeOutbox(store)
-    assert [t.workload.id for t in outbox.listed("open")] == ["vm-term"]
+    outbox = store
+    assert [t.workload.id for t in outbox.listed(TerminationState.OPEN)] == ["vm-term"]
     assert end(store, clock, "vm-term").status == 204
-    assert list(outbox.listed("open")) == []
+    assert list(outbox.listed(TerminationState.OPEN)) == []
     assert store.nodes["node-a"].units[TERMINATING].claimed_by is None
 
 

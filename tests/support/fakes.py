@@ -1,23 +1,18 @@
 """In-memory fakes of the logic's ports, with DynamoDB's semantics where the logic relies on
 them: versioned items, all-or-nothing conditional transactions that fail with
 WriteConflict (carrying the kept answer that stood in the way, as ALL_OLD does), and an
-idempotency record written only while no live one exists."""
+idempotency record written only while no live one exists. One :class:`FakeTable` is both
+stores (the node store and the terminations store), as the one table is."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any, Self
 
-from reservations.dal.items import OPEN, STUCK
-from reservations.logic.ports import (
-    ChangePorts,
-    NodePorts,
-    ReaffirmPorts,
-    ReclaimPorts,
-    WorkloadPorts,
-)
-from reservations.models.changes import ReservationChange
+from reservations.logic.ports import Ports
 from reservations.models.domain import (
     ListAccess,
     Node,
@@ -25,6 +20,7 @@ from reservations.models.domain import (
     OpenTermination,
     Reservation,
     ReservationsRead,
+    TerminationState,
     Unit,
     Workload,
     WorkloadState,
@@ -33,10 +29,12 @@ from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import (
     ItemVersion,
-    NodeWrite,
+    NodePut,
+    PartitionWrite,
     PlacementWrite,
     ReaffirmWrite,
     ReclaimWrite,
+    ReservationChange,
     ReservationCreate,
     TerminationClose,
     TopologyRead,
@@ -66,8 +64,9 @@ class NodePartition:
         )
 
 
-class FakeNodeStore:
-    """Node partitions keyed by node id, the idempotency records, audit and history."""
+class FakeTable:
+    """Node partitions keyed by node id, the idempotency records, audit and history: the
+    node store and the terminations store of ``logic.ports``."""
 
     def __init__(self, now: Callable[[], datetime]) -> None:
         self.nodes: dict[str, NodePartition] = {}
@@ -80,13 +79,21 @@ class FakeNodeStore:
         self.changes: list[ReservationChange] = []  # releases and cancels, as committed
         self.created: list[ReservationCreate] = []
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
-        self.node_writes: list[NodeWrite] = []
+        self.node_writes: list[NodePut] = []
         self.reaffirmed: list[ReaffirmWrite] = []
         self.reads = 0
         self.writes = 0
         # Run after a read, before its write: a concurrent writer getting there first.
         self.between_read_and_write: list[Callable[[], None]] = []
         self._now = now
+
+    @classmethod
+    def sharing(cls, table: FakeTable) -> Self:
+        """A view of ``table``'s very data (its items, records and counts): a subclass that
+        races or fails a step sees and changes what the test's table holds."""
+        view = cls(table._now)
+        view.__dict__ = table.__dict__
+        return view
 
     def add(
         self,
@@ -102,7 +109,7 @@ class FakeNodeStore:
             {w.id: w for w in workloads},
         )
 
-    # --- the ports ---------------------------------------------------------------------
+    # --- the node store ----------------------------------------------------------------
 
     def load_node(self, node_id: str) -> NodeSnapshot | None:
         self.reads += 1
@@ -112,17 +119,33 @@ class FakeNodeStore:
             self.between_read_and_write.pop(0)()
         return snapshot
 
-    def commit_reclaim(self, write: ReclaimWrite, answer: AnswerRecord | None) -> None:
+    def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
+        """All or nothing, with the key's record, as ``dal.store.NodeTable.commit``."""
         self.writes += 1
-        partition = self.nodes[write.node_id]
-        stale = self._stale_reclaim(partition, write)
+        apply: Callable[[Any], None] = {
+            ReclaimWrite: self._reclaim,
+            ReservationChange: self._change,
+            ReservationCreate: self._create,
+            PlacementWrite: self._placement,
+            WorkloadEnd: self._workload_end,
+            NodePut: self._node_put,
+            ReaffirmWrite: self._reaffirm,
+            TerminationClose: self._close,
+        }[type(write)]
         stored = self._live_answer(answer)
-        if stale or stored is not None:
+        if stored is not None:
             raise WriteConflict("ConditionalCheckFailed", stored)
-        self._apply_reclaim(partition, write)
-        self.audit.append(write)
+        apply(write)
         if answer is not None:
             self.answers[answer.request.scope] = answer
+
+    def _reclaim(self, write: ReclaimWrite) -> None:
+        partition = self.nodes[write.node_id]
+        stale = self._stale_reclaim(partition, write)
+        if stale:
+            raise WriteConflict("ConditionalCheckFailed")
+        self._apply_reclaim(partition, write)
+        self.audit.append(write)
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
         self.writes += 1
@@ -131,8 +154,7 @@ class FakeNodeStore:
             self.answers[answer.request.scope] = answer
         return stored
 
-    def close_termination(self, closing: TerminationClose) -> None:
-        self.writes += 1
+    def _close(self, closing: TerminationClose) -> None:
         partition = self.nodes[closing.node_id]
         current = partition.workloads.get(closing.workload.id)
         if (
@@ -172,8 +194,7 @@ class FakeNodeStore:
         self.failed_reports.append(report)
         return current
 
-    def commit_create(self, write: ReservationCreate, answer: AnswerRecord | None) -> None:
-        self.writes += 1
+    def _create(self, write: ReservationCreate) -> None:
         reservation = write.reservation
         partition = self.nodes[reservation.node_id]
         stale = (
@@ -181,14 +202,11 @@ class FakeNodeStore:
             or _stale(partition.units, write.units)
             or reservation.id in partition.reservations
         )
-        stored = self._live_answer(answer)
-        if stale or stored is not None:
-            raise WriteConflict("ConditionalCheckFailed", stored)
+        if stale:
+            raise WriteConflict("ConditionalCheckFailed")
         partition.node = replace(partition.node, version=partition.node.version + 1)
         partition.reservations[reservation.id] = reservation
         self.created.append(write)
-        if answer is not None:
-            self.answers[answer.request.scope] = answer
 
     def load_reservation(
         self, node_id: str, reservation_id: str
@@ -218,8 +236,7 @@ class FakeNodeStore:
         access = ListAccess(node.owner_org_id, named_org_ids(reservations), node.unit_changed_at)
         return ReservationsRead(access, tuple(read), more)
 
-    def commit_placement(self, write: PlacementWrite, answer: AnswerRecord | None) -> None:
-        self.writes += 1
+    def _placement(self, write: PlacementWrite) -> None:
         partition = self.nodes[write.node.id]
         stale = (
             partition.node.version != write.node.version
@@ -228,9 +245,8 @@ class FakeNodeStore:
             or any(partition.units[u.id].claimed_by for u in write.units)
             or write.workload.id in partition.workloads
         )
-        stored = self._live_answer(answer)
-        if stale or stored is not None:
-            raise WriteConflict("ConditionalCheckFailed", stored)
+        if stale:
+            raise WriteConflict("ConditionalCheckFailed")
         partition.workloads[write.workload.id] = write.workload
         partition.node = replace(partition.node, placements=partition.node.placements + 1)
         for unit in write.units:
@@ -239,11 +255,8 @@ class FakeNodeStore:
                 claimed, claimed_by=write.workload.claim, version=claimed.version + 1
             )
         self.placements.append(write)
-        if answer is not None:
-            self.answers[answer.request.scope] = answer
 
-    def commit_workload_end(self, end: WorkloadEnd, answer: AnswerRecord | None) -> None:
-        self.writes += 1
+    def _workload_end(self, end: WorkloadEnd) -> None:
         partition = self.nodes[end.node_id]
         current = partition.workloads.get(end.workload.id)
         stale = (
@@ -251,16 +264,13 @@ class FakeNodeStore:
             or current.version != end.workload.version
             or _stale(partition.units, end.freed_units)
         )
-        stored = self._live_answer(answer)
-        if stale or stored is not None:
-            raise WriteConflict("ConditionalCheckFailed", stored)
+        if stale:
+            raise WriteConflict("ConditionalCheckFailed")
         del partition.workloads[end.workload.id]
         for unit in end.freed_units:
             freed = partition.units[unit.id]
             partition.units[unit.id] = replace(freed, claimed_by=None, version=freed.version + 1)
         self.ended.append(end)
-        if answer is not None:
-            self.answers[answer.request.scope] = answer
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
         self.reads += 1
@@ -269,10 +279,9 @@ class FakeNodeStore:
             return None
         return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
 
-    def commit_node(self, write: NodeWrite) -> None:
+    def _node_put(self, write: NodePut) -> None:
         """A node registered or updated, all or nothing (as ``dal.nodes.commit_node``): no
         reservation is written."""
-        self.writes += 1
         partition = self.nodes.get(write.node.id)
         if _stale_node(partition, write):
             raise WriteConflict("ConditionalCheckFailed")
@@ -288,16 +297,14 @@ class FakeNodeStore:
             del partition.units[removed.id]
         self.node_writes.append(write)
 
-    def commit_reaffirm(self, write: ReaffirmWrite, answer: AnswerRecord | None) -> None:
+    def _reaffirm(self, write: ReaffirmWrite) -> None:
         """A reservation out of review, conditioned on it and on the node item."""
-        self.writes += 1
         partition = self.nodes[write.node_id]
         stale = partition.node.version != write.node.version or _stale(
             partition.reservations, [write.reservation]
         )
-        stored = self._live_answer(answer)
-        if stale or stored is not None:
-            raise WriteConflict("ConditionalCheckFailed", stored)
+        if stale:
+            raise WriteConflict("ConditionalCheckFailed")
         reservation = partition.reservations[write.reservation.id]
         partition.reservations[reservation.id] = replace(
             reservation,
@@ -308,25 +315,69 @@ class FakeNodeStore:
             version=reservation.version + 1,
         )
         self.reaffirmed.append(write)
-        if answer is not None:
-            self.answers[answer.request.scope] = answer
 
-    # --- semantics ---------------------------------------------------------------------
-
-    def commit_change(self, change: ReservationChange, answer: AnswerRecord | None) -> None:
-        self.writes += 1
+    def _change(self, change: ReservationChange) -> None:
         partition = self.nodes[change.node_id]
         stale = _stale(partition.reservations, [change.reservation]) or _moved(
             partition, change.topology
         )
-        stored = self._live_answer(answer)
-        if stale or stored is not None:
-            raise WriteConflict("ConditionalCheckFailed", stored)
+        if stale:
+            raise WriteConflict("ConditionalCheckFailed")
         reservation = partition.reservations[change.reservation.id]
         partition.reservations[reservation.id] = change.applied_to(reservation)
         self.changes.append(change)
-        if answer is not None:
-            self.answers[answer.request.scope] = answer
+
+    # --- the terminations store ---------------------------------------------------------
+
+    def listed(self, state: TerminationState) -> Iterator[OpenTermination]:
+        """The sparse index's partition (here it never lags)."""
+        for node_id, nodes in list(self.nodes.items()):
+            for workload in list(nodes.workloads.values()):
+                if workload.termination_state is state:
+                    yield OpenTermination(node_id, workload)
+
+    def read(self, node_id: str, workload_id: str) -> OpenTermination | None:
+        workload = self.nodes[node_id].workloads.get(workload_id)
+        if workload is None or workload.state is not WorkloadState.TERMINATING:
+            return None
+        return OpenTermination(node_id, workload)
+
+    def node_queue_url(self, node_id: str) -> str | None:
+        return self.nodes[node_id].node.queue_url
+
+    def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
+        self._termination_update(
+            termination,
+            lambda w: replace(
+                w,
+                termination_deliveries=w.termination_deliveries + 1,
+                termination_last_delivered_at=now,
+            ),
+        )
+
+    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
+        """Only while still open, and no failed report came since ``termination`` was read."""
+        current = self.read(termination.node_id, termination.workload.id)
+        if (
+            current is None
+            or current.workload.termination_stuck_at is not None
+            or current.workload.termination_failed_reports
+            != termination.workload.termination_failed_reports
+        ):
+            return False
+        return self._termination_update(termination, lambda w: replace(w, termination_stuck_at=now))
+
+    def _termination_update(
+        self, termination: OpenTermination, change: Callable[[Workload], Workload]
+    ) -> bool:
+        workloads = self.nodes[termination.node_id].workloads
+        current = workloads.get(termination.workload.id)
+        if current is None or current.termination_id != termination.termination_id:
+            return False  # a report closed it meanwhile
+        workloads[current.id] = change(current)
+        return True
+
+    # --- semantics ---------------------------------------------------------------------
 
     def _live_answer(self, answer: AnswerRecord | None) -> StoredResponse | None:
         if answer is None:
@@ -380,7 +431,7 @@ def _moved(partition: NodePartition, read: TopologyRead) -> bool:
     return partition.node.topology_gen != read.topology_gen
 
 
-def _stale_node(partition: NodePartition | None, write: NodeWrite) -> bool:
+def _stale_node(partition: NodePartition | None, write: NodePut) -> bool:
     """The node absent when read and now there, or not at the version and placement count
     read; any unit the write decided from no longer as read."""
     if partition is None:
@@ -427,62 +478,6 @@ class FakeQueue:
         return self.messages.get(queue_url, [])
 
 
-class FakeOutbox:
-    """The open terminations of a FakeNodeStore, as the sparse index and the workload items
-    show them (the index here never lags)."""
-
-    def __init__(self, store: FakeNodeStore) -> None:
-        self.store = store
-
-    def listed(self, partition: str) -> Iterator[OpenTermination]:
-        for node_id, nodes in list(self.store.nodes.items()):
-            for workload in list(nodes.workloads.values()):
-                if workload.state is not WorkloadState.TERMINATING:
-                    continue
-                stuck = workload.termination_stuck_at is not None
-                if partition == (STUCK if stuck else OPEN):
-                    yield OpenTermination(node_id, workload)
-
-    def read(self, node_id: str, workload_id: str) -> OpenTermination | None:
-        workload = self.store.nodes[node_id].workloads.get(workload_id)
-        if workload is None or workload.state is not WorkloadState.TERMINATING:
-            return None
-        return OpenTermination(node_id, workload)
-
-    def node_queue_url(self, node_id: str) -> str | None:
-        return self.store.nodes[node_id].node.queue_url
-
-    def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
-        self._update(
-            termination,
-            lambda w: replace(
-                w,
-                termination_deliveries=w.termination_deliveries + 1,
-                termination_last_delivered_at=now,
-            ),
-        )
-
-    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
-        """Only while still open, and no failed report came since ``termination`` was read."""
-        current = self.read(termination.node_id, termination.workload.id)
-        if (
-            current is None
-            or current.workload.termination_stuck_at is not None
-            or current.workload.termination_failed_reports
-            != termination.workload.termination_failed_reports
-        ):
-            return False
-        return self._update(termination, lambda w: replace(w, termination_stuck_at=now))
-
-    def _update(self, termination: OpenTermination, change: Callable[[Workload], Workload]) -> bool:
-        workloads = self.store.nodes[termination.node_id].workloads
-        current = workloads.get(termination.workload.id)
-        if current is None or current.termination_id != termination.termination_id:
-            return False  # a report closed it meanwhile
-        workloads[current.id] = change(current)
-        return True
-
-
 @dataclass
 class FakeClock:
     """A clock that moves only when told."""
@@ -493,34 +488,24 @@ class FakeClock:
         return self.now
 
 
-def ports(store: FakeNodeStore, queue: FakeQueue, clock: FakeClock) -> ReclaimPorts:
-    """The reclaim's ports over the fakes, without backoff."""
-    return ReclaimPorts(store=store, send=queue.send_batch, clock=clock, sleep=lambda _s: None)
+# Numbered ids, never the same twice in a run (as random ones would not be).
+_IDS = itertools.count(1)
 
 
-def change_ports(store: FakeNodeStore, clock: FakeClock) -> ChangePorts:
-    """The ports of release and cancel over the fakes, without backoff."""
-    return ChangePorts(store=store, clock=clock, sleep=lambda _s: None)
-
-
-def workload_ports(store: FakeNodeStore, clock: FakeClock) -> WorkloadPorts:
-    """The scheduler's ports over the fakes: numbered write ids, no backoff."""
-    numbers = iter(range(1, 1_000_000))
-    return WorkloadPorts(
-        store=store, clock=clock, new_id=lambda: f"w-{next(numbers)}", sleep=lambda _s: None
-    )
-
-
-def node_ports(store: FakeNodeStore, clock: FakeClock) -> NodePorts:
-    """A node write's ports over the fakes: queues named after the node, no backoff."""
-    return NodePorts(
-        store=store,
-        make_queue=lambda node_id: f"https://sqs.test/{node_id}.fifo",
-        clock=clock,
-        sleep=lambda _s: None,
-    )
-
-
-def reaffirm_ports(store: FakeNodeStore, clock: FakeClock) -> ReaffirmPorts:
-    """A re-affirm's ports over the fakes, without backoff."""
-    return ReaffirmPorts(store=store, clock=clock, sleep=lambda _s: None)
+def ports(
+    store: FakeTable, clock: FakeClock, queue: FakeQueue | None = None, **overrides: Any
+) -> Ports:
+    """Every port over the fakes: the table as both stores, the queue's two sends, queues
+    named after their node, numbered ids, no backoff."""
+    queue = queue or FakeQueue()
+    fakes: dict[str, Any] = {
+        "store": store,
+        "terminations": store,
+        "clock": clock,
+        "send_terminations": queue.send_batch,
+        "send_termination": queue.send,
+        "make_queue": lambda node_id: f"https://sqs.test/{node_id}.fifo",
+        "new_id": lambda: f"id-{next(_IDS)}",
+        "sleep": lambda _s: None,
+    }
+    return Ports(**(fakes | overrides))

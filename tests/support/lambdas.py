@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -10,10 +11,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 from devstack.functions import load_function as load_function  # the tests' usual import
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
+
+
+def swap_ports(monkeypatch: pytest.MonkeyPatch, module: ModuleType, **changes: Any) -> None:
+    """Replace some of a loaded function's ports for the test: its API function's, or the
+    module's own (the sweeper's, the reports')."""
+    holder = getattr(module, "function", module)
+    monkeypatch.setattr(holder, "ports", dataclasses.replace(holder.ports, **changes))
 
 
 def event_file(relative: str) -> dict[str, Any]:

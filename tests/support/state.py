@@ -7,17 +7,15 @@ from datetime import datetime
 from typing import Any
 
 from reservations.auth.keys import hash_key
-from reservations.dal.items import (
+from reservations.dal.items import apikey_item, from_attributes, to_attributes
+from reservations.dal.keys import (
     APIKEY_SK,
     RESERVATION_PREFIX,
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
-    apikey_item,
     apikey_pk,
     audit_pk,
-    from_attributes,
     node_pk,
-    to_attributes,
 )
 from reservations.models.domain import ApiKey
 

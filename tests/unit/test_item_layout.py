@@ -11,23 +11,20 @@ import pytest
 
 from devstack import template
 from reservations.dal.items import (
-    HISTORY_DAYS,
     api_key_from_item,
     apikey_item,
     from_attributes,
-    history_item,
     idempotency_item,
     node_item,
     reservation_item,
-    reservation_key,
     snapshot_from_items,
     stored_response_from_item,
     to_attributes,
     unit_item,
-    unit_key,
     workload_item,
-    workload_key,
 )
+from reservations.dal.keys import reservation_key, unit_key, workload_key
+from reservations.dal.records import HISTORY_DAYS, history_item
 from reservations.models.domain import (
     ApiKey,
     Node,

@@ -25,7 +25,18 @@ ALLOWED: dict[str, frozenset[str]] = {
     "logic": frozenset({"models", "rules", "dal", "logic", "observability"}),
     # The resolver: errors to responses, the caller from the key (logic's errors and models).
     "http": frozenset(
-        {"models", "rules", "dal", "auth", "logic", "http", "config", "clock", "observability"}
+        {
+            "models",
+            "rules",
+            "dal",
+            "auth",
+            "logic",
+            "http",
+            "config",
+            "clock",
+            "observability",
+            "wiring",
+        }
     ),
 }
 

@@ -88,7 +88,7 @@ MUTANTS = [
     Mutant(
         "the workloads a reclaim skips are not conditioned on",
         "reservations.dal.reclaim",
-        "        *(_version_check(workload_key(node_id, w.id), w) for w in write.unchanged_workloads),\n",
+        "        *(version_check(workload_key(node_id, w.id), w.version) for w in write.unchanged_workloads),\n",
         "",
         (TRANSACTION,),
     ),
@@ -116,7 +116,7 @@ MUTANTS = [
     Mutant(
         "a sweep sends again what another sweep delivered since the index was read",
         "reservations.logic.sweeper",
-        '    if not is_due(termination.workload, policy, now):\n        return "waiting"',
+        "    if not is_due(termination.workload, policy, now):\n        return SweepOutcome.WAITING",
         "    if False:\n        pass",
         ("tests/logic/test_sweeper.py",),
     ),
@@ -147,8 +147,8 @@ MUTANTS = [
     Mutant(
         "a report that closed its termination is counted dropped",
         "reservations.logic.termination_reports",
-        'if result == "unknown":',
-        'if result != "unknown":',
+        "if result is ReportOutcome.UNKNOWN:",
+        "if result is not ReportOutcome.UNKNOWN:",
         (SIGNALS,),
     ),
     Mutant(

@@ -17,7 +17,7 @@ from reservations.models.domain import (
     Unit,
 )
 from reservations.rules.placement import (
-    UnitRefusal,
+    PlacementRefusal,
     not_sellable,
     reservations_read,
     unavailable,
@@ -182,7 +182,7 @@ def unit(unit_id: str = U, **overrides: object) -> Unit:
 def test_a_claimed_unit_is_unavailable_whatever_the_table_says():
     claimed = snapshot(unit(claimed_by="vm:vm-17"))
     assert unavailable(claimed, [U], OUTSIDER, Tier.SPOT, NOW) == [
-        UnitRefusal(U, "unit is claimed by vm:vm-17")
+        PlacementRefusal(U, "unit is claimed by vm:vm-17")
     ]
 
 
@@ -191,7 +191,7 @@ def test_unavailable_judges_each_named_unit_and_leaves_unknown_ones_to_not_sella
     node = snapshot(unit(), unit(other), reservations=(reservation(),))
     refused = unavailable(node, [other, U, "0000:0f:00.0"], OUTSIDER, Tier.SPOT, NOW)
     assert refused == [
-        UnitRefusal(U, "reservation res-1 has not released the unit to the spot market")
+        PlacementRefusal(U, "reservation res-1 has not released the unit to the spot market")
     ]
 
 
@@ -203,9 +203,9 @@ def test_not_sellable_names_units_off_the_node_and_units_not_sellable_with_their
     ]
     named = ["0000:0f:00.0", U, "0000:0a:00.0", "0000:0b:00.0"]
     assert not_sellable(named, units) == [
-        UnitRefusal("0000:0f:00.0", "unit is not on this node"),
-        UnitRefusal("0000:0a:00.0", "unit is not sellable: held for the host"),
-        UnitRefusal("0000:0b:00.0", "unit is not sellable"),
+        PlacementRefusal("0000:0f:00.0", "unit is not on this node"),
+        PlacementRefusal("0000:0a:00.0", "unit is not sellable: held for the host"),
+        PlacementRefusal("0000:0b:00.0", "unit is not sellable"),
     ]
 
 

@@ -13,11 +13,8 @@ from typing import Any
 
 import pytest
 
-from reservations.dal import reclaim as dal_reclaim
+from reservations.dal import store, transactions
 from reservations.dal.items import (
-    OPEN,
-    OPEN_TERMINATION,
-    audit_pk,
     from_attributes,
     node_item,
     reservation_item,
@@ -26,10 +23,12 @@ from reservations.dal.items import (
     unit_item,
     workload_item,
 )
+from reservations.dal.keys import OPEN_TERMINATION, audit_pk
 from reservations.models.domain import (
     Node,
     Reservation,
     ReservationStatus,
+    TerminationState,
     Tier,
     Unit,
     Workload,
@@ -173,7 +172,7 @@ def write(
     released_after: tuple[str, ...] | None = (U[1],), reason: str | None = "lab"
 ) -> ReclaimWrite:
     return ReclaimWrite(
-        reclaim_id="rc-1",
+        write_id="rc-1",
         node_id="node-a",
         reservation=ItemVersion("res-1", 3),
         topology=TopologyRead("node-a", 2),
@@ -192,7 +191,7 @@ def snapshot(table: dict[Key, dict[str, Any]]) -> Any:
 
 
 def test_applied_to_what_was_read_it_releases_terminates_and_audits(table):
-    apply(table, dal_reclaim.reclaim_transaction(write()))
+    apply(table, store.transaction(write()))
     after = snapshot(table)
     [reservation] = after.reservations
     assert reservation.released_unit_ids == (U[1],)
@@ -208,7 +207,7 @@ def test_applied_to_what_was_read_it_releases_terminates_and_audits(table):
     # The outbox: the terminating workload is in the sparse OpenTerminations index.
     stored = table[("NODE#node-a", "WL#vm-1")]
     assert (stored[OPEN_TERMINATION], stored["terminationRequestedAt"]) == (
-        OPEN,
+        TerminationState.OPEN,
         "2026-11-29T12:00:00Z",
     )
     [audit] = [i for k, i in table.items() if k[0] == audit_pk("node-a", "res-1")]
@@ -228,7 +227,7 @@ def test_any_item_decided_from_that_moved_on_cancels_it_whole(table, moved, rele
     table[("NODE#node-a", moved)]["version"] += 1
     before = copy.deepcopy(table)
     with pytest.raises(Cancelled):
-        apply(table, dal_reclaim.reclaim_transaction(write(released_after)))
+        apply(table, store.transaction(write(released_after)))
     assert table == before
 
 
@@ -237,11 +236,11 @@ def test_a_node_update_since_the_read_cancels_it_and_a_create_does_not(table):
     generation is what the reclaim read its effective status from. A create only bumps the
     node's version."""
     table[("NODE#node-a", "#NODE")]["version"] += 1
-    apply(table, dal_reclaim.reclaim_transaction(write()))
+    apply(table, store.transaction(write()))
     table[("NODE#node-a", "#NODE")]["topologyGen"] = 3
     before = copy.deepcopy(table)
     with pytest.raises(Cancelled):
-        apply(table, dal_reclaim.reclaim_transaction(write(released_after=None)))
+        apply(table, store.transaction(write(released_after=None)))
     assert table == before
 
 
@@ -249,11 +248,11 @@ def test_a_node_update_since_the_read_cancels_it_and_a_create_does_not(table):
 def test_an_item_deleted_since_the_read_cancels_it(table, gone):
     del table[("NODE#node-a", gone)]
     with pytest.raises(Cancelled):
-        apply(table, dal_reclaim.reclaim_transaction(write()))
+        apply(table, store.transaction(write()))
 
 
 def test_unchanged_releases_leave_the_reservation_as_it_was(table):
-    apply(table, dal_reclaim.reclaim_transaction(write(released_after=None)))
+    apply(table, store.transaction(write(released_after=None)))
     [reservation] = snapshot(table).reservations
     assert reservation == RESERVATION  # version and updatedAt untouched: only checked
     [audit] = [i for k, i in table.items() if k[0].startswith("AUDIT#")]
@@ -261,12 +260,12 @@ def test_unchanged_releases_leave_the_reservation_as_it_was(table):
 
 
 def test_without_a_reason_the_termination_has_none(table):
-    apply(table, dal_reclaim.reclaim_transaction(write(reason=None)))
+    apply(table, store.transaction(write(reason=None)))
     assert "terminationReason" not in table[("NODE#node-a", "WL#vm-1")]
 
 
 def test_the_same_reclaim_cannot_be_written_twice(table):
-    actions = dal_reclaim.reclaim_transaction(write(released_after=None))
+    actions = store.transaction(write(released_after=None))
     apply(table, actions)
     with pytest.raises(Cancelled):  # its audit record exists: a replayed transaction is refused
         apply(table, actions)
@@ -274,22 +273,22 @@ def test_the_same_reclaim_cannot_be_written_twice(table):
 
 def test_the_answer_is_recorded_in_the_same_transaction_as_the_effect(monkeypatch):
     sent: list[Any] = []
-    monkeypatch.setattr(dal_reclaim, "commit", lambda *a, **kw: sent.append((a, kw)))
+    monkeypatch.setattr(transactions, "run", lambda *sent_as: sent.append(sent_as))
     answer = AnswerRecord(
         IdempotentRequest("scope-1", "hash-1"), Outcome(200, "{}"), NOW, NOW + timedelta(days=1)
     )
-    dal_reclaim.commit_reclaim(write(), answer)
-    dal_reclaim.commit_reclaim(write())
-    [((keyed,), keyed_kw), ((plain,), plain_kw)] = sent
-    assert keyed[:-1] == plain == dal_reclaim.reclaim_transaction(write())
+    store.NodeTable().commit(write(), answer)
+    store.NodeTable().commit(write())
+    [(keyed, keyed_token, record_at), (plain, plain_token, no_record)] = sent
+    assert keyed[:-1] == plain == store.transaction(write())
     assert from_attributes(keyed[-1]["Put"]["Item"])["PK"] == "IDEMPOTENCY#scope-1"
     # The reclaim id is the request token; the record's index lets a cancellation be read.
-    assert keyed_kw == {"token": "rc-1", "record_at": len(keyed) - 1}
-    assert plain_kw == {"token": "rc-1", "record_at": None}
+    assert (keyed_token, record_at) == ("rc-1", len(keyed) - 1)
+    assert (plain_token, no_record) == ("rc-1", None)
 
 
 def test_an_audit_record_already_there_cancels_it(table):
-    actions = dal_reclaim.reclaim_transaction(write())
+    actions = store.transaction(write())
     [audit_put] = [a["Put"] for a in actions if "Put" in a]
     item = from_attributes(audit_put["Item"])
     table[(item["PK"], item["SK"])] = item
@@ -298,7 +297,7 @@ def test_an_audit_record_already_there_cancels_it(table):
 
 
 def test_the_audit_record_names_the_reclaim_the_caller_and_every_decision(table):
-    apply(table, dal_reclaim.reclaim_transaction(write()))
+    apply(table, store.transaction(write()))
     [(key, audit)] = [(k, i) for k, i in table.items() if k[0].startswith("AUDIT#")]
     assert key == ("AUDIT#node-a#res-1", "2026-11-29T12:00:00Z#rc-1")
     assert audit == {

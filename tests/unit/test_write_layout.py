@@ -12,30 +12,33 @@ import pytest
 
 from devstack import template
 from reservations.dal.items import (
-    ACCESS_SK,
-    HISTORY_DAYS,
     access_from_item,
     access_item,
-    access_key,
-    change_audit_item,
-    create_audit_item,
-    ended_workload_item,
     from_attributes,
     node_from_item,
     node_item,
-    node_key,
-    placement_audit_item,
     reservation_from_item,
     reservation_item,
-    reservation_key,
     snapshot_from_items,
     to_attributes,
     unit_item,
+)
+from reservations.dal.keys import (
+    ACCESS_SK,
+    access_key,
+    node_key,
+    reservation_key,
     unit_key,
-    workload_end_audit_item,
     workload_key,
 )
-from reservations.models.changes import ReservationChange
+from reservations.dal.records import (
+    HISTORY_DAYS,
+    change_audit_item,
+    create_audit_item,
+    ended_workload_item,
+    placement_audit_item,
+    workload_end_audit_item,
+)
 from reservations.models.domain import (
     ListAccess,
     Node,
@@ -50,6 +53,7 @@ from reservations.models.domain import (
 from reservations.models.writes import (
     ItemVersion,
     PlacementWrite,
+    ReservationChange,
     ReservationCreate,
     TopologyRead,
     WorkloadEnd,
@@ -169,7 +173,7 @@ def test_a_create_without_optional_terms_stores_none_of_them():
 
 def _change(**changed: Any) -> ReservationChange:
     fields: dict[str, Any] = {
-        "change_id": "chg-1",
+        "write_id": "chg-1",
         "action": "release",
         "node_id": "node-a",
         "reservation": ItemVersion("res-1", 5),
@@ -229,7 +233,7 @@ def test_a_change_that_changes_nothing_audits_the_releases_and_status_as_they_st
 
 def test_two_changes_of_one_reservation_at_the_same_instant_are_two_records():
     first = stored(change_audit_item(_change()))
-    second = stored(change_audit_item(_change(change_id="chg-2")))
+    second = stored(change_audit_item(_change(write_id="chg-2")))
     assert first["PK"] == second["PK"]
     assert first["SK"] != second["SK"]
 

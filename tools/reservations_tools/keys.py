@@ -29,24 +29,15 @@ import boto3
 from botocore.exceptions import ClientError
 
 from reservations.auth.keys import KEY_PREFIX, derive_key_id, hash_key
-from reservations.dal.items import (
-    APIKEY_PREFIX,
-    APIKEY_SK,
-    api_key_from_item,
-    apikey_item,
-    apikey_pk,
-    from_attributes,
-    to_attributes,
-)
+from reservations.dal.items import api_key_from_item, apikey_item, from_attributes, to_attributes
+from reservations.dal.keys import APIKEY_PREFIX, apikey_key, keyid_key, platform_key
 from reservations.models.domain import ApiKey
 from reservations.models.ids import is_resource_id
 from reservations.models.times import parse_given_time
 from reservations_tools.fleet.model import Permission
 
-KEYID_PREFIX = "KEYID#"
-KEYID_SK = "KEYID"
 # The platform's org: the one item saying whose keys are operator keys.
-PLATFORM_KEY = {"PK": {"S": "PLATFORM"}, "SK": {"S": "PLATFORM"}}
+PLATFORM_KEY = to_attributes(platform_key())
 PERMISSIONS = get_args(Permission)
 
 
@@ -56,7 +47,7 @@ class KeyCommandError(Exception):
 
 def keyid_marker(key_id: str, key_hash: str, org_id: str) -> dict[str, Any]:
     """The item that makes a key id unique across the table (it names the key's hash)."""
-    return {"PK": KEYID_PREFIX + key_id, "SK": KEYID_SK, "keyHash": key_hash, "orgId": org_id}
+    return {**keyid_key(key_id), "keyHash": key_hash, "orgId": org_id}
 
 
 def new_key() -> str:
@@ -120,7 +111,7 @@ def revoke_hash(client: Any, table: str, key_hash: str) -> bool:
     try:
         client.update_item(
             TableName=table,
-            Key={"PK": {"S": apikey_pk(key_hash)}, "SK": {"S": APIKEY_SK}},
+            Key=to_attributes(apikey_key(key_hash)),
             UpdateExpression="SET revoked = :yes",
             ConditionExpression="attribute_exists(PK)",  # never re-create a deleted key
             ExpressionAttributeValues={":yes": {"BOOL": True}},
@@ -136,7 +127,7 @@ def revoke(client: Any, table: str, key_id: str) -> None:
     """Revoke the key with this id; KeyCommandError when no key has it."""
     found = client.get_item(
         TableName=table,
-        Key={"PK": {"S": KEYID_PREFIX + key_id}, "SK": {"S": KEYID_SK}},
+        Key=to_attributes(keyid_key(key_id)),
         ConsistentRead=True,
     ).get("Item")
     if found is None or not revoke_hash(client, table, found["keyHash"]["S"]):

@@ -20,10 +20,11 @@ from functools import partial
 import boto3
 
 from reservations.clock import utc_now
-from reservations.dal.items import STUCK, format_time
 from reservations.dal.queues import SendResult, send_termination
-from reservations.dal.terminations import OpenTermination, TerminationStore
+from reservations.dal.terminations import TerminationTable
 from reservations.logic.sweeper import deliver
+from reservations.models.domain import OpenTermination, TerminationState
+from reservations.models.times import format_time
 
 _COLUMNS = ("NODE", "WORKLOAD", "TERMINATION", "AGE", "DELIVERIES", "LAST DELIVERED")
 
@@ -67,8 +68,8 @@ def print_table(rows: list[tuple[str, ...]]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
 
 
-def list_stuck(store: TerminationStore, now: datetime) -> int:
-    rows = stuck_rows(store.listed(STUCK), now)
+def list_stuck(store: TerminationTable, now: datetime) -> int:
+    rows = stuck_rows(store.listed(TerminationState.STUCK), now)
     if not rows:
         print("no stuck terminations")
         return 0
@@ -76,7 +77,7 @@ def list_stuck(store: TerminationStore, now: datetime) -> int:
     return 0
 
 
-def redrive(store: TerminationStore, sqs: object, node_id: str, workload_id: str) -> int:
+def redrive(store: TerminationTable, sqs: object, node_id: str, workload_id: str) -> int:
     termination = store.read(node_id, workload_id)
     if termination is None:
         print(f"no open termination for workload {workload_id} on node {node_id}", file=sys.stderr)
@@ -114,7 +115,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     dynamodb = boto3.client("dynamodb", endpoint_url=args.endpoint_url, region_name=args.region)
-    store = TerminationStore(dynamodb, args.table)
+    store = TerminationTable(dynamodb, args.table)
     if args.command == "stuck":
         return list_stuck(store, utc_now())
     sqs = boto3.client("sqs", endpoint_url=args.endpoint_url, region_name=args.region)

@@ -11,7 +11,7 @@ workload. At each step the node as built so far is what the rules read:
   units, then through release's rules (``parse_capacity_request``, ``capacity_refusal``,
   ``released_after_release``);
 - a ``running`` workload goes through what ``POST …/workloads`` parses and decides
-  (``parse_place_request``, ``check_placeable``: free, open to its org at its tier, sellable)
+  (``parse_place_request``, ``placement_refusal``: free, open to its org at its tier, sellable)
   and is made by ``placed_workload``; its units are claimed before the next one is placed.
 
 Whatever those rules refuse is a state the API could not have reached at load time: a term
@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from reservations.logic.create_reservation import decide_create
-from reservations.logic.workloads import check_placeable, placed_workload
+from reservations.logic.workloads import placed_workload, placement_refusal
 from reservations.models.domain import (
     CLAIMING_STATES,
     Node,
@@ -175,7 +175,8 @@ def _placed(stated: FleetWorkload, snapshot: NodeSnapshot, now: datetime) -> Wor
         "unitIds": stated.unit_ids,
     }
     request = _decided(parse_place_request, RawBody(json.dumps(body)))
-    _decided(check_placeable, snapshot, request, now)
+    if refusal := placement_refusal(snapshot, request, now):
+        raise _Refused(_explained(refusal))
     return placed_workload(request, now)
 
 

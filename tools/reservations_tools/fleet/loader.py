@@ -32,6 +32,9 @@ from pydantic import ValidationError
 
 from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
+from reservations.dal import keys as table_keys
+from reservations.dal.items import to_attributes
+from reservations.dal.keys import key_id_of, keyid_key
 from reservations.logic.nodes import registered_node, reported_units
 from reservations.models.domain import ApiKey, ListAccess, NodeSnapshot
 from reservations.models.errors import field_path
@@ -102,7 +105,7 @@ def build(fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = No
 
 def node_items(
     fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
-) -> list[items.Item]:
+) -> list[table_keys.Item]:
     """The node partition's items for one node of the fleet (each at version 1). Its list
     access item follows the node's (so that both land in the first transaction): the owner
     and the orgs the node's reservations name, exactly, as the file replaces them all, and
@@ -140,7 +143,7 @@ def _api_key(fleet: Fleet, fleet_key: FleetApiKey) -> ApiKey:
 
 def fleet_items(
     fleet: Fleet, loaded_at: datetime, queue_urls: dict[str, str] | None = None
-) -> list[items.Item]:
+) -> list[table_keys.Item]:
     """Every item the fleet describes: API keys, then each node's partition."""
     result = []
     for fleet_key in fleet.api_keys:
@@ -150,13 +153,13 @@ def fleet_items(
     return result
 
 
-def _item_name(item: items.Item) -> str:
-    if item["PK"].startswith(items.APIKEY_PREFIX):
+def _item_name(item: table_keys.Item) -> str:
+    if item["PK"].startswith(table_keys.APIKEY_PREFIX):
         return f"API key {item['keyId']}"
-    return f"node {items.node_id_of(item['PK'])}, item {item['SK']}"
+    return f"node {table_keys.node_id_of(item['PK'])}, item {item['SK']}"
 
 
-def check_sizes(new_items: list[items.Item]) -> None:
+def check_sizes(new_items: list[table_keys.Item]) -> None:
     """Refuse, before writing anything, an item DynamoDB would refuse (the 400 KB limit)."""
     for item in new_items:
         size = item_size(items.to_attributes(item))
@@ -181,14 +184,14 @@ def _stored_versions(
     for page in client.get_paginator("query").paginate(
         TableName=table,
         KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues={":pk": {"S": items.node_pk(node_id)}},
+        ExpressionAttributeValues={":pk": {"S": table_keys.node_pk(node_id)}},
         ProjectionExpression="SK, version, createdAt",
         ConsistentRead=True,
     ):
         for item in page["Items"]:
             version = item.get("version")
             stored[item["SK"]["S"]] = int(version["N"]) if version else None
-            if item["SK"]["S"] == items.NODE_SK and "createdAt" in item:
+            if item["SK"]["S"] == table_keys.NODE_SK and "createdAt" in item:
                 created_at = item["createdAt"]["S"]
     return stored, created_at
 
@@ -206,7 +209,7 @@ def _as_read(version: int | None, exists: bool = True) -> dict[str, Any]:
 
 
 def _node_actions(
-    table: str, node_items: list[items.Item], stored: dict[str, int | None]
+    table: str, node_items: list[table_keys.Item], stored: dict[str, int | None]
 ) -> list[dict[str, Any]]:
     """Puts one version past what was read, deletes of what the file no longer has."""
     actions: list[dict[str, Any]] = []
@@ -245,7 +248,7 @@ def _transactions(actions: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]
         yield chunk
 
 
-def _write_node(client: Any, table: str, node_id: str, node_items: list[items.Item]) -> None:
+def _write_node(client: Any, table: str, node_id: str, node_items: list[table_keys.Item]) -> None:
     """Replace the node's partition, each write conditioned on the version read just before.
 
     A write that lands between the read and ours fails our condition: read again, retry.
@@ -254,7 +257,7 @@ def _write_node(client: Any, table: str, node_id: str, node_items: list[items.It
         stored, created_at = _stored_versions(client, table, node_id)
         if created_at is not None:  # a node registered again keeps its createdAt, as a PUT does
             node_items = [
-                {**item, "createdAt": created_at} if item["SK"] == items.NODE_SK else item
+                {**item, "createdAt": created_at} if item["SK"] == table_keys.NODE_SK else item
                 for item in node_items
             ]
         try:
@@ -273,7 +276,7 @@ def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
     for page in client.get_paginator("scan").paginate(
         TableName=table,
         FilterExpression="begins_with(PK, :prefix)",
-        ExpressionAttributeValues={":prefix": {"S": items.APIKEY_PREFIX}},
+        ExpressionAttributeValues={":prefix": {"S": table_keys.APIKEY_PREFIX}},
         ProjectionExpression="PK, revoked",
         ConsistentRead=True,
     ):
@@ -293,7 +296,7 @@ def _key_id_owners(client: Any, table: str, key_ids: list[str]) -> dict[str, str
     owners: dict[str, str] = {}
     for start in range(0, len(key_ids), MAX_BATCH_GET_KEYS):
         markers = [
-            {"PK": {"S": keys.KEYID_PREFIX + key_id}, "SK": {"S": keys.KEYID_SK}}
+            to_attributes(keyid_key(key_id))
             for key_id in key_ids[start : start + MAX_BATCH_GET_KEYS]
         ]
         wanted: dict[str, Any] = {
@@ -304,7 +307,7 @@ def _key_id_owners(client: Any, table: str, key_ids: list[str]) -> dict[str, str
                 time.sleep(READ_BACKOFF_SECONDS * 2 ** (attempt - 1))
             response = client.batch_get_item(RequestItems=wanted)
             for marker in response["Responses"].get(table, []):
-                owners[marker["PK"]["S"].removeprefix(keys.KEYID_PREFIX)] = marker["keyHash"]["S"]
+                owners[key_id_of(marker["PK"]["S"])] = marker["keyHash"]["S"]
             wanted = response.get("UnprocessedKeys") or {}
             if not wanted:
                 break
@@ -373,16 +376,16 @@ def write_fleet(
     check_sizes(new_items)
     check_key_ids(client, table, fleet)
     check_platform_org(client, table, fleet, only_add)
-    key_items = [i for i in new_items if i["PK"].startswith(items.APIKEY_PREFIX)]
+    key_items = [i for i in new_items if i["PK"].startswith(table_keys.APIKEY_PREFIX)]
     revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
-        pk = items.node_pk(fleet_node.id)
+        pk = table_keys.node_pk(fleet_node.id)
         _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk])
     # Recorded before the keys: a key made by the command meanwhile is judged by it too.
     keys.record_platform_org(client, table, fleet.platform_org_id, replace=not only_add)
     _put_keys(client, table, fleet)
     for partition_key in revoke:
-        keys.revoke_hash(client, table, partition_key.removeprefix(items.APIKEY_PREFIX))
+        keys.revoke_hash(client, table, partition_key.removeprefix(table_keys.APIKEY_PREFIX))
     return len(new_items)
 
 
