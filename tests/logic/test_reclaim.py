@@ -209,7 +209,7 @@ def test_the_write_checks_every_item_it_decided_from(store, queue, clock):
     [write] = store.audit
     assert [u.id for u in write.units] == UNITS
     assert sorted(w.id for w in write.unchanged_workloads) == ["vm-res", "vm-term"]
-    assert write.audit.caller_org_id == "org-broker"
+    assert write.caller_org_id == "org-broker"
 
 
 def test_a_dry_run_writes_nothing_and_says_what_would_happen(store, queue, clock):

@@ -59,7 +59,7 @@ def test_the_audit_record_says_who_reclaimed_what_and_each_reclaim_has_its_own(s
     first, second = store.audit
     assert first.write_id != second.write_id
     audit = first.audit
-    assert (audit.caller_org_id, audit.caller_key_id) == ("org-broker", "key-broker")
+    assert (first.caller_org_id, first.caller_key_id) == ("org-broker", "key-broker")
     assert audit.unit_ids == tuple(UNITS[:2])
     assert audit.released_before == tuple(UNITS[:3])
     assert (audit.terminated, audit.skipped) == (("vm-span", "vm-spot"), ())

@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from reservations.dal import clients, store
+from reservations.dal import clients
 from reservations.http import resolver
 from tests.races.forks import Call, ReadHook, child_main
 from tests.support.lambdas import FakeContext, invoke, load_function
@@ -35,6 +35,8 @@ def _invoke(call: Call, hook: ReadHook) -> Any:
     clients.DYNAMODB_CONFIG = clients.SQS_CONFIG = PATIENT
     clients.ATTEMPT_SECONDS = PATIENT_TRY_SECONDS
     resolver.key_cache.clear()
-    store.load_node = hook.wrap(store.load_node)  # type: ignore[method-assign]
     function, event = call
-    return invoke(load_function(function), event, FakeContext(timeout_ms=INVOCATION_MS))
+    module = load_function(function)
+    table = getattr(module, "function", module).ports.store
+    table.load_node = hook.wrap(table.load_node)
+    return invoke(module, event, FakeContext(timeout_ms=INVOCATION_MS))

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from devstack.fleets import NODE_QUEUE_PREFIX
-from reservations.dal import clients, store
+from reservations.dal import clients
+from reservations.dal.store import NodeTable
 from reservations.rules.status import effective_status
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.races.forks import (
@@ -53,7 +54,7 @@ def _fleet(node_id: str) -> dict[str, Any]:
 
 def effective(_db: Any, node_id: str, reservation_id: str) -> str:
     """The reservation's status as every reader derives it (a node update writes none)."""
-    snapshot = store.load_node(node_id)  # the test's own read (hooks wrap the calls' only)
+    snapshot = NodeTable().load_node(node_id)  # the test's own read (hooks wrap the calls' only)
     assert snapshot is not None
     [reservation] = [r for r in snapshot.reservations if r.id == reservation_id]
     return effective_status(reservation, snapshot.node, datetime.now(UTC)).value

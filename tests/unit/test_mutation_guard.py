@@ -60,8 +60,8 @@ MUTANTS = [
     Mutant(
         "the reservation's audience may reclaim",
         "reservations.rules.access",
-        "or caller.org_id in reservation.managing_org_ids\n    )",
-        "or caller.org_id in reservation.allowed_org_ids\n    )",
+        "    managers = reservation.managing_org_ids\n",
+        "    managers = reservation.allowed_org_ids\n",
         (RECLAIM,),
     ),
     Mutant(

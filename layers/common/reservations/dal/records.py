@@ -1,5 +1,5 @@
 """What a write leaves outside the node's partition: the audit record every write puts in the
-same transaction (:func:`written_with`), and the history of a workload that left the node.
+same transaction, and the history of a workload that left the node.
 
 Audit records live in partitions of their own (``dal.keys``): who did what, why, and what it
 changed, kept as long as the table keeps them. History items expire by the table's TTL after
@@ -9,7 +9,7 @@ changed, kept as long as the table keeps them. History items expire by the table
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import assert_never
+from typing import Protocol
 
 from reservations.dal.keys import (
     Item,
@@ -23,7 +23,6 @@ from reservations.models.domain import Workload
 from reservations.models.times import format_time
 from reservations.models.writes import (
     NodePut,
-    PartitionWrite,
     PlacementWrite,
     ReaffirmWrite,
     ReclaimWrite,
@@ -36,181 +35,171 @@ from reservations.models.writes import (
 HISTORY_DAYS = 90
 
 
-def written_with(write: PartitionWrite) -> list[Item]:
-    """The items every write puts beside its own changes, new in the table, in the same
-    transaction: its audit record. (A report's close has none: its history item says it.)"""
-    match write:
-        case ReclaimWrite():
-            return [reclaim_audit_item(write)]
-        case ReservationChange():
-            return [change_audit_item(write)]
-        case ReservationCreate():
-            return [create_audit_item(write)]
-        case PlacementWrite():
-            return [placement_audit_item(write)]
-        case WorkloadEnd():
-            return [workload_end_audit_item(write)]
-        case NodePut():
-            return [node_audit_item(write)]
-        case ReaffirmWrite():
-            return [reaffirm_audit_item(write)]
-        case TerminationClose():
-            return []
-        case _:
-            assert_never(write)
-
-
 def _optional_time(moment: datetime | None) -> str | None:
     return format_time(moment) if moment is not None else None
 
 
-def _who(write: ReservationChange | ReservationCreate | PlacementWrite | WorkloadEnd) -> Item:
-    return {"callerOrgId": write.caller_org_id, "callerKeyId": write.caller_key_id}
+class _Written(Protocol):
+    """Every write names who asked: the caller's org and key id."""
+
+    @property
+    def caller_org_id(self) -> str: ...
+
+    @property
+    def caller_key_id(self) -> str: ...
+
+
+def _audit(partition: str, at: datetime, name: str, write: _Written, **said: object) -> Item:
+    """An audit record: in its partition at the write's time, who asked, what it says."""
+    stamp = format_time(at)
+    return {
+        **audit_key(partition, stamp, name),
+        **said,
+        "callerOrgId": write.caller_org_id,
+        "callerKeyId": write.caller_key_id,
+        "at": stamp,
+    }
 
 
 def reclaim_audit_item(write: ReclaimWrite) -> Item:
     """The reclaim's audit record, in the reservation's audit partition."""
-    stamp = format_time(write.at)
-    audit = write.audit
-    return {
-        **audit_key(audit_pk(write.node_id, write.reservation.id), stamp, write.write_id),
-        "action": "reclaim",
-        "reclaimId": write.write_id,
-        "nodeId": write.node_id,
-        "reservationId": write.reservation.id,
-        "callerOrgId": audit.caller_org_id,
-        "callerKeyId": audit.caller_key_id,
-        "reason": write.reason,
-        "unitIds": list(audit.unit_ids),
-        "releasedBefore": list(audit.released_before),
-        "releasedAfter": list(
-            audit.released_before if write.released_after is None else write.released_after
-        ),
-        "terminated": list(audit.terminated),
-        "terminationIds": sorted(t.termination_id for t in write.terminations),
-        "skipped": list(audit.skipped),
-        "at": stamp,
-    }
+    audit, reservation_id = write.audit, write.reservation.id
+    released_after = write.released_after
+    return _audit(
+        audit_pk(write.node_id, reservation_id),
+        write.at,
+        write.write_id,
+        write,
+        action="reclaim",
+        reclaimId=write.write_id,
+        nodeId=write.node_id,
+        reservationId=reservation_id,
+        reason=write.reason,
+        unitIds=list(audit.unit_ids),
+        releasedBefore=list(audit.released_before),
+        releasedAfter=list(audit.released_before if released_after is None else released_after),
+        terminated=list(audit.terminated),
+        terminationIds=sorted(t.termination_id for t in write.terminations),
+        skipped=list(audit.skipped),
+    )
 
 
 def create_audit_item(write: ReservationCreate) -> Item:
     """Who made the reservation, and its terms, in the reservation's audit partition."""
-    reservation = write.reservation
-    stamp = format_time(reservation.created_at)
-    return {
-        **audit_key(audit_pk(reservation.node_id, reservation.id), stamp, "create"),
-        "action": "create",
-        "nodeId": reservation.node_id,
-        "reservationId": reservation.id,
-        **_who(write),
-        "reason": reservation.reason,
-        "status": reservation.status.value,
-        "unitIds": list(reservation.reserved_unit_ids),
-        "allowedOrgIds": list(reservation.allowed_org_ids),
-        "managingOrgIds": list(reservation.managing_org_ids),
-        "startsAt": format_time(reservation.starts_at),
-        "endsAt": _optional_time(reservation.ends_at),
-        "contractRef": reservation.contract_ref,
-        "topologyGen": reservation.topology_gen,
-        "at": stamp,
-    }
+    made = write.reservation
+    return _audit(
+        audit_pk(made.node_id, made.id),
+        made.created_at,
+        "create",
+        write,
+        action="create",
+        nodeId=made.node_id,
+        reservationId=made.id,
+        reason=made.reason,
+        status=made.status.value,
+        unitIds=list(made.reserved_unit_ids),
+        allowedOrgIds=list(made.allowed_org_ids),
+        managingOrgIds=list(made.managing_org_ids),
+        startsAt=format_time(made.starts_at),
+        endsAt=_optional_time(made.ends_at),
+        contractRef=made.contract_ref,
+        topologyGen=made.topology_gen,
+    )
 
 
 def change_audit_item(change: ReservationChange) -> Item:
     """A release's or a cancel's audit record, in the reservation's audit partition."""
-    stamp = format_time(change.at)
-    return {
-        **audit_key(audit_pk(change.node_id, change.reservation.id), stamp, change.write_id),
-        "action": change.action,
-        "changeId": change.write_id,
-        "nodeId": change.node_id,
-        "reservationId": change.reservation.id,
-        **_who(change),
-        "reason": change.reason,
-        "unitIds": list(change.unit_ids),
-        "releasedBefore": list(change.released_before),
-        "releasedAfter": list(
-            change.released_before if change.released_after is None else change.released_after
-        ),
-        "statusBefore": change.status_before.value,
-        "statusAfter": (change.status_after or change.status_before).value,
-        "at": stamp,
-    }
+    before, after = change.released_before, change.released_after
+    return _audit(
+        audit_pk(change.node_id, change.reservation.id),
+        change.at,
+        change.write_id,
+        change,
+        action=change.action,
+        changeId=change.write_id,
+        nodeId=change.node_id,
+        reservationId=change.reservation.id,
+        reason=change.reason,
+        unitIds=list(change.unit_ids),
+        releasedBefore=list(before),
+        releasedAfter=list(before if after is None else after),
+        statusBefore=change.status_before.value,
+        statusAfter=(change.status_after or change.status_before).value,
+    )
 
 
 def placement_audit_item(write: PlacementWrite) -> Item:
     """Who placed which workload where: the placement's audit record."""
     workload = write.workload
-    stamp = format_time(write.at)
-    return {
-        **audit_key(workload_audit_pk(write.node.id), stamp, write.write_id),
-        "action": "place",
-        "nodeId": write.node.id,
-        "workloadId": workload.id,
-        "kind": workload.kind.value,
-        "tier": workload.tier.value,
-        "orgId": workload.org_id,
-        "unitIds": list(workload.unit_ids),
-        "reservationIds": sorted(r.id for r in write.reservations),
-        **_who(write),
-        "at": stamp,
-    }
+    return _audit(
+        workload_audit_pk(write.node.id),
+        write.at,
+        write.write_id,
+        write,
+        action="place",
+        nodeId=write.node.id,
+        workloadId=workload.id,
+        kind=workload.kind.value,
+        tier=workload.tier.value,
+        orgId=workload.org_id,
+        unitIds=list(workload.unit_ids),
+        reservationIds=sorted(r.id for r in write.reservations),
+    )
 
 
 def workload_end_audit_item(end: WorkloadEnd) -> Item:
     """Who ended which workload, and the units that became free."""
     workload = end.workload
-    stamp = format_time(end.at)
-    return {
-        **audit_key(workload_audit_pk(end.node_id), stamp, end.write_id),
-        "action": "end",
-        "nodeId": end.node_id,
-        "workloadId": workload.id,
-        "state": workload.state.value,
-        "terminationId": workload.termination_id,
-        "unitIds": list(workload.unit_ids),
-        "freedUnitIds": sorted(u.id for u in end.freed_units),
-        **_who(end),
-        "at": stamp,
-    }
+    return _audit(
+        workload_audit_pk(end.node_id),
+        end.at,
+        end.write_id,
+        end,
+        action="end",
+        nodeId=end.node_id,
+        workloadId=workload.id,
+        state=workload.state.value,
+        terminationId=workload.termination_id,
+        unitIds=list(workload.unit_ids),
+        freedUnitIds=sorted(u.id for u in end.freed_units),
+    )
 
 
 def node_audit_item(write: NodePut) -> Item:
-    """A node's registration or update: who, which units it put, removed and changed."""
-    stamp = format_time(write.at)
-    return {
-        **audit_key(node_audit_pk(write.node.id), stamp, write.write_id),
-        "action": "register-node" if write.node_read is None else "update-node",
-        "nodeId": write.node.id,
-        "callerOrgId": write.caller_org_id,
-        "callerKeyId": write.caller_key_id,
-        "ownerOrgId": write.node.owner_org_id,
-        "topologyGen": write.node.topology_gen,
-        "unitsPut": sorted(put.unit.id for put in write.units),
-        "unitsRemoved": sorted(unit.id for unit in write.removed),
-        "unitsChanged": list(write.changed_unit_ids),
-        # How many reservations the update puts under review, as it read them (their
-        # items are not written: the review is derived from the node's generations).
-        "reservationsReviewed": write.reviewed,
-        "at": stamp,
-    }
+    """A node's registration or update: who, which units it put, removed and changed, and
+    how many reservations the update puts under review as it read them (their items are
+    not written: the review is derived from the node's generations)."""
+    node = write.node
+    return _audit(
+        node_audit_pk(node.id),
+        write.at,
+        write.write_id,
+        write,
+        action="register-node" if write.node_read is None else "update-node",
+        nodeId=node.id,
+        ownerOrgId=node.owner_org_id,
+        topologyGen=node.topology_gen,
+        unitsPut=sorted(put.unit.id for put in write.units),
+        unitsRemoved=sorted(unit.id for unit in write.removed),
+        unitsChanged=list(write.changed_unit_ids),
+        reservationsReviewed=write.reviewed,
+    )
 
 
 def reaffirm_audit_item(write: ReaffirmWrite) -> Item:
     """A reservation out of review: who, why, and the status and generation it took."""
-    stamp = format_time(write.at)
-    return {
-        **audit_key(audit_pk(write.node_id, write.reservation.id), stamp, write.write_id),
-        "action": "reaffirm",
-        "nodeId": write.node_id,
-        "reservationId": write.reservation.id,
-        "callerOrgId": write.caller_org_id,
-        "callerKeyId": write.caller_key_id,
-        "reason": write.reason,
-        "status": write.status.value,
-        "topologyGen": write.topology_gen,
-        "at": stamp,
-    }
+    return _audit(
+        audit_pk(write.node_id, write.reservation.id),
+        write.at,
+        write.write_id,
+        write,
+        action="reaffirm",
+        nodeId=write.node_id,
+        reservationId=write.reservation.id,
+        reason=write.reason,
+        status=write.status.value,
+        topologyGen=write.topology_gen,
+    )
 
 
 def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> Item:

@@ -2,10 +2,9 @@
 on it committed as one TransactWriteItems, and the Idempotency-Key's records; and the API
 key lookup.
 
-Every write goes through :meth:`NodeTable.commit`: its own actions (one builder per write
-type, :func:`transaction`), then the items every write puts with them
-(``records.written_with``), then the key's record. Adding an item to every write's
-transaction is adding it to ``written_with``.
+Every write goes through :meth:`NodeTable.commit`: its own actions and the records it puts
+beside them (:func:`rendered`, one row per write type), then the key's record. Adding an
+item to every write's transaction is adding it to each row's records.
 """
 
 from __future__ import annotations
@@ -42,10 +41,19 @@ from reservations.dal.keys import (
 )
 from reservations.dal.nodes import node_put_actions, reaffirm_actions
 from reservations.dal.reclaim import reclaim_actions
-from reservations.dal.records import written_with
+from reservations.dal.records import (
+    change_audit_item,
+    create_audit_item,
+    node_audit_item,
+    placement_audit_item,
+    reaffirm_audit_item,
+    reclaim_audit_item,
+    workload_end_audit_item,
+)
 from reservations.dal.reservations import create_actions
 from reservations.dal.terminations import close_actions
 from reservations.dal.workloads import placement_actions, workload_end_actions
+from reservations.models import writes
 from reservations.models.domain import (
     ApiKey,
     ListAccess,
@@ -55,45 +63,38 @@ from reservations.models.domain import (
     ReservationsRead,
 )
 from reservations.models.idempotency import AnswerRecord, StoredResponse
-from reservations.models.writes import (
-    NodePut,
-    PartitionWrite,
-    PlacementWrite,
-    ReaffirmWrite,
-    ReclaimWrite,
-    ReservationChange,
-    ReservationCreate,
-    TerminationClose,
-    WorkloadEnd,
-)
+from reservations.models.writes import PartitionWrite
 
 
 def transaction(write: PartitionWrite, room: int = MAX_ACTIONS) -> list[Action]:
-    """The write as TransactWriteItems actions, in at most ``room``: its own, then the items
-    every write puts with them."""
-    beside = [put(item) for item in written_with(write)]
-    return own_actions(write, room - len(beside)) + beside
+    """The write as TransactWriteItems actions, in at most ``room``: its own, then the new
+    items it puts beside them. An item every write should put is added here (its builder
+    by write type, as ``rendered``'s rows), with the room it takes from a node update's."""
+    own, records = rendered(write, room)
+    return own + [put(item) for item in records]
 
 
-def own_actions(write: PartitionWrite, room: int) -> list[Action]:
-    """The actions of the write's own changes, conditioned on what it was decided from."""
+def rendered(write: PartitionWrite, room: int) -> tuple[list[Action], list[Item]]:
+    """The actions of the write's own changes, conditioned on what it was decided from
+    (fitting ``room`` with its records), and the records: its audit record."""
     match write:
-        case ReclaimWrite():
-            return reclaim_actions(write)
-        case ReservationChange():
-            return change_actions(write)
-        case ReservationCreate():
-            return create_actions(write)
-        case PlacementWrite():
-            return placement_actions(write)
-        case WorkloadEnd():
-            return workload_end_actions(write)
-        case NodePut():
-            return node_put_actions(write, room)
-        case ReaffirmWrite():
-            return reaffirm_actions(write)
-        case TerminationClose():
-            return close_actions(write)
+        case writes.ReclaimWrite():
+            return reclaim_actions(write), [reclaim_audit_item(write)]
+        case writes.ReservationChange():
+            return change_actions(write), [change_audit_item(write)]
+        case writes.ReservationCreate():
+            return create_actions(write), [create_audit_item(write)]
+        case writes.PlacementWrite():
+            return placement_actions(write), [placement_audit_item(write)]
+        case writes.WorkloadEnd():
+            return workload_end_actions(write), [workload_end_audit_item(write)]
+        case writes.NodePut():  # its unit deletes fill what room the records leave
+            records = [node_audit_item(write)]
+            return node_put_actions(write, room - len(records)), records
+        case writes.ReaffirmWrite():
+            return reaffirm_actions(write), [reaffirm_audit_item(write)]
+        case writes.TerminationClose():  # its history item (one of its own actions) says it
+            return close_actions(write), []
         case _:
             assert_never(write)
 
@@ -102,9 +103,9 @@ def _token(write: PartitionWrite) -> str | None:
     """The write's ClientRequestToken: its id (a create's is its reservation's). A close has
     none: a report retries it under the same termination id with other versions, which
     DynamoDB would refuse as a token reused with other parameters."""
-    if isinstance(write, TerminationClose):
+    if isinstance(write, writes.TerminationClose):
         return None
-    if isinstance(write, ReservationCreate):
+    if isinstance(write, writes.ReservationCreate):
         return write.reservation.id
     return write.write_id
 

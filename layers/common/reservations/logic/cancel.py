@@ -16,7 +16,7 @@ from reservations.models.domain import Caller, NodeSnapshot, ReservationStatus
 from reservations.models.errors import ApiError
 from reservations.models.requests import CancelRequest, parse_cancel_request
 from reservations.models.writes import ReservationChange
-from reservations.rules.access import WRITE, may_write_reservations
+from reservations.rules.access import may_write_reservations
 from reservations.rules.cancel import cancel_refusal
 
 
@@ -24,34 +24,25 @@ def decide(
     snapshot: NodeSnapshot | None, request: Request[CancelRequest], caller: Caller, now: datetime
 ) -> ApiError | Decision[ReservationChange]:
     """Any reservation of a node the caller may write reservations on, cancelled."""
-    found = changes.reservation_in(
-        snapshot, request.route, lambda read, _reservation: may_write_reservations(caller, read)
+    acted_on = changes.found(
+        snapshot,
+        request.route,
+        lambda read, _reservation: may_write_reservations(caller, read),
+        lambda read, reservation: cancel_refusal(reservation, read.node, now),
     )
-    if isinstance(found, ApiError):
-        return found
-    node, reservation = found[0].node, found[1]
-    if refusal := cancel_refusal(reservation, node, now):
-        return refusal
+    if isinstance(acted_on, ApiError):
+        return acted_on
+    status = ReservationStatus.CANCELLED
     cancelled = changes.change(
-        "cancel",
-        caller,
-        reservation,
-        node,
-        request.new_id(),
-        now,
-        released_after=(),
-        status_after=ReservationStatus.CANCELLED,
-        reason=request.body.reason,
+        "cancel", caller, acted_on, request, now, released_after=(), status_after=status
     )
-    return changes.decided(reservation, node, cancelled)
+    return changes.decided(acted_on, cancelled)
 
 
 CANCEL: WriteSpec[CancelRequest, ReservationChange] = WriteSpec(
     name="Cancel",
-    noun="cancel",
     conflict="reservation {reservationId} kept changing while cancelling",
-    permitted=lambda caller: caller.has(WRITE),
-    may_on_node=changes.may_write_reservations_on,
+    access=changes.OWNERS,
     # The validated body: no body, {} and {"reason": null} are the same request.
     parse=parse_cancel_request,
     decide=decide,

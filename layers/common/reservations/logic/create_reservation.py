@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from reservations.logic.changes import may_write_reservations_on
+from reservations.logic.changes import OWNERS
 from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
@@ -30,7 +30,7 @@ from reservations.models.errors import (
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import CreateReservationRequest, parse_create_request
 from reservations.models.writes import ItemVersion, ReservationCreate
-from reservations.rules.access import WRITE, may_write_reservations
+from reservations.rules.access import may_write_reservations
 from reservations.rules.reservations import (
     Term,
     initial_status,
@@ -148,17 +148,8 @@ def _new_reservation(
 
 
 def committed(write: ReservationCreate) -> Committed:
-    reservation = write.reservation
-    return Committed(
-        "reservation created",
-        {
-            "nodeId": reservation.node_id,
-            "reservationId": reservation.id,
-            "callerOrgId": write.caller_org_id,
-            "callerKeyId": write.caller_key_id,
-        },
-        {"ReservationsCreated": 1},
-    )
+    context = {"reservationId": write.reservation.id, "status": write.reservation.status.value}
+    return Committed("reservation created", context, {"ReservationsCreated": 1})
 
 
 def _term_is_valid(body: CreateReservationRequest, now: datetime) -> None:
@@ -173,10 +164,8 @@ def _as_sent(body: CreateReservationRequest) -> Any:
 
 CREATE: WriteSpec[CreateReservationRequest, ReservationCreate] = WriteSpec(
     name="Create",
-    noun="create",
     conflict="node {nodeId} kept changing while creating the reservation",
-    permitted=lambda caller: caller.has(WRITE),
-    may_on_node=may_write_reservations_on,
+    access=OWNERS,
     parse=parse_create_request,
     document=_as_sent,
     timely=_term_is_valid,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.logic.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.logic.ports import Ports
 from reservations.logic.views import node_view
 from reservations.models.api import response_json
@@ -198,25 +198,24 @@ def committed(write: NodePut) -> Committed:
     return Committed(
         "node written",
         {
-            "nodeId": write.node.id,
             "topologyGen": write.node.topology_gen,
             "registered": write.node_read is None,
             "unitsPut": len(write.units),
             "unitsRemoved": [u.id for u in write.removed],
             "unitsChanged": list(write.changed_unit_ids),
             "reservationsReviewed": write.reviewed,
-            "callerOrgId": write.caller_org_id,
-            "callerKeyId": write.caller_key_id,
         },
         {"NodesWritten": 1},
     )
 
 
+# Register and update nodes, re-affirm reviewed reservations: the operator alone.
+OPERATOR = Access(may_write_nodes)
+
 PUT_NODE: WriteSpec[NodeRequest, NodePut] = WriteSpec(
     name="NodeWrite",
-    noun="node write",
     conflict="node {nodeId} kept changing while it was written",
-    permitted=may_write_nodes,
+    access=OPERATOR,
     parse=parse_node_request,
     keyed=False,
     decide=decide,

@@ -22,6 +22,7 @@ refused (``<name>Refusals``), replayed (``IdempotentReplays``), lost a race
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -89,11 +90,22 @@ class Decision(Generic[W]):
 
 @dataclass(frozen=True)
 class Committed:
-    """A committed write's log line and the metrics it counts."""
+    """A committed write's log line (the pipeline adds the path's ids and who asked) and the
+    metrics it counts."""
 
     message: str
     context: Mapping[str, object]
     counts: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may make a call: the key's permission, settled before any read, and, where the
+    node's data settles it (its owner, a reservation's managers), who may on this node,
+    settled by the node's first read, before the body."""
+
+    permitted: Callable[[Caller], bool]
+    on_node: Callable[[Caller, NodeSnapshot, Route], bool] | None = None
 
 
 Decide = Callable[[NodeSnapshot | None, Request[B], Caller, datetime], ApiError | Decision[W]]
@@ -112,15 +124,12 @@ def _as_validated(body: Any) -> Any:
 class WriteSpec(Generic[B, W]):
     """What one write endpoint brings to the pipeline; the options are its real variations."""
 
-    name: str  # metrics: <name>Refusals, <name>ConflictsRetried, <name>Conflicts
-    noun: str  # log lines: "<noun> refused", "<noun> lost a race; retrying"
+    name: str  # metrics: <name>Refusals, ...; log lines: "<name in words> refused", ...
     conflict: str  # the 409 after every attempt lost: over the path ids and ``body``
-    permitted: Callable[[Caller], bool]  # the key's permission, before any read
+    access: Access
     parse: Callable[[RawBody], B]
     decide: Decide[B, W]
     committed: Callable[[W], Committed]
-    # Who may make this call on this node, when the node's data settles it: read first.
-    may_on_node: Callable[[Caller, NodeSnapshot, Route], bool] | None = None
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
     document: Callable[[B], Any] = _as_validated  # the body as the key compares it
@@ -130,6 +139,11 @@ class WriteSpec(Generic[B, W]):
     first_answer_for: tuple[type[ApiError], ...] = ()
     before_write: Callable[[W, Ports], W] | None = None  # a step before the first write
     after_commit: Callable[[NodeSnapshot | None, W, Ports, datetime], None] | None = None
+
+    @property
+    def noun(self) -> str:
+        """The name in words, as the log lines say it: ``WorkloadEnd``, "workload end"."""
+        return re.sub(r"(?<!^)(?=[A-Z])", " ", self.name).lower()
 
 
 def run_write(
@@ -141,7 +155,7 @@ def run_write(
     ports: Ports,
 ) -> Outcome:
     """The answer to one write: its outcome or a replay; an ApiError is raised."""
-    if not (_ids_look_right(route) and spec.permitted(caller)):
+    if not (_ids_look_right(route) and spec.access.permitted(caller)):
         raise NotFound()
     read_node = _node_reads(spec, route, caller, ports.store)
     parsed = spec.parse(body)
@@ -172,9 +186,10 @@ def _node_reads(
     on it, else the one 404 before the body; that read serves the first attempt, so the
     call costs what it would anyway."""
     pending: list[NodeSnapshot] = []
-    if spec.may_on_node is not None and not caller.platform_operator:
+    on_node = spec.access.on_node
+    if on_node is not None and not caller.platform_operator:
         first = store.load_node(route.node_id)
-        if first is None or not spec.may_on_node(caller, first, route):
+        if first is None or not on_node(caller, first, route):
             raise NotFound()
         pending.append(first)
     return lambda: pending.pop() if pending else store.load_node(route.node_id)
@@ -210,7 +225,7 @@ def _attempt(
         ports.store.commit(write, idempotency.answer_record(keyed, decided.answer, now))
     except WriteConflict as conflict:
         return _lost_race(spec, keyed, conflict, now)
-    _count(spec.committed(write))
+    _count(spec.committed(write), request.route, caller)
     if spec.after_commit is not None:
         spec.after_commit(snapshot, write, ports, now)
     return decided.answer
@@ -244,8 +259,9 @@ def _lost_race(
     return replayed
 
 
-def _count(committed: Committed) -> None:
-    logger.info(committed.message, extra=dict(committed.context))
+def _count(committed: Committed, route: Route, caller: Caller) -> None:
+    who = {"callerOrgId": caller.org_id, "callerKeyId": caller.key_id}
+    logger.info(committed.message, extra={**route.params, **committed.context, **who})
     for name, value in committed.counts.items():
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 

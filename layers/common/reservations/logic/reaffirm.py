@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.logic.changes import reservation_in
+from reservations.logic.changes import found
+from reservations.logic.nodes import OPERATOR
 from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
@@ -25,7 +26,6 @@ from reservations.models.errors import (
 from reservations.models.idempotency import Outcome
 from reservations.models.node_requests import ReaffirmRequest, parse_reaffirm_request
 from reservations.models.writes import ItemVersion, ReaffirmWrite
-from reservations.rules.access import may_write_nodes
 from reservations.rules.reservations import initial_status, not_reservable
 from reservations.rules.status import effective_status
 
@@ -34,12 +34,15 @@ def decide(
     snapshot: NodeSnapshot | None, request: Request[ReaffirmRequest], caller: Caller, now: datetime
 ) -> ApiError | Decision[ReaffirmWrite]:
     """200 with the reservation out of review."""
-    found = reservation_in(snapshot, request.route, lambda _read, _reservation: True)
-    if isinstance(found, ApiError):
-        return found
-    read, reservation = found
-    if refusal := reaffirm_refusal(read, reservation, now):
-        return refusal
+    acted_on = found(
+        snapshot,
+        request.route,
+        lambda _read, _reservation: True,  # the operator's: any reservation of any node
+        lambda read, reservation: reaffirm_refusal(read, reservation, now),
+    )
+    if isinstance(acted_on, ApiError):
+        return acted_on
+    read, reservation = acted_on
     write = reaffirm_write(caller, read, reservation, request.body.reason, request.new_id(), now)
     affirmed = replace(
         reservation,
@@ -99,23 +102,14 @@ def reaffirm_write(
 
 
 def committed(write: ReaffirmWrite) -> Committed:
-    return Committed(
-        "reservation re-affirmed",
-        {
-            "nodeId": write.node_id,
-            "reservationId": write.reservation.id,
-            "callerOrgId": write.caller_org_id,
-            "callerKeyId": write.caller_key_id,
-        },
-        {"ReservationsReaffirmed": 1},
-    )
+    context = {"status": write.status.value, "topologyGen": write.topology_gen}
+    return Committed("reservation re-affirmed", context, {"ReservationsReaffirmed": 1})
 
 
 REAFFIRM: WriteSpec[ReaffirmRequest, ReaffirmWrite] = WriteSpec(
     name="Reaffirm",
-    noun="reaffirm",
     conflict="reservation {reservationId} kept changing while it was re-affirmed",
-    permitted=may_write_nodes,
+    access=OPERATOR,
     parse=parse_reaffirm_request,
     decide=decide,
     committed=committed,

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 from reservations.logic import outbox
-from reservations.logic.changes import managed_reservation
-from reservations.logic.pipeline import Committed, Decision, Request, Route, WriteSpec
+from reservations.logic.changes import MANAGERS, managed
+from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.logic.ports import Ports
 from reservations.logic.views import reclaim_response
 from reservations.models.api import ReclaimResponse, response_json
@@ -28,8 +28,6 @@ from reservations.models.writes import (
     ReclaimWrite,
     TopologyRead,
 )
-from reservations.rules.access import CAPACITY, may_manage_capacity_of
-from reservations.rules.capacity import capacity_refusal
 from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim
 
 
@@ -37,13 +35,11 @@ def decide(
     snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
 ) -> ApiError | Decision[ReclaimWrite]:
     """The plan as a write and the reservation after it; a dry run's plan, unwritten."""
-    found = managed_reservation(snapshot, request.route, caller)
-    if isinstance(found, ApiError):
-        return found
-    read, reservation = found
-    node, body = read.node, request.body
-    if refusal := capacity_refusal(reservation, node, body.unit_ids, now):
-        return refusal
+    acted_on = managed(snapshot, request, caller, now)
+    if isinstance(acted_on, ApiError):
+        return acted_on
+    (read, reservation), body = acted_on, request.body
+    node = read.node
     plan = plan_reclaim(read, reservation, body.unit_ids)
     if body.dry_run:
         return Decision(None, _answer(reclaim_response(reservation, node, now, would=plan)))
@@ -81,13 +77,13 @@ def reclaim_write(
         ),
         reason=reason,
         audit=ReclaimAudit(
-            caller_org_id=caller.org_id,
-            caller_key_id=caller.key_id,
             unit_ids=plan.unit_ids,
             released_before=reservation.released_unit_ids,
             terminated=tuple(plan.terminated_ids),
             skipped=tuple(plan.skipped_ids),
         ),
+        caller_org_id=caller.org_id,
+        caller_key_id=caller.key_id,
         at=now,
     )
 
@@ -97,10 +93,6 @@ def committed(write: ReclaimWrite) -> Committed:
     return Committed(
         "reclaim committed",
         {
-            "nodeId": write.node_id,
-            "reservationId": write.reservation.id,
-            "callerOrgId": audit.caller_org_id,
-            "callerKeyId": audit.caller_key_id,
             "units": list(audit.unit_ids),
             "terminated": list(audit.terminated),
             "skipped": list(audit.skipped),
@@ -124,16 +116,10 @@ def send_terminations(
     outbox.send_committed(snapshot.node, opened, ports.send_terminations, now)
 
 
-def _may_reclaim_on(caller: Caller, snapshot: NodeSnapshot, route: Route) -> bool:
-    return may_manage_capacity_of(caller, snapshot, route.params["reservationId"])
-
-
 RECLAIM: WriteSpec[CapacityRequest, ReclaimWrite] = WriteSpec(
     name="Reclaim",
-    noun="reclaim",
     conflict="reservation {reservationId} kept changing while reclaiming",
-    permitted=lambda caller: caller.has(CAPACITY),
-    may_on_node=_may_reclaim_on,
+    access=MANAGERS,
     parse=parse_capacity_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,

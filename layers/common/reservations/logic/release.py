@@ -16,40 +16,29 @@ from reservations.models.domain import Caller, NodeSnapshot
 from reservations.models.errors import ApiError
 from reservations.models.requests import CapacityRequest, parse_capacity_request
 from reservations.models.writes import ReservationChange
-from reservations.rules.access import CAPACITY
-from reservations.rules.capacity import capacity_refusal, released_after_release
+from reservations.rules.capacity import released_after_release
 
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
 ) -> ApiError | Decision[ReservationChange]:
     """The named units lent; a dry run's, unwritten."""
-    found = changes.managed_reservation(snapshot, request.route, caller)
-    if isinstance(found, ApiError):
-        return found
-    node, reservation, body = found[0].node, found[1], request.body
-    if refusal := capacity_refusal(reservation, node, body.unit_ids, now):
-        return refusal
+    acted_on = changes.managed(snapshot, request, caller, now)
+    if isinstance(acted_on, ApiError):
+        return acted_on
+    body, reservation = request.body, acted_on[1]
+    released = released_after_release(reservation, body.unit_ids)
+    lent = tuple(sorted(body.unit_ids))
     release = changes.change(
-        "release",
-        caller,
-        reservation,
-        node,
-        request.new_id(),
-        now,
-        released_after=released_after_release(reservation, body.unit_ids),
-        unit_ids=tuple(sorted(body.unit_ids)),
-        reason=body.reason,
+        "release", caller, acted_on, request, now, released_after=released, unit_ids=lent
     )
-    return changes.decided(reservation, node, release, dry_run=body.dry_run)
+    return changes.decided(acted_on, release, dry_run=body.dry_run)
 
 
 RELEASE: WriteSpec[CapacityRequest, ReservationChange] = WriteSpec(
     name="Release",
-    noun="release",
     conflict="reservation {reservationId} kept changing while releasing",
-    permitted=lambda caller: caller.has(CAPACITY),
-    may_on_node=changes.may_manage_capacity_on,
+    access=changes.MANAGERS,
     parse=parse_capacity_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.logic.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.logic.views import workload_view
 from reservations.models.api import response_json
 from reservations.models.domain import (
@@ -153,16 +153,13 @@ def _problems(unit_ids: list[str], refused: list[PlacementRefusal]) -> list[Fiel
     ]
 
 
-def _committed(message: str, write: PlacementWrite | WorkloadEnd, node_id: str) -> Committed:
+def _committed(message: str, write: PlacementWrite | WorkloadEnd) -> Committed:
     workload = write.workload
     context = {
-        "nodeId": node_id,
         "workloadId": workload.id,
         "state": workload.state.value,
         "tier": workload.tier.value,
         "units": list(workload.unit_ids),
-        "callerOrgId": write.caller_org_id,
-        "callerKeyId": write.caller_key_id,
     }
     counted = "WorkloadsPlaced" if isinstance(write, PlacementWrite) else "WorkloadsEnded"
     return Committed(message, context, {counted: 1})
@@ -173,18 +170,21 @@ def _no_body(_raw: RawBody) -> None:
 
 
 def _place_on(write: PlacementWrite) -> Committed:
-    return _committed("workload placed", write, write.node.id)
+    return _committed("workload placed", write)
 
 
 def _ended(write: WorkloadEnd) -> Committed:
-    return _committed("workload ended", write, write.node_id)
+    return _committed("workload ended", write)
 
+
+# The platform scheduler's calls: ``workload.place``, operator keys only; no node's data
+# can change it, so it is settled before any read.
+SCHEDULER = Access(may_place_workloads)
 
 PLACE: WriteSpec[PlaceWorkloadRequest, PlacementWrite] = WriteSpec(
     name="Placement",
-    noun="placement",
     conflict="node {nodeId} kept changing while placing {body.id}",
-    permitted=may_place_workloads,
+    access=SCHEDULER,
     parse=parse_place_request,
     decide=decide_placement,
     committed=_place_on,
@@ -192,9 +192,8 @@ PLACE: WriteSpec[PlaceWorkloadRequest, PlacementWrite] = WriteSpec(
 
 END: WriteSpec[None, WorkloadEnd] = WriteSpec(
     name="WorkloadEnd",
-    noun="workload end",
     conflict="workload {workloadId} kept changing while ending it",
-    permitted=may_place_workloads,
+    access=SCHEDULER,
     parse=_no_body,
     decide=decide_end,
     committed=_ended,

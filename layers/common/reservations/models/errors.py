@@ -2,8 +2,8 @@
 
 Each error code is defined once, here, by its class: its status, its code, whether a keyed
 request keeps it for replay (``kept``: the contract's "Idempotency" list), and what the
-OpenAPI document says of it (``documented``). ``rules.idempotency`` and ``http.openapi``
-derive from :data:`ERRORS`; nothing else spells a code's facts again.
+OpenAPI document says of it (its docstring, as ``documented``). ``rules.idempotency`` and
+``http.openapi`` derive from :data:`ERRORS`; nothing else spells a code's facts again.
 """
 
 from __future__ import annotations
@@ -29,19 +29,22 @@ class FieldProblem:
 
 
 class ApiError(Exception):
-    """An error a client may see, as the contract's table has it. Every subclass is one row
-    of that table, registered in :data:`ERRORS` in the order the document lists them."""
+    """An error a client may see, as the contract's table has it: every subclass is one row
+    of the table, registered in :data:`ERRORS` in the order the document lists them, with
+    its status and code, whether a keyed request keeps it (``kept``), and, as its
+    docstring, what the OpenAPI document says of it."""
 
     status: ClassVar[int] = 500
     code: ClassVar[str] = "internal"
     # Whether a request with an Idempotency-Key keeps this answer and replays it: only
     # answers that reached a decision about the domain.
     kept: ClassVar[bool] = False
-    # When it is answered, as the OpenAPI document says it.
     documented: ClassVar[str] = "never for anything a client sent"
 
-    def __init_subclass__(cls) -> None:
+    def __init_subclass__(cls, *, status: int, code: str, kept: bool = False) -> None:
         super().__init_subclass__()
+        cls.status, cls.code, cls.kept = status, code, kept
+        cls.documented = " ".join((cls.__doc__ or "").split())
         ERRORS.append(cls)
 
     def __init__(self, message: str, details: list[FieldProblem] | None = None) -> None:
@@ -54,141 +57,78 @@ class ApiError(Exception):
 ERRORS: list[type[ApiError]] = [ApiError]
 
 
-class InvalidRequest(ApiError):
-    status = 400
-    code = "invalid_request"
-    documented = "the body is not a JSON object of the documented fields"
+class InvalidRequest(ApiError, status=400, code="invalid_request"):
+    """the body is not a JSON object of the documented fields"""
 
 
-class Unauthorized(ApiError):
-    status = 401
-    code = "unauthorized"
-    documented = "missing, malformed, unknown, revoked or expired key"
+class Unauthorized(ApiError, status=401, code="unauthorized"):
+    """missing, malformed, unknown, revoked or expired key"""
 
     def __init__(self) -> None:
         # One message for every cause, so a response never tells which keys exist.
         super().__init__("missing or invalid API key")
 
 
-class NotFound(ApiError):
-    """Unknown, invisible and forbidden must look the same: one message for all."""
-
-    status = 404
-    code = "not_found"
-    documented = "unknown, not visible, or the key lacks the permission (identical)"
+class NotFound(ApiError, status=404, code="not_found"):
+    """unknown, not visible, or the key lacks the permission (identical)"""
 
     def __init__(self) -> None:
+        # Unknown, invisible and forbidden must look the same: one message for all.
         super().__init__("not found")
 
 
-class ReservationNotActive(ApiError):
-    """Release, reclaim: the reservation is not active, or its term does not include now."""
-
-    status = 409
-    code = "reservation_not_active"
-    kept = True
-    documented = "the reservation is not active, or its term does not include now"
+class ReservationNotActive(ApiError, status=409, code="reservation_not_active", kept=True):
+    """release, reclaim: the reservation is not active, or its term does not include now"""
 
 
-class UnitsUnavailable(ApiError):
-    """Create, place, node update: a unit is held by another live reservation, claimed, or
-    withheld; ``details`` say which and why."""
-
-    status = 409
-    code = "units_unavailable"
-    kept = True
-    documented = "a unit is held by another live reservation, claimed, or withheld"
+class UnitsUnavailable(ApiError, status=409, code="units_unavailable", kept=True):
+    """create, place, node update: a unit is held by another live reservation, claimed, or
+    withheld; details name each unit and why"""
 
 
-class WorkloadExists(ApiError):
-    """Place: a workload of this id is already on the node."""
-
-    status = 409
-    code = "workload_exists"
-    kept = True
-    documented = "the workload id is already on the node"
+class WorkloadExists(ApiError, status=409, code="workload_exists", kept=True):
+    """place: the workload id is already on the node"""
 
 
-class StaleTopology(ApiError):
-    """Node update: ``topologyGen`` lower than stored, or equal with different units."""
-
-    status = 409
-    code = "stale_topology"
-    kept = True
-    documented = "topologyGen is lower than the stored one, or equal with different units"
+class StaleTopology(ApiError, status=409, code="stale_topology", kept=True):
+    """node update: topologyGen is lower than the stored one, or equal with other units"""
 
 
-class ReservationNotInReview(ApiError):
-    """Re-affirm: the reservation is not ``needs-review``."""
-
-    status = 409
-    code = "reservation_not_in_review"
-    kept = True
-    documented = "the reservation is not needs-review"
+class ReservationNotInReview(ApiError, status=409, code="reservation_not_in_review", kept=True):
+    """re-affirm: the reservation is not needs-review"""
 
 
-class Conflict(ApiError):
-    """The write kept losing to concurrent writers: the same key may retry and then act."""
-
-    status = 409
-    code = "conflict"
-    documented = "the write kept losing to concurrent writers; retry"
+class Conflict(ApiError, status=409, code="conflict"):
+    """the write kept losing to concurrent writers; the same key may retry and then act"""
 
 
-class IdempotencyInProgress(ApiError):
-    status = 409
-    code = "idempotency_in_progress"
-    documented = "the same Idempotency-Key is still being processed"
+class IdempotencyInProgress(ApiError, status=409, code="idempotency_in_progress"):
+    """the same Idempotency-Key is still being processed"""
 
 
-class UnitsNotInReservation(ApiError):
-    """Release, reclaim: named units that the reservation does not reserve."""
-
-    status = 422
-    code = "units_not_in_reservation"
-    kept = True
-    documented = "some unitIds are not in the reservation's reservedUnitIds"
+class UnitsNotInReservation(ApiError, status=422, code="units_not_in_reservation", kept=True):
+    """release, reclaim: some unitIds are not in the reservation's reservedUnitIds"""
 
 
-class UnitsNotReservable(ApiError):
-    """Create, re-affirm: a unit is not on the node, or not reservable; ``details`` say
-    which and why."""
-
-    status = 422
-    code = "units_not_reservable"
-    kept = True
-    documented = "a unit is not on the node or not reservable"
+class UnitsNotReservable(ApiError, status=422, code="units_not_reservable", kept=True):
+    """create, re-affirm: a unit is not on the node or not reservable; details say which"""
 
 
-class UnitsNotSellable(ApiError):
-    """Place: a unit is not on the node, or not sellable; ``details`` say which and why."""
-
-    status = 422
-    code = "units_not_sellable"
-    kept = True
-    documented = "a unit is not on the node or not sellable"
+class UnitsNotSellable(ApiError, status=422, code="units_not_sellable", kept=True):
+    """place: a unit is not on the node or not sellable; details say which and why"""
 
 
-class IdempotencyKeyReused(ApiError):
-    """The same Idempotency-Key with a different request: never kept, so the first answer
-    stays the one a repeat of the first request gets."""
-
-    status = 422
-    code = "idempotency_key_reused"
-    documented = "the same Idempotency-Key with a different request"
+class IdempotencyKeyReused(ApiError, status=422, code="idempotency_key_reused"):
+    """the same Idempotency-Key with a different request (never kept: the first answer
+    stays the one a repeat of the first request gets)"""
 
 
-class Unavailable(ApiError):
-    """AWS did not answer within the invocation: the contract's 5xx, in its shape."""
-
-    status = 503
-    code = "internal"
-    documented = (
-        "AWS did not answer within the call's time; retry (a POST with the same "
-        "Idempotency-Key; a PUT as it was)"
-    )
+class Unavailable(ApiError, status=503, code="internal"):
+    """AWS did not answer within the call's time; retry (a POST with the same
+    Idempotency-Key; a PUT as it was)"""
 
     def __init__(self) -> None:
+        # AWS did not answer within the invocation: the contract's 5xx, in its shape.
         super().__init__("the service could not answer in time; try again")
 
 

@@ -4,26 +4,20 @@ duplicate keys are a 400 naming the field)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictStr,
-    ValidationError,
-)
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
 
-from reservations.models.errors import FieldProblem, InvalidRequest, field_path
+from reservations.models.errors import FieldProblem
 from reservations.models.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
 from reservations.models.requests import (
     MAX_REASON,
     JsonInt,
     RawBody,
+    StrictBody,
     _invalid,
-    _json_object,
-    decode_body,
+    optional_body,
+    required_body,
 )
 
 MAX_UNITS_PER_NODE = 64
@@ -36,11 +30,7 @@ _Token = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TOKEN)]
 _Name = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
-
-
-class UnitSpec(_Strict):
+class UnitSpec(StrictBody):
     """One unit as the node reports it (the fleet file's unit object)."""
 
     id: Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]
@@ -52,7 +42,7 @@ class UnitSpec(_Strict):
     not_sellable_reason: _Name | None = Field(default=None, alias="notSellableReason")
 
 
-class NodeRequest(_Strict):
+class NodeRequest(StrictBody):
     """``PUT /v1/nodes/{nodeId}``: who owns the node, its topology generation and units."""
 
     model_config = ConfigDict(
@@ -85,7 +75,7 @@ class NodeRequest(_Strict):
     )
 
 
-class ReaffirmRequest(_Strict):
+class ReaffirmRequest(StrictBody):
     """``POST .../reaffirm``: only an optional reason; no body at all means none."""
 
     model_config = ConfigDict(
@@ -93,18 +83,6 @@ class ReaffirmRequest(_Strict):
     )
 
     reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
-
-
-def _validated(model: type[Any], document: dict[str, Any]) -> Any:
-    try:
-        return model.model_validate(document)
-    except ValidationError as error:
-        raise _invalid(
-            [
-                FieldProblem(field_path(e["loc"]) or "body", e["msg"])
-                for e in error.errors(include_url=False, include_input=False)
-            ]
-        ) from error
 
 
 def _normalized_units(request: NodeRequest) -> NodeRequest:
@@ -125,16 +103,9 @@ def _normalized_units(request: NodeRequest) -> NodeRequest:
 
 def parse_node_request(raw: RawBody) -> NodeRequest:
     """The validated node body, unit ids normalised; 400 ``invalid_request`` naming the field."""
-    body = decode_body(raw)
-    if not body or not body.strip():
-        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
-    request: NodeRequest = _validated(NodeRequest, _json_object(body))
-    return _normalized_units(request)
+    return _normalized_units(required_body(raw, NodeRequest))
 
 
 def parse_reaffirm_request(raw: RawBody) -> ReaffirmRequest:
     """The validated re-affirm body; an absent or blank body is ``{}``."""
-    body = decode_body(raw)
-    document = _json_object(body) if body and body.strip() else {}
-    request: ReaffirmRequest = _validated(ReaffirmRequest, document)
-    return request
+    return optional_body(raw, ReaffirmRequest)

@@ -50,14 +50,32 @@ def _whole_number(value: Any) -> Any:
 JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
 
 
-class CapacityRequest(BaseModel):
+# ``unitIds``: PCI addresses, compared case-insensitively (and answered lower-case).
+UnitIds = list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]]
+
+
+def unit_ids_field(description: str) -> Any:
+    """A body's ``unitIds``: 1 to MAX_UNITS of them, no duplicates."""
+    return Field(
+        alias="unitIds",
+        min_length=1,
+        max_length=MAX_UNITS,
+        json_schema_extra={"uniqueItems": True},
+        description=description,
+    )
+
+
+class StrictBody(BaseModel):
+    """Every request body: unknown fields refused, no coercion, read only; a subclass's own
+    config (its examples) adds to this one."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+
+
+class CapacityRequest(StrictBody):
     """The body of release and reclaim: which units, a dry run or not, why."""
 
     model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        frozen=True,
-        populate_by_name=True,
         json_schema_extra={
             "examples": [
                 {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "dryRun": True},
@@ -66,12 +84,8 @@ class CapacityRequest(BaseModel):
         },
     )
 
-    unit_ids: list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]] = Field(
-        alias="unitIds",
-        min_length=1,
-        max_length=MAX_UNITS,
-        json_schema_extra={"uniqueItems": True},
-        description="PCI addresses dddd:bb:dd.f (hex, compared case-insensitively), no duplicates",
+    unit_ids: UnitIds = unit_ids_field(
+        "PCI addresses dddd:bb:dd.f (hex, compared case-insensitively), no duplicates"
     )
     dry_run: StrictBool = Field(default=False, alias="dryRun")
     reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
@@ -188,7 +202,8 @@ def normalized_unit_ids(unit_ids: list[str]) -> list[str]:
     return normalized
 
 
-def _validated(model: type[_Body], document: dict[str, Any]) -> _Body:
+def validated(model: type[_Body], document: dict[str, Any]) -> _Body:
+    """The document as ``model``; 400 naming each field that is wrong."""
     try:
         return model.model_validate(document)
     except ValidationError as error:
@@ -200,15 +215,26 @@ def _validated(model: type[_Body], document: dict[str, Any]) -> _Body:
         ) from error
 
 
-def parse_capacity_request(raw: RawBody) -> CapacityRequest:
-    """The validated release or reclaim body, unit ids normalised; 400 naming the field."""
+def required_body(raw: RawBody, model: type[_Body]) -> _Body:
+    """The body as ``model``; 400 naming ``body`` when there is none."""
     body = decode_body(raw)
     if not body or not body.strip():
         raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
-    return _normalized(_validated(CapacityRequest, _json_object(body)))
+    return validated(model, _json_object(body))
 
 
-class CancelRequest(BaseModel):
+def optional_body(raw: RawBody, model: type[_Body]) -> _Body:
+    """The body as ``model``; an absent or blank body is ``{}``."""
+    body = decode_body(raw)
+    return validated(model, _json_object(body) if body and body.strip() else {})
+
+
+def parse_capacity_request(raw: RawBody) -> CapacityRequest:
+    """The validated release or reclaim body, unit ids normalised; 400 naming the field."""
+    return _normalized(required_body(raw, CapacityRequest))
+
+
+class CancelRequest(StrictBody):
     """The body of cancel: only an optional reason; no body at all means none."""
 
     model_config = ConfigDict(
@@ -223,19 +249,13 @@ class CancelRequest(BaseModel):
 
 def parse_cancel_request(raw: RawBody) -> CancelRequest:
     """The validated cancel body; an absent or blank body is ``{}``; 400 naming the field."""
-    body = decode_body(raw)
-    document = _json_object(body) if body and body.strip() else {}
-    return _validated(CancelRequest, document)
+    return optional_body(raw, CancelRequest)
 
 
-class PlaceWorkloadRequest(BaseModel):
+class PlaceWorkloadRequest(StrictBody):
     """The body of place: the scheduler's workload, whose org, at which tier, on which units."""
 
     model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        frozen=True,
-        populate_by_name=True,
         json_schema_extra={
             "examples": [
                 {
@@ -253,21 +273,14 @@ class PlaceWorkloadRequest(BaseModel):
     kind: Literal["vm", "pod"]
     tier: Literal["spot", "reserved", "on-demand"]
     org_id: StrictStr = Field(alias="orgId", pattern=RESOURCE_ID)
-    unit_ids: list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]] = Field(
-        alias="unitIds",
-        min_length=1,
-        max_length=MAX_UNITS,
-        json_schema_extra={"uniqueItems": True},
-        description="units of this node, PCI addresses (compared case-insensitively)",
+    unit_ids: UnitIds = unit_ids_field(
+        "units of this node, PCI addresses (compared case-insensitively)"
     )
 
 
 def parse_place_request(raw: RawBody) -> PlaceWorkloadRequest:
     """The validated placement, unit ids normalised; 400 ``invalid_request`` naming the field."""
-    body = decode_body(raw)
-    if not body or not body.strip():
-        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
-    request = _validated(PlaceWorkloadRequest, _json_object(body))
+    request = required_body(raw, PlaceWorkloadRequest)
     return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})
 
 
@@ -276,14 +289,10 @@ MAX_CONTRACT_REF = 200
 _OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
 
 
-class CreateReservationRequest(BaseModel):
+class CreateReservationRequest(StrictBody):
     """The body of a create: which units, for whom, who manages them, and the term."""
 
     model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        frozen=True,
-        populate_by_name=True,
         json_schema_extra={
             "examples": [
                 {
@@ -297,12 +306,8 @@ class CreateReservationRequest(BaseModel):
         },
     )
 
-    unit_ids: list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]] = Field(
-        alias="unitIds",
-        min_length=1,
-        max_length=MAX_UNITS,
-        json_schema_extra={"uniqueItems": True},
-        description="PCI addresses of this node's reservable units, no duplicates",
+    unit_ids: UnitIds = unit_ids_field(
+        "PCI addresses of this node's reservable units, no duplicates"
     )
     allowed_org_ids: _OrgIds = Field(
         alias="allowedOrgIds", min_length=1, max_length=MAX_ORGS,
@@ -361,10 +366,7 @@ def _create_problems(request: CreateReservationRequest) -> tuple[list[str], list
 
 def parse_create_request(raw: RawBody) -> CreateReservationRequest:
     """The validated create body, unit ids lower-cased; 400 naming the field."""
-    body = decode_body(raw)
-    if not body or not body.strip():
-        raise InvalidRequest("request body is required", [FieldProblem("body", "is empty")])
-    request = _validated(CreateReservationRequest, _json_object(body))
+    request = required_body(raw, CreateReservationRequest)
     units, problems = _create_problems(request)
     if problems:
         raise _invalid(problems)

@@ -42,10 +42,8 @@ class NewTermination:
 
 @dataclass(frozen=True, slots=True)
 class ReclaimAudit:
-    """Who reclaimed what: the audit record written with the reclaim."""
+    """What the reclaim's audit record says it did."""
 
-    caller_org_id: str
-    caller_key_id: str
     unit_ids: tuple[str, ...]
     released_before: tuple[str, ...]
     terminated: tuple[str, ...]
@@ -68,6 +66,8 @@ class ReclaimWrite:
     unchanged_workloads: tuple[ItemVersion, ...]
     reason: str | None
     audit: ReclaimAudit
+    caller_org_id: str
+    caller_key_id: str
     at: datetime
 
 

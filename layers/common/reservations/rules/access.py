@@ -29,6 +29,11 @@ _MANAGER_VISIBLE = frozenset(
 )
 
 
+def runs_the_node(caller: Caller, owner_org_id: str) -> bool:
+    """The operator, or the node's owner: they may see and act on all of a node."""
+    return caller.platform_operator or caller.org_id == owner_org_id
+
+
 def may_list_units(caller: Caller, snapshot: NodeSnapshot, now: datetime) -> bool:
     """Operator, the node's owner, or a manager of a pending/active/needs-review reservation.
 
@@ -36,7 +41,7 @@ def may_list_units(caller: Caller, snapshot: NodeSnapshot, now: datetime) -> boo
     """
     if not caller.has(READ):
         return False
-    if caller.platform_operator or caller.org_id == snapshot.node.owner_org_id:
+    if runs_the_node(caller, snapshot.node.owner_org_id):
         return True
     return any(
         caller.org_id in reservation.managing_org_ids
@@ -49,11 +54,8 @@ def may_manage_capacity(caller: Caller, snapshot: NodeSnapshot, reservation: Res
     """Operator, the node's owner, or one of this reservation's managing orgs."""
     if not caller.has(CAPACITY):
         return False
-    return (
-        caller.platform_operator
-        or caller.org_id == snapshot.node.owner_org_id
-        or caller.org_id in reservation.managing_org_ids
-    )
+    managers = reservation.managing_org_ids
+    return runs_the_node(caller, snapshot.node.owner_org_id) or caller.org_id in managers
 
 
 def may_manage_capacity_of(caller: Caller, snapshot: NodeSnapshot, reservation_id: str) -> bool:
@@ -61,17 +63,13 @@ def may_manage_capacity_of(caller: Caller, snapshot: NodeSnapshot, reservation_i
     manager of this reservation (one the node does not have has no managers)."""
     reservation = next((r for r in snapshot.reservations if r.id == reservation_id), None)
     if reservation is None:
-        return caller.has(CAPACITY) and (
-            caller.platform_operator or caller.org_id == snapshot.node.owner_org_id
-        )
+        return caller.has(CAPACITY) and runs_the_node(caller, snapshot.node.owner_org_id)
     return may_manage_capacity(caller, snapshot, reservation)
 
 
 def may_write_reservations(caller: Caller, snapshot: NodeSnapshot) -> bool:
     """Create and cancel: ``reservation.write`` and the operator or the node's owner."""
-    if not caller.has(WRITE):
-        return False
-    return caller.platform_operator or caller.org_id == snapshot.node.owner_org_id
+    return caller.has(WRITE) and runs_the_node(caller, snapshot.node.owner_org_id)
 
 
 def may_read_reservation(caller: Caller, snapshot: NodeSnapshot, reservation: Reservation) -> bool:
@@ -79,12 +77,8 @@ def may_read_reservation(caller: Caller, snapshot: NodeSnapshot, reservation: Re
     as a manager or in the audience."""
     if not caller.has(READ):
         return False
-    return (
-        caller.platform_operator
-        or caller.org_id == snapshot.node.owner_org_id
-        or caller.org_id in reservation.managing_org_ids
-        or caller.org_id in reservation.allowed_org_ids
-    )
+    named = (*reservation.managing_org_ids, *reservation.allowed_org_ids)
+    return runs_the_node(caller, snapshot.node.owner_org_id) or caller.org_id in named
 
 
 def named_org_ids(reservations: Iterable[Reservation]) -> frozenset[str]:
@@ -99,7 +93,7 @@ def named_org_ids(reservations: Iterable[Reservation]) -> frozenset[str]:
 
 def sees_every_reservation(caller: Caller, access: ListAccess) -> bool:
     """The operator and the node's owner see every reservation of the node."""
-    return caller.platform_operator or caller.org_id == access.owner_org_id
+    return runs_the_node(caller, access.owner_org_id)
 
 
 def may_list_reservations(caller: Caller, access: ListAccess) -> bool:
