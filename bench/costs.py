@@ -28,21 +28,24 @@ from botocore import xform_name
 from moto import mock_aws
 
 from bench.environment import ENV
+from devstack import fleet_documents as f
 from devstack import template
-from devstack.fleets import load_fleet
-from devstack.functions import load_function
-from reservations.dal import clients
-from tests.support import fleets as f
-from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import (
-    FakeContext,
+from devstack.api_events import (
+    cancel_event,
+    create_event,
+    end_event,
+    get_event,
+    list_event,
     list_units_event,
     node_event,
+    place_event,
     reaffirm_event,
     reclaim_event,
+    release_event,
 )
-from tests.support.reservation_events import create_event, get_event, list_event
-from tests.support.workload_events import end_event, place_event
+from devstack.fleets import load_fleet
+from devstack.functions import FakeContext, load_function
+from reservations.dal import clients
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"}
 OVERHEAD_GOAL = 1.25

@@ -1,4 +1,5 @@
-"""A function's handler module, loaded from functions/<name>/app.py as Lambda would load it.
+"""A function's handler module, loaded from functions/<name>/app.py as Lambda would load it,
+and invoked in-process with a Lambda context (the tests' and the benchmark's way in).
 
 Every function's file is called app.py, so each is loaded under its own module name
 (``<name>_app``) instead of through sys.path.
@@ -7,8 +8,12 @@ Every function's file is called app.py, so each is loaded under its own module n
 from __future__ import annotations
 
 import importlib.util
+import json
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
 
@@ -21,3 +26,40 @@ def load_function(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@dataclass
+class FakeContext:
+    """Lambda's context; its remaining time runs down from ``timeout_ms`` (default: the
+    sweeper's 60 s, the longest of the stack) as Lambda's does."""
+
+    function_name: str = "test-function"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
+    aws_request_id: str = "00000000-0000-0000-0000-000000000001"
+    timeout_ms: int = 60_000
+    started: float = field(default_factory=time.monotonic)
+
+    def get_remaining_time_in_millis(self) -> int:
+        elapsed_ms = (time.monotonic() - self.started) * 1000
+        return max(0, int(self.timeout_ms - elapsed_ms))
+
+
+@dataclass
+class HttpResult:
+    status: int
+    headers: dict[str, str]
+    body_text: str
+
+    @property
+    def body(self) -> Any:
+        return json.loads(self.body_text)
+
+
+def invoke(
+    module: ModuleType, event: dict[str, Any], context: FakeContext | None = None
+) -> HttpResult:
+    """An API function's answer to ``event``, its headers' names lower-cased."""
+    response = module.lambda_handler(event, context or FakeContext())
+    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    return HttpResult(response["statusCode"], headers, response.get("body") or "")

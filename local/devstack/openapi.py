@@ -16,21 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reservations.http import routes
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"
-API_FUNCTIONS = (
-    "list_units",
-    "reclaim",
-    "create_reservation",
-    "get_reservation",
-    "list_reservations",
-    "release",
-    "cancel",
-    "place_workload",
-    "end_workload",
-    "put_node",
-    "reaffirm",
-)
+API_FUNCTIONS = tuple(route.function for route in routes.ALL)
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "
     "market. Every request carries `Authorization: Bearer <API key>`; every error body is "

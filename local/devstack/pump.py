@@ -78,50 +78,65 @@ def warm_up_event(queue_arn: str) -> dict[str, Any]:
     return sqs_event([message], queue_arn)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--lambda-endpoint", required=True)
     parser.add_argument("--emulator", required=True)
     parser.add_argument("--sweep-every", type=float, default=5.0, help="seconds between sweeps")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s pump %(levelname)s %(message)s")
+    return parser.parse_args(argv)
 
-    sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
-    lambda_client = boto3.client(
-        "lambda",
-        endpoint_url=args.lambda_endpoint,
-        region_name=REGION,
-        config=Config(read_timeout=120, retries={"max_attempts": 1}),
-    )
-    queue_url = sqs.get_queue_url(QueueName=REPORTS_QUEUE)["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
-        "Attributes"
-    ]["QueueArn"]
-    stopping = threading.Event()
-    # make run starts the pump before `sam local start-lambda` listens
-    host, port = args.lambda_endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
+
+def _lambda_client(endpoint: str) -> Any:
+    """``sam local start-lambda``, once it listens (make run starts the pump before it)."""
+    host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
     wait_for_port(int(port), timeout=300, host=host)
-    try:  # start the reports function's container now, not on the first report
-        invoke(lambda_client, "TerminationReportsFunction", warm_up_event(queue_arn))
-    except Exception:
-        log.exception("warming TerminationReportsFunction failed")
+    config = Config(read_timeout=120, retries={"max_attempts": 1})
+    return boto3.client("lambda", endpoint_url=endpoint, region_name=REGION, config=config)
+
+
+def _reports_queue(sqs: Any) -> tuple[str, str]:
+    """The termination reports queue's URL and ARN."""
+    url = sqs.get_queue_url(QueueName=REPORTS_QUEUE)["QueueUrl"]
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return url, attributes["Attributes"]["QueueArn"]
+
+
+def _stopped_by_signals() -> threading.Event:
+    """Set on SIGINT or SIGTERM: the pump finishes the batch in hand and returns."""
+    stopping = threading.Event()
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:
         stopping.set()
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
+    return stopping
 
-    def sweeper() -> None:
-        while not stopping.wait(args.sweep_every):
-            try:
-                counts = invoke(lambda_client, "SweeperFunction", schedule_event())
-                if any(counts.get(k) for k in ("redelivered", "gave_up", "unsent")):
-                    log.info("sweep: %s", counts)
-            except Exception:
-                log.exception("SweeperFunction failed")
 
-    threading.Thread(target=sweeper, daemon=True).start()
+def sweep_every(lambda_client: Any, seconds: float, stopping: threading.Event) -> None:
+    """SweeperFunction on a period, as its schedule would run it, until ``stopping``."""
+    while not stopping.wait(seconds):
+        try:
+            counts = invoke(lambda_client, "SweeperFunction", schedule_event())
+            if any(counts.get(k) for k in ("redelivered", "gave_up", "unsent")):
+                log.info("sweep: %s", counts)
+        except Exception:
+            log.exception("SweeperFunction failed")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s pump %(levelname)s %(message)s")
+    sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
+    queue_url, queue_arn = _reports_queue(sqs)
+    lambda_client = _lambda_client(args.lambda_endpoint)
+    try:  # start the reports function's container now, not on the first report
+        invoke(lambda_client, "TerminationReportsFunction", warm_up_event(queue_arn))
+    except Exception:
+        log.exception("warming TerminationReportsFunction failed")
+    stopping = _stopped_by_signals()
+    sweeps = (lambda_client, args.sweep_every, stopping)
+    threading.Thread(target=sweep_every, args=sweeps, daemon=True).start()
     while not stopping.is_set():
         try:
             applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)

@@ -6,17 +6,12 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from devstack import fleet_documents as f
+from devstack.api_events import list_units_event, reclaim_event
+from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import failed_message_ids, sqs_event
-from tests.support import fleets as f
-from tests.support.lambdas import (
-    FakeContext,
-    invoke,
-    list_units_event,
-    load_function,
-    reclaim_event,
-)
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 UNIT = "0000:04:00.0"
 REPORTS_ARN = "arn:aws:sqs:us-east-1:123456789012:TerminationReportsQueue"
 

@@ -1,6 +1,8 @@
 """docs/openapi.json is generated from the code: the committed file must match it."""
 
 from devstack import openapi
+from devstack.functions import load_function
+from reservations.http import routes
 
 
 def test_the_committed_spec_matches_the_code():
@@ -38,3 +40,15 @@ def test_put_says_it_ignores_idempotency_key_and_declares_no_such_header():
     assert posts
     for post in posts:  # every POST declares the header PUT does not
         assert "idempotency-key" in {p["name"].lower() for p in post["parameters"]}
+
+
+def test_each_route_is_served_by_the_function_it_names_and_no_other():
+    served = {}
+    for function in {route.function for route in routes.ALL}:
+        app = load_function(function).app
+        served[function] = {(r.method, r.openapi_path) for r in app._dynamic_routes}
+    named = {
+        function: {(r.method, r.path) for r in routes.ALL if r.function == function}
+        for function in served
+    }
+    assert served == named

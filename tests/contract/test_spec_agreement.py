@@ -18,18 +18,18 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from moto import mock_aws
 
+from devstack import fleet_documents as f
 from devstack import template
+from devstack.api_events import list_event, node_event
 from devstack.fleets import load_fleet
+from devstack.functions import invoke, load_function
 from devstack.openapi import SPEC
 from reservations.dal import clients
 from reservations.models.domain import ReservationStatus
-from tests.support import fleets as f
-from tests.support.lambdas import invoke, load_function, node_event
-from tests.support.reservation_events import list_event
 
 DOCUMENT = json.loads(SPEC.read_text())
-OWNER = "Bearer vl_test_owner"
-OPERATOR = "Bearer vl_test_nodes"
+OWNER = "Bearer vl_local_test_owner"
+OPERATOR = "Bearer vl_local_test_nodes"
 UNIT = "0000:04:00.0"
 STATUSES = [status.value for status in ReservationStatus]
 EXAMPLES = settings(
@@ -60,7 +60,11 @@ def world() -> Iterator[dict[str, Any]]:
         template.create_tables(boto3.client("dynamodb"))
         template.create_queues(boto3.client("sqs"))
         reservations = [f.reservation(f"res-{n}", [UNIT], status="cancelled") for n in range(3)]
-        nodes_key = {"key": "vl_test_nodes", "orgId": "org-platform", "permissions": ["node.write"]}
+        nodes_key = {
+            "key": "vl_local_test_nodes",
+            "orgId": "org-platform",
+            "permissions": ["node.write"],
+        }
         nodes = [f.node("node-a", [f.unit(UNIT)], reservations), f.node("node-b", [f.unit(UNIT)])]
         fleet = f.fleet(nodes, extra_keys=[nodes_key])
         load_fleet(fleet, boto3.client("dynamodb"), boto3.client("sqs"))

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import requests
 
+from devstack import fleet_documents as f
 from devstack.net import free_port
 from devstack.run import sam_containers
 from tests.e2e.support import ROOT, TIMINGS, local_aws_environment, tail
-from tests.support import fleets as f
 
 NODE = "node-e2e-a"
 OTHER_NODE = "node-e2e-b"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from devstack.fleet_documents import demo_fleet
 from devstack.net import free_port, listening
 from tests.e2e.support import ROOT, local_aws_environment
-from tests.support.fleets import demo_fleet
 
 pytestmark = pytest.mark.docker
 

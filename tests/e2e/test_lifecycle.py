@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import requests
 
+from devstack import fleet_documents as f
 from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
 from tests.e2e.support import TIMINGS
-from tests.support import fleets as f
 
 pytestmark = pytest.mark.docker
 OWNER = "Bearer vl_local_only_owner"

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import requests
 
+from devstack import fleet_documents as f
 from reservations.models.domain import WorkloadKind
 from reservations.models.messages import SpotTermination
 from tests.e2e.stack import NODE, OPERATOR, REQUEST_TIMEOUT, RESERVATION, Stack, run_stack
 from tests.e2e.stack import stack_fleet as base_fleet
-from tests.support import fleets as f
 
 pytestmark = pytest.mark.docker
-NODE_OPERATOR = "Bearer vl_test_node_operator"
+NODE_OPERATOR = "Bearer vl_local_test_node_operator"
 NEW_NODE = "node-e2e-new"
 CONSUMED_WITHIN = 30  # seconds: the watch looks every 2 s; this is the test's patience
 
@@ -29,7 +29,11 @@ CONSUMED_WITHIN = 30  # seconds: the watch looks every 2 s; this is the test's p
 def node_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     fleet = base_fleet()
     fleet["apiKeys"].append(
-        {"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}
+        {
+            "key": "vl_local_test_node_operator",
+            "orgId": "org-platform",
+            "permissions": ["node.write"],
+        }
     )
     yield from run_stack(tmp_path_factory.mktemp("nodes"), fleet, consumers=True)
 

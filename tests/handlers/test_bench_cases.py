@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from tests.support.fleets import ROOT
+from devstack.fleet_documents import ROOT
 
 SCRIPT = """
 import json, warnings

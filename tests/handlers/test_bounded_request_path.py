@@ -19,20 +19,14 @@ import boto3
 import pytest
 
 from devstack import template
+from devstack.api_events import event_file, list_units_event, reclaim_event
+from devstack.functions import FakeContext, invoke, load_function
 from reservations.config import settings
 from reservations.dal import clients
 from tests.handlers.test_reclaim import standard_fleet
 from tests.support import state
-from tests.support.lambdas import (
-    FakeContext,
-    event_file,
-    invoke,
-    list_units_event,
-    load_function,
-    reclaim_event,
-)
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 
 
 @pytest.fixture(scope="module")

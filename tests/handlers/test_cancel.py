@@ -6,14 +6,14 @@ from types import ModuleType
 
 import pytest
 
-from tests.support import fleets as f
+from devstack import fleet_documents as f
+from devstack.api_events import cancel_event, event_file, list_units_event, release_event
+from devstack.functions import invoke, load_function
 from tests.support import state
-from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import event_file, invoke, list_units_event, load_function
 
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
-OWNER = "Bearer vl_test_writer"
-OPERATOR = "Bearer vl_test_op_writer"
+OWNER = "Bearer vl_local_test_writer"
+OPERATOR = "Bearer vl_local_test_op_writer"
 UNITS = ["0000:04:00.0", "0000:05:00.0"]
 
 
@@ -39,9 +39,9 @@ def fleet(load_fleet):
                 )
             ],
             extra_keys=[
-                {"key": "vl_test_writer", "orgId": "org-acme", "permissions": WRITE},
-                {"key": "vl_test_op_writer", "orgId": "org-platform", "permissions": WRITE},
-                {"key": "vl_test_broker_writer", "orgId": "org-broker", "permissions": WRITE},
+                {"key": "vl_local_test_writer", "orgId": "org-acme", "permissions": WRITE},
+                {"key": "vl_local_test_op_writer", "orgId": "org-platform", "permissions": WRITE},
+                {"key": "vl_local_test_broker_writer", "orgId": "org-broker", "permissions": WRITE},
             ],
         )
     )
@@ -95,7 +95,7 @@ def test_an_audit_record_names_the_caller_reason_and_status_change(handler, flee
     )
     assert (audit["statusBefore"], audit["statusAfter"]) == ("active", "cancelled")
     assert (audit["releasedBefore"], audit["releasedAfter"]) == (UNITS, [])
-    assert "vl_test_writer" not in str(audit)
+    assert "vl_local_test_writer" not in str(audit)
 
 
 @pytest.mark.parametrize("body", [None, "", "{}", '{"reason": null}'])
@@ -141,8 +141,8 @@ def test_a_key_replays_the_first_answer_and_no_body_is_the_same_request_as_an_em
 @pytest.mark.parametrize(
     ("key", "node", "res"),
     [
-        ("Bearer vl_test_broker_writer", "node-a", "res-1"),  # manages it: still not allowed
-        ("Bearer vl_test_owner", "node-a", "res-1"),  # the owner, without reservation.write
+        ("Bearer vl_local_test_broker_writer", "node-a", "res-1"),  # manages it: still not allowed
+        ("Bearer vl_local_test_owner", "node-a", "res-1"),  # the owner, without reservation.write
         (OWNER, "node-x", "res-1"),
         (OWNER, "node-a", "res-x"),
         (OWNER, "node-a", "res 1"),

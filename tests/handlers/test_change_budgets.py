@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
-from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import invoke, list_units_event, load_function
+from devstack import fleet_documents as f
+from devstack.api_events import cancel_event, list_units_event, release_event
+from devstack.functions import invoke, load_function
 
-OWNER = "Bearer vl_test_writer"
+OWNER = "Bearer vl_local_test_writer"
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 ONE_WRITE = [("dynamodb", "Query"), ("dynamodb", "TransactWriteItems")]
 
@@ -37,7 +37,7 @@ def node(load_fleet, functions) -> None:
                     [f.workload(f"vm-{i}", [u]) for i, u in enumerate(ids[:4])],
                 )
             ],
-            extra_keys=[{"key": "vl_test_writer", "orgId": "org-acme", "permissions": WRITE}],
+            extra_keys=[{"key": "vl_local_test_writer", "orgId": "org-acme", "permissions": WRITE}],
         )
     )
     invoke(functions["list_units"], list_units_event("node-a", OWNER))  # a warm container

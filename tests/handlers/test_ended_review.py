@@ -13,30 +13,32 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
-from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import (
-    invoke,
+from devstack import fleet_documents as f
+from devstack.api_events import (
+    cancel_event,
+    create_event,
+    get_event,
+    list_event,
     list_units_event,
-    load_function,
+    place_event,
     reaffirm_event,
     reclaim_event,
+    release_event,
 )
-from tests.support.reservation_events import create_event, get_event, list_event
-from tests.support.workload_events import place_event
+from devstack.functions import invoke, load_function
 
 U4, U5 = "0000:04:00.0", "0000:05:00.0"
 OPERATOR, BROKER, REVIEWER = (
-    "Bearer vl_test_operator",
-    "Bearer vl_test_broker",
-    "Bearer vl_test_rev",
+    "Bearer vl_local_test_operator",
+    "Bearer vl_local_test_broker",
+    "Bearer vl_local_test_rev",
 )
 KEYS = [
-    {"key": "vl_test_writer", "orgId": "org-acme",
+    {"key": "vl_local_test_writer", "orgId": "org-acme",
      "permissions": ["reservation.read", "reservation.write"]},
-    {"key": "vl_test_placer", "orgId": "org-platform", "permissions": ["workload.place"]},
-    {"key": "vl_test_node_op", "orgId": "org-platform", "permissions": ["node.write"]},
-    {"key": "vl_test_rev", "orgId": "org-reviewer",
+    {"key": "vl_local_test_placer", "orgId": "org-platform", "permissions": ["workload.place"]},
+    {"key": "vl_local_test_node_op", "orgId": "org-platform", "permissions": ["node.write"]},
+    {"key": "vl_local_test_rev", "orgId": "org-reviewer",
      "permissions": ["reservation.read", "reservation.capacity"]},
 ]  # fmt: skip
 ENDED = "res-b"
@@ -70,7 +72,9 @@ def call(functions: dict[str, ModuleType], name: str, event: dict[str, Any]) -> 
 
 def place(functions, unit_id: str, org: str, tier: str, workload_id: str = "vm-1") -> Any:
     body = {"id": workload_id, "kind": "vm", "tier": tier, "orgId": org, "unitIds": [unit_id]}
-    return call(functions, "place_workload", place_event("node-a", body, "Bearer vl_test_placer"))
+    return call(
+        functions, "place_workload", place_event("node-a", body, "Bearer vl_local_test_placer")
+    )
 
 
 def test_it_reads_as_expired_and_lists_as_expired(functions, live):
@@ -109,7 +113,7 @@ def test_the_live_reservations_release_opens_its_unit_to_spot(functions, live):
 def test_create_does_not_count_it_as_holding_the_unit(functions, live):
     body = {"unitIds": [U5], "allowedOrgIds": ["org-other"]}
     made = call(functions, "create_reservation",
-                create_event("node-a", body, "Bearer vl_test_writer"))  # fmt: skip
+                create_event("node-a", body, "Bearer vl_local_test_writer"))  # fmt: skip
     assert made.status == 201, made.body
 
 
@@ -120,9 +124,9 @@ def test_create_does_not_count_it_as_holding_the_unit(functions, live):
          "reservation_not_active"),
         ("reclaim", reclaim_event("node-a", ENDED, {"unitIds": [U5]}, REVIEWER),
          "reservation_not_active"),
-        ("cancel", cancel_event("node-a", ENDED, None, "Bearer vl_test_writer"),
+        ("cancel", cancel_event("node-a", ENDED, None, "Bearer vl_local_test_writer"),
          "reservation_not_active"),
-        ("reaffirm", reaffirm_event("node-a", ENDED, None, "Bearer vl_test_node_op"),
+        ("reaffirm", reaffirm_event("node-a", ENDED, None, "Bearer vl_local_test_node_op"),
          "reservation_not_in_review"),
     ],
 )  # fmt: skip

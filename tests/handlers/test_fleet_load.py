@@ -10,18 +10,19 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import list_units_event, reclaim_event
+from devstack.functions import invoke, load_function
 from reservations.auth.keys import hash_key
 from reservations.dal.keys import node_pk
 from reservations_tools import keys
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, main, write_fleet
 from reservations_tools.fleet.model import parse_fleet
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import invoke, list_units_event, load_function, reclaim_event
 
 TABLE = "ReservationsTable"
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 
 
@@ -179,7 +180,7 @@ def test_an_item_over_the_size_limit_writes_nothing(aws, monkeypatch):
     assert state.whole_table(aws) == before
 
 
-GONE = {"key": "vl_test_gone", "orgId": "org-acme", "permissions": f.BOTH}
+GONE = {"key": "vl_local_test_gone", "orgId": "org-acme", "permissions": f.BOTH}
 
 
 def list_with(functions: dict[str, Any], key: str) -> int:
@@ -191,21 +192,21 @@ def list_with(functions: dict[str, Any], key: str) -> int:
 
 def test_a_key_missing_from_a_reloaded_file_is_revoked_not_deleted(aws, functions):
     load(aws, one_node([GONE]))
-    assert list_with(functions, "vl_test_gone") == 200
+    assert list_with(functions, "vl_local_test_gone") == 200
     load(aws, one_node())
-    assert list_with(functions, "vl_test_gone") == 401
-    assert list_with(functions, "vl_test_owner") == 200
+    assert list_with(functions, "vl_local_test_gone") == 401
+    assert list_with(functions, "vl_local_test_owner") == 200
     [gone] = [i for i in state.whole_table(aws) if i.get("keyId", "").startswith("key-")
               and i["orgId"] == "org-acme" and i["revoked"]]  # fmt: skip
     assert gone["permissions"] == sorted(f.BOTH)  # kept for audit, only revoked
     load(aws, one_node([GONE]))  # back in the file: it works again
-    assert list_with(functions, "vl_test_gone") == 200
+    assert list_with(functions, "vl_local_test_gone") == 200
 
 
 def test_only_add_leaves_keys_the_file_does_not_list(aws, functions):
     load(aws, one_node([GONE]))
     load(aws, one_node(), only_add=True)
-    assert list_with(functions, "vl_test_gone") == 200
+    assert list_with(functions, "vl_local_test_gone") == 200
 
 
 def test_the_command_revokes_unless_told_it_only_adds(aws, functions, tmp_path, capsys):
@@ -214,10 +215,10 @@ def test_the_command_revokes_unless_told_it_only_adds(aws, functions, tmp_path, 
     without.write_text(json.dumps(one_node()))
     assert main(["load", str(with_gone), "--no-queues"]) == 0
     assert main(["load", str(without), "--no-queues", "--only-add"]) == 0
-    assert list_with(functions, "vl_test_gone") == 200
+    assert list_with(functions, "vl_local_test_gone") == 200
     assert main(["load", str(without), "--no-queues"]) == 0
-    assert list_with(functions, "vl_test_gone") == 401
-    assert "vl_test_gone" not in capsys.readouterr().out
+    assert list_with(functions, "vl_local_test_gone") == 401
+    assert "vl_local_test_gone" not in capsys.readouterr().out
 
 
 def _operator(aws: Any, key: str) -> bool:
@@ -228,7 +229,10 @@ def _operator(aws: Any, key: str) -> bool:
 def test_the_loader_records_the_platforms_org_and_its_keys_alone_are_operators(aws, capsys):
     load(aws, one_node())
     assert keys.platform_org(aws, TABLE) == "org-platform"
-    assert (_operator(aws, "vl_test_operator"), _operator(aws, "vl_test_owner")) == (True, False)
+    assert (_operator(aws, "vl_local_test_operator"), _operator(aws, "vl_local_test_owner")) == (
+        True,
+        False,
+    )
     assert keys.main(["platform"]) == 0
     assert capsys.readouterr().out == "org-platform\n"
 
@@ -239,10 +243,13 @@ def test_a_file_of_another_platform_org_loads_whole_and_its_keys_follow(aws):
     document["platformOrgId"] = "org-acme"
     with pytest.raises(FleetError, match="platformOrgId: the table's platform org is org-platform"):
         load(aws, document, only_add=True)  # the old platform's keys would stay operators
-    assert _operator(aws, "vl_test_operator") is True
+    assert _operator(aws, "vl_local_test_operator") is True
     load(aws, document)
     assert keys.platform_org(aws, TABLE) == "org-acme"
-    assert (_operator(aws, "vl_test_operator"), _operator(aws, "vl_test_owner")) == (False, True)
+    assert (_operator(aws, "vl_local_test_operator"), _operator(aws, "vl_local_test_owner")) == (
+        False,
+        True,
+    )
 
 
 def test_a_fleet_made_termination_is_stored_with_its_reservation(aws, load_fleet):
@@ -257,8 +264,18 @@ def test_a_fleet_made_termination_is_stored_with_its_reservation(aws, load_fleet
 
 # A key id another stored key has is found before the first write: nothing of the file is
 # written, not even the nodes, which used to be written before the keys were put.
-SHARED = {"key": "vl_test_first", "orgId": "org-acme", "permissions": f.BOTH, "id": "shared-id"}
-THIEF = {"key": "vl_test_second", "orgId": "org-lab", "permissions": f.BOTH, "id": "shared-id"}
+SHARED = {
+    "key": "vl_local_test_first",
+    "orgId": "org-acme",
+    "permissions": f.BOTH,
+    "id": "shared-id",
+}
+THIEF = {
+    "key": "vl_local_test_second",
+    "orgId": "org-lab",
+    "permissions": f.BOTH,
+    "id": "shared-id",
+}
 TAKEN = "API key shared-id: key id shared-id is taken by another key"
 
 
@@ -278,7 +295,7 @@ def test_a_key_id_another_stored_key_has_writes_nothing(aws):
 
 def test_key_ids_are_read_in_batches_of_100(aws):
     load(aws, one_node([SHARED]))
-    many = [{"key": f"vl_test_many_{i}", "orgId": "org-acme", "permissions": [],
+    many = [{"key": f"vl_local_test_many_{i}", "orgId": "org-acme", "permissions": [],
              "id": f"many-{i}"} for i in range(150)]  # fmt: skip
     batches: list[int] = []
 

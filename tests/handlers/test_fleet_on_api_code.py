@@ -11,23 +11,22 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
 from devstack import fleets
+from devstack.api_events import create_event, node_event, place_event, release_event
 from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
 from reservations.dal.keys import KEYID_PREFIX
 from reservations_tools import keys
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, local_dead_letter_arn
 from reservations_tools.fleet.model import parse_fleet
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.change_events import release_event
-from tests.support.lambdas import invoke, load_function, node_event, swap_ports
-from tests.support.reservation_events import create_event
-from tests.support.workload_events import place_event
+from tests.support.ports import swap_ports
 
 OPERATOR = {
-    "key": "vl_test_node_operator",
+    "key": "vl_local_test_node_operator",
     "orgId": "org-platform",
     "permissions": ["node.write"],
     "id": "node-operator",
@@ -50,7 +49,7 @@ def test_a_loaded_node_is_what_its_registration_writes(aws, load_fleet, monkeypa
     node = document["nodes"][0]
     body = {"ownerOrgId": node["ownerOrgId"], "topologyGen": 1, "units": node["units"]}
     again = invoke(
-        load_function("put_node"), node_event("node-a", body, "Bearer vl_test_node_operator")
+        load_function("put_node"), node_event("node-a", body, "Bearer vl_local_test_node_operator")
     )
     assert again.status == 200  # the same node: nothing to change, nothing written
     assert state.whole_table(aws) == before
@@ -70,7 +69,7 @@ def test_a_fleet_key_cannot_take_an_id_another_key_has(aws, load_fleet, capsys):
     assert keys.main(["create", "--org", "org-x", "--permission", "reservation.read",
                       "--id", "taken"]) == 0  # fmt: skip
     before = state.whole_table(aws)
-    other = {"key": "vl_test_other", "orgId": "org-acme", "permissions": [], "id": "taken"}
+    other = {"key": "vl_local_test_other", "orgId": "org-acme", "permissions": [], "id": "taken"}
     with pytest.raises(FleetError, match="API key taken: key id taken is taken by another key"):
         load_fleet(_fleet(other))
     # Found before the first write: neither the file's node nor its other keys were stored.
@@ -81,7 +80,7 @@ def test_a_fleet_key_cannot_take_an_id_another_key_has(aws, load_fleet, capsys):
 # Reservations and workloads: a file whose state the API could reach at load time is made by
 # the API's own rules, so it stores what the API calls that reach it would store.
 EVERYTHING = {
-    "key": "vl_test_scheduler",
+    "key": "vl_local_test_scheduler",
     "orgId": "org-platform",
     "permissions": ["node.write", "reservation.write", "reservation.capacity", "workload.place"],
     "id": "scheduler",

@@ -11,19 +11,14 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
+from devstack import fleet_documents as f
+from devstack.api_events import list_units_event, reclaim_event
+from devstack.functions import HttpResult, invoke, load_function
 from tests.support import state
-from tests.support.lambdas import (
-    HttpResult,
-    invoke,
-    list_units_event,
-    load_function,
-    reclaim_event,
-)
 
 UNIT = "0000:04:00.0"
-BROKER = "Bearer vl_test_broker"
-AUDIENCE_ONLY = "Bearer vl_test_lab_read"  # the reservation's audience, reservation.read only
+BROKER = "Bearer vl_local_test_broker"
+AUDIENCE_ONLY = "Bearer vl_local_test_lab_read"  # the reservation's audience, reservation.read only
 
 # (name, body as API Gateway hands it over, marked base64)
 BAD_BODIES = [

@@ -15,14 +15,16 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from devstack.api_events import reclaim_event
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
 from reservations.http.resolver import key_cache
 from tests.handlers.test_reclaim import standard_fleet
 from tests.support import state
 from tests.support.faults import on_call
-from tests.support.lambdas import invoke, load_function, reclaim_event, swap_ports
+from tests.support.ports import swap_ports
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 ONE = {"unitIds": ["0000:04:00.0"], "reason": "once"}
 
 
@@ -141,8 +143,8 @@ def test_a_422_is_kept_and_replayed(handler, fleet, aws):
     ("body", "authorization", "status"),
     [
         ("{not json", BROKER, 400),
-        (ONE, "Bearer vl_test_nobody", 401),
-        (ONE, "Bearer vl_test_stranger", 404),
+        (ONE, "Bearer vl_local_test_nobody", 401),
+        (ONE, "Bearer vl_local_test_stranger", 404),
     ],
 )
 def test_400_401_and_404_are_not_kept(handler, fleet, aws, body, authorization, status):
@@ -197,10 +199,12 @@ def test_a_record_is_kept_24_hours(handler, fleet, aws):
 
 def test_two_api_keys_never_share_a_record_even_with_the_same_display_id(handler, fleet, aws):
     # Two keys of one org whose audit ids collide (ids are display handles, not identity).
-    for secret in ("vl_test_twin_one", "vl_test_twin_two"):
+    for secret in ("vl_local_test_twin_one", "vl_local_test_twin_two"):
         state.put_api_key(aws, secret, key_id="key-same", org_id="org-broker")
-    first = post(handler, ONE, authorization="Bearer vl_test_twin_one")
-    other = post(handler, {"unitIds": ["0000:05:00.0"]}, authorization="Bearer vl_test_twin_two")
+    first = post(handler, ONE, authorization="Bearer vl_local_test_twin_one")
+    other = post(
+        handler, {"unitIds": ["0000:05:00.0"]}, authorization="Bearer vl_local_test_twin_two"
+    )
     assert first.status == other.status == 200
     assert other.body["terminated"] == ["vm-span"]  # acted: not a 422, not a replay
     assert len(records(aws)) == 2
@@ -208,7 +212,7 @@ def test_two_api_keys_never_share_a_record_even_with_the_same_display_id(handler
 
 def test_a_key_that_lost_its_permission_gets_the_404_not_the_stored_answer(handler, fleet, aws):
     assert post(handler, ONE).status == 200
-    state.set_api_key_permissions(aws, "vl_test_broker", ["reservation.read"])
+    state.set_api_key_permissions(aws, "vl_local_test_broker", ["reservation.read"])
     key_cache.clear()
     result = post(handler, ONE)
     assert (result.status, result.body["code"]) == (404, "not_found")
@@ -288,7 +292,7 @@ def test_a_crash_after_the_commit_then_a_retry_returns_the_committed_outcome(
 def test_the_scope_is_a_hash_of_the_api_key_and_the_header(handler, fleet, aws):
     post(handler, ONE, key="k-scope")
     [record] = records(aws)
-    key_hash = hashlib.sha256(b"vl_test_broker").hexdigest()
+    key_hash = hashlib.sha256(b"vl_local_test_broker").hexdigest()
     scope = hashlib.sha256(f"{key_hash}\nk-scope".encode()).hexdigest()
     assert record["PK"] == f"IDEMPOTENCY#{scope}"
-    assert "vl_test_broker" not in str(record)
+    assert "vl_local_test_broker" not in str(record)

@@ -12,24 +12,27 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
-from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import (
-    invoke,
+from devstack import fleet_documents as f
+from devstack.api_events import (
+    cancel_event,
+    create_event,
+    end_event,
+    get_event,
+    list_event,
     list_units_event,
-    load_function,
     node_event,
+    place_event,
     reaffirm_event,
     reclaim_event,
+    release_event,
 )
-from tests.support.reservation_events import create_event, get_event, list_event
-from tests.support.workload_events import end_event, place_event
+from devstack.functions import invoke, load_function
 
 UNIT = "0000:04:00.0"
 BODY = {"unitIds": [UNIT]}
 MALFORMED = ['a"b', "a#b", "\N{SNOWMAN}", "bad id", "-starts-badly", "n" * 129, "a\\b", "a`b"]
-NOT_ONE_KEY = [None, "Bearer vl_test_unknown_key", "Basic dmw6eA=="]
-OWNER = "Bearer vl_test_owner"
+NOT_ONE_KEY = [None, "Bearer vl_local_test_unknown_key", "Basic dmw6eA=="]
+OWNER = "Bearer vl_local_test_owner"
 
 # Each route's function, and its event for (node id, second path id or None, authorization).
 Event = Callable[[str, str, str | None], dict[str, Any]]

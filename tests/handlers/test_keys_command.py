@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import list_units_event, node_event
+from devstack.functions import invoke, load_function
 from reservations.http.resolver import key_cache
 from reservations_tools import keys
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import invoke, list_units_event, load_function, node_event
 
 KEY_LINE = re.compile(r"^key: +(vl_\S+)$", re.M)
 

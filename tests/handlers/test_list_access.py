@@ -10,28 +10,27 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import cancel_event, create_event, get_event, list_event, node_event
 from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.change_events import cancel_event
-from tests.support.lambdas import invoke, load_function, node_event
-from tests.support.reservation_events import create_event, get_event, list_event
 
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
 READ_WRITE = ["reservation.read", "reservation.write"]
 KEYS = [
-    {"key": "vl_test_nodes", "orgId": "org-platform", "permissions": ["node.write"]},
-    {"key": "vl_test_acme", "orgId": "org-acme", "permissions": READ_WRITE},
-    {"key": "vl_test_new_owner", "orgId": "org-new", "permissions": READ_WRITE},
+    {"key": "vl_local_test_nodes", "orgId": "org-platform", "permissions": ["node.write"]},
+    {"key": "vl_local_test_acme", "orgId": "org-acme", "permissions": READ_WRITE},
+    {"key": "vl_local_test_new_owner", "orgId": "org-new", "permissions": READ_WRITE},
 ]
-NODES = "Bearer vl_test_nodes"
-ACME = "Bearer vl_test_acme"
-NEW_OWNER = "Bearer vl_test_new_owner"
-LAB = "Bearer vl_test_lab"
-BROKER = "Bearer vl_test_broker"
-STRANGER = "Bearer vl_test_stranger"
+NODES = "Bearer vl_local_test_nodes"
+ACME = "Bearer vl_local_test_acme"
+NEW_OWNER = "Bearer vl_local_test_new_owner"
+LAB = "Bearer vl_local_test_lab"
+BROKER = "Bearer vl_local_test_broker"
+STRANGER = "Bearer vl_local_test_stranger"
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
-from tests.support.lambdas import event_file, invoke, list_units_event, load_function
+from devstack import fleet_documents as f
+from devstack.api_events import event_file, list_units_event
+from devstack.functions import invoke, load_function
 
-OWNER = "Bearer vl_test_owner"
+OWNER = "Bearer vl_local_test_owner"
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +216,7 @@ def test_managers_see_the_node_only_while_their_reservation_is_live(
         "res-1", ["0000:04:00.0"], status=status, startsAt=f.days(starts), endsAt=f.days(ends)
     )
     load_fleet(f.fleet([f.node("node-a", [f.unit("0000:04:00.0")], [res])]))
-    assert get(handler, "node-a", "Bearer vl_test_broker").status == (200 if visible else 404)
+    assert get(handler, "node-a", "Bearer vl_local_test_broker").status == (200 if visible else 404)
 
 
 def test_managing_a_reservation_on_another_node_grants_nothing(handler, load_fleet):
@@ -229,8 +230,8 @@ def test_managing_a_reservation_on_another_node_grants_nothing(handler, load_fle
             ]
         )
     )
-    assert get(handler, "node-a", "Bearer vl_test_broker").status == 200
-    assert get(handler, "node-b", "Bearer vl_test_broker").status == 404
+    assert get(handler, "node-a", "Bearer vl_local_test_broker").status == 200
+    assert get(handler, "node-b", "Bearer vl_local_test_broker").status == 404
 
 
 def _not_found_cases(load_fleet) -> None:
@@ -243,11 +244,11 @@ def _not_found_cases(load_fleet) -> None:
             ],
             extra_keys=[
                 {
-                    "key": "vl_test_capacity_only",
+                    "key": "vl_local_test_capacity_only",
                     "orgId": "org-acme",
                     "permissions": ["reservation.capacity"],
                 },
-                {"key": "vl_test_no_permissions", "orgId": "org-platform", "permissions": []},
+                {"key": "vl_local_test_no_permissions", "orgId": "org-platform", "permissions": []},
             ],
         )
     )
@@ -257,10 +258,10 @@ def _not_found_cases(load_fleet) -> None:
     ("node_id", "key"),
     [
         ("node-zz", OWNER),  # unknown node
-        ("node-a", "Bearer vl_test_stranger"),  # not visible
-        ("node-a", "Bearer vl_test_lab"),  # audience only
-        ("node-a", "Bearer vl_test_capacity_only"),  # lacks reservation.read
-        ("node-a", "Bearer vl_test_no_permissions"),  # operator org, no permission
+        ("node-a", "Bearer vl_local_test_stranger"),  # not visible
+        ("node-a", "Bearer vl_local_test_lab"),  # audience only
+        ("node-a", "Bearer vl_local_test_capacity_only"),  # lacks reservation.read
+        ("node-a", "Bearer vl_local_test_no_permissions"),  # operator org, no permission
         ("-node-a", OWNER),  # malformed: leading dash
         ("node a", OWNER),  # malformed: space
         ("n" * 129, OWNER),  # malformed: too long
@@ -286,15 +287,15 @@ def test_every_404_is_byte_for_byte_the_same(handler, load_fleet, node_id, key):
     [
         None,
         "",
-        "vl_test_owner",  # no scheme
+        "vl_local_test_owner",  # no scheme
         "Basic dXNlcjpwYXNz",
         "Bearer",
         "Bearer ",
         "Bearer test_owner",  # not a vl_ key
-        "Bearer vl_test_owner extra",
+        "Bearer vl_local_test_owner extra",
         "Bearer vl_unknown_key",
-        "Bearer vl_test_revoked",
-        "Bearer vl_test_expired",
+        "Bearer vl_local_test_revoked",
+        "Bearer vl_local_test_expired",
         "Bearer vl_tëst",  # not ASCII
     ],
 )
@@ -304,13 +305,13 @@ def test_every_401_has_the_contract_shape_and_challenge(handler, load_fleet, aut
             [f.node("node-a", [f.unit("0000:04:00.0")])],
             extra_keys=[
                 {
-                    "key": "vl_test_revoked",
+                    "key": "vl_local_test_revoked",
                     "orgId": "org-acme",
                     "permissions": f.BOTH,
                     "revoked": True,
                 },
                 {
-                    "key": "vl_test_expired",
+                    "key": "vl_local_test_expired",
                     "orgId": "org-acme",
                     "permissions": f.BOTH,
                     "expiresAt": f.days(-1),
@@ -336,7 +337,7 @@ def test_scheme_is_case_insensitive_and_a_future_expiry_is_fine(handler, load_fl
             [f.node("node-a", [f.unit("0000:04:00.0")])],
             extra_keys=[
                 {
-                    "key": "vl_test_later",
+                    "key": "vl_local_test_later",
                     "orgId": "org-acme",
                     "permissions": f.BOTH,
                     "expiresAt": f.days(1),
@@ -344,8 +345,8 @@ def test_scheme_is_case_insensitive_and_a_future_expiry_is_fine(handler, load_fl
             ],
         )
     )
-    assert get(handler, "node-a", "bearer vl_test_owner").status == 200
-    assert get(handler, "node-a", "Bearer vl_test_later").status == 200
+    assert get(handler, "node-a", "bearer vl_local_test_owner").status == 200
+    assert get(handler, "node-a", "Bearer vl_local_test_later").status == 200
 
 
 def test_an_empty_node_answers_an_empty_array(handler, load_fleet):
@@ -366,7 +367,7 @@ def test_one_query_per_request_once_the_key_is_cached(handler, load_fleet, dynam
 
 def test_a_key_without_the_permission_costs_no_query(handler, load_fleet, dynamodb_calls):
     _not_found_cases(load_fleet)
-    get(handler, "node-a", "Bearer vl_test_capacity_only")
+    get(handler, "node-a", "Bearer vl_local_test_capacity_only")
     assert "Query" not in dynamodb_calls
 
 

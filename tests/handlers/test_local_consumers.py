@@ -10,14 +10,19 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import node_event
 from devstack.consumers import Consumers, registered_nodes
 from devstack.fleets import NODE_QUEUE_PREFIX, TABLE
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.support import fleets as f
-from tests.support.lambdas import invoke, load_function, node_event
 
-OPERATOR = {"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}
+OPERATOR = {
+    "key": "vl_local_test_node_operator",
+    "orgId": "org-platform",
+    "permissions": ["node.write"],
+}
 
 
 class RecordingConsumer:
@@ -55,7 +60,8 @@ def test_a_node_registered_through_the_api_gets_a_consumer_within_a_tick(aws, lo
         _wait_for(lambda: ran == ["node-a"])
         body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit("0000:05:00.0")]}
         put = invoke(
-            load_function("put_node"), node_event("node-new", body, "Bearer vl_test_node_operator")
+            load_function("put_node"),
+            node_event("node-new", body, "Bearer vl_local_test_node_operator"),
         )
         assert put.status == 201
         _wait_for(lambda: sorted(ran) == ["node-a", "node-new"])

@@ -11,14 +11,17 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import node_event, reaffirm_event
 from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.support import fleets as f
-from tests.support.lambdas import invoke, load_function, node_event, reaffirm_event
 
-OPERATOR = "Bearer vl_test_node_operator"
-KEYS = [{"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}]
+OPERATOR = "Bearer vl_local_test_node_operator"
+KEYS = [
+    {"key": "vl_local_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}
+]
 UNITS = [f"0000:{i:02x}:00.0" for i in range(1, 9)]
 
 

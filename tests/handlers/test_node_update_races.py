@@ -14,27 +14,37 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import (
+    cancel_event,
+    create_event,
+    get_event,
+    node_event,
+    place_event,
+    reclaim_event,
+    release_event,
+)
 from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
 from reservations.models.domain import Caller
 from reservations.models.requests import RawBody
 from reservations.wiring import real_ports
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.change_events import cancel_event, release_event
 from tests.support.faults import on_call
-from tests.support.lambdas import invoke, load_function, node_event, reclaim_event
-from tests.support.reservation_events import create_event, get_event
-from tests.support.workload_events import place_event
 from tests.support.writes import put_node, release
 
 U4, U5, U6, U7 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"
-BROKER, OPERATOR = "Bearer vl_test_broker", "Bearer vl_test_operator"
-WRITER = {"key": "vl_test_writer", "orgId": "org-acme",
+BROKER, OPERATOR = "Bearer vl_local_test_broker", "Bearer vl_local_test_operator"
+WRITER = {"key": "vl_local_test_writer", "orgId": "org-acme",
           "permissions": ["reservation.read", "reservation.write"]}  # fmt: skip
-PLACER = {"key": "vl_test_placer", "orgId": "org-platform", "permissions": ["workload.place"]}
-NODE_OPERATOR = {"key": "vl_test_node_op", "orgId": "org-platform", "permissions": ["node.write"]}
+PLACER = {"key": "vl_local_test_placer", "orgId": "org-platform", "permissions": ["workload.place"]}
+NODE_OPERATOR = {
+    "key": "vl_local_test_node_op",
+    "orgId": "org-platform",
+    "permissions": ["node.write"],
+}
 # The other writer, run through its use case in the hook (a handler keeps its request in
 # module state, so one invocation must not run inside another).
 NODE_CALLER = Caller("key-node-op", "org-platform", frozenset({"node.write"}), True)
@@ -116,7 +126,7 @@ def test_a_placement_after_the_update_read_finds_the_unit_withheld(functions, no
             "unitIds": [U4]}  # fmt: skip
     with the_update_commits_first():
         answer = invoke(functions["place_workload"],
-                        place_event("node-a", body, "Bearer vl_test_placer"))  # fmt: skip
+                        place_event("node-a", body, "Bearer vl_local_test_placer"))  # fmt: skip
     assert (answer.status, answer.body["code"]) == (409, "units_unavailable")
     assert "under review" in answer.body["details"][0]["problem"]
     assert "claimedBy" not in state.unit(aws, "node-a", U4)
@@ -126,7 +136,8 @@ def test_a_placement_after_the_update_read_finds_the_unit_withheld(functions, no
 def test_a_cancel_after_the_update_read_records_the_review_it_ended(functions, node, aws):
     with the_update_commits_first():
         answer = invoke(
-            functions["cancel"], cancel_event("node-a", "res-1", None, "Bearer vl_test_writer")
+            functions["cancel"],
+            cancel_event("node-a", "res-1", None, "Bearer vl_local_test_writer"),
         )
     assert (answer.status, answer.body["status"]) == (200, "cancelled")
     [audit] = state.audit_records(aws, "node-a", "res-1")
@@ -146,7 +157,7 @@ def test_a_create_after_the_update_read_decides_on_the_new_topology(functions, n
 
     with on_call(clients.dynamodb(), "TransactWriteItems", before=update_removes_06):
         answer = invoke(functions["create_reservation"],
-                        create_event("node-a", body, "Bearer vl_test_writer"))  # fmt: skip
+                        create_event("node-a", body, "Bearer vl_local_test_writer"))  # fmt: skip
     assert (answer.status, answer.body["code"]) == (422, "units_not_reservable")
     assert "not on this node" in answer.body["details"][0]["problem"]
 
@@ -165,7 +176,7 @@ def test_a_release_committed_after_the_update_read_is_reviewed_with_the_rest(fun
 
     with on_call(clients.dynamodb(), "TransactWriteItems", before=the_release_commits_first):
         answer = invoke(functions["put_node"],
-                        node_event("node-a", REVIEWING, "Bearer vl_test_node_op"))  # fmt: skip
+                        node_event("node-a", REVIEWING, "Bearer vl_local_test_node_op"))  # fmt: skip
     assert answer.status == 200
     assert state.reservation(aws, "node-a", "res-1")["releasedUnitIds"] == [U4, U5]
     assert status(functions) == "needs-review"

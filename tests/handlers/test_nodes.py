@@ -11,26 +11,30 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import get_event, list_event, list_units_event, node_event, reaffirm_event
 from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import invoke
 from reservations.dal import clients
 from reservations.logic.ports import Ports
 from reservations.models.domain import Caller
 from reservations.models.requests import RawBody
 from reservations.wiring import real_ports
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
-from tests.support.lambdas import invoke, list_units_event, node_event, reaffirm_event
-from tests.support.reservation_events import get_event, list_event
 from tests.support.writes import put_node
 
-OPERATOR = "Bearer vl_test_node_operator"
+OPERATOR = "Bearer vl_local_test_node_operator"
 NODE_WRITERS = [
-    {"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]},
+    {"key": "vl_local_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]},
     # node.write on a key that is not the operator's grants nothing.
-    {"key": "vl_test_owner_nodes", "orgId": "org-acme", "permissions": ["node.write"]},
-    {"key": "vl_test_op_reader", "orgId": "org-platform", "permissions": ["reservation.read"]},
+    {"key": "vl_local_test_owner_nodes", "orgId": "org-acme", "permissions": ["node.write"]},
+    {
+        "key": "vl_local_test_op_reader",
+        "orgId": "org-platform",
+        "permissions": ["reservation.read"],
+    },
 ]
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
 # A node update made in the test itself, through the use case (not the handler, which keeps
@@ -44,7 +48,7 @@ def ports() -> Ports:
 
 @pytest.fixture(scope="module")
 def handlers() -> dict[str, ModuleType]:
-    from tests.support.lambdas import load_function
+    from devstack.functions import load_function
 
     names = ("put_node", "reaffirm", "list_units", "get_reservation", "list_reservations")
     return {name: load_function(name) for name in names}
@@ -81,7 +85,8 @@ def put(handlers, node_id: str, document: Any, authorization: str | None = OPERA
 def status_of(handlers, node_id: str, reservation_id: str) -> str:
     """The reservation's effective status, as a reader of the API sees it."""
     answer = invoke(
-        handlers["get_reservation"], get_event(node_id, reservation_id, "Bearer vl_test_operator")
+        handlers["get_reservation"],
+        get_event(node_id, reservation_id, "Bearer vl_local_test_operator"),
     )
     assert answer.status == 200, answer.body
     return str(answer.body["status"])
@@ -112,7 +117,7 @@ def test_a_new_node_is_201_with_its_queue_and_the_units_listed(handlers, load_fl
     assert attributes["FifoQueue"] == "true"
     assert "SpotTerminationDeadLetterQueue" in attributes["RedrivePolicy"]
     listed = invoke(
-        handlers["list_units"], list_units_event("node-new", "Bearer vl_test_operator")
+        handlers["list_units"], list_units_event("node-new", "Bearer vl_local_test_operator")
     ).body
     assert [u["id"] for u in listed] == [U4, "0000:0b:00.0"]
     assert all(u["state"] == "free" and u["reservable"] for u in listed)
@@ -169,9 +174,9 @@ def test_put_ignores_an_idempotency_key_and_answers_as_without_one(
 @pytest.mark.parametrize(
     ("authorization", "node_id"),
     [
-        ("Bearer vl_test_owner_nodes", "node-a"),  # node.write, but not the operator
-        ("Bearer vl_test_op_reader", "node-a"),  # the operator, without node.write
-        ("Bearer vl_test_operator", "node-a"),
+        ("Bearer vl_local_test_owner_nodes", "node-a"),  # node.write, but not the operator
+        ("Bearer vl_local_test_op_reader", "node-a"),  # the operator, without node.write
+        ("Bearer vl_local_test_operator", "node-a"),
         (OPERATOR, "node a"),  # malformed id
     ],
 )
@@ -179,7 +184,9 @@ def test_anyone_but_an_operator_with_node_write_gets_the_one_404(
     handlers, load_fleet, node_env, aws, authorization, node_id
 ):
     load_fleet(fleet())
-    unknown = invoke(handlers["list_units"], list_units_event("node-x", "Bearer vl_test_operator"))
+    unknown = invoke(
+        handlers["list_units"], list_units_event("node-x", "Bearer vl_local_test_operator")
+    )
     before = state.whole_table(aws)
     result = put(handlers, node_id, "{not json", authorization)  # 404 before the body's 400
     assert (result.status, result.headers, result.body_text) == (
@@ -317,7 +324,9 @@ def test_a_topology_change_puts_only_live_reservations_on_changed_units_under_re
     assert node["unitsChangedAtGen"] == {U5: 2, U6: 0, "0000:07:00.0": 2}
     assert state.item(aws, "node-a", "UNIT#" + U4) is None
     assert state.unit(aws, "node-a", U5)["gpuModelId"] == "nvidia-a100-80gb"
-    listed = invoke(handlers["list_units"], list_units_event("node-a", "Bearer vl_test_operator"))
+    listed = invoke(
+        handlers["list_units"], list_units_event("node-a", "Bearer vl_local_test_operator")
+    )
     governed = {u["id"]: (u.get("reservationId"), u.get("released")) for u in listed.body}
     assert governed[U5] == ("res-model", False)  # under review: withheld from everyone
     [audit] = state.audit_records_of(aws, "AUDIT#node-a")
@@ -341,7 +350,9 @@ def test_a_units_ended_reservations_stay_ended_and_out_of_the_write(
     assert result.status == 200, result.body
     assert status_of(handlers, "node-a", "res-live") == "needs-review"
     assert {status_of(handlers, "node-a", r["id"]) for r in weekly} == {"expired"}
-    listed = invoke(handlers["list_units"], list_units_event("node-a", "Bearer vl_test_operator"))
+    listed = invoke(
+        handlers["list_units"], list_units_event("node-a", "Bearer vl_local_test_operator")
+    )
     assert {u["id"]: u.get("reservationId") for u in listed.body}[U4] == "res-live"
 
 
@@ -444,15 +455,17 @@ def test_reaffirm_with_a_unit_gone_or_not_reservable_is_422_naming_each(
 @pytest.mark.parametrize(
     ("authorization", "res"),
     [
-        ("Bearer vl_test_owner_nodes", "res-1"),
-        ("Bearer vl_test_operator", "res-1"),  # operator without node.write
+        ("Bearer vl_local_test_owner_nodes", "res-1"),
+        ("Bearer vl_local_test_operator", "res-1"),  # operator without node.write
         (OPERATOR, "res-unknown"),
         (OPERATOR, "res/1"),
     ],
 )
 def test_reaffirm_answers_the_one_404(handlers, load_fleet, node_env, aws, authorization, res):
     load_fleet(review_fleet())
-    unknown = invoke(handlers["list_units"], list_units_event("node-x", "Bearer vl_test_operator"))
+    unknown = invoke(
+        handlers["list_units"], list_units_event("node-x", "Bearer vl_local_test_operator")
+    )
     result = reaffirm(handlers, res, {"reason": "x"}, auth=authorization)
     assert (result.status, result.headers, result.body_text) == (
         unknown.status,
@@ -567,7 +580,7 @@ def listed_statuses(handlers, node_id: str) -> dict[str, str]:
     statuses: dict[str, str] = {}
     query: dict[str, str] = {"limit": "100"}
     while True:
-        event = list_event(node_id, "Bearer vl_test_operator", query)
+        event = list_event(node_id, "Bearer vl_local_test_operator", query)
         page = invoke(handlers["list_reservations"], event).body
         statuses |= {r["id"]: r["status"] for r in page["items"]}
         if "nextCursor" not in page:
@@ -604,7 +617,7 @@ def test_every_list_page_after_an_update_is_one_query_that_reads_the_review_with
     access, node = state.item(aws, "node-h", "~ACCESS"), state.item(aws, "node-h", "#NODE")
     assert access["unitsChangedAtGen"] == node["unitsChangedAtGen"] == {u: 2 for u in ids}
     query: dict[str, str] = {"limit": "50"}
-    reader = "Bearer vl_test_operator"
+    reader = "Bearer vl_local_test_operator"
     invoke(handlers["list_reservations"], list_event("node-h", reader, query))  # the key cached
     statuses: list[str] = []
     while True:
@@ -640,7 +653,9 @@ def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_action
     with transactions() as sizes:
         assert put(handlers, "node-h", body(2, [spec(u) for u in new])).status == 200
     assert sizes == [100]
-    units = invoke(handlers["list_units"], list_units_event("node-h", "Bearer vl_test_operator"))
+    units = invoke(
+        handlers["list_units"], list_units_event("node-h", "Bearer vl_local_test_operator")
+    )
     assert [u["id"] for u in units.body] == new
     assert status_of(handlers, "node-h", "res-old") == "needs-review"  # its unit is gone
     unit_items = {i["SK"] for i in state.whole_table(aws) if i["SK"].startswith("UNIT#")}

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
-from tests.support.lambdas import EVENTS, event_file, invoke, list_units_event, load_function
+from devstack import fleet_documents as f
+from devstack.api_events import EVENTS, event_file, list_units_event
+from devstack.functions import invoke, load_function
 
 EVENT_FILES = sorted(
     p.relative_to(EVENTS).as_posix() for p in (EVENTS / "not_found").glob("*.json")
@@ -25,7 +26,9 @@ def handler() -> ModuleType:
 def reference(load_fleet: Any) -> Any:
     """The list function's 404 for an unknown node."""
     load_fleet(f.fleet([]))
-    return invoke(load_function("list_units"), list_units_event("node-zz", "Bearer vl_test_owner"))
+    return invoke(
+        load_function("list_units"), list_units_event("node-zz", "Bearer vl_local_test_owner")
+    )
 
 
 def test_there_are_events_for_the_default_route() -> None:

@@ -40,29 +40,30 @@ from typing import Any
 import boto3
 import pytest
 
+from devstack import fleet_documents as f
 from devstack import fleets as loader
+from devstack.api_events import (
+    cancel_event,
+    create_event,
+    end_event,
+    get_event,
+    list_event,
+    list_units_event,
+    node_event,
+    place_event,
+    reaffirm_event,
+    reclaim_event,
+    release_event,
+)
 from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import FakeContext, HttpResult, invoke, load_function
 from devstack.sqs_events import sqs_event
 from reservations.dal import clients
 from reservations.http import resolver
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.support import fleets as f
 from tests.support import invariants as inv
 from tests.support import state
-from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import (
-    FakeContext,
-    HttpResult,
-    invoke,
-    list_units_event,
-    load_function,
-    node_event,
-    reaffirm_event,
-    reclaim_event,
-    swap_ports,
-)
-from tests.support.reservation_events import create_event, get_event, list_event
-from tests.support.workload_events import end_event, place_event
+from tests.support.ports import swap_ports
 
 SEEDS = [int(s) for s in os.environ.get("WALK_SEEDS", "1,2,3,4").split(",")]
 CALLS = 250

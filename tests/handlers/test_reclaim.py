@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from types import ModuleType
@@ -11,15 +12,18 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from devstack import fleet_documents as f
+from devstack.api_events import event_file, list_units_event, reclaim_event
+from devstack.functions import FakeContext, invoke, load_function
+from devstack.sqs_events import sqs_event
 from reservations.dal import clients
 from reservations.logic import retries
 from reservations.models.messages import SpotTermination
-from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
-from tests.support.lambdas import event_file, invoke, list_units_event, load_function, reclaim_event
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
+U1, U2 = "0000:04:00.0", "0000:05:00.0"  # two reservations' units
 ALL = ["0000:04:00.0", "0000:05:00.0", "0000:07:00.0", "0000:08:00.0", "0000:09:00.0"]
 
 
@@ -56,9 +60,13 @@ def standard_fleet(**res_overrides: Any) -> dict[str, Any]:
     return f.fleet(
         [f.node("node-a", units, [res, review], workloads), other],
         extra_keys=[
-            {"key": "vl_test_owner_ro", "orgId": "org-acme", "permissions": ["reservation.read"]},
             {
-                "key": "vl_test_revoked",
+                "key": "vl_local_test_owner_ro",
+                "orgId": "org-acme",
+                "permissions": ["reservation.read"],
+            },
+            {
+                "key": "vl_local_test_revoked",
                 "orgId": "org-broker",
                 "permissions": f.BOTH,
                 "revoked": True,
@@ -147,7 +155,7 @@ def test_an_audit_record_names_the_caller_reason_units_and_outcome(handler, flee
     [audit] = state.audit_records(aws, "node-a", "res-1")
     assert audit["callerOrgId"] == "org-broker"
     assert audit["callerKeyId"].startswith("key-")
-    assert "vl_test_broker" not in str(audit)
+    assert "vl_local_test_broker" not in str(audit)
     assert audit["reason"] == "because"
     assert audit["unitIds"] == ["0000:04:00.0", "0000:07:00.0"]
     assert audit["terminated"] == ["vm-spot-1"]
@@ -277,7 +285,9 @@ def test_a_bad_idempotency_key_is_400(handler, fleet, key):
 # --- 401 / 404 ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", [None, "Basic abc", "Bearer vl_nobody", "Bearer vl_test_revoked"])
+@pytest.mark.parametrize(
+    "key", [None, "Basic abc", "Bearer vl_nobody", "Bearer vl_local_test_revoked"]
+)
 def test_401(handler, fleet, key):
     result = post(handler, {"unitIds": ["0000:04:00.0"]}, key=key)
     assert result.status == 401
@@ -291,9 +301,9 @@ def test_401(handler, fleet, key):
         ("node-zz", "res-1", BROKER),  # unknown node
         ("node-a", "res-zz", BROKER),  # unknown reservation
         ("node-a", "res-b", BROKER),  # the reservation is on another node
-        ("node-a", "res-1", "Bearer vl_test_stranger"),
-        ("node-a", "res-1", "Bearer vl_test_lab"),  # audience, even with capacity
-        ("node-a", "res-1", "Bearer vl_test_owner_ro"),  # owner without reservation.capacity
+        ("node-a", "res-1", "Bearer vl_local_test_stranger"),
+        ("node-a", "res-1", "Bearer vl_local_test_lab"),  # audience, even with capacity
+        ("node-a", "res-1", "Bearer vl_local_test_owner_ro"),  # owner without reservation.capacity
         ("node-a", "res-review", BROKER),  # broker does not manage this one
         ("node a", "res-1", BROKER),  # malformed ids
         ("node-a", "res 1", BROKER),
@@ -315,9 +325,9 @@ def test_every_404_is_identical_to_the_list_endpoints(handler, fleet, aws, node,
 
 def test_a_stranger_learns_nothing_about_state(handler, load_fleet):
     load_fleet(standard_fleet(status="cancelled"))
-    stranger = post(handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_test_stranger")
+    stranger = post(handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_local_test_stranger")
     assert stranger.status == 404
-    not_in = post(handler, {"unitIds": ["0000:0a:00.0"]}, key="Bearer vl_test_stranger")
+    not_in = post(handler, {"unitIds": ["0000:0a:00.0"]}, key="Bearer vl_local_test_stranger")
     assert not_in.status == 404
 
 
@@ -512,11 +522,118 @@ def test_409s_are_counted_as_a_metric(handler, load_fleet, capfd):
 def test_unset_reservation_fields_are_absent_and_empty_lists_present(handler, load_fleet):
     res = f.reservation("res-1", ["0000:04:00.0"], managingOrgIds=[], releasedUnitIds=[])
     res.pop("endsAt")
-    extra = [{"key": "vl_test_owner_only", "orgId": "org-acme", "permissions": f.BOTH}]
+    extra = [{"key": "vl_local_test_owner_only", "orgId": "org-acme", "permissions": f.BOTH}]
     load_fleet(f.fleet([f.node("node-a", [f.unit("0000:04:00.0")], [res])], extra_keys=extra))
-    body = post(handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_test_owner_only").body
+    body = post(handler, {"unitIds": ["0000:04:00.0"]}, key="Bearer vl_local_test_owner_only").body
     for absent in ("endsAt", "contractRef", "reason", "topologyGen", "wouldTerminate"):
         assert absent not in body, absent
     assert body["managingOrgIds"] == []
     assert body["releasedUnitIds"] == []
     assert body["terminated"] == []
+
+
+@pytest.fixture(scope="module")
+def functions() -> dict[str, ModuleType]:
+    return {name: load_function(name) for name in ("reclaim", "termination_reports")}
+
+
+def test_a_spanning_workload_reclaimed_through_two_reservations_at_once_is_terminated_once(
+    functions, load_fleet, aws, monkeypatch
+):
+    load_fleet(
+        f.fleet(
+            [
+                f.node(
+                    "node-a",
+                    [f.unit(U1), f.unit(U2)],
+                    [
+                        f.reservation("res-1", [U1], releasedUnitIds=[U1]),
+                        f.reservation("res-2", [U2], releasedUnitIds=[U2]),
+                    ],
+                    [f.workload("vm-span", [U1, U2])],
+                )
+            ]
+        )
+    )
+    inner: list[Any] = []
+
+    def the_other_reclaim_runs_after_the_read(_response: Any) -> None:
+        if not inner:  # res-2's reclaim commits between res-1's read and write
+            inner.append(None)
+            event = reclaim_event("node-a", "res-2", {"unitIds": [U2]}, BROKER)
+            inner[0] = invoke(functions["reclaim"], event)
+
+    with on_call(clients.dynamodb(), "Query", after=the_other_reclaim_runs_after_the_read):
+        outer = invoke(
+            functions["reclaim"], reclaim_event("node-a", "res-1", {"unitIds": [U1]}, BROKER)
+        )
+
+    assert inner[0].status == outer.status == 200
+    assert inner[0].body["terminated"] == outer.body["terminated"] == ["vm-span"]
+    messages = state.drain(boto3.client("sqs"), state.node_queue_url(aws, "node-a"))
+    assert [m["workloadId"] for m in messages] == ["vm-span"]
+    workload = state.workload(aws, "node-a", "vm-span")
+    assert messages[0]["terminationId"] == workload["terminationId"]
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer vl_local_test_unknown_key"])
+@pytest.mark.parametrize(
+    ("node", "reservation"),
+    [
+        ("bad id!", "res-1"),
+        ("node-a", "-starts-badly"),
+        ("n" * 129, "res-1"),
+        ("node-a", "r" * 200),
+    ],
+)
+def test_reclaim_answers_401_before_any_404_for_a_malformed_path(
+    functions, load_fleet, node, reservation, authorization
+):
+    load_fleet(f.fleet([f.node("node-a", [f.unit(U1)], [f.reservation("res-1", [U1])])]))
+    event = reclaim_event(node, reservation, {"unitIds": [U1]}, authorization)
+    result = invoke(functions["reclaim"], event)
+    assert (result.status, result.body["code"]) == (401, "unauthorized")
+    assert result.headers["www-authenticate"] == "Bearer"
+
+
+def _report_event(termination_id: str, workload_id: str) -> dict[str, Any]:
+    report = {
+        "version": 1,
+        "type": "termination-report",
+        "terminationId": termination_id,
+        "nodeId": "node-a",
+        "workloadId": workload_id,
+        "outcome": "terminated",
+        "reportedAt": "2026-11-30T00:00:00Z",
+    }
+    message = {"MessageId": "m-1", "ReceiptHandle": "r-1", "Body": json.dumps(report)}
+    return sqs_event([message], "arn:aws:sqs:us-east-1:123456789012:reports")
+
+
+def test_a_late_report_leaves_a_unit_another_workload_holds_by_now(functions, load_fleet, aws):
+    load_fleet(
+        f.fleet(
+            [
+                f.node(
+                    "node-a",
+                    [f.unit(U1), f.unit(U2)],
+                    [f.reservation("res-1", [U1, U2], releasedUnitIds=[U1, U2])],
+                    [f.workload("vm-old", [U1, U2], state="terminating", terminationId="t-old")],
+                )
+            ]
+        )
+    )
+    # U1 has since moved to another workload (a record the scheduler made meanwhile).
+    aws.update_item(
+        TableName="ReservationsTable",
+        Key={"PK": {"S": "NODE#node-a"}, "SK": {"S": f"UNIT#{U1}"}},
+        UpdateExpression="SET claimedBy = :other, version = version + :one",
+        ExpressionAttributeValues={":other": {"S": "vm:vm-new"}, ":one": {"N": "1"}},
+    )
+    response = functions["termination_reports"].lambda_handler(
+        _report_event("t-old", "vm-old"), FakeContext()
+    )
+    assert response["batchItemFailures"] == []
+    assert state.item(aws, "node-a", "WL#vm-old") is None  # the termination is closed
+    assert state.unit(aws, "node-a", U1)["claimedBy"] == "vm:vm-new"  # still the new one's
+    assert "claimedBy" not in state.unit(aws, "node-a", U2)  # the old one's is freed

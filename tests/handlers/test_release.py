@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import event_file, list_units_event, release_event
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.change_events import release_event
 from tests.support.faults import on_call
-from tests.support.lambdas import event_file, invoke, list_units_event, load_function
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"]
 
 
@@ -92,7 +92,7 @@ def test_an_audit_record_names_the_caller_reason_units_and_releases(handler, fle
         "because",
     )
     assert audit["callerKeyId"].startswith("key-")
-    assert "vl_test_broker" not in str(audit)
+    assert "vl_local_test_broker" not in str(audit)
     assert audit["unitIds"] == [UNITS[3]]
     assert (audit["releasedBefore"], audit["releasedAfter"]) == ([UNITS[0]], [UNITS[0], UNITS[3]])
 
@@ -184,8 +184,8 @@ def test_the_sam_local_events_against_the_demo_fleet(handler, load_fleet, event_
 @pytest.mark.parametrize(
     ("key", "node", "res"),
     [
-        ("Bearer vl_test_stranger", "node-a", "res-1"),
-        ("Bearer vl_test_lab", "node-a", "res-1"),  # the audience may not lend its units
+        ("Bearer vl_local_test_stranger", "node-a", "res-1"),
+        ("Bearer vl_local_test_lab", "node-a", "res-1"),  # the audience may not lend its units
         (BROKER, "node-x", "res-1"),
         (BROKER, "node-a", "res-b"),  # on another node
         (BROKER, "node-a", "res 1"),

@@ -18,11 +18,12 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
+from devstack import fleet_documents as f
+from devstack.api_events import list_units_event, reclaim_event
+from devstack.functions import invoke, load_function
 from reservations.http.resolver import key_cache
-from tests.support import fleets as f
-from tests.support.lambdas import invoke, list_units_event, load_function, reclaim_event
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 
 
 @pytest.fixture(scope="module")

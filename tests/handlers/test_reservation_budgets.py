@@ -11,13 +11,13 @@ from types import ModuleType
 
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import create_event, get_event, list_event
+from devstack.functions import invoke, load_function
 from reservations.http.resolver import key_cache
-from tests.support import fleets as f
-from tests.support.lambdas import invoke, load_function
-from tests.support.reservation_events import create_event, get_event, list_event
 
-OWNER = "Bearer vl_test_writer"
-WRITER = {"key": "vl_test_writer", "orgId": "org-acme",
+OWNER = "Bearer vl_local_test_writer"
+WRITER = {"key": "vl_local_test_writer", "orgId": "org-acme",
           "permissions": ["reservation.read", "reservation.write"]}  # fmt: skip
 UNITS = [f"0000:{i:02x}:00.0" for i in range(1, 9)]
 

@@ -9,22 +9,22 @@ from typing import Any
 
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import create_event, event_file, get_event, list_event
+from devstack.functions import invoke, load_function
 from reservations.models.idempotency import Outcome
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import event_file, invoke, load_function
-from tests.support.reservation_events import create_event, get_event, list_event
 
-OWNER = "Bearer vl_test_writer"
-OPERATOR = "Bearer vl_test_operator_writer"
-LAB = "Bearer vl_test_lab"
-STRANGER = "Bearer vl_test_stranger"
+OWNER = "Bearer vl_local_test_writer"
+OPERATOR = "Bearer vl_local_test_operator_writer"
+LAB = "Bearer vl_local_test_lab"
+STRANGER = "Bearer vl_local_test_stranger"
 FREE = ["0000:0b:00.0", "0000:0c:00.0"]
 WRITE = ["reservation.read", "reservation.write"]
 WRITERS = [
-    {"key": "vl_test_writer", "orgId": "org-acme", "permissions": WRITE},
-    {"key": "vl_test_operator_writer", "orgId": "org-platform", "permissions": WRITE},
-    {"key": "vl_test_write_only", "orgId": "org-acme", "permissions": ["reservation.write"]},
+    {"key": "vl_local_test_writer", "orgId": "org-acme", "permissions": WRITE},
+    {"key": "vl_local_test_operator_writer", "orgId": "org-platform", "permissions": WRITE},
+    {"key": "vl_local_test_write_only", "orgId": "org-acme", "permissions": ["reservation.write"]},
 ]
 
 
@@ -150,7 +150,7 @@ def test_a_stored_answer_without_headers_reads_back_without_any():
     ("key", "node"),
     [
         (LAB, "node-a"),  # read and capacity, not write
-        ("Bearer vl_test_broker", "node-a"),
+        ("Bearer vl_local_test_broker", "node-a"),
         (OWNER, "node-zz"),
         (OWNER, "node%2Fa"),
     ],
@@ -219,7 +219,7 @@ def test_get_404s_are_identical_for_unknown_and_invisible(functions, fleet):
             invoke(functions["get_reservation"], get_event("node-a", "res-1", STRANGER)),
             invoke(functions["get_reservation"], get_event("node-a", "res-404", OWNER)),
             invoke(functions["get_reservation"], get_event("node-404", "res-1", OWNER)),
-            invoke(functions["get_reservation"], get_event("node-a", "res-1", "Bearer vl_test_write_only")),
+            invoke(functions["get_reservation"], get_event("node-a", "res-1", "Bearer vl_local_test_write_only")),
         )
     }  # fmt: skip
     assert len(answers) == 1

@@ -7,8 +7,9 @@ from types import ModuleType
 
 import pytest
 
+from devstack.api_events import event_file
+from devstack.functions import FakeContext, load_function
 from reservations.config import SettingsError, settings
-from tests.support.lambdas import FakeContext, event_file, load_function
 
 EVENTS = {
     "list_units": "list_units/allowed.json",

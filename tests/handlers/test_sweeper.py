@@ -15,6 +15,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
+from devstack import fleet_documents as f
+from devstack.functions import FakeContext, load_function
 from reservations.config import settings
 from reservations.dal import clients, queues
 from reservations.dal.store import NodeTable
@@ -26,10 +28,8 @@ from reservations.models.messages import TerminationReport
 from reservations.models.times import parse_time
 from reservations.rules.terminations import RedeliveryPolicy
 from reservations_tools import terminations as command
-from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
-from tests.support.lambdas import FakeContext, load_function
 
 TERMINATION = "t-vm-1"
 POLICY = RedeliveryPolicy(

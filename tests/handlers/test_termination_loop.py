@@ -16,6 +16,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from devstack import fleet_documents as f
+from devstack.api_events import event_file, list_units_event, reclaim_event
+from devstack.functions import FakeContext, invoke, load_function
 from devstack.pump import warm_up_event
 from devstack.sqs_events import failed_message_ids, sqs_event
 from node_agent.consumer import Consumer, DoneLog
@@ -23,19 +26,10 @@ from node_agent.drivers import LogDriver, Result
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.models.writes import WriteConflict
-from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
-from tests.support.lambdas import (
-    FakeContext,
-    event_file,
-    invoke,
-    list_units_event,
-    load_function,
-    reclaim_event,
-)
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 
 
 class Crash(BaseException):

@@ -10,22 +10,22 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from devstack import fleet_documents as f
+from devstack.api_events import end_event, list_units_event, place_event, reclaim_event
+from devstack.functions import invoke, load_function
 from reservations.dal import clients
 from reservations.dal.items import to_attributes
 from reservations.dal.keys import HISTORY_PREFIX, OPEN_TERMINATIONS_INDEX, workload_audit_pk
 from reservations.logic.retries import MAX_ATTEMPTS
-from tests.support import fleets as f
 from tests.support import state
 from tests.support.faults import on_call
-from tests.support.lambdas import invoke, list_units_event, load_function, reclaim_event
-from tests.support.workload_events import end_event, place_event
 
-SCHEDULER = "Bearer vl_test_scheduler"
+SCHEDULER = "Bearer vl_local_test_scheduler"
 RELEASED, KEPT, REVIEW, FREE = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"
 CLAIMED, TERMINATING, HOST = "0000:08:00.0", "0000:09:00.0", "0000:0a:00.0"
 KEYS = [
-    {"key": "vl_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]},
-    {"key": "vl_test_owner_places", "orgId": "org-acme", "permissions": ["workload.place"]},
+    {"key": "vl_local_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]},
+    {"key": "vl_local_test_owner_places", "orgId": "org-acme", "permissions": ["workload.place"]},
 ]
 
 
@@ -104,7 +104,9 @@ def test_a_placement_is_201_stored_claimed_and_audited(functions, fleet, aws):
         "org-platform",
     )
     assert record["reservationIds"] == ["res-1"]
-    listed = invoke(functions["list_units"], list_units_event("node-a", "Bearer vl_test_owner"))
+    listed = invoke(
+        functions["list_units"], list_units_event("node-a", "Bearer vl_local_test_owner")
+    )
     [shown] = [u for u in listed.body if u["id"] == RELEASED]
     assert (shown["state"], shown["claimedBy"]) == ("claimed", "vm:vm-new")
 
@@ -143,7 +145,7 @@ def test_a_typo_is_400_and_no_key_is_401_with_the_challenge(functions, fleet):
 def test_a_reclaim_then_a_spot_placement_on_the_reclaimed_unit_is_refused(functions, fleet):
     reclaimed = invoke(
         functions["reclaim"],
-        reclaim_event("node-a", "res-1", {"unitIds": [RELEASED]}, "Bearer vl_test_broker"),
+        reclaim_event("node-a", "res-1", {"unitIds": [RELEASED]}, "Bearer vl_local_test_broker"),
     )
     assert reclaimed.status == 200
     assert place(functions, body()).status == 409

@@ -8,10 +8,10 @@ from typing import Any
 
 from botocore.config import Config
 
+from devstack.functions import FakeContext, invoke, load_function
 from reservations.dal import clients
 from reservations.http import resolver
 from tests.races.forks import Call, ReadHook, child_main
-from tests.support.lambdas import FakeContext, invoke, load_function
 
 # The emulator stands in for DynamoDB and SQS, slowly on a loaded machine. These tests are
 # about concurrency, not timeouts (tests/handlers/test_bounded_request_path.py is), so no try

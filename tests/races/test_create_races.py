@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from devstack import fleet_documents as f
+from devstack.api_events import create_event
 from reservations.models.times import parse_time
 from tests.races.forks import ReadHook, barrier_after_first_read, concurrently
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.reservation_events import create_event
 
-WRITER = "Bearer vl_test_writer"
+WRITER = "Bearer vl_local_test_writer"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 RACERS = 6
 # What the last run saw, for whoever reads the test output (``-s``).
@@ -24,7 +24,7 @@ FIGURES: dict[str, Any] = {}
 
 
 def _fleet(node_id: str) -> dict[str, Any]:
-    keys = [{"key": "vl_test_writer", "orgId": "org-acme",
+    keys = [{"key": "vl_local_test_writer", "orgId": "org-acme",
              "permissions": ["reservation.read", "reservation.write"]}]  # fmt: skip
     return f.fleet([f.node(node_id, [f.unit(u) for u in UNITS])], extra_keys=keys)
 

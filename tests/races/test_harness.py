@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import reclaim_event
 from tests.races.forks import BarrierAfterFirstRead, RaceCallFailed, Read, concurrently
-from tests.support import fleets as f
-from tests.support.lambdas import reclaim_event
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 UNIT = "0000:04:00.0"
 
 

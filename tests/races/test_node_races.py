@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from devstack import fleet_documents as f
+from devstack.api_events import node_event, reclaim_event
 from devstack.fleets import NODE_QUEUE_PREFIX
 from reservations.dal import clients
 from reservations.dal.store import NodeTable
@@ -21,13 +23,13 @@ from tests.races.forks import (
     barrier_after_first_read,
     concurrently,
 )
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import node_event, reclaim_event
 
-OPERATOR = "Bearer vl_test_node_operator"
-BROKER = "Bearer vl_test_broker"
-KEYS = [{"key": "vl_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}]
+OPERATOR = "Bearer vl_local_test_node_operator"
+BROKER = "Bearer vl_local_test_broker"
+KEYS = [
+    {"key": "vl_local_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}
+]
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
 
 

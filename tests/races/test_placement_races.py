@@ -19,14 +19,13 @@ import random
 from collections import Counter
 from typing import Any
 
+from devstack import fleet_documents as f
+from devstack.api_events import end_event, place_event, reclaim_event
 from tests.races.forks import Call, barrier_after_first_read, concurrently
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import reclaim_event
-from tests.support.workload_events import end_event, place_event
 
-BROKER = "Bearer vl_test_broker"
-SCHEDULER = "Bearer vl_test_scheduler"
+BROKER = "Bearer vl_local_test_broker"
+SCHEDULER = "Bearer vl_local_test_scheduler"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 ROUNDS = 24
 # What the last run saw, for whoever reads the test output (``-s``).
@@ -35,7 +34,11 @@ FIGURES: Counter[str] = Counter()
 
 def _fleet(nodes: list[str]) -> dict[str, Any]:
     keys = [
-        {"key": "vl_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]}
+        {
+            "key": "vl_local_test_scheduler",
+            "orgId": "org-platform",
+            "permissions": ["workload.place"],
+        }
     ]
     released = [f.reservation("res-1", UNITS, releasedUnitIds=UNITS)]
     return f.fleet([f.node(n, [f.unit(u) for u in UNITS], released) for n in nodes], keys)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from devstack import fleet_documents as f
+from devstack.api_events import reclaim_event
 from tests.races.forks import (
     ActBetweenFirstReadAndWrite,
     PlaceSpotWorkload,
@@ -18,11 +20,9 @@ from tests.races.forks import (
     barrier_after_first_read,
     concurrently,
 )
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.lambdas import reclaim_event
 
-BROKER = "Bearer vl_test_broker"
+BROKER = "Bearer vl_local_test_broker"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 
 

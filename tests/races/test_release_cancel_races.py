@@ -12,14 +12,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from devstack import fleet_documents as f
+from devstack.api_events import cancel_event, reclaim_event, release_event
 from tests.races.forks import barrier_after_first_read, concurrently
-from tests.support import fleets as f
 from tests.support import state
-from tests.support.change_events import cancel_event, release_event
-from tests.support.lambdas import reclaim_event
 
-BROKER = "Bearer vl_test_broker"
-OWNER = "Bearer vl_test_writer"
+BROKER = "Bearer vl_local_test_broker"
+OWNER = "Bearer vl_local_test_writer"
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 ROUNDS = 10
@@ -36,7 +35,7 @@ def _fleet(node_id: str) -> dict[str, Any]:
                 [f.workload("vm-a", [UNITS[0]])],
             )
         ],
-        extra_keys=[{"key": "vl_test_writer", "orgId": "org-acme", "permissions": WRITE}],
+        extra_keys=[{"key": "vl_local_test_writer", "orgId": "org-acme", "permissions": WRITE}],
     )
 
 

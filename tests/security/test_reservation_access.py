@@ -8,16 +8,20 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
+from devstack import fleet_documents as f
+from devstack.api_events import create_event, get_event, list_event, list_units_event
+from devstack.functions import invoke, load_function
 from tests.support import state
-from tests.support.lambdas import invoke, list_units_event, load_function
-from tests.support.reservation_events import create_event, get_event, list_event
 
 WRITE = ["reservation.read", "reservation.write", "reservation.capacity"]
 KEYS = [
-    {"key": "vl_test_writer", "orgId": "org-acme", "permissions": WRITE},
-    {"key": "vl_test_other_owner", "orgId": "org-globex", "permissions": WRITE},
-    {"key": "vl_test_owner_no_read", "orgId": "org-acme", "permissions": ["reservation.write"]},
+    {"key": "vl_local_test_writer", "orgId": "org-acme", "permissions": WRITE},
+    {"key": "vl_local_test_other_owner", "orgId": "org-globex", "permissions": WRITE},
+    {
+        "key": "vl_local_test_owner_no_read",
+        "orgId": "org-acme",
+        "permissions": ["reservation.write"],
+    },
 ]
 BODY = {"unitIds": ["0000:05:00.0"], "allowedOrgIds": ["org-lab"]}
 
@@ -44,31 +48,31 @@ def _answer(result: Any) -> tuple[int, tuple[tuple[str, str], ...], str]:
 
 CASES = {
     "create": [
-        ("Bearer vl_test_writer", "node-unknown"),
-        ("Bearer vl_test_writer", "node-g"),  # another org's node
-        ("Bearer vl_test_broker", "node-a"),  # manages res-1, but cannot create
-        ("Bearer vl_test_lab", "node-a"),  # the audience, no reservation.write
-        ("Bearer vl_test_writer", "node%20a"),
+        ("Bearer vl_local_test_writer", "node-unknown"),
+        ("Bearer vl_local_test_writer", "node-g"),  # another org's node
+        ("Bearer vl_local_test_broker", "node-a"),  # manages res-1, but cannot create
+        ("Bearer vl_local_test_lab", "node-a"),  # the audience, no reservation.write
+        ("Bearer vl_local_test_writer", "node%20a"),
     ],
     "get": [
-        ("Bearer vl_test_writer", "node-unknown", "res-1"),
-        ("Bearer vl_test_writer", "node-a", "res-g"),  # on another node
-        ("Bearer vl_test_stranger", "node-a", "res-1"),
-        ("Bearer vl_test_owner_no_read", "node-a", "res-1"),
-        ("Bearer vl_test_writer", "node-a", "res 1"),
+        ("Bearer vl_local_test_writer", "node-unknown", "res-1"),
+        ("Bearer vl_local_test_writer", "node-a", "res-g"),  # on another node
+        ("Bearer vl_local_test_stranger", "node-a", "res-1"),
+        ("Bearer vl_local_test_owner_no_read", "node-a", "res-1"),
+        ("Bearer vl_local_test_writer", "node-a", "res 1"),
     ],
     "list": [
-        ("Bearer vl_test_writer", "node-unknown"),
-        ("Bearer vl_test_stranger", "node-a"),
-        ("Bearer vl_test_owner_no_read", "node-a"),
-        ("Bearer vl_test_other_owner", "node-a"),
+        ("Bearer vl_local_test_writer", "node-unknown"),
+        ("Bearer vl_local_test_stranger", "node-a"),
+        ("Bearer vl_local_test_owner_no_read", "node-a"),
+        ("Bearer vl_local_test_other_owner", "node-a"),
     ],
 }
 
 
 def test_every_refusal_of_the_reservation_endpoints_is_the_one_404(functions, fleet, aws):
     reference = _answer(
-        invoke(functions["list_units"], list_units_event("node-x", "Bearer vl_test_writer"))
+        invoke(functions["list_units"], list_units_event("node-x", "Bearer vl_local_test_writer"))
     )
     before = state.whole_table(aws)
     answers = set()

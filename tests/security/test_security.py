@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from devstack import fleet_documents as f
 from devstack import template
-from tests.support import fleets as f
-from tests.support.lambdas import ROOT, invoke, list_units_event, load_function, reclaim_event
+from devstack.api_events import list_units_event, reclaim_event
+from devstack.fleet_documents import ROOT
+from devstack.functions import invoke, load_function
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +26,12 @@ def handlers():
     return {name: load_function(name) for name in ("list_units", "reclaim")}
 
 
-KEYS = ["vl_test_owner", "vl_test_broker", "vl_test_stranger", "vl_secret_unknown_key"]
+KEYS = [
+    "vl_local_test_owner",
+    "vl_local_test_broker",
+    "vl_local_test_stranger",
+    "vl_secret_unknown_key",
+]
 
 
 class Lines(logging.Handler):
@@ -91,7 +98,9 @@ def test_every_log_line_carries_the_request_id_as_correlation_id(handlers, load_
             [f.node("node-a", [f.unit("0000:04:00.0")], [f.reservation("res-1", ["0000:04:00.0"])])]
         )
     )
-    event = reclaim_event("node-a", "res-1", {"unitIds": ["0000:04:00.0"]}, "Bearer vl_test_owner")
+    event = reclaim_event(
+        "node-a", "res-1", {"unitIds": ["0000:04:00.0"]}, "Bearer vl_local_test_owner"
+    )
     event["requestContext"]["requestId"] = "req-correlate-1"
     invoke(handlers["reclaim"], event)
     lines = [json.loads(line) for line in app_logs]

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from tests.support import fleets as f
+from devstack import fleet_documents as f
+from devstack.api_events import end_event, list_units_event, place_event
+from devstack.functions import invoke, load_function
 from tests.support import state
-from tests.support.lambdas import invoke, list_units_event, load_function
-from tests.support.workload_events import end_event, place_event
 
 KEYS = [
-    {"key": "vl_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]},
-    {"key": "vl_test_owner_places", "orgId": "org-acme", "permissions": ["workload.place"]},
+    {"key": "vl_local_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]},
+    {"key": "vl_local_test_owner_places", "orgId": "org-acme", "permissions": ["workload.place"]},
 ]
 BODY = {"id": "vm-new", "kind": "vm", "tier": "spot", "orgId": "org-x", "unitIds": ["0000:04:00.0"]}
-SCHEDULER = "Bearer vl_test_scheduler"
+SCHEDULER = "Bearer vl_local_test_scheduler"
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,12 @@ def _answer(result: Any) -> tuple[int, tuple[tuple[str, str], ...], str]:
     [
         (SCHEDULER, "node-zz", "vm-old"),  # unknown node
         (SCHEDULER, "node-a", "vm-nope"),  # unknown workload (end only)
-        ("Bearer vl_test_owner_places", "node-a", "vm-old"),  # the permission, not the operator
-        ("Bearer vl_test_operator", "node-a", "vm-old"),  # the operator, not the permission
+        (
+            "Bearer vl_local_test_owner_places",
+            "node-a",
+            "vm-old",
+        ),  # the permission, not the operator
+        ("Bearer vl_local_test_operator", "node-a", "vm-old"),  # the operator, not the permission
         (SCHEDULER, "node a", "vm-old"),  # malformed ids
         (SCHEDULER, "node-a", "vm 1"),
     ],

@@ -1,9 +1,21 @@
-"""The one check every schemathesis module makes of every response it provokes."""
+"""The schemathesis scaffolding every fuzz module shares: the API over its handlers, a world
+of moto with one fleet, how a case is aimed at that fleet, the contract's checks of every
+response, and the tally of what came back. ``FUZZ_EXAMPLES`` sets the examples per
+operation (``make fuzz`` runs the long version and prints the tallies)."""
 
 from __future__ import annotations
 
+import os
+import random
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import boto3
+import schemathesis
+from hypothesis import HealthCheck, settings
+from moto import mock_aws
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -11,12 +23,73 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from devstack import openapi, template
+from devstack.fleets import NODE_QUEUE_PREFIX, load_fleet
+from devstack.functions import load_function
+from reservations.dal import clients
+from reservations_tools.fleet.loader import local_dead_letter_arn
+from tests.support.wsgi import LambdaApi
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
+# Every fuzz test's hypothesis settings: the same examples every run (derandomized).
+FUZZED = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,
 ]
+
+
+def api_schema(functions: Iterable[str], operation_ids: list[str] | None = None) -> Any:
+    """The generated OpenAPI document, served with these functions behind it; only these
+    operations fuzzed (all the document's without a list)."""
+    app = LambdaApi(
+        {name: load_function(name) for name in functions}, openapi.render(openapi.generate())
+    )
+    schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
+    return schema.include(operation_id=operation_ids) if operation_ids else schema
+
+
+@contextmanager
+def fleet_world(fleet: dict[str, Any], node_queues: bool = False) -> Iterator[None]:
+    """moto with ``fleet`` loaded, for a whole module (state carries over between examples);
+    ``node_queues``: the settings a node's registration makes its queue with."""
+    saved = dict(os.environ)
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+        AWS_DEFAULT_REGION="us-east-1", TABLE_NAME="ReservationsTable",
+    )  # fmt: skip
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    with mock_aws():
+        clients.reset()
+        template.create_tables(boto3.client("dynamodb"))
+        template.create_queues(boto3.client("sqs"))
+        if node_queues:
+            os.environ["NODE_QUEUE_PREFIX"] = NODE_QUEUE_PREFIX
+            os.environ["NODE_DEAD_LETTER_QUEUE_ARN"] = local_dead_letter_arn(boto3.client("sqs"))
+        load_fleet(fleet, boto3.client("dynamodb"), boto3.client("sqs"))
+        yield
+        clients.reset()
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def chooser(case: Any) -> random.Random:
+    """A case's own random choices: the same case is aimed the same way every run."""
+    return random.Random(repr((case.path_parameters, case.body, case.headers)))
+
+
+def with_key(case: Any, authorization: str | None) -> None:
+    """The case sent with this Authorization header (None: none)."""
+    case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
+    if authorization:
+        case.headers["Authorization"] = authorization
 
 
 def call_and_check(case: Any, codes: dict[int, set[str]]) -> Any | None:
@@ -34,3 +107,21 @@ def call_and_check(case: Any, codes: dict[int, set[str]]) -> Any | None:
     if response.status_code == 401:
         assert response.headers.get("www-authenticate") == ["Bearer"]
     return response
+
+
+def checked(case: Any, codes: dict[int, set[str]], statuses: Counter[str]) -> None:
+    """Send and check ``case``, and count its answer: ``METHOD path status``."""
+    response = call_and_check(case, codes)
+    if response is None:
+        statuses["no route (API Gateway)"] += 1
+        return
+    operation = case.operation
+    statuses[f"{operation.method.upper()} {operation.path} {response.status_code}"] += 1
+
+
+def tally(title: str, statuses: Counter[str]) -> set[str]:
+    """Print what came back (``make fuzz`` shows it); the answers seen."""
+    total = sum(statuses.values())
+    print(f"\n{title}: {total} requests; by status: {dict(sorted(statuses.items()))}")
+    assert total > 0
+    return set(statuses)

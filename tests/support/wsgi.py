@@ -14,33 +14,22 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
 
-from tests.support.lambdas import FakeContext, event_file
+from devstack.api_events import event_file
+from devstack.functions import FakeContext
+from reservations.http import routes
 
 # Marks API Gateway's own 404 for a path no route matches (our functions never ran).
 NO_ROUTE = ("X-Gateway-Route", "none")
+# (method, path pattern, function, route key) of every route, as API Gateway matches them.
 ROUTES = [
-    ("GET", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/units"), "list_units",
-     "GET /v1/nodes/{nodeId}/reservations/units"),
-    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)/reclaim"),
-     "reclaim", "POST /v1/nodes/{nodeId}/reservations/{reservationId}/reclaim"),
-    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)/release"),
-     "release", "POST /v1/nodes/{nodeId}/reservations/{reservationId}/release"),
-    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)/cancel"),
-     "cancel", "POST /v1/nodes/{nodeId}/reservations/{reservationId}/cancel"),
-    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations"), "create_reservation",
-     "POST /v1/nodes/{nodeId}/reservations"),
-    ("GET", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations"), "list_reservations",
-     "GET /v1/nodes/{nodeId}/reservations"),
-    ("GET", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)"),
-     "get_reservation", "GET /v1/nodes/{nodeId}/reservations/{reservationId}"),
-    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/workloads"), "place_workload",
-     "POST /v1/nodes/{nodeId}/workloads"),
-    ("DELETE", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/workloads/(?P<workloadId>[^/]+)"),
-     "end_workload", "DELETE /v1/nodes/{nodeId}/workloads/{workloadId}"),
-    ("PUT", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)"), "put_node", "PUT /v1/nodes/{nodeId}"),
-    ("POST", re.compile(r"/v1/nodes/(?P<nodeId>[^/]+)/reservations/(?P<reservationId>[^/]+)/reaffirm"),
-     "reaffirm", "POST /v1/nodes/{nodeId}/reservations/{reservationId}/reaffirm"),
-]  # fmt: skip
+    (
+        route.method,
+        re.compile(re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", route.path)),
+        route.function,
+        f"{route.method} {route.path}",
+    )
+    for route in routes.ALL
+]
 
 
 class LambdaApi:

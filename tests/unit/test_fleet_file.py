@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
+from devstack import fleet_documents as f
 from reservations.auth.keys import derive_key_id
 from reservations.models.domain import ReservationStatus
 from reservations.models.ids import is_termination_id
@@ -23,7 +24,6 @@ from reservations_tools.fleet.loader import (
 )
 from reservations_tools.fleet.model import parse_fleet
 from reservations_tools.fleet.size import item_size
-from tests.support import fleets as f
 
 
 def good() -> dict:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from devstack import fleet_documents as f
 from reservations_tools.fleet.api_rules import Route
 from reservations_tools.fleet.loader import main, routes
 from reservations_tools.fleet.model import parse_fleet
-from tests.support import fleets as f
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 U4, U5, U6, HOST = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:0a:00.0"

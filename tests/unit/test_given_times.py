@@ -11,13 +11,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from devstack import fleet_documents as f
 from reservations.models.errors import InvalidRequest
 from reservations.models.requests import RawBody, parse_create_request
 from reservations.models.times import OUT_OF_RANGE, parse_given_time, term_problem
 from reservations.rules.reservations import new_term
 from reservations_tools import keys
 from reservations_tools.fleet.loader import main
-from tests.support import fleets as f
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 OUTSIDE = [

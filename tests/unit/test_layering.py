@@ -101,3 +101,27 @@ def test_a_planted_upward_import_is_caught(tmp_path, layer, statement):
     assert upward_imports(tmp_path) == [
         f"{layer}/planted.py: imports reservations.{statement.split()[1].split('.')[1]}"
     ]
+
+
+def test_the_benchmark_and_the_local_stack_import_nothing_from_the_tests():
+    """What bench/ and local/ share with the tests lives in local/devstack, never in tests/."""
+    root = PACKAGE.parents[2]
+    importing_tests = [
+        str(path.relative_to(root))
+        for folder in ("bench", "local", "tools", "functions")
+        for path in sorted((root / folder).rglob("*.py"))
+        if any(
+            name.split(".")[0] == "tests"
+            for node in ast.walk(ast.parse(path.read_text()))
+            for name in _module_names(node)
+        )
+    ]
+    assert importing_tests == []
+
+
+def _module_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        return [node.module]
+    return []

@@ -31,7 +31,7 @@ class Mutant:
 LIST = "tests/logic/test_list_units.py"
 RECLAIM = "tests/logic/test_reclaim.py"
 REPORTS = "tests/logic/test_termination_reports.py"
-HOLES = "tests/logic/test_costly_holes.py"
+HOLES = "tests/logic/test_reclaim.py"  # a spanning workload, a late report
 TRANSACTION = "tests/unit/test_reclaim_transaction.py"
 SIGNALS = "tests/logic/test_operator_signals.py"
 

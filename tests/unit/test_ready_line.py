@@ -8,11 +8,11 @@ import json
 import re
 import shlex
 
+from devstack import fleet_documents as f
 from devstack.run import demo_curl
 from reservations.models.node_requests import parse_node_request
 from reservations.models.requests import RawBody
 from reservations_tools.fleet.model import Fleet, parse_fleet
-from tests.support import fleets as f
 
 API = "http://127.0.0.1:3000"
 

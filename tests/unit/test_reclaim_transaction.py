@@ -181,7 +181,9 @@ def write(
         terminations=(NewTermination(ItemVersion("vm-1", 1), "t-1"),),
         unchanged_workloads=(ItemVersion("vm-2", 4),),
         reason=reason,
-        audit=ReclaimAudit("org-broker", "key-broker", (U[0], U[2]), U[:2], ("vm-1",), ("vm-2",)),
+        audit=ReclaimAudit((U[0], U[2]), U[:2], ("vm-1",), ("vm-2",)),
+        caller_org_id="org-broker",
+        caller_key_id="key-broker",
         at=NOW,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -208,3 +209,14 @@ def test_a_report_without_detail_has_no_detail_field_at_all():
 )
 def test_the_operator_command_shows_ages_briefly(seconds, shown):
     assert age(timedelta(seconds=seconds)) == shown
+
+
+@pytest.mark.parametrize("termination_id", ["t \u00e9", "t\n1", "t 1"])
+@pytest.mark.parametrize("deliveries", [0, 1])
+def test_a_malformed_termination_id_still_gives_a_deduplication_id_sqs_accepts(
+    termination_id, deliveries
+):
+    # SQS: up to 128 of alphanumerics and punctuation.
+    dedup = deduplication_id(termination_id, deliveries)
+    assert re.fullmatch(r"[A-Za-z0-9!-/:-@\[-`{-~]{1,128}", dedup), dedup
+    assert dedup != deduplication_id(termination_id, deliveries + 1)

@@ -40,6 +40,7 @@ WRITE_ERRORS = (400, 401, 404, 409, 422)
 class ApiRoute:
     """One route: how it is called, and how the OpenAPI document shows it."""
 
+    function: str  # the function that serves it: functions/<function>/app.py
     method: str
     path: str  # /v1/nodes/{nodeId}/...: the contract's spelling
     summary: str
@@ -74,6 +75,7 @@ RESERVATIONS = NODE + "/reservations"
 RESERVATION = RESERVATIONS + "/{reservationId}"
 
 LIST_UNITS = ApiRoute(
+    "list_units",
     "GET",
     RESERVATIONS + "/units",
     "List a node's allocatable GPU units",
@@ -84,6 +86,7 @@ LIST_UNITS = ApiRoute(
     keyed=False,
 )
 RECLAIM = ApiRoute(
+    "reclaim",
     "POST",
     RESERVATION + "/reclaim",
     "Reclaim released units and terminate the spot workloads on them",
@@ -93,6 +96,7 @@ RECLAIM = ApiRoute(
     body=CapacityRequest,
 )
 CREATE_RESERVATION = ApiRoute(
+    "create_reservation",
     "POST",
     RESERVATIONS,
     "Reserve units of a node for an audience of orgs",
@@ -103,6 +107,7 @@ CREATE_RESERVATION = ApiRoute(
     body=CreateReservationRequest,
 )
 GET_RESERVATION = ApiRoute(
+    "get_reservation",
     "GET",
     RESERVATION,
     "Get one reservation of a node",
@@ -113,6 +118,7 @@ GET_RESERVATION = ApiRoute(
     keyed=False,
 )
 LIST_RESERVATIONS = ApiRoute(
+    "list_reservations",
     "GET",
     RESERVATIONS,
     "List the reservations of a node the caller may see",
@@ -123,6 +129,7 @@ LIST_RESERVATIONS = ApiRoute(
     keyed=False,
 )
 RELEASE = ApiRoute(
+    "release",
     "POST",
     RESERVATION + "/release",
     "Lend reserved units to the spot market",
@@ -132,6 +139,7 @@ RELEASE = ApiRoute(
     body=CapacityRequest,
 )
 CANCEL = ApiRoute(
+    "cancel",
     "POST",
     RESERVATION + "/cancel",
     "Cancel a reservation: its units stop being governed; workloads keep running",
@@ -142,6 +150,7 @@ CANCEL = ApiRoute(
     body_required=False,
 )
 PUT_NODE = ApiRoute(
+    "put_node",
     "PUT",
     NODE,
     "Register a node or update its topology (operator only)",
@@ -160,6 +169,7 @@ PUT_NODE = ApiRoute(
     created="the node, registered",
 )
 REAFFIRM = ApiRoute(
+    "reaffirm",
     "POST",
     RESERVATION + "/reaffirm",
     "Confirm a needs-review reservation on the node's current topology (operator only)",
@@ -170,6 +180,7 @@ REAFFIRM = ApiRoute(
     body_required=False,
 )
 PLACE_WORKLOAD = ApiRoute(
+    "place_workload",
     "POST",
     NODE + "/workloads",
     "Place a workload on units of a node (operator keys with workload.place)",
@@ -180,10 +191,26 @@ PLACE_WORKLOAD = ApiRoute(
     body=PlaceWorkloadRequest,
 )
 END_WORKLOAD = ApiRoute(
+    "end_workload",
     "DELETE",
     NODE + "/workloads/{workloadId}",
     "End a workload that stopped on its own: it leaves the node, its units are free",
     "endWorkload",
     "ended (no body)",
     status=204,
+)
+
+# Every route, in the order the OpenAPI document is merged from its functions.
+ALL = (
+    LIST_UNITS,
+    RECLAIM,
+    CREATE_RESERVATION,
+    GET_RESERVATION,
+    LIST_RESERVATIONS,
+    RELEASE,
+    CANCEL,
+    PLACE_WORKLOAD,
+    END_WORKLOAD,
+    PUT_NODE,
+    REAFFIRM,
 )

@@ -1,4 +1,5 @@
-"""Fleet documents for tests, with dates relative to now so they never go stale."""
+"""Fleet documents built in code (for the tests and the benchmark), with dates relative to
+now so they never go stale."""
 
 from __future__ import annotations
 
@@ -67,11 +68,11 @@ def workload(wl_id: str, units: list[str], tier: str = "spot", **overrides: Any)
 
 
 KEYS = {
-    "operator": ("vl_test_operator", "org-platform"),
-    "owner": ("vl_test_owner", "org-acme"),
-    "broker": ("vl_test_broker", "org-broker"),
-    "lab": ("vl_test_lab", "org-lab"),
-    "stranger": ("vl_test_stranger", "org-stranger"),
+    "operator": ("vl_local_test_operator", "org-platform"),
+    "owner": ("vl_local_test_owner", "org-acme"),
+    "broker": ("vl_local_test_broker", "org-broker"),
+    "lab": ("vl_local_test_lab", "org-lab"),
+    "stranger": ("vl_local_test_stranger", "org-stranger"),
 }
 BOTH = ["reservation.read", "reservation.capacity"]
 

@@ -1,0 +1,131 @@
+"""API Gateway events for every route, built from the shipped ``events/`` files (one per
+function and case, which ``sam local invoke -e`` reads too): the tests and the benchmark
+build their requests here, each from its route's own file and path."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from reservations.http import routes
+from reservations.http.routes import ApiRoute
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+
+
+def event_file(relative: str) -> dict[str, Any]:
+    return json.loads((EVENTS / relative).read_text())
+
+
+def api_event(
+    file: str,
+    route: ApiRoute,
+    ids: dict[str, str],
+    authorization: str | None,
+    body: Any = None,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """``events/<file>`` sent to ``route`` with these path ids, the header (None: no
+    Authorization) and the body (sent as JSON unless a string; None: no body)."""
+    event = copy.deepcopy(event_file(file))
+    path = route.path.format(**ids)
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event["pathParameters"] = dict(ids)
+    if "body" in event or body is not None:
+        event["body"] = body if isinstance(body, str) or body is None else json.dumps(body)
+        event["headers"].pop("content-length", None)
+    event["headers"].pop("authorization", None)
+    if authorization is not None:
+        event["headers"]["authorization"] = authorization
+    if idempotency_key is not None:
+        event["headers"]["idempotency-key"] = idempotency_key
+    return event
+
+
+Key = str | None
+
+
+def list_units_event(node_id: str, authorization: Key) -> dict[str, Any]:
+    return api_event(
+        "list_units/allowed.json", routes.LIST_UNITS, {"nodeId": node_id}, authorization
+    )
+
+
+def get_event(node_id: str, reservation_id: str, authorization: Key) -> dict[str, Any]:
+    ids = {"nodeId": node_id, "reservationId": reservation_id}
+    return api_event("get_reservation/visible.json", routes.GET_RESERVATION, ids, authorization)
+
+
+def list_event(
+    node_id: str, authorization: Key, query: dict[str, str] | None = None
+) -> dict[str, Any]:
+    ids = {"nodeId": node_id}
+    event = api_event("list_reservations/owner.json", routes.LIST_RESERVATIONS, ids, authorization)
+    event["rawQueryString"] = urlencode(query or {})
+    event.pop("queryStringParameters", None)
+    if query:
+        event["queryStringParameters"] = dict(query)
+    return event
+
+
+def reclaim_event(
+    node_id: str, reservation_id: str, body: Any, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    ids = {"nodeId": node_id, "reservationId": reservation_id}
+    file = "reclaim/real_run.json"
+    return api_event(file, routes.RECLAIM, ids, authorization, body, idempotency_key)
+
+
+def release_event(
+    node_id: str, reservation_id: str, body: Any, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    ids = {"nodeId": node_id, "reservationId": reservation_id}
+    file = "release/real_run.json"
+    return api_event(file, routes.RELEASE, ids, authorization, body, idempotency_key)
+
+
+def cancel_event(
+    node_id: str, reservation_id: str, body: Any, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    """A cancel, with ``body`` None: no body at all."""
+    ids = {"nodeId": node_id, "reservationId": reservation_id}
+    file = "cancel/with_reason.json"
+    return api_event(file, routes.CANCEL, ids, authorization, body, idempotency_key)
+
+
+def reaffirm_event(
+    node_id: str, reservation_id: str, body: Any, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    ids = {"nodeId": node_id, "reservationId": reservation_id}
+    file = "reaffirm/reaffirm.json"
+    return api_event(file, routes.REAFFIRM, ids, authorization, body, idempotency_key)
+
+
+def create_event(
+    node_id: str, body: Any, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    ids, file = {"nodeId": node_id}, "create_reservation/created.json"
+    return api_event(file, routes.CREATE_RESERVATION, ids, authorization, body, idempotency_key)
+
+
+def place_event(
+    node_id: str, body: Any, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    ids, file = {"nodeId": node_id}, "place_workload/spot_on_released.json"
+    return api_event(file, routes.PLACE_WORKLOAD, ids, authorization, body, idempotency_key)
+
+
+def end_event(
+    node_id: str, workload_id: str, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    ids = {"nodeId": node_id, "workloadId": workload_id}
+    file = "end_workload/ended.json"
+    return api_event(file, routes.END_WORKLOAD, ids, authorization, None, idempotency_key)
+
+
+def node_event(node_id: str, body: Any, authorization: Key) -> dict[str, Any]:
+    ids = {"nodeId": node_id}
+    return api_event("put_node/register.json", routes.PUT_NODE, ids, authorization, body)
