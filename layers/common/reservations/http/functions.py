@@ -22,7 +22,7 @@ from reservations.models.requests import RawBody
 from reservations.observability import API_REQUEST, tracer
 from reservations.wiring import Handler, entry_point, real_ports
 
-Route = TypeVar("Route", bound=Callable[..., Any])
+Registered = TypeVar("Registered", bound=Callable[..., Any])
 
 IDEMPOTENCY_KEY = Annotated[
     str | None, Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h")
@@ -38,11 +38,11 @@ class ApiFunction:
     ports: Ports
     lambda_handler: Handler
 
-    def route(self, route: ApiRoute) -> Callable[[Route], Route]:
+    def route(self, route: ApiRoute) -> Callable[[Registered], Registered]:
         """Register ``route``'s handler under its path, as the OpenAPI document shows it;
         a subsegment is traced per call."""
 
-        def register(handler: Route) -> Route:
+        def register(handler: Registered) -> Registered:
             traced = tracer.capture_method(capture_response=False)(handler)
             self.app.route(route.rule, route.method, **_documented(route))(traced)
             return handler

@@ -169,7 +169,7 @@ def _no_body(_raw: RawBody) -> None:
     """An end is named by its path alone: a body, if any, is not read."""
 
 
-def _place_on(write: PlacementWrite) -> Committed:
+def _placed(write: PlacementWrite) -> Committed:
     return _committed("workload placed", write)
 
 
@@ -187,7 +187,7 @@ PLACE: WriteSpec[PlaceWorkloadRequest, PlacementWrite] = WriteSpec(
     access=SCHEDULER,
     parse=parse_place_request,
     decide=decide_placement,
-    committed=_place_on,
+    committed=_placed,
 )
 
 END: WriteSpec[None, WorkloadEnd] = WriteSpec(
