@@ -27,7 +27,7 @@ from devstack.emulator import REGION
 from devstack.fleets import NODE_QUEUE_PREFIX, TABLE
 from node_agent.consumer import Consumer
 from node_agent.drivers import LogDriver
-from reservations.dal.items import NODE_SK
+from reservations.dal.keys import NODE_SK
 from reservations.dal.queues import node_queue_name
 
 
