@@ -16,7 +16,7 @@ JOBS=${MUTATE_JOBS:-$(nproc)}
 # tree, so a run is reproducible and never picks up a half-written file (commit first).
 rm -rf "$STAGE"
 mkdir -p "$STAGE/src"
-git archive "${MUTATE_REF:-HEAD}" layers/common local/devstack tools agent tests fleets events \
+git archive "${MUTATE_REF:-HEAD}" layers/common local/devstack tools agent tests fleets events docs/openapi.json \
   template.yaml pyproject.toml | tar -x -C "$STAGE"
 # The packages the tests import besides the layer's come from the same commit, ahead of the
 # working tree's editable install.
