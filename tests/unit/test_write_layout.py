@@ -5,6 +5,7 @@ endpoints read back exactly what the builders write."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -36,7 +37,9 @@ from reservations.dal.records import (
     change_audit_item,
     create_audit_item,
     ended_workload_item,
+    node_audit_item,
     placement_audit_item,
+    reaffirm_audit_item,
     workload_end_audit_item,
 )
 from reservations.models.domain import (
@@ -52,10 +55,13 @@ from reservations.models.domain import (
 )
 from reservations.models.writes import (
     ItemVersion,
+    NodePut,
     PlacementWrite,
+    ReaffirmWrite,
     ReservationChange,
     ReservationCreate,
     TopologyRead,
+    UnitPut,
     WorkloadEnd,
 )
 
@@ -264,6 +270,73 @@ def test_a_placement_is_audited_with_the_caller_the_workload_and_the_reservation
         "callerKeyId": "key-sched",
         "at": STAMP,
     }
+
+
+@pytest.mark.parametrize(("node_read", "action"), [(None, "register-node"), (3, "update-node")])
+def test_a_node_write_is_audited_with_its_units_and_the_reservations_it_put_in_review(
+    node_read, action
+):
+    unit = Unit(U[0], "vfio-group", "h100", 1, True)
+    write = NodePut(
+        "wr-n",
+        NODE,
+        node_read,
+        12,
+        (UnitPut(replace(unit, id=U[1]), None), UnitPut(unit, 1)),
+        (ItemVersion(U[2], 4),),
+        (),
+        (U[0], U[2]),
+        2,
+        "org-platform",
+        "key-nodes",
+        NOW,
+    )
+    assert stored(node_audit_item(write)) == {
+        "PK": "AUDIT#node-a",
+        "SK": f"{STAMP}#wr-n",
+        "action": action,
+        "nodeId": "node-a",
+        "ownerOrgId": "org-acme",
+        "topologyGen": 7,
+        "unitsPut": [U[0], U[1]],
+        "unitsRemoved": [U[2]],
+        "unitsChanged": [U[0], U[2]],
+        "reservationsReviewed": 2,
+        "callerOrgId": "org-platform",
+        "callerKeyId": "key-nodes",
+        "at": STAMP,
+    }
+
+
+def test_a_reaffirm_is_audited_with_the_status_and_generation_it_took():
+    write = ReaffirmWrite(
+        "wr-r",
+        "node-a",
+        ItemVersion("res-1", 4),
+        ItemVersion("node-a", 3),
+        ReservationStatus.ACTIVE,
+        7,
+        "re-seated",
+        "org-platform",
+        "key-nodes",
+        NOW,
+    )
+    assert stored(reaffirm_audit_item(write)) == {
+        "PK": "AUDIT#node-a#res-1",
+        "SK": f"{STAMP}#wr-r",
+        "action": "reaffirm",
+        "nodeId": "node-a",
+        "reservationId": "res-1",
+        "reason": "re-seated",
+        "status": "active",
+        "topologyGen": 7,
+        "callerOrgId": "org-platform",
+        "callerKeyId": "key-nodes",
+        "at": STAMP,
+    }
+    bare = stored(reaffirm_audit_item(replace(write, reason=None, topology_gen=None)))
+    assert "reason" not in bare
+    assert "topologyGen" not in bare
 
 
 def _end(workload: Workload, write_id: str = "wr-2") -> WorkloadEnd:
