@@ -50,6 +50,19 @@ class Settings(BaseModel):
     node_dead_letter_queue_arn: str | None = Field(
         None, alias="NODE_DEAD_LETTER_QUEUE_ARN", min_length=1
     )
+    # How long history is kept (events among it): the stack's HistoryRetentionDays.
+    history_retention_days: int = Field(400, alias="HISTORY_RETENTION_DAYS", ge=1, le=36500)
+    # The webhook sender's queue (WebhookSenderFunction only), whose messages it puts back
+    # until their next attempt. No default: it names a resource.
+    webhook_delivery_queue_url: str | None = Field(
+        None, alias="WEBHOOK_DELIVERY_QUEUE_URL", min_length=1
+    )
+    # The stack's WebhookAllowLocalReceiver (off unless the local stack turns it on): a
+    # subscription may name http://127.0.0.1:<port>, reached at WEBHOOK_LOCAL_RECEIVER_HOST.
+    webhook_allow_local_receiver: bool = Field(False, alias="WEBHOOK_ALLOW_LOCAL_RECEIVER")
+    webhook_local_receiver_host: str = Field(
+        "127.0.0.1", alias="WEBHOOK_LOCAL_RECEIVER_HOST", min_length=1
+    )
 
 
 @cache
@@ -72,6 +85,14 @@ def cursor_signing_key() -> bytes:
     if key is None:
         raise SettingsError("invalid function environment: CURSOR_SIGNING_KEY: not set")
     return key.encode()
+
+
+def webhook_delivery_queue_url() -> str:
+    """The webhook delivery queue; SettingsError naming the variable when it is not set."""
+    url = settings().webhook_delivery_queue_url
+    if url is None:
+        raise SettingsError("invalid function environment: WEBHOOK_DELIVERY_QUEUE_URL: not set")
+    return url
 
 
 def node_queue_settings() -> tuple[str, str]:
