@@ -189,6 +189,8 @@ class WebhookClient:
                 "POST", target.path, body=payload, headers={**headers, "Host": target.host_header}
             )
             response = connection.getresponse()
+            if connection.aborted:  # the headers were cut short by the deadline
+                raise TimeoutError("deadline passed")
         except (OSError, http.client.HTTPException) as failure:
             return AttemptResult(error=self._failure(failure, connection, deadline))
         _read_some(response, self.limits.response_cap)
