@@ -293,6 +293,12 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:GetItem": {node},
             "dynamodb:UpdateItem": {node},
         },
+        # Reads what it sends and records it: subscriptions and their deliveries only.
+        "WebhookSenderFunction": {
+            "dynamodb:GetItem": {"ORGHOOK#*", "WHDELIV#*"},
+            "dynamodb:UpdateItem": {"ORGHOOK#*", "WHDELIV#*"},
+            "dynamodb:PutItem": {"WHDELIV#*"},
+        },
     }
 
 
@@ -328,3 +334,41 @@ def test_the_not_found_function_is_the_default_route_and_has_no_aws_permissions(
     assert routes == [{"ApiId": {"Ref": "HttpApi"}, "Method": "ANY", "Path": "$default"}]
     log_group = function["LoggingConfig"]["LogGroup"]
     assert template.resources()[log_group["Ref"]]["Type"] == "AWS::Logs::LogGroup"
+
+
+def test_the_webhook_sender_touches_its_delivery_queue_only():
+    sender = [s for i, s in _statements() if i == "WebhookSenderFunction"]
+    on_queues = [s for s in sender if any(a.startswith("sqs:") for a in _listed(s["Action"]))]
+    assert [(s["Action"], s["Resource"]) for s in on_queues] == [
+        ("sqs:ChangeMessageVisibility", {"Fn::GetAtt": ["WebhookDeliveryQueue", "Arn"]})
+    ]
+    function = template.resources()["WebhookSenderFunction"]["Properties"]
+    (source,) = function["Events"].values()
+    assert source["Type"] == "SQS"
+    assert source["Properties"]["Queue"] == {"Fn::GetAtt": ["WebhookDeliveryQueue", "Arn"]}
+    assert source["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_the_webhook_delivery_queue_redrives_to_an_alarmed_dead_letter_queue():
+    resources = template.resources()
+    queue = resources["WebhookDeliveryQueue"]["Properties"]
+    dead_letters = queue["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+    alarms = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    watched = [
+        a for a in alarms
+        if a["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_letters, "QueueName"]}}]
+    ]  # fmt: skip
+    assert len(watched) == 1
+    assert watched[0]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    # The queue's visibility outlasts the function (Lambda requires it), 6 times over.
+    timeout = resources["WebhookSenderFunction"]["Properties"]["Timeout"]
+    assert queue["VisibilityTimeout"] >= 6 * timeout
+
+
+def test_the_local_receiver_allowance_is_off_unless_a_stack_turns_it_on():
+    parameter = template.document()["Parameters"]["WebhookAllowLocalReceiver"]
+    assert parameter["Default"] == "false"
+    assert parameter["AllowedValues"] == ["false", "true"]
+    function = template.resources()["WebhookSenderFunction"]["Properties"]
+    variables = function["Environment"]["Variables"]
+    assert variables["WEBHOOK_ALLOW_LOCAL_RECEIVER"] == {"Ref": "WebhookAllowLocalReceiver"}
