@@ -5,6 +5,7 @@ own verifier)."""
 from __future__ import annotations
 
 import base64
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -249,3 +250,22 @@ def test_the_signature_is_the_specifications_hmac_over_id_timestamp_body():
     assert (
         signature((SECRET,), "evt-1", NOW, BODY) == "v1," + base64.b64encode(mac.digest()).decode()
     )
+
+
+def test_an_attempt_in_the_listing_has_the_contracts_fields_absent_rather_than_null():
+    from reservations.models.api import response_json
+    from reservations.models.webhooks import DeliveryPage, DeliveryView
+
+    failed, _ = after_attempt(None, request(), 1, AttemptResult(error="no answer"), NOW, 0.5)
+    _, record = after_attempt(None, request(), 1, AttemptResult(error="no answer"), NOW, 0.5)
+    _, delivered = after_attempt(failed, request(), 2, AttemptResult(status=204), NOW, 0.5)
+    page = DeliveryPage(items=[DeliveryView.of(delivered), DeliveryView.of(record)])
+    assert json.loads(response_json(page)) == {
+        "items": [
+            {"eventId": "evt-1", "type": "reservation.reclaimed", "attempt": 2,
+             "at": "2026-12-01T05:08:47Z", "status": 204, "state": "delivered"},
+            {"eventId": "evt-1", "type": "reservation.reclaimed", "attempt": 1,
+             "at": "2026-12-01T05:08:47Z", "error": "no answer",
+             "nextAttemptAt": "2026-12-01T05:08:52Z", "state": "pending"},
+        ]
+    }  # fmt: skip

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from reservations.models.api import WireModel
 from reservations.models.ids import RESOURCE_ID
+from reservations.models.times import format_time
 
 SUBSCRIPTION_ID_PREFIX = "whsub-"
 _ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -195,6 +196,21 @@ class DeliveryView(WireModel):
     error: str | None = None
     next_attempt_at: str | None = None
     state: DeliveryState = Field(description="The delivery's state after this attempt")
+
+    @classmethod
+    def of(cls, attempt: DeliveryAttempt) -> DeliveryView:
+        """An attempt as the listing shows it (times to the second, as everywhere)."""
+        next_at = attempt.next_attempt_at
+        return cls(
+            event_id=attempt.event_id,
+            type=attempt.event_type,
+            attempt=attempt.attempt,
+            at=format_time(attempt.at),
+            status=attempt.result.status,
+            error=attempt.result.error,
+            next_attempt_at=None if next_at is None else format_time(next_at),
+            state=attempt.state,
+        )
 
 
 class DeliveryPage(WireModel):
