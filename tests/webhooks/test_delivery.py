@@ -327,9 +327,9 @@ def test_a_slow_endpoint_does_not_delay_another_subscriptions_delivery(
     overlapped = []
 
     def slow_answer(_received):
-        # Answers once the other delivery arrived (or after 2 s): with attempts one after
+        # Answers once the other delivery arrived (or after 4 s): with attempts one after
         # the other, the other could not arrive while this one waits.
-        overlapped.append(fast_arrived.wait(2.0))
+        overlapped.append(fast_arrived.wait(4.0))
         return status(200)
 
     def fast_answer(_received):
@@ -338,7 +338,7 @@ def test_a_slow_endpoint_does_not_delay_another_subscriptions_delivery(
 
     slow = receivers(answer=slow_answer)
     fast = receivers(answer=fast_answer)
-    world = World(clock, make_client(seconds=5.0, allow_local=True))
+    world = World(clock, make_client(seconds=8.0, allow_local=True))
     world.subscribe(slow.local_url(), name="whsub-slow")
     world.subscribe(fast.local_url(), name="whsub-fast")
     world.publish("whsub-slow", "evt-1")  # first in the batch
