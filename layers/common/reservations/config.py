@@ -50,6 +50,12 @@ class Settings(BaseModel):
     node_dead_letter_queue_arn: str | None = Field(
         None, alias="NODE_DEAD_LETTER_QUEUE_ARN", min_length=1
     )
+    # How long history is kept (events among it): the stack's HistoryRetentionDays.
+    history_retention_days: int = Field(400, alias="HISTORY_RETENTION_DAYS", ge=1, le=36500)
+    # The stack's EventBridge bus (the event relays only). No default: it names a resource.
+    event_bus_name: str | None = Field(None, alias="EVENT_BUS_NAME", min_length=1)
+    # How long the scheduled relay leaves a new event to the stream's relay.
+    event_relay_grace_seconds: float = Field(60.0, alias="EVENT_RELAY_GRACE_SECONDS", ge=0)
 
 
 @cache
@@ -72,6 +78,14 @@ def cursor_signing_key() -> bytes:
     if key is None:
         raise SettingsError("invalid function environment: CURSOR_SIGNING_KEY: not set")
     return key.encode()
+
+
+def event_bus_name() -> str:
+    """The stack's event bus; SettingsError naming the variable when it is not set."""
+    name = settings().event_bus_name
+    if name is None:
+        raise SettingsError("invalid function environment: EVENT_BUS_NAME: not set")
+    return name
 
 
 def node_queue_settings() -> tuple[str, str]:
