@@ -117,17 +117,26 @@ NODE_A = Node(NODE, OWNER_ORG, topology_gen=2)
 BROKER_ACTOR = Actor("org-broker", "key-broker-1")
 
 
-def context(n: int, actor: Actor | None = BROKER_ACTOR) -> EventContext:
-    """The n-th change on the node, n seconds and n ms after T0."""
-    at = T0 + timedelta(seconds=n, milliseconds=n)
-    return EventContext(NODE, OWNER_ORG, f"change-{n}", at, actor)
+def at(n: int, actor: Actor | None = BROKER_ACTOR, base: datetime = T0) -> EventContext:
+    """The n-th change on the node, n seconds and n ms after ``base``."""
+    moment = base + timedelta(seconds=n, milliseconds=n)
+    return EventContext(NODE, OWNER_ORG, f"change-{n}", moment, actor)
 
 
 OPERATOR_ACTOR = Actor("org-platform", "key-operator-1")
 
 
-def every_type() -> list[StoredEvent]:
-    """One event of every type (two placements), in time order."""
+def context(n: int, actor: Actor | None = BROKER_ACTOR) -> EventContext:
+    """The n-th change after T0."""
+    return at(n, actor)
+
+
+def every_type(base: datetime = T0) -> list[StoredEvent]:
+    """One event of every type (two placements), in time order, from ``base`` on."""
+
+    def context(n: int, actor: Actor | None = BROKER_ACTOR) -> EventContext:
+        return at(n, actor, base)
+
     builders: list[Callable[[int], StoredEvent]] = [
         lambda n: build.node_registered(context(n, OPERATOR_ACTOR), NODE_A, ["0000:04:00.0"]),
         lambda n: build.reservation_created(context(n, Actor("org-acme", "key-owner-1")), RES_1),
@@ -148,7 +157,7 @@ def every_type() -> list[StoredEvent]:
             context(n, None),
             VM_1_TERMINATING,
             "terminated",
-            T0 + timedelta(seconds=n),
+            base + timedelta(seconds=n),
             RES_2.managing_org_ids,
         ),
         lambda n: build.workload_placed(context(n, OPERATOR_ACTOR), VM_2),

@@ -65,6 +65,9 @@ def test_the_defaults_are_the_deployed_values():
     )
     assert defaults.max_deliveries == parameters["TerminationMaxDeliveries"]["Default"]
     assert defaults.stuck_resend_seconds == parameters["StuckResendSeconds"]["Default"]
+    assert defaults.history_retention_days == parameters["HistoryRetentionDays"]["Default"]
+    assert globals_["HISTORY_RETENTION_DAYS"] == {"Ref": "HistoryRetentionDays"}
+    assert defaults.event_relay_grace_seconds == parameters["EventRelayGraceSeconds"]["Default"]
 
 
 def test_the_template_declares_the_standard_endpoint_variable_empty():
