@@ -85,25 +85,38 @@ def test_the_bus_down_does_not_hold_the_feeds_back_and_they_are_not_written_agai
 
 def test_the_bus_down_for_a_day_then_every_event_arrives():
     table, bus = FakeEvents(), FakeBus(down=True)
-    outlets = [FakeFeeds(table), bus]
+    feeds = FakeFeeds(table)
     pending = committed(table, 60)
-    relay(pending[:25], outlets, table)  # the stream's relay, during the outage
+    relay(pending[:25], [feeds, bus], table)  # the stream's relay, for some, during the outage
     now = s.T0
-    passes = Counter[str]()
     for minute in range(24 * 60):  # the scheduled relay, every minute for a day
         now = s.T0 + timedelta(minutes=minute + 2)
-        passes.update(relay_backlog(now, GRACE, table, outlets))
+        relay_backlog(now, GRACE, table, [feeds, bus])
     assert bus.received == []
     assert len(table.marked) == 60
-    # A pass stops at the first page that reached nothing: an outage costs one page a pass.
-    assert bus.calls <= 1 + 24 * 60 * 3
+    # The feeds were written for every event at once, whatever the bus: only the bus is owed.
+    assert feed_contents(table) == expected_feeds(pending)
+    assert {p.relayed_to for p in table.marked.values()} == {frozenset({"feeds"})}
+    # A pass asks a down outlet once (its first page), not once a page.
+    assert bus.calls == 1 + 24 * 60
     bus.down = False
-    counts = relay_backlog(now + timedelta(minutes=1), GRACE, table, outlets)
+    counts = relay_backlog(now + timedelta(minutes=1), GRACE, table, [feeds, bus])
     assert counts["relayed"] == 60
     assert sorted(set(bus.received)) == sorted(p.stored.id for p in pending)
     assert len(bus.received) == 60
     assert table.marked == {}
     assert feed_contents(table) == expected_feeds(pending)
+
+
+def test_with_every_outlet_down_a_pass_costs_one_page():
+    table, bus = FakeEvents(), FakeBus(down=True)
+    feeds = FakeFeeds(table, fail_after=0)
+    committed(table, BACKLOG_PAGE * 3)
+    counts = relay_backlog(s.T0 + timedelta(days=1), GRACE, table, [feeds, bus])
+    assert counts["failed"] == BACKLOG_PAGE
+    assert bus.calls == 1
+    assert feeds.writes == 0
+    assert len(table.marked) == BACKLOG_PAGE * 3
 
 
 def test_the_scheduled_relay_leaves_new_events_to_the_stream_for_the_grace_period():
@@ -151,3 +164,14 @@ def test_an_unreadable_item_is_skipped_and_counted_not_a_block_on_the_rest():
     counts = relay_backlog(s.T0 + timedelta(days=1), GRACE, table, [FakeFeeds(table), bus])
     assert counts["unreadable"] == 1
     assert counts["relayed"] == 2
+
+
+def test_an_event_that_reached_every_outlet_but_kept_its_mark_is_cleared_without_a_call():
+    table, bus = FakeEvents(), FakeBus()
+    feeds = FakeFeeds(table)
+    [pending] = committed(table, 1)
+    table.marked[pending.stored.id] = PendingEvent(pending.stored, frozenset({"feeds", "bus"}))
+    result = relay([table.pending_of(pending.stored)], [feeds, bus], table)
+    assert result.relayed == {pending.stored.id}
+    assert table.marked == {}
+    assert (bus.calls, feeds.writes) == (0, 0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -40,35 +40,44 @@ PAGE_RESERVE_SECONDS = 20.0
 
 @dataclass(frozen=True)
 class RelayResult:
-    """The events that reached every outlet, those that still owe one, and how many reached
-    some outlet in this relay (none: every outlet they owe is down)."""
+    """The events that reached every outlet, those that still owe one, and the outlets that
+    took none of the events they were given (down, as far as this relay can tell)."""
 
     relayed: frozenset[str]
     failed: frozenset[str]
-    progressed: int
+    down: frozenset[str] = frozenset()
 
 
 def relay(
-    pending: Sequence[PendingEvent], outlets: Sequence[Outlet], marks: RelayMarks
+    pending: Sequence[PendingEvent],
+    outlets: Sequence[Outlet],
+    marks: RelayMarks,
+    down: frozenset[str] = frozenset(),
 ) -> RelayResult:
-    """Each outlet takes the events that still owe it; each event records what it reached."""
-    undelivered = {
-        outlet.name: outlet.deliver([p.stored for p in pending if outlet.name not in p.relayed_to])
-        for outlet in outlets
-    }
+    """Each outlet takes the events that still owe it (those in ``down`` are not asked: they
+    failed earlier in the same pass); each event records what it reached."""
+    undelivered: dict[str, set[str]] = {}
+    for outlet in outlets:
+        owing = [p.stored for p in pending if outlet.name not in p.relayed_to]
+        if outlet.name in down:
+            undelivered[outlet.name] = {stored.id for stored in owing}
+        elif owing:
+            undelivered[outlet.name] = outlet.deliver(owing)
+            if len(undelivered[outlet.name]) == len(owing):
+                down |= {outlet.name}
+        else:
+            undelivered[outlet.name] = set()
     relayed: set[str] = set()
     failed: set[str] = set()
-    progressed = 0
     for event in pending:
         owed = [o.name for o in outlets if o.name not in event.relayed_to]
         reached = frozenset(name for name in owed if event.stored.id not in undelivered[name])
         done = len(reached) == len(owed)
-        progressed += bool(reached)
         if (reached or done) and not marks.settle(event.stored, reached, done):
             done = False  # not recorded: it stays marked, and goes out again
         (relayed if done else failed).add(event.stored.id)
     _count(undelivered, relayed, failed)
-    return RelayResult(frozenset(relayed), frozenset(failed), progressed)
+    return RelayResult(frozenset(relayed), frozenset(failed), down)
 
 
 def _count(undelivered: dict[str, set[str]], relayed: set[str], failed: set[str]) -> None:
@@ -85,6 +94,32 @@ def _count(undelivered: dict[str, set[str]], relayed: set[str], failed: set[str]
         )
 
 
+@dataclass
+class _Pass:
+    """One backlog pass as it goes: what it counted, the outlets found down, the oldest."""
+
+    outlets: Sequence[Outlet]
+    marks: RelayMarks
+    time_left: Callable[[], float]
+    counts: Counter[str] = field(default_factory=Counter)
+    down: frozenset[str] = frozenset()
+    oldest: datetime | None = None
+
+    def relay_page(self, page: list[PendingEvent]) -> bool:
+        """Relay one page; False when the pass should stop here (the invocation is ending,
+        or every outlet is down)."""
+        if self.time_left() < PAGE_RESERVE_SECONDS:
+            self.counts["deferred"] += len(page)
+            return False
+        if len(self.down) == len(self.outlets):
+            return False
+        result = relay(page, self.outlets, self.marks, self.down)
+        self.down = result.down
+        self.counts["relayed"] += len(result.relayed)
+        self.counts["failed"] += len(result.failed)
+        return True
+
+
 def relay_backlog(
     now: datetime,
     grace: timedelta,
@@ -93,31 +128,30 @@ def relay_backlog(
     time_left: Callable[[], float] = lambda: math.inf,
 ) -> Counter[str]:
     """One pass of the scheduled relay over the events still marked ``grace`` after their
-    time, oldest first, a page at a time. A page none of whose events reached any outlet
-    ends the pass (the outage is not over: the next pass tries again, at one page's cost),
-    as does the invocation's end.
-    Counts ``relayed``, ``failed``, ``deferred``, and the oldest pending event's age."""
-    counts: Counter[str] = Counter()
-    oldest: datetime | None = None
+    time, oldest first, a page at a time. An outlet that takes none of a page's events is
+    not asked again in this pass (the next pass tries it again), but the others go on: the
+    bus's outage holds no org feed back. The pass ends with the invocation, or once every
+    outlet is down (an outage of everything costs one page a pass). Counts ``relayed``,
+    ``failed``, ``deferred``, ``unreadable``, and the oldest pending event's age."""
+    run = _Pass(outlets, marks, time_left)
     page: list[PendingEvent] = []
     for pending in marks.unrelayed(format_event_time(now - grace), BACKLOG_PAGE):
         if isinstance(pending, UnreadableEvent):
-            _unreadable(pending, counts)
+            _unreadable(pending, run.counts)
             continue
-        oldest = oldest or pending.stored.event.time
+        run.oldest = run.oldest or pending.stored.event.time
         page.append(pending)
-        if len(page) < BACKLOG_PAGE:
-            continue
-        if not _relay_page(page, outlets, marks, counts, time_left):
-            break
-        page = []
+        if len(page) == BACKLOG_PAGE:
+            if not run.relay_page(page):
+                break
+            page = []
     else:
         if page:
-            _relay_page(page, outlets, marks, counts, time_left)
-    age = (now - oldest).total_seconds() if oldest else 0.0
+            run.relay_page(page)
+    age = (now - run.oldest).total_seconds() if run.oldest else 0.0
     metrics.add_metric(name="EventsOldestPendingSeconds", unit=MetricUnit.Seconds, value=age)
-    counts["oldest_pending_seconds"] = int(age)
-    return counts
+    run.counts["oldest_pending_seconds"] = int(age)
+    return run.counts
 
 
 def _unreadable(item: UnreadableEvent, counts: Counter[str]) -> None:
@@ -125,20 +159,3 @@ def _unreadable(item: UnreadableEvent, counts: Counter[str]) -> None:
     logger.error("unreadable event item skipped", extra={"key": item.key, "problem": item.problem})
     metrics.add_metric(name="EventsUnreadable", unit=MetricUnit.Count, value=1)
     counts["unreadable"] += 1
-
-
-def _relay_page(
-    page: list[PendingEvent],
-    outlets: Sequence[Outlet],
-    marks: RelayMarks,
-    counts: Counter[str],
-    time_left: Callable[[], float],
-) -> bool:
-    """Relay one page; False when the pass should stop here."""
-    if time_left() < PAGE_RESERVE_SECONDS:
-        counts["deferred"] += len(page)
-        return False
-    result = relay(page, outlets, marks)
-    counts["relayed"] += len(result.relayed)
-    counts["failed"] += len(result.failed)
-    return result.progressed > 0
