@@ -83,11 +83,23 @@ def warm_up_event(queue_arn: str) -> dict[str, Any]:
     return sqs_event([message], queue_arn)
 
 
-def every(seconds: float, stopping: threading.Event, step: Callable[[], None], name: str) -> None:
-    """Run ``step`` every ``seconds`` on a daemon thread until ``stopping``; a failed step
-    is logged, and the next one runs on time."""
+def every(
+    seconds: float,
+    stopping: threading.Event,
+    step: Callable[[], None],
+    name: str,
+    first: Callable[[], None] | None = None,
+) -> None:
+    """Run ``step`` every ``seconds`` on a daemon thread until ``stopping`` (after ``first``,
+    on the same thread: a function's warm-up must not hold the other loops back); a failed
+    step is logged, and the next one runs on time."""
 
     def loop() -> None:
+        try:
+            if first is not None:
+                first()
+        except Exception:
+            log.exception("warming %s failed", name)
         while not stopping.wait(seconds):
             try:
                 step()
@@ -120,8 +132,11 @@ def start_stream_pumps(
         return failed_message_ids(invoke(lambda_client, function, event))
 
     for pump in stream_pumps(dynamodb, streams, hand):
-        hand(pump.mapping.function, {"Records": []})  # start its container now
-        every(STREAM_POLL_SECONDS, stopping, pump.poll, f"{pump.mapping.function} stream")
+        function = pump.mapping.function
+        every(
+            STREAM_POLL_SECONDS, stopping, pump.poll, f"{function} stream",
+            first=lambda name=function: hand(name, {"Records": []}),  # its container, now
+        )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
