@@ -13,6 +13,7 @@ from reservations.dal.events import RelayMarks
 from reservations.logic.event_relay import relay_backlog
 from reservations.observability import SCHEDULED_EVENT, logger, metrics, tracer
 
+# The same outlets as the stream's relay (functions/event_relay), webhooks to come.
 OUTLETS = (OrgFeeds(), EventBus())
 marks = RelayMarks()
 

@@ -12,7 +12,9 @@ from reservations.dal.events import RelayMarks, pending_event_from_stream
 from reservations.logic.event_relay import relay
 from reservations.observability import STREAM_BATCH, logger, metrics, tracer
 
-# Made at import, like the other functions' adapters: none opens a connection before use.
+# Where every event must go (made at import: none opens a connection before use). Webhook
+# deliveries will be a third outlet here: one delivery queued per subscription of each org
+# the event went to whose filter takes it.
 OUTLETS = (OrgFeeds(), EventBus())
 marks = RelayMarks()
 
