@@ -41,8 +41,8 @@ class Settings(BaseModel):
     max_deliveries: int = Field(5, alias="TERMINATION_MAX_DELIVERIES", ge=1)
     stuck_resend_seconds: float = Field(3600.0, alias="STUCK_RESEND_SECONDS", ge=0)
     # Signs the lists' page cursors (the reservation list and the event feeds: from a
-    # Secrets Manager secret the stack makes). No default: a deployment without it must not sign with a
-    # known key.
+    # Secrets Manager secret the stack makes). No default: a deployment without it must not
+    # sign with a known key.
     cursor_signing_key: str | None = Field(None, alias="CURSOR_SIGNING_KEY", min_length=32)
     # Where a registered node's queue is made (PutNodeFunction only: the stack's
     # NodeQueuePrefix and its shared dead-letter queue). No default: they name resources.
