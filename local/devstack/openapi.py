@@ -30,6 +30,8 @@ API_FUNCTIONS = (
     "end_workload",
     "put_node",
     "reaffirm",
+    "node_events",
+    "org_events",
 )
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "

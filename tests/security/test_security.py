@@ -299,6 +299,18 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {"ORGHOOK#*", "WHDELIV#*"},
             "dynamodb:PutItem": {"WHDELIV#*"},
         },
+        # The feeds read their own partitions (and the node's list access item); the relays
+        # write the org feeds and settle the node feeds' marks, nothing else.
+        "NodeEventsFunction": {"dynamodb:Query": {"NODEEVT#*"}, "dynamodb:GetItem": {key, node}},
+        "OrgEventsFunction": {"dynamodb:Query": {"ORGEVT#*"}, "dynamodb:GetItem": {key}},
+        "EventRelayFunction": {
+            "dynamodb:BatchWriteItem": {"ORGEVT#*"},
+            "dynamodb:UpdateItem": {"NODEEVT#*"},
+        },
+        "EventBacklogFunction": {
+            "dynamodb:BatchWriteItem": {"ORGEVT#*"},
+            "dynamodb:UpdateItem": {"NODEEVT#*"},
+        },
     }
 
 
@@ -323,6 +335,34 @@ def test_the_sweeper_alone_reads_the_open_terminations_index():
     assert [(i, _listed(s["Action"])) for i, s in on_index] == [
         ("SweeperFunction", ["dynamodb:Query"])
     ]
+
+
+def test_the_backlog_relay_alone_reads_the_unrelayed_events_index():
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/UnrelayedEvents"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert [(i, _listed(s["Action"])) for i, s in on_index] == [
+        ("EventBacklogFunction", ["dynamodb:Query"])
+    ]
+
+
+def test_only_the_relays_read_the_stream_and_put_on_the_bus_and_only_this_stacks():
+    stream = {"Fn::GetAtt": ["ReservationsTable", "StreamArn"]}
+    bus = {"Fn::GetAtt": ["EventBus", "Arn"]}
+    readers = {i for i, s in _statements() if stream in _listed(s["Resource"])}
+    putters = [
+        (i, _listed(s["Resource"]))
+        for i, s in _statements()
+        if "events:PutEvents" in _listed(s["Action"])
+    ]
+    assert readers == {"EventRelayFunction"}
+    assert putters == [("EventRelayFunction", [bus]), ("EventBacklogFunction", [bus])]
+    # The stream is handed only new event items (never an API key's or a node's).
+    [mapping] = template.stream_mappings().values()
+    [pattern] = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert pattern == {
+        "eventName": ["INSERT"],
+        "dynamodb": {"Keys": {"PK": {"S": [{"prefix": "NODEEVT#"}]}}},
+    }
 
 
 def test_the_not_found_function_is_the_default_route_and_has_no_aws_permissions():

@@ -72,6 +72,8 @@ def test_the_defaults_are_the_deployed_values():
     assert (
         defaults.webhook_local_receiver_host == sender["Variables"]["WEBHOOK_LOCAL_RECEIVER_HOST"]
     )
+    assert globals_["HISTORY_RETENTION_DAYS"] == {"Ref": "HistoryRetentionDays"}
+    assert defaults.event_relay_grace_seconds == parameters["EventRelayGraceSeconds"]["Default"]
 
 
 def test_the_template_declares_the_standard_endpoint_variable_empty():

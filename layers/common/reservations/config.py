@@ -40,9 +40,9 @@ class Settings(BaseModel):
     )
     max_deliveries: int = Field(5, alias="TERMINATION_MAX_DELIVERIES", ge=1)
     stuck_resend_seconds: float = Field(3600.0, alias="STUCK_RESEND_SECONDS", ge=0)
-    # Signs the list's page cursors (ListReservationsFunction only: from a Secrets Manager
-    # secret the stack makes). No default: a deployment without it must not sign with a
-    # known key.
+    # Signs the lists' page cursors (the reservation list and the event feeds: from a
+    # Secrets Manager secret the stack makes). No default: a deployment without it must not
+    # sign with a known key.
     cursor_signing_key: str | None = Field(None, alias="CURSOR_SIGNING_KEY", min_length=32)
     # Where a registered node's queue is made (PutNodeFunction only: the stack's
     # NodeQueuePrefix and its shared dead-letter queue). No default: they name resources.
@@ -63,6 +63,10 @@ class Settings(BaseModel):
     webhook_local_receiver_host: str = Field(
         "127.0.0.1", alias="WEBHOOK_LOCAL_RECEIVER_HOST", min_length=1
     )
+    # The stack's EventBridge bus (the event relays only). No default: it names a resource.
+    event_bus_name: str | None = Field(None, alias="EVENT_BUS_NAME", min_length=1)
+    # How long the scheduled relay leaves a new event to the stream's relay.
+    event_relay_grace_seconds: float = Field(60.0, alias="EVENT_RELAY_GRACE_SECONDS", ge=0)
 
 
 @cache
@@ -93,6 +97,14 @@ def webhook_delivery_queue_url() -> str:
     if url is None:
         raise SettingsError("invalid function environment: WEBHOOK_DELIVERY_QUEUE_URL: not set")
     return url
+
+
+def event_bus_name() -> str:
+    """The stack's event bus; SettingsError naming the variable when it is not set."""
+    name = settings().event_bus_name
+    if name is None:
+        raise SettingsError("invalid function environment: EVENT_BUS_NAME: not set")
+    return name
 
 
 def node_queue_settings() -> tuple[str, str]:
