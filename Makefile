@@ -18,7 +18,7 @@ help:
 	@echo "make build      sam build"
 	@echo "make openapi    regenerate docs/openapi.json from the code"
 	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
-	@echo "make bench      handler overhead, cost per million calls, cold init (needs Docker)"
+	@echo "make bench      handler overhead, cost per million calls, cold init, event delivery (needs Docker)"
 	@echo "make mutate     mutation testing of the rules, use cases and reclaim transaction (~5 min)"
 
 $(STAMP): requirements-dev.txt pyproject.toml

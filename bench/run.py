@@ -3,7 +3,8 @@
 
 1. handler overhead: the handler's wall time over the same requests sent with boto3;
 2. cost per million calls, from the requests a real run sent and the items it touched;
-3. cold init of each function in the Lambda image, against a bare Powertools handler.
+3. cold init of each function in the Lambda image, against a bare Powertools handler;
+4. commit to org feed and to the event bus in the local stack (``make run``), over a batch.
 
 How many requests a call makes, and that it does not grow with the fleet, are pinned by tests.
 """
@@ -17,11 +18,12 @@ import time
 import warnings
 from typing import Any
 
-from bench import coldstart, costs, prices
+from bench import coldstart, costs, events, prices
 from devstack import template
 
 RESULTS = coldstart.WORK / "results.json"
 INIT_GOAL = 1.2
+EVENTS_GOAL_S = 2.0
 COST_COLUMNS = ["DynamoDB", "SQS", "Lambda", "HTTP API"]
 
 
@@ -115,6 +117,21 @@ def init_tables(variants: list[dict[str, Any]], layer_mb: float) -> str:
     return table(title, headers, rows) + f"\nlayer as built: {layer_mb:.1f} MB unzipped"
 
 
+def events_table(relay: dict[str, Any]) -> str:
+    rows = [
+        ["on the bus", f"{relay['bus_median_s']:.2f}", f"{relay['bus_max_s']:.2f}",
+         "ok" if relay["bus_median_s"] <= EVENTS_GOAL_S else "MISSES"],
+        ["in the org feed", f"{relay['feed_median_s']:.2f}", f"{relay['feed_max_s']:.2f}",
+         "ok" if relay["feed_median_s"] <= EVENTS_GOAL_S else "MISSES"],
+    ]  # fmt: skip
+    return table(
+        f"4. Commit to event delivered, local stack (make run), {relay['events']} events one at "
+        f"a time (goal: median <= {EVENTS_GOAL_S:g} s)",
+        ["event", "median s", "max s", "verdict"],
+        rows,
+    )
+
+
 def main() -> int:
     warnings.simplefilter("ignore")  # Powertools: "No application metrics to publish"
     started = time.perf_counter()
@@ -123,12 +140,17 @@ def main() -> int:
     calls = costs.run()
     print("bench: sam build, then cold starts in the Lambda image...", file=sys.stderr, flush=True)
     init = coldstart.cold_start()
+    print("bench: make run, then events committed one at a time...", file=sys.stderr, flush=True)
+    relay = events.run(coldstart.WORK / "make-run.log")
     print()
     print(overhead_table(calls), end="\n\n")
     print(cost_table(calls, memory_mb), end="\n\n")
     print(init_tables(init, coldstart.layer_megabytes()), end="\n\n")
+    print(events_table(relay), end="\n\n")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"calls": calls, "cold_init": init}, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps({"calls": calls, "cold_init": init, "events": relay}, indent=2) + "\n"
+    )
     where = RESULTS.relative_to(coldstart.ROOT)
     print(f"bench took {time.perf_counter() - started:.0f} s; figures in {where}")
     return 0

@@ -20,6 +20,8 @@ os.environ.update(
         "TABLE_NAME": "ReservationsTable",
         # The list signs its cursors with it (deployed: from a Secrets Manager secret).
         "CURSOR_SIGNING_KEY": "test-only-cursor-signing-key-0123456789",
+        # The event relays put on it (the template's bus, named by its logical id locally).
+        "EVENT_BUS_NAME": "EventBus",
     }
 )
 
@@ -55,6 +57,7 @@ def aws(aws_env: None) -> Iterator[Any]:
         dynamodb = boto3.client("dynamodb")
         template.create_tables(dynamodb)
         template.create_queues(boto3.client("sqs"))
+        template.create_event_buses(boto3.client("events"))
         yield dynamodb
         clients.reset()
         key_cache.clear()

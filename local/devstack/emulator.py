@@ -88,9 +88,16 @@ def local_client(service: str, endpoint: str) -> Any:
 
 
 def provision(endpoint: str) -> dict[str, str]:
-    """Create template.yaml's tables and queues in the emulator; logical id -> queue URL."""
+    """Create template.yaml's tables (with their streams), queues and event buses in the
+    emulator, and a rule sending the bus's events to a local queue that
+    ``python -m devstack.events tail`` reads; logical id -> queue URL."""
+    from devstack.events import watch  # it imports this module
+
     template.create_tables(local_client("dynamodb", endpoint))
-    return template.create_queues(local_client("sqs", endpoint))
+    urls = template.create_queues(local_client("sqs", endpoint))
+    template.create_event_buses(local_client("events", endpoint))
+    watch(local_client("events", endpoint), local_client("sqs", endpoint))
+    return urls
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 Long-polls the termination reports queue and hands each batch to TerminationReportsFunction
 through ``sam local start-lambda`` (the real function in its container), deleting only the
-records its partial-batch response did not list; and runs SweeperFunction on a period.
+records its partial-batch response did not list; polls the table's stream for the event
+relay (``streams.py``); and runs SweeperFunction and EventBacklogFunction on a period.
 
     python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL
 """
@@ -17,6 +18,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
@@ -27,10 +29,13 @@ from botocore.config import Config
 from devstack.emulator import REGION
 from devstack.net import wait_for_port
 from devstack.sqs_events import failed_message_ids, schedule_event, sqs_event
+from devstack.streams import stream_pumps
 from reservations.models.messages import TerminationReport
 
 log = logging.getLogger("pump")
 REPORTS_QUEUE = "TerminationReportsQueue"
+# How often the table's stream is read: new events reach the bus well within 2 s.
+STREAM_POLL_SECONDS = 0.25
 
 
 def invoke(lambda_client: Any, function: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -78,20 +83,68 @@ def warm_up_event(queue_arn: str) -> dict[str, Any]:
     return sqs_event([message], queue_arn)
 
 
+def every(
+    seconds: float,
+    stopping: threading.Event,
+    step: Callable[[], None],
+    name: str,
+    first: Callable[[], None] | None = None,
+) -> None:
+    """Run ``step`` every ``seconds`` on a daemon thread until ``stopping`` (after ``first``,
+    on the same thread: a function's warm-up must not hold the other loops back); a failed
+    step is logged, and the next one runs on time."""
+
+    def loop() -> None:
+        try:
+            if first is not None:
+                first()
+        except Exception:
+            log.exception("warming %s failed", name)
+        while not stopping.wait(seconds):
+            try:
+                step()
+            except Exception:
+                log.exception("%s failed", name)
+
+    threading.Thread(target=loop, daemon=True, name=name).start()
+
+
+def sweep(lambda_client: Any) -> None:
+    counts = invoke(lambda_client, "SweeperFunction", schedule_event())
+    if any(counts.get(k) for k in ("redelivered", "gave_up", "unsent")):
+        log.info("sweep: %s", counts)
+
+
+def relay_backlog(lambda_client: Any) -> None:
+    counts = invoke(lambda_client, "EventBacklogFunction", schedule_event())
+    if any(counts.get(k) for k in ("relayed", "failed", "deferred", "unreadable")):
+        log.info("event backlog: %s", counts)
+
+
+def start_stream_pumps(
+    args: argparse.Namespace, lambda_client: Any, stopping: threading.Event
+) -> None:
+    """The table's stream, polled for what its event source mappings would hand over."""
+    dynamodb = boto3.client("dynamodb", endpoint_url=args.emulator, region_name=REGION)
+    streams = boto3.client("dynamodbstreams", endpoint_url=args.emulator, region_name=REGION)
+
+    def hand(function: str, event: dict[str, Any]) -> set[str]:
+        return failed_message_ids(invoke(lambda_client, function, event))
+
+    for pump in stream_pumps(dynamodb, streams, hand):
+        function = pump.mapping.function
+        every(
+            STREAM_POLL_SECONDS, stopping, pump.poll, f"{function} stream",
+            first=lambda name=function: hand(name, {"Records": []}),  # its container, now
+        )  # fmt: skip
+
+
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--lambda-endpoint", required=True)
     parser.add_argument("--emulator", required=True)
     parser.add_argument("--sweep-every", type=float, default=5.0, help="seconds between sweeps")
     return parser.parse_args(argv)
-
-
-def _lambda_client(endpoint: str) -> Any:
-    """``sam local start-lambda``, once it listens (make run starts the pump before it)."""
-    host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
-    wait_for_port(int(port), timeout=300, host=host)
-    config = Config(read_timeout=120, retries={"max_attempts": 1})
-    return boto3.client("lambda", endpoint_url=endpoint, region_name=REGION, config=config)
 
 
 def _reports_queue(sqs: Any) -> tuple[str, str]:
@@ -101,7 +154,32 @@ def _reports_queue(sqs: Any) -> tuple[str, str]:
     return url, attributes["Attributes"]["QueueArn"]
 
 
-def _stopped_by_signals() -> threading.Event:
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s pump %(levelname)s %(message)s")
+    sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
+    config = Config(read_timeout=120, retries={"max_attempts": 1})
+    lambda_client = boto3.client(
+        "lambda", endpoint_url=args.lambda_endpoint, region_name=REGION, config=config
+    )
+    queue_url, queue_arn = _reports_queue(sqs)
+    stopping = stop_on_signals()
+    wait_for_functions(args.lambda_endpoint, lambda_client, queue_arn)
+    start_stream_pumps(args, lambda_client, stopping)
+    every(args.sweep_every, stopping, lambda: sweep(lambda_client), "SweeperFunction")
+    every(args.sweep_every, stopping, lambda: relay_backlog(lambda_client), "EventBacklogFunction")
+    while not stopping.is_set():
+        try:
+            applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)
+            if applied:
+                log.info("applied %d termination report(s)", applied)
+        except Exception:
+            log.exception("reports pump error")
+            time.sleep(1)
+    return 0
+
+
+def stop_on_signals() -> threading.Event:
     """Set on SIGINT or SIGTERM: the pump finishes the batch in hand and returns."""
     stopping = threading.Event()
 
@@ -113,39 +191,15 @@ def _stopped_by_signals() -> threading.Event:
     return stopping
 
 
-def sweep_every(lambda_client: Any, seconds: float, stopping: threading.Event) -> None:
-    """SweeperFunction on a period, as its schedule would run it, until ``stopping``."""
-    while not stopping.wait(seconds):
-        try:
-            counts = invoke(lambda_client, "SweeperFunction", schedule_event())
-            if any(counts.get(k) for k in ("redelivered", "gave_up", "unsent")):
-                log.info("sweep: %s", counts)
-        except Exception:
-            log.exception("SweeperFunction failed")
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _arguments(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s pump %(levelname)s %(message)s")
-    sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
-    queue_url, queue_arn = _reports_queue(sqs)
-    lambda_client = _lambda_client(args.lambda_endpoint)
-    try:  # start the reports function's container now, not on the first report
+def wait_for_functions(endpoint: str, lambda_client: Any, queue_arn: str) -> None:
+    """make run starts the pump before `sam local start-lambda` listens; then the reports
+    function's container is started now, not on the first report."""
+    host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
+    wait_for_port(int(port), timeout=300, host=host)
+    try:
         invoke(lambda_client, "TerminationReportsFunction", warm_up_event(queue_arn))
     except Exception:
         log.exception("warming TerminationReportsFunction failed")
-    stopping = _stopped_by_signals()
-    sweeps = (lambda_client, args.sweep_every, stopping)
-    threading.Thread(target=sweep_every, args=sweeps, daemon=True).start()
-    while not stopping.is_set():
-        try:
-            applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)
-            if applied:
-                log.info("applied %d termination report(s)", applied)
-        except Exception:
-            log.exception("reports pump error")
-            time.sleep(1)
-    return 0
 
 
 if __name__ == "__main__":

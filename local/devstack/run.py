@@ -92,6 +92,9 @@ def write_env_vars(emulator_port: int) -> Path:
     """events/env.json, with the emulator's port as make run was given it."""
     overrides = json.loads((ROOT / "events" / "env.json").read_text())
     overrides["Parameters"]["AWS_ENDPOINT_URL"] = f"http://host.docker.internal:{emulator_port}"
+    overrides["Parameters"]["WEBHOOK_DELIVERY_QUEUE_URL"] = (
+        f"http://host.docker.internal:{emulator_port}/123456789012/WebhookDeliveryQueue"
+    )
     STATE.mkdir(exist_ok=True)
     path = STATE / "env.json"
     path.write_text(json.dumps(overrides, indent=2))
@@ -106,6 +109,9 @@ def sam_local(command: str, port: int, env_vars: Path, warm: str) -> list[str]:
         "--invoke-image", LAMBDA_IMAGE, "--skip-pull-image",
         "--add-host", "host.docker.internal:host-gateway",
         "--warm-containers", warm,
+        # The local stack alone lets webhooks go to http://127.0.0.1:<port> (a receiver on
+        # this machine, reached from the containers as host.docker.internal: events/env.json).
+        "--parameter-overrides", "WebhookAllowLocalReceiver=true",
     ]  # fmt: skip
 
 

@@ -6,6 +6,7 @@ gets the ``.fifo`` suffix SQS requires.
 
 from __future__ import annotations
 
+import contextlib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,8 @@ def create_tables(client: Any, path: Path = TEMPLATE) -> list[str]:
         }
         if "GlobalSecondaryIndexes" in props:
             request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+        if "StreamSpecification" in props:
+            request["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
         try:
             client.create_table(**request)
         except client.exceptions.ResourceInUseException:
@@ -123,3 +126,23 @@ def create_queues(client: Any, path: Path = TEMPLATE) -> dict[str, str]:
             "Attributes"
         ]["QueueArn"]
     return urls
+
+
+def create_event_buses(client: Any, path: Path = TEMPLATE) -> list[str]:
+    """Create every AWS::Events::EventBus of the template (named by its logical id, as the
+    local stack names every resource); their names."""
+    names = []
+    for logical_id in of_type("AWS::Events::EventBus", path):
+        with contextlib.suppress(client.exceptions.ResourceAlreadyExistsException):
+            client.create_event_bus(Name=logical_id)
+        names.append(logical_id)
+    return names
+
+
+def stream_mappings(path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
+    """Logical id -> properties of every event source mapping that reads a table's stream."""
+    return {
+        logical_id: props
+        for logical_id, props in of_type("AWS::Lambda::EventSourceMapping", path).items()
+        if props.get("EventSourceArn", {}).get("Fn::GetAtt", [None, None])[1] == "StreamArn"
+    }

@@ -30,6 +30,7 @@ RELEASED = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 OPERATOR, OWNER, BROKER, STRANGER = (
     f"Bearer {f.KEYS[role][0]}" for role in ("operator", "owner", "broker", "stranger")
 )
+EVENTS_KEY = "vl_local_test_owner_events"
 READY = re.compile(r"make run: ready in (\d+) s\. API: (http://\S+)")
 READY_TIMEOUT = 600  # the first start in a fresh checkout builds everything
 REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy small machine
@@ -76,7 +77,9 @@ def stack_fleet() -> dict[str, Any]:
         workloads=[f.workload("pod-b1", ["0000:17:00.0"], kind="pod")],
         owner="org-globex",
     )
-    return f.fleet([node_a, node_b])
+    # The owner's org reads its event feed with this key.
+    events_key = {"key": EVENTS_KEY, "orgId": "org-acme", "permissions": ["events.read"]}
+    return f.fleet([node_a, node_b], extra_keys=[events_key])
 
 
 def _default_sigint() -> None:

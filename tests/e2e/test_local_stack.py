@@ -15,16 +15,23 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import requests
 
+from devstack.events import received, watch
 from devstack.net import docker_bridge_address, listening
 from devstack.run import sam_containers
+from reservations.dal.events import event_item
+from reservations.dal.items import to_attributes
+from reservations.models.domain import Reservation, ReservationStatus
+from reservations.models.events import Actor, EventContext
+from reservations.rules.events import reservation_released
 from tests.e2e.stack import (
     BROKER,
+    EVENTS_KEY,
     NODE,
     OPERATOR,
     OTHER_NODE,
@@ -247,6 +254,52 @@ def test_each_terminated_workload_gets_one_message_on_its_nodes_queue(
 
     other = sqs.get_queue_url(QueueName=f"reservations-node-{OTHER_NODE}.fifo")["QueueUrl"]
     assert drain(sqs, other, expect=1, wait=1) == []
+
+
+def test_a_committed_event_reaches_the_bus_and_the_org_feed(stack: Stack) -> None:
+    """An event as a write commits it (in its node's feed, marked): the pump hands the
+    stream to the relay, which fans it out and puts it on the bus. The time each took is
+    printed (``make bench`` measures it over a batch); the wait is only a bound."""
+    watch_url = watch(stack.aws("events"), stack.aws("sqs"), queue="E2EEventWatch")
+    context = EventContext(NODE, "org-acme", f"e2e-{time.time_ns()}", datetime.now(UTC),
+                           Actor("org-broker", "key-broker"))  # fmt: skip
+    reservation = Reservation(RESERVATION, NODE, ReservationStatus.ACTIVE, context.at,
+                              context.at, context.at, allowed_org_ids=("org-lab",),
+                              managing_org_ids=("org-broker",))  # fmt: skip
+    stored = reservation_released(context, reservation, ["0000:04:00.0"], "e2e")
+    item = to_attributes(event_item(stored, 400))
+    stack.aws("dynamodb").put_item(TableName="ReservationsTable", Item=item)
+    committed = time.monotonic()
+    on_bus, in_feed = None, None
+    while (on_bus is None or in_feed is None) and time.monotonic() - committed < 60:
+        if on_bus is None and any(
+            e["id"] == stored.id for e in received(stack.aws("sqs"), watch_url, wait=0)
+        ):
+            on_bus = time.monotonic() - committed
+        if in_feed is None and stored.id in _org_feed_ids(stack):
+            in_feed = time.monotonic() - committed
+        time.sleep(0.05)
+    assert on_bus is not None, f"not on the bus after 60 s:\n{stack.diagnostics()}"
+    assert in_feed is not None, f"not in the org feed after 60 s:\n{stack.diagnostics()}"
+    TIMINGS["event: commit -> on the bus (one)"] = on_bus
+    TIMINGS["event: commit -> in the org feed (one)"] = in_feed
+    node_feed = requests.get(
+        f"{stack.api}/v1/nodes/{NODE}/events", headers={"Authorization": OWNER},
+        timeout=REQUEST_TIMEOUT,
+    )  # fmt: skip
+    assert node_feed.status_code == 200
+    assert [e["id"] for e in node_feed.json()["items"]] == [stored.id]
+    assert node_feed.json()["items"][0]["data"]["actor"]["keyId"] == "key-broker"
+
+
+def _org_feed_ids(stack: Stack) -> list[str]:
+    response = requests.get(
+        f"{stack.api}/v1/events",
+        headers={"Authorization": f"Bearer {EVENTS_KEY}"},
+        timeout=REQUEST_TIMEOUT,
+    )
+    assert response.status_code == 200, response.text
+    return [event["id"] for event in response.json()["items"]]
 
 
 def test_ctrl_c_stops_everything_it_started(stack: Stack) -> None:

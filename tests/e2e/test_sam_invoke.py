@@ -38,6 +38,8 @@ FUNCTIONS = {
     "list_reservations": "ListReservationsFunction",
     "release": "ReleaseFunction",
     "cancel": "CancelFunction",
+    "node_events": "NodeEventsFunction",
+    "org_events": "OrgEventsFunction",
 }
 
 

@@ -302,6 +302,24 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:GetItem": {node},
             "dynamodb:UpdateItem": {node},
         },
+        # Reads what it sends and records it: subscriptions and their deliveries only.
+        "WebhookSenderFunction": {
+            "dynamodb:GetItem": {"ORGHOOK#*", "WHDELIV#*"},
+            "dynamodb:UpdateItem": {"ORGHOOK#*", "WHDELIV#*"},
+            "dynamodb:PutItem": {"WHDELIV#*"},
+        },
+        # The feeds read their own partitions (and the node's list access item); the relays
+        # write the org feeds and settle the node feeds' marks, nothing else.
+        "NodeEventsFunction": {"dynamodb:Query": {"NODEEVT#*"}, "dynamodb:GetItem": {key, node}},
+        "OrgEventsFunction": {"dynamodb:Query": {"ORGEVT#*"}, "dynamodb:GetItem": {key}},
+        "EventRelayFunction": {
+            "dynamodb:BatchWriteItem": {"ORGEVT#*"},
+            "dynamodb:UpdateItem": {"NODEEVT#*"},
+        },
+        "EventBacklogFunction": {
+            "dynamodb:BatchWriteItem": {"ORGEVT#*"},
+            "dynamodb:UpdateItem": {"NODEEVT#*"},
+        },
     }
 
 
@@ -328,6 +346,34 @@ def test_the_sweeper_alone_reads_the_open_terminations_index():
     ]
 
 
+def test_the_backlog_relay_alone_reads_the_unrelayed_events_index():
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/UnrelayedEvents"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert [(i, _listed(s["Action"])) for i, s in on_index] == [
+        ("EventBacklogFunction", ["dynamodb:Query"])
+    ]
+
+
+def test_only_the_relays_read_the_stream_and_put_on_the_bus_and_only_this_stacks():
+    stream = {"Fn::GetAtt": ["ReservationsTable", "StreamArn"]}
+    bus = {"Fn::GetAtt": ["EventBus", "Arn"]}
+    readers = {i for i, s in _statements() if stream in _listed(s["Resource"])}
+    putters = [
+        (i, _listed(s["Resource"]))
+        for i, s in _statements()
+        if "events:PutEvents" in _listed(s["Action"])
+    ]
+    assert readers == {"EventRelayFunction"}
+    assert putters == [("EventRelayFunction", [bus]), ("EventBacklogFunction", [bus])]
+    # The stream is handed only new event items (never an API key's or a node's).
+    [mapping] = template.stream_mappings().values()
+    [pattern] = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert pattern == {
+        "eventName": ["INSERT"],
+        "dynamodb": {"Keys": {"PK": {"S": [{"prefix": "NODEEVT#"}]}}},
+    }
+
+
 def test_the_not_found_function_is_the_default_route_and_has_no_aws_permissions():
     function = template.resources()["NotFoundFunction"]["Properties"]
     assert not function.get("Policies")
@@ -337,3 +383,41 @@ def test_the_not_found_function_is_the_default_route_and_has_no_aws_permissions(
     assert routes == [{"ApiId": {"Ref": "HttpApi"}, "Method": "ANY", "Path": "$default"}]
     log_group = function["LoggingConfig"]["LogGroup"]
     assert template.resources()[log_group["Ref"]]["Type"] == "AWS::Logs::LogGroup"
+
+
+def test_the_webhook_sender_touches_its_delivery_queue_only():
+    sender = [s for i, s in _statements() if i == "WebhookSenderFunction"]
+    on_queues = [s for s in sender if any(a.startswith("sqs:") for a in _listed(s["Action"]))]
+    assert [(s["Action"], s["Resource"]) for s in on_queues] == [
+        ("sqs:ChangeMessageVisibility", {"Fn::GetAtt": ["WebhookDeliveryQueue", "Arn"]})
+    ]
+    function = template.resources()["WebhookSenderFunction"]["Properties"]
+    (source,) = function["Events"].values()
+    assert source["Type"] == "SQS"
+    assert source["Properties"]["Queue"] == {"Fn::GetAtt": ["WebhookDeliveryQueue", "Arn"]}
+    assert source["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_the_webhook_delivery_queue_redrives_to_an_alarmed_dead_letter_queue():
+    resources = template.resources()
+    queue = resources["WebhookDeliveryQueue"]["Properties"]
+    dead_letters = queue["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+    alarms = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    watched = [
+        a for a in alarms
+        if a["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_letters, "QueueName"]}}]
+    ]  # fmt: skip
+    assert len(watched) == 1
+    assert watched[0]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    # The queue's visibility outlasts the function (Lambda requires it), 6 times over.
+    timeout = resources["WebhookSenderFunction"]["Properties"]["Timeout"]
+    assert queue["VisibilityTimeout"] >= 6 * timeout
+
+
+def test_the_local_receiver_allowance_is_off_unless_a_stack_turns_it_on():
+    parameter = template.document()["Parameters"]["WebhookAllowLocalReceiver"]
+    assert parameter["Default"] == "false"
+    assert parameter["AllowedValues"] == ["false", "true"]
+    function = template.resources()["WebhookSenderFunction"]["Properties"]
+    variables = function["Environment"]["Variables"]
+    assert variables["WEBHOOK_ALLOW_LOCAL_RECEIVER"] == {"Ref": "WebhookAllowLocalReceiver"}

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote
 
 from devstack.api_events import event_file
 from devstack.functions import FakeContext
@@ -30,6 +30,15 @@ ROUTES = [
     )
     for route in routes.ALL
 ]
+
+
+def query_parameters(query: str) -> dict[str, str] | None:
+    """``queryStringParameters`` as an HTTP API gives them: decoded, a repeated name's values
+    joined with commas, absent when there is no query string."""
+    values: dict[str, list[str]] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        values.setdefault(name, []).append(value)
+    return {name: ",".join(given) for name, given in values.items()} or None
 
 
 class LambdaApi:
@@ -81,6 +90,9 @@ class LambdaApi:
             headers["content-type"] = environ["CONTENT_TYPE"]
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
+        event.pop("queryStringParameters", None)
+        if parameters_given := query_parameters(environ.get("QUERY_STRING", "")):
+            event["queryStringParameters"] = parameters_given
         event.update(
             routeKey=route_key,
             rawPath=raw_path,

@@ -1,6 +1,7 @@
 """Dependencies point one way inside the layer package: handlers -> logic -> dal -> rules ->
-models, with auth beside logic and http on top of both. Read from the source (AST), so an
-import inside a function counts too, and nothing is imported to check it."""
+models, with auth beside logic, http on top of both, and egress (outbound HTTP) beside dal.
+Read from the source (AST), so an import inside a function counts too, and nothing is
+imported to check it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "rules": frozenset({"models", "rules"}),
     # The table and the queues: the layout, and the settings naming them.
     "dal": frozenset({"models", "rules", "dal", "config"}),
+    # Outbound HTTP to customers' endpoints (webhooks): the rules' checks, no table, no settings.
+    "egress": frozenset({"models", "rules", "egress"}),
     # The API key header and its cache: rules on models, no data access of its own.
     "auth": frozenset({"models", "rules", "auth"}),
     # Use cases: rules over the ports; the dal only for names of its layout, never settings.
@@ -91,6 +94,8 @@ def test_relative_imports_are_not_used_so_the_check_sees_every_import():
         ("dal", "from reservations.logic import reclaim"),
         ("logic", "from reservations.http.resolver import create_app"),
         ("logic", "from reservations.config import settings"),
+        ("logic", "from reservations.egress.webhook_client import WebhookClient"),
+        ("egress", "from reservations.dal import webhooks"),
         ("models", "import reservations.logic.reclaim"),
     ],
 )

@@ -65,6 +65,15 @@ def test_the_defaults_are_the_deployed_values():
     )
     assert defaults.max_deliveries == parameters["TerminationMaxDeliveries"]["Default"]
     assert defaults.stuck_resend_seconds == parameters["StuckResendSeconds"]["Default"]
+    assert defaults.history_retention_days == parameters["HistoryRetentionDays"]["Default"]
+    sender = template.resources()["WebhookSenderFunction"]["Properties"]["Environment"]
+    assert not defaults.webhook_allow_local_receiver
+    assert parameters["WebhookAllowLocalReceiver"]["Default"] == "false"
+    assert (
+        defaults.webhook_local_receiver_host == sender["Variables"]["WEBHOOK_LOCAL_RECEIVER_HOST"]
+    )
+    assert globals_["HISTORY_RETENTION_DAYS"] == {"Ref": "HistoryRetentionDays"}
+    assert defaults.event_relay_grace_seconds == parameters["EventRelayGraceSeconds"]["Default"]
 
 
 def test_the_template_declares_the_standard_endpoint_variable_empty():

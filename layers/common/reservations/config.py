@@ -40,9 +40,9 @@ class Settings(BaseModel):
     )
     max_deliveries: int = Field(5, alias="TERMINATION_MAX_DELIVERIES", ge=1)
     stuck_resend_seconds: float = Field(3600.0, alias="STUCK_RESEND_SECONDS", ge=0)
-    # Signs the list's page cursors (ListReservationsFunction only: from a Secrets Manager
-    # secret the stack makes). No default: a deployment without it must not sign with a
-    # known key.
+    # Signs the lists' page cursors (the reservation list and the event feeds: from a
+    # Secrets Manager secret the stack makes). No default: a deployment without it must not
+    # sign with a known key.
     cursor_signing_key: str | None = Field(None, alias="CURSOR_SIGNING_KEY", min_length=32)
     # Where a registered node's queue is made (PutNodeFunction only: the stack's
     # NodeQueuePrefix and its shared dead-letter queue). No default: they name resources.
@@ -50,6 +50,23 @@ class Settings(BaseModel):
     node_dead_letter_queue_arn: str | None = Field(
         None, alias="NODE_DEAD_LETTER_QUEUE_ARN", min_length=1
     )
+    # How long history is kept (events among it): the stack's HistoryRetentionDays.
+    history_retention_days: int = Field(400, alias="HISTORY_RETENTION_DAYS", ge=1, le=36500)
+    # The webhook sender's queue (WebhookSenderFunction only), whose messages it puts back
+    # until their next attempt. No default: it names a resource.
+    webhook_delivery_queue_url: str | None = Field(
+        None, alias="WEBHOOK_DELIVERY_QUEUE_URL", min_length=1
+    )
+    # The stack's WebhookAllowLocalReceiver (off unless the local stack turns it on): a
+    # subscription may name http://127.0.0.1:<port>, reached at WEBHOOK_LOCAL_RECEIVER_HOST.
+    webhook_allow_local_receiver: bool = Field(False, alias="WEBHOOK_ALLOW_LOCAL_RECEIVER")
+    webhook_local_receiver_host: str = Field(
+        "127.0.0.1", alias="WEBHOOK_LOCAL_RECEIVER_HOST", min_length=1
+    )
+    # The stack's EventBridge bus (the event relays only). No default: it names a resource.
+    event_bus_name: str | None = Field(None, alias="EVENT_BUS_NAME", min_length=1)
+    # How long the scheduled relay leaves a new event to the stream's relay.
+    event_relay_grace_seconds: float = Field(60.0, alias="EVENT_RELAY_GRACE_SECONDS", ge=0)
 
 
 @cache
@@ -72,6 +89,22 @@ def cursor_signing_key() -> bytes:
     if key is None:
         raise SettingsError("invalid function environment: CURSOR_SIGNING_KEY: not set")
     return key.encode()
+
+
+def webhook_delivery_queue_url() -> str:
+    """The webhook delivery queue; SettingsError naming the variable when it is not set."""
+    url = settings().webhook_delivery_queue_url
+    if url is None:
+        raise SettingsError("invalid function environment: WEBHOOK_DELIVERY_QUEUE_URL: not set")
+    return url
+
+
+def event_bus_name() -> str:
+    """The stack's event bus; SettingsError naming the variable when it is not set."""
+    name = settings().event_bus_name
+    if name is None:
+        raise SettingsError("invalid function environment: EVENT_BUS_NAME: not set")
+    return name
 
 
 def node_queue_settings() -> tuple[str, str]:

@@ -18,5 +18,15 @@ tracer = Tracer()
 API_REQUEST = correlation_paths.API_GATEWAY_HTTP
 SCHEDULED_EVENT = correlation_paths.EVENT_BRIDGE
 SQS_BATCH = "Records[0].messageId"
+# A DynamoDB Stream batch: its first record's id (each relay's lines name its events).
+STREAM_BATCH = "Records[0].eventID"
 
-__all__ = ["API_REQUEST", "SCHEDULED_EVENT", "SQS_BATCH", "logger", "metrics", "tracer"]
+__all__ = [
+    "API_REQUEST",
+    "SCHEDULED_EVENT",
+    "SQS_BATCH",
+    "STREAM_BATCH",
+    "logger",
+    "metrics",
+    "tracer",
+]

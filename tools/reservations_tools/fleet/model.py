@@ -112,7 +112,12 @@ WorkloadId = Annotated[str, AfterValidator(_workload_id)]
 UnitId = Annotated[str, AfterValidator(_unit_id)]
 # Unknown permissions are errors: a misspelt one would load a key that silently can't.
 Permission = Literal[
-    "reservation.read", "reservation.capacity", "reservation.write", "node.write", "workload.place"
+    "reservation.read",
+    "reservation.capacity",
+    "reservation.write",
+    "node.write",
+    "workload.place",
+    "events.read",
 ]
 Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]

@@ -83,8 +83,16 @@ def sqs() -> Any:
     return _bounded(boto3.client("sqs", config=SQS_CONFIG))
 
 
+@cache
+def events() -> Any:
+    """The event relays' EventBridge client (bounded like DynamoDB's: what it misses, the
+    scheduled relay puts on the bus later)."""
+    return _bounded(boto3.client("events", config=DYNAMODB_CONFIG))
+
+
 def reset() -> None:
     """Forget made clients and settings (tests switch endpoints between cases)."""
     dynamodb.cache_clear()
     sqs.cache_clear()
+    events.cache_clear()
     settings.cache_clear()

@@ -6,9 +6,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from reservations.logic.event_feeds import TYPES_PATTERN
+from reservations.logic.read_reservations import LIMIT_PATTERN
 from reservations.models.api import ErrorBody
 from reservations.models.errors import documented_errors
 from reservations.models.requests import CapacityRequest
+from reservations.models.times import RFC3339
+from reservations.rules.cursors import MAX_CURSOR
 
 
 def responses(
@@ -63,3 +67,28 @@ def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
 
     resolved: dict[str, Any] = resolve(schema)
     return resolved
+
+
+# An event feed's query parameters: what the logic accepts (a part given empty is absent).
+_FEED_PARAMETERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "types": ("comma-separated event types", {"pattern": TYPES_PATTERN}),
+    "after": (
+        "RFC 3339 with an offset: only events after this time",
+        {"pattern": "^$|" + RFC3339},
+    ),
+    "limit": ("1-100, default 50", {"pattern": LIMIT_PATTERN}),
+    "cursor": (
+        "nextCursor of the previous page, unchanged (any other is a 400)",
+        {"maxLength": MAX_CURSOR},
+    ),
+}
+
+
+def feed_parameter(name: str) -> dict[str, Any]:
+    """The ``Query(...)`` arguments of an event feed's parameter: a string (never null: an
+    absent one is not sent) and its description."""
+    description, rules = _FEED_PARAMETERS[name]
+    return {
+        "description": description,
+        "json_schema_extra": {"anyOf": [{"type": "string", **rules}]},
+    }

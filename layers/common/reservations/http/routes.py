@@ -23,6 +23,7 @@ from reservations.models.api import (
     UnitView,
     WorkloadView,
 )
+from reservations.models.events import EventPage
 from reservations.models.node_requests import NodeRequest, ReaffirmRequest
 from reservations.models.requests import (
     CancelRequest,
@@ -199,6 +200,28 @@ END_WORKLOAD = ApiRoute(
     "ended (no body)",
     status=204,
 )
+NODE_EVENTS = ApiRoute(
+    "node_events",
+    "GET",
+    NODE + "/events",
+    "The node's events the caller may see, oldest first",
+    "listNodeEvents",
+    "a page of events, oldest first",
+    EventPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+ORG_EVENTS = ApiRoute(
+    "org_events",
+    "GET",
+    "/v1/events",
+    "Every event the caller's org may see, across nodes, oldest first",
+    "listEvents",
+    "a page of events, oldest first",
+    EventPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
 
 # Every route, in the order the OpenAPI document is merged from its functions.
 ALL = (
@@ -213,4 +236,6 @@ ALL = (
     END_WORKLOAD,
     PUT_NODE,
     REAFFIRM,
+    NODE_EVENTS,
+    ORG_EVENTS,
 )

@@ -1,6 +1,7 @@
 """The one timestamp format: RFC 3339 in UTC with a ``Z``, to the second (as the API shows
-and the table stores them), and the one rule for a time a client or a fleet file gives:
-RFC 3339 with an offset, whose UTC value falls within the years 1970-9999."""
+and the table stores them; an event's time to the millisecond), and the one rule for a time
+a client or a fleet file gives: RFC 3339 with an offset, whose UTC value falls within the
+years 1970-9999."""
 
 from __future__ import annotations
 
@@ -26,6 +27,19 @@ SHORTEST_TERM = timedelta(seconds=1)
 def format_time(moment: datetime) -> str:
     """RFC 3339 in UTC with a ``Z``, to the second."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_event_time(moment: datetime) -> str:
+    """An event's time: RFC 3339 in UTC with a ``Z``, to the millisecond (fixed width, so
+    that the text sorts as the time does)."""
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def to_millisecond(moment: datetime) -> datetime:
+    """``moment`` in UTC, cut to the millisecond an event's time keeps."""
+    utc = moment.astimezone(UTC)
+    return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
 
 
 def parse_time(text: str) -> datetime:

@@ -21,11 +21,22 @@ MAX_CURSOR = 1024
 
 @dataclass(frozen=True, slots=True)
 class CursorScope:
-    """What a cursor is valid for: one node, one status filter, one caller org."""
+    """What a cursor is valid for: one node, one status (or event type) filter, one caller
+    org; for an event feed also the feed and its ``after``. The reservation list leaves those
+    two empty, and its cursors carry neither (they read as they always did)."""
 
     node_id: str
     statuses: str  # the filter, canonical (sorted, comma-joined); empty for none
     org_id: str
+    feed: str = ""  # "" for the reservation list; the feed's name for an event feed
+    after: str = ""  # an event feed's ``after``, canonical; empty for none
+
+    def fields(self) -> dict[str, str]:
+        """The payload fields that bind a cursor to this scope."""
+        bound = {"n": self.node_id, "s": self.statuses, "o": self.org_id}
+        if self.feed:
+            bound.update({"f": self.feed, "t": self.after})
+        return bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +61,8 @@ def _signature(key: bytes, payload: bytes) -> bytes:
 def encode_cursor(cursor: Cursor, scope: CursorScope, key: bytes) -> str:
     """``<payload>.<HMAC-SHA256 of payload>``, both base64url."""
     payload = json.dumps(
-        {"a": cursor.after, "n": scope.node_id, "s": scope.statuses, "o": scope.org_id},
-        separators=(",", ":"), sort_keys=True,
-    ).encode()  # fmt: skip
+        {"a": cursor.after, **scope.fields()}, separators=(",", ":"), sort_keys=True
+    ).encode()
     return f"{_b64(payload)}.{_b64(_signature(key, payload))}"
 
 
@@ -65,8 +75,8 @@ def decode_cursor(text: str, scope: CursorScope, key: bytes) -> Cursor:
         fields = json.loads(payload) if valid else {}
     except (ValueError, binascii.Error):  # not two parts, not base64, not JSON
         fields = {}
-    expected = {"n": scope.node_id, "s": scope.statuses, "o": scope.org_id}
-    if not fields or any(fields.get(name) != value for name, value in expected.items()):
+    expected = {"f": "", "t": "", **scope.fields()}  # a list's cursor is no feed's
+    if not fields or any(fields.get(name, "") != value for name, value in expected.items()):
         raise InvalidRequest(
             "cursor is not valid for this list",
             [FieldProblem("cursor", "is not a cursor this list gave out")],

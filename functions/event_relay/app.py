@@ -1,0 +1,44 @@
+"""Lambda entry point for the table's DynamoDB Stream: relays each new event to the org
+feeds and the event bus (partial batch failures; what fails stays marked, and the scheduled
+relay takes it on)."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from reservations.config import check_settings
+from reservations.dal.event_outlets import EventBus, OrgFeeds
+from reservations.dal.events import RelayMarks, pending_event_from_stream
+from reservations.logic.event_relay import relay
+from reservations.observability import STREAM_BATCH, logger, metrics, tracer
+
+# Where every event must go (made at import: none opens a connection before use). Webhook
+# deliveries will be a third outlet here: one delivery queued per subscription of each org
+# the event went to whose filter takes it.
+OUTLETS = (OrgFeeds(), EventBus())
+marks = RelayMarks()
+
+
+@check_settings
+@logger.inject_lambda_context(correlation_id_path=STREAM_BATCH)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    sequence_numbers: dict[str, str] = {}
+    pending = []
+    for record in event.get("Records", []):
+        new_event = pending_event_from_stream(record)
+        if new_event is not None:
+            pending.append(new_event)
+            sequence_numbers.setdefault(new_event.stored.id, record["dynamodb"]["SequenceNumber"])
+    result = relay(pending, OUTLETS, marks)
+    logger.info(
+        "events relayed", extra={"relayed": len(result.relayed), "failed": len(result.failed)}
+    )
+    # The stream is retried from the first failure a few times (the event source mapping's
+    # MaximumRetryAttempts); after that, the scheduled relay has them.
+    return {
+        "batchItemFailures": [
+            {"itemIdentifier": sequence_numbers[event_id]} for event_id in sorted(result.failed)
+        ]
+    }

@@ -1,0 +1,33 @@
+"""Lambda entry point for GET /v1/nodes/{nodeId}/events."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from reservations.config import cursor_signing_key
+from reservations.dal.events import EventTable
+from reservations.http import routes
+from reservations.http.functions import api_function
+from reservations.http.openapi import feed_parameter
+from reservations.http.resolver import current_caller
+from reservations.logic.event_feeds import FeedQuery, node_feed
+from reservations.models.events import EventPage
+
+function = api_function()
+app, lambda_handler = function.app, function.lambda_handler
+events = EventTable()  # its client is made on first use, never at import
+
+
+@function.route(routes.NODE_EVENTS)
+def get_page(
+    nodeId: str,
+    # Plain strings: the logic checks them after the key (401 first) and the caller's
+    # access to the node (404 before 400). A parameter given empty is absent.
+    types: Annotated[str | None, Query(**feed_parameter("types"))] = None,
+    after: Annotated[str | None, Query(**feed_parameter("after"))] = None,
+    limit: Annotated[str | None, Query(**feed_parameter("limit"))] = None,
+    cursor: Annotated[str | None, Query(**feed_parameter("cursor"))] = None,
+) -> EventPage:
+    caller = current_caller(app)
+    query = FeedQuery(types=types, after=after, limit=limit, cursor=cursor)
+    return node_feed(caller, nodeId, query, events, cursor_signing_key(), function.ports.clock())

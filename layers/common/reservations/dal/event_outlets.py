@@ -1,0 +1,104 @@
+"""Where the relay takes each committed event: the org feeds and the stack's EventBridge bus.
+
+Each outlet delivers a batch and answers the ids it could not deliver; it never raises for
+an outage (the event stays marked, and the relay tries it again later). Both are
+idempotent by construction: the feeds are written under the same keys every time, and the
+bus's subscribers deduplicate by the event's id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from reservations.config import event_bus_name, settings
+from reservations.dal import clients
+from reservations.dal.events import feed_items
+from reservations.dal.items import to_attributes
+from reservations.dal.keys import Item
+from reservations.models.events import StoredEvent
+
+FEEDS = "feeds"
+BUS = "bus"
+# EventBridge's PutEvents takes 10 entries; BatchWriteItem 25 items.
+BUS_BATCH = 10
+WRITE_BATCH = 25
+# Unprocessed items (throttling) are sent again this many times, after a short pause.
+WRITE_TRIES = 3
+SOURCE = "reservations"
+
+AwsFailure = (BotoCoreError, ClientError)
+
+
+def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class OrgFeeds:
+    """Fans each event out to the feed of every org that may see it (and the operator's)."""
+
+    name = FEEDS
+
+    def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        writes = [(stored.id, item) for stored in events for item in feed_items(stored)]
+        failed: set[str] = set()
+        for batch in _chunks(writes, WRITE_BATCH):
+            failed |= self._write(batch)
+        return failed
+
+    def _write(self, batch: Sequence[tuple[str, Item]]) -> set[str]:
+        """One batch (retrying what DynamoDB left unprocessed); the ids of the events whose
+        items did not all land."""
+        table = settings().table_name
+        owner = {(item["PK"], item["SK"]): event_id for event_id, item in batch}
+        requests = [{"PutRequest": {"Item": to_attributes(item)}} for _, item in batch]
+        for attempt in range(WRITE_TRIES):
+            try:
+                response = clients.dynamodb().batch_write_item(RequestItems={table: requests})
+            except AwsFailure:
+                break
+            requests = response.get("UnprocessedItems", {}).get(table, [])
+            if not requests:
+                return set()
+            time.sleep(0.05 * 2**attempt)
+        return {owner[(r["PutRequest"]["Item"]["PK"]["S"], r["PutRequest"]["Item"]["SK"]["S"])]
+                for r in requests}  # fmt: skip
+
+
+class EventBus:
+    """Puts each event on the stack's bus: ``source`` reservations, ``detail-type`` the
+    event's type, ``detail`` the event (as the operator sees it: the bus is the platform's)."""
+
+    name = BUS
+
+    def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        failed: set[str] = set()
+        for batch in _chunks(events, BUS_BATCH):
+            failed |= self._put(batch)
+        return failed
+
+    def _put(self, batch: Sequence[StoredEvent]) -> set[str]:
+        entries = [
+            {
+                "Source": SOURCE,
+                "DetailType": stored.event.type.value,
+                "Detail": stored.event.to_json(),
+                "Time": stored.event.time,
+                "EventBusName": event_bus_name(),
+            }
+            for stored in batch
+        ]
+        try:
+            response = clients.events().put_events(Entries=entries)
+        except AwsFailure:
+            return {stored.id for stored in batch}
+        # Entries answer in request order; a failed one carries an ErrorCode.
+        return {
+            stored.id
+            for stored, entry in zip(batch, response.get("Entries", []), strict=False)
+            if entry.get("ErrorCode") or not entry.get("EventId")
+        } | {stored.id for stored in batch[len(response.get("Entries", [])) :]}

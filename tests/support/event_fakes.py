@@ -1,0 +1,144 @@
+"""In-memory fakes of the event ports, with DynamoDB's semantics where the logic relies on
+them: feeds sorted by position, a Query that stops after ``count`` items and says where,
+feed items keyed by partition and position (writing one twice writes it once), and marks
+that an event keeps until it reached every outlet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from reservations.models.events import (
+    EventsRead,
+    NodeFeedAccess,
+    PendingEvent,
+    StoredEvent,
+    UnreadableEvent,
+)
+from reservations.rules.event_visibility import feed_org_ids
+
+PLATFORM = None  # the operator's feed, as the reader port names it
+
+
+@dataclass
+class FakeEvents:
+    """The node feeds, the org feeds and the marks of one table."""
+
+    access: dict[str, NodeFeedAccess] = field(default_factory=dict)
+    node_feeds: dict[str, dict[str, StoredEvent]] = field(default_factory=dict)
+    org_feeds: dict[str | None, dict[str, StoredEvent]] = field(default_factory=dict)
+    marked: dict[str, PendingEvent] = field(default_factory=dict)
+    unreadable: list[UnreadableEvent] = field(default_factory=list)
+    queries: int = 0
+    settles: int = 0
+    settle_fails: bool = False
+
+    # --- writing, as the changes' own transactions will --------------------------------------
+
+    def commit(self, stored: StoredEvent, retention_days: int = 400) -> StoredEvent:
+        """The event written with its change: in its node's feed, marked."""
+        kept = replace(stored, expires_at=stored.event.time + timedelta(days=retention_days))
+        self.node_feeds.setdefault(kept.event.node_id, {})[kept.event.position] = kept
+        self.marked[kept.id] = PendingEvent(kept)
+        return kept
+
+    # --- EventReader ------------------------------------------------------------------------
+
+    def feed_access(self, node_id: str) -> NodeFeedAccess | None:
+        return self.access.get(node_id)
+
+    def node_events(self, node_id: str, after: str | None, count: int) -> EventsRead:
+        return self._read(self.node_feeds.get(node_id, {}), after, count)
+
+    def org_events(self, org_id: str | None, after: str | None, count: int) -> EventsRead:
+        return self._read(self.org_feeds.get(org_id, {}), after, count)
+
+    def _read(self, feed: dict[str, StoredEvent], after: str | None, count: int) -> EventsRead:
+        self.queries += 1
+        positions = sorted(p for p in feed if after is None or p > after)
+        page = positions[:count]
+        stopped = page[-1] if len(positions) > count else None
+        return EventsRead(tuple(feed[p] for p in page), stopped)
+
+    # --- RelayMarks ---------------------------------------------------------------------------
+
+    def unrelayed(self, before: str, page_size: int) -> Iterator[PendingEvent | UnreadableEvent]:
+        yield from self.unreadable
+        for pending in sorted(self.marked.values(), key=lambda p: p.stored.event.position):
+            if pending.stored.event.position < before and pending.stored.id in self.marked:
+                yield self.marked[pending.stored.id]
+
+    def settle(self, stored: StoredEvent, reached: frozenset[str], done: bool) -> bool:
+        self.settles += 1
+        if self.settle_fails:
+            return False
+        if done:
+            self.marked.pop(stored.id, None)
+        elif stored.id in self.marked:
+            before = self.marked[stored.id]
+            self.marked[stored.id] = PendingEvent(before.stored, before.relayed_to | reached)
+        return True
+
+    def pending_of(self, stored: StoredEvent) -> PendingEvent:
+        return self.marked[stored.id]
+
+
+class Down(Exception):
+    """What a fake outlet's outage looks like from inside (never seen by the relay)."""
+
+
+@dataclass
+class FakeFeeds:
+    """The org feeds outlet: writes each event into the feeds of the orgs that may see it
+    (and the operator's); ``fail_after`` items written, it is down."""
+
+    table: FakeEvents
+    name: str = "feeds"
+    fail_after: int | None = None
+    writes: int = 0
+
+    def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        failed: set[str] = set()
+        for stored in events:
+            for org in [PLATFORM, *sorted(feed_org_ids(stored))]:
+                if self.fail_after is not None and self.writes >= self.fail_after:
+                    failed.add(stored.id)
+                    continue
+                self.writes += 1
+                self.table.org_feeds.setdefault(org, {})[stored.event.position] = stored
+        return failed
+
+
+@dataclass
+class FakeBus:
+    """The event bus outlet: what it received, in order (duplicates kept); down while
+    ``down``."""
+
+    name: str = "bus"
+    down: bool = False
+    received: list[str] = field(default_factory=list)
+    calls: int = 0
+
+    def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        self.calls += 1
+        if self.down:
+            return {stored.id for stored in events}
+        self.received.extend(stored.id for stored in events)
+        return set()
+
+
+@dataclass
+class CrashingFeeds(FakeFeeds):
+    """Feeds that crash (the function dies) after ``crash_after`` item writes."""
+
+    crash_after: int = 0
+
+    def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        for stored in events:
+            for org in [PLATFORM, *sorted(feed_org_ids(stored))]:
+                if self.writes >= self.crash_after:
+                    raise Down("the function died mid-fan-out")
+                self.writes += 1
+                self.table.org_feeds.setdefault(org, {})[stored.event.position] = stored
+        return set()
