@@ -200,27 +200,26 @@ END_WORKLOAD = ApiRoute(
     "ended (no body)",
     status=204,
 )
-NODE_EVENTS = ApiRoute(
+
+
+def _feed(function: str, path: str, summary: str, operation_id: str) -> ApiRoute:
+    """An event feed: a page of events, oldest first; a read, so no key."""
+    success = "a page of events, oldest first"
+    return ApiRoute(function, "GET", path, summary, operation_id, success, EventPage,
+                    errors=(400, 401, 404), keyed=False)  # fmt: skip
+
+
+NODE_EVENTS = _feed(
     "node_events",
-    "GET",
     NODE + "/events",
     "The node's events the caller may see, oldest first",
     "listNodeEvents",
-    "a page of events, oldest first",
-    EventPage,
-    errors=(400, 401, 404),
-    keyed=False,
 )
-ORG_EVENTS = ApiRoute(
+ORG_EVENTS = _feed(
     "org_events",
-    "GET",
     "/v1/events",
     "Every event the caller's org may see, across nodes, oldest first",
     "listEvents",
-    "a page of events, oldest first",
-    EventPage,
-    errors=(400, 401, 404),
-    keyed=False,
 )
 
 # Every route, in the order the OpenAPI document is merged from its functions.
