@@ -8,13 +8,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
 from reservations.config import check_settings, settings
-from reservations.dal.event_outlets import EventBus, OrgFeeds
+from reservations.dal.event_outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.dal.events import RelayMarks
 from reservations.logic.event_relay import relay_backlog
 from reservations.observability import SCHEDULED_EVENT, logger, metrics, tracer
 
 # The same outlets as the stream's relay (functions/event_relay), webhooks to come.
-OUTLETS = (OrgFeeds(), EventBus())
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents())
 marks = RelayMarks()
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.config import check_settings
-from reservations.dal.event_outlets import EventBus, OrgFeeds
+from reservations.dal.event_outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.dal.events import RelayMarks, pending_event_from_stream
 from reservations.logic.event_relay import relay
 from reservations.observability import STREAM_BATCH, logger, metrics, tracer
@@ -15,7 +15,7 @@ from reservations.observability import STREAM_BATCH, logger, metrics, tracer
 # Where every event must go (made at import: none opens a connection before use). Webhook
 # deliveries will be a third outlet here: one delivery queued per subscription of each org
 # the event went to whose filter takes it.
-OUTLETS = (OrgFeeds(), EventBus())
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents())
 marks = RelayMarks()
 
 

@@ -121,9 +121,10 @@ def test_a_new_node_is_201_with_its_queue_and_the_units_listed(handlers, load_fl
     ).body
     assert [u["id"] for u in listed] == [U4, "0000:0b:00.0"]
     assert all(u["state"] == "free" and u["reservable"] for u in listed)
-    [audit] = state.audit_records_of(aws, "AUDIT#node-new")
-    assert audit["action"] == "register-node"
-    assert audit["callerOrgId"] == "org-platform"
+    [event] = state.events(aws, "node-new")
+    assert (event["type"], event["subject"]) == ("node.registered", "nodes/node-new")
+    assert event["data"]["actor"]["orgId"] == "org-platform"
+    assert event["data"]["addedUnitIds"] == [U4, "0000:0b:00.0"]
 
 
 def test_a_repeat_of_the_same_put_is_200_and_writes_nothing(handlers, load_fleet, node_env, aws):
@@ -329,9 +330,9 @@ def test_a_topology_change_puts_only_live_reservations_on_changed_units_under_re
     )
     governed = {u["id"]: (u.get("reservationId"), u.get("released")) for u in listed.body}
     assert governed[U5] == ("res-model", False)  # under review: withheld from everyone
-    [audit] = state.audit_records_of(aws, "AUDIT#node-a")
-    assert (audit["unitsRemoved"], audit["unitsChanged"]) == ([U4], [U4, U5])
-    assert audit["reservationsReviewed"] == 2
+    [event] = state.events(aws, "node-a", event_type="node.updated")
+    assert (event["data"]["removedUnitIds"], event["data"]["changedUnitIds"]) == ([U4], [U5])
+    assert len(event["data"]["reviewedReservationIds"]) == 2
 
 
 def test_a_units_ended_reservations_stay_ended_and_out_of_the_write(
@@ -415,8 +416,11 @@ def test_reaffirm_returns_the_reservation_active_on_the_nodes_generation(
         4,
         [],
     )
-    [audit] = state.audit_records(aws, "node-a", "res-1")
-    assert (audit["action"], audit["reason"]) == ("reaffirm", "same GPUs, re-seated")
+    [event] = state.reservation_events(aws, "node-a", "res-1")
+    assert (event["type"], event["data"]["reason"]) == (
+        "reservation.reaffirmed",
+        "same GPUs, re-seated",
+    )
 
 
 def test_reaffirm_before_the_term_starts_stores_pending(handlers, load_fleet, node_env, aws):
@@ -489,7 +493,7 @@ def test_a_keyed_reaffirm_is_replayed_byte_for_byte_and_a_reuse_is_422(
     again = reaffirm(handlers, "res-1", {"reason": "ok"}, key="k-2")
     assert (first.status, again.status) == (200, 200)
     assert again.body_text == first.body_text
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
     reused = reaffirm(handlers, "res-1", {"reason": "other"}, key="k-2")
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
 
@@ -597,12 +601,12 @@ def test_64_units_sold_192_times_change_in_one_transaction_that_writes_no_reserv
     with transactions() as sizes:
         result = put(handlers, "node-h", body(2, [spec(u, gpuModelId="a100") for u in ids]))
     assert result.status == 200, result.body
-    assert sizes == [67]  # the node, its list access, its 64 units, the audit record
+    assert sizes == [67]  # the node, its list access, its 64 units, its one event
     assert reservation_items(aws, "node-h") == stored
     # Every reader sees all 192 under review from this write on (a list of two pages).
     assert set(listed_statuses(handlers, "node-h").values()) == {"needs-review"}
-    [update] = [a for a in state.audit_records_of(aws, "AUDIT#node-h") if a["topologyGen"] == 2]
-    assert update["reservationsReviewed"] == 192
+    [update] = state.events(aws, "node-h", event_type="node.updated")
+    assert len(update["data"]["reviewedReservationIds"]) == 192
 
 
 def test_every_list_page_after_an_update_is_one_query_that_reads_the_review_with_it(
@@ -644,7 +648,7 @@ def test_65_units_are_a_400_naming_units(handlers, load_fleet, node_env, aws):
 def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_actions(
     handlers, load_fleet, node_env, aws
 ):
-    """64 units out, 64 in: the node, its list access, 64 puts and the audit record, and as
+    """64 units out, 64 in: the node, its list access, 64 puts and its event, and as
     many of the 64 deletes as fit (33). The 31 left are no unit of the node for any call,
     and the next update deletes them."""
     old, new = many(64), many(64, bus=0x40)
@@ -669,7 +673,7 @@ def test_the_largest_update_replaces_every_unit_in_one_transaction_of_100_action
         assert (
             put(handlers, "node-h", body(3, [spec(u) for u in [*new[1:], old[-1]]])).status == 200
         )
-    # The node, its access, the put of 11:1f, the audit, the delete of 40:00, 30 left over.
+    # The node, its access, the put of 11:1f, the event, the delete of 40:00, 30 left over.
     assert sizes == [1 + 1 + 1 + 1 + 1 + 30]
     unit_items = {i["SK"] for i in state.whole_table(aws) if i["SK"].startswith("UNIT#")}
     assert unit_items == {f"UNIT#{u}" for u in [*new[1:], old[-1]]}
@@ -743,6 +747,6 @@ def test_a_superseded_update_changes_nothing(handlers, load_fleet, node_env, aws
     assert state.whole_table(aws) == committed[1]
     assert reservation_items(aws, "node-h") == stored
     assert {state.unit(aws, "node-h", u)["gpuModelId"] for u in ids} == {"b200"}
-    assert len(state.audit_records_of(aws, "AUDIT#node-h")) == 1
+    assert len(state.events(aws, "node-h")) == 1
     assert put(handlers, "node-h", newer).status == 200
     assert state.whole_table(aws) == committed[1]

@@ -13,7 +13,11 @@ After each call the table itself is read and held to the contract's words (see
 every live workload's units claimed by it, no two live reservations of overlapping terms
 sharing a unit, versions that only grow, no call but a node update or a re-affirm leaving
 a spot workload running where its governing reservation withholds the unit, every 2xx of a
-write with its audit record, and each answer in the contract's shape (never a 5xx).
+write with its events (its record: the type, subject and caller; a reclaim's one
+``workload.termination_requested`` per workload it sends to terminating) and no event for
+anything else (a refusal, a dry run, a replay, an unchanged PUT), the service's own events
+(a report's ``workload.terminated``, the sweeper's ``workload.termination_stuck``) with no
+actor, and each answer in the contract's shape (never a 5xx).
 
 ``-s`` prints a tally per seed; ``WALK_SEEDS=5,6`` walks other seeds.
 """
@@ -130,14 +134,20 @@ WRITES = {
     "place_workload",
     "end_workload",
 }
-AUDIT_ACTION = {
-    "reclaim": "reclaim",
-    "release": "release",
-    "cancel": "cancel",
-    "reaffirm": "reaffirm",
-    "create_reservation": "create",
-    "place_workload": "place",
-    "end_workload": "end",
+# The event each write makes (a PUT: node.registered or node.updated, by its status).
+EVENT_TYPE = {
+    "reclaim": "reservation.reclaimed",
+    "release": "reservation.released",
+    "cancel": "reservation.cancelled",
+    "reaffirm": "reservation.reaffirmed",
+    "create_reservation": "reservation.created",
+    "place_workload": "workload.placed",
+    "end_workload": "workload.ended",
+}
+# What the service makes on its own (no actor): a report's close, the sweeper's flag.
+SERVICE_EVENTS = {
+    "termination_reports": "workload.terminated",
+    "sweeper": "workload.termination_stuck",
 }
 # The calls the contract lets leave a spot workload running on a unit that has become
 # withheld: a node update sends reservations to review, a re-affirm empties releases; and
@@ -229,7 +239,7 @@ class Walk:
         self.tally: Counter[str] = Counter()
         self.problems: dict[str, tuple[str, int]] = {}  # problem -> (first seen where, times)
         self.kept: list[Kept] = []
-        self.audited: dict[str, set[str]] = {}  # audit partition -> sort keys seen
+        self.seen_events: set[str] = set()  # ids of the events an earlier check saw
         self.messages = 0  # spot-termination messages the node agents took
         self.versions: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
         self.nodes = ["node-a", "node-b", "node-c", "node-d"]  # node-d: registered on the way
@@ -303,14 +313,16 @@ class Walk:
         after = self.parts = {**before, **fresh}
         self.tally[f"{call.function} {outcome.label}"] += 1
         say = self.problems_of(call)
-        if outcome.result is not None:
+        new_events = self.new_events(self.touched(call))
+        if outcome.result is None:
+            say(check_service_events(call, new_events))
+        else:
             say(check_answer(call, outcome.result))
             say(self.check_read(call, outcome.result, after))
             if call.replay_of is not None:
-                audited = self.new_audit_records(call, outcome.result)
-                say(check_replay(call, outcome.result, before, after, audited))
+                say(check_replay(call, outcome.result, before, after, new_events))
             else:
-                say(self.check_write(call, outcome.result, before, after))
+                say(self.check_write(call, outcome.result, before, after, new_events))
         for part in fresh.values():
             say(inv.claims_are_whole(part))
             say(inv.no_unit_sold_twice(part, self.now))
@@ -391,16 +403,12 @@ class Walk:
 
     # --- checks that need the walk's state ---------------------------------------------------
 
-    def new_audit_records(self, call: Call, result: HttpResult) -> list[dict[str, Any]]:
-        """The audit records of the call's partition that no earlier call's check saw
-        (a refused call that wrote one would show here, at the next write's check)."""
-        partition = audit_partition(call, result)
-        if partition is None:
-            return []
-        known = self.audited.setdefault(partition, set())
-        records = state.audit_records_of(self.db, partition)
-        new = [r for r in records if r["SK"] not in known]
-        known.update(r["SK"] for r in new)
+    def new_events(self, nodes: list[str]) -> list[dict[str, Any]]:
+        """The events of the nodes' feeds that no earlier call's check saw (read where the
+        call may have written: every node's every 20th call, so a stray one shows)."""
+        events = [e for node in nodes for e in state.events(self.db, node)]
+        new = [e for e in events if e["id"] not in self.seen_events]
+        self.seen_events.update(e["id"] for e in new)
         return new
 
     def check_read(self, call: Call, result: HttpResult, after: dict[str, Any]) -> list[str]:
@@ -424,13 +432,14 @@ class Walk:
         result: HttpResult,
         before: dict[str, inv.Partition],
         after: dict[str, inv.Partition],
+        new_events: list[dict[str, Any]],
     ) -> list[str]:
         if call.function not in WRITES or not 200 <= result.status < 300:
-            return []
+            return [f"{call.function} {result.status} wrote {new_events}"] if new_events else []
         if call.dry_run:
-            return [] if before == after else ["a dry run changed the table"]
-        new = self.new_audit_records(call, result)
-        problems = check_audit(call, result, before, after, new)
+            problems = [] if before == after else ["a dry run changed the table"]
+            return problems + ([f"a dry run wrote {new_events}"] if new_events else [])
+        problems = check_events(call, result, before, after, new_events)
         node = call.node or ""
         decide = DECISIONS.get(call.function)
         if decide is not None and node in before:
@@ -438,41 +447,81 @@ class Walk:
         return problems
 
 
-def check_audit(
+def check_events(
     call: Call,
     result: HttpResult,
     before: dict[str, inv.Partition],
     after: dict[str, inv.Partition],
     new: list[dict[str, Any]],
 ) -> list[str]:
-    """A 2xx write left one audit record naming the action and the caller's org and key
-    (a PUT that changed nothing, none)."""
-    action = AUDIT_ACTION.get(call.function)
+    """A 2xx write left its event, naming its subject and the caller's org and key (a PUT
+    that changed nothing, none); a reclaim also one ``workload.termination_requested`` per
+    workload it sent to terminating, and nothing else."""
+    node = call.node or ""
+    expected_type = EVENT_TYPE.get(call.function)
     if call.function == "put_node":
-        if before.get(call.node or "") == after.get(call.node or ""):
-            return [f"an unchanged PUT was audited: {new}"] if new else []
-        action = "register-node" if result.status == 201 else "update-node"
-    if len(new) != 1:
-        return [f"{len(new)} new audit records for one {call.function}: {new}"]
+        if before.get(node) == after.get(node):
+            return [f"an unchanged PUT wrote events: {new}"] if new else []
+        expected_type = "node.registered" if result.status == 201 else "node.updated"
+    main = [e for e in new if e["type"] == expected_type]
+    others = [e for e in new if e["type"] != expected_type]
+    problems = [] if len(main) == 1 else [f"{len(main)} {expected_type} for one call: {new}"]
+    requested = sorted(e["subject"] for e in others if e["type"] == TERMINATION_REQUESTED)
+    if call.function == "reclaim" and requested != newly_terminating(before, after, node):
+        problems.append(f"termination requests {requested}, expected the new terminations")
+    if len(others) != (len(requested) if call.function == "reclaim" else 0):
+        problems.append(f"events besides the write's: {others}")
     _, org, _ = KEYS[call.role or ""]
-    expected = (action, org, f"walk-{call.role}")
-    found = (new[0].get("action"), new[0].get("callerOrgId"), new[0].get("callerKeyId"))
-    return [] if found == expected else [f"audit record {found}, expected {expected}"]
+    for event in new:
+        actor = event["data"].get("actor")
+        if actor != {"orgId": org, "keyId": f"walk-{call.role}"}:
+            problems.append(f"{event['type']} by {actor}, expected {org} walk-{call.role}")
+        if event["source"] != f"/v1/nodes/{node}":
+            problems.append(f"{event['type']} from {event['source']}, not {node}")
+    if main and main[0]["subject"] != expected_subject(call, result):
+        problems.append(f"{expected_type} of {main[0]['subject']}")
+    return problems
 
 
-def audit_partition(call: Call, result: HttpResult | None) -> str | None:
-    """Where the call's audit record goes (for a create, once its id is known)."""
-    if call.function not in WRITES or call.dry_run:
-        return None
-    if call.function in ("place_workload", "end_workload"):
-        return f"AUDIT#{call.node}/workloads"
+TERMINATION_REQUESTED = "workload.termination_requested"
+
+
+def newly_terminating(
+    before: dict[str, inv.Partition], after: dict[str, inv.Partition], node: str
+) -> list[str]:
+    """The subjects of the workloads the call moved from running to terminating."""
+    if node not in before or node not in after:
+        return []
+    was = {w["id"]: w["state"] for w in before[node].workloads.values()}
+    return sorted(
+        f"workloads/{w['id']}"
+        for w in after[node].workloads.values()
+        if w["state"] == "terminating" and was.get(w["id"]) == "running"
+    )
+
+
+def expected_subject(call: Call, result: HttpResult) -> str:
     if call.function == "put_node":
-        return f"AUDIT#{call.node}"
+        return f"nodes/{call.node}"
     if call.function == "create_reservation":
-        if result is None or result.status != 201 or not result.body_text:
-            return None
-        return f"AUDIT#{call.node}#{result.body['id']}"
-    return f"AUDIT#{call.node}#{call.reservation}"
+        return f"reservations/{result.body['id']}"
+    if call.function == "place_workload":
+        return f"workloads/{json.loads((call.event or {}).get('body') or '{}').get('id')}"
+    if call.function == "end_workload":
+        return f"workloads/{call.workload}"
+    return f"reservations/{call.reservation}"
+
+
+def check_service_events(call: Call, new: list[dict[str, Any]]) -> list[str]:
+    """The reports close terminations (``workload.terminated``, terminated or gone), the
+    sweeper flags them (``workload.termination_stuck``): no actor, nothing else."""
+    expected = SERVICE_EVENTS.get(call.function)
+    problems = [f"{call.function} wrote {e['type']}" for e in new if e["type"] != expected]
+    problems += [f"{e['type']} with an actor" for e in new if "actor" in e["data"]]
+    outcomes = {e["data"].get("outcome") for e in new if e["type"] == "workload.terminated"}
+    if not outcomes <= {"terminated", "gone"}:
+        problems.append(f"terminated with outcomes {outcomes}")
+    return problems
 
 
 # --- the answers ----------------------------------------------------------------------------
@@ -556,17 +605,17 @@ def check_replay(
     result: HttpResult,
     before: dict[str, inv.Partition],
     after: dict[str, inv.Partition],
-    audited: list[dict[str, Any]],
+    new_events: list[dict[str, Any]],
 ) -> list[str]:
     """A repeat with the same key gets the first answer byte for byte and does nothing
-    (or the 404, if the key has since lost the permission or the visibility)."""
+    (or the 404, if the key has since lost the permission or the visibility): no event."""
     problems = [] if before == after else ["a replay changed the table"]
     kept = call.replay_of
     assert kept is not None
     if result.status != 404 and (result.status, result.body_text) != (kept.status, kept.body):
         problems.append(f"replayed {result.status} {result.body_text[:120]}, first {kept.status}")
-    if audited:
-        problems.append(f"a replay was audited again: {audited}")
+    if new_events:
+        problems.append(f"a replay wrote events again: {new_events}")
     return problems
 
 

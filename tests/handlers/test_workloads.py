@@ -14,8 +14,7 @@ from devstack import fleet_documents as f
 from devstack.api_events import end_event, list_units_event, place_event, reclaim_event
 from devstack.functions import invoke, load_function
 from reservations.dal import clients
-from reservations.dal.items import to_attributes
-from reservations.dal.keys import HISTORY_PREFIX, OPEN_TERMINATIONS_INDEX, workload_audit_pk
+from reservations.dal.keys import ACCESS_SK, HISTORY_PREFIX, OPEN_TERMINATIONS_INDEX
 from reservations.logic.retries import MAX_ATTEMPTS
 from tests.support import state
 from tests.support.faults import on_call
@@ -67,19 +66,15 @@ def end(functions, workload_id, key=SCHEDULER, node="node-a", idempotency_key=No
     return invoke(functions["end_workload"], end_event(node, workload_id, key, idempotency_key))
 
 
-def audit(aws: Any) -> list[dict[str, Any]]:
-    response = aws.query(
-        TableName=state.TABLE,
-        KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues=to_attributes({":pk": workload_audit_pk("node-a")}),
-    )
-    return [state.from_attributes(i) for i in response["Items"]]
+def workload_events(aws: Any) -> list[dict[str, Any]]:
+    """The node feed's workload events (the writes' records), in feed order."""
+    return [e for e in state.events(aws, "node-a") if e["subject"].startswith("workloads/")]
 
 
 # --- place ---------------------------------------------------------------------------------
 
 
-def test_a_placement_is_201_stored_claimed_and_audited(functions, fleet, aws):
+def test_a_placement_is_201_stored_claimed_and_its_event_written(functions, fleet, aws):
     result = place(functions, body(units=(RELEASED.upper(),)))
     assert result.status == 201, result.body
     answer = result.body
@@ -97,13 +92,16 @@ def test_a_placement_is_201_stored_claimed_and_audited(functions, fleet, aws):
     assert (stored["state"], stored["createdAt"], stored["version"]) == ("running", created, 1)
     unit = state.unit(aws, "node-a", RELEASED)
     assert (unit["claimedBy"], unit["version"]) == ("vm:vm-new", 2)
-    [record] = audit(aws)
-    assert (record["action"], record["workloadId"], record["callerOrgId"]) == (
-        "place",
-        "vm-new",
+    [event] = workload_events(aws)
+    assert (event["type"], event["subject"], event["data"]["actor"]["orgId"]) == (
+        "workload.placed",
+        "workloads/vm-new",
         "org-platform",
     )
-    assert record["reservationIds"] == ["res-1"]
+    # Its org may read the node's feed from now on (its workload's events).
+    access = state.item(aws, "node-a", ACCESS_SK)
+    assert access is not None
+    assert answer["orgId"] in access["workloadOrgIds"]
     listed = invoke(
         functions["list_units"], list_units_event("node-a", "Bearer vl_local_test_owner")
     )
@@ -162,7 +160,7 @@ def test_ending_a_workload_is_204_frees_its_units_and_keeps_its_history(function
     [history] = [i for i in state.whole_table(aws) if i["PK"] == HISTORY_PREFIX + "node-a"]
     assert (history["workloadId"], history["outcome"]) == ("vm-old", "ended")
     assert history["expiresAtEpoch"] > 0
-    assert [r["action"] for r in audit(aws)] == ["end"]
+    assert [e["type"] for e in workload_events(aws)] == ["workload.ended"]
 
 
 def test_ending_a_terminating_workload_takes_its_termination_out_of_the_index(
@@ -189,7 +187,7 @@ def test_keyed_repeats_are_answered_again_and_act_once(functions, fleet, aws):
     repeat = end(functions, "vm-new", idempotency_key="e-1")
     assert (repeat.status, repeat.body_text) == (204, "")
     assert end(functions, "vm-new").status == 404
-    assert sorted(r["action"] for r in audit(aws)) == ["end", "place"]
+    assert sorted(e["type"] for e in workload_events(aws)) == ["workload.ended", "workload.placed"]
 
 
 def _conflict() -> ClientError:

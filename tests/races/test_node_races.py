@@ -90,7 +90,7 @@ def test_two_updates_to_one_generation_one_wins_the_other_is_stale(
     db = emulated["dynamodb"]
     assert {state.unit(db, "nrace-1", u)["gpuModelId"] for u in (U4, U5, U6)} == {winner_model}
     assert effective(db, "nrace-1", "res-1") == "needs-review"
-    assert len(state.audit_records_of(db, "AUDIT#nrace-1")) == 1
+    assert len(state.events(db, "nrace-1")) == 1
 
 
 def test_an_update_removing_a_unit_never_removes_one_a_placement_just_claimed(
@@ -132,9 +132,9 @@ def test_an_update_removing_a_released_unit_races_its_reclaim_without_a_lost_wri
         # reservation and so committed on its first read.
         assert hook.reads.value == 2
         assert reservation["releasedUnitIds"] == [U5]
-        assert len(state.audit_records(db, "nrace-3", "res-1")) == 1
+        assert len(state.reservation_events(db, "nrace-3", "res-1")) == 1
     else:  # the update went first: the reclaim read again and saw the reservation in review
         assert hook.reads.value == 3
         assert (reclaim.status, reclaim.body["code"]) == (409, "reservation_not_active")
         assert reservation["releasedUnitIds"] == [U5, U6]
-        assert state.audit_records(db, "nrace-3", "res-1") == []
+        assert state.reservation_events(db, "nrace-3", "res-1") == []

@@ -237,21 +237,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:GetItem": {key, idem},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"AUDIT#*", idem},
+            "dynamodb:PutItem": {"NODEEVT#*", idem},
         },
         "CreateReservationFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key, idem},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {node, "AUDIT#*", idem},
+            "dynamodb:PutItem": {node, "NODEEVT#*", idem},
         },
         "GetReservationFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
         "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key, node}},
         "PutNodeFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key},
-            "dynamodb:PutItem": {node, "AUDIT#*"},
+            "dynamodb:PutItem": {node, "NODEEVT#*"},
             "dynamodb:UpdateItem": {node},
             "dynamodb:DeleteItem": {node},
         },
@@ -260,28 +260,28 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:GetItem": {key, idem},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"AUDIT#*", idem},
+            "dynamodb:PutItem": {"NODEEVT#*", idem},
         },
         "ReleaseFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key, idem},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"AUDIT#*", idem},
+            "dynamodb:PutItem": {"NODEEVT#*", idem},
         },
         "CancelFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key, idem},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"AUDIT#*", idem},
+            "dynamodb:PutItem": {"NODEEVT#*", idem},
         },
         "PlaceWorkloadFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key, idem},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {node, "AUDIT#*", idem},
+            "dynamodb:PutItem": {node, "NODEEVT#*", idem},
         },
         "EndWorkloadFunction": {
             "dynamodb:Query": {node},
@@ -289,18 +289,19 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:ConditionCheckItem": {idem},
             "dynamodb:DeleteItem": {node},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"WLHIST#*", "AUDIT#*", idem},
+            "dynamodb:PutItem": {"WLHIST#*", "NODEEVT#*", idem},
         },
         "TerminationReportsFunction": {
             "dynamodb:Query": {node},
             "dynamodb:DeleteItem": {node},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"WLHIST#*"},
+            "dynamodb:PutItem": {"WLHIST#*", "NODEEVT#*"},  # a close writes its event
         },
         "SweeperFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {node},
             "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {"NODEEVT#*"},  # a stuck flag writes its event
         },
         # Reads what it sends and records it: subscriptions and their deliveries only.
         "WebhookSenderFunction": {
@@ -309,16 +310,19 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:PutItem": {"WHDELIV#*"},
         },
         # The feeds read their own partitions (and the node's list access item); the relays
-        # write the org feeds and settle the node feeds' marks, nothing else.
+        # write the org feeds, settle the node feeds' marks and put the events derived from
+        # one (a node update's reviews) in its node feed, nothing else.
         "NodeEventsFunction": {"dynamodb:Query": {"NODEEVT#*"}, "dynamodb:GetItem": {key, node}},
         "OrgEventsFunction": {"dynamodb:Query": {"ORGEVT#*"}, "dynamodb:GetItem": {key}},
         "EventRelayFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
+            "dynamodb:PutItem": {"NODEEVT#*"},
         },
         "EventBacklogFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
+            "dynamodb:PutItem": {"NODEEVT#*"},
         },
     }
 

@@ -25,6 +25,7 @@ from reservations.models.domain import (
     Workload,
     WorkloadState,
 )
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import (
@@ -81,6 +82,7 @@ class FakeTable:
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
         self.node_writes: list[NodePut] = []
         self.reaffirmed: list[ReaffirmWrite] = []
+        self.events: list[StoredEvent] = []  # every committed write's, in commit order
         self.reads = 0
         self.writes = 0
         # Run after a read, before its write: a concurrent writer getting there first.
@@ -136,6 +138,7 @@ class FakeTable:
         if stored is not None:
             raise WriteConflict("ConditionalCheckFailed", stored)
         apply(write)
+        self.events.extend(write.events)
         if answer is not None:
             self.answers[answer.request.scope] = answer
 
@@ -355,8 +358,13 @@ class FakeTable:
             ),
         )
 
-    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
-        """Only while still open, and no failed report came since ``termination`` was read."""
+    def node_owner(self, node_id: str) -> str | None:
+        partition = self.nodes.get(node_id)
+        return partition.node.owner_org_id if partition else None
+
+    def mark_stuck(self, termination: OpenTermination, now: datetime, stuck: StoredEvent) -> bool:
+        """Only while still open, and no failed report came since ``termination`` was read;
+        with its event."""
         current = self.read(termination.node_id, termination.workload.id)
         if (
             current is None
@@ -365,7 +373,12 @@ class FakeTable:
             != termination.workload.termination_failed_reports
         ):
             return False
-        return self._termination_update(termination, lambda w: replace(w, termination_stuck_at=now))
+        marked = self._termination_update(
+            termination, lambda w: replace(w, termination_stuck_at=now)
+        )
+        if marked:
+            self.events.append(stuck)
+        return marked
 
     def _termination_update(
         self, termination: OpenTermination, change: Callable[[Workload], Workload]

@@ -14,7 +14,7 @@ from reservations.dal.keys import (
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
     apikey_pk,
-    audit_pk,
+    node_events_pk,
     node_pk,
 )
 from reservations.models.domain import ApiKey
@@ -58,23 +58,25 @@ def unit(dynamodb: Any, node_id: str, unit_id: str) -> dict[str, Any]:
     return found
 
 
-def audit_records(dynamodb: Any, node_id: str, reservation_id: str) -> list[dict[str, Any]]:
-    response = dynamodb.query(
+def events(
+    dynamodb: Any, node_id: str, subject: str | None = None, event_type: str | None = None
+) -> list[dict[str, Any]]:
+    """The node feed's events (as envelopes, in feed order), of one subject
+    (``reservations/<id>``, ``workloads/<id>``, ``nodes/<id>``) or type if given."""
+    pages = dynamodb.get_paginator("query").paginate(
         TableName=TABLE,
         KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues=to_attributes({":pk": audit_pk(node_id, reservation_id)}),
+        ExpressionAttributeValues=to_attributes({":pk": node_events_pk(node_id)}),
+        ConsistentRead=True,
     )
-    return [from_attributes(i) for i in response["Items"]]
+    envelopes = [json.loads(from_attributes(i)["event"]) for page in pages for i in page["Items"]]
+    return [
+        e for e in envelopes if subject in (None, e["subject"]) and event_type in (None, e["type"])
+    ]
 
 
-def audit_records_of(dynamodb: Any, partition: str) -> list[dict[str, Any]]:
-    """Every audit record of one audit partition (a node's own: ``AUDIT#<node>``)."""
-    response = dynamodb.query(
-        TableName=TABLE,
-        KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues=to_attributes({":pk": partition}),
-    )
-    return [from_attributes(i) for i in response["Items"]]
+def reservation_events(dynamodb: Any, node_id: str, reservation_id: str) -> list[dict[str, Any]]:
+    return events(dynamodb, node_id, f"reservations/{reservation_id}")
 
 
 def whole_table(dynamodb: Any) -> list[dict[str, Any]]:

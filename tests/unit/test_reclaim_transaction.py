@@ -7,7 +7,9 @@ tests/handlers and tests/races.)"""
 from __future__ import annotations
 
 import copy
+import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,7 +25,8 @@ from reservations.dal.items import (
     unit_item,
     workload_item,
 )
-from reservations.dal.keys import OPEN_TERMINATION, audit_pk
+from reservations.dal.keys import OPEN_TERMINATION, node_events_pk
+from reservations.logic.reclaim import reclaim_events
 from reservations.models.domain import (
     Node,
     Reservation,
@@ -171,6 +174,20 @@ def table() -> dict[Key, dict[str, Any]]:
 def write(
     released_after: tuple[str, ...] | None = (U[1],), reason: str | None = "lab"
 ) -> ReclaimWrite:
+    """The write with its events, as the pipeline builds them from the node as read."""
+    items = [
+        node_item(Node("node-a", "org-acme", 2, unit_changed_at=dict.fromkeys(U, 0))),
+        reservation_item(RESERVATION),
+        *(unit_item("node-a", u) for u in UNITS),
+        workload_item("node-a", RUNNING),
+        workload_item("node-a", RESERVED),
+    ]
+    read = snapshot_from_items(from_attributes(to_attributes(item)) for item in items)
+    bare = _bare(released_after, reason)
+    return replace(bare, events=reclaim_events(read, bare))
+
+
+def _bare(released_after: tuple[str, ...] | None, reason: str | None) -> ReclaimWrite:
     return ReclaimWrite(
         write_id="rc-1",
         node_id="node-a",
@@ -185,14 +202,21 @@ def write(
         caller_org_id="org-broker",
         caller_key_id="key-broker",
         at=NOW,
+        managing_org_ids=("org-broker",),
     )
+
+
+def events(table: dict[Key, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The node feed's events by type, as their envelopes."""
+    feed = [i for k, i in table.items() if k[0] == node_events_pk("node-a")]
+    return {item["type"]: json.loads(item["event"]) for item in feed}
 
 
 def snapshot(table: dict[Key, dict[str, Any]]) -> Any:
     return snapshot_from_items(i for k, i in table.items() if k[0] == "NODE#node-a")
 
 
-def test_applied_to_what_was_read_it_releases_terminates_and_audits(table):
+def test_applied_to_what_was_read_it_releases_terminates_and_writes_its_events(table):
     apply(table, store.transaction(write()))
     after = snapshot(table)
     [reservation] = after.reservations
@@ -212,13 +236,19 @@ def test_applied_to_what_was_read_it_releases_terminates_and_audits(table):
         TerminationState.OPEN,
         "2026-11-29T12:00:00Z",
     )
-    [audit] = [i for k, i in table.items() if k[0] == audit_pk("node-a", "res-1")]
-    assert (audit["callerKeyId"], audit["terminated"], audit["skipped"]) == (
-        "key-broker",
-        ["vm-1"],
-        ["vm-2"],
+    assert stored["terminationManagingOrgIds"] == ["org-broker"]  # its end is theirs too
+    written = events(table)
+    assert set(written) == {"reservation.reclaimed", "workload.termination_requested"}
+    data = written["reservation.reclaimed"]["data"]
+    assert data["actor"] == {"orgId": "org-broker", "keyId": "key-broker"}
+    assert (data["terminated"], data["skipped"], data["reason"]) == (["vm-1"], ["vm-2"], "lab")
+    assert (data["unitIds"], data["releasedUnitIds"]) == ([U[0], U[2]], [U[1]])
+    requested = written["workload.termination_requested"]
+    assert requested["subject"] == "workloads/vm-1"
+    assert (requested["data"]["terminationId"], requested["data"]["reservationId"]) == (
+        "t-1",
+        "res-1",
     )
-    assert (audit["releasedBefore"], audit["releasedAfter"]) == (U[:2], [U[1]])
 
 
 @pytest.mark.parametrize(
@@ -257,8 +287,8 @@ def test_unchanged_releases_leave_the_reservation_as_it_was(table):
     apply(table, store.transaction(write(released_after=None)))
     [reservation] = snapshot(table).reservations
     assert reservation == RESERVATION  # version and updatedAt untouched: only checked
-    [audit] = [i for k, i in table.items() if k[0].startswith("AUDIT#")]
-    assert audit["releasedAfter"] == audit["releasedBefore"] == U[:2]
+    # Its event still says what stays released.
+    assert events(table)["reservation.reclaimed"]["data"]["releasedUnitIds"] == U[:2]
 
 
 def test_without_a_reason_the_termination_has_none(table):
@@ -269,7 +299,7 @@ def test_without_a_reason_the_termination_has_none(table):
 def test_the_same_reclaim_cannot_be_written_twice(table):
     actions = store.transaction(write(released_after=None))
     apply(table, actions)
-    with pytest.raises(Cancelled):  # its audit record exists: a replayed transaction is refused
+    with pytest.raises(Cancelled):  # its events exist: a replayed transaction is refused
         apply(table, actions)
 
 
@@ -289,34 +319,53 @@ def test_the_answer_is_recorded_in_the_same_transaction_as_the_effect(monkeypatc
     assert (plain_token, no_record) == ("rc-1", None)
 
 
-def test_an_audit_record_already_there_cancels_it(table):
+@pytest.mark.parametrize("which", [0, 1])
+def test_an_event_already_there_cancels_it(table, which):
     actions = store.transaction(write())
-    [audit_put] = [a["Put"] for a in actions if "Put" in a]
-    item = from_attributes(audit_put["Item"])
+    puts = [a["Put"] for a in actions if "Put" in a]
+    assert len(puts) == 2  # reservation.reclaimed, one workload.termination_requested
+    item = from_attributes(puts[which]["Item"])
     table[(item["PK"], item["SK"])] = item
     with pytest.raises(Cancelled):
         apply(table, actions)
 
 
-def test_the_audit_record_names_the_reclaim_the_caller_and_every_decision(table):
+def test_its_event_names_the_reclaim_the_caller_and_every_decision(table):
+    """The event is the reclaim's record: who, why, the units, what it terminated and
+    skipped; in the node's feed, unrelayed, expiring with the retention."""
     apply(table, store.transaction(write()))
-    [(key, audit)] = [(k, i) for k, i in table.items() if k[0].startswith("AUDIT#")]
-    assert key == ("AUDIT#node-a#res-1", "2026-11-29T12:00:00Z#rc-1")
-    assert audit == {
-        "PK": "AUDIT#node-a#res-1",
-        "SK": "2026-11-29T12:00:00Z#rc-1",
-        "action": "reclaim",
-        "reclaimId": "rc-1",
-        "nodeId": "node-a",
-        "reservationId": "res-1",
-        "callerOrgId": "org-broker",
-        "callerKeyId": "key-broker",
-        "reason": "lab",
-        "unitIds": [U[0], U[2]],
-        "releasedBefore": U[:2],
-        "releasedAfter": [U[1]],
-        "terminated": ["vm-1"],
-        "terminationIds": ["t-1"],
-        "skipped": ["vm-2"],
-        "at": "2026-11-29T12:00:00Z",
+    feed = {k: i for k, i in table.items() if k[0] == "NODEEVT#node-a"}
+    [reclaimed] = [i for i in feed.values() if i["type"] == "reservation.reclaimed"]
+    event_id = reclaimed["eventId"]
+    assert event_id.startswith("evt-")
+    assert {k: v for k, v in reclaimed.items() if k != "event"} == {
+        "PK": "NODEEVT#node-a",
+        "SK": f"2026-11-29T12:00:00.000Z#{event_id}",
+        "eventId": event_id,
+        "type": "reservation.reclaimed",
+        "ownerOrgId": "org-acme",
+        "audienceOrgIds": {"org-broker"},
+        "unrelayed": "pending",
+        "expiresAtEpoch": int((NOW + timedelta(days=400)).timestamp()),
     }
+    assert json.loads(reclaimed["event"]) == {
+        "specversion": "1.0",
+        "id": event_id,
+        "type": "reservation.reclaimed",
+        "source": "/v1/nodes/node-a",
+        "subject": "reservations/res-1",
+        "time": "2026-11-29T12:00:00.000Z",
+        "datacontenttype": "application/json",
+        "data": {
+            "actor": {"orgId": "org-broker", "keyId": "key-broker"},
+            "reason": "lab",
+            "unitIds": [U[0], U[2]],
+            "releasedUnitIds": [U[1]],
+            "terminated": ["vm-1"],
+            "skipped": ["vm-2"],
+        },
+    }
+    # The same write rebuilt (a retry of the same decision) carries the same ids.
+    assert [a["Put"]["Item"] for a in store.transaction(write()) if "Put" in a] == [
+        a["Put"]["Item"] for a in store.transaction(write()) if "Put" in a
+    ]

@@ -1,11 +1,10 @@
-"""The layout of what the create, release, cancel, place and end endpoints write: each audit
-record names the caller's org and key id, the reason and what changed; a workload that ends
-leaves its history, which expires by the table's TTL; the readers of the reservation
-endpoints read back exactly what the builders write."""
+"""The layout of what the create, release, cancel, place and end endpoints write (their
+events: tests/unit/test_write_events.py): a workload that ends leaves its history, which
+expires by the table's TTL; the readers of the reservation endpoints read back exactly what
+the builders write."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,16 +31,7 @@ from reservations.dal.keys import (
     unit_key,
     workload_key,
 )
-from reservations.dal.records import (
-    HISTORY_DAYS,
-    change_audit_item,
-    create_audit_item,
-    ended_workload_item,
-    node_audit_item,
-    placement_audit_item,
-    reaffirm_audit_item,
-    workload_end_audit_item,
-)
+from reservations.dal.records import HISTORY_DAYS, ended_workload_item
 from reservations.models.domain import (
     ListAccess,
     Node,
@@ -55,13 +45,6 @@ from reservations.models.domain import (
 )
 from reservations.models.writes import (
     ItemVersion,
-    NodePut,
-    PlacementWrite,
-    ReaffirmWrite,
-    ReservationChange,
-    ReservationCreate,
-    TopologyRead,
-    UnitPut,
     WorkloadEnd,
 )
 
@@ -144,223 +127,9 @@ def _ttl_attribute() -> str:
     return str(table["TimeToLiveSpecification"]["AttributeName"])
 
 
-def test_a_create_is_audited_with_its_caller_and_every_term_outside_the_node_partition():
-    create = ReservationCreate(
-        RESERVATION, ItemVersion("node-a", 3), (), "org-acme", "key-7", "org-acme"
-    )
-    assert stored(create_audit_item(create)) == {
-        "PK": "AUDIT#node-a#res-1",
-        "SK": f"{STAMP}#create",
-        "action": "create",
-        "nodeId": "node-a",
-        "reservationId": "res-1",
-        "callerOrgId": "org-acme",
-        "callerKeyId": "key-7",
-        "reason": "quarterly",
-        "status": "pending",
-        "unitIds": [U[1], U[0]],
-        "allowedOrgIds": ["org-lab", "org-lab2"],
-        "managingOrgIds": ["org-broker"],
-        "startsAt": "2026-11-30T12:00:00Z",
-        "endsAt": "2026-12-29T12:00:00Z",
-        "contractRef": "C-1",
-        "topologyGen": 7,
-        "at": STAMP,
-    }
-
-
-def test_a_create_without_optional_terms_stores_none_of_them():
-    create = ReservationCreate(BARE, ItemVersion("node-a", 3), (), "org-op", "key-1", "org-acme")
-    item = stored(create_audit_item(create))
-    assert not {"reason", "endsAt", "contractRef", "topologyGen"} & set(item)
-    assert (item["PK"], item["SK"]) == ("AUDIT#node-a#res-2", "2026-11-27T12:00:00Z#create")
-    assert (item["status"], item["allowedOrgIds"], item["managingOrgIds"]) == ("active", [], [])
-
-
-def _change(**changed: Any) -> ReservationChange:
-    fields: dict[str, Any] = {
-        "write_id": "chg-1",
-        "action": "release",
-        "node_id": "node-a",
-        "reservation": ItemVersion("res-1", 5),
-        "topology": TopologyRead("node-a", 3),
-        "released_after": (U[1], U[0]),
-        "status_after": None,
-        "reason": "lend to spot",
-        "caller_org_id": "org-broker",
-        "caller_key_id": "key-3",
-        "unit_ids": (U[0],),
-        "released_before": (U[1],),
-        "status_before": ReservationStatus.ACTIVE,
-        "at": NOW,
-    }
-    return ReservationChange(**(fields | changed))
-
-
-def test_a_release_is_audited_with_its_caller_reason_and_releases_before_and_after():
-    assert stored(change_audit_item(_change())) == {
-        "PK": "AUDIT#node-a#res-1",
-        "SK": f"{STAMP}#chg-1",
-        "action": "release",
-        "changeId": "chg-1",
-        "nodeId": "node-a",
-        "reservationId": "res-1",
-        "callerOrgId": "org-broker",
-        "callerKeyId": "key-3",
-        "reason": "lend to spot",
-        "unitIds": [U[0]],
-        "releasedBefore": [U[1]],
-        "releasedAfter": [U[1], U[0]],
-        "statusBefore": "active",
-        "statusAfter": "active",
-        "at": STAMP,
-    }
-
-
-def test_a_cancel_is_audited_with_the_status_it_left_and_the_releases_it_emptied():
-    cancel = _change(
-        action="cancel", released_after=(), status_after=ReservationStatus.CANCELLED, unit_ids=()
-    )
-    item = stored(change_audit_item(cancel))
-    assert (item["action"], item["statusBefore"], item["statusAfter"]) == (
-        "cancel",
-        "active",
-        "cancelled",
-    )
-    assert (item["releasedBefore"], item["releasedAfter"]) == ([U[1]], [])
-
-
-def test_a_change_that_changes_nothing_audits_the_releases_and_status_as_they_stay():
-    item = stored(change_audit_item(_change(released_after=None, reason=None)))
-    assert item["releasedAfter"] == item["releasedBefore"] == [U[1]]
-    assert item["statusAfter"] == item["statusBefore"] == "active"
-    assert "reason" not in item
-
-
-def test_two_changes_of_one_reservation_at_the_same_instant_are_two_records():
-    first = stored(change_audit_item(_change()))
-    second = stored(change_audit_item(_change(write_id="chg-2")))
-    assert first["PK"] == second["PK"]
-    assert first["SK"] != second["SK"]
-
-
-def test_a_placement_is_audited_with_the_caller_the_workload_and_the_reservations_it_used():
-    placement = PlacementWrite(
-        "wr-1",
-        ItemVersion("node-a", 3),
-        WORKLOAD,
-        (ItemVersion(U[1], 1), ItemVersion(U[0], 1)),
-        (ItemVersion("res-9", 2), ItemVersion("res-1", 5)),
-        "org-platform",
-        "key-sched",
-        NOW,
-    )
-    assert stored(placement_audit_item(placement)) == {
-        "PK": "AUDIT#node-a/workloads",
-        "SK": f"{STAMP}#wr-1",
-        "action": "place",
-        "nodeId": "node-a",
-        "workloadId": "vm-1",
-        "kind": "vm",
-        "tier": "spot",
-        "orgId": "org-spot",
-        "unitIds": [U[1], U[0]],
-        "reservationIds": ["res-1", "res-9"],
-        "callerOrgId": "org-platform",
-        "callerKeyId": "key-sched",
-        "at": STAMP,
-    }
-
-
-@pytest.mark.parametrize(("node_read", "action"), [(None, "register-node"), (3, "update-node")])
-def test_a_node_write_is_audited_with_its_units_and_the_reservations_it_put_in_review(
-    node_read, action
-):
-    unit = Unit(U[0], "vfio-group", "h100", 1, True)
-    write = NodePut(
-        "wr-n",
-        NODE,
-        node_read,
-        12,
-        (UnitPut(replace(unit, id=U[1]), None), UnitPut(unit, 1)),
-        (ItemVersion(U[2], 4),),
-        (),
-        (U[0], U[2]),
-        2,
-        "org-platform",
-        "key-nodes",
-        NOW,
-    )
-    assert stored(node_audit_item(write)) == {
-        "PK": "AUDIT#node-a",
-        "SK": f"{STAMP}#wr-n",
-        "action": action,
-        "nodeId": "node-a",
-        "ownerOrgId": "org-acme",
-        "topologyGen": 7,
-        "unitsPut": [U[0], U[1]],
-        "unitsRemoved": [U[2]],
-        "unitsChanged": [U[0], U[2]],
-        "reservationsReviewed": 2,
-        "callerOrgId": "org-platform",
-        "callerKeyId": "key-nodes",
-        "at": STAMP,
-    }
-
-
-def test_a_reaffirm_is_audited_with_the_status_and_generation_it_took():
-    write = ReaffirmWrite(
-        "wr-r",
-        "node-a",
-        ItemVersion("res-1", 4),
-        ItemVersion("node-a", 3),
-        ReservationStatus.ACTIVE,
-        7,
-        "re-seated",
-        "org-platform",
-        "key-nodes",
-        NOW,
-    )
-    assert stored(reaffirm_audit_item(write)) == {
-        "PK": "AUDIT#node-a#res-1",
-        "SK": f"{STAMP}#wr-r",
-        "action": "reaffirm",
-        "nodeId": "node-a",
-        "reservationId": "res-1",
-        "reason": "re-seated",
-        "status": "active",
-        "topologyGen": 7,
-        "callerOrgId": "org-platform",
-        "callerKeyId": "key-nodes",
-        "at": STAMP,
-    }
-    bare = stored(reaffirm_audit_item(replace(write, reason=None, topology_gen=None)))
-    assert "reason" not in bare
-    assert "topologyGen" not in bare
-
-
 def _end(workload: Workload, write_id: str = "wr-2") -> WorkloadEnd:
     freed = (ItemVersion(U[2], 4), ItemVersion(U[0], 2))
     return WorkloadEnd(write_id, "node-a", workload, freed, "org-platform", "key-sched", NOW)
-
-
-def test_an_end_is_audited_with_the_caller_and_the_units_it_freed():
-    assert stored(workload_end_audit_item(_end(TERMINATING))) == {
-        "PK": "AUDIT#node-a/workloads",
-        "SK": f"{STAMP}#wr-2",
-        "action": "end",
-        "nodeId": "node-a",
-        "workloadId": "pod-2",
-        "state": "terminating",
-        "terminationId": "t-1",
-        "unitIds": [U[2]],
-        "freedUnitIds": [U[0], U[2]],
-        "callerOrgId": "org-platform",
-        "callerKeyId": "key-sched",
-        "at": STAMP,
-    }
-    running = stored(workload_end_audit_item(_end(WORKLOAD)))
-    assert (running["state"], "terminationId" in running) == ("running", False)
 
 
 def test_an_ended_workload_is_kept_as_history_for_its_days_then_expires():

@@ -107,13 +107,16 @@ def node_items(
     fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
 ) -> list[table_keys.Item]:
     """The node partition's items for one node of the fleet (each at version 1). Its list
-    access item follows the node's (so that both land in the first transaction): the owner
-    and the orgs the node's reservations name, exactly, as the file replaces them all, and
-    the node's unit generations."""
+    access item follows the node's (so that both land in the first transaction): the owner,
+    the orgs the node's reservations name and those its workloads run for, exactly, as the
+    file replaces them all, and the node's unit generations."""
     snapshot = build(fleet_node, loaded_at, queue_url).snapshot
     node, node_id = snapshot.node, snapshot.node.id
     access = ListAccess(
-        node.owner_org_id, named_org_ids(snapshot.reservations), node.unit_changed_at
+        node.owner_org_id,
+        named_org_ids(snapshot.reservations),
+        node.unit_changed_at,
+        frozenset(workload.org_id for workload in snapshot.workloads),
     )
     return [
         items.node_item(snapshot.node),

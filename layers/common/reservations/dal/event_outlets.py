@@ -1,4 +1,5 @@
-"""Where the relay takes each committed event: the org feeds and the stack's EventBridge bus.
+"""Where the relay takes each committed event: the org feeds, the stack's EventBridge bus,
+and the node's own feed for the events derived from it (a node update's reviews).
 
 Each outlet delivers a batch and answers the ids it could not deliver; it never raises for
 an outage (the event stays marked, and the relay tries it again later). Both are
@@ -16,13 +17,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.config import event_bus_name, settings
 from reservations.dal import clients
-from reservations.dal.events import feed_items
+from reservations.dal.events import feed_items, put_derived
 from reservations.dal.items import to_attributes
 from reservations.dal.keys import Item
 from reservations.models.events import StoredEvent
 
 FEEDS = "feeds"
 BUS = "bus"
+DERIVED = "derived"
 # EventBridge's PutEvents takes 10 entries; BatchWriteItem 25 items.
 BUS_BATCH = 10
 WRITE_BATCH = 25
@@ -102,3 +104,19 @@ class EventBus:
             for stored, entry in zip(batch, response.get("Entries", []), strict=False)
             if entry.get("ErrorCode") or not entry.get("EventId")
         } | {stored.id for stored in batch[len(response.get("Entries", [])) :]}
+
+
+class DerivedEvents:
+    """Writes the events derived from an event (``StoredEvent.derived``) into the node's
+    feed, each once (conditional on its key: a relay again writes nothing twice); from
+    there they are relayed like any other. An event that derives none is delivered."""
+
+    name = DERIVED
+
+    def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        retention = settings().history_retention_days
+        return {
+            stored.id
+            for stored in events
+            if not all([put_derived(derived, retention) for derived in stored.derived])
+        }

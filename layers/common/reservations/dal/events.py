@@ -18,6 +18,7 @@ The write that makes a change puts its events with :func:`event_put` in its own 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -27,7 +28,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.keys import Item, access_key
+from reservations.dal.keys import (
+    NODE_EVENTS_PREFIX,
+    PLATFORM_FEED,
+    Item,
+    access_key,
+    event_key,
+    node_events_pk,
+    org_events_pk,
+)
 from reservations.models.events import (
     CloudEvent,
     EventsRead,
@@ -38,22 +47,12 @@ from reservations.models.events import (
 )
 from reservations.rules.event_visibility import feed_org_ids
 
-NODE_EVENTS_PREFIX = "NODEEVT#"
-ORG_EVENTS_PREFIX = "ORGEVT#"
-PLATFORM_FEED = ORG_EVENTS_PREFIX + "/platform"
 UNRELAYED = "unrelayed"
 PENDING = "pending"
 UNRELAYED_INDEX = "UnrelayedEvents"
+DERIVED = "derived"
 
 Action = dict[str, Any]
-
-
-def node_events_pk(node_id: str) -> str:
-    return NODE_EVENTS_PREFIX + node_id
-
-
-def org_events_pk(org_id: str) -> str:
-    return ORG_EVENTS_PREFIX + org_id
 
 
 def expires_at(stored: StoredEvent, retention_days: int) -> datetime:
@@ -66,8 +65,7 @@ def expires_at(stored: StoredEvent, retention_days: int) -> datetime:
 
 def _feed_item(partition: str, stored: StoredEvent, expiry: datetime) -> Item:
     return {
-        "PK": partition,
-        "SK": stored.event.position,
+        **event_key(partition, stored.event.position),
         "eventId": stored.id,
         "type": stored.event.type.value,
         "event": stored.event.to_json(),
@@ -77,14 +75,39 @@ def _feed_item(partition: str, stored: StoredEvent, expiry: datetime) -> Item:
 
 
 def event_item(stored: StoredEvent, retention_days: int) -> Item:
-    """The node feed's item of a new event: with its audience, and not yet relayed."""
+    """The node feed's item of a new event: with its audience, the events derived from it
+    (``derived``, which the relay writes), and not yet relayed."""
     return {
         **_feed_item(
             node_events_pk(stored.event.node_id), stored, expires_at(stored, retention_days)
         ),
         "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
+        DERIVED: _derived_json(stored.derived),
         UNRELAYED: PENDING,
     }
+
+
+def _derived_json(derived: tuple[StoredEvent, ...]) -> str | None:
+    """The derived events as JSON: each event and its audience (None: none)."""
+    if not derived:
+        return None
+    entries = [
+        {"event": json.loads(d.event.to_json()), "audience": sorted(d.audience_org_ids)}
+        for d in derived
+    ]
+    return json.dumps(entries, separators=(",", ":"))
+
+
+def _derived_from(text: str | None, owner_org_id: str) -> tuple[StoredEvent, ...]:
+    entries = json.loads(text) if text else []
+    return tuple(
+        StoredEvent(
+            CloudEvent.from_json(json.dumps(entry["event"])),
+            owner_org_id,
+            frozenset(entry["audience"]),
+        )
+        for entry in entries
+    )
 
 
 def event_put(stored: StoredEvent, retention_days: int) -> Action:
@@ -105,6 +128,19 @@ def put_event(stored: StoredEvent) -> None:
     clients.dynamodb().put_item(**request)
 
 
+def put_derived(stored: StoredEvent, retention_days: int) -> bool:
+    """A derived event into the node's feed, unless it is there already (written by an
+    earlier relay of the same event: the same id, the same key). False when DynamoDB did
+    not take it."""
+    try:
+        clients.dynamodb().put_item(**event_put(stored, retention_days)["Put"])
+    except ClientError as error:
+        return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+    except BotoCoreError:
+        return False
+    return True
+
+
 def stored_event_from_item(item: Item) -> StoredEvent:
     epoch = item.get("expiresAtEpoch")
     return StoredEvent(
@@ -112,6 +148,7 @@ def stored_event_from_item(item: Item) -> StoredEvent:
         owner_org_id=item["ownerOrgId"],
         audience_org_ids=frozenset(str(org) for org in item.get("audienceOrgIds") or ()),
         expires_at=datetime.fromtimestamp(int(epoch), UTC) if epoch is not None else None,
+        derived=_derived_from(item.get(DERIVED), item["ownerOrgId"]),
     )
 
 
@@ -238,7 +275,7 @@ class RelayMarks:
         """Record the outlets the event reached; ``done``: it reached every one, and leaves
         the index. Never brings back an item the TTL deleted. False when DynamoDB did not
         take it (the event stays marked as it was, and is relayed again)."""
-        key = {"PK": node_events_pk(stored.event.node_id), "SK": stored.event.position}
+        key = event_key(node_events_pk(stored.event.node_id), stored.event.position)
         update: dict[str, Any] = {
             "TableName": settings().table_name,
             "Key": to_attributes(key),

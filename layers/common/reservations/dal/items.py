@@ -129,6 +129,7 @@ def access_item(node_id: str, access: ListAccess) -> Item:
         **access_key(node_id),
         "ownerOrgId": access.owner_org_id,
         "namedOrgIds": set(access.named_org_ids) or None,
+        "workloadOrgIds": set(access.workload_org_ids) or None,
         UNITS_CHANGED_AT: _unit_generations(access),
     }
 
@@ -138,6 +139,7 @@ def access_from_item(item: Item) -> ListAccess:
         owner_org_id=item["ownerOrgId"],
         named_org_ids=frozenset(_strings(item.get("namedOrgIds"))),
         unit_changed_at=_generations(item.get(UNITS_CHANGED_AT)),
+        workload_org_ids=frozenset(_strings(item.get("workloadOrgIds"))),
     )
 
 
@@ -154,6 +156,7 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         "terminationReservationId": workload.termination_reservation_id,
         "terminationReason": workload.termination_reason,
         "terminationRequestedAt": _optional_time(workload.termination_requested_at),
+        "terminationManagingOrgIds": list(workload.termination_managing_org_ids) or None,
         "deliveries": workload.termination_deliveries or None,
         "lastDeliveredAt": _optional_time(workload.termination_last_delivered_at),
         "stuckAt": _optional_time(workload.termination_stuck_at),
@@ -277,6 +280,7 @@ def workload_from_item(item: Item) -> Workload:
         termination_reservation_id=item.get("terminationReservationId"),
         termination_reason=item.get("terminationReason"),
         termination_requested_at=_parse_optional(item.get("terminationRequestedAt")),
+        termination_managing_org_ids=_strings(item.get("terminationManagingOrgIds")),
         termination_deliveries=int(item.get("deliveries", 0)),
         termination_last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),
         termination_stuck_at=_parse_optional(item.get("stuckAt")),

@@ -6,8 +6,9 @@ in the partition, the node's list access item (``~ACCESS``), which a page of the
 list reads with the page whatever its cursor, and which the calls on the node's present stop
 before. Everything a write leaves beside the node lives in partitions of its own, so the hot
 one stays as small as the node: API keys (``APIKEY#<sha256>``), Idempotency-Key records
-(``IDEMPOTENCY#<scope>``), audit records (``AUDIT#...``) and finished workloads
-(``WLHIST#<node>``). Workloads with an open termination are also in the sparse
+(``IDEMPOTENCY#<scope>``), events (``NODEEVT#<node>``, the node's feed, which every write
+puts its events in; ``ORGEVT#<org>``, the org feeds the relay fans them out to) and
+finished workloads (``WLHIST#<node>``). Workloads with an open termination are also in the sparse
 ``OpenTerminations`` index, keyed by their ``openTermination`` attribute.
 """
 
@@ -33,7 +34,11 @@ KEYID_SK = "KEYID"
 PLATFORM = "PLATFORM"
 IDEMPOTENCY_PREFIX = "IDEMPOTENCY#"
 IDEMPOTENCY_SK = "RESPONSE"
-AUDIT_PREFIX = "AUDIT#"
+# The feeds: a node's (written by its changes) and an org's (by the relay); the operator's
+# feed of every event is ``ORGEVT#/platform`` ("/" is in no org id).
+NODE_EVENTS_PREFIX = "NODEEVT#"
+ORG_EVENTS_PREFIX = "ORGEVT#"
+PLATFORM_FEED = ORG_EVENTS_PREFIX + "/platform"
 # Closed terminations and ended workloads, kept outside the node partition for a while.
 HISTORY_PREFIX = "WLHIST#"
 # The sparse index of open terminations: its name, and the attribute that is its partition
@@ -97,26 +102,18 @@ def idempotency_key(scope: str) -> Item:
     return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
 
 
-def audit_pk(node_id: str, reservation_id: str) -> str:
-    """A reservation's audit partition: its create, releases, reclaims, cancel, re-affirms."""
-    return f"{AUDIT_PREFIX}{node_id}#{reservation_id}"
+def node_events_pk(node_id: str) -> str:
+    """A node's feed: its events in time order (never in the node partition)."""
+    return NODE_EVENTS_PREFIX + node_id
 
 
-def workload_audit_pk(node_id: str) -> str:
-    """The audit partition of a node's placements and ends ("/" is in no id, so no
-    reservation's audit partition can be this one)."""
-    return f"{AUDIT_PREFIX}{node_id}/workloads"
+def org_events_pk(org_id: str) -> str:
+    return ORG_EVENTS_PREFIX + org_id
 
 
-def node_audit_pk(node_id: str) -> str:
-    """A node's own audit records (registration, updates), beside its reservations'."""
-    return f"{AUDIT_PREFIX}{node_id}"
-
-
-def audit_key(partition_key: str, stamp: str, name: str) -> Item:
-    """An audit record in its partition, in time order; ``name`` (the write's id, or what
-    it did) keeps two records of one second apart."""
-    return {"PK": partition_key, "SK": f"{stamp}#{name}"}
+def event_key(partition_key: str, position: str) -> Item:
+    """An event in a feed, at its position (time to the ms, then its id)."""
+    return {"PK": partition_key, "SK": position}
 
 
 def history_key(node_id: str, stamp: str, workload_id: str, ended_by: str) -> Item:

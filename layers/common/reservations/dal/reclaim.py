@@ -67,6 +67,9 @@ def _termination_update(write: ReclaimWrite, termination: NewTermination) -> Act
     if write.reason is not None:
         update += ", terminationReason = :reason"
         values[":reason"] = write.reason
+    if write.managing_org_ids:
+        update += ", terminationManagingOrgIds = :managers"
+        values[":managers"] = list(write.managing_org_ids)
     return {
         "Update": {
             "TableName": table(),

@@ -2,9 +2,9 @@
 on it committed as one TransactWriteItems, and the Idempotency-Key's records; and the API
 key lookup.
 
-Every write goes through :meth:`NodeTable.commit`: its own actions and the records it puts
-beside them (:func:`rendered`, one row per write type), then the key's record. Adding an
-item to every write's transaction is adding it to each row's records.
+Every write goes through :meth:`NodeTable.commit`: its own actions (:func:`own_actions`, one
+row per write type), what every write puts beside them (``records.written_with``: its
+events), then the key's record.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, assert_never
 from botocore.exceptions import ClientError
 
 from reservations.dal import clients, transactions
-from reservations.dal.actions import MAX_ACTIONS, Action, put, table
+from reservations.dal.actions import MAX_ACTIONS, Action, table
 from reservations.dal.changes import change_actions
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
@@ -41,15 +41,7 @@ from reservations.dal.keys import (
 )
 from reservations.dal.nodes import node_put_actions, reaffirm_actions
 from reservations.dal.reclaim import reclaim_actions
-from reservations.dal.records import (
-    change_audit_item,
-    create_audit_item,
-    node_audit_item,
-    placement_audit_item,
-    reaffirm_audit_item,
-    reclaim_audit_item,
-    workload_end_audit_item,
-)
+from reservations.dal.records import written_with
 from reservations.dal.reservations import create_actions
 from reservations.dal.terminations import close_actions
 from reservations.dal.workloads import placement_actions, workload_end_actions
@@ -67,34 +59,33 @@ from reservations.models.writes import PartitionWrite
 
 
 def transaction(write: PartitionWrite, room: int = MAX_ACTIONS) -> list[Action]:
-    """The write as TransactWriteItems actions, in at most ``room``: its own, then the new
-    items it puts beside them. An item every write should put is added here (its builder
-    by write type, as ``rendered``'s rows), with the room it takes from a node update's."""
-    own, records = rendered(write, room)
-    return own + [put(item) for item in records]
+    """The write as TransactWriteItems actions, in at most ``room``: its own, then what
+    every write puts beside them (``records.written_with``: its events), which take their
+    room from a node update's unit deletes."""
+    records = written_with(write)
+    return own_actions(write, room - len(records)) + records
 
 
-def rendered(write: PartitionWrite, room: int) -> tuple[list[Action], list[Item]]:
-    """The actions of the write's own changes, conditioned on what it was decided from
-    (fitting ``room`` with its records), and the records: its audit record."""
+def own_actions(write: PartitionWrite, room: int) -> list[Action]:
+    """The actions of the write's own changes, conditioned on what it was decided from (a
+    node update's unit deletes fill ``room``)."""
     match write:
         case writes.ReclaimWrite():
-            return reclaim_actions(write), [reclaim_audit_item(write)]
+            return reclaim_actions(write)
         case writes.ReservationChange():
-            return change_actions(write), [change_audit_item(write)]
+            return change_actions(write)
         case writes.ReservationCreate():
-            return create_actions(write), [create_audit_item(write)]
+            return create_actions(write)
         case writes.PlacementWrite():
-            return placement_actions(write), [placement_audit_item(write)]
+            return placement_actions(write)
         case writes.WorkloadEnd():
-            return workload_end_actions(write), [workload_end_audit_item(write)]
-        case writes.NodePut():  # its unit deletes fill what room the records leave
-            records = [node_audit_item(write)]
-            return node_put_actions(write, room - len(records)), records
+            return workload_end_actions(write)
+        case writes.NodePut():
+            return node_put_actions(write, room)
         case writes.ReaffirmWrite():
-            return reaffirm_actions(write), [reaffirm_audit_item(write)]
-        case writes.TerminationClose():  # its history item (one of its own actions) says it
-            return close_actions(write), []
+            return reaffirm_actions(write)
+        case writes.TerminationClose():  # its history item is one of its own actions
+            return close_actions(write)
         case _:
             assert_never(write)
 

@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.actions import Action, free_unit, overwrite, table
+from reservations.dal.events import event_put
 from reservations.dal.items import from_attributes, to_attributes, workload_from_item
 from reservations.dal.keys import (
     OPEN_TERMINATION,
@@ -23,6 +24,7 @@ from reservations.dal.keys import (
 )
 from reservations.dal.records import history_item
 from reservations.models.domain import OpenTermination, TerminationState, Workload, WorkloadState
+from reservations.models.events import StoredEvent
 from reservations.models.messages import TerminationReport
 from reservations.models.times import format_time
 from reservations.models.writes import TerminationClose
@@ -120,9 +122,20 @@ class TerminationTable:
             {":zero": 0, ":one": 1, ":now": format_time(now)},
         )
 
-    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool:
-        """Move it to the index's "stuck" partition; False if it was not open any more, or if
-        the node reported since it was read (it answered: not stuck)."""
+    def node_owner(self, node_id: str) -> str | None:
+        """The node's owner (one GetItem): a stuck termination's event is the owner's."""
+        response = self.client.get_item(
+            TableName=self.table,
+            Key=to_attributes(node_key(node_id)),
+            ProjectionExpression="ownerOrgId",
+        )
+        owner = response.get("Item", {}).get("ownerOrgId", {}).get("S")
+        return str(owner) if owner else None
+
+    def mark_stuck(self, termination: OpenTermination, now: datetime, stuck: StoredEvent) -> bool:
+        """Move it to the index's "stuck" partition, with its event, in one transaction;
+        False if it was not open any more, or if the node reported since it was read (it
+        answered: not stuck)."""
         values: dict[str, Any] = {
             ":stuck": TerminationState.STUCK.value,
             ":now": format_time(now),
@@ -134,12 +147,23 @@ class TerminationTable:
             unanswered = "terminationFailedReports = :reports"
         else:
             unanswered = "attribute_not_exists(terminationFailedReports)"
-        return self._update(
+        update = self._update_request(
             termination,
             f"SET {OPEN_TERMINATION} = :stuck, stuckAt = :now",
             values,
             f" AND {OPEN_TERMINATION} = :open AND {unanswered}",
         )
+        event = event_put(stuck, settings().history_retention_days)
+        event["Put"]["TableName"] = self.table
+        actions = [{"Update": update}, event]
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except ClientError as error:
+            # Closed, flagged or answered meanwhile: nothing written.
+            if error.response["Error"]["Code"] == "TransactionCanceledException":
+                return False
+            raise
+        return True
 
     def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
         """Note on the terminating workload that its node answered ``failed``, and reopen it
@@ -164,20 +188,26 @@ class TerminationTable:
             raise
         return workload_from_item(from_attributes(response["Attributes"]))
 
+    def _update_request(
+        self, termination: OpenTermination, update: str, values: dict[str, Any], extra: str = ""
+    ) -> dict[str, Any]:
+        """An update of the workload while it is under this termination (and ``extra``)."""
+        key = workload_key(termination.node_id, termination.workload.id)
+        return {
+            "TableName": self.table,
+            "Key": to_attributes(key),
+            "UpdateExpression": update,
+            "ConditionExpression": "terminationId = :tid" + extra,
+            "ExpressionAttributeValues": to_attributes(
+                {**values, ":tid": termination.termination_id}
+            ),
+        }
+
     def _update(
         self, termination: OpenTermination, update: str, values: dict[str, Any], extra: str = ""
     ) -> bool:
-        key = workload_key(termination.node_id, termination.workload.id)
         try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=to_attributes(key),
-                UpdateExpression=update,
-                ConditionExpression="terminationId = :tid" + extra,
-                ExpressionAttributeValues=to_attributes(
-                    {**values, ":tid": termination.termination_id}
-                ),
-            )
+            self.client.update_item(**self._update_request(termination, update, values, extra))
         except ClientError as error:
             # A report closed it meanwhile: then there is nothing left to record.
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":

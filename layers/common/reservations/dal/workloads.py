@@ -13,7 +13,7 @@ from reservations.dal.actions import (
     version_check,
 )
 from reservations.dal.items import PLACEMENTS, to_attributes, workload_item
-from reservations.dal.keys import node_key, reservation_key, unit_key, workload_key
+from reservations.dal.keys import access_key, node_key, reservation_key, unit_key, workload_key
 from reservations.dal.records import ended_workload_item
 from reservations.models.writes import ItemVersion, PlacementWrite, WorkloadEnd
 
@@ -22,14 +22,33 @@ def placement_actions(write: PlacementWrite) -> list[Action]:
     """The node and the reservations governing the units, checked at their versions (a
     reclaim, re-affirm, create or node update since the read makes it fail); each unit
     claimed only at the version read and while unclaimed; the workload only if its id is
-    new on the node."""
+    new on the node; its org named in the node's list access item, for the event feed."""
     node_id = write.node.id
     return [
         _node_placement(write.node),
         *(version_check(reservation_key(node_id, r.id), r.version) for r in write.reservations),
         *(_claim(write, unit) for unit in write.units),
         put(workload_item(node_id, write.workload)),
+        _workload_org(write),
     ]
+
+
+def _workload_org(write: PlacementWrite) -> Action:
+    """The workload's org joins those the node's list access item names for the node's
+    event feed (``workloadOrgIds``, a set; apart from ``namedOrgIds``, which decides the
+    reservation list's 404). Its version moves, as with every change of an item; no write
+    conditions on it, so placements never make each other retry."""
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(access_key(write.node.id)),
+            "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one "
+            "ADD workloadOrgIds :org",
+            "ExpressionAttributeValues": to_attributes(
+                {":org": {write.workload.org_id}, ":zero": 0, ":one": 1}
+            ),
+        }
+    }
 
 
 def workload_end_actions(end: WorkloadEnd) -> list[Action]:

@@ -46,5 +46,6 @@ CANCEL: WriteSpec[CancelRequest, ReservationChange] = WriteSpec(
     # The validated body: no body, {} and {"reason": null} are the same request.
     parse=parse_cancel_request,
     decide=decide,
+    events=changes.change_events,
     committed=changes.committed,
 )

@@ -8,14 +8,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from reservations.logic.event_context import by_caller
 from reservations.logic.pipeline import Access, Committed, Decision, Request, Route
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import ApiError, NotFound
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import CapacityRequest
 from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
+from reservations.rules import events
 from reservations.rules.access import (
     CAPACITY,
     WRITE,
@@ -126,3 +129,18 @@ def committed(change: ReservationChange) -> Committed:
         },
         {f"Reservation{change.action.title()}s": 1},
     )
+
+
+def change_events(
+    snapshot: NodeSnapshot | None, change: ReservationChange
+) -> tuple[StoredEvent, ...]:
+    """``reservation.released`` (the units named, what is released after it; also when
+    nothing changed) or ``reservation.cancelled`` (with the effective status it ended)."""
+    assert snapshot is not None  # a change is only decided on a node it read
+    context = by_caller(change, change.node_id, snapshot.node.owner_org_id, change.write_id)
+    before = next(r for r in snapshot.reservations if r.id == change.reservation.id)
+    after = change.applied_to(before)
+    if change.action == "cancel":
+        status = change.status_before.value
+        return (events.reservation_cancelled(context, after, change.reason, status),)
+    return (events.reservation_released(context, after, change.unit_ids, change.reason),)

@@ -27,9 +27,11 @@ from reservations.models.errors import (
     UnitsNotReservable,
     UnitsUnavailable,
 )
+from reservations.models.events import Actor, EventContext, StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import CreateReservationRequest, parse_create_request
 from reservations.models.writes import ItemVersion, ReservationCreate
+from reservations.rules import events
 from reservations.rules.access import may_write_reservations
 from reservations.rules.reservations import (
     Term,
@@ -147,6 +149,16 @@ def _new_reservation(
     )
 
 
+def create_events(
+    _snapshot: NodeSnapshot | None, write: ReservationCreate
+) -> tuple[StoredEvent, ...]:
+    """``reservation.created``: the reservation as made (its id is the write's)."""
+    made = write.reservation
+    actor = Actor(write.caller_org_id, write.caller_key_id)
+    context = EventContext(made.node_id, write.owner_org_id, made.id, made.created_at, actor)
+    return (events.reservation_created(context, made),)
+
+
 def committed(write: ReservationCreate) -> Committed:
     context = {"reservationId": write.reservation.id, "status": write.reservation.status.value}
     return Committed("reservation created", context, {"ReservationsCreated": 1})
@@ -173,5 +185,6 @@ CREATE: WriteSpec[CreateReservationRequest, ReservationCreate] = WriteSpec(
     # (exactly once): the only path on which a create reads the key's record.
     first_answer_for=(InvalidRequest,),
     decide=decide,
+    events=create_events,
     committed=committed,
 )

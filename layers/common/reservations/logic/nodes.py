@@ -15,15 +15,18 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
+from reservations.logic.event_context import by_caller
 from reservations.logic.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.logic.ports import Ports
 from reservations.logic.views import node_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, Node, NodeSnapshot, Unit
 from reservations.models.errors import ApiError, FieldProblem, StaleTopology, UnitsUnavailable
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.node_requests import NodeRequest, UnitSpec, parse_node_request
 from reservations.models.writes import ItemVersion, NodePut, UnitPut
+from reservations.rules import events
 from reservations.rules.access import may_write_nodes
 from reservations.rules.topology import (
     TopologyChange,
@@ -194,6 +197,27 @@ def with_queue(write: NodePut, ports: Ports) -> NodePut:
     return replace(write, node=replace(write.node, queue_url=ports.make_queue(write.node.id)))
 
 
+def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEvent, ...]:
+    """``node.registered`` (every unit added), or ``node.updated`` with the units added,
+    removed and changed, naming the reservations it puts under review (each one's
+    ``reservation.needs_review`` derived from it: see ``rules.events.node_updated``)."""
+    node = write.node
+    context = by_caller(write, node.id, node.owner_org_id, write.write_id)
+    put_ids = [put.unit.id for put in write.units]
+    if snapshot is None:
+        return (events.node_registered(context, node, put_ids),)
+    before = {unit.id for unit in snapshot.units}
+    removed = [unit.id for unit in write.removed]
+    touched = {*write.changed_unit_ids, *removed}
+    reviewed = [
+        (r, sorted(touched.intersection(r.reserved_unit_ids)))
+        for r in to_review(snapshot.reservations, snapshot.node, node, write.at)
+    ]
+    added = [unit_id for unit_id in put_ids if unit_id not in before]
+    changed = [unit_id for unit_id in put_ids if unit_id in before]
+    return (events.node_updated(context, node, added, removed, changed, reviewed),)
+
+
 def committed(write: NodePut) -> Committed:
     return Committed(
         "node written",
@@ -219,6 +243,7 @@ PUT_NODE: WriteSpec[NodeRequest, NodePut] = WriteSpec(
     parse=parse_node_request,
     keyed=False,
     decide=decide,
+    events=node_events,
     committed=committed,
     before_write=with_queue,
 )

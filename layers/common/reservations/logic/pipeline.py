@@ -12,7 +12,8 @@ the write and the answer. :func:`run_write` does the rest, in the contract's ord
    request changes nothing by definition (a dry run);
 5. at most ``retries.MAX_ATTEMPTS`` attempts: read (the first reuses the first read),
    decide, then refuse (a kept refusal is stored with the key, or the key's first answer
-   replayed) or commit the write with the key's record in the same transaction. A lost race
+   replayed) or commit the write with its events (the spec's ``events``) and the key's
+   record in the same transaction; a dry run, or nothing to write, is no event. A lost race
    reads and decides again; a live record of this key that cancelled the write is replayed.
 
 Every outcome has its log line and metric: committed (the spec's own line and counts),
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -36,6 +37,7 @@ from reservations.logic.ports import NodeStore, Ports
 from reservations.logic.retries import retried
 from reservations.models.domain import Caller, NodeSnapshot
 from reservations.models.errors import ApiError, NotFound
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import IdempotentRequest, Outcome
 from reservations.models.ids import is_resource_id, is_workload_id
 from reservations.models.requests import RawBody
@@ -109,6 +111,8 @@ class Access:
 
 
 Decide = Callable[[NodeSnapshot | None, Request[B], Caller, datetime], ApiError | Decision[W]]
+# The write's events, from the node as read and the write (``rules.events`` builds each).
+Events = Callable[[NodeSnapshot | None, W], tuple[StoredEvent, ...]]
 
 
 def _never(_body: Any) -> bool:
@@ -129,6 +133,7 @@ class WriteSpec(Generic[B, W]):
     access: Access
     parse: Callable[[RawBody], B]
     decide: Decide[B, W]
+    events: Events[W]  # written in the write's own transaction: its record
     committed: Callable[[W], Committed]
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
@@ -221,6 +226,7 @@ def _attempt(
     if decided.write is None:
         return decided.answer
     write = decided.write if spec.before_write is None else spec.before_write(decided.write, ports)
+    write = replace(write, events=spec.events(snapshot, write))
     try:
         ports.store.commit(write, idempotency.answer_record(keyed, decided.answer, now))
     except WriteConflict as conflict:

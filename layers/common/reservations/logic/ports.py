@@ -21,6 +21,7 @@ from reservations.models.domain import (
     TerminationState,
     Workload,
 )
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import PartitionWrite
@@ -67,7 +68,12 @@ class TerminationStore(Protocol):
     def read(self, node_id: str, workload_id: str) -> OpenTermination | None: ...
     def node_queue_url(self, node_id: str) -> str | None: ...
     def record_delivery(self, termination: OpenTermination, now: datetime) -> None: ...
-    def mark_stuck(self, termination: OpenTermination, now: datetime) -> bool: ...
+    def node_owner(self, node_id: str) -> str | None: ...
+
+    def mark_stuck(self, termination: OpenTermination, now: datetime, stuck: StoredEvent) -> bool:
+        """Flag it stuck, with its ``workload.termination_stuck`` event in the same
+        transaction; False, with nothing written, when it is no longer open or its node
+        answered since it was read."""
 
     def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
         """On the workload still terminating under the report's termination id: the

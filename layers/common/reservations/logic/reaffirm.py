@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from reservations.logic.changes import found
+from reservations.logic.event_context import by_caller
 from reservations.logic.nodes import OPERATOR
 from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.logic.views import reservation_view
@@ -23,9 +24,11 @@ from reservations.models.errors import (
     ReservationNotInReview,
     UnitsNotReservable,
 )
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.node_requests import ReaffirmRequest, parse_reaffirm_request
 from reservations.models.writes import ItemVersion, ReaffirmWrite
+from reservations.rules import events
 from reservations.rules.reservations import initial_status, not_reservable
 from reservations.rules.status import effective_status
 
@@ -101,6 +104,17 @@ def reaffirm_write(
     )
 
 
+def reaffirm_events(snapshot: NodeSnapshot | None, write: ReaffirmWrite) -> tuple[StoredEvent, ...]:
+    """``reservation.reaffirmed``: the status and generation it takes, nothing released."""
+    assert snapshot is not None  # a re-affirm is only decided on a node it read
+    context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
+    before = next(r for r in snapshot.reservations if r.id == write.reservation.id)
+    after = replace(
+        before, status=write.status, topology_gen=write.topology_gen, released_unit_ids=()
+    )
+    return (events.reservation_reaffirmed(context, after, write.reason),)
+
+
 def committed(write: ReaffirmWrite) -> Committed:
     context = {"status": write.status.value, "topologyGen": write.topology_gen}
     return Committed("reservation re-affirmed", context, {"ReservationsReaffirmed": 1})
@@ -112,5 +126,6 @@ REAFFIRM: WriteSpec[ReaffirmRequest, ReaffirmWrite] = WriteSpec(
     access=OPERATOR,
     parse=parse_reaffirm_request,
     decide=decide,
+    events=reaffirm_events,
     committed=committed,
 )

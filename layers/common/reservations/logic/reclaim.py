@@ -9,16 +9,19 @@ the sweeper delivers it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 from reservations.logic import outbox
 from reservations.logic.changes import MANAGERS, managed
+from reservations.logic.event_context import by_caller
 from reservations.logic.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.logic.ports import Ports
 from reservations.logic.views import reclaim_response
 from reservations.models.api import ReclaimResponse, response_json
 from reservations.models.domain import Caller, Node, NodeSnapshot
 from reservations.models.errors import ApiError
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import CapacityRequest, parse_capacity_request
 from reservations.models.writes import (
@@ -28,6 +31,7 @@ from reservations.models.writes import (
     ReclaimWrite,
     TopologyRead,
 )
+from reservations.rules import events
 from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim
 
 
@@ -85,6 +89,32 @@ def reclaim_write(
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         at=now,
+        managing_org_ids=reservation.managing_org_ids,
+    )
+
+
+def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[StoredEvent, ...]:
+    """``reservation.reclaimed`` (the reservation as the reclaim leaves it, the units named,
+    what it terminated and skipped), and one ``workload.termination_requested`` per new
+    termination (one already under way is not requested again)."""
+    assert snapshot is not None  # a reclaim is only decided on a node it read
+    context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
+    before = next(r for r in snapshot.reservations if r.id == write.reservation.id)
+    after = before
+    if write.released_after is not None:
+        after = replace(before, released_unit_ids=write.released_after)
+    audit = write.audit
+    workloads = {w.id: w for w in snapshot.workloads}
+    return (
+        events.reservation_reclaimed(
+            context, after, audit.unit_ids, write.reason, audit.terminated, audit.skipped
+        ),
+        *(
+            events.termination_requested(
+                context, workloads[t.workload.id], t.termination_id, before, write.reason
+            )
+            for t in write.terminations
+        ),
     )
 
 
@@ -123,6 +153,7 @@ RECLAIM: WriteSpec[CapacityRequest, ReclaimWrite] = WriteSpec(
     parse=parse_capacity_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,
+    events=reclaim_events,
     committed=committed,
     after_commit=send_terminations,
 )

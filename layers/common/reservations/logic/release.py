@@ -42,5 +42,6 @@ RELEASE: WriteSpec[CapacityRequest, ReservationChange] = WriteSpec(
     parse=parse_capacity_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,
+    events=changes.change_events,
     committed=changes.committed,
 )

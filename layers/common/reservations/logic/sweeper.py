@@ -26,8 +26,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.logic.outbox import message
 from reservations.logic.ports import Sender, TerminationStore
 from reservations.models.domain import OpenTermination, TerminationState
+from reservations.models.events import EventContext, StoredEvent
 from reservations.models.messages import SendResult
 from reservations.observability import logger, metrics
+from reservations.rules import events
 from reservations.rules.terminations import (
     RedeliveryPolicy,
     deduplication_id,
@@ -117,7 +119,8 @@ def _sweep_one(
         return SweepOutcome.WAITING  # another sweep got there first
     context = _context(termination)
     if gives_up(termination.workload, policy):
-        if not terminations.mark_stuck(termination, now):
+        stuck = stuck_event(termination, terminations.node_owner(termination.node_id), now)
+        if not terminations.mark_stuck(termination, now, stuck):
             return SweepOutcome.CHANGED
         logger.error("termination delivered without a report: stuck", extra=context)
         metrics.add_metric(name="SweeperGiveUps", unit=MetricUnit.Count, value=1)
@@ -134,6 +137,19 @@ def _sweep_one(
     logger.error("termination could not be sent; the next sweep tries again", extra=context)
     metrics.add_metric(name="TerminationSendsFailed", unit=MetricUnit.Count, value=1)
     return SweepOutcome.UNSENT
+
+
+def stuck_event(
+    termination: OpenTermination, owner_org_id: str | None, now: datetime
+) -> StoredEvent:
+    """``workload.termination_stuck``: its change id names the termination and the deliveries
+    it was flagged after (``<terminationId>#stuck#<deliveries>``): flagged again after a
+    failed report reopened it, it is another event."""
+    workload = termination.workload
+    deliveries = workload.termination_deliveries
+    change_id = f"{termination.termination_id}#stuck#{deliveries}"
+    context = EventContext(termination.node_id, owner_org_id or "", change_id, now)
+    return events.termination_stuck(context, workload, deliveries)
 
 
 def _context(termination: OpenTermination) -> dict[str, Any]:

@@ -10,9 +10,12 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic.ports import NodeStore, TerminationStore
+from reservations.models.domain import NodeSnapshot, Workload
+from reservations.models.events import EventContext, StoredEvent
 from reservations.models.messages import TerminationReport
 from reservations.models.writes import ItemVersion, TerminationClose, WriteConflict
 from reservations.observability import logger, metrics
+from reservations.rules import events
 from reservations.rules.terminations import closed_by, freed_units
 
 _ATTEMPTS = 3
@@ -114,6 +117,21 @@ def close_termination(report: TerminationReport, now: datetime, store: NodeStore
             outcome=report.outcome,
             freed_units=tuple(ItemVersion(u.id, u.version) for u in freed),
             at=now,
+            events=(terminated_event(snapshot, workload, report, now),),
         )
     )
     return ReportOutcome.CLOSED
+
+
+def terminated_event(
+    snapshot: NodeSnapshot, workload: Workload, report: TerminationReport, now: datetime
+) -> StoredEvent:
+    """``workload.terminated``: the outcome and the node's report time (what billing stops
+    at), seen by the reclaiming reservation's managers too (kept on the workload by the
+    reclaim). The service made it (no actor); its id is the termination's, which one
+    report closes once."""
+    context = EventContext(report.node_id, snapshot.node.owner_org_id, report.termination_id, now)
+    managers = workload.termination_managing_org_ids
+    return events.workload_terminated(
+        context, workload, report.outcome, report.reported_at, managers
+    )

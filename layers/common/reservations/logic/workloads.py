@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reservations.logic.event_context import by_caller
 from reservations.logic.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.logic.views import workload_view
 from reservations.models.api import response_json
@@ -31,9 +32,11 @@ from reservations.models.errors import (
     UnitsUnavailable,
     WorkloadExists,
 )
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import PlaceWorkloadRequest, RawBody, parse_place_request
 from reservations.models.writes import ItemVersion, PlacementWrite, WorkloadEnd
+from reservations.rules import events
 from reservations.rules.access import may_place_workloads
 from reservations.rules.placement import (
     PlacementRefusal,
@@ -165,6 +168,23 @@ def _committed(message: str, write: PlacementWrite | WorkloadEnd) -> Committed:
     return Committed(message, context, {counted: 1})
 
 
+def placement_events(
+    snapshot: NodeSnapshot | None, write: PlacementWrite
+) -> tuple[StoredEvent, ...]:
+    """``workload.placed``: the workload as placed."""
+    assert snapshot is not None  # a placement is only decided on a node it read
+    context = by_caller(write, write.node.id, snapshot.node.owner_org_id, write.write_id)
+    return (events.workload_placed(context, write.workload),)
+
+
+def end_events(snapshot: NodeSnapshot | None, write: WorkloadEnd) -> tuple[StoredEvent, ...]:
+    """``workload.ended``: the units it freed, the termination it closed, if any."""
+    assert snapshot is not None  # an end is only decided on a node it read
+    context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
+    freed = (unit.id for unit in write.freed_units)
+    return (events.workload_ended(context, write.workload, freed),)
+
+
 def _no_body(_raw: RawBody) -> None:
     """An end is named by its path alone: a body, if any, is not read."""
 
@@ -187,6 +207,7 @@ PLACE: WriteSpec[PlaceWorkloadRequest, PlacementWrite] = WriteSpec(
     access=SCHEDULER,
     parse=parse_place_request,
     decide=decide_placement,
+    events=placement_events,
     committed=_placed,
 )
 
@@ -196,6 +217,7 @@ END: WriteSpec[None, WorkloadEnd] = WriteSpec(
     access=SCHEDULER,
     parse=_no_body,
     decide=decide_end,
+    events=end_events,
     committed=_ended,
     # The repeat of an end finds its workload gone: the key's first answer, if any.
     first_answer_for=(NotFound,),

@@ -118,6 +118,8 @@ class Workload:
     termination_reservation_id: str | None = None
     termination_reason: str | None = None
     termination_requested_at: datetime | None = None
+    # The reclaiming reservation's managers: its ``workload.terminated`` is theirs too.
+    termination_managing_org_ids: tuple[str, ...] = ()
     # The sweeper's record: sends SQS accepted (the reclaim's own send is not counted, it
     # cannot be told from a lost one), the last of them, and when it was flagged stuck.
     termination_deliveries: int = 0
@@ -185,6 +187,9 @@ class ListAccess:
     owner_org_id: str
     named_org_ids: frozenset[str] = frozenset()
     unit_changed_at: Mapping[str, int] | None = None
+    # The orgs the node's workloads ran for (never decides the list: the node's event
+    # feed lets them in, to their workloads' events).
+    workload_org_ids: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

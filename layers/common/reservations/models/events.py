@@ -124,12 +124,17 @@ class StoredEvent:
     """An event with what visibility needs, fixed when it is written: the node's owner then,
     and the orgs besides the operator and the owner that may see it (a reservation's
     managers and audience, a workload's org, the reclaiming reservation's managers).
-    ``expires_at``: when it leaves the feeds (None until it is stored)."""
+    ``expires_at``: when it leaves the feeds (None until it is stored). ``derived``: the
+    events that follow from this one, which the relay writes into the node's feed on its
+    behalf (a node update's ``reservation.needs_review``, one per reservation it puts
+    under review: as many as the node has, so they cannot all fit in the update's own
+    transaction, whose event names them)."""
 
     event: CloudEvent
     owner_org_id: str
     audience_org_ids: frozenset[str] = frozenset()
     expires_at: datetime | None = None
+    derived: tuple[StoredEvent, ...] = ()
 
     @property
     def id(self) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from reservations.models.domain import Node, Reservation, ReservationStatus, Unit, Workload
+from reservations.models.events import StoredEvent
 from reservations.models.idempotency import StoredResponse
 
 
@@ -69,6 +70,11 @@ class ReclaimWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # The reservation's managers, kept on each workload it terminates: they see the
+    # termination's end too, when the reservation may be gone.
+    managing_org_ids: tuple[str, ...] = ()
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +90,8 @@ class ReservationCreate:
     # The node's owner as read (the node's version holds it still at the commit): the
     # node's list access keeps it beside the orgs the reservation names.
     owner_org_id: str
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +105,8 @@ class TerminationClose:
     outcome: str
     freed_units: tuple[ItemVersion, ...]
     at: datetime
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +123,8 @@ class PlacementWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +139,8 @@ class WorkloadEnd:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
 
 class WriteConflict(Exception):
@@ -168,6 +182,8 @@ class NodePut:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +202,8 @@ class ReaffirmWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +227,8 @@ class ReservationChange:
     released_before: tuple[str, ...]
     status_before: ReservationStatus
     at: datetime
+    # Its events, put in its own transaction (the pipeline asks the spec's builder).
+    events: tuple[StoredEvent, ...] = ()
 
     @property
     def writes_reservation(self) -> bool:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -167,7 +168,10 @@ def reservation_reaffirmed(
 
 
 def reservation_needs_review(
-    context: EventContext, reservation: Reservation, topology_gen: int, unit_ids: Iterable[str]
+    context: EventContext,
+    reservation: Reservation,
+    topology_gen: int | None,
+    unit_ids: Iterable[str],
 ) -> StoredEvent:
     """A node update changed or removed units the reservation holds (``unit_ids``)."""
     return _reservation_event(
@@ -297,18 +301,32 @@ def node_registered(context: EventContext, node: Node, unit_ids: Iterable[str]) 
     return _event(context, EventType.NODE_REGISTERED, f"nodes/{node.id}", data, ())
 
 
+# A reservation a node update puts under review, and the units it holds that changed.
+Reviewed = tuple[Reservation, Sequence[str]]
+
+
 def node_updated(
     context: EventContext,
     node: Node,
     added: Iterable[str],
     removed: Iterable[str],
     changed: Iterable[str],
+    reviewed: Sequence[Reviewed] = (),
 ) -> StoredEvent:
-    """A node update: its generation and the units added, removed and changed."""
+    """A node update: its generation and the units added, removed and changed; and, when it
+    puts reservations under review, their ids (``reviewedReservationIds``) and, derived from
+    it, one ``reservation.needs_review`` each (same context: deterministic ids), which the
+    relay writes into the node's feed."""
     data = {
         "topologyGen": node.topology_gen,
         "addedUnitIds": sorted(added),
         "removedUnitIds": sorted(removed),
         "changedUnitIds": sorted(changed),
+        "reviewedReservationIds": sorted(r.id for r, _ in reviewed) or None,
     }
-    return _event(context, EventType.NODE_UPDATED, f"nodes/{node.id}", data, ())
+    updated = _event(context, EventType.NODE_UPDATED, f"nodes/{node.id}", data, ())
+    derived = tuple(
+        reservation_needs_review(context, reservation, node.topology_gen, unit_ids)
+        for reservation, unit_ids in reviewed
+    )
+    return replace(updated, derived=derived)
