@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 
 import pytest
@@ -85,17 +86,16 @@ def test_its_units_stop_being_governed_and_workloads_keep_running(handler, fleet
     assert (release.status, release.body["error"]) == (409, "reservation res-1 is cancelled")
 
 
-def test_an_audit_record_names_the_caller_reason_and_status_change(handler, fleet, aws):
+def test_its_event_names_the_caller_reason_and_the_status_it_ended(handler, fleet, aws):
     post(handler, {"reason": "contract ended"})
-    [audit] = state.audit_records(aws, "node-a", "res-1")
-    assert (audit["action"], audit["callerOrgId"], audit["reason"]) == (
-        "cancel",
+    [event] = state.reservation_events(aws, "node-a", "res-1")
+    assert (event["type"], event["data"]["actor"]["orgId"], event["data"]["reason"]) == (
+        "reservation.cancelled",
         "org-acme",
         "contract ended",
     )
-    assert (audit["statusBefore"], audit["statusAfter"]) == ("active", "cancelled")
-    assert (audit["releasedBefore"], audit["releasedAfter"]) == (UNITS, [])
-    assert "vl_local_test_writer" not in str(audit)
+    assert event["data"]["previousStatus"] == "active"
+    assert "vl_local_test_writer" not in json.dumps(event)
 
 
 @pytest.mark.parametrize("body", [None, "", "{}", '{"reason": null}'])
@@ -132,7 +132,7 @@ def test_a_key_replays_the_first_answer_and_no_body_is_the_same_request_as_an_em
     first = post(handler, None, idempotency_key="cancel-1")
     again = post(handler, "{}", idempotency_key="cancel-1")
     assert (again.status, again.body_text) == (200, first.body_text)
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
     assert post(handler, None).status == 409  # without the key: it is cancelled already
     reused = post(handler, {"reason": "other"}, idempotency_key="cancel-1")
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")

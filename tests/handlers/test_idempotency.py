@@ -66,7 +66,7 @@ def test_a_repeat_gets_the_first_answer_byte_for_byte_and_nothing_happens_twice(
     assert first.status == second.status == 200
     assert first.body_text == second.body_text
     assert first.body["terminated"] == ["vm-spot-1"]
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
     assert len(state.drain(sqs, state.node_queue_url(aws, "node-a"))) == 1
 
 
@@ -80,14 +80,14 @@ def test_a_repeat_after_the_world_moved_on_still_gets_the_first_answer(handler, 
     )
     second = post(handler, ONE)
     assert second.body_text == first.body_text
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
 
 
 def test_key_order_and_whitespace_do_not_make_another_request(handler, fleet, aws):
     first = post(handler, '{"unitIds": ["0000:04:00.0"], "reason": "once"}')
     second = post(handler, '{ "reason":"once",\n "unitIds":["0000:04:00.0"] }')
     assert second.body_text == first.body_text
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
 
 
 def test_the_same_key_with_another_body_or_path_is_422_and_changes_nothing(handler, fleet, aws):
@@ -127,7 +127,7 @@ def test_a_409_not_active_is_kept_and_replayed_even_once_the_reservation_is_acti
     state.set_reservation_status(aws, "node-a", "res-1", "active")
     second = post(handler, ONE)
     assert (second.status, second.body_text) == (409, first.body_text)
-    assert state.audit_records(aws, "node-a", "res-1") == []
+    assert state.reservation_events(aws, "node-a", "res-1") == []
 
 
 def test_a_422_is_kept_and_replayed(handler, fleet, aws):
@@ -183,7 +183,7 @@ def test_an_expired_record_is_absent_even_before_ttl_deletes_it(handler, fleet, 
     )
     again = post(handler, ONE)
     assert again.status == 200
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 2
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 2
 
 
 def test_a_record_is_kept_24_hours(handler, fleet, aws):
@@ -261,7 +261,7 @@ def test_a_concurrent_twin_gets_the_same_answer_and_there_is_one_effect(handler,
         first = post(handler, ONE)
     assert first.status == twin[0].status == 200
     assert first.body_text == twin[0].body_text
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
     assert len(state.drain(sqs, state.node_queue_url(aws, "node-a"))) == 1
 
 
@@ -284,7 +284,7 @@ def test_a_crash_after_the_commit_then_a_retry_returns_the_committed_outcome(
     assert retry.body_text == record["body"]
     assert retry.body["terminated"] == ["vm-spot-1"]
     assert state.workload(aws, "node-a", "vm-spot-1")["terminationId"] == committed["terminationId"]
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
     # The retry sends nothing either: the open termination is the sweeper's to deliver.
     assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
 

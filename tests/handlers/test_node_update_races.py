@@ -106,7 +106,7 @@ def test_a_release_after_the_update_read_its_reservation_is_refused_as_under_rev
     assert (answer.status, answer.body["code"]) == (409, "reservation_not_active")
     assert "needs-review" in answer.body["error"]
     assert state.reservation(aws, "node-a", "res-1") == before  # nothing lent
-    assert state.audit_records(aws, "node-a", "res-1") == []
+    assert state.reservation_events(aws, "node-a", "res-1") == []
     assert status(functions) == "needs-review"
 
 
@@ -140,8 +140,11 @@ def test_a_cancel_after_the_update_read_records_the_review_it_ended(functions, n
             cancel_event("node-a", "res-1", None, "Bearer vl_local_test_writer"),
         )
     assert (answer.status, answer.body["status"]) == (200, "cancelled")
-    [audit] = state.audit_records(aws, "node-a", "res-1")
-    assert (audit["statusBefore"], audit["statusAfter"]) == ("needs-review", "cancelled")
+    [event] = state.reservation_events(aws, "node-a", "res-1")
+    assert (event["type"], event["data"]["previousStatus"]) == (
+        "reservation.cancelled",
+        "needs-review",
+    )
 
 
 def test_a_create_after_the_update_read_decides_on_the_new_topology(functions, node, aws):

@@ -18,7 +18,10 @@ from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import sqs_event
 from reservations.dal import clients
 from reservations.logic import retries
+from reservations.models.events import EventType
 from reservations.models.messages import SpotTermination
+from reservations.rules.events import event_id
+from tests.handlers.test_nodes import transactions
 from tests.support import state
 from tests.support.faults import on_call
 
@@ -150,17 +153,53 @@ def test_spot_workloads_move_to_terminating_and_get_one_message_each(handler, fl
     assert state.drain(sqs, state.node_queue_url(aws, "node-b")) == []
 
 
-def test_an_audit_record_names_the_caller_reason_units_and_outcome(handler, fleet, aws):
+def test_its_events_name_the_caller_reason_units_and_outcome(handler, fleet, aws):
     post(handler, {"unitIds": ["0000:04:00.0", "0000:07:00.0"], "reason": "because"})
-    [audit] = state.audit_records(aws, "node-a", "res-1")
-    assert audit["callerOrgId"] == "org-broker"
-    assert audit["callerKeyId"].startswith("key-")
-    assert "vl_local_test_broker" not in str(audit)
-    assert audit["reason"] == "because"
-    assert audit["unitIds"] == ["0000:04:00.0", "0000:07:00.0"]
-    assert audit["terminated"] == ["vm-spot-1"]
-    assert audit["skipped"] == ["vm-res"]
-    assert audit["releasedAfter"] == ["0000:05:00.0", "0000:09:00.0"]
+    [event] = state.reservation_events(aws, "node-a", "res-1")
+    assert event["type"] == "reservation.reclaimed"
+    data = event["data"]
+    assert data["actor"]["orgId"] == "org-broker"
+    assert data["actor"]["keyId"].startswith("key-")
+    assert "vl_local_test_broker" not in json.dumps(event)
+    assert data["reason"] == "because"
+    assert data["unitIds"] == ["0000:04:00.0", "0000:07:00.0"]
+    assert data["terminated"] == ["vm-spot-1"]
+    assert data["skipped"] == ["vm-res"]
+    assert data["releasedUnitIds"] == ["0000:05:00.0", "0000:09:00.0"]
+    # One termination requested: vm-spot-1 (vm-term, already terminating, is not again).
+    [requested] = state.events(aws, "node-a", event_type="workload.termination_requested")
+    assert requested["subject"] == "workloads/vm-spot-1"
+    assert (requested["data"]["reservationId"], requested["data"]["reason"]) == (
+        "res-1",
+        "because",
+    )
+    termination_id = state.workload(aws, "node-a", "vm-spot-1")["terminationId"]
+    assert requested["data"]["terminationId"] == termination_id
+
+
+def test_a_dry_run_writes_no_event(handler, fleet, aws):
+    result = post(handler, {"unitIds": ["0000:04:00.0"], "dryRun": True})
+    assert result.status == 200
+    assert state.events(aws, "node-a") == []
+
+
+def test_the_largest_reclaim_is_one_transaction_of_100_actions(handler, load_fleet, aws):
+    """32 named units, each held by its own running spot workload, with a key: the
+    reservation, the topology, 32 units, 32 terminations, the reclaimed event, 32
+    termination requests and the key's record."""
+    units = [f"0000:{0x40 + i:02x}:00.0" for i in range(32)]
+    reservation = f.reservation("res-big", units, releasedUnitIds=units)
+    workloads = [f.workload(f"vm-{i}", [unit]) for i, unit in enumerate(units)]
+    node = f.node("node-big", [f.unit(u) for u in units], [reservation], workloads)
+    load_fleet(f.fleet([node]))
+    with transactions() as sizes:
+        result = post(handler, {"unitIds": units}, node="node-big", res="res-big",
+                      idempotency_key="big-1")  # fmt: skip
+    assert result.status == 200, result.body
+    assert sizes == [100]
+    assert len(result.body["terminated"]) == 32
+    written = Counter(e["type"] for e in state.events(aws, "node-big"))
+    assert written == {"reservation.reclaimed": 1, "workload.termination_requested": 32}
 
 
 def test_units_are_matched_case_insensitively(handler, fleet, aws):
@@ -178,6 +217,8 @@ def test_reclaiming_units_that_are_not_released_is_a_harmless_no_op(handler, fle
     assert again.body["skipped"] == []
     after = state.reservation(aws, "node-a", "res-1")
     assert after == before  # not even updatedAt moves
+    # Someone asked: each call is its event.
+    assert len(state.events(aws, "node-a", event_type="reservation.reclaimed")) == 2
     assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
 
 
@@ -218,7 +259,7 @@ def test_a_dry_run_changes_nothing_and_reports_what_would_happen(
         "0000:09:00.0",
     ]
     assert state.whole_table(aws) == before
-    assert state.audit_records(aws, "node-a", "res-1") == []
+    assert state.reservation_events(aws, "node-a", "res-1") == []
     assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
     assert dynamodb_calls == Counter({"Query": 1})
     assert sqs_calls == Counter()
@@ -399,7 +440,7 @@ def test_a_transaction_conflict_is_retried(handler, fleet, aws):
         result = post(handler, {"unitIds": ["0000:04:00.0"]})
     assert result.status == 200
     assert result.body["terminated"] == ["vm-spot-1"]
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
 
 
 def test_conflicts_that_never_end_are_409_and_change_nothing(handler, fleet, aws):
@@ -507,8 +548,9 @@ def test_the_transaction_carries_the_reclaim_id_as_its_client_request_token(hand
 
     with on_call(clients.dynamodb(), "TransactWriteItems", before=spy):
         post(handler, {"unitIds": ["0000:04:00.0"]})
-    [audit] = state.audit_records(aws, "node-a", "res-1")
-    assert tokens[0] == audit["reclaimId"]
+    [event] = state.reservation_events(aws, "node-a", "res-1")
+    reclaimed = EventType.RESERVATION_RECLAIMED
+    assert event["id"] == event_id("node-a", tokens[0], reclaimed, "reservations/res-1")
 
 
 def test_409s_are_counted_as_a_metric(handler, load_fleet, capfd):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
@@ -83,27 +84,28 @@ def test_the_released_units_list_as_released(handler, fleet):
     }
 
 
-def test_an_audit_record_names_the_caller_reason_units_and_releases(handler, fleet, aws):
+def test_its_event_names_the_caller_reason_units_and_releases(handler, fleet, aws):
     post(handler, {"unitIds": [UNITS[3]], "reason": "because"})
-    [audit] = state.audit_records(aws, "node-a", "res-1")
-    assert (audit["action"], audit["callerOrgId"], audit["reason"]) == (
-        "release",
+    [event] = state.reservation_events(aws, "node-a", "res-1")
+    data = event["data"]
+    assert (event["type"], data["actor"]["orgId"], data["reason"]) == (
+        "reservation.released",
         "org-broker",
         "because",
     )
-    assert audit["callerKeyId"].startswith("key-")
-    assert "vl_local_test_broker" not in str(audit)
-    assert audit["unitIds"] == [UNITS[3]]
-    assert (audit["releasedBefore"], audit["releasedAfter"]) == ([UNITS[0]], [UNITS[0], UNITS[3]])
+    assert data["actor"]["keyId"].startswith("key-")
+    assert "vl_local_test_broker" not in json.dumps(event)
+    assert data["unitIds"] == [UNITS[3]]
+    assert data["releasedUnitIds"] == [UNITS[0], UNITS[3]]
 
 
-def test_releasing_released_units_writes_nothing_but_the_audit_record(handler, fleet, aws):
+def test_releasing_released_units_writes_nothing_but_its_event(handler, fleet, aws):
     before = state.reservation(aws, "node-a", "res-1")
     result = post(handler, {"unitIds": [UNITS[0]]})
     assert result.status == 200
     assert state.reservation(aws, "node-a", "res-1") == before  # not even updatedAt
-    [audit] = state.audit_records(aws, "node-a", "res-1")
-    assert audit["releasedAfter"] == audit["releasedBefore"] == [UNITS[0]]
+    [event] = state.reservation_events(aws, "node-a", "res-1")
+    assert event["data"]["releasedUnitIds"] == [UNITS[0]]
 
 
 def test_a_dry_run_changes_nothing_and_answers_as_it_would_be(handler, fleet, aws):
@@ -145,7 +147,7 @@ def test_the_same_key_replays_the_first_answer_byte_for_byte(handler, fleet, aws
     first = post(handler, {"unitIds": [UNITS[1]], "reason": "r"}, idempotency_key="rel-1")
     again = post(handler, {"reason": "r", "unitIds": [UNITS[1].upper()]}, idempotency_key="rel-1")
     assert (again.status, again.body_text) == (first.status, first.body_text)
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 1
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 1
     reused = post(handler, {"unitIds": [UNITS[2]]}, idempotency_key="rel-1")
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
 
@@ -163,7 +165,7 @@ def test_a_lost_race_is_read_again_and_both_writes_land(handler, fleet, aws):
         result = post(handler, {"unitIds": [UNITS[1]]})
     assert result.status == 200
     assert result.body["releasedUnitIds"] == [UNITS[0], UNITS[1], UNITS[3]]
-    assert len(state.audit_records(aws, "node-a", "res-1")) == 2
+    assert len(state.reservation_events(aws, "node-a", "res-1")) == 2
 
 
 @pytest.mark.parametrize(

@@ -65,13 +65,15 @@ def test_a_create_is_201_with_location_and_lands_with_its_audit_record(functions
     stored = state.reservation(aws, "node-a", body["id"])
     assert (stored["status"], stored["version"], stored["reservedUnitIds"]) == ("active", 1, FREE)
     assert state.item(aws, "node-a", "#NODE")["version"] == 2
-    [audit] = state.audit_records(aws, "node-a", body["id"])
-    assert {k: audit[k] for k in ("action", "callerOrgId", "callerKeyId", "reason", "unitIds")} == {
-        "action": "create", "callerOrgId": "org-acme", "callerKeyId": audit["callerKeyId"],
-        "reason": "lab grows", "unitIds": FREE,
-    }  # fmt: skip
-    assert audit["callerKeyId"]
-    assert "vl_" not in audit["callerKeyId"]
+    [event] = state.reservation_events(aws, "node-a", body["id"])
+    assert (event["type"], event["data"]["actor"]["orgId"], event["data"]["reason"]) == (
+        "reservation.created",
+        "org-acme",
+        "lab grows",
+    )
+    assert event["data"]["unitIds"] == FREE
+    assert event["data"]["actor"]["keyId"]
+    assert "vl_" not in event["data"]["actor"]["keyId"]
 
 
 def test_the_location_answers_the_same_reservation(functions, fleet):

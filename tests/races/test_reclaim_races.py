@@ -62,7 +62,7 @@ def test_two_reclaims_of_different_units_both_take_effect(emulated, load_emulate
         "vm-a": "terminating",
         "vm-b": "terminating",
     }
-    assert len(state.audit_records(db, "race-1", "res-1")) == 2
+    assert len(state.reservation_events(db, "race-1", "res-1")) == 2
     messages = state.drain(emulated["sqs"], state.node_queue_url(db, "race-1"))
     assert sorted(m["workloadId"] for m in messages) == ["vm-a", "vm-b"]
 
@@ -92,7 +92,7 @@ def test_concurrent_identical_keyed_reclaims_have_one_effect_and_one_answer(
     assert [r.status for r in results] == [200] * 3
     assert len({r.body_text for r in results}) == 1  # byte for byte the same answer
     db = emulated["dynamodb"]
-    assert len(state.audit_records(db, "race-4", "res-1")) == 1
+    assert len(state.reservation_events(db, "race-4", "res-1")) == 1
     messages = state.drain(emulated["sqs"], state.node_queue_url(db, "race-4"))
     assert sorted(m["workloadId"] for m in messages) == ["vm-a", "vm-b"]
 

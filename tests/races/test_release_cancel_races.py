@@ -79,8 +79,8 @@ def test_a_release_and_a_reclaim_of_the_same_units_never_lose_either_write(
     def judge(node_id: str, results: list[Any]) -> str | None:
         final = tuple(state.reservation(db, node_id, "res-1")["releasedUnitIds"])
         terminating = state.workload(db, node_id, "vm-a")["state"] == "terminating"
-        audits = len(state.audit_records(db, node_id, "res-1"))
-        fine = [r.status for r in results] == [200, 200] and terminating and audits == 2
+        events = len(state.reservation_events(db, node_id, "res-1"))
+        fine = [r.status for r in results] == [200, 200] and terminating and events == 2
         return serial.get(final) if fine else None
 
     tally = _rounds("rel-rec", load_emulated_fleet, calls, judge)
@@ -103,17 +103,18 @@ def test_a_reclaim_racing_a_cancel_commits_before_it_or_is_409_never_after(
         cancelled, reclaimed = results
         if cancelled.status != 200:
             return None
-        audits = {a["action"]: a for a in state.audit_records(db, node_id, "res-1")}
+        events = [e["type"] for e in state.reservation_events(db, node_id, "res-1")]
         vm = state.workload(db, node_id, "vm-a")["state"]
         if reclaimed.status == 200:
             # Serialized before the cancel: the cancel saw the reclaim's releases.
-            before_cancel = audits["cancel"]["releasedBefore"] == [] and vm == "terminating"
+            written = sorted(events) == ["reservation.cancelled", "reservation.reclaimed"]
+            before_cancel = written and vm == "terminating"
             return "reclaim, then cancel" if before_cancel else None
         refused = (reclaimed.status, reclaimed.body.get("code")) == (
             409,
             "reservation_not_active",
         )
-        untouched = "reclaim" not in audits and vm == "running"
+        untouched = "reservation.reclaimed" not in events and vm == "running"
         return "cancel; reclaim 409" if refused and untouched else None
 
     tally = _rounds("can-rec", load_emulated_fleet, calls, judge)
