@@ -1,9 +1,8 @@
 """Commit to org feed and to the bus, in the local stack: ``make run`` (the demo fleet, free
-ports) is started, then a batch of events is committed one at a time, each waited for on
-the bus (a rule to a queue of the bench's own) and in the broker's org feed (over HTTP).
-
-Each event is committed as its change's transaction will put it (an item of the node's
-feed, marked unrelayed): the calls make no event yet.
+ports) is started, then a batch of real reclaims is made one at a time over HTTP (the
+broker's, of one unit of res-a-active on node-a1, lent again before each), and each one's
+``reservation.reclaimed`` is waited for on the bus (a rule to a queue of the bench's own)
+and in the broker's org feed (over HTTP).
 """
 
 from __future__ import annotations
@@ -26,17 +25,16 @@ from typing import Any
 from devstack.emulator import LOCAL_CREDENTIALS, local_client
 from devstack.events import received, watch
 from devstack.net import free_port
-from reservations.dal.events import event_item
-from reservations.dal.items import to_attributes
-from reservations.models.domain import Reservation, ReservationStatus
-from reservations.models.events import Actor, EventContext, StoredEvent
-from reservations.rules.events import reservation_released
 
 ROOT = Path(__file__).resolve().parents[1]
 READY = re.compile(r"make run: ready in \d+ s\. API: (http://\S+)")
 BATCH = 20
 WAIT_SECONDS = 60.0  # a bound on one event's wait, not a goal
 BROKER = "Bearer vl_local_only_broker"  # the demo fleet's; it reads its org's events
+RESERVATION = "/v1/nodes/node-a1/reservations/res-a-active"
+UNIT = "0000:09:00.0"  # lent by res-a-active, and nothing runs on it
+NODE_FEED = "/v1/nodes/node-a1/events"
+ORG_FEED = "/v1/events"
 
 
 @contextmanager
@@ -72,39 +70,40 @@ def _ready(process: subprocess.Popen[bytes], log: Path) -> str:
     raise SystemExit(f"bench: make run was not ready in 15 minutes; see {log}")
 
 
-def _event(n: int) -> StoredEvent:
-    now = datetime.now(UTC)
-    context = EventContext("node-a1", "org-acme", f"bench-{now.timestamp()}-{n}", now,
-                           Actor("org-broker", "bench-key"))  # fmt: skip
-    reservation = Reservation(
-        "res-a-active", "node-a1", ReservationStatus.ACTIVE, now, now, now,
-        allowed_org_ids=("org-lab",), managing_org_ids=("org-broker",),
-    )  # fmt: skip
-    return reservation_released(context, reservation, ["0000:04:00.0"], "bench")
-
-
-def _in_feed(api: str, event_id: str, after: str) -> bool:
+def _call(api: str, method: str, path: str, body: Any = None) -> Any:
+    """One call as the broker (a local-only demo key); the answer's JSON."""
+    data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(  # noqa: S310 - our own loopback URL
-        f"{api}/v1/events?types=reservation.released&after={after}",
-        headers={"Authorization": BROKER},
-    )
+        f"{api}{path}", data=data, method=method,
+        headers={"Authorization": BROKER, "Content-Type": "application/json"},
+    )  # fmt: skip
     with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-        return event_id in [e["id"] for e in json.load(response)["items"]]
+        return json.load(response)
+
+
+def _reclaimed_ids(api: str, feed: str, after: str) -> list[tuple[str, str]]:
+    """(id, reason) of the reservation.reclaimed events of a feed after ``after``."""
+    items = _call(api, "GET", f"{feed}?types=reservation.reclaimed&after={after}")["items"]
+    return [(e["id"], e["data"].get("reason", "")) for e in items]
 
 
 def commit_and_wait(api: str, emulator: str, watch_url: str, n: int) -> tuple[float, float]:
-    """Seconds from one event's commit to the bus and to the org feed."""
-    stored = _event(n)
-    item = to_attributes(event_item(stored, 400))
-    after = stored.event.envelope(False)["time"].replace("Z", "").rsplit(".", 1)[0] + "Z"
-    sqs, dynamodb = local_client("sqs", emulator), local_client("dynamodb", emulator)
-    dynamodb.put_item(TableName="ReservationsTable", Item=item)
+    """Seconds from one reclaim's answer (its commit is just before) to its
+    ``reservation.reclaimed`` on the bus and in the broker's org feed. The unit is lent
+    first (a release: an event too, not timed), so every reclaim takes it back."""
+    _call(api, "POST", f"{RESERVATION}/release", {"unitIds": [UNIT]})
+    after = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    reason = f"bench {n} {time.time_ns()}"
+    _call(api, "POST", f"{RESERVATION}/reclaim", {"unitIds": [UNIT], "reason": reason})
     committed = time.monotonic()
+    # The node's feed has it at once (the same transaction): its id.
+    [event_id] = [i for i, r in _reclaimed_ids(api, NODE_FEED, after) if r == reason]
+    sqs = local_client("sqs", emulator)
     bus = feed = None
     while (bus is None or feed is None) and time.monotonic() - committed < WAIT_SECONDS:
-        if bus is None and stored.id in [e["id"] for e in received(sqs, watch_url, wait=0)]:
+        if bus is None and event_id in [e["id"] for e in received(sqs, watch_url, wait=0)]:
             bus = time.monotonic() - committed
-        if feed is None and _in_feed(api, stored.id, after):
+        if feed is None and event_id in [i for i, _ in _reclaimed_ids(api, ORG_FEED, after)]:
             feed = time.monotonic() - committed
         time.sleep(0.02)
     return (bus or WAIT_SECONDS), (feed or WAIT_SECONDS)

@@ -125,8 +125,8 @@ def events_table(relay: dict[str, Any]) -> str:
          "ok" if relay["feed_median_s"] <= EVENTS_GOAL_S else "MISSES"],
     ]  # fmt: skip
     return table(
-        f"4. Commit to event delivered, local stack (make run), {relay['events']} events one at "
-        f"a time (goal: median <= {EVENTS_GOAL_S:g} s)",
+        f"4. Reclaim's commit to its event delivered, local stack (make run), {relay['events']} "
+        f"real reclaims one at a time (goal: median <= {EVENTS_GOAL_S:g} s)",
         ["event", "median s", "max s", "verdict"],
         rows,
     )
@@ -140,7 +140,7 @@ def main() -> int:
     calls = costs.run()
     print("bench: sam build, then cold starts in the Lambda image...", file=sys.stderr, flush=True)
     init = coldstart.cold_start()
-    print("bench: make run, then events committed one at a time...", file=sys.stderr, flush=True)
+    print("bench: make run, then reclaims one at a time...", file=sys.stderr, flush=True)
     relay = events.run(coldstart.WORK / "make-run.log")
     print()
     print(overhead_table(calls), end="\n\n")
