@@ -430,6 +430,7 @@ class FakeTable:
                 termination_reservation_id=write.reservation.id,
                 termination_reason=write.reason,
                 termination_requested_at=write.at.replace(microsecond=0),  # as the table stores it
+                termination_managing_org_ids=write.managing_org_ids,
                 version=workload.version + 1,
             )
 
