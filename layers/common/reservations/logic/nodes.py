@@ -199,8 +199,9 @@ def with_queue(write: NodePut, ports: Ports) -> NodePut:
 
 def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEvent, ...]:
     """``node.registered`` (every unit added), or ``node.updated`` with the units added,
-    removed and changed, naming the reservations it puts under review (each one's
-    ``reservation.needs_review`` derived from it: see ``rules.events.node_updated``)."""
+    removed and changed (in class, model, GPUs or sellability), naming the reservations it
+    puts under review (each one's ``reservation.needs_review`` derived from it: see
+    ``rules.events.node_updated``)."""
     node = write.node
     context = by_caller(write, node.id, node.owner_org_id, write.write_id)
     put_ids = [put.unit.id for put in write.units]
@@ -214,7 +215,9 @@ def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEv
         for r in to_review(snapshot.reservations, snapshot.node, node, write.at)
     ]
     added = [unit_id for unit_id in put_ids if unit_id not in before]
-    changed = [unit_id for unit_id in put_ids if unit_id in before]
+    # Changed: in what a promise rests on (class, model, GPUs, sellability), as the node's
+    # generations say; a new display name is written, and is no change to anyone's units.
+    changed = [unit_id for unit_id in write.changed_unit_ids if unit_id in before - {*removed}]
     return (events.node_updated(context, node, added, removed, changed, reviewed),)
 
 
