@@ -23,7 +23,7 @@ NODE_FEED = "/v1/nodes/node-a1/events"
 SOURCE = "/v1/nodes/node-a1"
 BROKER = "Bearer vl_local_only_broker"
 SPOT = "Bearer vl_local_only_spotbuyer"
-WITHIN = 60  # seconds: the test's patience, not a goal (the relay takes about one)
+WITHIN = 120  # seconds: the test's patience on a busy machine, not a goal (see make bench)
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +84,15 @@ def test_the_spot_buyer_reads_its_vms_termination_requested_then_terminated(
     TIMINGS["events: reclaim -> terminated in the spot buyer's feed"] = time.monotonic() - reclaimed
     kinds = [(e["type"], e["subject"]) for e in items]
     assert sorted(kinds) == [
-        ("workload.termination_requested", "workloads/vm-17"),
-        ("workload.termination_requested", "workloads/vm-18"),
         ("workload.terminated", "workloads/vm-17"),
         ("workload.terminated", "workloads/vm-18"),
+        ("workload.termination_requested", "workloads/vm-17"),
+        ("workload.termination_requested", "workloads/vm-18"),
     ]
+    # Oldest first: each VM's request before its end.
+    for vm in ("vm-17", "vm-18"):
+        order = [e["type"] for e in items if e["subject"] == f"workloads/{vm}"]
+        assert order == ["workload.termination_requested", "workload.terminated"]
     for event in items:
         assert event["source"] == "/v1/nodes/node-a1"
         assert event["data"]["orgId"] == "org-spotbuyer"
