@@ -3,7 +3,7 @@
 The mirror of reclaim: the same callers, the same window (active, inside its term), the same
 body. Named units join ``releasedUnitIds``; nothing running is touched (a unit the audience
 is using stays theirs until it is free). One conditional write on the reservation's version
-with its audit record, through the write pipeline.
+with its event, through the write pipeline.
 """
 
 from __future__ import annotations

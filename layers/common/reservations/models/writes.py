@@ -43,7 +43,7 @@ class NewTermination:
 
 @dataclass(frozen=True, slots=True)
 class ReclaimAudit:
-    """What the reclaim's audit record says it did."""
+    """What the reclaim says it did (its log line, its metrics, its event)."""
 
     unit_ids: tuple[str, ...]
     released_before: tuple[str, ...]
@@ -55,7 +55,7 @@ class ReclaimAudit:
 class ReclaimWrite:
     """One reclaim: the reservation's releases (None: unchanged, only its version checked),
     version checks on the named units and every workload decided from, the terminations,
-    and the audit record."""
+    and what its event says it did."""
 
     write_id: str
     node_id: str
@@ -113,7 +113,7 @@ class TerminationClose:
 class PlacementWrite:
     """A placement: the workload put (no workload of its id on the node), each unit claimed
     at the version read and only while unclaimed, and a version check on the node and on
-    every reservation the decision read; the audit record names the caller."""
+    every reservation the decision read; its event names the caller."""
 
     write_id: str
     node: ItemVersion
@@ -166,8 +166,8 @@ class NodePut:
     """A node registered or updated, as one transaction: the node item (absent when read, or
     at ``node_read`` with ``placements_read`` placements) with its new generation and each
     unit's generation of last change, its new and changed units, the unit items to delete
-    (units it no longer has, and ``leftovers`` an earlier update left), and the audit record
-    (who, which units changed, how many reservations that puts under review). No
+    (units it no longer has, and ``leftovers`` an earlier update left), and its event
+    (who, which units changed, which reservations that puts under review). No
     reservation is written: their review is derived from the node's generations."""
 
     write_id: str
@@ -209,8 +209,8 @@ class ReaffirmWrite:
 @dataclass(frozen=True, slots=True)
 class ReservationChange:
     """A change to one reservation's own item — a release, a cancel: what changes (None:
-    unchanged; when nothing does, only the version is checked and the audit record
-    written), and who asked, why, and what they named, for the audit record. The write
+    unchanged; when nothing does, only the version is checked and the event written),
+    and who asked, why, and what they named, for its event. The write
     conditions on the reservation's version and on the node's topology as read."""
 
     write_id: str

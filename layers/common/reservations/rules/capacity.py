@@ -45,7 +45,7 @@ def released_after_release(
     reservation: Reservation, unit_ids: Collection[str]
 ) -> tuple[str, ...] | None:
     """The sorted ``releasedUnitIds`` once the named units join it; None when none is new
-    (already released is fine: the write then changes nothing but the audit trail)."""
+    (already released is fine: the write then changes nothing but writes its event)."""
     before = set(reservation.released_unit_ids)
     if before.issuperset(unit_ids):
         return None
