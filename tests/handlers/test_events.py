@@ -17,7 +17,8 @@ from devstack.api_events import event_file
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.dal import clients
 from reservations.dal.event_outlets import EventBus, OrgFeeds
-from reservations.dal.events import NODE_EVENTS_PREFIX, PLATFORM_FEED, RelayMarks
+from reservations.dal.events import RelayMarks
+from reservations.dal.keys import NODE_EVENTS_PREFIX, PLATFORM_FEED
 from reservations.logic.event_relay import relay_backlog
 from reservations.rules.event_visibility import feed_org_ids
 from tests.support import event_scenario as s
