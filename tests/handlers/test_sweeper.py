@@ -22,6 +22,7 @@ from reservations.dal import clients, queues
 from reservations.dal.store import NodeTable
 from reservations.dal.terminations import TerminationTable
 from reservations.logic import sweeper
+from reservations.logic.sweeper import stuck_event
 from reservations.logic.termination_reports import apply_report, close_termination
 from reservations.models.domain import TerminationState
 from reservations.models.messages import TerminationReport
@@ -306,12 +307,21 @@ def test_the_flag_is_not_set_on_a_read_a_report_has_since_answered(world):
         apply_report(node_report("failed"), world.after(1800), NodeTable(), TerminationTable())
         == "failed"
     )
-    assert not TerminationTable().mark_stuck(read, world.after(1860))
+    stale = stuck_event(read, "org-acme", world.after(1860))
+    assert not TerminationTable().mark_stuck(read, world.after(1860), stale)
     assert world.workload()["openTermination"] == "open"
-    # Read again (one failed report, then silence): flagged at last.
+    assert events_of(world, "workload.termination_stuck") == []  # nor its event
+    # Read again (one failed report, then silence): flagged at last, with its event.
     [fresh] = TerminationTable().listed(TerminationState.OPEN)
-    assert TerminationTable().mark_stuck(fresh, world.after(1860))
+    flagged = stuck_event(fresh, "org-acme", world.after(1860))
+    assert TerminationTable().mark_stuck(fresh, world.after(1860), flagged)
     assert world.index("stuck") == [TERMINATION]
+    [event] = events_of(world, "workload.termination_stuck")
+    assert (event["id"], event["data"]["terminationId"]) == (flagged.id, TERMINATION)
+
+
+def events_of(world, event_type: str) -> list:
+    return state.events(world.db, "node-a", event_type=event_type)
 
 
 class StaleIndex(TerminationTable):
