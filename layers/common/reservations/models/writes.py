@@ -209,6 +209,9 @@ class ReservationChange:
     released_before: tuple[str, ...]
     status_before: ReservationStatus
     at: datetime
+    # A change that ends the reservation (a cancel) moves it out of the node's partition
+    # into its history, as it leaves it; None for a change that keeps it there.
+    ended: Reservation | None = None
 
     @property
     def writes_reservation(self) -> bool:
@@ -231,6 +234,16 @@ class ReservationChange:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryMove:
+    """An expired reservation leaving the node's partition for its history, as it was read
+    (the move conditions on that version, so a write since makes it wait for the next
+    pass; a move already made finds nothing to move)."""
+
+    reservation: Reservation
+    at: datetime
+
+
 # Every conditional write on a node's partition, as the store's ``commit`` takes it: each
 # one TransactWriteItems, all or nothing.
 PartitionWrite = (
@@ -242,4 +255,5 @@ PartitionWrite = (
     | NodePut
     | ReaffirmWrite
     | TerminationClose
+    | HistoryMove
 )
