@@ -43,6 +43,14 @@ from reservations.rules.access import named_org_ids
 from reservations.rules.topology import first_generations
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
+from reservations_tools.fleet.history import (
+    ENDED,
+    HistoryNotWritten,
+    generated_past,
+    history_items,
+    is_ended,
+    write_history,
+)
 from reservations_tools.fleet.model import Fleet, FleetApiKey, FleetNode, parse_fleet
 from reservations_tools.fleet.size import MAX_ITEM_BYTES, item_size
 
@@ -53,6 +61,7 @@ WRITE_ATTEMPTS = 5
 MAX_BATCH_GET_KEYS = 100  # BatchGetItem's limit
 READ_ATTEMPTS = 5
 READ_BACKOFF_SECONDS = 0.05  # doubled at each attempt
+DEFAULT_RETENTION_DAYS = 400  # the stack's HistoryRetentionDays default
 
 
 class FleetError(Exception):
@@ -104,23 +113,33 @@ def build(fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = No
 
 
 def node_items(
-    fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
+    fleet_node: FleetNode,
+    loaded_at: datetime,
+    queue_url: str | None = None,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> list[table_keys.Item]:
-    """The node partition's items for one node of the fleet (each at version 1). Its list
-    access item follows the node's (so that both land in the first transaction): the owner
-    and the orgs the node's reservations name, exactly, as the file replaces them all, and
-    the node's unit generations."""
+    """The node partition's items for one node of the fleet (each at version 1), then its
+    history's. Its list access item follows the node's (so that both land in the first
+    transaction): the owner and the orgs the node's reservations name, exactly, as the file
+    replaces them all (its history's too: the list shows them), and the node's unit
+    generations. Reservations ended at the load (cancelled, expired) and the node's made-up
+    past go to the node's history, as the service would have moved them."""
     snapshot = build(fleet_node, loaded_at, queue_url).snapshot
     node, node_id = snapshot.node, snapshot.node.id
-    access = ListAccess(
-        node.owner_org_id, named_org_ids(snapshot.reservations), node.unit_changed_at
-    )
+    past = generated_past(
+        node, fleet_node.units[0].id.lower() if fleet_node.units else "",
+        fleet_node.generated_past_reservations, loaded_at,
+    )  # fmt: skip
+    ended = [r for r in snapshot.reservations if is_ended(r, node, loaded_at)] + past
+    live = [r for r in snapshot.reservations if not is_ended(r, node, loaded_at)]
+    access = ListAccess(node.owner_org_id, named_org_ids([*live, *ended]), node.unit_changed_at)
     return [
         items.node_item(snapshot.node),
         items.access_item(node_id, access),
         *(items.unit_item(node_id, unit) for unit in snapshot.units),
-        *(items.reservation_item(reservation) for reservation in snapshot.reservations),
+        *(items.reservation_item(reservation) for reservation in live),
         *(items.workload_item(node_id, workload) for workload in snapshot.workloads),
+        *history_items(ended, retention_days),
     ]
 
 
@@ -156,7 +175,8 @@ def fleet_items(
 def _item_name(item: table_keys.Item) -> str:
     if item["PK"].startswith(table_keys.APIKEY_PREFIX):
         return f"API key {item['keyId']}"
-    return f"node {table_keys.node_id_of(item['PK'])}, item {item['SK']}"
+    node_id = table_keys.node_id_of(item["PK"].replace(table_keys.NODE_HISTORY_PREFIX, "NODE#"))
+    return f"node {node_id}, item {item['SK']}"
 
 
 def check_sizes(new_items: list[table_keys.Item]) -> None:
@@ -248,11 +268,21 @@ def _transactions(actions: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]
         yield chunk
 
 
-def _write_node(client: Any, table: str, node_id: str, node_items: list[table_keys.Item]) -> None:
-    """Replace the node's partition, each write conditioned on the version read just before.
+def _write_node(
+    client: Any,
+    table: str,
+    node_id: str,
+    node_items: list[table_keys.Item],
+    history: list[table_keys.Item],
+) -> None:
+    """Replace the node's history (first: a reservation that ended since the last load is in
+    both for a moment, and readers take the live one), then its partition, each partition
+    write conditioned on the version read just before.
 
     A write that lands between the read and ours fails our condition: read again, retry.
     """
+    stored, _ = _stored_versions(client, table, node_id)
+    write_history(client, table, node_id, history, stored)
     for _ in range(WRITE_ATTEMPTS):
         stored, created_at = _stored_versions(client, table, node_id)
         if created_at is not None:  # a node registered again keeps its createdAt, as a PUT does
@@ -379,8 +409,12 @@ def write_fleet(
     key_items = [i for i in new_items if i["PK"].startswith(table_keys.APIKEY_PREFIX)]
     revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
-        pk = table_keys.node_pk(fleet_node.id)
-        _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk])
+        pk, history_pk = (
+            table_keys.node_pk(fleet_node.id),
+            table_keys.node_history_pk(fleet_node.id),
+        )
+        history = [i for i in new_items if i["PK"] == history_pk]
+        _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk], history)
     # Recorded before the keys: a key made by the command meanwhile is judged by it too.
     keys.record_platform_org(client, table, fleet.platform_org_id, replace=not only_add)
     _put_keys(client, table, fleet)
@@ -444,7 +478,7 @@ def _load(fleet: Fleet, args: argparse.Namespace) -> int:
     """Check the key ids (so a clash makes no queue either), register the nodes' queues
     (unless --no-queues), then write the fleet."""
     client = boto3.client("dynamodb", endpoint_url=args.endpoint_url, region_name=args.region)
-    loaded_at = datetime.now(UTC)
+    loaded_at, started = datetime.now(UTC), time.monotonic()
     try:
         check_key_ids(client, args.table, fleet)
         queue_urls = None
@@ -455,14 +489,27 @@ def _load(fleet: Fleet, args: argparse.Namespace) -> int:
         count = write_fleet(
             fleet, client, args.table, loaded_at, queue_urls, only_add=args.only_add
         )
-    except FleetError as error:
+    except (FleetError, HistoryNotWritten) as error:
         print(error, file=sys.stderr)
         return 1
+    took = time.monotonic() - started
     print(
         f"loaded {args.fleet}: {len(fleet.nodes)} nodes, {count} items into {args.table} "
-        f"({summary(routes(fleet, loaded_at))})"
+        f"in {took:.1f} s ({summary(routes(fleet, loaded_at))}; {_past(fleet, loaded_at)})"
     )
     return 0
+
+
+def _past(fleet: Fleet, loaded_at: datetime) -> str:
+    """``ended reservations: 3 stated, 3000 generated, into the nodes' history``"""
+    stated = sum(
+        1
+        for node in fleet.nodes
+        for r in node.reservations
+        if r.status in ENDED or (r.ends_at is not None and r.ends_at <= loaded_at)
+    )
+    made = sum(node.generated_past_reservations for node in fleet.nodes)
+    return f"ended reservations: {stated} stated, {made} generated, into the nodes' history"
 
 
 def summary(made: list[Route]) -> str:
