@@ -77,9 +77,7 @@ def test_a_get_is_one_request_warm_and_two_cold(functions, node, sent_requests):
     assert sent_requests.sent == [("dynamodb", "BatchGetItem")]
 
 
-def test_a_list_of_live_statuses_is_one_query_of_the_node_partition(
-    functions, node, sent_requests
-):
+def test_a_list_of_live_statuses_is_one_query_of_the_node_partition(functions, node, sent_requests):
     _warm(functions)
     sent_requests.clear()
     query = {"limit": "7", "status": "active,pending,needs-review"}

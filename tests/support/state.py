@@ -56,9 +56,7 @@ def reservation(dynamodb: Any, node_id: str, reservation_id: str) -> dict[str, A
     return found
 
 
-def history_reservation(
-    dynamodb: Any, node_id: str, reservation_id: str
-) -> dict[str, Any] | None:
+def history_reservation(dynamodb: Any, node_id: str, reservation_id: str) -> dict[str, Any] | None:
     """The reservation in the node's history (``NODEHIST#``), if it is there."""
     key = reservation_history_key(node_id, reservation_id)
     response = dynamodb.get_item(TableName=TABLE, Key=to_attributes(key), ConsistentRead=True)
