@@ -25,7 +25,7 @@ os.environ.update(
     }
 )
 
-from devstack import fleets, moto_transactions, template
+from devstack import fleets, moto_costs, template
 from reservations.dal import clients
 
 
@@ -49,8 +49,8 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def aws(aws_env: None) -> Iterator[Any]:
     """moto's in-memory AWS with template.yaml's tables; yields a DynamoDB client. Its
-    transactions back up the items they name, not the whole table (``moto_transactions``)."""
-    moto_transactions.install()
+    transactions back up the items they name, not the whole table (``moto_costs``)."""
+    moto_costs.install()
     with mock_aws():
         clients.reset()
         from reservations.http.resolver import key_cache

@@ -33,6 +33,7 @@ from tests.support import state
 
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 OWNER = "Bearer vl_local_test_writer"
+DEMO_OWNER = "Bearer vl_local_only_owner"
 LAB = "Bearer vl_local_test_lab"
 STRANGER = "Bearer vl_local_test_stranger"
 UNITS = ["0000:04:00.0", "0000:05:00.0"]
@@ -251,3 +252,17 @@ def test_past_its_retention_a_reservation_is_gone_before_the_ttl_deletes_it(func
     assert get(functions, "res-01").status == 404
     assert "res-01" not in every_page(functions)
     assert cancel(functions, "res-01").status == 404
+
+
+def test_the_demo_fleets_node_with_a_long_past_has_it_in_its_history(load_fleet, aws, functions):
+    load_fleet(f.demo_fleet(with_past=True))
+    assert len(state.history(aws, "node-d9")) == 3000
+    present = state.partition(aws, "node-d9")
+    assert [item["SK"] for item in present if item["SK"].startswith("RES#")] == []
+    page = invoke(
+        functions["list_reservations"],
+        list_event("node-d9", DEMO_OWNER, {"limit": "100", "status": "expired,cancelled"}),
+    )
+    assert page.status == 200
+    assert {item["status"] for item in page.body["items"]} == {"expired", "cancelled"}
+    assert page.body["nextCursor"]
