@@ -3,7 +3,7 @@
     reservations-fleet validate FLEET.json
     reservations-fleet load FLEET.json [--endpoint-url URL] [--table NAME] [--region REGION]
                        [--queue-prefix PREFIX] [--dead-letter-queue-arn ARN | --no-queues]
-                       [--only-add]
+                       [--only-add] [--history-retention-days DAYS]
 
 Loading registers each node: it creates the node's spot-termination queue (FIFO, redriving
 to the shared dead-letter queue) and stores its URL on the node's item, replaces the node's
@@ -161,14 +161,18 @@ def _api_key(fleet: Fleet, fleet_key: FleetApiKey) -> ApiKey:
 
 
 def fleet_items(
-    fleet: Fleet, loaded_at: datetime, queue_urls: dict[str, str] | None = None
+    fleet: Fleet,
+    loaded_at: datetime,
+    queue_urls: dict[str, str] | None = None,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> list[table_keys.Item]:
-    """Every item the fleet describes: API keys, then each node's partition."""
+    """Every item the fleet describes: API keys, then each node's partition and history."""
     result = []
     for fleet_key in fleet.api_keys:
         result.append(items.apikey_item(hash_key(fleet_key.key), _api_key(fleet, fleet_key)))
     for fleet_node in fleet.nodes:
-        result.extend(node_items(fleet_node, loaded_at, (queue_urls or {}).get(fleet_node.id)))
+        url = (queue_urls or {}).get(fleet_node.id)
+        result.extend(node_items(fleet_node, loaded_at, url, retention_days))
     return result
 
 
@@ -398,11 +402,12 @@ def write_fleet(
     queue_urls: dict[str, str] | None = None,
     *,
     only_add: bool = False,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> int:
     """Replace each listed node's partition and put every key; revoke stored keys the file
     no longer has unless ``only_add``. Items never go back to an older version. Every check
     that can fail (item sizes, key ids) runs before the first write."""
-    new_items = fleet_items(fleet, loaded_at, queue_urls)
+    new_items = fleet_items(fleet, loaded_at, queue_urls, retention_days)
     check_sizes(new_items)
     check_key_ids(client, table, fleet)
     check_platform_org(client, table, fleet, only_add)
@@ -471,6 +476,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add and update keys, but do not revoke stored keys the file no longer has",
     )
+    load.add_argument(
+        "--history-retention-days",
+        type=int,
+        default=DEFAULT_RETENTION_DAYS,
+        help="how long ended reservations stay readable: the stack's HistoryRetentionDays "
+        f"(default {DEFAULT_RETENTION_DAYS})",
+    )
     return parser
 
 
@@ -487,7 +499,13 @@ def _load(fleet: Fleet, args: argparse.Namespace) -> int:
             dead_letter_arn = args.dead_letter_queue_arn or local_dead_letter_arn(sqs)
             queue_urls = create_node_queues(fleet, sqs, args.queue_prefix, dead_letter_arn)
         count = write_fleet(
-            fleet, client, args.table, loaded_at, queue_urls, only_add=args.only_add
+            fleet,
+            client,
+            args.table,
+            loaded_at,
+            queue_urls,
+            only_add=args.only_add,
+            retention_days=args.history_retention_days,
         )
     except (FleetError, HistoryNotWritten) as error:
         print(error, file=sys.stderr)
