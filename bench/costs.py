@@ -29,7 +29,7 @@ from moto import mock_aws
 
 from bench.environment import ENV
 from devstack import fleet_documents as f
-from devstack import template
+from devstack import moto_costs, template
 from devstack.api_events import (
     cancel_event,
     create_event,
@@ -334,6 +334,7 @@ def run(runs: int = 15) -> list[dict[str, Any]]:
     """List on an 8-GPU node (key cached or not), reclaims of 1 and of 16 units, and one
     call of every other endpoint on a node mid-life."""
     os.environ.update(ENV)
+    moto_costs.install()  # a transaction costs what it touches, not a copy of the table
     with mock_aws():
         from reservations.http.resolver import key_cache  # reads the environment
 

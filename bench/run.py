@@ -4,7 +4,9 @@
 1. handler overhead: the handler's wall time over the same requests sent with boto3;
 2. cost per million calls, from the requests a real run sent and the items it touched;
 3. cold init of each function in the Lambda image, against a bare Powertools handler;
-4. commit to org feed and to the event bus in the local stack (``make run``), over a batch.
+4. commit to org feed and to the event bus in the local stack (``make run``), over a batch;
+5. the node's past: bytes read and time of list units and a reclaim at 0, 1,000 and 10,000
+   ended reservations.
 
 How many requests a call makes, and that it does not grow with the fleet, are pinned by tests.
 """
@@ -18,7 +20,7 @@ import time
 import warnings
 from typing import Any
 
-from bench import coldstart, costs, events, prices
+from bench import coldstart, costs, events, history, prices
 from devstack import template
 
 RESULTS = coldstart.WORK / "results.json"
@@ -132,12 +134,28 @@ def events_table(relay: dict[str, Any]) -> str:
     )
 
 
+def history_table(rows: list[dict[str, Any]]) -> str:
+    first = {row["call"]: row for row in rows if row["past"] == 0}
+    return table(
+        "5. The node's past: bytes DynamoDB sent back and handler time, by ended reservations "
+        "in the node's history (moto in-process, median; goal: bytes as with none)",
+        ["call", "ended", "bytes read", "vs none", "handler ms"],
+        [
+            [r["call"], f"{r['past']:,}", f"{r['bytes']:,.0f}",
+             f"{r['bytes'] / first[r['call']]['bytes']:.2f}", f"{r['ms']:.1f}"]
+            for r in rows
+        ],
+    )  # fmt: skip
+
+
 def main() -> int:
     warnings.simplefilter("ignore")  # Powertools: "No application metrics to publish"
     started = time.perf_counter()
     memory_mb = int(template.document()["Globals"]["Function"]["MemorySize"])
     print("bench: handlers in-process over moto...", file=sys.stderr, flush=True)
     calls = costs.run()
+    print("bench: nodes with a long past, in-process over moto...", file=sys.stderr, flush=True)
+    past = history.run()
     print("bench: sam build, then cold starts in the Lambda image...", file=sys.stderr, flush=True)
     init = coldstart.cold_start()
     print("bench: make run, then reclaims one at a time...", file=sys.stderr, flush=True)
@@ -147,9 +165,11 @@ def main() -> int:
     print(cost_table(calls, memory_mb), end="\n\n")
     print(init_tables(init, coldstart.layer_megabytes()), end="\n\n")
     print(events_table(relay), end="\n\n")
+    print(history_table(past), end="\n\n")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(
-        json.dumps({"calls": calls, "cold_init": init, "events": relay}, indent=2) + "\n"
+        json.dumps({"calls": calls, "cold_init": init, "events": relay, "history": past}, indent=2)
+        + "\n"
     )
     where = RESULTS.relative_to(coldstart.ROOT)
     print(f"bench took {time.perf_counter() - started:.0f} s; figures in {where}")

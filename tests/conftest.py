@@ -25,7 +25,7 @@ os.environ.update(
     }
 )
 
-from devstack import fleets, template
+from devstack import fleets, moto_costs, template
 from reservations.dal import clients
 
 
@@ -48,7 +48,9 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def aws(aws_env: None) -> Iterator[Any]:
-    """moto's in-memory AWS with template.yaml's tables; yields a DynamoDB client."""
+    """moto's in-memory AWS with template.yaml's tables; yields a DynamoDB client. Its
+    transactions back up the items they name, not the whole table (``moto_costs``)."""
+    moto_costs.install()
     with mock_aws():
         clients.reset()
         from reservations.http.resolver import key_cache
@@ -99,6 +101,7 @@ class SentRequests:
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []
         self.items_read: list[tuple[int, int]] = []  # (Count, ScannedCount) of each Query
+        self.bytes_read: list[int] = []  # the size of each DynamoDB response's body
 
     def by_service(self, service: str) -> Counter[str]:
         return Counter(operation for name, operation in self.sent if name == service)
@@ -106,6 +109,7 @@ class SentRequests:
     def clear(self) -> None:
         self.sent.clear()
         self.items_read.clear()
+        self.bytes_read.clear()
 
 
 @pytest.fixture
@@ -121,6 +125,8 @@ def sent_requests(monkeypatch: pytest.MonkeyPatch) -> SentRequests:
         recorder.sent.append((operation_model.service_model.service_name, operation_model.name))
         result = original(self, request, operation_model, context)
         parsed = result[0][1] if result[0] else None
+        if operation_model.service_model.service_name == "dynamodb" and result[0]:
+            recorder.bytes_read.append(len(result[0][0].content))
         if operation_model.name == "Query" and parsed and "Count" in parsed:
             recorder.items_read.append((parsed["Count"], parsed["ScannedCount"]))
         return result

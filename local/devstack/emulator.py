@@ -62,6 +62,9 @@ class SerializedDynamoDB:
 def moto_app() -> WsgiApp:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
+    from devstack import moto_costs
+
+    moto_costs.install()  # a write costs what it touches, not the table's size
     return SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
 
 

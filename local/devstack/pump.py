@@ -3,7 +3,8 @@
 Long-polls the termination reports queue and hands each batch to TerminationReportsFunction
 through ``sam local start-lambda`` (the real function in its container), deleting only the
 records its partial-batch response did not list; polls the table's stream for the event
-relay (``streams.py``); and runs SweeperFunction and EventBacklogFunction on a period.
+relay (``streams.py``); and runs SweeperFunction, EventBacklogFunction and
+HistoryMoverFunction on a period.
 
     python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL
 """
@@ -121,6 +122,12 @@ def relay_backlog(lambda_client: Any) -> None:
         log.info("event backlog: %s", counts)
 
 
+def move_history(lambda_client: Any) -> None:
+    counts = invoke(lambda_client, "HistoryMoverFunction", schedule_event())
+    if any(counts.get(k) for k in ("moved", "deferred")):
+        log.info("history moves: %s", counts)
+
+
 def start_stream_pumps(
     args: argparse.Namespace, lambda_client: Any, stopping: threading.Event
 ) -> None:
@@ -168,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     start_stream_pumps(args, lambda_client, stopping)
     every(args.sweep_every, stopping, lambda: sweep(lambda_client), "SweeperFunction")
     every(args.sweep_every, stopping, lambda: relay_backlog(lambda_client), "EventBacklogFunction")
+    every(args.sweep_every, stopping, lambda: move_history(lambda_client), "HistoryMoverFunction")
     while not stopping.is_set():
         try:
             applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)

@@ -80,16 +80,33 @@ def test_replays_are_two_requests(functions, node, sent_requests):
     cancel = _cancel(functions, "c")
     sent_requests.clear()
     assert _cancel(functions, "c").body_text == cancel.body_text
-    # Now cancelled, the repeat is refused, and the refusal's PutItem meets the first answer.
-    assert sent_requests.sent == [("dynamodb", "Query"), ("dynamodb", "PutItem")]
+    # Now cancelled, and so in the node's history: the repeat reads it there (one GetItem
+    # more, on this path alone), is refused, and the refusal's PutItem meets the first answer.
+    assert sent_requests.sent == [
+        ("dynamodb", "Query"),
+        ("dynamodb", "GetItem"),
+        ("dynamodb", "PutItem"),
+    ]
 
 
 def test_a_kept_refusal_is_two_requests(functions, node, sent_requests):
+    for _ in range(2):  # the refusal, then its replay
+        sent_requests.clear()
+        assert _release(functions, {"unitIds": ["0000:09:00.0"]}, "refused-1").status == 422
+        assert sent_requests.sent == [("dynamodb", "Query"), ("dynamodb", "PutItem")]
+
+
+def test_a_kept_refusal_on_an_ended_reservation_reads_its_history_item(
+    functions, node, sent_requests
+):
+    """Cancelled, the reservation is in the node's history: a write on it reads it there
+    (one GetItem more than on a reservation in the node's partition, on this path alone)."""
     assert _cancel(functions).status == 200
+    with_history = [("dynamodb", "Query"), ("dynamodb", "GetItem"), ("dynamodb", "PutItem")]
     for _ in range(2):  # the refusal, then its replay
         sent_requests.clear()
         assert _cancel(functions, "refused").status == 409
-        assert sent_requests.sent == [("dynamodb", "Query"), ("dynamodb", "PutItem")]
+        assert sent_requests.sent == with_history
         sent_requests.clear()
         assert _release(functions, {"unitIds": ["0000:05:00.0"]}, "refused-2").status == 409
-        assert sent_requests.sent == [("dynamodb", "Query"), ("dynamodb", "PutItem")]
+        assert sent_requests.sent == with_history

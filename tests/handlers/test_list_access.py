@@ -74,12 +74,13 @@ def create(functions, key: str, units: list[str], allowed: list[str], **body: An
 
 def access_agrees(aws: Any, node_id: str = "node-a") -> dict[str, Any]:
     """The node's list access item says what its partition says: the node's owner, exactly
-    the orgs its reservations name, and the node item's unit generations. Returns the item."""
+    the orgs its reservations name (in its partition and its history: both are listed), and
+    the node item's unit generations. Returns the item."""
     partition = state.partition(aws, node_id)
     node = next(i for i in partition if i["SK"] == "#NODE")
     named = {
         org
-        for item in partition
+        for item in [*partition, *state.history(aws, node_id)]
         if item["SK"].startswith("RES#")
         for org in (*item["allowedOrgIds"], *item["managingOrgIds"])
     }
@@ -217,6 +218,7 @@ def test_put_node_registers_the_owner_and_moves_it_keeping_the_named_orgs(
     load_fleet(f.fleet([], extra_keys=KEYS))
     assert put_node(functions, "org-acme").status == 201
     assert access_agrees(aws) == {"PK": "NODE#node-a", "SK": "~ACCESS", "ownerOrgId": "org-acme",
+                                  "listPK": "NODE#node-a",
                                   "unitsChangedAtGen": {U4: 0, U5: 0, U6: 0},
                                   "version": 1}  # fmt: skip
     assert create(functions, ACME, [U4], ["org-lab"]).status == 201

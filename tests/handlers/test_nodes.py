@@ -338,10 +338,11 @@ def test_a_topology_change_puts_only_live_reservations_on_changed_units_under_re
 def test_a_units_ended_reservations_stay_ended_and_out_of_the_write(
     handlers, load_fleet, node_env, aws
 ):
-    """A weekly lab for two years on 04 (stored active, every term over): a new model on 04
-    reviews the live one only; the write stays within one transaction."""
+    """A lab every three days for most of a year on 04 (stored active, every term over,
+    within the history's retention): a new model on 04 reviews the live one only; the write
+    stays within one transaction."""
     weekly = [
-        f.reservation(f"res-w{n:03}", [U4], startsAt=f.days(-7 * (n + 2)), endsAt=f.days(-7 * (n + 1)))
+        f.reservation(f"res-w{n:03}", [U4], startsAt=f.days(-3 * (n + 2)), endsAt=f.days(-3 * (n + 1)))
         for n in range(104)
     ]  # fmt: skip
     load_fleet(fleet([*weekly, f.reservation("res-live", [U4])]))

@@ -30,7 +30,7 @@ def functions() -> dict[str, ModuleType]:
 
 @pytest.fixture
 def node(load_fleet):
-    """An 8-unit node with 30 reservations of 04 (ended), so a page has more to skip."""
+    """An 8-unit node with 30 reservations of 04 (ended: in the node's history)."""
     ended = [f.reservation(f"res-{i:02d}", [UNITS[3]], status="cancelled") for i in range(30)]
     load_fleet(f.fleet([f.node("node-a", [f.unit(u) for u in UNITS], ended)], extra_keys=[WRITER]))
 
@@ -77,6 +77,18 @@ def test_a_get_is_one_request_warm_and_two_cold(functions, node, sent_requests):
     assert sent_requests.sent == [("dynamodb", "BatchGetItem")]
 
 
+def test_a_list_of_live_statuses_is_one_query_of_the_node_partition(functions, node, sent_requests):
+    _warm(functions)
+    sent_requests.clear()
+    query = {"limit": "7", "status": "active,pending,needs-review"}
+    result = invoke(functions["list_reservations"], list_event("node-a", OWNER, query))
+    assert (result.status, result.body["items"]) == (200, [])
+    assert sent_requests.sent == [("dynamodb", "Query")]
+    # the node's partition from RES#: the 8 units and the list access (the 30 cancelled
+    # reservations are in the node's history)
+    assert sent_requests.items_read == [(8 + 1, 8 + 1)]
+
+
 def test_every_list_page_is_one_query_from_its_cursor_to_the_nodes_list_access(
     functions, node, sent_requests
 ):
@@ -89,8 +101,8 @@ def test_every_list_page_is_one_query_from_its_cursor_to_the_nodes_list_access(
         assert result.status == 200
         assert sent_requests.sent == [("dynamodb", "Query")]  # no read of the node item
         pages += 1
-        if pages == 1:  # all 30 reservations, the 8 units after them, and the list access
-            assert sent_requests.items_read == [(30 + 8 + 1, 30 + 8 + 1)]
+        if pages == 1:  # the node's list index: all 30 reservations and the list access
+            assert sent_requests.items_read == [(30 + 1, 30 + 1)]
         cursor = result.body.get("nextCursor")
         if cursor is None:
             break

@@ -33,7 +33,9 @@ def run(store, clock, body=None, *, caller=OWNER_W, node="node-a", res="res-1", 
 
 
 def stored(store: FakeTable):
-    return store.nodes["node-a"].reservations["res-1"]
+    """res-1 wherever it is: in the node's partition, or (cancelled) in its history."""
+    partition = store.nodes["node-a"]
+    return partition.reservations.get("res-1") or partition.history["res-1"]
 
 
 def _with_reservation(store: FakeTable, **changes: object) -> None:
@@ -169,6 +171,8 @@ def test_it_becomes_cancelled_with_nothing_released_and_governs_no_unit(store, c
         (),
         2,
     )
+    assert "res-1" not in store.nodes["node-a"].reservations  # moved to the node's history
+    assert after.retained_until == after.updated_at + timedelta(days=400)
     node = store.nodes["node-a"].node
     assert all(governing_reservation(u, [after], node, NOW) is None for u in UNITS)
     # Running workloads keep running (even the spot ones); units keep their claims.

@@ -229,12 +229,12 @@ def test_no_function_may_write_an_api_key_item():
 
 
 def test_each_function_may_touch_only_the_key_prefixes_it_needs():
-    node, key, idem = "NODE#*", "APIKEY#*", "IDEMPOTENCY#*"
+    node, key, idem, hist = "NODE#*", "APIKEY#*", "IDEMPOTENCY#*", "NODEHIST#*"
     assert _grants() == {
         "ListUnitsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
         "ReclaimFunction": {
             "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem},
+            "dynamodb:GetItem": {key, idem, hist},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {"NODEEVT#*", idem},
@@ -246,7 +246,10 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {node, "NODEEVT#*", idem},
         },
-        "GetReservationFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
+        "GetReservationFunction": {
+            "dynamodb:BatchGetItem": {node, hist},
+            "dynamodb:GetItem": {key},
+        },
         "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key, node}},
         "PutNodeFunction": {
             "dynamodb:Query": {node},
@@ -257,24 +260,26 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         },
         "ReaffirmFunction": {
             "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem},
+            "dynamodb:GetItem": {key, idem, hist},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {"NODEEVT#*", idem},
         },
         "ReleaseFunction": {
             "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem},
+            "dynamodb:GetItem": {key, idem, hist},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {"NODEEVT#*", idem},
         },
+        # It moves its reservation to the node's history.
         "CancelFunction": {
             "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem},
+            "dynamodb:GetItem": {key, idem, hist},
             "dynamodb:ConditionCheckItem": {node, idem},
             "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"NODEEVT#*", idem},
+            "dynamodb:DeleteItem": {node},
+            "dynamodb:PutItem": {"NODEEVT#*", idem, hist},
         },
         "PlaceWorkloadFunction": {
             "dynamodb:Query": {node},
@@ -303,6 +308,8 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {"NODEEVT#*"},  # a stuck flag writes its event
         },
+        # Moves expired reservations out of node partitions into their history, nothing else.
+        "HistoryMoverFunction": {"dynamodb:DeleteItem": {node}, "dynamodb:PutItem": {hist}},
         # Reads what it sends and records it: subscriptions and their deliveries only.
         "WebhookSenderFunction": {
             "dynamodb:GetItem": {"ORGHOOK#*", "WHDELIV#*"},
@@ -348,6 +355,26 @@ def test_the_sweeper_alone_reads_the_open_terminations_index():
     assert [(i, _listed(s["Action"])) for i, s in on_index] == [
         ("SweeperFunction", ["dynamodb:Query"])
     ]
+
+
+def test_the_history_mover_alone_reads_the_live_reservation_ends_index():
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/LiveReservationEnds"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert [(i, _listed(s["Action"])) for i, s in on_index] == [
+        ("HistoryMoverFunction", ["dynamodb:Query"])
+    ]
+
+
+def test_the_reservation_list_alone_reads_the_node_reservations_index_by_node():
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/NodeReservations"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert [(i, _listed(s["Action"])) for i, s in on_index] == [
+        ("ListReservationsFunction", ["dynamodb:Query"])
+    ]
+    [(_, statement)] = on_index
+    assert statement["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["NODE#*"]}
+    }
 
 
 def test_the_backlog_relay_alone_reads_the_unrelayed_events_index():

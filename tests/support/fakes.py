@@ -29,6 +29,7 @@ from reservations.models.events import StoredEvent
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import (
+    HistoryMove,
     ItemVersion,
     NodePut,
     PartitionWrite,
@@ -43,6 +44,7 @@ from reservations.models.writes import (
     WriteConflict,
 )
 from reservations.rules.access import named_org_ids
+from reservations.rules.history import retained_until
 
 
 @dataclass
@@ -51,6 +53,8 @@ class NodePartition:
     units: dict[str, Unit] = field(default_factory=dict)
     reservations: dict[str, Reservation] = field(default_factory=dict)
     workloads: dict[str, Workload] = field(default_factory=dict)
+    # The node's history (NODEHIST#): ended reservations moved out of the partition.
+    history: dict[str, Reservation] = field(default_factory=dict)
 
     def snapshot(self) -> NodeSnapshot:
         """As the table reads it: unit items the node does not list are left over."""
@@ -63,6 +67,11 @@ class NodePartition:
             tuple(self.workloads.values()),
             tuple(u for u in units if listed is not None and u.id not in listed),
         )
+
+
+def _retained(reservation: Reservation, days: int = 400) -> Reservation:
+    """As the history item is read back: kept ``days`` after it ended."""
+    return replace(reservation, retained_until=retained_until(reservation, days))
 
 
 class FakeTable:
@@ -133,6 +142,7 @@ class FakeTable:
             NodePut: self._node_put,
             ReaffirmWrite: self._reaffirm,
             TerminationClose: self._close,
+            HistoryMove: self._history_move,
         }[type(write)]
         stored = self._live_answer(answer)
         if stored is not None:
@@ -218,9 +228,12 @@ class FakeTable:
         partition = self.nodes.get(node_id)
         if partition is None:
             return None, None
-        return partition.node, partition.reservations.get(reservation_id)
+        live = partition.reservations.get(reservation_id)
+        return partition.node, live or partition.history.get(reservation_id)
 
-    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
+    def reservation_page(
+        self, node_id: str, after: str | None, history: bool = False
+    ) -> ReservationsRead:
         """As the Query reads: ids in order, at most ``page_size`` reservations (DynamoDB's
         1 MB), ``more`` when it stopped early, and the node's list access as it is now
         (read with the page, or by a second read when the Query stopped early), with the
@@ -229,12 +242,15 @@ class FakeTable:
         partition = self.nodes.get(node_id)
         if partition is None:
             return ReservationsRead(None, (), False)
-        ordered = sorted(partition.reservations.values(), key=lambda r: r.id)
+        listed = (
+            {**partition.history, **partition.reservations} if history else partition.reservations
+        )
+        ordered = sorted(listed.values(), key=lambda r: r.id)
         following = [r for r in ordered if after is None or r.id > after]
         read = following[: self.page_size]
         more = len(following) > len(read)
         self.reads += more
-        reservations = partition.reservations.values()
+        reservations = [*partition.reservations.values(), *partition.history.values()]
         node = partition.node
         access = ListAccess(node.owner_org_id, named_org_ids(reservations), node.unit_changed_at)
         return ReservationsRead(access, tuple(read), more)
@@ -327,8 +343,32 @@ class FakeTable:
         if stale:
             raise WriteConflict("ConditionalCheckFailed")
         reservation = partition.reservations[change.reservation.id]
-        partition.reservations[reservation.id] = change.applied_to(reservation)
+        if change.ended is not None:  # a cancel: out to the node's history
+            del partition.reservations[reservation.id]
+            partition.history[reservation.id] = _retained(change.ended)
+        else:
+            partition.reservations[reservation.id] = change.applied_to(reservation)
         self.changes.append(change)
+
+    def _history_move(self, move: HistoryMove) -> None:
+        reservation = move.reservation
+        partition = self.nodes[reservation.node_id]
+        if _stale(partition.reservations, [ItemVersion(reservation.id, reservation.version)]):
+            raise WriteConflict("ConditionalCheckFailed")
+        del partition.reservations[reservation.id]
+        partition.history[reservation.id] = _retained(reservation)
+
+    def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
+        self.reads += 1
+        partition = self.nodes.get(node_id)
+        return partition.history.get(reservation_id) if partition else None
+
+    def due_moves(self, now: datetime) -> Iterator[Reservation]:
+        """The sparse index of live reservations' ends (here it never lags)."""
+        for partition in list(self.nodes.values()):
+            for reservation in list(partition.reservations.values()):
+                if reservation.ends_at is not None and reservation.ends_at <= now:
+                    yield reservation
 
     # --- the terminations store ---------------------------------------------------------
 

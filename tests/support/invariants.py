@@ -68,20 +68,24 @@ class Partition:
 
 
 def read_partition(dynamodb: Any, node_id: str) -> Partition:
+    """The node's partition and its history (``NODEHIST#``: the ended reservations moved
+    out of it), whose reservations are the node's as much as the partition's are."""
     partition = Partition(pk=f"NODE#{node_id}")
-    query: dict[str, Any] = {
-        "TableName": TABLE,
-        "KeyConditionExpression": "PK = :pk",
-        "ExpressionAttributeValues": to_attributes({":pk": partition.pk}),
-        "ConsistentRead": True,
-    }
-    while True:
-        page = dynamodb.query(**query)
-        for attributes in page["Items"]:
-            _file(partition, from_attributes(attributes))
-        if "LastEvaluatedKey" not in page:
-            return partition
-        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    for pk in (f"NODEHIST#{node_id}", partition.pk):  # the live copy wins a move caught half-way
+        query: dict[str, Any] = {
+            "TableName": TABLE,
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": to_attributes({":pk": pk}),
+            "ConsistentRead": True,
+        }
+        while True:
+            page = dynamodb.query(**query)
+            for attributes in page["Items"]:
+                _file(partition, from_attributes(attributes))
+            if "LastEvaluatedKey" not in page:
+                break
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return partition
 
 
 def _file(partition: Partition, item: dict[str, Any]) -> None:

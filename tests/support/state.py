@@ -15,7 +15,9 @@ from reservations.dal.keys import (
     WORKLOAD_PREFIX,
     apikey_pk,
     node_events_pk,
+    node_history_pk,
     node_pk,
+    reservation_history_key,
 )
 from reservations.models.domain import ApiKey
 
@@ -47,9 +49,29 @@ def workload(dynamodb: Any, node_id: str, workload_id: str) -> dict[str, Any]:
 
 
 def reservation(dynamodb: Any, node_id: str, reservation_id: str) -> dict[str, Any]:
+    """The reservation as stored: in the node's partition, or else in its history."""
     found = item(dynamodb, node_id, RESERVATION_PREFIX + reservation_id)
+    found = found or history_reservation(dynamodb, node_id, reservation_id)
     assert found is not None
     return found
+
+
+def history_reservation(dynamodb: Any, node_id: str, reservation_id: str) -> dict[str, Any] | None:
+    """The reservation in the node's history (``NODEHIST#``), if it is there."""
+    key = reservation_history_key(node_id, reservation_id)
+    response = dynamodb.get_item(TableName=TABLE, Key=to_attributes(key), ConsistentRead=True)
+    return from_attributes(response["Item"]) if "Item" in response else None
+
+
+def history(dynamodb: Any, node_id: str) -> list[dict[str, Any]]:
+    """Every item of the node's history partition, in sort key order."""
+    pages = dynamodb.get_paginator("query").paginate(
+        TableName=TABLE,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues=to_attributes({":pk": node_history_pk(node_id)}),
+        ConsistentRead=True,
+    )
+    return [from_attributes(i) for page in pages for i in page["Items"]]
 
 
 def unit(dynamodb: Any, node_id: str, unit_id: str) -> dict[str, Any]:

@@ -3,7 +3,7 @@
     reservations-fleet validate FLEET.json
     reservations-fleet load FLEET.json [--endpoint-url URL] [--table NAME] [--region REGION]
                        [--queue-prefix PREFIX] [--dead-letter-queue-arn ARN | --no-queues]
-                       [--only-add]
+                       [--only-add] [--history-retention-days DAYS]
 
 Loading registers each node: it creates the node's spot-termination queue (FIFO, redriving
 to the shared dead-letter queue) and stores its URL on the node's item, replaces the node's
@@ -43,6 +43,14 @@ from reservations.rules.access import named_org_ids
 from reservations.rules.topology import first_generations
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
+from reservations_tools.fleet.history import (
+    ENDED,
+    HistoryNotWritten,
+    generated_past,
+    history_items,
+    is_ended,
+    write_history,
+)
 from reservations_tools.fleet.model import Fleet, FleetApiKey, FleetNode, parse_fleet
 from reservations_tools.fleet.size import MAX_ITEM_BYTES, item_size
 
@@ -53,6 +61,7 @@ WRITE_ATTEMPTS = 5
 MAX_BATCH_GET_KEYS = 100  # BatchGetItem's limit
 READ_ATTEMPTS = 5
 READ_BACKOFF_SECONDS = 0.05  # doubled at each attempt
+DEFAULT_RETENTION_DAYS = 400  # the stack's HistoryRetentionDays default
 
 
 class FleetError(Exception):
@@ -104,17 +113,28 @@ def build(fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = No
 
 
 def node_items(
-    fleet_node: FleetNode, loaded_at: datetime, queue_url: str | None = None
+    fleet_node: FleetNode,
+    loaded_at: datetime,
+    queue_url: str | None = None,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> list[table_keys.Item]:
-    """The node partition's items for one node of the fleet (each at version 1). Its list
-    access item follows the node's (so that both land in the first transaction): the owner,
-    the orgs the node's reservations name and those its workloads run for, exactly, as the
-    file replaces them all, and the node's unit generations."""
+    """The node partition's items for one node of the fleet (each at version 1), then its
+    history's. Its list access item follows the node's (so that both land in the first
+    transaction): the owner, the orgs the node's reservations name (its history's too: the
+    list shows them) and those its workloads run for, exactly, as the file replaces them all,
+    and the node's unit generations. Reservations ended at the load (cancelled, expired) and
+    the node's made-up past go to the node's history, as the service would have moved them."""
     snapshot = build(fleet_node, loaded_at, queue_url).snapshot
     node, node_id = snapshot.node, snapshot.node.id
+    past = generated_past(
+        node, fleet_node.units[0].id.lower() if fleet_node.units else "",
+        fleet_node.generated_past_reservations, loaded_at,
+    )  # fmt: skip
+    ended = [r for r in snapshot.reservations if is_ended(r, node, loaded_at)] + past
+    live = [r for r in snapshot.reservations if not is_ended(r, node, loaded_at)]
     access = ListAccess(
         node.owner_org_id,
-        named_org_ids(snapshot.reservations),
+        named_org_ids([*live, *ended]),
         node.unit_changed_at,
         frozenset(workload.org_id for workload in snapshot.workloads),
     )
@@ -122,8 +142,9 @@ def node_items(
         items.node_item(snapshot.node),
         items.access_item(node_id, access),
         *(items.unit_item(node_id, unit) for unit in snapshot.units),
-        *(items.reservation_item(reservation) for reservation in snapshot.reservations),
+        *(items.reservation_item(reservation) for reservation in live),
         *(items.workload_item(node_id, workload) for workload in snapshot.workloads),
+        *history_items(ended, retention_days),
     ]
 
 
@@ -145,21 +166,26 @@ def _api_key(fleet: Fleet, fleet_key: FleetApiKey) -> ApiKey:
 
 
 def fleet_items(
-    fleet: Fleet, loaded_at: datetime, queue_urls: dict[str, str] | None = None
+    fleet: Fleet,
+    loaded_at: datetime,
+    queue_urls: dict[str, str] | None = None,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> list[table_keys.Item]:
-    """Every item the fleet describes: API keys, then each node's partition."""
+    """Every item the fleet describes: API keys, then each node's partition and history."""
     result = []
     for fleet_key in fleet.api_keys:
         result.append(items.apikey_item(hash_key(fleet_key.key), _api_key(fleet, fleet_key)))
     for fleet_node in fleet.nodes:
-        result.extend(node_items(fleet_node, loaded_at, (queue_urls or {}).get(fleet_node.id)))
+        url = (queue_urls or {}).get(fleet_node.id)
+        result.extend(node_items(fleet_node, loaded_at, url, retention_days))
     return result
 
 
 def _item_name(item: table_keys.Item) -> str:
     if item["PK"].startswith(table_keys.APIKEY_PREFIX):
         return f"API key {item['keyId']}"
-    return f"node {table_keys.node_id_of(item['PK'])}, item {item['SK']}"
+    node_id = table_keys.node_id_of(item["PK"].replace(table_keys.NODE_HISTORY_PREFIX, "NODE#"))
+    return f"node {node_id}, item {item['SK']}"
 
 
 def check_sizes(new_items: list[table_keys.Item]) -> None:
@@ -251,11 +277,21 @@ def _transactions(actions: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]
         yield chunk
 
 
-def _write_node(client: Any, table: str, node_id: str, node_items: list[table_keys.Item]) -> None:
-    """Replace the node's partition, each write conditioned on the version read just before.
+def _write_node(
+    client: Any,
+    table: str,
+    node_id: str,
+    node_items: list[table_keys.Item],
+    history: list[table_keys.Item],
+) -> None:
+    """Replace the node's history (first: a reservation that ended since the last load is in
+    both for a moment, and readers take the live one), then its partition, each partition
+    write conditioned on the version read just before.
 
     A write that lands between the read and ours fails our condition: read again, retry.
     """
+    stored, _ = _stored_versions(client, table, node_id)
+    write_history(client, table, node_id, history, stored)
     for _ in range(WRITE_ATTEMPTS):
         stored, created_at = _stored_versions(client, table, node_id)
         if created_at is not None:  # a node registered again keeps its createdAt, as a PUT does
@@ -371,19 +407,24 @@ def write_fleet(
     queue_urls: dict[str, str] | None = None,
     *,
     only_add: bool = False,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> int:
     """Replace each listed node's partition and put every key; revoke stored keys the file
     no longer has unless ``only_add``. Items never go back to an older version. Every check
     that can fail (item sizes, key ids) runs before the first write."""
-    new_items = fleet_items(fleet, loaded_at, queue_urls)
+    new_items = fleet_items(fleet, loaded_at, queue_urls, retention_days)
     check_sizes(new_items)
     check_key_ids(client, table, fleet)
     check_platform_org(client, table, fleet, only_add)
     key_items = [i for i in new_items if i["PK"].startswith(table_keys.APIKEY_PREFIX)]
     revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
-        pk = table_keys.node_pk(fleet_node.id)
-        _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk])
+        pk, history_pk = (
+            table_keys.node_pk(fleet_node.id),
+            table_keys.node_history_pk(fleet_node.id),
+        )
+        history = [i for i in new_items if i["PK"] == history_pk]
+        _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk], history)
     # Recorded before the keys: a key made by the command meanwhile is judged by it too.
     keys.record_platform_org(client, table, fleet.platform_org_id, replace=not only_add)
     _put_keys(client, table, fleet)
@@ -440,6 +481,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add and update keys, but do not revoke stored keys the file no longer has",
     )
+    load.add_argument(
+        "--history-retention-days",
+        type=int,
+        default=DEFAULT_RETENTION_DAYS,
+        help="how long ended reservations stay readable: the stack's HistoryRetentionDays "
+        f"(default {DEFAULT_RETENTION_DAYS})",
+    )
     return parser
 
 
@@ -447,7 +495,7 @@ def _load(fleet: Fleet, args: argparse.Namespace) -> int:
     """Check the key ids (so a clash makes no queue either), register the nodes' queues
     (unless --no-queues), then write the fleet."""
     client = boto3.client("dynamodb", endpoint_url=args.endpoint_url, region_name=args.region)
-    loaded_at = datetime.now(UTC)
+    loaded_at, started = datetime.now(UTC), time.monotonic()
     try:
         check_key_ids(client, args.table, fleet)
         queue_urls = None
@@ -456,16 +504,35 @@ def _load(fleet: Fleet, args: argparse.Namespace) -> int:
             dead_letter_arn = args.dead_letter_queue_arn or local_dead_letter_arn(sqs)
             queue_urls = create_node_queues(fleet, sqs, args.queue_prefix, dead_letter_arn)
         count = write_fleet(
-            fleet, client, args.table, loaded_at, queue_urls, only_add=args.only_add
+            fleet,
+            client,
+            args.table,
+            loaded_at,
+            queue_urls,
+            only_add=args.only_add,
+            retention_days=args.history_retention_days,
         )
-    except FleetError as error:
+    except (FleetError, HistoryNotWritten) as error:
         print(error, file=sys.stderr)
         return 1
+    took = time.monotonic() - started
     print(
         f"loaded {args.fleet}: {len(fleet.nodes)} nodes, {count} items into {args.table} "
-        f"({summary(routes(fleet, loaded_at))})"
+        f"in {took:.1f} s ({summary(routes(fleet, loaded_at))}; {_past(fleet, loaded_at)})"
     )
     return 0
+
+
+def _past(fleet: Fleet, loaded_at: datetime) -> str:
+    """``ended reservations: 3 stated, 3000 generated, into the nodes' history``"""
+    stated = sum(
+        1
+        for node in fleet.nodes
+        for r in node.reservations
+        if r.status in ENDED or (r.ends_at is not None and r.ends_at <= loaded_at)
+    )
+    made = sum(node.generated_past_reservations for node in fleet.nodes)
+    return f"ended reservations: {stated} stated, {made} generated, into the nodes' history"
 
 
 def summary(made: list[Route]) -> str:

@@ -51,6 +51,7 @@ from reservations.rules.units import governing_reservation
 # What the API itself accepts: a node is registered with at most 64 units, a reservation
 # names at most 50 orgs of each kind; reason and contract reference as on create.
 MAX_UNITS_PER_NODE = 64
+MAX_GENERATED_PAST = 100_000
 MAX_ORG_IDS = 50
 MAX_REASON = 1000
 MAX_CONTRACT_REF = 200
@@ -261,6 +262,20 @@ class FleetNode(_Strict):
     units: list[FleetUnit] = Field(default_factory=list, max_length=MAX_UNITS_PER_NODE)
     reservations: list[FleetReservation] = Field(default_factory=list)
     workloads: list[FleetWorkload] = Field(default_factory=list)
+    # Not in the contract's format (which the loader accepts exactly, and more): a number of
+    # ended reservations the loader makes up for the node's history, so a demo or a
+    # benchmark has a node with a long past without a file that spells it out.
+    generated_past_reservations: JsonInt = Field(
+        default=0, alias="generatedPastReservations", ge=0, le=MAX_GENERATED_PAST
+    )
+
+    @model_validator(mode="after")
+    def _a_past_needs_a_unit(self) -> Self:
+        if self.generated_past_reservations and not self.units:
+            raise field_error(
+                "generatedPastReservations", "a node without units has no past reservations"
+            )
+        return self
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Self:

@@ -1,11 +1,12 @@
 """A release or a cancel as TransactWriteItems: the reservation's item conditioned on the
-version read, and the node's topology as read."""
+version read (a cancel moves it to the node's history), and the node's topology as read."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from reservations.dal.actions import Action, table, topology_check, version_check
+from reservations.dal.history import move_actions
 from reservations.dal.items import to_attributes
 from reservations.dal.keys import reservation_key
 from reservations.models.times import format_time
@@ -13,7 +14,13 @@ from reservations.models.writes import ReservationChange
 
 
 def change_actions(change: ReservationChange) -> list[Action]:
-    """On the reservation and the node's topology as read."""
+    """On the reservation and the node's topology as read; a change that ends the
+    reservation (a cancel) moves it to the node's history as it leaves it."""
+    if change.ended is not None:
+        return [
+            *move_actions(change.ended, change.reservation.version),
+            topology_check(change.topology),
+        ]
     return [_reservation_action(change), topology_check(change.topology)]
 
 

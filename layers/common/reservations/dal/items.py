@@ -6,12 +6,15 @@ it saw the latest. Keys come from ``dal.keys``."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from reservations.dal.keys import (
+    LIST_PK,
+    LIVE,
+    LIVE_ENDS,
     NODE_SK,
     OPEN_TERMINATION,
     RESERVATION_PREFIX,
@@ -22,6 +25,8 @@ from reservations.dal.keys import (
     apikey_key,
     idempotency_key,
     node_key,
+    node_pk,
+    reservation_history_key,
     reservation_key,
     unit_key,
     workload_key,
@@ -101,9 +106,33 @@ def unit_item(node_id: str, unit: Unit) -> Item:
     }
 
 
+# DynamoDB's TTL attribute (epoch seconds): the table deletes the item some time after it.
+EXPIRES_AT_EPOCH = "expiresAtEpoch"
+
+
 def reservation_item(reservation: Reservation) -> Item:
+    """A reservation in the node's partition: in the node's list index, and with an
+    ``endsAt`` in the mover's index of live reservations' ends."""
     return {
         **reservation_key(reservation.node_id, reservation.id),
+        **_reservation_attributes(reservation),
+        LIVE_ENDS: LIVE if reservation.ends_at is not None else None,
+    }
+
+
+def reservation_history_item(reservation: Reservation, retained_until: datetime) -> Item:
+    """An ended reservation in the node's history: the same attributes, in the node's
+    list index still, out of the mover's, and deleted by the TTL after ``retained_until``."""
+    return {
+        **reservation_history_key(reservation.node_id, reservation.id),
+        **_reservation_attributes(reservation),
+        EXPIRES_AT_EPOCH: int(retained_until.timestamp()),
+    }
+
+
+def _reservation_attributes(reservation: Reservation) -> Item:
+    return {
+        LIST_PK: node_pk(reservation.node_id),
         "id": reservation.id,
         "nodeId": reservation.node_id,
         "status": reservation.status.value,
@@ -127,6 +156,7 @@ def access_item(node_id: str, access: ListAccess) -> Item:
     with the node's unit generations as its node item keeps them."""
     return {
         **access_key(node_id),
+        LIST_PK: node_pk(node_id),
         "ownerOrgId": access.owner_org_id,
         "namedOrgIds": set(access.named_org_ids) or None,
         "workloadOrgIds": set(access.workload_org_ids) or None,
@@ -248,7 +278,7 @@ def unit_from_item(item: Item) -> Unit:
 
 
 def reservation_from_item(item: Item) -> Reservation:
-    ends_at = item.get("endsAt")
+    ends_at, expires = item.get("endsAt"), item.get(EXPIRES_AT_EPOCH)
     return Reservation(
         id=item["id"],
         node_id=item["nodeId"],
@@ -265,6 +295,7 @@ def reservation_from_item(item: Item) -> Reservation:
         created_at=parse_time(item["createdAt"]),
         updated_at=parse_time(item["updatedAt"]),
         version=int(item["version"]),
+        retained_until=None if expires is None else datetime.fromtimestamp(int(expires), UTC),
     )
 
 
@@ -331,7 +362,7 @@ def idempotency_item(answer: AnswerRecord) -> Item:
         "createdAt": format_time(answer.created_at),
         "expiresAt": format_time(answer.expires_at),
         # DynamoDB's TTL deletes it some time after this; readers check expiresAt themselves.
-        "expiresAtEpoch": int(answer.expires_at.timestamp()),
+        EXPIRES_AT_EPOCH: int(answer.expires_at.timestamp()),
     }
 
 

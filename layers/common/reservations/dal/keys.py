@@ -7,8 +7,9 @@ list reads with the page whatever its cursor, and which the calls on the node's 
 before. Everything a write leaves beside the node lives in partitions of its own, so the hot
 one stays as small as the node: API keys (``APIKEY#<sha256>``), Idempotency-Key records
 (``IDEMPOTENCY#<scope>``), events (``NODEEVT#<node>``, the node's feed, which every write
-puts its events in; ``ORGEVT#<org>``, the org feeds the relay fans them out to) and
-finished workloads (``WLHIST#<node>``). Workloads with an open termination are also in the sparse
+puts its events in; ``ORGEVT#<org>``, the org feeds the relay fans them out to), finished
+workloads (``WLHIST#<node>``) and ended reservations (``NODEHIST#<node>``, by id, until their
+retention ends). Workloads with an open termination are also in the sparse
 ``OpenTerminations`` index, keyed by their ``openTermination`` attribute.
 """
 
@@ -45,6 +46,20 @@ HISTORY_PREFIX = "WLHIST#"
 # key ("open", or "stuck" once delivered several times without a report; absent otherwise).
 OPEN_TERMINATIONS_INDEX = "OpenTerminations"
 OPEN_TERMINATION = "openTermination"
+# A node's ended reservations (cancelled, expired), by id as in the node's partition, until
+# their retention ends (TTL).
+NODE_HISTORY_PREFIX = "NODEHIST#"
+# The index a reservation list with ended statuses pages: every reservation of a node,
+# live or in history, and the node's list access item, under the node's partition key
+# (``listPK``), in sort-key order (a reservation keeps its sort key when it moves, so a
+# cursor's place holds across the move).
+NODE_RESERVATIONS_INDEX = "NodeReservations"
+LIST_PK = "listPK"
+# The sparse index the history mover reads: the node partition's reservations with an
+# ``endsAt`` (``liveEnds`` is on them alone; history items do not carry it), by ``endsAt``.
+LIVE_ENDS_INDEX = "LiveReservationEnds"
+LIVE_ENDS = "liveEnds"
+LIVE = "live"
 
 
 def node_pk(node_id: str) -> str:
@@ -66,6 +81,15 @@ def unit_key(node_id: str, unit_id: str) -> Item:
 
 def reservation_key(node_id: str, reservation_id: str) -> Item:
     return {"PK": node_pk(node_id), "SK": RESERVATION_PREFIX + reservation_id}
+
+
+def node_history_pk(node_id: str) -> str:
+    return NODE_HISTORY_PREFIX + node_id
+
+
+def reservation_history_key(node_id: str, reservation_id: str) -> Item:
+    """An ended reservation, out of the node's partition, under the same sort key."""
+    return {"PK": node_history_pk(node_id), "SK": RESERVATION_PREFIX + reservation_id}
 
 
 def workload_key(node_id: str, workload_id: str) -> Item:

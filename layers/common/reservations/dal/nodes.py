@@ -9,7 +9,7 @@ from reservations.config import node_queue_settings
 from reservations.dal import clients
 from reservations.dal.actions import Action, delete, put, table, version_check
 from reservations.dal.items import PLACEMENTS, UNITS_CHANGED_AT, node_item, to_attributes, unit_item
-from reservations.dal.keys import access_key, node_key, reservation_key, unit_key
+from reservations.dal.keys import LIST_PK, access_key, node_key, node_pk, reservation_key, unit_key
 from reservations.dal.queues import ensure_node_queue
 from reservations.models.times import format_time
 from reservations.models.writes import NodePut, ReaffirmWrite
@@ -81,6 +81,7 @@ def _access_action(write: NodePut) -> Action:
     reservations): a list page derives its statuses from them without reading the node."""
     values = {
         ":owner": write.node.owner_org_id,
+        ":list": node_pk(write.node.id),
         ":units": dict(write.node.unit_changed_at or {}),
         ":zero": 0,
         ":one": 1,
@@ -90,7 +91,7 @@ def _access_action(write: NodePut) -> Action:
             "TableName": table(),
             "Key": to_attributes(access_key(write.node.id)),
             "UpdateExpression": f"SET ownerOrgId = :owner, {UNITS_CHANGED_AT} = :units, "
-            "version = if_not_exists(version, :zero) + :one",
+            f"{LIST_PK} = :list, version = if_not_exists(version, :zero) + :one",
             "ExpressionAttributeValues": to_attributes(values),
         }
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from reservations.dal.actions import Action, put, table, version_check
 from reservations.dal.items import reservation_item, to_attributes
-from reservations.dal.keys import access_key, node_key, unit_key
+from reservations.dal.keys import LIST_PK, access_key, node_key, node_pk, unit_key
 from reservations.models.writes import ReservationCreate
 
 
@@ -42,10 +42,16 @@ def _access_update(write: ReservationCreate) -> Action:
         "Update": {
             "TableName": table(),
             "Key": to_attributes(access_key(reservation.node_id)),
-            "UpdateExpression": "SET ownerOrgId = :owner, "
+            "UpdateExpression": f"SET ownerOrgId = :owner, {LIST_PK} = :list, "
             "version = if_not_exists(version, :zero) + :one ADD namedOrgIds :named",
             "ExpressionAttributeValues": to_attributes(
-                {":owner": write.owner_org_id, ":zero": 0, ":one": 1, ":named": named}
+                {
+                    ":owner": write.owner_org_id,
+                    ":list": node_pk(reservation.node_id),
+                    ":zero": 0,
+                    ":one": 1,
+                    ":named": named,
+                }
             ),
         }
     }

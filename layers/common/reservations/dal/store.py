@@ -9,6 +9,8 @@ events), then the key's record.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
@@ -16,6 +18,7 @@ from botocore.exceptions import ClientError
 from reservations.dal import clients, transactions
 from reservations.dal.actions import MAX_ACTIONS, Action, table
 from reservations.dal.changes import change_actions
+from reservations.dal.history import history_move_actions
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
     access_from_item,
@@ -29,6 +32,11 @@ from reservations.dal.items import (
 )
 from reservations.dal.keys import (
     ACCESS_SK,
+    LIST_PK,
+    LIVE,
+    LIVE_ENDS,
+    LIVE_ENDS_INDEX,
+    NODE_RESERVATIONS_INDEX,
     NODE_SK,
     RESERVATION_PREFIX,
     Item,
@@ -37,6 +45,7 @@ from reservations.dal.keys import (
     idempotency_key,
     node_key,
     node_pk,
+    reservation_history_key,
     reservation_key,
 )
 from reservations.dal.nodes import node_put_actions, reaffirm_actions
@@ -55,6 +64,7 @@ from reservations.models.domain import (
     ReservationsRead,
 )
 from reservations.models.idempotency import AnswerRecord, StoredResponse
+from reservations.models.times import format_time
 from reservations.models.writes import PartitionWrite
 
 
@@ -86,6 +96,8 @@ def own_actions(write: PartitionWrite, room: int) -> list[Action]:
             return reaffirm_actions(write)
         case writes.TerminationClose():  # its history item is one of its own actions
             return close_actions(write)
+        case writes.HistoryMove():  # the clock's doing, no caller's: the history item says it
+            return history_move_actions(write)
         case _:
             assert_never(write)
 
@@ -94,7 +106,7 @@ def _token(write: PartitionWrite) -> str | None:
     """The write's ClientRequestToken: its id (a create's is its reservation's). A close has
     none: a report retries it under the same termination id with other versions, which
     DynamoDB would refuse as a token reused with other parameters."""
-    if isinstance(write, writes.TerminationClose):
+    if isinstance(write, writes.TerminationClose | writes.HistoryMove):
         return None
     if isinstance(write, writes.ReservationCreate):
         return write.reservation.id
@@ -127,22 +139,51 @@ class NodeTable:
     def load_reservation(
         self, node_id: str, reservation_id: str
     ) -> tuple[Node | None, Reservation | None]:
-        """The node and one of its reservations, strongly consistent, in one request."""
-        keys = [node_key(node_id), reservation_key(node_id, reservation_id)]
-        request: dict[str, Any] = {
-            table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
-        }
-        items: list[Item] = []
-        while request:  # unprocessed keys only under throttling: ask again for those
-            response = clients.dynamodb().batch_get_item(RequestItems=request)
-            items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
-            request = response.get("UnprocessedKeys") or {}
+        """The node and one of its reservations, live or in the node's history, strongly
+        consistent, in one request whatever the history's size (the live one when a move
+        is caught between the two: both say the same)."""
+        keys = [
+            node_key(node_id),
+            reservation_key(node_id, reservation_id),
+            reservation_history_key(node_id, reservation_id),
+        ]
+        items = _batch_get(keys)
         node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
-        reservation = next((reservation_from_item(i) for i in items if i["SK"] != NODE_SK), None)
-        return node, reservation
+        found = sorted(
+            (i for i in items if i["SK"] != NODE_SK), key=lambda i: i["PK"] != node_pk(node_id)
+        )
+        return node, next((reservation_from_item(i) for i in found), None)
 
-    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
-        """One Query: the node's reservations by id (or those after ``after``) up to its list
+    def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
+        """One reservation of the node's history (one GetItem): what a write on a
+        reservation that is not in the node's partition reads, to tell ended from unknown."""
+        item = _get(reservation_history_key(node_id, reservation_id))
+        return reservation_from_item(item) if item else None
+
+    def due_moves(self, now: datetime) -> Iterator[Reservation]:
+        """Reservations in node partitions past their ``endsAt`` (the sparse index of live
+        reservations' ends, oldest first; eventually consistent, so a move conditions on
+        the version it lists)."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "IndexName": LIVE_ENDS_INDEX,
+            "KeyConditionExpression": f"{LIVE_ENDS} = :live AND endsAt <= :now",
+            "ExpressionAttributeValues": to_attributes({":live": LIVE, ":now": format_time(now)}),
+        }
+        while True:
+            page = clients.dynamodb().query(**query)
+            yield from (reservation_from_item(from_attributes(i)) for i in page["Items"])
+            if "LastEvaluatedKey" not in page:
+                return
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def reservation_page(
+        self, node_id: str, after: str | None, history: bool = False
+    ) -> ReservationsRead:
+        """A page of the node's partition, or with ``history`` of the index holding its
+        live reservations and its history (:meth:`_history_page`).
+
+        One Query: the node's reservations by id (or those after ``after``) up to its list
         access item, which sorts last in the partition, so the page reads it whatever the
         cursor: who may list, and the unit generations the page's statuses are derived from.
         Only when the Query stops at its 1 MB before reaching it is it read on its own (one
@@ -151,6 +192,8 @@ class NodeTable:
         No Limit: the page takes what one Query returns, and the caller filters. Units and
         live workloads sort between the two and are read too (as many as the node has now).
         """
+        if history:
+            return self._history_page(node_id, after)
         query: dict[str, Any] = {
             "TableName": table(),
             "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
@@ -161,17 +204,40 @@ class NodeTable:
         }
         if after is not None:
             query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
-        page = clients.dynamodb().query(**query)
+        return self._page(node_id, clients.dynamodb().query(**query))
+
+    def _history_page(self, node_id: str, after: str | None) -> ReservationsRead:
+        """One Query of the node's list index: its reservations, live and history alike,
+        by id after ``after``, up to its list access item, which the index holds too and
+        sorts last. A reservation keeps its place there when it moves, so no page loses or
+        repeats one. An index is read eventually consistent; a move caught half-way shows
+        both items, the same reservation once (the live one)."""
+        # Just after ``after``'s sort key: "!" sorts below every character an id may have.
+        first = RESERVATION_PREFIX if after is None else f"{RESERVATION_PREFIX}{after}!"
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "IndexName": NODE_RESERVATIONS_INDEX,
+            "KeyConditionExpression": f"{LIST_PK} = :pk AND SK BETWEEN :first AND :access",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":first": first, ":access": ACCESS_SK}
+            ),
+        }
+        return self._page(node_id, clients.dynamodb().query(**query))
+
+    def _page(self, node_id: str, page: dict[str, Any]) -> ReservationsRead:
         items = [from_attributes(attributes) for attributes in page["Items"]]
         access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
         stopped_at = page.get("LastEvaluatedKey", {}).get("SK", {}).get("S")
         if access is None and stopped_at is not None:
             access = self._list_access(node_id)
+        by_id = {  # a move caught half-way (an index): the live item wins
+            i["id"]: reservation_from_item(i)
+            for i in sorted(items, key=lambda i: i["PK"] == node_pk(node_id))
+            if i["SK"].startswith(RESERVATION_PREFIX)
+        }
         return ReservationsRead(
             access=access,
-            reservations=tuple(
-                reservation_from_item(i) for i in items if i["SK"].startswith(RESERVATION_PREFIX)
-            ),
+            reservations=tuple(by_id[key] for key in sorted(by_id)),
             more=stopped_at is not None and stopped_at.startswith(RESERVATION_PREFIX),
         )
 
@@ -212,6 +278,20 @@ class NodeTable:
 def load_api_key(key_hash: str) -> ApiKey | None:
     item = _get(apikey_key(key_hash))
     return api_key_from_item(item) if item else None
+
+
+def _batch_get(keys: list[Item]) -> list[Item]:
+    """The items of ``keys`` that exist, strongly consistent, in one BatchGetItem (more only
+    for keys DynamoDB left unprocessed, under throttling)."""
+    request: dict[str, Any] = {
+        table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
+    }
+    items: list[Item] = []
+    while request:
+        response = clients.dynamodb().batch_get_item(RequestItems=request)
+        items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
+        request = response.get("UnprocessedKeys") or {}
+    return items
 
 
 def _get(key: Item) -> Item | None:

@@ -3,11 +3,12 @@
 The operator or the node's owner, while it is pending, active or needs-review. It becomes
 ``cancelled`` with nothing released, so its units stop being governed; running workloads
 keep running. One conditional write on the reservation's version with its audit record,
-through the write pipeline.
+through the write pipeline, which moves it out of the node's partition into its history.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from reservations.logic import changes
@@ -36,7 +37,9 @@ def decide(
     cancelled = changes.change(
         "cancel", caller, acted_on, request, now, released_after=(), status_after=status
     )
-    return changes.decided(acted_on, cancelled)
+    # Ended, it leaves the node's partition for its history in the same write.
+    moved = replace(cancelled, ended=cancelled.applied_to(acted_on[1]))
+    return changes.decided(acted_on, moved)
 
 
 CANCEL: WriteSpec[CancelRequest, ReservationChange] = WriteSpec(

@@ -33,7 +33,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
 from reservations.logic import idempotency
-from reservations.logic.ports import NodeStore, Ports
+from reservations.logic.ports import Ports
 from reservations.logic.retries import retried
 from reservations.models.domain import Caller, NodeSnapshot
 from reservations.models.errors import ApiError, NotFound
@@ -162,7 +162,7 @@ def run_write(
     """The answer to one write: its outcome or a replay; an ApiError is raised."""
     if not (_ids_look_right(route) and spec.access.permitted(caller)):
         raise NotFound()
-    read_node = _node_reads(spec, route, caller, ports.store)
+    read_node = _node_reads(spec, route, caller, ports)
     parsed = spec.parse(body)
     keyed = _keyed(spec, route, caller, parsed, idempotency_key)
     request = Request(route, parsed, ports.new_id)
@@ -184,7 +184,7 @@ def _ids_look_right(route: Route) -> bool:
 
 
 def _node_reads(
-    spec: WriteSpec[B, W], route: Route, caller: Caller, store: NodeStore
+    spec: WriteSpec[B, W], route: Route, caller: Caller, ports: Ports
 ) -> Callable[[], NodeSnapshot | None]:
     """The node's reads, one per attempt. Where the node settles who may make the call,
     anyone but the operator (who may act on any node) has it read now, and must be allowed
@@ -192,12 +192,32 @@ def _node_reads(
     call costs what it would anyway."""
     pending: list[NodeSnapshot] = []
     on_node = spec.access.on_node
+
+    def read() -> NodeSnapshot | None:
+        return _with_ended(ports.store.load_node(route.node_id), route, ports)
+
     if on_node is not None and not caller.platform_operator:
-        first = store.load_node(route.node_id)
+        first = read()
         if first is None or not on_node(caller, first, route):
             raise NotFound()
         pending.append(first)
-    return lambda: pending.pop() if pending else store.load_node(route.node_id)
+    return lambda: pending.pop() if pending else read()
+
+
+def _with_ended(snapshot: NodeSnapshot | None, route: Route, ports: Ports) -> NodeSnapshot | None:
+    """The node as read, with the route's reservation from the node's history when it is
+    not in the node's partition (one GetItem, on that path alone): a write on an ended
+    reservation is refused as one (409 ``reservation_not_active``), as before it moved,
+    and only an unknown one, or one past its retention, is the 404."""
+    reservation_id = route.params.get("reservationId")
+    if snapshot is None or reservation_id is None:
+        return snapshot
+    if any(reservation.id == reservation_id for reservation in snapshot.reservations):
+        return snapshot
+    ended = ports.store.load_ended(route.node_id, reservation_id)
+    if ended is None or not ended.retained_at(ports.clock()):
+        return snapshot
+    return replace(snapshot, reservations=(*snapshot.reservations, ended))
 
 
 def _keyed(

@@ -47,8 +47,17 @@ class NodeStore(Protocol):
     ) -> tuple[Node | None, Reservation | None]:
         """The node and one of its reservations (None for either that is not there)."""
 
-    def reservation_page(self, node_id: str, after: str | None) -> ReservationsRead:
-        """A page of the node's reservations after ``after``, with its list access."""
+    def reservation_page(
+        self, node_id: str, after: str | None, history: bool = False
+    ) -> ReservationsRead:
+        """A page of the node's reservations after ``after``, with its list access: those
+        in the node's partition, or with ``history`` those and its history, in one order."""
+
+    def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
+        """One reservation of the node's history (retained or not), if it is there."""
+
+    def due_moves(self, now: datetime) -> Iterator[Reservation]:
+        """Reservations still in a node's partition past their ``endsAt``, as listed."""
 
     def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
         """All or nothing, with the key's record when there is one; WriteConflict (with the

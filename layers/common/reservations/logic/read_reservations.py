@@ -1,8 +1,10 @@
 """``GET /v1/nodes/{nodeId}/reservations/{id}`` and ``GET /v1/nodes/{nodeId}/reservations``:
 reservations as a caller may see them.
 
-One reservation is one BatchGetItem (the node and the reservation). A list page is one Query
-over the ``RES#`` sort keys from the cursor on, up to the node's list access item, which
+One reservation is one BatchGetItem (the node, the reservation and its history key). A list
+page is one Query over the ``RES#`` sort keys from the cursor on — of the node's partition when
+the filter asks only for live statuses, else of the index that holds the node's partition's
+reservations and its history in one order — up to the node's list access item, which
 sorts last and so comes with every page: who may list, and whether they see every
 reservation or those naming their org, is decided on each page from it, never carried in
 the cursor, and the page's effective statuses are derived from the unit generations it
@@ -46,6 +48,17 @@ _LIMIT = r"[1-9][0-9]?|100"
 _STATUS = "(" + "|".join(status.value for status in ReservationStatus) + ")"
 LIMIT_PATTERN = rf"^$|^({_LIMIT})$"
 STATUS_PATTERN = rf"^$|^ *{_STATUS} *(, *{_STATUS} *)*$"
+# A list asking only for these reads the node's partition alone: no reservation in the
+# node's history can have them (it ended), and one that ended but has not moved yet is
+# filtered out by its effective status like any other.
+LIVE_STATUSES = frozenset(
+    status.value
+    for status in (
+        ReservationStatus.PENDING,
+        ReservationStatus.ACTIVE,
+        ReservationStatus.NEEDS_REVIEW,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +78,7 @@ def get_reservation(
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(READ)):
         raise NotFound()
     node, reservation = reader.load_reservation(node_id, reservation_id)
-    if node is None or reservation is None:
+    if node is None or reservation is None or not reservation.retained_at(now):
         raise NotFound()
     if not may_read_reservation(caller, NodeSnapshot(node), reservation):
         raise NotFound()
@@ -87,10 +100,15 @@ def list_reservations(
     limit, statuses = _limit(query.limit or None), _statuses(query.status or None)
     scope = CursorScope(node_id, ",".join(sorted(statuses)), caller.org_id)
     cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor else None
-    read = reader.reservation_page(node_id, cursor.after if cursor else None)
+    with_history = not statuses or not statuses <= LIVE_STATUSES
+    read = reader.reservation_page(node_id, cursor.after if cursor else None, with_history)
     access = _listed_by(caller, read.access)
     sees_all = sees_every_reservation(caller, access)
-    visible = [r for r in read.reservations if sees_all or _names(r, caller.org_id)]
+    visible = [
+        r
+        for r in read.reservations
+        if r.retained_at(now) and (sees_all or _names(r, caller.org_id))
+    ]
     matches = [
         r for r in visible if not statuses or effective_status(r, access, now).value in statuses
     ]

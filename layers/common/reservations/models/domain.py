@@ -103,6 +103,14 @@ class Reservation:
     reason: str | None = None
     topology_gen: int | None = None
     version: int = 1
+    # An ended reservation in the node's history: readable until then (the table's TTL
+    # deletes it some time after; readers treat it as gone from this moment). None while
+    # it is in the node's partition.
+    retained_until: datetime | None = None
+
+    def retained_at(self, now: datetime) -> bool:
+        """Whether it is still readable: live, or history within its retention."""
+        return self.retained_until is None or now < self.retained_until
 
 
 @dataclass(frozen=True, slots=True)

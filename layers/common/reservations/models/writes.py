@@ -229,6 +229,9 @@ class ReservationChange:
     at: datetime
     # Its events, put in its own transaction (the pipeline asks the spec's builder).
     events: tuple[StoredEvent, ...] = ()
+    # A change that ends the reservation (a cancel) moves it out of the node's partition
+    # into its history, as it leaves it; None for a change that keeps it there.
+    ended: Reservation | None = None
 
     @property
     def writes_reservation(self) -> bool:
@@ -251,6 +254,18 @@ class ReservationChange:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryMove:
+    """An expired reservation leaving the node's partition for its history, as it was read
+    (the move conditions on that version, so a write since makes it wait for the next
+    pass; a move already made finds nothing to move)."""
+
+    reservation: Reservation
+    at: datetime
+    # No event: an expiry is no one's change (the reservation's effective status said it).
+    events: tuple[StoredEvent, ...] = ()
+
+
 # Every conditional write on a node's partition, as the store's ``commit`` takes it: each
 # one TransactWriteItems, all or nothing.
 PartitionWrite = (
@@ -262,4 +277,5 @@ PartitionWrite = (
     | NodePut
     | ReaffirmWrite
     | TerminationClose
+    | HistoryMove
 )

@@ -1,0 +1,53 @@
+"""The emulator's TransactWriteItems backs up only the items it names: a cancelled
+transaction still changes nothing, in the table and in its stream (what the event relay
+reads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from reservations.dal.items import from_attributes, to_attributes
+
+TABLE = "ReservationsTable"
+
+
+def _get(aws: Any, sort_key: str) -> dict[str, Any] | None:
+    key = to_attributes({"PK": "NODE#n", "SK": sort_key})
+    found = aws.get_item(TableName=TABLE, Key=key, ConsistentRead=True).get("Item")
+    return from_attributes(found) if found else None
+
+
+def _stream_records(aws: Any) -> int:
+    arn = aws.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams")
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+    iterator = streams.get_shard_iterator(
+        StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    return len(streams.get_records(ShardIterator=iterator)["Records"])
+
+
+def test_a_cancelled_transaction_changes_nothing(aws):
+    aws.put_item(TableName=TABLE, Item=to_attributes({"PK": "NODE#n", "SK": "B", "version": 1}))
+    before = _stream_records(aws)
+    actions = [
+        {"Put": {"TableName": TABLE, "Item": to_attributes({"PK": "NODE#n", "SK": "A"})}},
+        {"Update": {"TableName": TABLE, "Key": to_attributes({"PK": "NODE#n", "SK": "B"}),
+                    "UpdateExpression": "SET version = :two",
+                    "ExpressionAttributeValues": to_attributes({":two": 2})}},
+        {"Delete": {"TableName": TABLE, "Key": to_attributes({"PK": "NODE#n", "SK": "B0"})}},
+        {"ConditionCheck": {"TableName": TABLE, "Key": to_attributes({"PK": "NODE#m", "SK": "C"}),
+                            "ConditionExpression": "attribute_exists(PK)"}},
+    ]  # fmt: skip
+    with pytest.raises(ClientError, match="TransactionCanceled"):
+        aws.transact_write_items(TransactItems=actions)
+    assert _get(aws, "A") is None
+    assert _get(aws, "B") == {"PK": "NODE#n", "SK": "B", "version": 1}
+    assert _stream_records(aws) == before
+    aws.transact_write_items(TransactItems=actions[:2])  # and one that commits, commits
+    assert _get(aws, "A") is not None
+    assert _get(aws, "B") == {"PK": "NODE#n", "SK": "B", "version": 2}
