@@ -301,8 +301,14 @@ def test_reaffirm_takes_the_node_generation_empties_releases_and_stores_status_b
         3,
         (),
     )
+    assert stored.updated_at == NOW
     [write] = small.reaffirmed
     assert (write.reason, write.caller_org_id) == ("checked", "org-op")
+    # The audit record's id, its caller key and time, and the node item it is conditioned on.
+    assert (write.caller_key_id, write.at) == (NODE_OP.key_id, NOW)
+    assert (write.node.id, write.node.version) == ("node-a", small.nodes["node-a"].node.version)
+    assert isinstance(write.write_id, str)
+    assert write.write_id
 
 
 def test_reaffirm_before_the_start_stores_pending(small, clock):
