@@ -16,7 +16,7 @@ JOBS=${MUTATE_JOBS:-$(nproc)}
 # tree, so a run is reproducible and never picks up a half-written file (commit first).
 rm -rf "$STAGE"
 mkdir -p "$STAGE/src"
-git archive "${MUTATE_REF:-HEAD}" layers/common local/devstack local/mutate_conftest.py tools agent tests fleets events docs/openapi.json \
+git archive "${MUTATE_REF:-HEAD}" layers/common functions local/devstack local/mutate_conftest.py tools agent tests fleets events docs/openapi.json \
   template.yaml pyproject.toml | tar -x -C "$STAGE"
 # The packages the tests import besides the layer's come from the same commit, ahead of the
 # working tree's editable install.
@@ -26,7 +26,7 @@ find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 # mutmut runs the tests inside mutants/ (the copy it mutates): what the tests read by path
 # from the repository root (fleets, events, the template, the layer's files) is linked there.
 mkdir -p "$STAGE/mutants"
-for path in layers fleets events template.yaml; do ln -s "$STAGE/$path" "$STAGE/mutants/$path"; done
+for path in layers functions fleets events template.yaml; do ln -s "$STAGE/$path" "$STAGE/mutants/$path"; done
 # The staging copy's root conftest narrows each mutant's tests to those its module is judged
 # by, and gives mutmut 3.7 the pytest item attribute pytest 9 dropped (local/mutate_conftest.py).
 cp "$STAGE/local/mutate_conftest.py" "$STAGE/mutants/conftest.py"
