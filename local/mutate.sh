@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `make mutate`: mutmut over the domain rules, the use cases and the reclaim's transaction
-# builders, against the fast tests (tests/logic, tests/unit), in a staging copy (.mutmut/)
-# so the working tree is never touched. Prints the kill ratio and every mutant not killed;
-# fails below MUTATE_MIN percent (default: the ratio reached so far). What is in scope, and why: docs/mutation.md.
+# `make mutate`: mutmut over every module of the layer, each module's mutants against the
+# tests that exercise it (local/mutate_conftest.py), in a staging copy (.mutmut/) so the
+# working tree is never touched. Prints the kill ratio and every mutant not killed; fails
+# below MUTATE_MIN percent (default 90). What is in scope, and why: docs/mutation.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
