@@ -19,7 +19,7 @@ help:
 	@echo "make openapi    regenerate docs/openapi.json from the code"
 	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
 	@echo "make bench      handler overhead, cost per million calls, cold init, event delivery (needs Docker)"
-	@echo "make mutate     mutation testing of the rules, use cases and reclaim transaction (~5 min)"
+	@echo "make mutate     mutation testing of every module of the layer (long: docs/mutation.md)"
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \

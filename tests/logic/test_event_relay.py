@@ -10,6 +10,7 @@ import pytest
 
 from reservations.logic.event_relay import BACKLOG_PAGE, relay, relay_backlog
 from reservations.models.events import PendingEvent, UnreadableEvent
+from reservations.observability import metrics
 from reservations.rules import events as build
 from reservations.rules.event_visibility import feed_org_ids
 from tests.support import event_scenario as s
@@ -157,13 +158,25 @@ def test_an_unrecorded_settle_leaves_the_event_marked_and_it_goes_out_again():
     assert Counter(bus.received) == Counter({p.stored.id: 2 for p in pending})  # at least once
 
 
-def test_an_unreadable_item_is_skipped_and_counted_not_a_block_on_the_rest():
+def test_an_unreadable_item_is_skipped_and_counted_not_a_block_on_the_rest(caplog):
     table, bus = FakeEvents(), FakeBus()
     committed(table, 2)
     table.unreadable.append(UnreadableEvent("NODEEVT#node-a x", "KeyError('event')"))
+    table.unreadable.append(UnreadableEvent("NODEEVT#node-a y", "ValueError('time')"))
+    metrics.clear_metrics()
+    caplog.set_level("INFO", logger="reservations")
     counts = relay_backlog(s.T0 + timedelta(days=1), GRACE, table, [FakeFeeds(table), bus])
-    assert counts["unreadable"] == 1
+    assert counts["unreadable"] == 2
     assert counts["relayed"] == 2
+    # Loudly: an error an operator is paged on, naming each item, and the metric counting them.
+    said = [r for r in caplog.records if r.getMessage() == "unreadable event item skipped"]
+    assert [(r.levelname, r.key, r.problem) for r in said] == [
+        ("ERROR", "NODEEVT#node-a x", "KeyError('event')"),
+        ("ERROR", "NODEEVT#node-a y", "ValueError('time')"),
+    ]
+    assert metrics.metric_set["EventsUnreadable"]["Value"] == [1.0, 1.0]
+    assert metrics.metric_set["EventsUnreadable"]["Unit"] == "Count"
+    metrics.clear_metrics()
 
 
 def test_an_event_that_reached_every_outlet_but_kept_its_mark_is_cleared_without_a_call():

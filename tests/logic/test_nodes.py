@@ -112,6 +112,42 @@ def test_a_new_node_is_201_with_the_queue_made_before_the_write(small, clock):
     [write] = small.node_writes
     assert write.node.queue_url == "https://sqs.test/node-new.fifo"
     assert write.node_read is None
+    assert (write.node.version, write.placements_read) == (1, 0)
+
+
+def test_an_update_writes_the_node_at_the_next_version_conditioned_on_what_it_read(small, clock):
+    """The write the DAL turns into one transaction and its audit record, field by field."""
+    partition = small.nodes["node-a"]
+    partition.node = replace(partition.node, version=7, placements=2)
+    partition.units[UNITS[1]] = unit(UNITS[1], version=5)
+    new = "0000:0a:00.0"
+    units = [spec(UNITS[0]), spec(UNITS[1], gpuModelId="a100"), spec(UNITS[2]), spec(new)]
+    assert put(small, clock, 4, units)[0] == 200
+    [write] = small.node_writes
+    assert (write.node.version, write.node_read, write.placements_read) == (8, 7, 2)
+    assert (write.node.queue_url, write.node.updated_at) == ("q", NOW)  # its queue as stored
+    assert [(p.unit.id, p.unit.version, p.read) for p in write.units] == [
+        (UNITS[1], 6, 5),  # changed: at the version read, and one more
+        (new, 1, None),  # new: absent when read
+    ]
+    assert (write.caller_org_id, write.caller_key_id, write.at) == ("org-op", NODE_OP.key_id, NOW)
+    assert isinstance(write.write_id, str)
+    assert write.write_id
+    assert write.leftovers == ()
+
+
+def test_unit_items_an_earlier_update_left_are_deleted_unless_reported_again(small, clock):
+    partition = small.nodes["node-a"]
+    listed = {u: 0 for u in UNITS[:3]}
+    partition.node = replace(partition.node, unit_changed_at=listed)
+    left, back = "0000:0a:00.0", "0000:0b:00.0"
+    partition.units[left] = unit(left, version=3)
+    partition.units[back] = unit(back, version=4)
+    assert put(small, clock, 4, [*(spec(u) for u in UNITS[:3]), spec(back)])[0] == 200
+    [write] = small.node_writes
+    assert [(v.id, v.version) for v in write.leftovers] == [(left, 3)]
+    assert [(p.unit.id, p.unit.version, p.read) for p in write.units] == [(back, 5, 4)]
+    assert left not in partition.units
 
 
 @pytest.mark.parametrize(
@@ -301,8 +337,14 @@ def test_reaffirm_takes_the_node_generation_empties_releases_and_stores_status_b
         3,
         (),
     )
+    assert stored.updated_at == NOW
     [write] = small.reaffirmed
     assert (write.reason, write.caller_org_id) == ("checked", "org-op")
+    # The audit record's id, its caller key and time, and the node item it is conditioned on.
+    assert (write.caller_key_id, write.at) == (NODE_OP.key_id, NOW)
+    assert (write.node.id, write.node.version) == ("node-a", small.nodes["node-a"].node.version)
+    assert isinstance(write.write_id, str)
+    assert write.write_id
 
 
 def test_reaffirm_before_the_start_stores_pending(small, clock):

@@ -197,6 +197,8 @@ def test_a_query_that_stops_early_gives_a_cursor_after_what_it_read(many):
     many.page_size = 2  # the Query's 1 MB, in reservations
     assert _all_pages(many, limit="3") == [["res-1", "res-2"], ["res-3", "res-4"], ["res-5"]]
     assert _all_pages(many, LAB) == [["res-1"], ["res-3", "res-4"], []]
+    many.page_size = 3  # after the last one read, not one in the middle
+    assert _all_pages(many, LAB) == [["res-1", "res-3"], ["res-4"]]
 
 
 def test_a_later_page_still_filters_by_visibility(many):
@@ -268,3 +270,19 @@ def test_a_cursor_cannot_be_replayed_on_another_node_filter_or_org(many):
     # The same filter spelled otherwise is the same list.
     cursor = page(many, limit="1", status="cancelled,active").next_cursor
     assert ids(page(many, cursor=cursor, status="active, cancelled")) == ["res-4"]
+
+
+@pytest.mark.parametrize(
+    ("query", "message", "problem"),
+    [
+        ({"limit": "0"}, "limit must be an integer from 1 to 100", "must be an integer from 1 to 100"),
+        ({"status": "active,bogus"},
+         "status must be a comma-separated list of active, cancelled, expired, needs-review, "
+         "pending", "unknown status 'bogus'"),
+    ],
+)  # fmt: skip
+def test_a_bad_query_says_what_it_takes(many, query, message, problem):
+    with pytest.raises(InvalidRequest) as refused:
+        page(many, **query)
+    assert refused.value.message == message
+    assert [d.problem for d in refused.value.details] == [problem]

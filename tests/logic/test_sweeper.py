@@ -358,3 +358,44 @@ def test_a_closed_termination_is_recorded_at_the_time_the_report_was_applied(sto
     assert apply_report(report, NOW + timedelta(minutes=1), store, store) == "closed"
     [closed] = store.history
     assert closed.at == NOW + timedelta(minutes=1)
+
+
+def _delivered_to_the_limit(store, queue):
+    tired = replace(
+        vm_term(store),
+        termination_deliveries=POLICY.max_deliveries,
+        termination_last_delivered_at=REQUESTED,
+    )
+    store.nodes["node-a"].workloads["vm-term"] = tired
+
+
+# Each outcome of a sweep of one termination: the line an operator reads, its level, and the
+# metric the dashboards (and, for giving up, the alarm) count.
+SIGNALS = {
+    "redelivered": (lambda store, queue: None, "INFO", "termination redelivered",
+                    "TerminationsRedelivered", 0),
+    "waiting_for_queue": (lambda store, queue: queue.missing.add(QUEUE), "WARNING",
+                          "termination waits for the node's queue",
+                          "TerminationsWaitingForQueue", 0),
+    "unsent": (lambda store, queue: setattr(queue, "down", True), "ERROR",
+               "termination could not be sent; the next sweep tries again",
+               "TerminationSendsFailed", 0),
+    "gave_up": (_delivered_to_the_limit, "ERROR", "termination delivered without a report: stuck",
+                "SweeperGiveUps", POLICY.max_deliveries),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("outcome", list(SIGNALS))
+def test_each_outcome_is_said_at_its_level_naming_the_termination_and_counted(
+    outcome, store, outbox, queue, emitted, caplog
+):
+    arrange, level, message, metric, deliveries = SIGNALS[outcome]
+    arrange(store, queue)
+    caplog.set_level("DEBUG", logger="reservations")
+    assert sweep(outbox, queue, 3 * 3600) == {outcome: 1}
+    [said] = [r for r in caplog.records if r.getMessage() == message]
+    assert said.levelname == level
+    named = (said.terminationId, said.nodeId, said.workloadId, said.deliveries)
+    assert named == ("t-old", "node-a", "vm-term", deliveries)
+    assert emitted[metric]["Value"] == [1.0]
+    assert emitted[metric]["Unit"] == "Count"

@@ -176,6 +176,8 @@ def test_reopening_a_stuck_termination_is_said_and_counted(store, told):
         "stuck termination answered by its node: open again",
     ]
     assert counted == ["TerminationFailuresReported", "TerminationsReopened"]
+    # Which termination is open again, for the operator who saw it flagged stuck.
+    assert _names(said[1][1]) == ("node-a", "vm-term", "t-old")
 
 
 def test_a_failed_report_for_no_open_termination_is_said_dropped(store, told):
@@ -183,6 +185,11 @@ def test_a_failed_report_for_no_open_termination_is_said_dropped(store, told):
     apply_report(report(termination_id="t-other", outcome="failed"), NOW, store, store)
     assert [m for m, _ in said] == ["report for no open termination: dropped"]
     assert counted == ["TerminationReportsDropped"]
+    assert _names(said[0][1]) == ("node-a", "vm-term", "t-other")
+
+
+def _names(extra: dict) -> tuple[str, str, str]:
+    return extra["nodeId"], extra["workloadId"], extra["terminationId"]
 
 
 class Racing(FakeTable):

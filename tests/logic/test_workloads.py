@@ -373,6 +373,10 @@ def test_ending_a_workload_frees_its_units_and_moves_it_to_history(store, clock)
     [ended] = store.ended
     assert ended.freed_units == (ItemVersion(CLAIMED, 1),)
     assert (ended.caller_org_id, ended.workload.id) == ("org-op", "vm-old")
+    # The history record's id, the key that asked and when.
+    assert (ended.caller_key_id, ended.at) == ("key-sched", NOW)
+    assert isinstance(ended.write_id, str)
+    assert ended.write_id
 
 
 def test_ending_a_terminating_workload_closes_its_termination(store, clock):

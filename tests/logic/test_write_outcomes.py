@@ -150,3 +150,70 @@ def test_a_refusal_says_its_code_and_that_the_key_kept_it(table, clock, emitted,
     assert (refused.code, refused.kept) == ("reservation_not_active", True)
     assert emitted["ReclaimRefusals"]["Value"] == [1.0]
     assert len(table.answers) == 1  # kept under the key
+
+
+# What each commit above says and counts, beyond the path's ids and the caller: the line an
+# operator reads (at INFO) and the metrics the dashboards sum.
+COMMITS: dict[str, tuple[str, dict[str, Any], dict[str, list[float]]]] = {
+    "Reclaim": (
+        "reclaim committed",
+        {"reservationId": "res-1", "units": [UNITS[0]], "terminated": ["vm-spot"], "skipped": []},
+        {
+            "Reclaims": [1.0],
+            "UnitsReclaimed": [1.0],
+            "WorkloadsTerminated": [1.0],
+            "WorkloadsSkipped": [0.0],
+        },
+    ),
+    "Release": (
+        "release committed",
+        {"reservationId": "res-1", "units": [UNITS[3]], "changed": True},
+        {"ReservationReleases": [1.0]},
+    ),
+    "Cancel": (
+        "cancel committed",
+        {"reservationId": "res-1", "units": [], "changed": True},
+        {"ReservationCancels": [1.0]},
+    ),
+    "Create": ("reservation created", {"status": "active"}, {"ReservationsCreated": [1.0]}),
+    "Placement": (
+        "workload placed",
+        {"workloadId": "vm-new", "state": "running", "tier": "on-demand", "units": [FREE]},
+        {"WorkloadsPlaced": [1.0]},
+    ),
+    "WorkloadEnd": (
+        "workload ended",
+        {"workloadId": "vm-spot", "tier": "spot", "units": [UNITS[0]]},
+        {"WorkloadsEnded": [1.0]},
+    ),
+    "NodeWrite": (
+        "node written",
+        {
+            "topologyGen": 1,
+            "registered": True,
+            "unitsPut": 1,
+            "unitsRemoved": [],
+            "unitsChanged": [],
+            "reservationsReviewed": 0,
+        },
+        {"NodesWritten": [1.0]},
+    ),
+    "Reaffirm": (
+        "reservation re-affirmed",
+        {"reservationId": "res-rev", "status": "active", "topologyGen": None},
+        {"ReservationsReaffirmed": [1.0]},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(WRITES))
+def test_every_commit_says_what_it_did_and_counts_it(name, table, clock, emitted, said):
+    _, call = WRITES[name]
+    outcome = call(ports(table, clock))
+    message, context, counts = COMMITS[name]
+    [committed] = lines(said)
+    assert (committed.levelname, committed.getMessage()) == ("INFO", message)
+    assert {key: getattr(committed, key, "absent") for key in context} == context
+    if name == "Create":
+        assert committed.reservationId == json.loads(outcome.body)["id"]
+    assert {metric: emitted[metric]["Value"] for metric in emitted} == counts

@@ -6,12 +6,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.models.domain import Caller, Node, NodeSnapshot, Reservation, ReservationStatus
+from reservations.models.domain import (
+    Caller,
+    ListAccess,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+)
 from reservations.rules.access import (
     CAPACITY,
     NODE_WRITE,
     READ,
     WRITE,
+    may_list_reservations,
     may_read_reservation,
     may_write_reservations,
 )
@@ -73,3 +81,23 @@ def test_a_reservation_is_read_with_reservation_read_by_operator_owner_managers_
     who, allowed
 ):
     assert may_read_reservation(who, SNAPSHOT, RESERVATION) is allowed
+
+
+LIST_ACCESS = ListAccess("org-acme", frozenset({"org-lab", "org-broker"}))
+
+
+@pytest.mark.parametrize(
+    ("who", "allowed"),
+    [
+        (caller("org-platform", READ, operator=True), True),
+        (caller("org-acme", READ), True),
+        (caller("org-lab", READ), True),  # some reservation names it
+        (caller("org-other", READ), False),
+        # Without reservation.read nobody lists, whoever the node's data names.
+        (caller("org-platform", *(ALL - {READ}), operator=True), False),
+        (caller("org-acme", *(ALL - {READ})), False),
+        (caller("org-lab", *(ALL - {READ})), False),
+    ],
+)
+def test_a_nodes_reservations_are_listed_with_reservation_read_by_whom_the_node_names(who, allowed):
+    assert may_list_reservations(who, LIST_ACCESS) is allowed

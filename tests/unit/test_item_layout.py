@@ -252,3 +252,17 @@ def test_an_api_key_stored_without_its_flags_is_an_ordinary_live_key():
     del item["platformOperator"], item["revoked"]
     read = api_key_from_item(item)
     assert (read.platform_operator, read.revoked) == (False, False)
+
+
+def test_a_workload_with_failed_reports_recorded_reads_back_as_written():
+    # What the sweeper counts towards giving up starts after the last failed report.
+    reported = replace(
+        TERMINATING,
+        termination_reported_deliveries=2,
+        termination_last_reported_at=NOW - timedelta(seconds=30),
+        termination_failed_reports=3,
+    )
+    items = [stored(workload_item("node-a", reported)), stored(node_item(NODE))]
+    snapshot = snapshot_from_items(items)
+    assert snapshot is not None
+    assert snapshot.workloads == (reported,)

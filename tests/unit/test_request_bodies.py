@@ -206,3 +206,17 @@ def test_a_body_that_is_not_an_object_is_400_naming_body(body: str) -> None:
     error = rejection(RawBody(body))
     assert fields(error) == ["body"]
     assert error.details[0].problem == "is not a JSON object"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (RawBody("{"), "request body is not valid JSON"),
+        (RawBody("%%%", base64_encoded=True), "request body is not valid base64"),
+        (RawBody(f'{{"unitIds": ["{UNIT}"], "reason": NaN}}'),
+         "request body is not valid JSON: NaN is not a JSON value"),
+    ],
+)  # fmt: skip
+def test_a_body_that_cannot_be_read_is_400_saying_why(raw: RawBody, message: str) -> None:
+    # The error body's message is what a client's developer reads first.
+    assert rejection(raw).message == message

@@ -199,7 +199,7 @@ def test_a_secret_is_whsec_and_the_base64_of_32_random_bytes_a_verifier_accepts(
 @pytest.mark.parametrize(
     "value",
     ["", "whsec_", "whsec_!!!!", "sk_" + SECRET[6:], "whsec_" + base64.b64encode(b"x" * 8).decode(),
-     "whsec_" + base64.b64encode(b"x" * 65).decode()],
+     "whsec_" + base64.b64encode(b"x" * 65).decode(), SECRET[:12] + "!" + SECRET[12:]],
 )  # fmt: skip
 def test_what_is_not_a_secret(value):
     assert not is_secret(value)

@@ -1,0 +1,78 @@
+"""The root conftest of `make mutate`'s staging copy (local/mutate.sh copies it there).
+
+mutmut runs, for each mutant, the tests that reached its function in one recording run
+over every test file the configuration selects. This narrows that per module, because a
+moto-based handler test costs a hundred times a fast one (a fresh in-memory AWS each):
+
+- the rules, the models and the use cases are judged by the fast tests only (pure rules,
+  the use cases over in-memory fakes, the webhook sender over fakes), which reach all
+  their behaviour;
+- the modules that talk to AWS or HTTP (the DAL, the request path, the keys, the
+  settings) by the fast tests and the handler and security files that exercise that
+  module, at most MOTO_TESTS of them per mutant (the quickest first, as mutmut orders
+  them): a mutant those do not catch is reported as surviving.
+
+What each module is judged by, and why: docs/mutation.md.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+FAST = ("tests/unit/", "tests/logic/", "tests/webhooks/")
+H = "tests/handlers/test_"
+SECURITY = ("tests/security/test_security.py",)
+EVENTS = (f"{H}events.py", "tests/security/test_event_access.py")
+WRITES = (f"{H}reservations_api.py", f"{H}idempotency.py")
+REQUEST_PATH = (*SECURITY, f"{H}reservations_api.py")
+# A module's dotted name prefix -> the moto-based test files its mutants also run; the
+# first prefix that matches wins. A module listed nowhere runs the fast tests only.
+MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("reservations.dal.nodes.", (f"{H}nodes.py",)),
+    ("reservations.dal.workloads.", (f"{H}workloads.py", f"{H}nodes.py")),
+    ("reservations.dal.terminations.", (f"{H}termination_loop.py",)),
+    ("reservations.dal.queues.", (f"{H}termination_loop.py",)),
+    ("reservations.dal.events.", EVENTS),
+    ("reservations.dal.event_outlets.", EVENTS),
+    ("reservations.dal.changes.", EVENTS),
+    ("reservations.dal.webhooks.", (f"{H}webhook_sender.py",)),
+    ("reservations.dal.webhook_items.", (f"{H}webhook_sender.py",)),
+    ("reservations.dal.idempotency.", (f"{H}idempotency.py",)),
+    ("reservations.dal.reservations.", WRITES),
+    ("reservations.dal.store.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
+    ("reservations.dal.actions.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
+    ("reservations.dal.transactions.", (*WRITES, f"{H}nodes.py")),
+    ("reservations.dal.clients.", (*WRITES, f"{H}termination_loop.py")),
+    ("reservations.http.", REQUEST_PATH),
+    ("reservations.auth.", SECURITY),
+    ("reservations.config.", (f"{H}termination_loop.py",)),
+    ("reservations.wiring.", (f"{H}nodes.py", f"{H}termination_loop.py")),
+)
+# The most moto-based tests one mutant runs (after its fast tests).
+MOTO_TESTS = 6
+
+
+def _module(mutant: str) -> str:
+    return mutant.rpartition(".")[0] + "."
+
+
+def _kept(module: str, items: list[Any]) -> list[Any]:
+    moto = next((files for prefix, files in MOTO if module.startswith(prefix)), ())
+    fast = [item for item in items if item.nodeid.startswith(FAST)]
+    slow = [item for item in items if item.nodeid.split("::")[0] in moto]
+    return fast + slow[:MOTO_TESTS]
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    # mutmut 3.7 reads item._nodeid, which pytest 9 no longer sets: give it the public id.
+    for item in items:
+        item._nodeid = item.nodeid
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    if "__mutmut_" not in mutant:
+        return  # the recording run, the clean run and the forced failure run everything
+    kept = _kept(_module(mutant), items)
+    dropped = [item for item in items if item not in kept]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
