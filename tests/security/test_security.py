@@ -230,6 +230,7 @@ def test_no_function_may_write_an_api_key_item():
 
 def test_each_function_may_touch_only_the_key_prefixes_it_needs():
     node, key, idem = "NODE#*", "APIKEY#*", "IDEMPOTENCY#*"
+    hooks = "ORGHOOK#*"
     assert _grants() == {
         "ListUnitsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
         "ReclaimFunction": {
@@ -319,6 +320,30 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         "EventBacklogFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
+        },
+        # An org's webhooks: its own partition (the handler reads the caller's org only),
+        # the key records beside a write; never a node, an event or a delivery.
+        "CreateWebhookFunction": {
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:PutItem": {hooks, idem},
+            "dynamodb:ConditionCheckItem": {idem},
+        },
+        "ListWebhooksFunction": {"dynamodb:Query": {hooks}, "dynamodb:GetItem": {key}},
+        "GetWebhookFunction": {"dynamodb:GetItem": {hooks, key}},
+        "DeleteWebhookFunction": {
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:PutItem": {hooks, idem},
+            "dynamodb:DeleteItem": {hooks},
+            "dynamodb:ConditionCheckItem": {idem},
+        },
+        "RotateWebhookSecretFunction": {
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:PutItem": {idem},
+            "dynamodb:UpdateItem": {hooks},
+            "dynamodb:ConditionCheckItem": {idem},
         },
     }
 

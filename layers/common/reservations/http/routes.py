@@ -31,6 +31,13 @@ from reservations.models.requests import (
     CreateReservationRequest,
     PlaceWorkloadRequest,
 )
+from reservations.models.webhook_api import (
+    NoBody,
+    SubscribeRequest,
+    SubscriptionPage,
+    SubscriptionView,
+    SubscriptionWithSecret,
+)
 
 _PATH_ID = re.compile(r"\{(\w+)\}")
 # The documented errors of every write: 400, 401, 404, 409, 422 (500 and 503 come always).
@@ -222,6 +229,66 @@ ORG_EVENTS = _feed(
     "listEvents",
 )
 
+WEBHOOKS = "/v1/webhooks"
+WEBHOOK = WEBHOOKS + "/{subscriptionId}"
+
+CREATE_WEBHOOK = ApiRoute(
+    "create_webhook",
+    "POST",
+    WEBHOOKS,
+    "Subscribe an endpoint to the caller's org's feed (at most 10 per org)",
+    "createWebhook",
+    "the subscription and its signing secret (shown this once); Location names it",
+    SubscriptionWithSecret,
+    status=201,
+    errors=(400, 401, 404, 409),
+    body=SubscribeRequest,
+)
+LIST_WEBHOOKS = ApiRoute(
+    "list_webhooks",
+    "GET",
+    WEBHOOKS,
+    "List the caller's org's webhook subscriptions",
+    "listWebhooks",
+    "a page of subscriptions, sorted by id (no secrets)",
+    SubscriptionPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+GET_WEBHOOK = ApiRoute(
+    "get_webhook",
+    "GET",
+    WEBHOOK,
+    "Get one of the caller's org's webhook subscriptions",
+    "getWebhook",
+    "the subscription, active or disabled (no secret)",
+    SubscriptionView,
+    errors=(401, 404),
+    keyed=False,
+)
+DELETE_WEBHOOK = ApiRoute(
+    "delete_webhook",
+    "DELETE",
+    WEBHOOK,
+    "Delete a webhook subscription: nothing more is sent to it",
+    "deleteWebhook",
+    "deleted (no body)",
+    status=204,
+    errors=(401, 404, 409, 422),
+)
+ROTATE_WEBHOOK_SECRET = ApiRoute(
+    "rotate_webhook_secret",
+    "POST",
+    WEBHOOK + "/rotate-secret",
+    "Give a subscription a new signing secret; the old one signs too for 24 hours",
+    "rotateWebhookSecret",
+    "the subscription and its new secret (shown this once)",
+    SubscriptionWithSecret,
+    errors=(400, 401, 404, 409, 422),
+    body=NoBody,
+    body_required=False,
+)
+
 # Every route, in the order the OpenAPI document is merged from its functions.
 ALL = (
     LIST_UNITS,
@@ -237,4 +304,9 @@ ALL = (
     REAFFIRM,
     NODE_EVENTS,
     ORG_EVENTS,
+    CREATE_WEBHOOK,
+    LIST_WEBHOOKS,
+    GET_WEBHOOK,
+    DELETE_WEBHOOK,
+    ROTATE_WEBHOOK_SECRET,
 )
