@@ -194,3 +194,60 @@ def test_a_rotation_shows_the_new_secret_and_both_sign_for_a_day(functions, orgs
     got = call(functions, routes.GET_WEBHOOK, "buyer", made["id"])
     assert new not in got.body_text
     assert made["secret"] not in got.body_text
+
+
+# --- what each call costs (requests at botocore's endpoint, the key cached) -------------------
+
+QUERY, TRANSACT, GET = (
+    ("dynamodb", "Query"),
+    ("dynamodb", "TransactWriteItems"),
+    ("dynamodb", "GetItem"),
+)
+
+
+@pytest.fixture
+def warm(functions, orgs) -> str:
+    """One subscription of the buyer's org, the key cached; its id."""
+    return subscribe(functions).body["id"]
+
+
+@pytest.mark.parametrize("key", [None, "budget-key"])
+def test_a_subscribe_a_delete_and_a_rotation_are_a_query_and_a_transaction(
+    functions, warm, sent_requests, key
+):
+    sent_requests.clear()
+    made = call(functions, routes.CREATE_WEBHOOK, "buyer", body={"url": URL}, idempotency_key=key)
+    assert made.status == 201
+    assert sent_requests.sent == [QUERY, TRANSACT]
+    sent_requests.clear()
+    key = key and key + "-2"
+    rotate = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", warm, idempotency_key=key)
+    assert rotate.status == 200
+    assert sent_requests.sent == [QUERY, TRANSACT]
+    sent_requests.clear()
+    key = key and key + "-3"
+    gone = call(functions, routes.DELETE_WEBHOOK, "buyer", warm, idempotency_key=key)
+    assert gone.status == 204
+    assert sent_requests.sent == [QUERY, TRANSACT]
+
+
+def test_a_refused_subscribe_and_the_reads_are_one_request(functions, warm, sent_requests):
+    for _ in range(MAX_SUBSCRIPTIONS_PER_ORG - 1):
+        subscribe(functions)
+    sent_requests.clear()
+    assert subscribe(functions).status == 409
+    assert sent_requests.sent == [QUERY]
+    sent_requests.clear()
+    assert call(functions, routes.LIST_WEBHOOKS, "buyer").status == 200
+    assert sent_requests.sent == [QUERY]
+    sent_requests.clear()
+    assert call(functions, routes.GET_WEBHOOK, "buyer", warm).status == 200
+    assert sent_requests.sent == [GET]
+
+
+def test_a_caller_without_the_permission_costs_no_request(functions, warm, sent_requests):
+    call(functions, routes.GET_WEBHOOK, "unpermitted", warm)  # its key cached
+    sent_requests.clear()
+    for route in NAMES:
+        call(functions, route, "unpermitted", warm, body={"url": URL})
+    assert sent_requests.sent == []

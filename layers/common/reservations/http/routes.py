@@ -274,7 +274,6 @@ DELETE_WEBHOOK = ApiRoute(
     "deleteWebhook",
     "deleted (no body)",
     status=204,
-    errors=(401, 404, 409, 422),
 )
 ROTATE_WEBHOOK_SECRET = ApiRoute(
     "rotate_webhook_secret",
@@ -284,7 +283,6 @@ ROTATE_WEBHOOK_SECRET = ApiRoute(
     "rotateWebhookSecret",
     "the subscription and its new secret (shown this once)",
     SubscriptionWithSecret,
-    errors=(400, 401, 404, 409, 422),
     body=NoBody,
     body_required=False,
 )
