@@ -215,7 +215,8 @@ def test_every_dynamodb_statement_on_the_table_is_scoped_to_key_prefixes():
         assert patterns, (logical_id, statement.get("Sid"), "no dynamodb:LeadingKeys condition")
         assert set(statement["Condition"]) == {"ForAllValues:StringLike"}, logical_id
         for pattern in patterns:
-            assert re.fullmatch(r"[A-Z]+#\*", pattern), (logical_id, pattern)
+            # A prefix, or the one platform item (which org is the operator's).
+            assert re.fullmatch(r"[A-Z]+#\*|PLATFORM", pattern), (logical_id, pattern)
 
 
 def test_no_function_may_write_an_api_key_item():
@@ -313,13 +314,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         # write the org feeds and settle the node feeds' marks, nothing else.
         "NodeEventsFunction": {"dynamodb:Query": {"NODEEVT#*"}, "dynamodb:GetItem": {key, node}},
         "OrgEventsFunction": {"dynamodb:Query": {"ORGEVT#*"}, "dynamodb:GetItem": {key}},
+        # ... and queue webhook deliveries: the subscriptions read, each delivery's record
+        # put before its message (the operator's org read from the platform item).
         "EventRelayFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {"PLATFORM"},
+            "dynamodb:PutItem": {"WHDELIV#*"},
         },
         "EventBacklogFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {"PLATFORM"},
+            "dynamodb:PutItem": {"WHDELIV#*"},
         },
         # An org's webhooks: its own partition (the handler reads the caller's org only),
         # the key records beside a write; never a node, an event or a delivery.
