@@ -138,6 +138,8 @@ _WEBHOOK_FILES = {
     routes.GET_WEBHOOK: "get_webhook/unknown.json",
     routes.DELETE_WEBHOOK: "delete_webhook/unknown.json",
     routes.ROTATE_WEBHOOK_SECRET: "rotate_webhook_secret/unknown.json",
+    routes.LIST_DELIVERIES: "list_webhook_deliveries/unknown.json",
+    routes.RETRY_DELIVERY: "retry_webhook_delivery/unknown.json",
 }
 
 
@@ -148,9 +150,12 @@ def webhook_event(
     body: Any = None,
     idempotency_key: Key = None,
     query: dict[str, str] | None = None,
+    event_id: str | None = None,
 ) -> dict[str, Any]:
     """A call of a ``/v1/webhooks`` route (no body, key or query unless given)."""
     ids = {} if subscription_id is None else {"subscriptionId": subscription_id}
+    if event_id is not None:
+        ids["eventId"] = event_id
     file = _WEBHOOK_FILES[route]
     event = api_event(file, route, ids, authorization, body, idempotency_key)
     if idempotency_key is None:

@@ -28,7 +28,7 @@ CODES = {
     400: {"invalid_request"},
     401: {"unauthorized"},
     404: {"not_found"},
-    409: {"subscription_limit", "conflict"},
+    409: {"subscription_limit", "conflict"},  # conflict: a retry of a delivery not failed
     422: {"idempotency_key_reused"},
 }
 KEYS = {
@@ -38,9 +38,11 @@ KEYS = {
 }
 AUTHORIZATIONS = [*KEYS, "Bearer vl_local_test_hooks_a", "Bearer vl_unknown_key", None]
 URLS = ["https://hooks.example.com/in", "https://a.example.org:8443/x?y=1", "https://10.0.0.1/"]
-OPERATIONS = ["createWebhook", "listWebhooks", "getWebhook", "deleteWebhook", "rotateWebhookSecret"]
+OPERATIONS = ["createWebhook", "listWebhooks", "getWebhook", "deleteWebhook",
+              "rotateWebhookSecret", "listWebhookDeliveries", "retryWebhookDelivery"]  # fmt: skip
 FUNCTIONS = ["create_webhook", "list_webhooks", "get_webhook", "delete_webhook",
-             "rotate_webhook_secret"]  # fmt: skip
+             "rotate_webhook_secret", "list_webhook_deliveries",
+             "retry_webhook_delivery"]  # fmt: skip
 STATUSES: Counter[str] = Counter()
 # Subscription id -> its org, as the subscribes answered.
 MADE: dict[str, str] = {}

@@ -347,6 +347,11 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:DeleteItem": {hooks},
             "dynamodb:ConditionCheckItem": {idem},
         },
+        "ListWebhookDeliveriesFunction": {
+            "dynamodb:GetItem": {hooks, key},
+            "dynamodb:Query": {"WHDELIV#*"},
+        },
+        "RetryWebhookDeliveryFunction": {"dynamodb:GetItem": {hooks, key, "WHDELIV#*"}},
         "RotateWebhookSecretFunction": {
             "dynamodb:Query": {hooks},
             "dynamodb:GetItem": {key, idem},

@@ -508,6 +508,7 @@ def ports(
         "send_termination": queue.send,
         "make_queue": lambda node_id: f"https://sqs.test/{node_id}.fifo",
         "webhooks": FakeHooks(store),
+        "queue_delivery": lambda _request: None,
         "new_id": lambda: f"id-{next(_IDS)}",
         "sleep": lambda _s: None,
     }

@@ -15,7 +15,7 @@ from reservations.models.webhook_api import (
     SubscriptionCreate,
     SubscriptionDelete,
 )
-from reservations.models.webhooks import Subscription
+from reservations.models.webhooks import Delivery, DeliveryAttempt, Subscription
 from reservations.models.writes import WriteConflict
 from tests.support.fakes import FakeTable
 
@@ -25,6 +25,8 @@ class FakeHooks:
     answers: FakeTable
     subscriptions: dict[tuple[str, str], Subscription] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    deliveries: dict[tuple[str, str], Delivery] = field(default_factory=dict)
+    attempts: list[DeliveryAttempt] = field(default_factory=list)
     writes: int = 0
     # Called before each commit is applied: a test moves the world under the write here.
     before_commit: Callable[[HookWrite], None] = lambda _write: None
@@ -72,3 +74,15 @@ class FakeHooks:
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
         return self.answers.stored_answer(scope)
+
+    def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
+        return self.deliveries.get((subscription_id, event_id))
+
+    def attempts_page(
+        self, subscription_id: str, before: str | None, count: int
+    ) -> list[DeliveryAttempt]:
+        from reservations.dal.webhook_items import attempt_sk
+
+        mine = [a for a in self.attempts if a.subscription_id == subscription_id]
+        mine.sort(key=attempt_sk, reverse=True)
+        return [a for a in mine if before is None or attempt_sk(a) < before][:count]

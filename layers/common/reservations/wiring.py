@@ -16,6 +16,7 @@ from reservations.dal.nodes import make_node_queue
 from reservations.dal.queues import send_termination, send_terminations
 from reservations.dal.store import NodeTable
 from reservations.dal.terminations import TerminationTable
+from reservations.dal.webhooks import DeliveryQueue
 from reservations.logic.ports import Ports
 from reservations.observability import logger, metrics, tracer
 
@@ -45,5 +46,6 @@ def real_ports(**overrides: Any) -> Ports:
         "send_termination": send_termination,
         "make_queue": make_node_queue,
         "webhooks": HookTable(),
+        "queue_delivery": DeliveryQueue().send,
     }
     return Ports(**(real | overrides))

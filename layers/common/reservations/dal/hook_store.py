@@ -13,9 +13,14 @@ from reservations.dal.idempotency import record_put
 from reservations.dal.items import from_attributes, to_attributes
 from reservations.dal.store import NodeTable
 from reservations.dal.webhook_items import (
+    ATTEMPT_SK_PREFIX,
     COUNTER_SK,
     SUBSCRIPTION_SK_PREFIX,
+    attempt_from_item,
     counter_key,
+    delivery_from_item,
+    delivery_key,
+    delivery_pk,
     stamp,
     subscription_from_item,
     subscription_item,
@@ -30,7 +35,7 @@ from reservations.models.webhook_api import (
     SubscriptionCreate,
     SubscriptionDelete,
 )
-from reservations.models.webhooks import Subscription
+from reservations.models.webhooks import Delivery, DeliveryAttempt, Subscription
 
 
 def hook_actions(write: HookWrite) -> list[Action]:
@@ -143,3 +148,29 @@ class HookTable:
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
         return self._answers.stored_answer(scope)
+
+    def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
+        response = clients.dynamodb().get_item(
+            TableName=table(),
+            Key=to_attributes(delivery_key(subscription_id, event_id)),
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        return None if item is None else delivery_from_item(subscription_id, from_attributes(item))
+
+    def attempts_page(
+        self, subscription_id: str, before: str | None, count: int
+    ) -> list[DeliveryAttempt]:
+        """One Query backwards over the subscription's attempts (their sort keys are their
+        times), from before ``before`` (an attempt's sort key) or the newest."""
+        upper = before if before is not None else ATTEMPT_SK_PREFIX + "~"
+        values = {":pk": delivery_pk(subscription_id), ":first": ATTEMPT_SK_PREFIX, ":upper": upper}
+        answer = clients.dynamodb().query(
+            TableName=table(),
+            KeyConditionExpression="PK = :pk AND SK BETWEEN :first AND :upper",
+            ExpressionAttributeValues=to_attributes(values),
+            ScanIndexForward=False,
+            Limit=count + 1,
+        )
+        items = [from_attributes(i) for i in answer["Items"]]
+        return [attempt_from_item(subscription_id, i) for i in items if i["SK"] != before][:count]

@@ -33,11 +33,13 @@ from reservations.models.requests import (
 )
 from reservations.models.webhook_api import (
     NoBody,
+    RetryQueued,
     SubscribeRequest,
     SubscriptionPage,
     SubscriptionView,
     SubscriptionWithSecret,
 )
+from reservations.models.webhooks import DeliveryPage
 
 _PATH_ID = re.compile(r"\{(\w+)\}")
 # The documented errors of every write: 400, 401, 404, 409, 422 (500 and 503 come always).
@@ -241,7 +243,6 @@ CREATE_WEBHOOK = ApiRoute(
     "the subscription and its signing secret (shown this once); Location names it",
     SubscriptionWithSecret,
     status=201,
-    errors=(400, 401, 404, 409),
     body=SubscribeRequest,
 )
 LIST_WEBHOOKS = ApiRoute(
@@ -286,6 +287,34 @@ ROTATE_WEBHOOK_SECRET = ApiRoute(
     body=NoBody,
     body_required=False,
 )
+LIST_DELIVERIES = ApiRoute(
+    "list_webhook_deliveries",
+    "GET",
+    WEBHOOK + "/deliveries",
+    "A subscription's recent delivery attempts, newest first",
+    "listWebhookDeliveries",
+    "a page of attempts, newest first",
+    DeliveryPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+RETRY_DELIVERY = ApiRoute(
+    "retry_webhook_delivery",
+    "POST",
+    WEBHOOK + "/deliveries/{eventId}/retry",
+    "Send a failed delivery again now (one more attempt)",
+    "retryWebhookDelivery",
+    "the attempt is queued: it is made within seconds",
+    RetryQueued,
+    status=202,
+    errors=(400, 401, 404, 409),
+    description=(
+        "A retry is one attempt however often it is asked: a repeat, with or without the "
+        "same Idempotency-Key, queues the same attempt, which is made once; the header is "
+        "checked, and nothing needs keeping. A delivery that is not failed is a 409 "
+        "conflict: a pending one is retried on its schedule."
+    ),
+)
 
 # Every route, in the order the OpenAPI document is merged from its functions.
 ALL = (
@@ -307,4 +336,6 @@ ALL = (
     GET_WEBHOOK,
     DELETE_WEBHOOK,
     ROTATE_WEBHOOK_SECRET,
+    LIST_DELIVERIES,
+    RETRY_DELIVERY,
 )

@@ -24,7 +24,13 @@ from reservations.models.domain import (
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.webhook_api import HookWrite, OrgHooks
-from reservations.models.webhooks import Subscription, new_secret
+from reservations.models.webhooks import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryRequest,
+    Subscription,
+    new_secret,
+)
 from reservations.models.writes import PartitionWrite
 
 Clock = Callable[[], datetime]
@@ -95,6 +101,18 @@ class HookStore(Protocol):
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None: ...
     def stored_answer(self, scope: str) -> StoredResponse | None: ...
 
+    def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
+        """One event's delivery to the subscription, where it stands."""
+
+    def attempts_page(
+        self, subscription_id: str, before: str | None, count: int
+    ) -> list[DeliveryAttempt]:
+        """Up to ``count`` attempts, newest first, from before the position ``before``."""
+
+
+# Puts one delivery request on the webhook delivery queue; raises when it is not taken.
+DeliveryQueuer = Callable[[DeliveryRequest], None]
+
 
 def _new_id() -> str:
     return str(uuid.uuid4())
@@ -113,6 +131,7 @@ class Ports:
     send_termination: Sender
     make_queue: QueueMaker
     webhooks: HookStore
+    queue_delivery: DeliveryQueuer
     new_id: Callable[[], str] = field(default=_new_id)
     new_secret: Callable[[], str] = field(default=new_secret)
     sleep: Callable[[float], None] = field(default=time.sleep)

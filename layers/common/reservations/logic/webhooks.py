@@ -238,7 +238,7 @@ def list_subscriptions(
     """A page of the org's subscriptions, sorted by id (one Query: an org has at most 10)."""
     if not caller.has(EVENTS_READ):
         raise NotFound()
-    size = _limit(limit or None)
+    size = page_size(limit or None)
     scope = CursorScope("", "", caller.org_id, WEBHOOKS_LIST)
     after = decode_cursor(cursor, scope, key).after if cursor else ""
     listed = [s for s in store.load_hooks(caller.org_id).subscriptions if s.id > after]
@@ -249,7 +249,8 @@ def list_subscriptions(
     return SubscriptionPage(items=[SubscriptionView.of(s) for s in page], next_cursor=next_cursor)
 
 
-def _limit(text: str | None) -> int:
+def page_size(text: str | None) -> int:
+    """``limit``: 1-100, default 50; anything else a 400 naming it."""
     if text is None:
         return DEFAULT_LIMIT
     if not _LIMIT.fullmatch(text):

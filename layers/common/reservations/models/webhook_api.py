@@ -5,6 +5,7 @@ partition, beside the node partitions' writes of ``models.writes``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from pydantic import ConfigDict, Field, StrictStr
 
@@ -145,3 +146,14 @@ class SubscriptionPage(WireModel):
     next_cursor: str | None = Field(
         default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
     )
+
+
+class RetryQueued(WireModel):
+    """A retry by hand, queued: the attempt it will be (sent within seconds)."""
+
+    event_id: str
+    attempt: int
+    queued_at: str
+
+    def __init__(self, event_id: str, attempt: int, queued_at: datetime) -> None:
+        super().__init__(event_id=event_id, attempt=attempt, queued_at=format_time(queued_at))
