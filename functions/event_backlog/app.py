@@ -10,11 +10,12 @@ from reservations.clock import utc_now
 from reservations.config import check_settings, settings
 from reservations.dal.event_outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.dal.events import RelayMarks
+from reservations.dal.webhook_outlet import WebhookDeliveries
 from reservations.logic.event_relay import relay_backlog
 from reservations.observability import SCHEDULED_EVENT, logger, metrics, tracer
 
-# The same outlets as the stream's relay (functions/event_relay), webhooks to come.
-OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents())
+# The same outlets as the stream's relay (functions/event_relay).
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookDeliveries())
 marks = RelayMarks()
 
 

@@ -1,6 +1,6 @@
 """Lambda entry point for the table's DynamoDB Stream: relays each new event to the org
-feeds and the event bus (partial batch failures; what fails stays marked, and the scheduled
-relay takes it on)."""
+feeds, the event bus and the webhook delivery queue (partial batch failures; what fails
+stays marked, and the scheduled relay takes it on)."""
 
 from typing import Any
 
@@ -9,13 +9,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from reservations.config import check_settings
 from reservations.dal.event_outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.dal.events import RelayMarks, pending_event_from_stream
+from reservations.dal.webhook_outlet import WebhookDeliveries
 from reservations.logic.event_relay import relay
 from reservations.observability import STREAM_BATCH, logger, metrics, tracer
 
-# Where every event must go (made at import: none opens a connection before use). Webhook
-# deliveries will be a third outlet here: one delivery queued per subscription of each org
-# the event went to whose filter takes it.
-OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents())
+# Where every event must go (made at import: none opens a connection before use): the org
+# feeds, the bus, the events derived from it (a node update's reviews, in its node feed),
+# and one webhook delivery queued per active subscription of each org that may see the
+# event whose types take it.
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookDeliveries())
 marks = RelayMarks()
 
 

@@ -129,3 +129,43 @@ def end_event(
 def node_event(node_id: str, body: Any, authorization: Key) -> dict[str, Any]:
     ids = {"nodeId": node_id}
     return api_event("put_node/register.json", routes.PUT_NODE, ids, authorization, body)
+
+
+# Each webhook route's own events/ file (the path, body and query are the call's).
+_WEBHOOK_FILES = {
+    routes.CREATE_WEBHOOK: "create_webhook/subscribe.json",
+    routes.LIST_WEBHOOKS: "list_webhooks/own.json",
+    routes.GET_WEBHOOK: "get_webhook/unknown.json",
+    routes.DELETE_WEBHOOK: "delete_webhook/unknown.json",
+    routes.ROTATE_WEBHOOK_SECRET: "rotate_webhook_secret/unknown.json",
+    routes.LIST_DELIVERIES: "list_webhook_deliveries/unknown.json",
+    routes.RETRY_DELIVERY: "retry_webhook_delivery/unknown.json",
+}
+
+
+def webhook_event(
+    route: ApiRoute,
+    authorization: Key,
+    subscription_id: str | None = None,
+    body: Any = None,
+    idempotency_key: Key = None,
+    query: dict[str, str] | None = None,
+    event_id: str | None = None,
+) -> dict[str, Any]:
+    """A call of a ``/v1/webhooks`` route (no body, key or query unless given)."""
+    ids = {} if subscription_id is None else {"subscriptionId": subscription_id}
+    if event_id is not None:
+        ids["eventId"] = event_id
+    file = _WEBHOOK_FILES[route]
+    event = api_event(file, route, ids, authorization, body, idempotency_key)
+    if idempotency_key is None:
+        event["headers"].pop("idempotency-key", None)
+    if body is None:
+        event.pop("body", None)
+    event["rawQueryString"] = urlencode(query or {})
+    event.pop("queryStringParameters", None)
+    if query:
+        event["queryStringParameters"] = dict(query)
+    if not ids:
+        event.pop("pathParameters", None)
+    return event

@@ -1,10 +1,11 @@
 """What AWS would do around the non-HTTP functions, for the local stack.
 
-Long-polls the termination reports queue and hands each batch to TerminationReportsFunction
-through ``sam local start-lambda`` (the real function in its container), deleting only the
-records its partial-batch response did not list; polls the table's stream for the event
-relay (``streams.py``); and runs SweeperFunction, EventBacklogFunction and
-HistoryMoverFunction on a period.
+Long-polls the termination reports queue and the webhook delivery queue and hands each
+batch to TerminationReportsFunction and WebhookSenderFunction through ``sam local
+start-lambda`` (the real functions in their containers), deleting only the records a
+partial-batch response did not list (the sender holds those until their next attempt);
+polls the table's stream for the event relay (``streams.py``); and runs SweeperFunction,
+EventBacklogFunction and HistoryMoverFunction on a period.
 
     python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL
 """
@@ -35,6 +36,7 @@ from reservations.models.messages import TerminationReport
 
 log = logging.getLogger("pump")
 REPORTS_QUEUE = "TerminationReportsQueue"
+DELIVERY_QUEUE = "WebhookDeliveryQueue"
 # How often the table's stream is read: new events reach the bus well within 2 s.
 STREAM_POLL_SECONDS = 0.25
 
@@ -48,6 +50,18 @@ def invoke(lambda_client: Any, function: str, event: dict[str, Any]) -> dict[str
 
 
 def pump_reports(sqs: Any, lambda_client: Any, queue_url: str, queue_arn: str, wait: int) -> int:
+    """One batch of termination reports to their function."""
+    return pump_queue(
+        sqs, lambda_client, "TerminationReportsFunction", (queue_url, queue_arn), wait
+    )
+
+
+def pump_queue(
+    sqs: Any, lambda_client: Any, function: str, queue: tuple[str, str], wait: int
+) -> int:
+    """One batch of the queue (its URL and ARN) to ``function``, as the event source mapping
+    hands it (partial batch failures): the messages it did not list are deleted; how many."""
+    queue_url, queue_arn = queue
     messages = sqs.receive_message(
         QueueUrl=queue_url,
         MaxNumberOfMessages=10,
@@ -57,11 +71,9 @@ def pump_reports(sqs: Any, lambda_client: Any, queue_url: str, queue_arn: str, w
     if not messages:
         return 0
     try:
-        failed = failed_message_ids(
-            invoke(lambda_client, "TerminationReportsFunction", sqs_event(messages, queue_arn))
-        )
+        failed = failed_message_ids(invoke(lambda_client, function, sqs_event(messages, queue_arn)))
     except Exception:  # a failed invocation retries the whole batch, as AWS would
-        log.exception("TerminationReportsFunction failed; the batch will be retried")
+        log.exception("%s failed; the batch will be retried", function)
         return 0
     for message in messages:
         if message["MessageId"] not in failed:
@@ -154,9 +166,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _reports_queue(sqs: Any) -> tuple[str, str]:
-    """The termination reports queue's URL and ARN."""
-    url = sqs.get_queue_url(QueueName=REPORTS_QUEUE)["QueueUrl"]
+def _reports_queue(sqs: Any, name: str = REPORTS_QUEUE) -> tuple[str, str]:
+    """A queue's URL and ARN (the termination reports queue's unless named)."""
+    url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
     attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
     return url, attributes["Attributes"]["QueueArn"]
 
@@ -176,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     every(args.sweep_every, stopping, lambda: sweep(lambda_client), "SweeperFunction")
     every(args.sweep_every, stopping, lambda: relay_backlog(lambda_client), "EventBacklogFunction")
     every(args.sweep_every, stopping, lambda: move_history(lambda_client), "HistoryMoverFunction")
+    start_delivery_pump(sqs, lambda_client, stopping)
     while not stopping.is_set():
         try:
             applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)
@@ -185,6 +198,19 @@ def main(argv: list[str] | None = None) -> int:
             log.exception("reports pump error")
             time.sleep(1)
     return 0
+
+
+def start_delivery_pump(sqs: Any, lambda_client: Any, stopping: threading.Event) -> None:
+    """The webhook delivery queue to WebhookSenderFunction, on a thread of its own (a batch
+    takes up to its slowest endpoint's 10 s: it must not hold the reports back)."""
+    deliveries = _reports_queue(sqs, DELIVERY_QUEUE)
+
+    def step() -> None:
+        sent = pump_queue(sqs, lambda_client, "WebhookSenderFunction", deliveries, wait=1)
+        if sent:
+            log.info("webhook sender done with %d message(s)", sent)
+
+    every(0.1, stopping, step, "WebhookSenderFunction")
 
 
 def stop_on_signals() -> threading.Event:

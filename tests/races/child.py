@@ -37,6 +37,8 @@ def _invoke(call: Call, hook: ReadHook) -> Any:
     resolver.key_cache.clear()
     function, event = call
     module = load_function(function)
-    table = getattr(module, "function", module).ports.store
-    table.load_node = hook.wrap(table.load_node)
+    ports = getattr(module, "function", module).ports
+    # The first read of the write's partition: a node's, or an org's webhooks.
+    ports.store.load_node = hook.wrap(ports.store.load_node)
+    ports.webhooks.load_hooks = hook.wrap(ports.webhooks.load_hooks)
     return invoke(module, event, FakeContext(timeout_ms=INVOCATION_MS))

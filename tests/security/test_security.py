@@ -215,7 +215,8 @@ def test_every_dynamodb_statement_on_the_table_is_scoped_to_key_prefixes():
         assert patterns, (logical_id, statement.get("Sid"), "no dynamodb:LeadingKeys condition")
         assert set(statement["Condition"]) == {"ForAllValues:StringLike"}, logical_id
         for pattern in patterns:
-            assert re.fullmatch(r"[A-Z]+#\*", pattern), (logical_id, pattern)
+            # A prefix, or the one platform item (which org is the operator's).
+            assert re.fullmatch(r"[A-Z]+#\*|PLATFORM", pattern), (logical_id, pattern)
 
 
 def test_no_function_may_write_an_api_key_item():
@@ -230,6 +231,7 @@ def test_no_function_may_write_an_api_key_item():
 
 def test_each_function_may_touch_only_the_key_prefixes_it_needs():
     node, key, idem, hist = "NODE#*", "APIKEY#*", "IDEMPOTENCY#*", "NODEHIST#*"
+    hooks = "ORGHOOK#*"
     assert _grants() == {
         "ListUnitsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
         "ReclaimFunction": {
@@ -321,15 +323,50 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         # one (a node update's reviews) in its node feed, nothing else.
         "NodeEventsFunction": {"dynamodb:Query": {"NODEEVT#*"}, "dynamodb:GetItem": {key, node}},
         "OrgEventsFunction": {"dynamodb:Query": {"ORGEVT#*"}, "dynamodb:GetItem": {key}},
+        # ... and queue webhook deliveries: the subscriptions read, each delivery's record
+        # put before its message (the operator's org read from the platform item).
         "EventRelayFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
-            "dynamodb:PutItem": {"NODEEVT#*"},
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {"PLATFORM"},
+            "dynamodb:PutItem": {"NODEEVT#*", "WHDELIV#*"},
         },
         "EventBacklogFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
-            "dynamodb:PutItem": {"NODEEVT#*"},
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {"PLATFORM"},
+            "dynamodb:PutItem": {"NODEEVT#*", "WHDELIV#*"},
+        },
+        # An org's webhooks: its own partition (the handler reads the caller's org only),
+        # the key records beside a write; never a node, an event or a delivery.
+        "CreateWebhookFunction": {
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:PutItem": {hooks, idem},
+            "dynamodb:ConditionCheckItem": {idem},
+        },
+        "ListWebhooksFunction": {"dynamodb:Query": {hooks}, "dynamodb:GetItem": {key}},
+        "GetWebhookFunction": {"dynamodb:GetItem": {hooks, key}},
+        "DeleteWebhookFunction": {
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:PutItem": {hooks, idem},
+            "dynamodb:DeleteItem": {hooks},
+            "dynamodb:ConditionCheckItem": {idem},
+        },
+        "ListWebhookDeliveriesFunction": {
+            "dynamodb:GetItem": {hooks, key},
+            "dynamodb:Query": {"WHDELIV#*"},
+        },
+        "RetryWebhookDeliveryFunction": {"dynamodb:GetItem": {hooks, key, "WHDELIV#*"}},
+        "RotateWebhookSecretFunction": {
+            "dynamodb:Query": {hooks},
+            "dynamodb:GetItem": {key, idem},
+            "dynamodb:PutItem": {idem},
+            "dynamodb:UpdateItem": {hooks},
+            "dynamodb:ConditionCheckItem": {idem},
         },
     }
 

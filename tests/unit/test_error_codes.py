@@ -37,8 +37,8 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (500, "internal"): False,
     (503, "internal"): False,
 }
-# Rows of the contract whose endpoints are not built yet (webhooks, the media type check).
-NOT_YET = {(409, "subscription_limit"), (415, "unsupported_media_type")}
+# Rows of the contract whose endpoints are not built yet (the media type check).
+NOT_YET = {(415, "unsupported_media_type")}
 
 
 def every_error_class() -> list[type[ApiError]]:

@@ -269,3 +269,26 @@ def test_an_attempt_in_the_listing_has_the_contracts_fields_absent_rather_than_n
              "nextAttemptAt": "2026-12-01T05:08:52Z", "state": "pending"},
         ]
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("known", "retry_of", "expected"),
+    [
+        # A retry by hand of a failed delivery, as it still stands: one more attempt.
+        (delivery(state=DeliveryState.FAILED, attempts=8), 8, Send(attempt=9)),
+        (delivery(state=DeliveryState.FAILED, attempts=9), 9, Send(attempt=10)),
+        # Its copy after that attempt was recorded (or an older retry): nothing.
+        (delivery(state=DeliveryState.FAILED, attempts=9), 8, Skip("already failed")),
+        (delivery(state=DeliveryState.DELIVERED, attempts=9), 8, Skip("already delivered")),
+        (delivery(state=DeliveryState.FAILED, attempts=8), None, Skip("already failed")),
+    ],
+)
+def test_a_retry_by_hand_sends_once_more_only_what_is_failed_as_it_named(known, retry_of, expected):
+    asked = request().model_copy(update={"retry_of": retry_of})
+    assert plan(subscription(), known, asked, NOW) == expected
+
+
+def test_a_retrys_message_names_the_attempts_and_an_ordinary_one_does_not():
+    assert "retryOf" not in request().to_json()
+    asked = request().model_copy(update={"retry_of": 8})
+    assert DeliveryRequest.model_validate_json(asked.to_json()).retry_of == 8

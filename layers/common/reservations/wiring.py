@@ -11,10 +11,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.clock import utc_now
 from reservations.config import check_settings
+from reservations.dal.hook_store import HookTable
 from reservations.dal.nodes import make_node_queue
 from reservations.dal.queues import send_termination, send_terminations
 from reservations.dal.store import NodeTable
 from reservations.dal.terminations import TerminationTable
+from reservations.dal.webhooks import DeliveryQueue
 from reservations.logic.ports import Ports
 from reservations.observability import logger, metrics, tracer
 
@@ -34,8 +36,8 @@ def entry_point(correlation_id_path: str) -> Callable[[Handler], Handler]:
 
 
 def real_ports(**overrides: Any) -> Ports:
-    """The table, the queues and the clock; ``overrides``: a function's own (a create's
-    reservation ids)."""
+    """The table, the queues, an org's webhooks and the clock; ``overrides``: a function's
+    own (a create's reservation ids)."""
     real: dict[str, Any] = {
         "store": NodeTable(),
         "terminations": TerminationTable(),
@@ -43,5 +45,7 @@ def real_ports(**overrides: Any) -> Ports:
         "send_terminations": send_terminations,
         "send_termination": send_termination,
         "make_queue": make_node_queue,
+        "webhooks": HookTable(),
+        "queue_delivery": DeliveryQueue().send,
     }
     return Ports(**(real | overrides))

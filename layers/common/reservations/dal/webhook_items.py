@@ -2,6 +2,8 @@
 partitions' layout, as a layout of its own).
 
 - ``ORGHOOK#<org>`` / ``WH#<subscription>``: a subscription; an org's are one Query.
+- ``ORGHOOK#<org>`` / ``COUNT``: how many subscriptions the org has (``count``), what every
+  subscribe and delete is conditioned on (the limit of 10 holds under concurrency).
 - ``WHDELIV#<subscription>`` / ``EVT#<event>``: one event's delivery to it, where it stands.
 - ``WHDELIV#<subscription>`` / ``ATT#<at>#<event>#<attempt>``: one attempt, so the listing
   is one Query of ``ATT#`` backwards (newest first).
@@ -28,6 +30,7 @@ from reservations.models.webhooks import (
 
 SUBSCRIPTION_PREFIX = "ORGHOOK#"
 SUBSCRIPTION_SK_PREFIX = "WH#"
+COUNTER_SK = "COUNT"
 DELIVERY_PREFIX = "WHDELIV#"
 DELIVERY_SK_PREFIX = "EVT#"
 ATTEMPT_SK_PREFIX = "ATT#"
@@ -51,6 +54,14 @@ def _time_or_none(text: Any) -> datetime | None:
 
 def subscription_key(org_id: str, subscription_id: str) -> Item:
     return {"PK": SUBSCRIPTION_PREFIX + org_id, "SK": SUBSCRIPTION_SK_PREFIX + subscription_id}
+
+
+def subscription_pk(org_id: str) -> str:
+    return SUBSCRIPTION_PREFIX + org_id
+
+
+def counter_key(org_id: str) -> Item:
+    return {"PK": subscription_pk(org_id), "SK": COUNTER_SK}
 
 
 def delivery_pk(subscription_id: str) -> str:

@@ -25,6 +25,7 @@ from reservations.dal.webhook_items import (
 from reservations.models.webhooks import (
     Delivery,
     DeliveryAttempt,
+    DeliveryRequest,
     DeliveryState,
     Subscription,
     SubscriptionStatus,
@@ -111,7 +112,14 @@ class WebhookTable:
 
 
 class DeliveryQueue:
-    """The delivery queue: a received message is held back until its next attempt."""
+    """The delivery queue: a received message is held back until its next attempt; a
+    retry by hand is put on it."""
+
+    def send(self, request: DeliveryRequest) -> None:
+        """One delivery request on the queue (raises when SQS does not take it)."""
+        clients.sqs().send_message(
+            QueueUrl=webhook_delivery_queue_url(), MessageBody=request.to_json()
+        )
 
     def hold(self, receipt_handle: str, until: datetime, now: datetime) -> None:
         """The message comes back at ``until`` (at most 12 hours on: then it is looked at

@@ -31,6 +31,15 @@ from reservations.models.requests import (
     CreateReservationRequest,
     PlaceWorkloadRequest,
 )
+from reservations.models.webhook_api import (
+    NoBody,
+    RetryQueued,
+    SubscribeRequest,
+    SubscriptionPage,
+    SubscriptionView,
+    SubscriptionWithSecret,
+)
+from reservations.models.webhooks import DeliveryPage
 
 _PATH_ID = re.compile(r"\{(\w+)\}")
 # The documented errors of every write: 400, 401, 404, 409, 422 (500 and 503 come always).
@@ -222,6 +231,91 @@ ORG_EVENTS = _feed(
     "listEvents",
 )
 
+WEBHOOKS = "/v1/webhooks"
+WEBHOOK = WEBHOOKS + "/{subscriptionId}"
+
+CREATE_WEBHOOK = ApiRoute(
+    "create_webhook",
+    "POST",
+    WEBHOOKS,
+    "Subscribe an endpoint to the caller's org's feed (at most 10 per org)",
+    "createWebhook",
+    "the subscription and its signing secret (shown this once); Location names it",
+    SubscriptionWithSecret,
+    status=201,
+    body=SubscribeRequest,
+)
+LIST_WEBHOOKS = ApiRoute(
+    "list_webhooks",
+    "GET",
+    WEBHOOKS,
+    "List the caller's org's webhook subscriptions",
+    "listWebhooks",
+    "a page of subscriptions, sorted by id (no secrets)",
+    SubscriptionPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+GET_WEBHOOK = ApiRoute(
+    "get_webhook",
+    "GET",
+    WEBHOOK,
+    "Get one of the caller's org's webhook subscriptions",
+    "getWebhook",
+    "the subscription, active or disabled (no secret)",
+    SubscriptionView,
+    errors=(401, 404),
+    keyed=False,
+)
+DELETE_WEBHOOK = ApiRoute(
+    "delete_webhook",
+    "DELETE",
+    WEBHOOK,
+    "Delete a webhook subscription: nothing more is sent to it",
+    "deleteWebhook",
+    "deleted (no body)",
+    status=204,
+)
+ROTATE_WEBHOOK_SECRET = ApiRoute(
+    "rotate_webhook_secret",
+    "POST",
+    WEBHOOK + "/rotate-secret",
+    "Give a subscription a new signing secret; the old one signs too for 24 hours",
+    "rotateWebhookSecret",
+    "the subscription and its new secret (shown this once)",
+    SubscriptionWithSecret,
+    body=NoBody,
+    body_required=False,
+)
+LIST_DELIVERIES = ApiRoute(
+    "list_webhook_deliveries",
+    "GET",
+    WEBHOOK + "/deliveries",
+    "A subscription's recent delivery attempts, newest first",
+    "listWebhookDeliveries",
+    "a page of attempts, newest first",
+    DeliveryPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+RETRY_DELIVERY = ApiRoute(
+    "retry_webhook_delivery",
+    "POST",
+    WEBHOOK + "/deliveries/{eventId}/retry",
+    "Send a failed delivery again now (one more attempt)",
+    "retryWebhookDelivery",
+    "the attempt is queued: it is made within seconds",
+    RetryQueued,
+    status=202,
+    errors=(400, 401, 404, 409),
+    description=(
+        "A retry is one attempt however often it is asked: a repeat, with or without the "
+        "same Idempotency-Key, queues the same attempt, which is made once; the header is "
+        "checked, and nothing needs keeping. A delivery that is not failed is a 409 "
+        "conflict: a pending one is retried on its schedule."
+    ),
+)
+
 # Every route, in the order the OpenAPI document is merged from its functions.
 ALL = (
     LIST_UNITS,
@@ -237,4 +331,11 @@ ALL = (
     REAFFIRM,
     NODE_EVENTS,
     ORG_EVENTS,
+    CREATE_WEBHOOK,
+    LIST_WEBHOOKS,
+    GET_WEBHOOK,
+    DELETE_WEBHOOK,
+    ROTATE_WEBHOOK_SECRET,
+    LIST_DELIVERIES,
+    RETRY_DELIVERY,
 )

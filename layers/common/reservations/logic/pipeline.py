@@ -1,4 +1,6 @@
-"""One pipeline for every conditional, idempotent write on a node's partition.
+"""One pipeline for every conditional, idempotent write: on a node's partition, or on an
+org's webhooks (a spec's ``partition``: where it reads and commits, and keeps the key's
+records).
 
 A write endpoint is a :class:`WriteSpec` and a pure ``decide``: from the node as read, the
 request, the caller and the clock, a refusal (an :class:`ApiError`) or a :class:`Decision`,
@@ -27,26 +29,32 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
 from reservations.logic import idempotency
-from reservations.logic.ports import Ports
+from reservations.logic.ports import Clock, NodeStore, Ports
 from reservations.logic.retries import retried
 from reservations.models.domain import Caller, NodeSnapshot
 from reservations.models.errors import ApiError, NotFound
 from reservations.models.events import StoredEvent
-from reservations.models.idempotency import IdempotentRequest, Outcome
+from reservations.models.idempotency import (
+    AnswerRecord,
+    IdempotentRequest,
+    Outcome,
+    StoredResponse,
+)
 from reservations.models.ids import is_resource_id, is_workload_id
 from reservations.models.requests import RawBody
+from reservations.models.webhook_api import HookWrite
 from reservations.models.writes import PartitionWrite, WriteConflict
 from reservations.observability import logger, metrics
 from reservations.rules.idempotency import is_kept
 
 B = TypeVar("B")
-W = TypeVar("W", bound=PartitionWrite)
+W = TypeVar("W", bound=PartitionWrite | HookWrite)
 
 # How a path id must look, by its name in the route (any other: a resource id).
 _ID_RULES: dict[str, Callable[[str], bool]] = {"workloadId": is_workload_id}
@@ -79,6 +87,7 @@ class Request(Generic[B]):
     route: Route
     body: B
     new_id: Callable[[], str]
+    new_secret: Callable[[], str]
 
 
 @dataclass(frozen=True)
@@ -110,9 +119,51 @@ class Access:
     on_node: Callable[[Caller, NodeSnapshot, Route], bool] | None = None
 
 
-Decide = Callable[[NodeSnapshot | None, Request[B], Caller, datetime], ApiError | Decision[W]]
+# What the write decides from: the node as read (``NodeSnapshot | None``), or the org's
+# webhooks (``OrgHooks``); each use case's ``decide`` names its own.
+Decide = Callable[[Any, Request[B], Caller, datetime], ApiError | Decision[W]]
 # The write's events, from the node as read and the write (``rules.events`` builds each).
 Events = Callable[[NodeSnapshot | None, W], tuple[StoredEvent, ...]]
+
+
+class Partition(Protocol):
+    """Where a write reads what it decides from and commits, with the key's records."""
+
+    def read(self, route: Route, caller: Caller) -> Any:
+        """What the write decides from, strongly consistent."""
+
+    def commit(self, write: Any, answer: AnswerRecord | None) -> None:
+        """All or nothing, with the key's record; WriteConflict when anything read changed."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        """The record kept under this scope, if any (live or not)."""
+
+
+@dataclass(frozen=True)
+class NodePartition:
+    """A node's partition (the path's ``nodeId``), through the node store."""
+
+    store: NodeStore
+    clock: Clock
+
+    def read(self, route: Route, caller: Caller) -> NodeSnapshot | None:
+        return _with_ended(self.store.load_node(route.node_id), route, self.store, self.clock())
+
+    def commit(self, write: Any, answer: AnswerRecord | None) -> None:
+        self.store.commit(write, answer)
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        return self.store.keep_answer(answer)
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        return self.store.stored_answer(scope)
+
+
+def node_partition(ports: Ports) -> Partition:
+    return NodePartition(ports.store, ports.clock)
 
 
 def _never(_body: Any) -> bool:
@@ -133,7 +184,6 @@ class WriteSpec(Generic[B, W]):
     access: Access
     parse: Callable[[RawBody], B]
     decide: Decide[B, W]
-    events: Events[W]  # written in the write's own transaction: its record
     committed: Callable[[W], Committed]
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
@@ -143,7 +193,10 @@ class WriteSpec(Generic[B, W]):
     # Refusals a committed first request explains: the key's first answer, if any, instead.
     first_answer_for: tuple[type[ApiError], ...] = ()
     before_write: Callable[[W, Ports], W] | None = None  # a step before the first write
-    after_commit: Callable[[NodeSnapshot | None, W, Ports, datetime], None] | None = None
+    after_commit: Callable[[Any, W, Ports, datetime], None] | None = None
+    partition: Callable[[Ports], Partition] = node_partition  # where it reads and commits
+    # Written in the write's own transaction, its record (a node's writes; None: no events).
+    events: Events[W] | None = None
 
     @property
     def noun(self) -> str:
@@ -162,49 +215,48 @@ def run_write(
     """The answer to one write: its outcome or a replay; an ApiError is raised."""
     if not (_ids_look_right(route) and spec.access.permitted(caller)):
         raise NotFound()
-    read_node = _node_reads(spec, route, caller, ports)
+    partition = spec.partition(ports)
+    read = _reads(spec, route, caller, partition)
     parsed = spec.parse(body)
     keyed = _keyed(spec, route, caller, parsed, idempotency_key)
-    request = Request(route, parsed, ports.new_id)
+    request = Request(route, parsed, ports.new_id, ports.new_secret)
     try:
         if spec.timely is not None:
             spec.timely(parsed, ports.clock())
         return retried(
-            lambda: _attempt(spec, request, caller, keyed, read_node, ports),
+            lambda: _attempt(spec, request, caller, keyed, read, ports, partition),
             ports.sleep,
             spec.name,
             spec.conflict.format(body=parsed, **route.params),
         )
     except spec.first_answer_for as refusal:
-        return _first_answer_or(refusal, keyed, ports)
+        return _first_answer_or(refusal, keyed, ports, partition)
 
 
 def _ids_look_right(route: Route) -> bool:
     return all(_ID_RULES.get(name, is_resource_id)(value) for name, value in route.params.items())
 
 
-def _node_reads(
-    spec: WriteSpec[B, W], route: Route, caller: Caller, ports: Ports
-) -> Callable[[], NodeSnapshot | None]:
-    """The node's reads, one per attempt. Where the node settles who may make the call,
-    anyone but the operator (who may act on any node) has it read now, and must be allowed
-    on it, else the one 404 before the body; that read serves the first attempt, so the
-    call costs what it would anyway."""
-    pending: list[NodeSnapshot] = []
+def _reads(
+    spec: WriteSpec[B, W], route: Route, caller: Caller, partition: Partition
+) -> Callable[[], Any]:
+    """The partition's reads, one per attempt. Where the node settles who may make the
+    call, anyone but the operator (who may act on any node) has it read now, and must be
+    allowed on it, else the one 404 before the body; that read serves the first attempt,
+    so the call costs what it would anyway."""
+    pending: list[Any] = []
     on_node = spec.access.on_node
-
-    def read() -> NodeSnapshot | None:
-        return _with_ended(ports.store.load_node(route.node_id), route, ports)
-
     if on_node is not None and not caller.platform_operator:
-        first = read()
+        first = partition.read(route, caller)
         if first is None or not on_node(caller, first, route):
             raise NotFound()
         pending.append(first)
-    return lambda: pending.pop() if pending else read()
+    return lambda: pending.pop() if pending else partition.read(route, caller)
 
 
-def _with_ended(snapshot: NodeSnapshot | None, route: Route, ports: Ports) -> NodeSnapshot | None:
+def _with_ended(
+    snapshot: NodeSnapshot | None, route: Route, store: NodeStore, now: datetime
+) -> NodeSnapshot | None:
     """The node as read, with the route's reservation from the node's history when it is
     not in the node's partition (one GetItem, on that path alone): a write on an ended
     reservation is refused as one (409 ``reservation_not_active``), as before it moved,
@@ -214,8 +266,8 @@ def _with_ended(snapshot: NodeSnapshot | None, route: Route, ports: Ports) -> No
         return snapshot
     if any(reservation.id == reservation_id for reservation in snapshot.reservations):
         return snapshot
-    ended = ports.store.load_ended(route.node_id, reservation_id)
-    if ended is None or not ended.retained_at(ports.clock()):
+    ended = store.load_ended(route.node_id, reservation_id)
+    if ended is None or not ended.retained_at(now):
         return snapshot
     return replace(snapshot, reservations=(*snapshot.reservations, ended))
 
@@ -234,21 +286,24 @@ def _attempt(
     request: Request[B],
     caller: Caller,
     keyed: IdempotentRequest | None,
-    read_node: Callable[[], NodeSnapshot | None],
+    read: Callable[[], Any],
     ports: Ports,
+    partition: Partition,
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
-    snapshot = read_node()
+    snapshot = read()
     decided = spec.decide(snapshot, request, caller, now)
     if isinstance(decided, ApiError):
-        return _refused(spec, decided, keyed, ports, now)
+        return _refused(spec, decided, keyed, partition, now)
     if decided.write is None:
         return decided.answer
     write = decided.write if spec.before_write is None else spec.before_write(decided.write, ports)
-    write = replace(write, events=spec.events(snapshot, write))
+    if spec.events is not None:  # a node's write: each carries its events
+        node_write: Any = write
+        write = replace(node_write, events=spec.events(snapshot, write))
     try:
-        ports.store.commit(write, idempotency.answer_record(keyed, decided.answer, now))
+        partition.commit(write, idempotency.answer_record(keyed, decided.answer, now))
     except WriteConflict as conflict:
         return _lost_race(spec, keyed, conflict, now)
     _count(spec.committed(write), request.route, caller)
@@ -261,14 +316,14 @@ def _refused(
     spec: WriteSpec[B, W],
     refusal: ApiError,
     keyed: IdempotentRequest | None,
-    ports: Ports,
+    partition: Partition,
     now: datetime,
 ) -> Outcome:
     """Raise the refusal, kept first when it is a decision; a first answer replayed instead."""
     kept = keyed is not None and is_kept(refusal.status, refusal.code)
     logger.info(f"{spec.noun} refused", extra={"code": refusal.code, "kept": kept})
     metrics.add_metric(name=f"{spec.name}Refusals", unit=MetricUnit.Count, value=1)
-    return idempotency.refuse(keyed, refusal, now, ports.store.keep_answer)
+    return idempotency.refuse(keyed, refusal, now, partition.keep_answer)
 
 
 def _lost_race(
@@ -292,11 +347,13 @@ def _count(committed: Committed, route: Route, caller: Caller) -> None:
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
-def _first_answer_or(refusal: ApiError, keyed: IdempotentRequest | None, ports: Ports) -> Outcome:
+def _first_answer_or(
+    refusal: ApiError, keyed: IdempotentRequest | None, ports: Ports, partition: Partition
+) -> Outcome:
     """The key's live first answer when there is one (a create whose term went stale since
     it committed, an end whose workload is gone because it did); else the refusal. Only
     then is the record read: one GetItem, on this path alone."""
-    replayed = idempotency.first_answer(keyed, ports.store.stored_answer, ports.clock())
+    replayed = idempotency.first_answer(keyed, partition.stored_answer, ports.clock())
     if replayed is None:
         raise refusal
     return replayed

@@ -24,6 +24,14 @@ from reservations.models.domain import (
 from reservations.models.events import StoredEvent
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
+from reservations.models.webhook_api import HookWrite, OrgHooks
+from reservations.models.webhooks import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryRequest,
+    Subscription,
+    new_secret,
+)
 from reservations.models.writes import PartitionWrite
 
 Clock = Callable[[], datetime]
@@ -91,15 +99,45 @@ class TerminationStore(Protocol):
         written, when no such termination is open."""
 
 
+class HookStore(Protocol):
+    """An org's webhook subscriptions (``ORGHOOK#<org>``): read strongly consistent, with
+    the counter the writes are conditioned on, and written one transaction at a time with
+    the Idempotency-Key's records beside it."""
+
+    def load_hooks(self, org_id: str) -> OrgHooks:
+        """Every subscription of the org (at most 10) and its counter."""
+
+    def load_subscription(self, org_id: str, subscription_id: str) -> Subscription | None:
+        """One of the org's subscriptions; None when the org has none of that id."""
+
+    def commit(self, write: HookWrite, answer: AnswerRecord | None = None) -> None:
+        """All or nothing; WriteConflict when the counter or the subscription changed."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None: ...
+    def stored_answer(self, scope: str) -> StoredResponse | None: ...
+
+    def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
+        """One event's delivery to the subscription, where it stands."""
+
+    def attempts_page(
+        self, subscription_id: str, before: str | None, count: int
+    ) -> list[DeliveryAttempt]:
+        """Up to ``count`` attempts, newest first, from before the position ``before``."""
+
+
+# Puts one delivery request on the webhook delivery queue; raises when it is not taken.
+DeliveryQueuer = Callable[[DeliveryRequest], None]
+
+
 def _new_id() -> str:
     return str(uuid.uuid4())
 
 
 @dataclass(frozen=True)
 class Ports:
-    """Everything a function's use cases touch: the two stores, the node queues (a reclaim's
-    batch send, the sweeper's single send, a registration's queue), the clock, the id
-    source and the backoff's sleep."""
+    """Everything a function's use cases touch: the node stores, the node queues (a
+    reclaim's batch send, the sweeper's single send, a registration's queue), an org's
+    webhooks, the clock, the id and secret sources and the backoff's sleep."""
 
     store: NodeStore
     terminations: TerminationStore
@@ -107,5 +145,8 @@ class Ports:
     send_terminations: BatchSender
     send_termination: Sender
     make_queue: QueueMaker
+    webhooks: HookStore
+    queue_delivery: DeliveryQueuer
     new_id: Callable[[], str] = field(default=_new_id)
+    new_secret: Callable[[], str] = field(default=new_secret)
     sleep: Callable[[float], None] = field(default=time.sleep)

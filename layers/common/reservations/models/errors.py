@@ -98,6 +98,10 @@ class ReservationNotInReview(ApiError, status=409, code="reservation_not_in_revi
     """re-affirm: the reservation is not needs-review"""
 
 
+class SubscriptionLimit(ApiError, status=409, code="subscription_limit"):
+    """subscribe: the org already has 10 webhook subscriptions"""
+
+
 class Conflict(ApiError, status=409, code="conflict"):
     """the write kept losing to concurrent writers; the same key may retry and then act"""
 

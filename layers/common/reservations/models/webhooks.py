@@ -180,9 +180,13 @@ class DeliveryRequest(BaseModel):
     event_id: str = Field(alias="eventId", pattern=RESOURCE_ID)
     event_type: str = Field(alias="eventType", min_length=1, max_length=128)
     body: str = Field(min_length=2, max_length=MAX_BODY_CHARS)
+    # A retry by hand of a failed delivery: the attempts it had failed after. The sender
+    # makes one more attempt while the delivery is still failed after that many (a copy of
+    # the message, or a retry asked twice, finds one more and sends nothing).
+    retry_of: int | None = Field(None, alias="retryOf", ge=1)
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True)
+        return self.model_dump_json(by_alias=True, exclude_none=True)
 
 
 class DeliveryView(WireModel):

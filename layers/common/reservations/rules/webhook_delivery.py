@@ -7,6 +7,7 @@ the delivery's record           what a message for it does now
 none yet                        attempt 1
 pending, next attempt due       attempt ``attempts + 1``
 pending, next attempt later     waits until then (the message comes back at that time)
+failed, retried by hand         attempt ``attempts + 1`` (the message names ``attempts``)
 delivered or failed             nothing (a copy of a message already dealt with)
 subscription gone               nothing
 subscription disabled           nothing; a pending delivery becomes ``failed``
@@ -91,11 +92,19 @@ def plan(
         return Skip(f"the subscription no longer takes {request.event_type}", abandon=pending)
     if delivery is None:
         return Send(attempt=1)
+    if _retried_by_hand(delivery, request):
+        return Send(attempt=delivery.attempts + 1)
     if not pending:
         return Skip(f"already {delivery.state.value}")
     if delivery.next_attempt_at is not None and now < delivery.next_attempt_at:
         return Wait(until=delivery.next_attempt_at)
     return Send(attempt=delivery.attempts + 1)
+
+
+def _retried_by_hand(delivery: Delivery, request: DeliveryRequest) -> bool:
+    """A retry asked by hand of this failed delivery, as it still stands."""
+    failed = delivery.state is DeliveryState.FAILED
+    return failed and request.retry_of is not None and request.retry_of == delivery.attempts
 
 
 def retry_delay(attempt: int, jitter: float) -> timedelta | None:

@@ -1,0 +1,28 @@
+"""Lambda entry point for POST /v1/webhooks/{id}/deliveries/{eventId}/retry."""
+
+from aws_lambda_powertools.event_handler import Response
+
+from reservations.http import routes
+from reservations.http.functions import IDEMPOTENCY_KEY, answer, api_function
+from reservations.http.resolver import current_caller
+from reservations.logic.webhook_deliveries import retry_delivery
+
+function = api_function()
+app, lambda_handler = function.app, function.lambda_handler
+
+
+@function.route(routes.RETRY_DELIVERY)
+def retry(
+    subscriptionId: str, eventId: str, idempotency_key: IDEMPOTENCY_KEY = None
+) -> Response[str]:
+    ports = function.ports
+    outcome = retry_delivery(
+        current_caller(app),
+        subscriptionId,
+        eventId,
+        idempotency_key,
+        ports.webhooks,
+        ports.queue_delivery,
+        ports.clock(),
+    )
+    return answer(outcome)

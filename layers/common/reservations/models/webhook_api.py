@@ -1,0 +1,159 @@
+"""The webhook endpoints' shapes: the subscribe body, what the answers show, an org's
+subscriptions as the writes read them, and the writes on them (an org's ``ORGHOOK#``
+partition, beside the node partitions' writes of ``models.writes``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import ConfigDict, Field, StrictStr
+
+from reservations.models.api import WireModel
+from reservations.models.events import EventType
+from reservations.models.requests import StrictBody
+from reservations.models.times import format_time
+from reservations.models.webhooks import SigningSecrets, Subscription, SubscriptionStatus
+
+MAX_DESCRIPTION = 256
+_TYPE = "|".join(t.value.replace(".", r"\.") for t in EventType)
+
+
+class SubscribeRequest(StrictBody):
+    """The body of ``POST /v1/webhooks``: where to send, which types (absent: every type)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "url": "https://hooks.example.com/reservations",
+                    "types": ["workload.termination_requested"],
+                    "description": "spot terminations to the scheduler",
+                }
+            ]
+        },
+    )
+
+    url: StrictStr = Field(
+        max_length=2048,
+        description="https:// with a host name (no address, no user info, no fragment); "
+        "port 443 or 1024-65535",
+    )
+    types: list[StrictStr] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=len(EventType),
+        json_schema_extra={
+            "uniqueItems": True,
+            "items": {"type": "string", "pattern": f"^({_TYPE})$"},
+        },
+        description="event types to deliver; absent: every type",
+    )
+    description: StrictStr | None = Field(default=None, max_length=MAX_DESCRIPTION)
+
+
+class NoBody(StrictBody):
+    """A POST that takes no body: none, blank or ``{}`` (a rotation)."""
+
+
+@dataclass(frozen=True)
+class OrgHooks:
+    """An org's subscriptions as a write reads them, and how many there are as its counter
+    says (what the next write is conditioned on)."""
+
+    org_id: str
+    subscriptions: tuple[Subscription, ...]
+    count: int
+
+    def find(self, subscription_id: str) -> Subscription | None:
+        return next((s for s in self.subscriptions if s.id == subscription_id), None)
+
+
+@dataclass(frozen=True)
+class SubscriptionCreate:
+    """A new subscription; the org's counter goes from ``count`` (as read) to one more."""
+
+    write_id: str
+    subscription: Subscription
+    count: int
+
+
+@dataclass(frozen=True)
+class SubscriptionDelete:
+    """A subscription removed; the org's counter goes from ``count`` (as read) to one less."""
+
+    write_id: str
+    subscription: Subscription
+    count: int
+
+
+@dataclass(frozen=True)
+class SecretRotation:
+    """A subscription's secrets replaced, on condition that its current one is ``before``'s."""
+
+    write_id: str
+    subscription: Subscription
+    before: SigningSecrets
+
+
+# Every write of an org's webhooks partition.
+HookWrite = SubscriptionCreate | SubscriptionDelete | SecretRotation
+
+
+class SubscriptionView(WireModel):
+    """A subscription as ``GET /v1/webhooks/{id}`` and the list show it: never its secret."""
+
+    id: str
+    url: str
+    types: list[str] | None = Field(None, description="absent: every type")
+    description: str | None = None
+    status: SubscriptionStatus = Field(
+        description="disabled: every delivery failed for 5 days (delete and subscribe again)"
+    )
+    created_at: str
+    disabled_at: str | None = None
+
+    @classmethod
+    def of(cls, subscription: Subscription) -> SubscriptionView:
+        disabled = subscription.disabled_at
+        return cls(
+            id=subscription.id,
+            url=subscription.url,
+            types=None if subscription.types is None else sorted(subscription.types),
+            description=subscription.description,
+            status=subscription.status,
+            created_at=format_time(subscription.created_at),
+            disabled_at=None if disabled is None else format_time(disabled),
+        )
+
+
+class SubscriptionWithSecret(SubscriptionView):
+    """A subscription with its signing secret: the answer of a subscribe and of a rotation,
+    the only times the secret is shown."""
+
+    secret: str = Field(description="whsec_...: shown this once")
+
+    @classmethod
+    def with_secret(cls, subscription: Subscription) -> SubscriptionWithSecret:
+        view = SubscriptionView.of(subscription)
+        return cls(**view.model_dump(), secret=subscription.secrets.current)
+
+
+class SubscriptionPage(WireModel):
+    """One page of the org's subscriptions, sorted by id."""
+
+    items: list[SubscriptionView]
+    next_cursor: str | None = Field(
+        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
+    )
+
+
+class RetryQueued(WireModel):
+    """A retry by hand, queued: the attempt it will be (sent within seconds)."""
+
+    event_id: str
+    attempt: int
+    queued_at: str
+
+    def __init__(self, event_id: str, attempt: int, queued_at: datetime) -> None:
+        super().__init__(event_id=event_id, attempt=attempt, queued_at=format_time(queued_at))
