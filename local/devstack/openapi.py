@@ -24,7 +24,8 @@ API_FUNCTIONS = tuple(route.function for route in routes.ALL)
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "
     "market. Every request carries `Authorization: Bearer <API key>`; every error body is "
-    '{"error": str, "code": str, "details"?: [{"field", "problem"}]}. '
+    '{"error": str, "code": str, "details"?: [{"field", "problem"}], "requestId": str}; '
+    "every response names its request in `X-Request-Id`. "
     "The repository's docs/api.md describes the API in full."
 )
 
@@ -46,7 +47,22 @@ def generate() -> dict[str, Any]:
     for function in API_FUNCTIONS:
         merge.add_file(ROOT / "functions" / function / "app.py")
     document = json.loads(merge.get_openapi_json_schema())
-    return _without_powertools_defaults(document)
+    return _headers_once(_without_powertools_defaults(document))
+
+
+def _headers_once(document: dict[str, Any]) -> dict[str, Any]:
+    """Each response header declared once, under ``components/headers``, and referred to
+    by every response that carries it (a header means the same on every response)."""
+    declared: dict[str, Any] = {}
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for response in operation["responses"].values():
+                for name, header in response.get("headers", {}).items():
+                    if declared.setdefault(name, header) != header:
+                        raise ValueError(f"header {name} is declared two ways")
+                    response["headers"][name] = {"$ref": f"#/components/headers/{name}"}
+    document["components"]["headers"] = declared
+    return document
 
 
 def _without_powertools_defaults(document: dict[str, Any]) -> dict[str, Any]:

@@ -10,8 +10,30 @@ def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
     release = spec["paths"][PATH + "release"]["post"]
     cancel = spec["paths"][PATH + "cancel"]["post"]
     reclaim = spec["paths"][PATH + "reclaim"]["post"]
-    assert set(release["responses"]) == {"200", "400", "401", "404", "409", "422", "500", "503"}
-    assert set(cancel["responses"]) == {"200", "400", "401", "404", "409", "422", "500", "503"}
+    assert set(release["responses"]) == {
+        "200",
+        "400",
+        "401",
+        "404",
+        "409",
+        "415",
+        "422",
+        "429",
+        "500",
+        "503",
+    }
+    assert set(cancel["responses"]) == {
+        "200",
+        "400",
+        "401",
+        "404",
+        "409",
+        "415",
+        "422",
+        "429",
+        "500",
+        "503",
+    }
     for operation in (release, cancel):
         ok = operation["responses"]["200"]["content"]["application/json"]["schema"]
         assert ok == {"$ref": "#/components/schemas/ReservationView"}

@@ -21,6 +21,7 @@ from reservations.models.api import (
     ReservationPage,
     ReservationView,
     UnitView,
+    WorkloadPage,
     WorkloadView,
 )
 from reservations.models.events import EventPage
@@ -55,6 +56,13 @@ class ApiRoute:
     keyed: bool = True  # takes an Idempotency-Key
     description: str | None = None
     created: str | None = None  # a 201 besides the success (a node registered)
+    located: bool = False  # its success names what it made in a Location header
+
+    @property
+    def error_statuses(self) -> tuple[int, ...]:
+        """The statuses of the errors it answers (500 and 503 aside): a route that takes a
+        body also answers 415 for one declared as anything but JSON."""
+        return tuple(sorted({*self.errors, *((415,) if self.body is not None else ())}))
 
     @property
     def path_ids(self) -> tuple[str, ...]:
@@ -106,6 +114,7 @@ CREATE_RESERVATION = ApiRoute(
     ReservationView,
     status=201,
     body=CreateReservationRequest,
+    located=True,
 )
 GET_RESERVATION = ApiRoute(
     "get_reservation",
@@ -202,6 +211,41 @@ END_WORKLOAD = ApiRoute(
 )
 
 
+GET_NODE = ApiRoute(
+    "get_node",
+    "GET",
+    NODE,
+    "Get a node as PUT answers it (operator and the node's owner)",
+    "getNode",
+    "the node",
+    NodeView,
+    errors=(401, 404),
+    keyed=False,
+)
+LIST_WORKLOADS = ApiRoute(
+    "list_workloads",
+    "GET",
+    NODE + "/workloads",
+    "List the workloads of a node the caller may see",
+    "listWorkloads",
+    "a page of workloads, sorted by id",
+    WorkloadPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+GET_WORKLOAD = ApiRoute(
+    "get_workload",
+    "GET",
+    NODE + "/workloads/{workloadId}",
+    "Get one workload of a node",
+    "getWorkload",
+    "the workload, running or terminating",
+    WorkloadView,
+    errors=(401, 404),
+    keyed=False,
+)
+
+
 def _feed(function: str, path: str, summary: str, operation_id: str) -> ApiRoute:
     """An event feed: a page of events, oldest first; a read, so no key."""
     success = "a page of events, oldest first"
@@ -237,4 +281,7 @@ ALL = (
     REAFFIRM,
     NODE_EVENTS,
     ORG_EVENTS,
+    GET_NODE,
+    LIST_WORKLOADS,
+    GET_WORKLOAD,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,19 +23,38 @@ class ErrorDetail(BaseModel):
     problem: str
 
 
+# The id of the request in hand (API Gateway's), set by the HTTP layer for the request's
+# duration: every error body names it, so a user can quote it to an operator.
+REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
 class ErrorBody(BaseModel):
-    """Every error response: ``{"error", "code"}`` plus ``details`` for validation errors."""
+    """Every error response: ``{"error", "code"}`` plus ``details`` for validation errors,
+    and ``requestId``: the id in the response's ``X-Request-Id`` and the logs."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     error: str
     code: str
     details: list[ErrorDetail] | None = None
+    request_id: str | None = None
+
+
+class ThrottledBody(BaseModel):
+    """API Gateway's own 429 when the stage's rate limit is exceeded (not the API's error
+    shape: the request never reached a function)."""
+
+    message: str = Field(examples=["Too Many Requests"])
 
 
 def error_json(error: ApiError) -> str:
-    """An error response's exact body: the one rendering for live answers and replays."""
+    """An error response's exact body: the one rendering for live answers and replays (a
+    kept refusal keeps the first request's id, byte for byte)."""
     details = [ErrorDetail(field=d.field, problem=d.problem) for d in error.details]
-    body = ErrorBody(error=error.message, code=error.code, details=details or None)
-    return body.model_dump_json(exclude_none=True)
+    body = ErrorBody(
+        error=error.message, code=error.code, details=details or None, request_id=REQUEST_ID.get()
+    )
+    return body.model_dump_json(by_alias=True, exclude_none=True)
 
 
 def response_json(model: BaseModel) -> str:
@@ -95,8 +115,18 @@ class ReservationPage(WireModel):
     )
 
 
+class WorkloadTermination(WireModel):
+    """A terminating workload's termination: the message the node was sent."""
+
+    id: str
+    reservation_id: str | None = Field(default=None, description="the reclaim's reservation")
+    requested_at: str | None = Field(default=None, description="when the reclaim asked for it")
+
+
 class WorkloadView(WireModel):
-    """A workload the scheduler placed, as ``POST /v1/nodes/{nodeId}/workloads`` answers it."""
+    """A workload on a node: as ``POST /v1/nodes/{nodeId}/workloads`` answers it (running),
+    or as read, ``terminating`` with its termination once a reclaim asked the node to stop
+    it."""
 
     id: str
     node_id: str
@@ -104,8 +134,20 @@ class WorkloadView(WireModel):
     tier: Literal["spot", "reserved", "on-demand"]
     org_id: str
     unit_ids: list[str] = Field(description="sorted")
-    state: Literal["running"]
-    created_at: str
+    state: Literal["running", "terminating"]
+    termination: WorkloadTermination | None = Field(default=None, description="terminating only")
+    created_at: str | None = Field(
+        default=None, description="when it was placed; absent for one a fleet file stated"
+    )
+
+
+class WorkloadPage(WireModel):
+    """One page of a node's workloads the caller may see, sorted by id."""
+
+    items: list[WorkloadView]
+    next_cursor: str | None = Field(
+        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
+    )
 
 
 class NodeView(WireModel):
