@@ -137,7 +137,7 @@ class WorkloadView(WireModel):
     state: Literal["running", "terminating"]
     termination: WorkloadTermination | None = Field(default=None, description="terminating only")
     created_at: str | None = Field(
-        default=None, description="when it was placed; absent for one a fleet file stated"
+        default=None, description="when it was placed; absent on items older than the field"
     )
 
 
