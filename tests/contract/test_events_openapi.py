@@ -36,7 +36,7 @@ def test_both_feeds_document_their_answers_and_parameters():
         assert names == {"types", "after", "limit", "cursor"}
     page = DOCUMENT["components"]["schemas"]["EventPage"]
     assert set(page["properties"]) == {"items", "nextCursor"}
-    event = DOCUMENT["components"]["schemas"]["CloudEventView"]
+    event = DOCUMENT["components"]["schemas"]["Event"]
     assert event["required"] == [
         "specversion", "id", "type", "source", "subject", "time", "datacontenttype", "data",
     ]  # fmt: skip

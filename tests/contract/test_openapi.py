@@ -3,6 +3,7 @@
 from devstack import openapi
 from devstack.functions import load_function
 from reservations.http import routes
+from tests.support.bodies import resolved
 
 
 def test_the_committed_spec_matches_the_code():
@@ -32,10 +33,10 @@ def test_both_endpoints_document_every_contract_status_with_the_error_shape():
         for status, response in operation["responses"].items():
             if status not in ("200", "429"):  # 429: API Gateway's own body
                 schema = response["content"]["application/json"]["schema"]
-                assert schema == {"$ref": "#/components/schemas/ErrorBody"}
-    error_body = spec["components"]["schemas"]["ErrorBody"]
+                assert schema == {"$ref": "#/components/schemas/Error"}
+    error_body = spec["components"]["schemas"]["Error"]
     assert error_body["required"] == ["error", "code"]
-    body = reclaim["requestBody"]["content"]["application/json"]["schema"]
+    body = resolved(spec, reclaim["requestBody"]["content"]["application/json"]["schema"])
     assert body["additionalProperties"] is False
     assert set(body["properties"]) == {"unitIds", "dryRun", "reason"}
     assert spec["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"

@@ -61,14 +61,14 @@ def test_a_route_with_a_body_answers_415_and_every_route_documents_the_429():
         responses = operation(route)["responses"]
         assert ("415" in responses) is (route.body is not None), route.operation_id
         assert responses["429"]["content"]["application/json"]["schema"] == {
-            "$ref": "#/components/schemas/ThrottledBody"
+            "$ref": "#/components/schemas/TooManyRequests"
         }
     assert "415" in operation(routes.CANCEL)["responses"]  # an optional body is still a body
     assert "415" not in operation(routes.END_WORKLOAD)["responses"]
 
 
 def test_the_error_body_names_the_request():
-    error_body = DOCUMENT["components"]["schemas"]["ErrorBody"]
+    error_body = DOCUMENT["components"]["schemas"]["Error"]
     assert "requestId" in error_body["properties"]
 
 

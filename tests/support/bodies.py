@@ -18,3 +18,13 @@ def comparable(result: Any) -> tuple[int, dict[str, str], Any]:
     and requestId in an error body): what must not tell two 404s apart."""
     headers = {name: value for name, value in result.headers.items() if name != "x-request-id"}
     return result.status, headers, unidentified(result.body)
+
+
+def resolved(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema``, its ``$ref`` into ``document`` followed (a body or answer's component)."""
+    while "$ref" in schema:
+        found: Any = document
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            found = found[part]
+        schema = found
+    return schema

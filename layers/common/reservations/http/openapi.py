@@ -88,37 +88,28 @@ def reclaim_request_body() -> dict[str, Any]:
     return request_body(CapacityRequest)
 
 
+# Where a request body's schemas go: the document's generator (``devstack.openapi``) moves
+# each operation's ``x-components`` into ``components/schemas``, so every body is a named
+# component a client generator names as the model is named.
+COMPONENTS = "#/components/schemas/{model}"
+COMPONENTS_EXTENSION = "x-components"
+
+
 def request_body(model: type[BaseModel], required: bool = True) -> dict[str, Any]:
-    """A body the function parses by hand after authentication (so 401 comes before 400)."""
+    """A body the function parses by hand after authentication (so 401 comes before 400):
+    a reference to its model's component, and the model's schemas (its nested models too)
+    for the document to declare once."""
+    schema = model.model_json_schema(by_alias=True, mode="validation", ref_template=COMPONENTS)
+    components = {model.__name__: schema, **schema.pop("$defs", {})}
     return {
         "requestBody": {
             "required": required,
             "content": {
-                "application/json": {
-                    "schema": _inlined(model.model_json_schema(by_alias=True, mode="validation"))
-                }
+                "application/json": {"schema": {"$ref": COMPONENTS.format(model=model.__name__)}}
             },
-        }
+        },
+        COMPONENTS_EXTENSION: components,
     }
-
-
-def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
-    """Nested models inlined: pydantic's ``#/$defs/...`` would resolve against the OpenAPI
-    document's root, where they are not."""
-    definitions = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            reference = node.get("$ref", "")
-            if reference.startswith("#/$defs/"):
-                return resolve(definitions[reference.removeprefix("#/$defs/")])
-            return {key: resolve(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
-
-    resolved: dict[str, Any] = resolve(schema)
-    return resolved
 
 
 # An event feed's query parameters: what the logic accepts (a part given empty is absent).
