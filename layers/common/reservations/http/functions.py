@@ -117,6 +117,7 @@ def _documented(route: ApiRoute) -> dict[str, Any]:
         "summary": route.summary,
         "description": route.description,
         "operation_id": route.operation_id,
+        "tags": [route.tag],
         "responses": documented,
         "openapi_extensions": extensions,
     }

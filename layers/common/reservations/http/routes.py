@@ -70,6 +70,15 @@ class ApiRoute:
         return tuple(_PATH_ID.findall(self.path))
 
     @property
+    def tag(self) -> str:
+        """What the OpenAPI document groups it under (a generated client's module)."""
+        for part, tag in (("/events", "events"), ("/workloads", "workloads"),
+                          ("/reservations", "reservations")):  # fmt: skip
+            if part in self.path:
+                return tag
+        return "nodes"
+
+    @property
     def rule(self) -> str:
         """The path as the resolver matches it (``<nodeId>``)."""
         return _PATH_ID.sub(r"<\1>", self.path)

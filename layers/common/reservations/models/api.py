@@ -3,19 +3,40 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from reservations.models.errors import ApiError
+
+# A time as every response gives it: RFC 3339 in UTC (``2026-11-30T10:00:00Z``).
+Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+
+
+def absent_not_null(schema: dict[str, Any]) -> None:
+    """A response's optional field is left out, never ``null``: its schema says so (optional,
+    not nullable), so a generated client does not type it as "None or value"."""
+    for field in schema.get("properties", {}).values():
+        options = field.get("anyOf")
+        if options and {"type": "null"} in options:
+            rest = [option for option in options if option != {"type": "null"}]
+            del field["anyOf"]
+            field.update(rest[0] if len(rest) == 1 else {"anyOf": rest})
+            if "default" in field and field["default"] is None:
+                del field["default"]
 
 
 class WireModel(BaseModel):
     """Base of every response: camelCase on the wire. A field left None is absent from the
     response body, never ``null`` (the resolver's serializer drops them)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        json_schema_extra=absent_not_null,
+    )
 
 
 class ErrorDetail(BaseModel):
@@ -32,7 +53,9 @@ class ErrorBody(BaseModel):
     """Every error response: ``{"error", "code"}`` plus ``details`` for validation errors,
     and ``requestId``: the id in the response's ``X-Request-Id`` and the logs."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, json_schema_extra=absent_not_null
+    )
 
     error: str
     code: str
@@ -84,8 +107,8 @@ class ReservationView(WireModel):
     id: str
     node_id: str
     status: Literal["pending", "active", "expired", "cancelled", "needs-review"]
-    starts_at: str
-    ends_at: str | None = None
+    starts_at: Timestamp
+    ends_at: Timestamp | None = None
     allowed_org_ids: list[str]
     managing_org_ids: list[str]
     reserved_unit_ids: list[str]
@@ -93,8 +116,8 @@ class ReservationView(WireModel):
     contract_ref: str | None = None
     reason: str | None = None
     topology_gen: int | None = None
-    created_at: str
-    updated_at: str
+    created_at: Timestamp
+    updated_at: Timestamp
 
 
 class ReclaimResponse(ReservationView):
@@ -120,7 +143,9 @@ class WorkloadTermination(WireModel):
 
     id: str
     reservation_id: str | None = Field(default=None, description="the reclaim's reservation")
-    requested_at: str | None = Field(default=None, description="when the reclaim asked for it")
+    requested_at: Timestamp | None = Field(
+        default=None, description="when the reclaim asked for it"
+    )
 
 
 class WorkloadView(WireModel):
@@ -136,7 +161,7 @@ class WorkloadView(WireModel):
     unit_ids: list[str] = Field(description="sorted")
     state: Literal["running", "terminating"]
     termination: WorkloadTermination | None = Field(default=None, description="terminating only")
-    created_at: str | None = Field(
+    created_at: Timestamp | None = Field(
         default=None, description="when it was placed; absent on items older than the field"
     )
 
@@ -157,5 +182,5 @@ class NodeView(WireModel):
     owner_org_id: str
     topology_gen: int
     unit_ids: list[str] = Field(description="sorted")
-    created_at: str
-    updated_at: str
+    created_at: Timestamp
+    updated_at: Timestamp
