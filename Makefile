@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help run test test-fast lint fmt build docker clean openapi fuzz bench mutate
+.PHONY: help run test test-fast lint fmt build docker clean openapi client fuzz bench mutate
 
 help:
 	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
@@ -17,6 +17,7 @@ help:
 	@echo "make lint       ruff, mypy --strict, sam validate --lint"
 	@echo "make build      sam build"
 	@echo "make openapi    regenerate docs/openapi.json from the code"
+	@echo "make client     regenerate the Python client (clients/python) from docs/openapi.json"
 	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
 	@echo "make bench      handler overhead, cost per million calls, cold init, event delivery (needs Docker)"
 	@echo "make mutate     mutation testing of every module of the layer (long: docs/mutation.md)"
@@ -61,6 +62,11 @@ test-fast: $(STAMP)
 
 openapi: $(STAMP)
 	@$(BIN)/python -m devstack.openapi
+
+# The typed Python client, generated from the committed document by openapi-python-client
+# (pinned in requirements-dev.txt; settings in clients/python/openapi-python-client.yaml).
+client: $(STAMP)
+	@$(BIN)/python -m devstack.client
 
 fuzz: $(STAMP)
 	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest tests/contract/test_fuzz*.py -q -s -p no:cacheprovider

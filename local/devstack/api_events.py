@@ -169,3 +169,8 @@ def webhook_event(
     if not ids:
         event.pop("pathParameters", None)
     return event
+
+
+def workload_get_event(node_id: str, workload_id: str, authorization: Key) -> dict[str, Any]:
+    ids = {"nodeId": node_id, "workloadId": workload_id}
+    return api_event("get_workload/own.json", routes.GET_WORKLOAD, ids, authorization)

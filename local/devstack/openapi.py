@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reservations.http import routes
+from reservations.http.openapi import COMPONENTS_EXTENSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"
@@ -24,7 +25,8 @@ API_FUNCTIONS = tuple(route.function for route in routes.ALL)
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "
     "market. Every request carries `Authorization: Bearer <API key>`; every error body is "
-    '{"error": str, "code": str, "details"?: [{"field", "problem"}]}. '
+    '{"error": str, "code": str, "details"?: [{"field", "problem"}], "requestId": str}; '
+    "every response names its request in `X-Request-Id`. "
     "The repository's docs/api.md describes the API in full."
 )
 
@@ -46,7 +48,62 @@ def generate() -> dict[str, Any]:
     for function in API_FUNCTIONS:
         merge.add_file(ROOT / "functions" / function / "app.py")
     document = json.loads(merge.get_openapi_json_schema())
-    return _without_powertools_defaults(document)
+    return _named(_headers_once(_bodies_once(_without_powertools_defaults(document))))
+
+
+# The components' names as a client developer would write them (the models' own names say
+# what they are in the code: a view, a body).
+NAMES = {
+    "ReservationView": "Reservation",
+    "ReclaimResponse": "ReclaimResult",
+    "UnitView": "Unit",
+    "WorkloadView": "Workload",
+    "NodeView": "Node",
+    "ErrorBody": "Error",
+    "CloudEventView": "Event",
+    "ThrottledBody": "TooManyRequests",
+    "CapacityRequest": "UnitsRequest",
+}
+
+
+def _bodies_once(document: dict[str, Any]) -> dict[str, Any]:
+    """Each request body's schemas (``x-components``) declared once under
+    ``components/schemas``; the bodies refer to them."""
+    schemas = document["components"]["schemas"]
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for name, schema in operation.pop(COMPONENTS_EXTENSION, {}).items():
+                if schemas.setdefault(name, schema) != schema:
+                    raise ValueError(f"schema {name} is declared two ways")
+    return document
+
+
+def _named(document: dict[str, Any]) -> dict[str, Any]:
+    """The components renamed by :data:`NAMES`, every reference with them."""
+    text = json.dumps(document)
+    for old, new in NAMES.items():
+        text = text.replace(f'"#/components/schemas/{old}"', f'"#/components/schemas/{new}"')
+    renamed: dict[str, Any] = json.loads(text)
+    schemas = renamed["components"]["schemas"]
+    for old, new in NAMES.items():
+        if old in schemas:
+            schemas[new] = {**schemas.pop(old), "title": new}
+    return renamed
+
+
+def _headers_once(document: dict[str, Any]) -> dict[str, Any]:
+    """Each response header declared once, under ``components/headers``, and referred to
+    by every response that carries it (a header means the same on every response)."""
+    declared: dict[str, Any] = {}
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for response in operation["responses"].values():
+                for name, header in response.get("headers", {}).items():
+                    if declared.setdefault(name, header) != header:
+                        raise ValueError(f"header {name} is declared two ways")
+                    response["headers"][name] = {"$ref": f"#/components/headers/{name}"}
+    document["components"]["headers"] = declared
+    return document
 
 
 def _without_powertools_defaults(document: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The generated document describes release and cancel as they answer."""
 
 from devstack import openapi
+from tests.support.bodies import resolved
 
 PATH = "/v1/nodes/{nodeId}/reservations/{reservationId}/"
 
@@ -10,17 +11,39 @@ def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
     release = spec["paths"][PATH + "release"]["post"]
     cancel = spec["paths"][PATH + "cancel"]["post"]
     reclaim = spec["paths"][PATH + "reclaim"]["post"]
-    assert set(release["responses"]) == {"200", "400", "401", "404", "409", "422", "500", "503"}
-    assert set(cancel["responses"]) == {"200", "400", "401", "404", "409", "422", "500", "503"}
+    assert set(release["responses"]) == {
+        "200",
+        "400",
+        "401",
+        "404",
+        "409",
+        "415",
+        "422",
+        "429",
+        "500",
+        "503",
+    }
+    assert set(cancel["responses"]) == {
+        "200",
+        "400",
+        "401",
+        "404",
+        "409",
+        "415",
+        "422",
+        "429",
+        "500",
+        "503",
+    }
     for operation in (release, cancel):
         ok = operation["responses"]["200"]["content"]["application/json"]["schema"]
-        assert ok == {"$ref": "#/components/schemas/ReservationView"}
+        assert ok == {"$ref": "#/components/schemas/Reservation"}
         assert "idempotency-key" in {p["name"].lower() for p in operation["parameters"]}
     assert release["requestBody"] == reclaim["requestBody"]
     assert release["requestBody"]["required"] is True
     body = cancel["requestBody"]
     assert body["required"] is False
-    schema = body["content"]["application/json"]["schema"]
+    schema = resolved(spec, body["content"]["application/json"]["schema"])
     assert schema["additionalProperties"] is False
     assert set(schema["properties"]) == {"reason"}
     assert schema["properties"]["reason"]["anyOf"][0]["maxLength"] == 1000

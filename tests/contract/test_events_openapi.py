@@ -31,12 +31,12 @@ EXAMPLES = settings(max_examples=int(os.environ.get("AGREEMENT_EXAMPLES", "120")
 
 def test_both_feeds_document_their_answers_and_parameters():
     for operation in (NODE_FEED, ORG_FEED):
-        assert set(operation["responses"]) == {"200", "400", "401", "404", "500", "503"}
+        assert set(operation["responses"]) == {"200", "400", "401", "404", "429", "500", "503"}
         names = {p["name"] for p in operation["parameters"] if p["in"] == "query"}
         assert names == {"types", "after", "limit", "cursor"}
     page = DOCUMENT["components"]["schemas"]["EventPage"]
     assert set(page["properties"]) == {"items", "nextCursor"}
-    event = DOCUMENT["components"]["schemas"]["CloudEventView"]
+    event = DOCUMENT["components"]["schemas"]["Event"]
     assert event["required"] == [
         "specversion", "id", "type", "source", "subject", "time", "datacontenttype", "data",
     ]  # fmt: skip

@@ -14,6 +14,7 @@ from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_wo
 
 CODES = {
     400: {"invalid_request"},
+    415: {"unsupported_media_type"},
     401: {"unauthorized"},
     404: {"not_found"},
     409: {"reservation_not_active", "conflict"},

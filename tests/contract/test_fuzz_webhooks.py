@@ -29,6 +29,7 @@ CODES = {
     401: {"unauthorized"},
     404: {"not_found"},
     409: {"subscription_limit", "conflict"},  # conflict: a retry of a delivery not failed
+    415: {"unsupported_media_type"},
     422: {"idempotency_key_reused"},
 }
 KEYS = {

@@ -15,6 +15,7 @@ from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_wo
 
 CODES = {
     400: {"invalid_request"},
+    415: {"unsupported_media_type"},
     401: {"unauthorized"},
     404: {"not_found"},
     409: {"units_unavailable", "workload_exists", "conflict"},

@@ -1,6 +1,7 @@
 """The generated document describes create, get and list as they answer."""
 
 from devstack import openapi
+from tests.support.bodies import resolved
 
 
 def test_create_get_and_list_document_their_answers_parameters_and_body():
@@ -8,12 +9,23 @@ def test_create_get_and_list_document_their_answers_parameters_and_body():
     page = spec["paths"]["/v1/nodes/{nodeId}/reservations"]
     create, listing = page["post"], page["get"]
     one = spec["paths"]["/v1/nodes/{nodeId}/reservations/{reservationId}"]["get"]
-    assert set(create["responses"]) == {"201", "400", "401", "404", "409", "422", "500", "503"}
-    assert set(listing["responses"]) == {"200", "400", "401", "404", "500", "503"}
-    assert set(one["responses"]) == {"200", "401", "404", "500", "503"}
+    assert set(create["responses"]) == {
+        "201",
+        "400",
+        "401",
+        "404",
+        "409",
+        "415",
+        "422",
+        "429",
+        "500",
+        "503",
+    }
+    assert set(listing["responses"]) == {"200", "400", "401", "404", "429", "500", "503"}
+    assert set(one["responses"]) == {"200", "401", "404", "429", "500", "503"}
     assert {p["name"] for p in listing["parameters"]} == {"nodeId", "limit", "cursor", "status"}
     assert "idempotency-key" in {p["name"].lower() for p in create["parameters"]}
-    body = create["requestBody"]["content"]["application/json"]["schema"]
+    body = resolved(spec, create["requestBody"]["content"]["application/json"]["schema"])
     assert body["additionalProperties"] is False
     assert body["required"] == ["unitIds", "allowedOrgIds"]
     assert set(body["properties"]) == {

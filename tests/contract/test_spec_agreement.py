@@ -45,7 +45,10 @@ def _operation(path: str, method: str) -> dict[str, Any]:
 
 
 def _allows(schema: dict[str, Any], value: Any) -> bool:
-    return bool(Draft202012Validator(schema).is_valid(value))
+    """Whether ``schema`` (its references into the document's components followed) allows
+    ``value``."""
+    whole = {**schema, "components": DOCUMENT["components"]}
+    return bool(Draft202012Validator(whole).is_valid(value))
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from devstack import fleet_documents as f
 from devstack.api_events import cancel_event, event_file, list_units_event, release_event
 from devstack.functions import invoke, load_function
 from tests.support import state
+from tests.support.bodies import comparable, unidentified
 
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 OWNER = "Bearer vl_local_test_writer"
@@ -119,7 +120,7 @@ def test_an_ended_reservation_is_409_naming_its_status(handler, fleet, aws, stat
     state.set_reservation_status(aws, "node-a", "res-1", status)
     before = state.whole_table(aws)
     result = post(handler, None)
-    assert (result.status, result.body) == (
+    assert (result.status, unidentified(result.body)) == (
         409,
         {"error": f"reservation res-1 is {status}", "code": "reservation_not_active"},
     )
@@ -155,11 +156,8 @@ def test_everyone_else_gets_the_one_404_byte_for_byte(handler, fleet, aws, key, 
     # reservation of the owner's node is the later 404, after the body (the contract's order).
     for body in (None,) if res == "res-x" else (None, '{"reasn": "typo"}'):
         result = post(handler, body, key=key, node=node, res=res)
-        assert (result.status, result.headers, result.body_text) == (
-            404,
-            reference.headers,
-            reference.body_text,
-        )
+        assert comparable(result) == comparable(reference)
+        assert result.status == 404
     assert state.whole_table(aws) == before
 
 

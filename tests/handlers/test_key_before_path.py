@@ -27,6 +27,7 @@ from devstack.api_events import (
     release_event,
 )
 from devstack.functions import invoke, load_function
+from tests.support.bodies import unidentified
 
 UNIT = "0000:04:00.0"
 BODY = {"unitIds": [UNIT]}
@@ -85,7 +86,10 @@ def test_a_known_key_on_a_malformed_path_is_the_one_404(fleet, route):
     function = load_function(name)
     for node_id, second_id in malformed_paths(two_ids):
         result = invoke(function, event(node_id, second_id, OWNER))
-        assert (result.status, result.body) == (404, {"error": "not found", "code": "not_found"})
+        assert (result.status, unidentified(result.body)) == (
+            404,
+            {"error": "not found", "code": "not_found"},
+        )
         assert "www-authenticate" not in result.headers
 
 

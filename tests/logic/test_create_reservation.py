@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from reservations.logic.create_reservation import new_reservation_id
+from reservations.logic.idempotency import REPLAYED
 from reservations.logic.ports import Ports
 from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.models.domain import Caller, ReservationStatus, Tier, Unit
@@ -335,7 +336,8 @@ def test_a_keyed_create_is_replayed_byte_for_byte_with_its_location(free_store, 
     first = create(free_store, clock, key="k1")
     clock.now = NOW + timedelta(minutes=1)
     again = create(free_store, clock, key="k1")
-    assert again == first
+    assert (again.status, again.body) == (first.status, first.body)
+    assert again.headers == (*first.headers, REPLAYED)  # Location, and the replay's mark
     assert list(free_store.nodes["node-a"].reservations) == ["res-1", "res-new0"]
     with pytest.raises(IdempotencyKeyReused):
         create(free_store, clock, key="k1", reason="another request")
@@ -348,7 +350,12 @@ def test_a_keyed_create_retried_after_its_start_went_stale_gets_the_first_answer
     starts = {"startsAt": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")}
     first = create(free_store, clock, key="k-late", **starts)
     clock.now = NOW + timedelta(hours=1)
-    assert create(free_store, clock, key="k-late", **starts) == first
+    again = create(free_store, clock, key="k-late", **starts)
+    assert (again.status, again.body, again.headers) == (
+        first.status,
+        first.body,
+        (*first.headers, REPLAYED),
+    )
     assert list(free_store.nodes["node-a"].reservations) == ["res-1", "res-new0"]
     with pytest.raises(InvalidRequest, match="startsAt is more than 5 minutes in the past"):
         create(free_store, clock, **starts)

@@ -252,6 +252,9 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:BatchGetItem": {node, hist},
             "dynamodb:GetItem": {key},
         },
+        "GetNodeFunction": {"dynamodb:GetItem": {key, node}, "dynamodb:Query": {node}},
+        "GetWorkloadFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
+        "ListWorkloadsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
         "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key, node}},
         "PutNodeFunction": {
             "dynamodb:Query": {node},

@@ -3,6 +3,7 @@ byte for byte and header for header, before the body is read; nothing is written
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
@@ -12,6 +13,7 @@ from devstack import fleet_documents as f
 from devstack.api_events import end_event, list_units_event, place_event
 from devstack.functions import invoke, load_function
 from tests.support import state
+from tests.support.bodies import comparable
 
 KEYS = [
     {"key": "vl_local_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]},
@@ -34,7 +36,10 @@ def fleet(load_fleet):
 
 
 def _answer(result: Any) -> tuple[int, tuple[tuple[str, str], ...], str]:
-    return result.status, tuple(sorted(result.headers.items())), result.body_text
+    """Status, headers and body, the request's own id aside (its X-Request-Id, and the
+    error body's requestId): what must not tell two refusals apart."""
+    status, headers, body = comparable(result)
+    return status, tuple(sorted(headers.items())), json.dumps(body, sort_keys=True)
 
 
 @pytest.mark.parametrize(

@@ -101,8 +101,14 @@ def call_and_check(case: Any, codes: dict[int, set[str]]) -> Any | None:
     case.validate_response(response, checks=CHECKS)
     if response.status_code >= 400:
         body = response.json()
-        assert set(body) <= {"error", "code", "details"}
-        assert body["code"] in codes[response.status_code]
+        assert set(body) <= {"error", "code", "details", "requestId"}
+        assert [body["requestId"]] == response.headers["x-request-id"]
+        assert body["code"] in codes.get(response.status_code, set()), (
+            response.status_code,
+            body,
+            case.headers,
+            case.media_type,
+        )
         assert "Traceback" not in response.text
     if response.status_code == 401:
         assert response.headers.get("www-authenticate") == ["Bearer"]

@@ -37,8 +37,8 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (500, "internal"): False,
     (503, "internal"): False,
 }
-# Rows of the contract whose endpoints are not built yet (the media type check).
-NOT_YET = {(415, "unsupported_media_type")}
+# Rows of the contract whose endpoints are not built yet (none now).
+NOT_YET: set[tuple[int, str]] = set()
 
 
 def every_error_class() -> list[type[ApiError]]:
@@ -116,7 +116,7 @@ def test_the_openapi_document_names_each_status_by_its_codes():
         for operations in document["paths"].values()
         for operation in operations.values()
         for status, response in operation["responses"].items()
-        if int(status) >= 400
+        if int(status) >= 400 and int(status) != 429  # 429: API Gateway's, not the API's
     }
     assert described == {status: documented_errors(status) for status in described}
     for status, text in described.items():

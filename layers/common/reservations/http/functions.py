@@ -13,7 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.http.openapi import request_body, responses
-from reservations.http.resolver import create_app, current_caller
+from reservations.http.resolver import create_app, current_caller, with_request_id
 from reservations.http.routes import ApiRoute
 from reservations.logic.pipeline import WriteSpec, run_write
 from reservations.logic.ports import Ports
@@ -56,7 +56,7 @@ def api_function(ports: Ports | None = None, default_route: bool = False) -> Api
 
     @entry_point(API_REQUEST)
     def lambda_handler(event: dict[str, Any], context: LambdaContext) -> Any:
-        return app.resolve(event, context)
+        return with_request_id(event, lambda: app.resolve(event, context))
 
     return ApiFunction(app, ports or real_ports(), lambda_handler)
 
@@ -75,7 +75,7 @@ def write_function(
             spec,
             route.at(**ids),
             current_caller(function.app),
-            RawBody(event.body, bool(event.is_base64_encoded)),
+            RawBody(event.body, bool(event.is_base64_encoded), event.headers.get("content-type")),
             header,
             function.ports,
         )
@@ -111,15 +111,13 @@ def _signature(route: ApiRoute) -> inspect.Signature:
 
 def _documented(route: ApiRoute) -> dict[str, Any]:
     """The route's summary, operation id, responses and body, for the OpenAPI document."""
-    documented = responses(route.response, route.success, *route.errors, status=route.status)
-    if route.created is not None:
-        model = {"application/json": {"model": route.response}}
-        documented[201] = {"description": route.created, "content": model}
+    documented = responses(route)
     extensions = request_body(route.body, route.body_required) if route.body else None
     return {
         "summary": route.summary,
         "description": route.description,
         "operation_id": route.operation_id,
+        "tags": [route.tag],
         "responses": documented,
         "openapi_extensions": extensions,
     }

@@ -6,29 +6,81 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from reservations.http.routes import ApiRoute
 from reservations.logic.event_feeds import TYPES_PATTERN
 from reservations.logic.read_reservations import LIMIT_PATTERN
-from reservations.models.api import ErrorBody
-from reservations.models.errors import documented_errors
+from reservations.models.api import ErrorBody, ThrottledBody
+from reservations.models.errors import ERRORS, documented_errors
 from reservations.models.requests import CapacityRequest
 from reservations.models.times import RFC3339
 from reservations.rules.cursors import MAX_CURSOR
 
+# Headers, as the OpenAPI document declares them on the responses that carry them.
+_REQUEST_ID = {
+    "description": "the request's id: every log line of it carries it; quote it to an operator",
+    "schema": {"type": "string"},
+}
+_RETRY_AFTER = {
+    "description": "seconds to wait before trying again",
+    "schema": {"type": "integer", "minimum": 1},
+}
+_REPLAYED = {
+    "description": "true on a replay of a kept answer (same Idempotency-Key and request): "
+    "status and body are the first answer's, byte for byte",
+    "schema": {"type": "string", "enum": ["true"]},
+}
+_LOCATION = {"description": "the new resource's path", "schema": {"type": "string"}}
+_CHALLENGE = {"description": "Bearer", "schema": {"type": "string"}}
+THROTTLED = (
+    "API Gateway's own answer when the stage's rate or burst limit is exceeded: "
+    '{"message":"Too Many Requests"}, no X-Request-Id; retry with backoff'
+)
 
-def responses(
-    success: Any, description: str, *errors: int, status: int = 200
-) -> dict[int, dict[str, Any]]:
-    """The route's documented responses: ``success`` on ``status`` (None: no body, as a 204
-    has), ErrorBody on each error."""
-    documented: dict[int, dict[str, Any]] = {status: {"description": description}}
-    if success is not None:
-        documented[status]["content"] = {"application/json": {"model": success}}
-    for error in (*errors, 500, 503):
-        documented[error] = {
-            "description": documented_errors(error),
+
+def responses(route: ApiRoute) -> dict[int, dict[str, Any]]:
+    """The route's documented responses: its success (None: no body, as a 204 has), each
+    error status it answers in ErrorBody, API Gateway's 429, each with the headers it
+    carries."""
+    documented: dict[int, dict[str, Any]] = {route.status: _success(route, route.success)}
+    if route.created is not None:
+        documented[201] = _success(route, route.created)
+    for status in (*route.error_statuses, 500, 503):
+        documented[status] = {
+            "description": documented_errors(status),
+            "headers": _error_headers(route, status),
             "content": {"application/json": {"model": ErrorBody}},
         }
-    return documented
+    documented[429] = {
+        "description": THROTTLED,
+        "content": {"application/json": {"model": ThrottledBody}},
+    }
+    return dict(sorted(documented.items()))
+
+
+def _success(route: ApiRoute, description: str) -> dict[str, Any]:
+    headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
+    if route.located:
+        headers["Location"] = _LOCATION
+    if route.keyed:
+        headers["Idempotent-Replayed"] = _REPLAYED
+    success: dict[str, Any] = {"description": description, "headers": headers}
+    if route.response is not None:
+        success["content"] = {"application/json": {"model": route.response}}
+    return success
+
+
+def _error_headers(route: ApiRoute, status: int) -> dict[str, Any]:
+    """X-Request-Id always; the 401's challenge; Retry-After where a code of the status
+    says when to retry; Idempotent-Replayed where a keyed route keeps a code of it."""
+    codes = [error for error in ERRORS if error.status == status]
+    headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
+    if status == 401:
+        headers["WWW-Authenticate"] = _CHALLENGE
+    if any(error.retry_after is not None for error in codes):
+        headers["Retry-After"] = _RETRY_AFTER
+    if route.keyed and any(error.kept for error in codes):
+        headers["Idempotent-Replayed"] = _REPLAYED
+    return headers
 
 
 def reclaim_request_body() -> dict[str, Any]:
@@ -36,37 +88,28 @@ def reclaim_request_body() -> dict[str, Any]:
     return request_body(CapacityRequest)
 
 
+# Where a request body's schemas go: the document's generator (``devstack.openapi``) moves
+# each operation's ``x-components`` into ``components/schemas``, so every body is a named
+# component a client generator names as the model is named.
+COMPONENTS = "#/components/schemas/{model}"
+COMPONENTS_EXTENSION = "x-components"
+
+
 def request_body(model: type[BaseModel], required: bool = True) -> dict[str, Any]:
-    """A body the function parses by hand after authentication (so 401 comes before 400)."""
+    """A body the function parses by hand after authentication (so 401 comes before 400):
+    a reference to its model's component, and the model's schemas (its nested models too)
+    for the document to declare once."""
+    schema = model.model_json_schema(by_alias=True, mode="validation", ref_template=COMPONENTS)
+    components = {model.__name__: schema, **schema.pop("$defs", {})}
     return {
         "requestBody": {
             "required": required,
             "content": {
-                "application/json": {
-                    "schema": _inlined(model.model_json_schema(by_alias=True, mode="validation"))
-                }
+                "application/json": {"schema": {"$ref": COMPONENTS.format(model=model.__name__)}}
             },
-        }
+        },
+        COMPONENTS_EXTENSION: components,
     }
-
-
-def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
-    """Nested models inlined: pydantic's ``#/$defs/...`` would resolve against the OpenAPI
-    document's root, where they are not."""
-    definitions = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            reference = node.get("$ref", "")
-            if reference.startswith("#/$defs/"):
-                return resolve(definitions[reference.removeprefix("#/$defs/")])
-            return {key: resolve(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
-
-    resolved: dict[str, Any] = resolve(schema)
-    return resolved
 
 
 # An event feed's query parameters: what the logic accepts (a part given empty is absent).

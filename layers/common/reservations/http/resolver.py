@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -14,7 +16,7 @@ from reservations.auth.keys import KeyCache, authenticate
 from reservations.clock import utc_now
 from reservations.config import settings
 from reservations.dal import clients, store
-from reservations.models.api import error_json
+from reservations.models.api import REQUEST_ID, error_json
 from reservations.models.domain import Caller
 from reservations.models.errors import (
     ApiError,
@@ -31,8 +33,36 @@ from reservations.observability import logger, metrics
 key_cache = KeyCache(ttl=lambda: settings().key_cache_ttl_seconds)
 
 
+REQUEST_ID_HEADER = "X-Request-Id"
+
+
+def with_request_id(event: dict[str, Any], resolve: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The answer to ``event`` carrying its request id: API Gateway's, or one made here when
+    the event has none. The same id is every log line's correlation id, every error body's
+    ``requestId`` and the response's ``X-Request-Id``; a client cannot choose it."""
+    given = event.get("requestContext", {}).get("requestId")
+    request_id = given if isinstance(given, str) and given else uuid.uuid4().hex
+    logger.set_correlation_id(request_id)
+    token = REQUEST_ID.set(request_id)
+    try:
+        answered = resolve()
+    finally:
+        REQUEST_ID.reset(token)
+    answered["headers"] = {**(answered.get("headers") or {}), REQUEST_ID_HEADER: request_id}
+    return answered
+
+
+def error_headers(error: ApiError) -> dict[str, str] | None:
+    """An error's headers besides Content-Type: the 401's challenge, and ``Retry-After``
+    where the error's definition says when to try again."""
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else {}
+    if error.retry_after is not None:
+        headers["Retry-After"] = str(error.retry_after)
+    return headers or None
+
+
 def error_response(error: ApiError) -> Response[str]:
-    headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else None
+    headers = error_headers(error)
     return Response(
         status_code=error.status,
         content_type=content_types.APPLICATION_JSON,

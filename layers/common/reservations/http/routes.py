@@ -21,6 +21,7 @@ from reservations.models.api import (
     ReservationPage,
     ReservationView,
     UnitView,
+    WorkloadPage,
     WorkloadView,
 )
 from reservations.models.events import EventPage
@@ -64,11 +65,26 @@ class ApiRoute:
     keyed: bool = True  # takes an Idempotency-Key
     description: str | None = None
     created: str | None = None  # a 201 besides the success (a node registered)
+    located: bool = False  # its success names what it made in a Location header
+
+    @property
+    def error_statuses(self) -> tuple[int, ...]:
+        """The statuses of the errors it answers (500 and 503 aside): a route that takes a
+        body also answers 415 for one declared as anything but JSON."""
+        return tuple(sorted({*self.errors, *((415,) if self.body is not None else ())}))
 
     @property
     def path_ids(self) -> tuple[str, ...]:
         """The names of the path's ids, in order."""
         return tuple(_PATH_ID.findall(self.path))
+
+    @property
+    def tag(self) -> str:
+        """What the OpenAPI document groups it under (a generated client's module)."""
+        for tag in ("webhooks", "events", "workloads", "reservations"):
+            if f"/{tag}" in self.path:
+                return tag
+        return "nodes"
 
     @property
     def rule(self) -> str:
@@ -115,6 +131,7 @@ CREATE_RESERVATION = ApiRoute(
     ReservationView,
     status=201,
     body=CreateReservationRequest,
+    located=True,
 )
 GET_RESERVATION = ApiRoute(
     "get_reservation",
@@ -208,6 +225,41 @@ END_WORKLOAD = ApiRoute(
     "endWorkload",
     "ended (no body)",
     status=204,
+)
+
+
+GET_NODE = ApiRoute(
+    "get_node",
+    "GET",
+    NODE,
+    "Get a node as PUT answers it (operator and the node's owner)",
+    "getNode",
+    "the node",
+    NodeView,
+    errors=(401, 404),
+    keyed=False,
+)
+LIST_WORKLOADS = ApiRoute(
+    "list_workloads",
+    "GET",
+    NODE + "/workloads",
+    "List the workloads of a node the caller may see",
+    "listWorkloads",
+    "a page of workloads, sorted by id",
+    WorkloadPage,
+    errors=(400, 401, 404),
+    keyed=False,
+)
+GET_WORKLOAD = ApiRoute(
+    "get_workload",
+    "GET",
+    NODE + "/workloads/{workloadId}",
+    "Get one workload of a node",
+    "getWorkload",
+    "the workload, running or terminating",
+    WorkloadView,
+    errors=(401, 404),
+    keyed=False,
 )
 
 
@@ -338,4 +390,7 @@ ALL = (
     ROTATE_WEBHOOK_SECRET,
     LIST_DELIVERIES,
     RETRY_DELIVERY,
+    GET_NODE,
+    LIST_WORKLOADS,
+    GET_WORKLOAD,
 )

@@ -8,6 +8,7 @@ when that write is cancelled, and passes refusals through :func:`refuse`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -32,6 +33,9 @@ from reservations.rules.idempotency import (
     keyed_request,
     same_request,
 )
+
+# The mark on a replayed answer; its status and body are the first answer's, byte for byte.
+REPLAYED = ("Idempotent-Replayed", "true")
 
 # Writes the record unless a live one exists; returns that one then (a conditional Put).
 KeepAnswer = Callable[[AnswerRecord], StoredResponse | None]
@@ -101,7 +105,7 @@ def replay(request: IdempotentRequest, stored: StoredResponse) -> Outcome:
         _reused()
     logger.info("idempotent replay", extra={"status": stored.outcome.status})
     metrics.add_metric(name="IdempotentReplays", unit=MetricUnit.Count, value=1)
-    return stored.outcome
+    return replace(stored.outcome, headers=(*stored.outcome.headers, REPLAYED))
 
 
 def _reused() -> NoReturn:

@@ -9,6 +9,7 @@ from reservations.models.api import (
     ReclaimResponse,
     ReservationView,
     UnitView,
+    WorkloadTermination,
     WorkloadView,
 )
 from reservations.models.domain import (
@@ -18,6 +19,7 @@ from reservations.models.domain import (
     Unit,
     UnitGenerations,
     Workload,
+    WorkloadState,
 )
 from reservations.models.times import format_time
 from reservations.rules.reclaim_plan import ReclaimPlan
@@ -105,6 +107,29 @@ def workload_view(node_id: str, workload: Workload, created_at: datetime) -> Wor
         unit_ids=sorted(workload.unit_ids),
         state="running",
         created_at=format_time(created_at),
+    )
+
+
+def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
+    """A workload as read: ``running`` or ``terminating`` (with its termination)."""
+    termination = None
+    if workload.state is WorkloadState.TERMINATING and workload.termination_id is not None:
+        requested = workload.termination_requested_at
+        termination = WorkloadTermination(
+            id=workload.termination_id,
+            reservation_id=workload.termination_reservation_id,
+            requested_at=format_time(requested) if requested is not None else None,
+        )
+    return WorkloadView(
+        id=workload.id,
+        node_id=node_id,
+        kind=workload.kind.value,
+        tier=workload.tier.value,
+        org_id=workload.org_id,
+        unit_ids=sorted(workload.unit_ids),
+        state="terminating" if workload.state is WorkloadState.TERMINATING else "running",
+        termination=termination,
+        created_at=format_time(workload.created_at) if workload.created_at else None,
     )
 
 

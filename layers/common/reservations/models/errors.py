@@ -40,10 +40,14 @@ class ApiError(Exception):
     # answers that reached a decision about the domain.
     kept: ClassVar[bool] = False
     documented: ClassVar[str] = "never for anything a client sent"
+    # Seconds a client should wait before it tries again (``Retry-After``); None: not sent.
+    retry_after: ClassVar[int | None] = None
 
-    def __init_subclass__(cls, *, status: int, code: str, kept: bool = False) -> None:
+    def __init_subclass__(
+        cls, *, status: int, code: str, kept: bool = False, retry_after: int | None = None
+    ) -> None:
         super().__init_subclass__()
-        cls.status, cls.code, cls.kept = status, code, kept
+        cls.status, cls.code, cls.kept, cls.retry_after = status, code, kept, retry_after
         cls.documented = " ".join((cls.__doc__ or "").split())
         ERRORS.append(cls)
 
@@ -102,11 +106,11 @@ class SubscriptionLimit(ApiError, status=409, code="subscription_limit"):
     """subscribe: the org already has 10 webhook subscriptions"""
 
 
-class Conflict(ApiError, status=409, code="conflict"):
+class Conflict(ApiError, status=409, code="conflict", retry_after=1):
     """the write kept losing to concurrent writers; the same key may retry and then act"""
 
 
-class IdempotencyInProgress(ApiError, status=409, code="idempotency_in_progress"):
+class IdempotencyInProgress(ApiError, status=409, code="idempotency_in_progress", retry_after=1):
     """the same Idempotency-Key is still being processed"""
 
 
@@ -127,7 +131,18 @@ class IdempotencyKeyReused(ApiError, status=422, code="idempotency_key_reused"):
     stays the one a repeat of the first request gets)"""
 
 
-class Unavailable(ApiError, status=503, code="internal"):
+class UnsupportedMediaType(ApiError, status=415, code="unsupported_media_type"):
+    """the body is declared as something other than application/json (a charset parameter
+    is fine; no Content-Type at all is read as JSON)"""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "request body must be application/json",
+            [FieldProblem("header.Content-Type", "must be application/json")],
+        )
+
+
+class Unavailable(ApiError, status=503, code="internal", retry_after=2):
     """AWS did not answer within the call's time; retry (a POST with the same
     Idempotency-Key; a PUT as it was)"""
 

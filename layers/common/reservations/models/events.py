@@ -204,7 +204,9 @@ class CloudEventView(BaseModel):
     type: EventTypeName
     source: str = Field(description="/v1/nodes/<nodeId>")
     subject: str = Field(description="reservations/<id>, workloads/<id> or nodes/<id>")
-    time: str = Field(description="RFC 3339 UTC, to the millisecond")
+    time: str = Field(
+        description="RFC 3339 UTC, to the millisecond", json_schema_extra={"format": "date-time"}
+    )
     datacontenttype: Literal["application/json"]
     data: dict[str, Any] = Field(
         description="what happened; actor {orgId, keyId (operator and node owner only)} "

@@ -25,7 +25,12 @@ from pydantic import (
     ValidationError,
 )
 
-from reservations.models.errors import FieldProblem, InvalidRequest, field_path
+from reservations.models.errors import (
+    FieldProblem,
+    InvalidRequest,
+    UnsupportedMediaType,
+    field_path,
+)
 from reservations.models.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
 from reservations.models.times import RFC3339, parse_given_time
 
@@ -123,10 +128,20 @@ def _bounded_int(literal: str) -> int:
 
 @dataclass(frozen=True)
 class RawBody:
-    """A request body as API Gateway hands it over: text, or base64 when it says so."""
+    """A request body as API Gateway hands it over: text, or base64 when it says so, and
+    the media type the request declared it as (its ``Content-Type``; None: not declared)."""
 
     text: str | None
     base64_encoded: bool = False
+    content_type: str | None = None
+
+
+def is_json_media_type(content_type: str | None) -> bool:
+    """Whether a declared ``Content-Type`` says JSON: ``application/json`` with any
+    parameters (a charset), in any case; none declared is read as JSON."""
+    if content_type is None:
+        return True
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
 def _bad_body(problem: str) -> InvalidRequest:
@@ -134,9 +149,12 @@ def _bad_body(problem: str) -> InvalidRequest:
 
 
 def decode_body(raw: RawBody) -> str | None:
-    """The body as text; 400 naming ``body`` if not base64 where marked, too large or not UTF-8."""
-    if raw.text is None:
+    """The body as text; 415 when declared as anything but JSON; 400 naming ``body`` if not
+    base64 where marked, too large or not UTF-8."""
+    if not raw.text:
         return None
+    if not is_json_media_type(raw.content_type):
+        raise UnsupportedMediaType()
     try:
         data = (
             base64.b64decode(raw.text, validate=True)

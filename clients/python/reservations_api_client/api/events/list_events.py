@@ -1,0 +1,289 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error import Error
+from ...models.event_page import EventPage
+from ...models.too_many_requests import TooManyRequests
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    *,
+    types: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    json_types: str | Unset
+    if isinstance(types, Unset):
+        json_types = UNSET
+    else:
+        json_types = types
+    params["types"] = json_types
+
+    json_after: str | Unset
+    if isinstance(after, Unset):
+        json_after = UNSET
+    else:
+        json_after = after
+    params["after"] = json_after
+
+    json_limit: str | Unset
+    if isinstance(limit, Unset):
+        json_limit = UNSET
+    else:
+        json_limit = limit
+    params["limit"] = json_limit
+
+    json_cursor: str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/events",
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | EventPage | TooManyRequests | None:
+    if response.status_code == 200:
+        response_200 = EventPage.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = TooManyRequests.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | EventPage | TooManyRequests]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    types: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+
+) -> Response[Error | EventPage | TooManyRequests]:
+    """ Every event the caller's org may see, across nodes, oldest first
+
+    Args:
+        types (str | Unset): comma-separated event types
+        after (str | Unset): RFC 3339 with an offset: only events after this time
+        limit (str | Unset): 1-100, default 50
+        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | EventPage | TooManyRequests]
+     """
+
+
+    kwargs = _get_kwargs(
+        types=types,
+after=after,
+limit=limit,
+cursor=cursor,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    types: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+
+) -> Error | EventPage | TooManyRequests | None:
+    """ Every event the caller's org may see, across nodes, oldest first
+
+    Args:
+        types (str | Unset): comma-separated event types
+        after (str | Unset): RFC 3339 with an offset: only events after this time
+        limit (str | Unset): 1-100, default 50
+        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | EventPage | TooManyRequests
+     """
+
+
+    return sync_detailed(
+        client=client,
+types=types,
+after=after,
+limit=limit,
+cursor=cursor,
+
+    ).parsed
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    types: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+
+) -> Response[Error | EventPage | TooManyRequests]:
+    """ Every event the caller's org may see, across nodes, oldest first
+
+    Args:
+        types (str | Unset): comma-separated event types
+        after (str | Unset): RFC 3339 with an offset: only events after this time
+        limit (str | Unset): 1-100, default 50
+        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | EventPage | TooManyRequests]
+     """
+
+
+    kwargs = _get_kwargs(
+        types=types,
+after=after,
+limit=limit,
+cursor=cursor,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    types: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+
+) -> Error | EventPage | TooManyRequests | None:
+    """ Every event the caller's org may see, across nodes, oldest first
+
+    Args:
+        types (str | Unset): comma-separated event types
+        after (str | Unset): RFC 3339 with an offset: only events after this time
+        limit (str | Unset): 1-100, default 50
+        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | EventPage | TooManyRequests
+     """
+
+
+    return (await asyncio_detailed(
+        client=client,
+types=types,
+after=after,
+limit=limit,
+cursor=cursor,
+
+    )).parsed

@@ -1,0 +1,208 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error import Error
+from ...models.subscription_view import SubscriptionView
+from ...models.too_many_requests import TooManyRequests
+from typing import cast
+
+
+
+def _get_kwargs(
+    subscription_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/webhooks/{subscription_id}".format(subscription_id=quote(str(subscription_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | SubscriptionView | TooManyRequests | None:
+    if response.status_code == 200:
+        response_200 = SubscriptionView.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = TooManyRequests.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | SubscriptionView | TooManyRequests]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    subscription_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Error | SubscriptionView | TooManyRequests]:
+    """ Get one of the caller's org's webhook subscriptions
+
+    Args:
+        subscription_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | SubscriptionView | TooManyRequests]
+     """
+
+
+    kwargs = _get_kwargs(
+        subscription_id=subscription_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    subscription_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Error | SubscriptionView | TooManyRequests | None:
+    """ Get one of the caller's org's webhook subscriptions
+
+    Args:
+        subscription_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | SubscriptionView | TooManyRequests
+     """
+
+
+    return sync_detailed(
+        subscription_id=subscription_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    subscription_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Error | SubscriptionView | TooManyRequests]:
+    """ Get one of the caller's org's webhook subscriptions
+
+    Args:
+        subscription_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | SubscriptionView | TooManyRequests]
+     """
+
+
+    kwargs = _get_kwargs(
+        subscription_id=subscription_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    subscription_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Error | SubscriptionView | TooManyRequests | None:
+    """ Get one of the caller's org's webhook subscriptions
+
+    Args:
+        subscription_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | SubscriptionView | TooManyRequests
+     """
+
+
+    return (await asyncio_detailed(
+        subscription_id=subscription_id,
+client=client,
+
+    )).parsed

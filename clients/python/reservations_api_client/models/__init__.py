@@ -1,0 +1,85 @@
+""" Contains all the data models used in inputs/outputs """
+
+from .cancel_request import CancelRequest
+from .create_reservation_request import CreateReservationRequest
+from .delivery_page import DeliveryPage
+from .delivery_state import DeliveryState
+from .delivery_view import DeliveryView
+from .error import Error
+from .error_detail import ErrorDetail
+from .event import Event
+from .event_data import EventData
+from .event_page import EventPage
+from .event_type import EventType
+from .no_body import NoBody
+from .node import Node
+from .node_request import NodeRequest
+from .place_workload_request import PlaceWorkloadRequest
+from .place_workload_request_kind import PlaceWorkloadRequestKind
+from .place_workload_request_tier import PlaceWorkloadRequestTier
+from .reaffirm_request import ReaffirmRequest
+from .reclaim_result import ReclaimResult
+from .reclaim_result_status import ReclaimResultStatus
+from .reservation import Reservation
+from .reservation_page import ReservationPage
+from .reservation_status import ReservationStatus
+from .retry_queued import RetryQueued
+from .subscribe_request import SubscribeRequest
+from .subscription_page import SubscriptionPage
+from .subscription_status import SubscriptionStatus
+from .subscription_view import SubscriptionView
+from .subscription_with_secret import SubscriptionWithSecret
+from .too_many_requests import TooManyRequests
+from .unit import Unit
+from .unit_spec import UnitSpec
+from .unit_state import UnitState
+from .units_request import UnitsRequest
+from .workload import Workload
+from .workload_kind import WorkloadKind
+from .workload_page import WorkloadPage
+from .workload_state import WorkloadState
+from .workload_termination import WorkloadTermination
+from .workload_tier import WorkloadTier
+
+__all__ = (
+    "CancelRequest",
+    "CreateReservationRequest",
+    "DeliveryPage",
+    "DeliveryState",
+    "DeliveryView",
+    "Error",
+    "ErrorDetail",
+    "Event",
+    "EventData",
+    "EventPage",
+    "EventType",
+    "NoBody",
+    "Node",
+    "NodeRequest",
+    "PlaceWorkloadRequest",
+    "PlaceWorkloadRequestKind",
+    "PlaceWorkloadRequestTier",
+    "ReaffirmRequest",
+    "ReclaimResult",
+    "ReclaimResultStatus",
+    "Reservation",
+    "ReservationPage",
+    "ReservationStatus",
+    "RetryQueued",
+    "SubscribeRequest",
+    "SubscriptionPage",
+    "SubscriptionStatus",
+    "SubscriptionView",
+    "SubscriptionWithSecret",
+    "TooManyRequests",
+    "Unit",
+    "UnitSpec",
+    "UnitsRequest",
+    "UnitState",
+    "Workload",
+    "WorkloadKind",
+    "WorkloadPage",
+    "WorkloadState",
+    "WorkloadTermination",
+    "WorkloadTier",
+)

@@ -1,0 +1,280 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.reclaim_result_status import check_reclaim_result_status
+from ..models.reclaim_result_status import ReclaimResultStatus
+from ..types import UNSET, Unset
+from typing import cast
+import datetime
+
+
+
+
+
+
+T = TypeVar("T", bound="ReclaimResult")
+
+
+
+@_attrs_define
+class ReclaimResult:
+    """ The reservation after the reclaim, plus what was (or, dry run, would be) done.
+
+        Attributes:
+            allowed_org_ids (list[str]):
+            created_at (datetime.datetime):
+            id (str):
+            managing_org_ids (list[str]):
+            node_id (str):
+            released_unit_ids (list[str]):
+            reserved_unit_ids (list[str]):
+            starts_at (datetime.datetime):
+            status (ReclaimResultStatus):
+            updated_at (datetime.datetime):
+            contract_ref (str | Unset):
+            ends_at (datetime.datetime | Unset):
+            reason (str | Unset):
+            skipped (list[str] | Unset): real run: not spot, left running
+            terminated (list[str] | Unset): real run: workload ids
+            topology_gen (int | Unset):
+            would_skip (list[str] | Unset): dry run
+            would_terminate (list[str] | Unset): dry run
+     """
+
+    allowed_org_ids: list[str]
+    created_at: datetime.datetime
+    id: str
+    managing_org_ids: list[str]
+    node_id: str
+    released_unit_ids: list[str]
+    reserved_unit_ids: list[str]
+    starts_at: datetime.datetime
+    status: ReclaimResultStatus
+    updated_at: datetime.datetime
+    contract_ref: str | Unset = UNSET
+    ends_at: datetime.datetime | Unset = UNSET
+    reason: str | Unset = UNSET
+    skipped: list[str] | Unset = UNSET
+    terminated: list[str] | Unset = UNSET
+    topology_gen: int | Unset = UNSET
+    would_skip: list[str] | Unset = UNSET
+    would_terminate: list[str] | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        allowed_org_ids = self.allowed_org_ids
+
+
+
+        created_at = self.created_at.isoformat()
+
+        id = self.id
+
+        managing_org_ids = self.managing_org_ids
+
+
+
+        node_id = self.node_id
+
+        released_unit_ids = self.released_unit_ids
+
+
+
+        reserved_unit_ids = self.reserved_unit_ids
+
+
+
+        starts_at = self.starts_at.isoformat()
+
+        status: str = self.status
+
+        updated_at = self.updated_at.isoformat()
+
+        contract_ref = self.contract_ref
+
+        ends_at: str | Unset = UNSET
+        if not isinstance(self.ends_at, Unset):
+            ends_at = self.ends_at.isoformat()
+
+        reason = self.reason
+
+        skipped: list[str] | Unset = UNSET
+        if not isinstance(self.skipped, Unset):
+            skipped = self.skipped
+
+
+
+        terminated: list[str] | Unset = UNSET
+        if not isinstance(self.terminated, Unset):
+            terminated = self.terminated
+
+
+
+        topology_gen = self.topology_gen
+
+        would_skip: list[str] | Unset = UNSET
+        if not isinstance(self.would_skip, Unset):
+            would_skip = self.would_skip
+
+
+
+        would_terminate: list[str] | Unset = UNSET
+        if not isinstance(self.would_terminate, Unset):
+            would_terminate = self.would_terminate
+
+
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "allowedOrgIds": allowed_org_ids,
+            "createdAt": created_at,
+            "id": id,
+            "managingOrgIds": managing_org_ids,
+            "nodeId": node_id,
+            "releasedUnitIds": released_unit_ids,
+            "reservedUnitIds": reserved_unit_ids,
+            "startsAt": starts_at,
+            "status": status,
+            "updatedAt": updated_at,
+        })
+        if contract_ref is not UNSET:
+            field_dict["contractRef"] = contract_ref
+        if ends_at is not UNSET:
+            field_dict["endsAt"] = ends_at
+        if reason is not UNSET:
+            field_dict["reason"] = reason
+        if skipped is not UNSET:
+            field_dict["skipped"] = skipped
+        if terminated is not UNSET:
+            field_dict["terminated"] = terminated
+        if topology_gen is not UNSET:
+            field_dict["topologyGen"] = topology_gen
+        if would_skip is not UNSET:
+            field_dict["wouldSkip"] = would_skip
+        if would_terminate is not UNSET:
+            field_dict["wouldTerminate"] = would_terminate
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        allowed_org_ids = cast(list[str], d.pop("allowedOrgIds"))
+
+
+        created_at = datetime.datetime.fromisoformat(d.pop("createdAt"))
+
+
+
+
+        id = d.pop("id")
+
+        managing_org_ids = cast(list[str], d.pop("managingOrgIds"))
+
+
+        node_id = d.pop("nodeId")
+
+        released_unit_ids = cast(list[str], d.pop("releasedUnitIds"))
+
+
+        reserved_unit_ids = cast(list[str], d.pop("reservedUnitIds"))
+
+
+        starts_at = datetime.datetime.fromisoformat(d.pop("startsAt"))
+
+
+
+
+        status = check_reclaim_result_status(d.pop("status"))
+
+
+
+
+        updated_at = datetime.datetime.fromisoformat(d.pop("updatedAt"))
+
+
+
+
+        contract_ref = d.pop("contractRef", UNSET)
+
+        _ends_at = d.pop("endsAt", UNSET)
+        ends_at: datetime.datetime | Unset
+        if isinstance(_ends_at,  Unset):
+            ends_at = UNSET
+        else:
+            ends_at = datetime.datetime.fromisoformat(_ends_at)
+
+
+
+
+        reason = d.pop("reason", UNSET)
+
+        skipped = cast(list[str], d.pop("skipped", UNSET))
+
+
+        terminated = cast(list[str], d.pop("terminated", UNSET))
+
+
+        topology_gen = d.pop("topologyGen", UNSET)
+
+        would_skip = cast(list[str], d.pop("wouldSkip", UNSET))
+
+
+        would_terminate = cast(list[str], d.pop("wouldTerminate", UNSET))
+
+
+        reclaim_result = cls(
+            allowed_org_ids=allowed_org_ids,
+            created_at=created_at,
+            id=id,
+            managing_org_ids=managing_org_ids,
+            node_id=node_id,
+            released_unit_ids=released_unit_ids,
+            reserved_unit_ids=reserved_unit_ids,
+            starts_at=starts_at,
+            status=status,
+            updated_at=updated_at,
+            contract_ref=contract_ref,
+            ends_at=ends_at,
+            reason=reason,
+            skipped=skipped,
+            terminated=terminated,
+            topology_gen=topology_gen,
+            would_skip=would_skip,
+            would_terminate=would_terminate,
+        )
+
+
+        reclaim_result.additional_properties = d
+        return reclaim_result
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

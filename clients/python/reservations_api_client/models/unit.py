@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.unit_state import check_unit_state
+from ..models.unit_state import UnitState
+from ..types import UNSET, Unset
+from typing import cast
+
+
+
+
+
+
+T = TypeVar("T", bound="Unit")
+
+
+
+@_attrs_define
+class Unit:
+    """ One allocatable GPU unit as ``GET /v1/nodes/{nodeId}/reservations/units`` shows it.
+
+        Attributes:
+            alloc_class (str): vfio-group, device-request, host, mig, ...
+            gpu_model_id (str):
+            id (str): IOMMU group's PCI address, e.g. 0000:04:00.0
+            reservable (bool):
+            sellable_gpus (int):
+            state (UnitState):
+            claimed_by (str | Unset): vm:<id> or pod:<id>
+            gpu_model_name (str | Unset):
+            not_reservable_reason (str | Unset):
+            released (bool | Unset):
+            reservation_id (str | Unset):
+     """
+
+    alloc_class: str
+    gpu_model_id: str
+    id: str
+    reservable: bool
+    sellable_gpus: int
+    state: UnitState
+    claimed_by: str | Unset = UNSET
+    gpu_model_name: str | Unset = UNSET
+    not_reservable_reason: str | Unset = UNSET
+    released: bool | Unset = UNSET
+    reservation_id: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        alloc_class = self.alloc_class
+
+        gpu_model_id = self.gpu_model_id
+
+        id = self.id
+
+        reservable = self.reservable
+
+        sellable_gpus = self.sellable_gpus
+
+        state: str = self.state
+
+        claimed_by = self.claimed_by
+
+        gpu_model_name = self.gpu_model_name
+
+        not_reservable_reason = self.not_reservable_reason
+
+        released = self.released
+
+        reservation_id = self.reservation_id
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "allocClass": alloc_class,
+            "gpuModelId": gpu_model_id,
+            "id": id,
+            "reservable": reservable,
+            "sellableGpus": sellable_gpus,
+            "state": state,
+        })
+        if claimed_by is not UNSET:
+            field_dict["claimedBy"] = claimed_by
+        if gpu_model_name is not UNSET:
+            field_dict["gpuModelName"] = gpu_model_name
+        if not_reservable_reason is not UNSET:
+            field_dict["notReservableReason"] = not_reservable_reason
+        if released is not UNSET:
+            field_dict["released"] = released
+        if reservation_id is not UNSET:
+            field_dict["reservationId"] = reservation_id
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        alloc_class = d.pop("allocClass")
+
+        gpu_model_id = d.pop("gpuModelId")
+
+        id = d.pop("id")
+
+        reservable = d.pop("reservable")
+
+        sellable_gpus = d.pop("sellableGpus")
+
+        state = check_unit_state(d.pop("state"))
+
+
+
+
+        claimed_by = d.pop("claimedBy", UNSET)
+
+        gpu_model_name = d.pop("gpuModelName", UNSET)
+
+        not_reservable_reason = d.pop("notReservableReason", UNSET)
+
+        released = d.pop("released", UNSET)
+
+        reservation_id = d.pop("reservationId", UNSET)
+
+        unit = cls(
+            alloc_class=alloc_class,
+            gpu_model_id=gpu_model_id,
+            id=id,
+            reservable=reservable,
+            sellable_gpus=sellable_gpus,
+            state=state,
+            claimed_by=claimed_by,
+            gpu_model_name=gpu_model_name,
+            not_reservable_reason=not_reservable_reason,
+            released=released,
+            reservation_id=reservation_id,
+        )
+
+
+        unit.additional_properties = d
+        return unit
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

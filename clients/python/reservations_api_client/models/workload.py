@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.workload_kind import check_workload_kind
+from ..models.workload_kind import WorkloadKind
+from ..models.workload_state import check_workload_state
+from ..models.workload_state import WorkloadState
+from ..models.workload_tier import check_workload_tier
+from ..models.workload_tier import WorkloadTier
+from ..types import UNSET, Unset
+from typing import cast
+import datetime
+
+if TYPE_CHECKING:
+  from ..models.workload_termination import WorkloadTermination
+
+
+
+
+
+T = TypeVar("T", bound="Workload")
+
+
+
+@_attrs_define
+class Workload:
+    """ A workload on a node: as ``POST /v1/nodes/{nodeId}/workloads`` answers it (running),
+    or as read, ``terminating`` with its termination once a reclaim asked the node to stop
+    it.
+
+        Attributes:
+            id (str):
+            kind (WorkloadKind):
+            node_id (str):
+            org_id (str):
+            state (WorkloadState):
+            tier (WorkloadTier):
+            unit_ids (list[str]): sorted
+            created_at (datetime.datetime | Unset): when it was placed; absent on items older than the field
+            termination (WorkloadTermination | Unset): A terminating workload's termination: the message the node was sent.
+     """
+
+    id: str
+    kind: WorkloadKind
+    node_id: str
+    org_id: str
+    state: WorkloadState
+    tier: WorkloadTier
+    unit_ids: list[str]
+    created_at: datetime.datetime | Unset = UNSET
+    termination: WorkloadTermination | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.workload_termination import WorkloadTermination # noqa: PLC0415
+        id = self.id
+
+        kind: str = self.kind
+
+        node_id = self.node_id
+
+        org_id = self.org_id
+
+        state: str = self.state
+
+        tier: str = self.tier
+
+        unit_ids = self.unit_ids
+
+
+
+        created_at: str | Unset = UNSET
+        if not isinstance(self.created_at, Unset):
+            created_at = self.created_at.isoformat()
+
+        termination: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.termination, Unset):
+            termination = self.termination.to_dict()
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "id": id,
+            "kind": kind,
+            "nodeId": node_id,
+            "orgId": org_id,
+            "state": state,
+            "tier": tier,
+            "unitIds": unit_ids,
+        })
+        if created_at is not UNSET:
+            field_dict["createdAt"] = created_at
+        if termination is not UNSET:
+            field_dict["termination"] = termination
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.workload_termination import WorkloadTermination # noqa: PLC0415
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        kind = check_workload_kind(d.pop("kind"))
+
+
+
+
+        node_id = d.pop("nodeId")
+
+        org_id = d.pop("orgId")
+
+        state = check_workload_state(d.pop("state"))
+
+
+
+
+        tier = check_workload_tier(d.pop("tier"))
+
+
+
+
+        unit_ids = cast(list[str], d.pop("unitIds"))
+
+
+        _created_at = d.pop("createdAt", UNSET)
+        created_at: datetime.datetime | Unset
+        if isinstance(_created_at,  Unset):
+            created_at = UNSET
+        else:
+            created_at = datetime.datetime.fromisoformat(_created_at)
+
+
+
+
+        _termination = d.pop("termination", UNSET)
+        termination: WorkloadTermination | Unset
+        if isinstance(_termination,  Unset):
+            termination = UNSET
+        else:
+            termination = WorkloadTermination.from_dict(_termination)
+
+
+
+
+        workload = cls(
+            id=id,
+            kind=kind,
+            node_id=node_id,
+            org_id=org_id,
+            state=state,
+            tier=tier,
+            unit_ids=unit_ids,
+            created_at=created_at,
+            termination=termination,
+        )
+
+
+        workload.additional_properties = d
+        return workload
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,99 @@
+"""The reads of ``GET /v1/nodes/{nodeId}`` and of a node's workloads: each one request
+(the node without its units' ids aside, an item from before the node kept them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reservations.dal import clients
+from reservations.dal.actions import table
+from reservations.dal.items import (
+    access_from_item,
+    from_attributes,
+    node_from_item,
+    to_attributes,
+    workload_from_item,
+)
+from reservations.dal.keys import (
+    ACCESS_SK,
+    NODE_SK,
+    UNIT_PREFIX,
+    WORKLOAD_PREFIX,
+    Item,
+    node_key,
+    node_pk,
+    workload_key,
+)
+from reservations.models.domain import Node, Workload
+from reservations.models.reads import WorkloadsRead
+
+
+class NodeReads:
+    """A node, its units' ids and its workloads, read strongly consistent."""
+
+    def node(self, node_id: str) -> Node | None:
+        """The node item: one GetItem."""
+        response = clients.dynamodb().get_item(
+            TableName=table(), Key=to_attributes(node_key(node_id)), ConsistentRead=True
+        )
+        item = response.get("Item")
+        return node_from_item(from_attributes(item)) if item else None
+
+    def unit_ids(self, node_id: str) -> list[str]:
+        """The ids of the node's unit items (for a node item that does not name them)."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :unit)",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":unit": UNIT_PREFIX}
+            ),
+            "ProjectionExpression": "SK",
+            "ConsistentRead": True,
+        }
+        return [item["SK"].removeprefix(UNIT_PREFIX) for item in _query_all(query)]
+
+    def workload(self, node_id: str, workload_id: str) -> tuple[Node | None, Workload | None]:
+        """The node item (for its owner) and the workload: one BatchGetItem."""
+        keys = [node_key(node_id), workload_key(node_id, workload_id)]
+        request: dict[str, Any] = {
+            table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
+        }
+        items: list[Item] = []
+        while request:  # unprocessed keys only under throttling: ask again for those
+            response = clients.dynamodb().batch_get_item(RequestItems=request)
+            items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
+            request = response.get("UnprocessedKeys") or {}
+        node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
+        workload = next((workload_from_item(i) for i in items if i["SK"] != NODE_SK), None)
+        return node, workload
+
+    def workloads(self, node_id: str) -> WorkloadsRead:
+        """One Query: the node's live workloads up to its list access item, which sorts
+        after them (at most 64 small items: never near the Query's 1 MB)."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":first": WORKLOAD_PREFIX, ":access": ACCESS_SK}
+            ),
+            "ConsistentRead": True,
+        }
+        items = _query_all(query)
+        access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
+        return WorkloadsRead(
+            access=access,
+            workloads=tuple(
+                workload_from_item(i) for i in items if i["SK"].startswith(WORKLOAD_PREFIX)
+            ),
+        )
+
+
+def _query_all(query: dict[str, Any]) -> list[Item]:
+    """Every item the Query matches (one request unless it passes 1 MB)."""
+    items: list[Item] = []
+    while True:
+        page = clients.dynamodb().query(**query)
+        items.extend(from_attributes(attributes) for attributes in page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return items
+        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]

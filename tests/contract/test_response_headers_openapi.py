@@ -1,0 +1,78 @@
+"""The OpenAPI document declares what every response carries: X-Request-Id on each answer
+of a function, WWW-Authenticate on a 401, Retry-After where a code of the status says when
+to retry (409, 503), Location on a create, Idempotent-Replayed where a keyed route may
+replay, 415 on every route that takes a body, and API Gateway's own 429 everywhere."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from devstack.openapi import SPEC
+from reservations.http import routes
+
+DOCUMENT: dict[str, Any] = json.loads(SPEC.read_text())
+
+
+def operation(route: routes.ApiRoute) -> dict[str, Any]:
+    operation: dict[str, Any] = DOCUMENT["paths"][route.path][route.method.lower()]
+    return operation
+
+
+def headers(route: routes.ApiRoute, status: int) -> set[str]:
+    return set(operation(route)["responses"][str(status)].get("headers", {}))
+
+
+def test_every_answer_of_a_function_declares_its_request_id():
+    for route in routes.ALL:
+        for status, response in operation(route)["responses"].items():
+            if status != "429":
+                assert response["headers"]["X-Request-Id"] == {
+                    "$ref": "#/components/headers/X-Request-Id"
+                }, (route.operation_id, status)
+    declared = DOCUMENT["components"]["headers"]
+    assert set(declared) == {
+        "X-Request-Id", "Retry-After", "Idempotent-Replayed", "Location", "WWW-Authenticate",
+    }  # fmt: skip
+    assert declared["Retry-After"]["schema"]["type"] == "integer"
+
+
+def test_the_challenge_the_retry_and_the_location_where_they_are_sent():
+    for route in routes.ALL:
+        assert "WWW-Authenticate" in headers(route, 401)
+        assert "Retry-After" in headers(route, 503)
+        assert "Retry-After" not in headers(route, 404)
+        if 409 in route.errors:  # conflict can answer any write's 409
+            assert "Retry-After" in headers(route, 409)
+    assert "Location" in headers(routes.CREATE_RESERVATION, 201)
+    assert "Location" not in headers(routes.PLACE_WORKLOAD, 201)
+
+
+def test_a_replay_is_declared_on_keyed_routes_only():
+    for route in routes.ALL:
+        replayable = "Idempotent-Replayed" in headers(route, route.status)
+        assert replayable is route.keyed, route.operation_id
+    assert "Idempotent-Replayed" in headers(routes.RECLAIM, 422)
+    assert "Idempotent-Replayed" not in headers(routes.PUT_NODE, 409)
+
+
+def test_a_route_with_a_body_answers_415_and_every_route_documents_the_429():
+    for route in routes.ALL:
+        responses = operation(route)["responses"]
+        assert ("415" in responses) is (route.body is not None), route.operation_id
+        assert responses["429"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/TooManyRequests"
+        }
+    assert "415" in operation(routes.CANCEL)["responses"]  # an optional body is still a body
+    assert "415" not in operation(routes.END_WORKLOAD)["responses"]
+
+
+def test_the_error_body_names_the_request():
+    error_body = DOCUMENT["components"]["schemas"]["Error"]
+    assert "requestId" in error_body["properties"]
+
+
+def test_the_document_is_valid_openapi():
+    from openapi_spec_validator import validate
+
+    validate(DOCUMENT)  # raises, naming the place, when it is not
