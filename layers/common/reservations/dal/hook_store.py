@@ -11,6 +11,7 @@ from reservations.dal import clients, transactions
 from reservations.dal.actions import Action, table
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import from_attributes, to_attributes
+from reservations.dal.queries import query_items
 from reservations.dal.store import NodeTable
 from reservations.dal.webhook_items import (
     ATTEMPT_SK_PREFIX,
@@ -109,13 +110,7 @@ class HookTable:
             "ExpressionAttributeValues": to_attributes({":pk": subscription_pk(org_id)}),
             "ConsistentRead": True,
         }
-        items: list[dict[str, Any]] = []
-        while True:
-            page = clients.dynamodb().query(**query)
-            items.extend(from_attributes(attributes) for attributes in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                break
-            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = list(query_items(query))
         counter = next((i for i in items if i["SK"] == COUNTER_SK), None)
         listed = [i for i in items if i["SK"].startswith(SUBSCRIPTION_SK_PREFIX)]
         return OrgHooks(

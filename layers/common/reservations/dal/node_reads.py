@@ -24,6 +24,7 @@ from reservations.dal.keys import (
     node_pk,
     workload_key,
 )
+from reservations.dal.queries import query_items, up_to_access
 from reservations.models.domain import Node, Workload
 from reservations.models.reads import WorkloadsRead
 
@@ -50,7 +51,7 @@ class NodeReads:
             "ProjectionExpression": "SK",
             "ConsistentRead": True,
         }
-        return [item["SK"].removeprefix(UNIT_PREFIX) for item in _query_all(query)]
+        return [item["SK"].removeprefix(UNIT_PREFIX) for item in query_items(query)]
 
     def workload(self, node_id: str, workload_id: str) -> tuple[Node | None, Workload | None]:
         """The node item (for its owner) and the workload: one BatchGetItem."""
@@ -70,15 +71,7 @@ class NodeReads:
     def workloads(self, node_id: str) -> WorkloadsRead:
         """One Query: the node's live workloads up to its list access item, which sorts
         after them (at most 64 small items: never near the Query's 1 MB)."""
-        query: dict[str, Any] = {
-            "TableName": table(),
-            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
-            "ExpressionAttributeValues": to_attributes(
-                {":pk": node_pk(node_id), ":first": WORKLOAD_PREFIX, ":access": ACCESS_SK}
-            ),
-            "ConsistentRead": True,
-        }
-        items = _query_all(query)
+        items = list(query_items(up_to_access(node_id, WORKLOAD_PREFIX)))
         access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
         return WorkloadsRead(
             access=access,
@@ -86,14 +79,3 @@ class NodeReads:
                 workload_from_item(i) for i in items if i["SK"].startswith(WORKLOAD_PREFIX)
             ),
         )
-
-
-def _query_all(query: dict[str, Any]) -> list[Item]:
-    """Every item the Query matches (one request unless it passes 1 MB)."""
-    items: list[Item] = []
-    while True:
-        page = clients.dynamodb().query(**query)
-        items.extend(from_attributes(attributes) for attributes in page["Items"])
-        if "LastEvaluatedKey" not in page:
-            return items
-        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -49,6 +49,7 @@ from reservations.dal.keys import (
     reservation_key,
 )
 from reservations.dal.nodes import node_put_actions, reaffirm_actions
+from reservations.dal.queries import query_items, up_to_access
 from reservations.dal.reclaim import reclaim_actions
 from reservations.dal.records import written_with
 from reservations.dal.reservations import create_actions
@@ -127,14 +128,7 @@ class NodeTable:
             ),
             "ConsistentRead": True,
         }
-        items: list[Item] = []
-        while True:
-            page = clients.dynamodb().query(**query)
-            items.extend(from_attributes(attributes) for attributes in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                break
-            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return snapshot_from_items(items)
+        return snapshot_from_items(list(query_items(query)))
 
     def load_reservation(
         self, node_id: str, reservation_id: str
@@ -170,12 +164,7 @@ class NodeTable:
             "KeyConditionExpression": f"{LIVE_ENDS} = :live AND endsAt <= :now",
             "ExpressionAttributeValues": to_attributes({":live": LIVE, ":now": format_time(now)}),
         }
-        while True:
-            page = clients.dynamodb().query(**query)
-            yield from (reservation_from_item(from_attributes(i)) for i in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                return
-            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        yield from (reservation_from_item(i) for i in query_items(query))
 
     def reservation_page(
         self, node_id: str, after: str | None, history: bool = False
@@ -194,14 +183,7 @@ class NodeTable:
         """
         if history:
             return self._history_page(node_id, after)
-        query: dict[str, Any] = {
-            "TableName": table(),
-            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
-            "ExpressionAttributeValues": to_attributes(
-                {":pk": node_pk(node_id), ":first": RESERVATION_PREFIX, ":access": ACCESS_SK}
-            ),
-            "ConsistentRead": True,
-        }
+        query = up_to_access(node_id, RESERVATION_PREFIX)
         if after is not None:
             query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
         return self._page(node_id, clients.dynamodb().query(**query))
