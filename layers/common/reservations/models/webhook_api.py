@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pydantic import ConfigDict, Field, StrictStr
 
-from reservations.models.api import WireModel
+from reservations.models.api import NextCursor, WireModel
 from reservations.models.events import EventType
 from reservations.models.requests import StrictBody
 from reservations.models.times import format_time
@@ -143,9 +143,7 @@ class SubscriptionPage(WireModel):
     """One page of the org's subscriptions, sorted by id."""
 
     items: list[SubscriptionView]
-    next_cursor: str | None = Field(
-        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
-    )
+    next_cursor: NextCursor = None
 
 
 class RetryQueued(WireModel):
