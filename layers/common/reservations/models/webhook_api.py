@@ -70,21 +70,21 @@ class OrgHooks:
 
 
 @dataclass(frozen=True)
-class SubscriptionCreate:
-    """A new subscription; the org's counter goes from ``count`` (as read) to one more."""
+class CountedWrite:
+    """A write that adds or removes a subscription, conditioned on the org's counter being
+    ``count`` (as read)."""
 
     write_id: str
     subscription: Subscription
     count: int
 
 
-@dataclass(frozen=True)
-class SubscriptionDelete:
-    """A subscription removed; the org's counter goes from ``count`` (as read) to one less."""
+class SubscriptionCreate(CountedWrite):
+    """A new subscription; the org's counter goes from ``count`` to one more."""
 
-    write_id: str
-    subscription: Subscription
-    count: int
+
+class SubscriptionDelete(CountedWrite):
+    """A subscription removed; the org's counter goes from ``count`` to one less."""
 
 
 @dataclass(frozen=True)
