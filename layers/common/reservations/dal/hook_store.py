@@ -11,7 +11,7 @@ from reservations.dal import clients, transactions
 from reservations.dal.actions import Action, table
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.queries import query_items
+from reservations.dal.queries import get_item, query_items
 from reservations.dal.store import NodeTable
 from reservations.dal.webhook_items import (
     ATTEMPT_SK_PREFIX,
@@ -120,13 +120,8 @@ class HookTable:
         )
 
     def load_subscription(self, org_id: str, subscription_id: str) -> Subscription | None:
-        response = clients.dynamodb().get_item(
-            TableName=table(),
-            Key=to_attributes(subscription_key(org_id, subscription_id)),
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        return None if item is None else subscription_from_item(from_attributes(item))
+        item = get_item(subscription_key(org_id, subscription_id))
+        return None if item is None else subscription_from_item(item)
 
     def commit(self, write: HookWrite, answer: AnswerRecord | None = None) -> None:
         """All or nothing, with the key's record; WriteConflict when the counter or the
@@ -145,13 +140,8 @@ class HookTable:
         return self._answers.stored_answer(scope)
 
     def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
-        response = clients.dynamodb().get_item(
-            TableName=table(),
-            Key=to_attributes(delivery_key(subscription_id, event_id)),
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        return None if item is None else delivery_from_item(subscription_id, from_attributes(item))
+        item = get_item(delivery_key(subscription_id, event_id))
+        return None if item is None else delivery_from_item(subscription_id, item)
 
     def attempts_page(
         self, subscription_id: str, before: str | None, count: int

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.dal import clients
 from reservations.dal.actions import table
 from reservations.dal.items import (
     access_from_item,
-    from_attributes,
     node_from_item,
     to_attributes,
     workload_from_item,
@@ -19,12 +17,11 @@ from reservations.dal.keys import (
     NODE_SK,
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
-    Item,
     node_key,
     node_pk,
     workload_key,
 )
-from reservations.dal.queries import query_items, up_to_access
+from reservations.dal.queries import batch_get, get_item, query_items, up_to_access
 from reservations.models.domain import Node, Workload
 from reservations.models.reads import WorkloadsRead
 
@@ -34,11 +31,8 @@ class NodeReads:
 
     def node(self, node_id: str) -> Node | None:
         """The node item: one GetItem."""
-        response = clients.dynamodb().get_item(
-            TableName=table(), Key=to_attributes(node_key(node_id)), ConsistentRead=True
-        )
-        item = response.get("Item")
-        return node_from_item(from_attributes(item)) if item else None
+        item = get_item(node_key(node_id))
+        return node_from_item(item) if item else None
 
     def unit_ids(self, node_id: str) -> list[str]:
         """The ids of the node's unit items (for a node item that does not name them)."""
@@ -56,14 +50,7 @@ class NodeReads:
     def workload(self, node_id: str, workload_id: str) -> tuple[Node | None, Workload | None]:
         """The node item (for its owner) and the workload: one BatchGetItem."""
         keys = [node_key(node_id), workload_key(node_id, workload_id)]
-        request: dict[str, Any] = {
-            table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
-        }
-        items: list[Item] = []
-        while request:  # unprocessed keys only under throttling: ask again for those
-            response = clients.dynamodb().batch_get_item(RequestItems=request)
-            items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
-            request = response.get("UnprocessedKeys") or {}
+        items = batch_get(keys)
         node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
         workload = next((workload_from_item(i) for i in items if i["SK"] != NODE_SK), None)
         return node, workload

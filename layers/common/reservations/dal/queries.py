@@ -1,5 +1,5 @@
-"""Queries of the table: every item one matches, page by page, and the node partition's
-range up to its list access item."""
+"""Reads of the table: one item, a batch of keys, every item a Query matches (page by
+page), and the node partition's range up to its list access item."""
 
 from __future__ import annotations
 
@@ -33,3 +33,26 @@ def up_to_access(node_id: str, first: str) -> dict[str, Any]:
         ),
         "ConsistentRead": True,
     }
+
+
+def get_item(key: Item) -> Item | None:
+    """One item, read strongly consistent; None when there is none."""
+    response = clients.dynamodb().get_item(
+        TableName=table(), Key=to_attributes(key), ConsistentRead=True
+    )
+    item = response.get("Item")
+    return from_attributes(item) if item else None
+
+
+def batch_get(keys: list[Item]) -> list[Item]:
+    """The items of ``keys`` that exist, strongly consistent, in one BatchGetItem (more only
+    for keys DynamoDB left unprocessed, under throttling)."""
+    request: dict[str, Any] = {
+        table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
+    }
+    items: list[Item] = []
+    while request:
+        response = clients.dynamodb().batch_get_item(RequestItems=request)
+        items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
+        request = response.get("UnprocessedKeys") or {}
+    return items

@@ -39,7 +39,6 @@ from reservations.dal.keys import (
     NODE_RESERVATIONS_INDEX,
     NODE_SK,
     RESERVATION_PREFIX,
-    Item,
     access_key,
     apikey_key,
     idempotency_key,
@@ -49,7 +48,7 @@ from reservations.dal.keys import (
     reservation_key,
 )
 from reservations.dal.nodes import node_put_actions, reaffirm_actions
-from reservations.dal.queries import query_items, up_to_access
+from reservations.dal.queries import batch_get, get_item, query_items, up_to_access
 from reservations.dal.reclaim import reclaim_actions
 from reservations.dal.records import written_with
 from reservations.dal.reservations import create_actions
@@ -141,7 +140,7 @@ class NodeTable:
             reservation_key(node_id, reservation_id),
             reservation_history_key(node_id, reservation_id),
         ]
-        items = _batch_get(keys)
+        items = batch_get(keys)
         node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
         found = sorted(
             (i for i in items if i["SK"] != NODE_SK), key=lambda i: i["PK"] != node_pk(node_id)
@@ -151,7 +150,7 @@ class NodeTable:
     def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
         """One reservation of the node's history (one GetItem): what a write on a
         reservation that is not in the node's partition reads, to tell ended from unknown."""
-        item = _get(reservation_history_key(node_id, reservation_id))
+        item = get_item(reservation_history_key(node_id, reservation_id))
         return reservation_from_item(item) if item else None
 
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
@@ -224,7 +223,7 @@ class NodeTable:
         )
 
     def _list_access(self, node_id: str) -> ListAccess | None:
-        item = _get(access_key(node_id))
+        item = get_item(access_key(node_id))
         return access_from_item(item) if item else None
 
     def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
@@ -253,33 +252,10 @@ class NodeTable:
     def stored_answer(self, scope: str) -> StoredResponse | None:
         """The record kept under ``scope`` (live or not), read strongly consistent; one
         GetItem, for a repeat whose effect left nothing to conflict with."""
-        item = _get(idempotency_key(scope))
+        item = get_item(idempotency_key(scope))
         return stored_response_from_item(item) if item else None
 
 
 def load_api_key(key_hash: str) -> ApiKey | None:
-    item = _get(apikey_key(key_hash))
+    item = get_item(apikey_key(key_hash))
     return api_key_from_item(item) if item else None
-
-
-def _batch_get(keys: list[Item]) -> list[Item]:
-    """The items of ``keys`` that exist, strongly consistent, in one BatchGetItem (more only
-    for keys DynamoDB left unprocessed, under throttling)."""
-    request: dict[str, Any] = {
-        table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
-    }
-    items: list[Item] = []
-    while request:
-        response = clients.dynamodb().batch_get_item(RequestItems=request)
-        items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
-        request = response.get("UnprocessedKeys") or {}
-    return items
-
-
-def _get(key: Item) -> Item | None:
-    """One item, read strongly consistent; None when there is none."""
-    response = clients.dynamodb().get_item(
-        TableName=table(), Key=to_attributes(key), ConsistentRead=True
-    )
-    item = response.get("Item")
-    return from_attributes(item) if item else None

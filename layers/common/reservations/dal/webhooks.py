@@ -11,7 +11,8 @@ from botocore.exceptions import ClientError
 
 from reservations.config import settings, webhook_delivery_queue_url
 from reservations.dal import clients, transactions
-from reservations.dal.items import from_attributes, to_attributes
+from reservations.dal.items import to_attributes
+from reservations.dal.queries import get_item
 from reservations.dal.webhook_items import (
     attempt_item,
     delivery_from_item,
@@ -53,11 +54,11 @@ class WebhookTable:
     """Subscriptions and deliveries; clients are made on first use, not here."""
 
     def load_subscription(self, org_id: str, subscription_id: str) -> Subscription | None:
-        item = _get(subscription_key(org_id, subscription_id))
+        item = get_item(subscription_key(org_id, subscription_id))
         return None if item is None else subscription_from_item(item)
 
     def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
-        item = _get(delivery_key(subscription_id, event_id))
+        item = get_item(delivery_key(subscription_id, event_id))
         return None if item is None else delivery_from_item(subscription_id, item)
 
     def record_attempt(
@@ -148,12 +149,6 @@ def _conditioned_on(before: Delivery | None) -> dict[str, Any]:
         "ConditionExpression": "attempts = :attempts",
         "ExpressionAttributeValues": _attrs({":attempts": before.attempts}),
     }
-
-
-def _get(key: dict[str, Any]) -> dict[str, Any] | None:
-    answer = clients.dynamodb().get_item(TableName=_table(), Key=_attrs(key), ConsistentRead=True)
-    item = answer.get("Item")
-    return None if item is None else from_attributes(item)
 
 
 def _update(
