@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from reservations.dal import clients, transactions
+from reservations.dal import clients, idempotency, transactions
 from reservations.dal.actions import Action, table
 from reservations.dal.idempotency import record_put
 from reservations.dal.items import from_attributes, to_attributes
 from reservations.dal.queries import get_item, query_items
-from reservations.dal.store import NodeTable
 from reservations.dal.webhook_items import (
     ATTEMPT_SK_PREFIX,
     COUNTER_SK,
@@ -100,8 +99,6 @@ def _rotation(write: SecretRotation) -> Action:
 class HookTable:
     """Org webhook partitions; clients are made on first use, not here."""
 
-    _answers = NodeTable()  # the Idempotency-Key's records live apart from any partition
-
     def load_hooks(self, org_id: str) -> OrgHooks:
         """The org's subscriptions (at most 10) and its counter, strongly consistent."""
         query: dict[str, Any] = {
@@ -134,10 +131,10 @@ class HookTable:
         transactions.run(actions, write.write_id, record_at)
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        return self._answers.keep_answer(answer)
+        return idempotency.keep_answer(answer)
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
-        return self._answers.stored_answer(scope)
+        return idempotency.stored_answer(scope)
 
     def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
         item = get_item(delivery_key(subscription_id, event_id))

@@ -13,9 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, assert_never
 
-from botocore.exceptions import ClientError
-
-from reservations.dal import clients, transactions
+from reservations.dal import clients, idempotency, transactions
 from reservations.dal.actions import MAX_ACTIONS, Action, table
 from reservations.dal.changes import change_actions
 from reservations.dal.history import history_move_actions
@@ -27,7 +25,6 @@ from reservations.dal.items import (
     node_from_item,
     reservation_from_item,
     snapshot_from_items,
-    stored_response_from_item,
     to_attributes,
 )
 from reservations.dal.keys import (
@@ -41,7 +38,6 @@ from reservations.dal.keys import (
     RESERVATION_PREFIX,
     access_key,
     apikey_key,
-    idempotency_key,
     node_key,
     node_pk,
     reservation_history_key,
@@ -238,22 +234,10 @@ class NodeTable:
         transactions.run(actions, _token(write), record_at)
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        """Keep an answer that needed no other write (one PutItem); the live record if one
-        won instead (it comes back with the error, ALL_OLD)."""
-        try:
-            clients.dynamodb().put_item(**record_put(answer)["Put"])
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            existing: dict[str, Any] = error.response["Item"]  # type: ignore[typeddict-item]
-            return stored_response_from_item(from_attributes(existing))
-        return None
+        return idempotency.keep_answer(answer)
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
-        """The record kept under ``scope`` (live or not), read strongly consistent; one
-        GetItem, for a repeat whose effect left nothing to conflict with."""
-        item = get_item(idempotency_key(scope))
-        return stored_response_from_item(item) if item else None
+        return idempotency.stored_answer(scope)
 
 
 def load_api_key(key_hash: str) -> ApiKey | None:
