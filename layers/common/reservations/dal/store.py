@@ -17,7 +17,6 @@ from reservations.dal import clients, idempotency, transactions
 from reservations.dal.actions import MAX_ACTIONS, Action, table
 from reservations.dal.changes import change_actions
 from reservations.dal.history import history_move_actions
-from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
     access_from_item,
     api_key_from_item,
@@ -227,11 +226,7 @@ class NodeTable:
         :class:`WriteConflict` when anything it was decided from changed (carrying the
         live record that stood in the way, if that is what did)."""
         actions = transaction(write, MAX_ACTIONS - (answer is not None))
-        record_at = None
-        if answer is not None:
-            record_at = len(actions)
-            actions.append(record_put(answer))
-        transactions.run(actions, _token(write), record_at)
+        transactions.run_answered(actions, _token(write), answer)
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
         return idempotency.keep_answer(answer)

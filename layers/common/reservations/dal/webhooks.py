@@ -50,8 +50,9 @@ _HEALTH_UPDATES: dict[Health, tuple[str, str]] = {
 }
 
 
-class WebhookTable:
-    """Subscriptions and deliveries; clients are made on first use, not here."""
+class WebhookReads:
+    """A subscription and a delivery, each one strongly consistent GetItem: what both the
+    subscription endpoints' store and the sender's read."""
 
     def load_subscription(self, org_id: str, subscription_id: str) -> Subscription | None:
         item = get_item(subscription_key(org_id, subscription_id))
@@ -60,6 +61,10 @@ class WebhookTable:
     def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
         item = get_item(delivery_key(subscription_id, event_id))
         return None if item is None else delivery_from_item(subscription_id, item)
+
+
+class WebhookTable(WebhookReads):
+    """Subscriptions and deliveries; clients are made on first use, not here."""
 
     def record_attempt(
         self, before: Delivery | None, after: Delivery, attempt: DeliveryAttempt
