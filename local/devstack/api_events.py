@@ -171,6 +171,22 @@ def webhook_event(
     return event
 
 
+def node_get_event(node_id: str, authorization: Key) -> dict[str, Any]:
+    return api_event("get_node/owner.json", routes.GET_NODE, {"nodeId": node_id}, authorization)
+
+
+def workloads_event(
+    node_id: str, authorization: Key, query: dict[str, str] | None = None
+) -> dict[str, Any]:
+    ids = {"nodeId": node_id}
+    event = api_event("list_workloads/owner.json", routes.LIST_WORKLOADS, ids, authorization)
+    event["rawQueryString"] = urlencode(query or {})
+    event.pop("queryStringParameters", None)
+    if query:
+        event["queryStringParameters"] = dict(query)
+    return event
+
+
 def workload_get_event(node_id: str, workload_id: str, authorization: Key) -> dict[str, Any]:
     ids = {"nodeId": node_id, "workloadId": workload_id}
     return api_event("get_workload/own.json", routes.GET_WORKLOAD, ids, authorization)
