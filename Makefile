@@ -54,8 +54,11 @@ fmt: $(STAMP)
 
 # End-to-end tests start Docker and the Lambda image themselves (tests/e2e/conftest.py);
 # in CI they must run, elsewhere they skip with the reason when Docker cannot be had.
+# The in-process tests on every core (a test file per worker), then the end-to-end ones
+# (Docker, sam local, make run) one at a time.
 test: lint
-	@$(BIN)/python -m pytest
+	@$(BIN)/python -m pytest -m "not docker" -n auto --dist loadfile
+	@$(BIN)/python -m pytest -m docker
 
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -m "not docker"
