@@ -54,8 +54,15 @@ fmt: $(STAMP)
 
 # End-to-end tests start Docker and the Lambda image themselves (tests/e2e/conftest.py);
 # in CI they must run, elsewhere they skip with the reason when Docker cannot be had.
+# The in-process tests on every core (a test file per worker); then, one at a time, the
+# races (one emulator, one DynamoDB request at a time), the fuzzers (their counts are added
+# up across files) and the end-to-end tests (Docker, sam local, make run).
+SERIAL := tests/races $(wildcard tests/contract/test_fuzz*.py)
 test: lint
-	@$(BIN)/python -m pytest
+	@$(BIN)/python -m pytest -m "not docker" -n auto --dist loadfile \
+	  --ignore=tests/races $(addprefix --ignore=,$(wildcard tests/contract/test_fuzz*.py))
+	@$(BIN)/python -m pytest -m "not docker" $(SERIAL)
+	@$(BIN)/python -m pytest -m docker
 
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -m "not docker"

@@ -284,10 +284,12 @@ def start_emulator(processes: list[subprocess.Popen[str]], port: int, fleet_path
 
 
 def start_api(processes: list[subprocess.Popen[str]], port: int, env_vars: Path) -> str:
-    """``sam local start-api``, every API function warm (EAGER: the first request is fast);
-    returns once it answers. On a small, busy machine that can take minutes, so wait
+    """``sam local start-api``, every API function warm (EAGER: the first request is fast;
+    ``API_WARM_CONTAINERS=LAZY`` starts each on its first request instead, and the stack
+    sooner); returns once it answers. On a small, busy machine that can take minutes, so wait
     generously (the process is watched)."""
-    api = start(sam_local("start-api", port, env_vars, "EAGER"), log=(STATE / "sam.log").open("w"))
+    warm = os.environ.get("API_WARM_CONTAINERS", "EAGER")
+    api = start(sam_local("start-api", port, env_vars, warm), log=(STATE / "sam.log").open("w"))
     processes.append(api)
     api_url = f"http://127.0.0.1:{port}"
     wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=STARTUP_TIMEOUT)

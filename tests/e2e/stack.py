@@ -158,8 +158,13 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def run_stack(directory: Path, fleet: dict[str, Any], consumers: bool) -> Iterator[Stack]:
-    """`python -m devstack.run` on free ports with ``fleet``, until the generator is closed."""
+def run_stack(
+    directory: Path, fleet: dict[str, Any], consumers: bool, warm: str = "LAZY"
+) -> Iterator[Stack]:
+    """`python -m devstack.run` on free ports with ``fleet``, until the generator is closed.
+    Its API functions start on their first request (``warm``): a session calls a few of the
+    API's two dozen functions, and starting them all first cost each stack minutes; the
+    stack of ``test_local_stack.py`` starts them all, as ``make run`` does by default."""
     fleet_file = directory / "fleet.json"
     fleet_file.write_text(json.dumps(fleet, indent=2))
     api_port, emulator_port = free_port(), free_port()
@@ -181,6 +186,7 @@ def run_stack(directory: Path, fleet: dict[str, Any], consumers: bool) -> Iterat
                 FLEET=str(fleet_file),
                 RUN_CONSUMERS="1" if consumers else "0",
                 TMPDIR=str(sam_tmp),
+                API_WARM_CONTAINERS=warm,
             ),
             stdin=subprocess.DEVNULL,
             stdout=out,

@@ -48,7 +48,8 @@ pytestmark = pytest.mark.docker
 
 @pytest.fixture(scope="module")
 def stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    yield from run_stack(tmp_path_factory.mktemp("stack"), stack_fleet(), consumers=False)
+    stack_dir = tmp_path_factory.mktemp("stack")
+    yield from run_stack(stack_dir, stack_fleet(), consumers=False, warm="EAGER")
 
 
 def assert_json(response: requests.Response) -> None:
