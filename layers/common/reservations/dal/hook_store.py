@@ -7,19 +7,16 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from reservations.dal import clients, transactions
+from reservations.dal import clients, idempotency, transactions
 from reservations.dal.actions import Action, table
-from reservations.dal.idempotency import record_put
 from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.store import NodeTable
+from reservations.dal.queries import query_items
 from reservations.dal.webhook_items import (
     ATTEMPT_SK_PREFIX,
     COUNTER_SK,
     SUBSCRIPTION_SK_PREFIX,
     attempt_from_item,
     counter_key,
-    delivery_from_item,
-    delivery_key,
     delivery_pk,
     stamp,
     subscription_from_item,
@@ -27,6 +24,7 @@ from reservations.dal.webhook_items import (
     subscription_key,
     subscription_pk,
 )
+from reservations.dal.webhooks import WebhookReads
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 from reservations.models.webhook_api import (
     HookWrite,
@@ -35,7 +33,7 @@ from reservations.models.webhook_api import (
     SubscriptionCreate,
     SubscriptionDelete,
 )
-from reservations.models.webhooks import Delivery, DeliveryAttempt, Subscription
+from reservations.models.webhooks import DeliveryAttempt
 
 
 def hook_actions(write: HookWrite) -> list[Action]:
@@ -96,10 +94,8 @@ def _rotation(write: SecretRotation) -> Action:
     }
 
 
-class HookTable:
+class HookTable(WebhookReads):
     """Org webhook partitions; clients are made on first use, not here."""
-
-    _answers = NodeTable()  # the Idempotency-Key's records live apart from any partition
 
     def load_hooks(self, org_id: str) -> OrgHooks:
         """The org's subscriptions (at most 10) and its counter, strongly consistent."""
@@ -109,13 +105,7 @@ class HookTable:
             "ExpressionAttributeValues": to_attributes({":pk": subscription_pk(org_id)}),
             "ConsistentRead": True,
         }
-        items: list[dict[str, Any]] = []
-        while True:
-            page = clients.dynamodb().query(**query)
-            items.extend(from_attributes(attributes) for attributes in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                break
-            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = list(query_items(query))
         counter = next((i for i in items if i["SK"] == COUNTER_SK), None)
         listed = [i for i in items if i["SK"].startswith(SUBSCRIPTION_SK_PREFIX)]
         return OrgHooks(
@@ -124,39 +114,16 @@ class HookTable:
             0 if counter is None else int(counter["count"]),
         )
 
-    def load_subscription(self, org_id: str, subscription_id: str) -> Subscription | None:
-        response = clients.dynamodb().get_item(
-            TableName=table(),
-            Key=to_attributes(subscription_key(org_id, subscription_id)),
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        return None if item is None else subscription_from_item(from_attributes(item))
-
     def commit(self, write: HookWrite, answer: AnswerRecord | None = None) -> None:
         """All or nothing, with the key's record; WriteConflict when the counter or the
         subscription is not as read (or the key's live record stood in the way)."""
-        actions = hook_actions(write)
-        record_at = None
-        if answer is not None:
-            record_at = len(actions)
-            actions.append(record_put(answer))
-        transactions.run(actions, write.write_id, record_at)
+        transactions.run_answered(hook_actions(write), write.write_id, answer)
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        return self._answers.keep_answer(answer)
+        return idempotency.keep_answer(answer)
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
-        return self._answers.stored_answer(scope)
-
-    def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
-        response = clients.dynamodb().get_item(
-            TableName=table(),
-            Key=to_attributes(delivery_key(subscription_id, event_id)),
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        return None if item is None else delivery_from_item(subscription_id, from_attributes(item))
+        return idempotency.stored_answer(scope)
 
     def attempts_page(
         self, subscription_id: str, before: str | None, count: int

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from reservations.dal import clients
 from reservations.dal.actions import Action, table
 from reservations.dal.items import (
     from_attributes,
@@ -17,6 +20,8 @@ from reservations.dal.items import (
     stored_response_from_item,
     to_attributes,
 )
+from reservations.dal.keys import idempotency_key
+from reservations.dal.queries import get_item
 from reservations.models.idempotency import AnswerRecord, StoredResponse
 
 # Absent, or expired and only waiting for TTL to delete it.
@@ -44,3 +49,23 @@ def stored_in_cancellation(reasons: list[dict[str, Any]], index: int) -> StoredR
     if reason.get("Code") != "ConditionalCheckFailed" or "Item" not in reason:
         return None
     return stored_response_from_item(from_attributes(reason["Item"]))
+
+
+def keep_answer(answer: AnswerRecord) -> StoredResponse | None:
+    """Keep an answer that needed no other write (one PutItem); the live record if one
+    won instead (it comes back with the error, ALL_OLD)."""
+    try:
+        clients.dynamodb().put_item(**record_put(answer)["Put"])
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        existing: dict[str, Any] = error.response["Item"]  # type: ignore[typeddict-item]
+        return stored_response_from_item(from_attributes(existing))
+    return None
+
+
+def stored_answer(scope: str) -> StoredResponse | None:
+    """The record kept under ``scope`` (live or not), read strongly consistent; one
+    GetItem, for a repeat whose effect left nothing to conflict with."""
+    item = get_item(idempotency_key(scope))
+    return stored_response_from_item(item) if item else None

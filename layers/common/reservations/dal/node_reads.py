@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.dal import clients
 from reservations.dal.actions import table
 from reservations.dal.items import (
     access_from_item,
-    from_attributes,
     node_from_item,
     to_attributes,
     workload_from_item,
@@ -19,11 +17,11 @@ from reservations.dal.keys import (
     NODE_SK,
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
-    Item,
     node_key,
     node_pk,
     workload_key,
 )
+from reservations.dal.queries import batch_get, get_item, query_items, up_to_access
 from reservations.models.domain import Node, Workload
 from reservations.models.reads import WorkloadsRead
 
@@ -33,11 +31,8 @@ class NodeReads:
 
     def node(self, node_id: str) -> Node | None:
         """The node item: one GetItem."""
-        response = clients.dynamodb().get_item(
-            TableName=table(), Key=to_attributes(node_key(node_id)), ConsistentRead=True
-        )
-        item = response.get("Item")
-        return node_from_item(from_attributes(item)) if item else None
+        item = get_item(node_key(node_id))
+        return node_from_item(item) if item else None
 
     def unit_ids(self, node_id: str) -> list[str]:
         """The ids of the node's unit items (for a node item that does not name them)."""
@@ -50,19 +45,12 @@ class NodeReads:
             "ProjectionExpression": "SK",
             "ConsistentRead": True,
         }
-        return [item["SK"].removeprefix(UNIT_PREFIX) for item in _query_all(query)]
+        return [item["SK"].removeprefix(UNIT_PREFIX) for item in query_items(query)]
 
     def workload(self, node_id: str, workload_id: str) -> tuple[Node | None, Workload | None]:
         """The node item (for its owner) and the workload: one BatchGetItem."""
         keys = [node_key(node_id), workload_key(node_id, workload_id)]
-        request: dict[str, Any] = {
-            table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
-        }
-        items: list[Item] = []
-        while request:  # unprocessed keys only under throttling: ask again for those
-            response = clients.dynamodb().batch_get_item(RequestItems=request)
-            items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
-            request = response.get("UnprocessedKeys") or {}
+        items = batch_get(keys)
         node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
         workload = next((workload_from_item(i) for i in items if i["SK"] != NODE_SK), None)
         return node, workload
@@ -70,15 +58,7 @@ class NodeReads:
     def workloads(self, node_id: str) -> WorkloadsRead:
         """One Query: the node's live workloads up to its list access item, which sorts
         after them (at most 64 small items: never near the Query's 1 MB)."""
-        query: dict[str, Any] = {
-            "TableName": table(),
-            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
-            "ExpressionAttributeValues": to_attributes(
-                {":pk": node_pk(node_id), ":first": WORKLOAD_PREFIX, ":access": ACCESS_SK}
-            ),
-            "ConsistentRead": True,
-        }
-        items = _query_all(query)
+        items = list(query_items(up_to_access(node_id, WORKLOAD_PREFIX)))
         access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
         return WorkloadsRead(
             access=access,
@@ -86,14 +66,3 @@ class NodeReads:
                 workload_from_item(i) for i in items if i["SK"].startswith(WORKLOAD_PREFIX)
             ),
         )
-
-
-def _query_all(query: dict[str, Any]) -> list[Item]:
-    """Every item the Query matches (one request unless it passes 1 MB)."""
-    items: list[Item] = []
-    while True:
-        page = clients.dynamodb().query(**query)
-        items.extend(from_attributes(attributes) for attributes in page["Items"])
-        if "LastEvaluatedKey" not in page:
-            return items
-        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]

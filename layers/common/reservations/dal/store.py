@@ -13,13 +13,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, assert_never
 
-from botocore.exceptions import ClientError
-
-from reservations.dal import clients, transactions
+from reservations.dal import clients, idempotency, transactions
 from reservations.dal.actions import MAX_ACTIONS, Action, table
 from reservations.dal.changes import change_actions
 from reservations.dal.history import history_move_actions
-from reservations.dal.idempotency import record_put
 from reservations.dal.items import (
     access_from_item,
     api_key_from_item,
@@ -27,7 +24,6 @@ from reservations.dal.items import (
     node_from_item,
     reservation_from_item,
     snapshot_from_items,
-    stored_response_from_item,
     to_attributes,
 )
 from reservations.dal.keys import (
@@ -39,16 +35,15 @@ from reservations.dal.keys import (
     NODE_RESERVATIONS_INDEX,
     NODE_SK,
     RESERVATION_PREFIX,
-    Item,
     access_key,
     apikey_key,
-    idempotency_key,
     node_key,
     node_pk,
     reservation_history_key,
     reservation_key,
 )
 from reservations.dal.nodes import node_put_actions, reaffirm_actions
+from reservations.dal.queries import batch_get, get_item, query_items, up_to_access
 from reservations.dal.reclaim import reclaim_actions
 from reservations.dal.records import written_with
 from reservations.dal.reservations import create_actions
@@ -127,14 +122,7 @@ class NodeTable:
             ),
             "ConsistentRead": True,
         }
-        items: list[Item] = []
-        while True:
-            page = clients.dynamodb().query(**query)
-            items.extend(from_attributes(attributes) for attributes in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                break
-            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return snapshot_from_items(items)
+        return snapshot_from_items(list(query_items(query)))
 
     def load_reservation(
         self, node_id: str, reservation_id: str
@@ -147,7 +135,7 @@ class NodeTable:
             reservation_key(node_id, reservation_id),
             reservation_history_key(node_id, reservation_id),
         ]
-        items = _batch_get(keys)
+        items = batch_get(keys)
         node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
         found = sorted(
             (i for i in items if i["SK"] != NODE_SK), key=lambda i: i["PK"] != node_pk(node_id)
@@ -157,7 +145,7 @@ class NodeTable:
     def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
         """One reservation of the node's history (one GetItem): what a write on a
         reservation that is not in the node's partition reads, to tell ended from unknown."""
-        item = _get(reservation_history_key(node_id, reservation_id))
+        item = get_item(reservation_history_key(node_id, reservation_id))
         return reservation_from_item(item) if item else None
 
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
@@ -170,12 +158,7 @@ class NodeTable:
             "KeyConditionExpression": f"{LIVE_ENDS} = :live AND endsAt <= :now",
             "ExpressionAttributeValues": to_attributes({":live": LIVE, ":now": format_time(now)}),
         }
-        while True:
-            page = clients.dynamodb().query(**query)
-            yield from (reservation_from_item(from_attributes(i)) for i in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                return
-            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        yield from (reservation_from_item(i) for i in query_items(query))
 
     def reservation_page(
         self, node_id: str, after: str | None, history: bool = False
@@ -194,14 +177,7 @@ class NodeTable:
         """
         if history:
             return self._history_page(node_id, after)
-        query: dict[str, Any] = {
-            "TableName": table(),
-            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
-            "ExpressionAttributeValues": to_attributes(
-                {":pk": node_pk(node_id), ":first": RESERVATION_PREFIX, ":access": ACCESS_SK}
-            ),
-            "ConsistentRead": True,
-        }
+        query = up_to_access(node_id, RESERVATION_PREFIX)
         if after is not None:
             query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
         return self._page(node_id, clients.dynamodb().query(**query))
@@ -242,7 +218,7 @@ class NodeTable:
         )
 
     def _list_access(self, node_id: str) -> ListAccess | None:
-        item = _get(access_key(node_id))
+        item = get_item(access_key(node_id))
         return access_from_item(item) if item else None
 
     def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
@@ -250,54 +226,15 @@ class NodeTable:
         :class:`WriteConflict` when anything it was decided from changed (carrying the
         live record that stood in the way, if that is what did)."""
         actions = transaction(write, MAX_ACTIONS - (answer is not None))
-        record_at = None
-        if answer is not None:
-            record_at = len(actions)
-            actions.append(record_put(answer))
-        transactions.run(actions, _token(write), record_at)
+        transactions.run_answered(actions, _token(write), answer)
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        """Keep an answer that needed no other write (one PutItem); the live record if one
-        won instead (it comes back with the error, ALL_OLD)."""
-        try:
-            clients.dynamodb().put_item(**record_put(answer)["Put"])
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            existing: dict[str, Any] = error.response["Item"]  # type: ignore[typeddict-item]
-            return stored_response_from_item(from_attributes(existing))
-        return None
+        return idempotency.keep_answer(answer)
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
-        """The record kept under ``scope`` (live or not), read strongly consistent; one
-        GetItem, for a repeat whose effect left nothing to conflict with."""
-        item = _get(idempotency_key(scope))
-        return stored_response_from_item(item) if item else None
+        return idempotency.stored_answer(scope)
 
 
 def load_api_key(key_hash: str) -> ApiKey | None:
-    item = _get(apikey_key(key_hash))
+    item = get_item(apikey_key(key_hash))
     return api_key_from_item(item) if item else None
-
-
-def _batch_get(keys: list[Item]) -> list[Item]:
-    """The items of ``keys`` that exist, strongly consistent, in one BatchGetItem (more only
-    for keys DynamoDB left unprocessed, under throttling)."""
-    request: dict[str, Any] = {
-        table(): {"Keys": [to_attributes(key) for key in keys], "ConsistentRead": True}
-    }
-    items: list[Item] = []
-    while request:
-        response = clients.dynamodb().batch_get_item(RequestItems=request)
-        items.extend(from_attributes(i) for i in response["Responses"].get(table(), []))
-        request = response.get("UnprocessedKeys") or {}
-    return items
-
-
-def _get(key: Item) -> Item | None:
-    """One item, read strongly consistent; None when there is none."""
-    response = clients.dynamodb().get_item(
-        TableName=table(), Key=to_attributes(key), ConsistentRead=True
-    )
-    item = response.get("Item")
-    return from_attributes(item) if item else None

@@ -8,7 +8,8 @@ from botocore.exceptions import ClientError
 
 from reservations.dal import clients
 from reservations.dal.actions import Action
-from reservations.dal.idempotency import stored_in_cancellation
+from reservations.dal.idempotency import record_put, stored_in_cancellation
+from reservations.models.idempotency import AnswerRecord
 from reservations.models.writes import WriteConflict
 
 # Cancellation reasons that mean "someone else wrote first": re-read and try again.
@@ -39,3 +40,11 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
             raise
         stored = None if record_at is None else stored_in_cancellation(reasons, record_at)
         raise WriteConflict(", ".join(sorted(codes)) or "unknown", stored) from error
+
+
+def run_answered(actions: list[Action], token: str | None, answer: AnswerRecord | None) -> None:
+    """:func:`run` with the key's record (``answer``), when there is one, as the last action."""
+    if answer is None:
+        run(actions, token, None)
+    else:
+        run([*actions, record_put(answer)], token, len(actions))

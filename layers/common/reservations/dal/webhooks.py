@@ -11,7 +11,8 @@ from botocore.exceptions import ClientError
 
 from reservations.config import settings, webhook_delivery_queue_url
 from reservations.dal import clients, transactions
-from reservations.dal.items import from_attributes, to_attributes
+from reservations.dal.items import to_attributes
+from reservations.dal.queries import get_item
 from reservations.dal.webhook_items import (
     attempt_item,
     delivery_from_item,
@@ -49,16 +50,21 @@ _HEALTH_UPDATES: dict[Health, tuple[str, str]] = {
 }
 
 
-class WebhookTable:
-    """Subscriptions and deliveries; clients are made on first use, not here."""
+class WebhookReads:
+    """A subscription and a delivery, each one strongly consistent GetItem: what both the
+    subscription endpoints' store and the sender's read."""
 
     def load_subscription(self, org_id: str, subscription_id: str) -> Subscription | None:
-        item = _get(subscription_key(org_id, subscription_id))
+        item = get_item(subscription_key(org_id, subscription_id))
         return None if item is None else subscription_from_item(item)
 
     def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
-        item = _get(delivery_key(subscription_id, event_id))
+        item = get_item(delivery_key(subscription_id, event_id))
         return None if item is None else delivery_from_item(subscription_id, item)
+
+
+class WebhookTable(WebhookReads):
+    """Subscriptions and deliveries; clients are made on first use, not here."""
 
     def record_attempt(
         self, before: Delivery | None, after: Delivery, attempt: DeliveryAttempt
@@ -148,12 +154,6 @@ def _conditioned_on(before: Delivery | None) -> dict[str, Any]:
         "ConditionExpression": "attempts = :attempts",
         "ExpressionAttributeValues": _attrs({":attempts": before.attempts}),
     }
-
-
-def _get(key: dict[str, Any]) -> dict[str, Any] | None:
-    answer = clients.dynamodb().get_item(TableName=_table(), Key=_attrs(key), ConsistentRead=True)
-    item = answer.get("Item")
-    return None if item is None else from_attributes(item)
 
 
 def _update(

@@ -96,20 +96,33 @@ class ApiRoute:
         return Route(self.method, self.path, ids)
 
 
+def _get(
+    function: str, path: str, summary: str, operation_id: str, success: str, response: Any
+) -> ApiRoute:
+    """A read of what the path names: a read, so no key; no query, so no 400."""
+    return ApiRoute(function, "GET", path, summary, operation_id, success, response,
+                    errors=(401, 404), keyed=False)  # fmt: skip
+
+
+def _list(
+    function: str, path: str, summary: str, operation_id: str, success: str, response: Any
+) -> ApiRoute:
+    """A page of a list: a read, so no key; its query (limit, cursor) may be a 400."""
+    return ApiRoute(function, "GET", path, summary, operation_id, success, response,
+                    errors=(400, 401, 404), keyed=False)  # fmt: skip
+
+
 NODE = "/v1/nodes/{nodeId}"
 RESERVATIONS = NODE + "/reservations"
 RESERVATION = RESERVATIONS + "/{reservationId}"
 
-LIST_UNITS = ApiRoute(
+LIST_UNITS = _get(
     "list_units",
-    "GET",
     RESERVATIONS + "/units",
     "List a node's allocatable GPU units",
     "listUnits",
     "the node's units, sorted by id",
     list[UnitView],
-    errors=(401, 404),
-    keyed=False,
 )
 RECLAIM = ApiRoute(
     "reclaim",
@@ -133,27 +146,21 @@ CREATE_RESERVATION = ApiRoute(
     body=CreateReservationRequest,
     located=True,
 )
-GET_RESERVATION = ApiRoute(
+GET_RESERVATION = _get(
     "get_reservation",
-    "GET",
     RESERVATION,
     "Get one reservation of a node",
     "getReservation",
     "the reservation, with its effective status",
     ReservationView,
-    errors=(401, 404),
-    keyed=False,
 )
-LIST_RESERVATIONS = ApiRoute(
+LIST_RESERVATIONS = _list(
     "list_reservations",
-    "GET",
     RESERVATIONS,
     "List the reservations of a node the caller may see",
     "listReservations",
     "a page of reservations, sorted by id",
     ReservationPage,
-    errors=(400, 401, 404),
-    keyed=False,
 )
 RELEASE = ApiRoute(
     "release",
@@ -228,46 +235,35 @@ END_WORKLOAD = ApiRoute(
 )
 
 
-GET_NODE = ApiRoute(
+GET_NODE = _get(
     "get_node",
-    "GET",
     NODE,
     "Get a node as PUT answers it (operator and the node's owner)",
     "getNode",
     "the node",
     NodeView,
-    errors=(401, 404),
-    keyed=False,
 )
-LIST_WORKLOADS = ApiRoute(
+LIST_WORKLOADS = _list(
     "list_workloads",
-    "GET",
     NODE + "/workloads",
     "List the workloads of a node the caller may see",
     "listWorkloads",
     "a page of workloads, sorted by id",
     WorkloadPage,
-    errors=(400, 401, 404),
-    keyed=False,
 )
-GET_WORKLOAD = ApiRoute(
+GET_WORKLOAD = _get(
     "get_workload",
-    "GET",
     NODE + "/workloads/{workloadId}",
     "Get one workload of a node",
     "getWorkload",
     "the workload, running or terminating",
     WorkloadView,
-    errors=(401, 404),
-    keyed=False,
 )
 
 
 def _feed(function: str, path: str, summary: str, operation_id: str) -> ApiRoute:
-    """An event feed: a page of events, oldest first; a read, so no key."""
-    success = "a page of events, oldest first"
-    return ApiRoute(function, "GET", path, summary, operation_id, success, EventPage,
-                    errors=(400, 401, 404), keyed=False)  # fmt: skip
+    """An event feed: a page of events, oldest first."""
+    return _list(function, path, summary, operation_id, "a page of events, oldest first", EventPage)
 
 
 NODE_EVENTS = _feed(
@@ -297,27 +293,21 @@ CREATE_WEBHOOK = ApiRoute(
     status=201,
     body=SubscribeRequest,
 )
-LIST_WEBHOOKS = ApiRoute(
+LIST_WEBHOOKS = _list(
     "list_webhooks",
-    "GET",
     WEBHOOKS,
     "List the caller's org's webhook subscriptions",
     "listWebhooks",
     "a page of subscriptions, sorted by id (no secrets)",
     SubscriptionPage,
-    errors=(400, 401, 404),
-    keyed=False,
 )
-GET_WEBHOOK = ApiRoute(
+GET_WEBHOOK = _get(
     "get_webhook",
-    "GET",
     WEBHOOK,
     "Get one of the caller's org's webhook subscriptions",
     "getWebhook",
     "the subscription, active or disabled (no secret)",
     SubscriptionView,
-    errors=(401, 404),
-    keyed=False,
 )
 DELETE_WEBHOOK = ApiRoute(
     "delete_webhook",
@@ -339,16 +329,13 @@ ROTATE_WEBHOOK_SECRET = ApiRoute(
     body=NoBody,
     body_required=False,
 )
-LIST_DELIVERIES = ApiRoute(
+LIST_DELIVERIES = _list(
     "list_webhook_deliveries",
-    "GET",
     WEBHOOK + "/deliveries",
     "A subscription's recent delivery attempts, newest first",
     "listWebhookDeliveries",
     "a page of attempts, newest first",
     DeliveryPage,
-    errors=(400, 401, 404),
-    keyed=False,
 )
 RETRY_DELIVERY = ApiRoute(
     "retry_webhook_delivery",

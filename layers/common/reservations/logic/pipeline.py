@@ -142,15 +142,19 @@ class Partition(Protocol):
         """The record kept under this scope, if any (live or not)."""
 
 
-@dataclass(frozen=True)
-class NodePartition:
-    """A node's partition (the path's ``nodeId``), through the node store."""
+class AnswerStore(Protocol):
+    """A store that commits a partition's writes and keeps the key's records beside them."""
 
-    store: NodeStore
-    clock: Clock
+    def commit(self, write: Any, answer: AnswerRecord | None = None) -> None: ...
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None: ...
+    def stored_answer(self, scope: str) -> StoredResponse | None: ...
 
-    def read(self, route: Route, caller: Caller) -> NodeSnapshot | None:
-        return _with_ended(self.store.load_node(route.node_id), route, self.store, self.clock())
+
+class StoreBacked:
+    """A :class:`Partition`'s writes and records, handed to its store as they are; the
+    partition says only how it reads."""
+
+    store: AnswerStore
 
     def commit(self, write: Any, answer: AnswerRecord | None) -> None:
         self.store.commit(write, answer)
@@ -160,6 +164,17 @@ class NodePartition:
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
         return self.store.stored_answer(scope)
+
+
+@dataclass(frozen=True)
+class NodePartition(StoreBacked):
+    """A node's partition (the path's ``nodeId``), through the node store."""
+
+    store: NodeStore
+    clock: Clock
+
+    def read(self, route: Route, caller: Caller) -> NodeSnapshot | None:
+        return _with_ended(self.store.load_node(route.node_id), route, self.store, self.clock())
 
 
 def node_partition(ports: Ports) -> Partition:

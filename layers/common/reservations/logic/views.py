@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from reservations.models.api import (
     NodeView,
@@ -98,16 +99,7 @@ def reservation_view(
 
 def workload_view(node_id: str, workload: Workload, created_at: datetime) -> WorkloadView:
     """A placed workload, its units sorted."""
-    return WorkloadView(
-        id=workload.id,
-        node_id=node_id,
-        kind=workload.kind.value,
-        tier=workload.tier.value,
-        org_id=workload.org_id,
-        unit_ids=sorted(workload.unit_ids),
-        state="running",
-        created_at=format_time(created_at),
-    )
+    return _workload_view(node_id, workload, "running", format_time(created_at))
 
 
 def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
@@ -120,6 +112,23 @@ def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
             reservation_id=workload.termination_reservation_id,
             requested_at=format_time(requested) if requested is not None else None,
         )
+    return _workload_view(
+        node_id,
+        workload,
+        "terminating" if workload.state is WorkloadState.TERMINATING else "running",
+        format_time(workload.created_at) if workload.created_at else None,
+        termination,
+    )
+
+
+def _workload_view(
+    node_id: str,
+    workload: Workload,
+    state: Literal["running", "terminating"],
+    created_at: str | None,
+    termination: WorkloadTermination | None = None,
+) -> WorkloadView:
+    """The workload's view: its units sorted, in ``state``."""
     return WorkloadView(
         id=workload.id,
         node_id=node_id,
@@ -127,9 +136,9 @@ def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
         tier=workload.tier.value,
         org_id=workload.org_id,
         unit_ids=sorted(workload.unit_ids),
-        state="terminating" if workload.state is WorkloadState.TERMINATING else "running",
+        state=state,
         termination=termination,
-        created_at=format_time(workload.created_at) if workload.created_at else None,
+        created_at=created_at,
     )
 
 

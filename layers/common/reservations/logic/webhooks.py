@@ -18,15 +18,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from reservations.logic.pipeline import (
     Access,
     Committed,
+    Decide,
     Decision,
     Partition,
     Request,
     Route,
+    StoreBacked,
     WriteSpec,
 )
 from reservations.logic.ports import HookStore, Ports
@@ -41,7 +43,7 @@ from reservations.models.errors import (
     SubscriptionLimit,
 )
 from reservations.models.events import EventType
-from reservations.models.idempotency import AnswerRecord, Outcome, StoredResponse
+from reservations.models.idempotency import Outcome
 from reservations.models.ids import is_resource_id
 from reservations.models.requests import RawBody, optional_body, required_body
 from reservations.models.webhook_api import (
@@ -67,28 +69,20 @@ from reservations.rules.webhook_urls import url_problem
 
 WEBHOOKS_LIST = "webhooks"
 _EVENT_TYPES = frozenset(t.value for t in EventType)
+B = TypeVar("B")
 _LIMIT = re.compile(r"[1-9][0-9]?|100")
 # Any org's key with events.read manages its own org's webhooks; no node settles anything.
 HOOKS_ACCESS = Access(permitted=lambda caller: caller.has(EVENTS_READ))
 
 
 @dataclass(frozen=True)
-class HookPartition:
+class HookPartition(StoreBacked):
     """The caller's org's webhooks, through the hook store: a write's :class:`Partition`."""
 
     store: HookStore
 
     def read(self, route: Route, caller: Caller) -> OrgHooks:
         return self.store.load_hooks(caller.org_id)
-
-    def commit(self, write: Any, answer: AnswerRecord | None) -> None:
-        self.store.commit(write, answer)
-
-    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
-        return self.store.keep_answer(answer)
-
-    def stored_answer(self, scope: str) -> StoredResponse | None:
-        return self.store.stored_answer(scope)
 
 
 def hook_partition(ports: Ports) -> Partition:
@@ -188,37 +182,51 @@ def _committed(message: str) -> Callable[[HookWrite], Committed]:
     return committed
 
 
-def subscribe_spec(allow_local: Callable[[], bool]) -> WriteSpec[SubscribeRequest, HookWrite]:
-    """``POST /v1/webhooks``; ``allow_local``: the stack's local receiver allowance."""
+def _hook_spec(
+    name: str,
+    conflict: str,
+    parse: Callable[[RawBody], B],
+    decide: Decide[B, HookWrite],
+    message: str,
+) -> WriteSpec[B, HookWrite]:
+    """A write of the org's webhooks, in its partition, under the webhooks' access;
+    ``message``: the log line once committed."""
     return WriteSpec(
-        name="Subscribe",
-        conflict="the org's webhooks kept changing while subscribing",
+        name=name,
+        conflict=conflict,
         access=HOOKS_ACCESS,
-        parse=subscribe_parser(allow_local),
-        decide=decide_subscribe,
-        committed=_committed("webhook subscribed"),
+        parse=parse,
+        decide=decide,
+        committed=_committed(message),
         partition=hook_partition,
     )
 
 
-UNSUBSCRIBE: WriteSpec[None, HookWrite] = WriteSpec(
-    name="Unsubscribe",
-    conflict="webhook {subscriptionId} kept changing while deleting it",
-    access=HOOKS_ACCESS,
-    parse=lambda _raw: None,
-    decide=decide_unsubscribe,
-    committed=_committed("webhook deleted"),
-    partition=hook_partition,
+def subscribe_spec(allow_local: Callable[[], bool]) -> WriteSpec[SubscribeRequest, HookWrite]:
+    """``POST /v1/webhooks``; ``allow_local``: the stack's local receiver allowance."""
+    return _hook_spec(
+        "Subscribe",
+        "the org's webhooks kept changing while subscribing",
+        subscribe_parser(allow_local),
+        decide_subscribe,
+        "webhook subscribed",
+    )
+
+
+UNSUBSCRIBE: WriteSpec[None, HookWrite] = _hook_spec(
+    "Unsubscribe",
+    "webhook {subscriptionId} kept changing while deleting it",
+    lambda _raw: None,
+    decide_unsubscribe,
+    "webhook deleted",
 )
 
-ROTATE_SECRET: WriteSpec[None, HookWrite] = WriteSpec(
-    name="SecretRotation",
-    conflict="webhook {subscriptionId} kept changing while rotating its secret",
-    access=HOOKS_ACCESS,
-    parse=_no_body,
-    decide=decide_rotation,
-    committed=_committed("webhook secret rotated"),
-    partition=hook_partition,
+ROTATE_SECRET: WriteSpec[None, HookWrite] = _hook_spec(
+    "SecretRotation",
+    "webhook {subscriptionId} kept changing while rotating its secret",
+    _no_body,
+    decide_rotation,
+    "webhook secret rotated",
 )
 
 

@@ -12,6 +12,10 @@ from reservations.models.errors import ApiError
 
 # A time as every response gives it: RFC 3339 in UTC (``2026-11-30T10:00:00Z``).
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+# A page's way on to the next one, the same on every list.
+NextCursor = Annotated[
+    str | None, Field(description="opaque; pass as ?cursor= for the next page; absent on the last")
+]
 
 
 def absent_not_null(schema: dict[str, Any]) -> None:
@@ -133,9 +137,7 @@ class ReservationPage(WireModel):
     """One page of a node's reservations, sorted by id."""
 
     items: list[ReservationView]
-    next_cursor: str | None = Field(
-        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
-    )
+    next_cursor: NextCursor = None
 
 
 class WorkloadTermination(WireModel):
@@ -170,9 +172,7 @@ class WorkloadPage(WireModel):
     """One page of a node's workloads the caller may see, sorted by id."""
 
     items: list[WorkloadView]
-    next_cursor: str | None = Field(
-        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
-    )
+    next_cursor: NextCursor = None
 
 
 class NodeView(WireModel):

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reservations.models.api import WireModel
+from reservations.models.api import NextCursor, WireModel
 from reservations.models.times import format_event_time, parse_time
 
 SPEC_VERSION = "1.0"
@@ -218,6 +218,4 @@ class EventPage(WireModel):
     """One page of a feed, oldest first."""
 
     items: list[CloudEventView]
-    next_cursor: str | None = Field(
-        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
-    )
+    next_cursor: NextCursor = None

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pydantic import ConfigDict, Field, StrictStr
 
-from reservations.models.api import WireModel
+from reservations.models.api import NextCursor, WireModel
 from reservations.models.events import EventType
 from reservations.models.requests import StrictBody
 from reservations.models.times import format_time
@@ -70,21 +70,21 @@ class OrgHooks:
 
 
 @dataclass(frozen=True)
-class SubscriptionCreate:
-    """A new subscription; the org's counter goes from ``count`` (as read) to one more."""
+class CountedWrite:
+    """A write that adds or removes a subscription, conditioned on the org's counter being
+    ``count`` (as read)."""
 
     write_id: str
     subscription: Subscription
     count: int
 
 
-@dataclass(frozen=True)
-class SubscriptionDelete:
-    """A subscription removed; the org's counter goes from ``count`` (as read) to one less."""
+class SubscriptionCreate(CountedWrite):
+    """A new subscription; the org's counter goes from ``count`` to one more."""
 
-    write_id: str
-    subscription: Subscription
-    count: int
+
+class SubscriptionDelete(CountedWrite):
+    """A subscription removed; the org's counter goes from ``count`` to one less."""
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,7 @@ class SubscriptionPage(WireModel):
     """One page of the org's subscriptions, sorted by id."""
 
     items: list[SubscriptionView]
-    next_cursor: str | None = Field(
-        default=None, description="opaque; pass as ?cursor= for the next page; absent on the last"
-    )
+    next_cursor: NextCursor = None
 
 
 class RetryQueued(WireModel):

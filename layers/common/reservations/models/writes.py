@@ -6,12 +6,20 @@ writer makes it fail whole, with :class:`WriteConflict`, and the logic reads aga
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from reservations.models.domain import Node, Reservation, ReservationStatus, Unit, Workload
 from reservations.models.events import StoredEvent
 from reservations.models.idempotency import StoredResponse
+
+
+@dataclass(frozen=True, slots=True)
+class EventedWrite:
+    """A write of a node's partition with its events, put in its own transaction (the
+    pipeline asks the spec's builder); a keyword, after the write's own fields."""
+
+    events: tuple[StoredEvent, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +60,7 @@ class ReclaimAudit:
 
 
 @dataclass(frozen=True, slots=True)
-class ReclaimWrite:
+class ReclaimWrite(EventedWrite):
     """One reclaim: the reservation's releases (None: unchanged, only its version checked),
     version checks on the named units and every workload decided from, the terminations,
     and what its event says it did."""
@@ -73,12 +81,10 @@ class ReclaimWrite:
     # The reservation's managers, kept on each workload it terminates: they see the
     # termination's end too, when the reservation may be gone.
     managing_org_ids: tuple[str, ...] = ()
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class ReservationCreate:
+class ReservationCreate(EventedWrite):
     """A new reservation, conditioned on the node item's version (bumped, so two creates on
     one node serialize) and on the version of every unit it was decided from."""
 
@@ -90,12 +96,10 @@ class ReservationCreate:
     # The node's owner as read (the node's version holds it still at the commit): the
     # node's list access keeps it beside the orgs the reservation names.
     owner_org_id: str
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class TerminationClose:
+class TerminationClose(EventedWrite):
     """A report closing a termination: the workload leaves the node for its history, and
     the units it still holds are freed."""
 
@@ -105,12 +109,10 @@ class TerminationClose:
     outcome: str
     freed_units: tuple[ItemVersion, ...]
     at: datetime
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class PlacementWrite:
+class PlacementWrite(EventedWrite):
     """A placement: the workload put (no workload of its id on the node), each unit claimed
     at the version read and only while unclaimed, and a version check on the node and on
     every reservation the decision read; its event names the caller."""
@@ -123,12 +125,10 @@ class PlacementWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class WorkloadEnd:
+class WorkloadEnd(EventedWrite):
     """A workload that stopped on its own: it leaves the node for its history (closing its
     termination, if one was open) and frees the units it still holds."""
 
@@ -139,8 +139,6 @@ class WorkloadEnd:
     caller_org_id: str
     caller_key_id: str
     at: datetime
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
 
 
 class WriteConflict(Exception):
@@ -162,7 +160,7 @@ class UnitPut:
 
 
 @dataclass(frozen=True, slots=True)
-class NodePut:
+class NodePut(EventedWrite):
     """A node registered or updated, as one transaction: the node item (absent when read, or
     at ``node_read`` with ``placements_read`` placements) with its new generation and each
     unit's generation of last change, its new and changed units, the unit items to delete
@@ -182,12 +180,10 @@ class NodePut:
     caller_org_id: str
     caller_key_id: str
     at: datetime
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class ReaffirmWrite:
+class ReaffirmWrite(EventedWrite):
     """A needs-review reservation confirmed on the node's current topology: it takes the
     node's generation, its stored status by the clock, and no releases; conditioned on the
     reservation and on the node item (whose version every topology change bumps)."""
@@ -202,12 +198,10 @@ class ReaffirmWrite:
     caller_org_id: str
     caller_key_id: str
     at: datetime
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class ReservationChange:
+class ReservationChange(EventedWrite):
     """A change to one reservation's own item — a release, a cancel: what changes (None:
     unchanged; when nothing does, only the version is checked and the event written),
     and who asked, why, and what they named, for its event. The write
@@ -227,8 +221,6 @@ class ReservationChange:
     released_before: tuple[str, ...]
     status_before: ReservationStatus
     at: datetime
-    # Its events, put in its own transaction (the pipeline asks the spec's builder).
-    events: tuple[StoredEvent, ...] = ()
     # A change that ends the reservation (a cancel) moves it out of the node's partition
     # into its history, as it leaves it; None for a change that keeps it there.
     ended: Reservation | None = None
@@ -255,7 +247,7 @@ class ReservationChange:
 
 
 @dataclass(frozen=True, slots=True)
-class HistoryMove:
+class HistoryMove(EventedWrite):
     """An expired reservation leaving the node's partition for its history, as it was read
     (the move conditions on that version, so a write since makes it wait for the next
     pass; a move already made finds nothing to move)."""
@@ -263,7 +255,6 @@ class HistoryMove:
     reservation: Reservation
     at: datetime
     # No event: an expiry is no one's change (the reservation's effective status said it).
-    events: tuple[StoredEvent, ...] = ()
 
 
 # Every conditional write on a node's partition, as the store's ``commit`` takes it: each

@@ -27,15 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from reservations.models.webhooks import (
-    AttemptResult,
-    Delivery,
-    DeliveryAttempt,
-    DeliveryRequest,
-    DeliveryState,
-    Subscription,
-    SubscriptionStatus,
-)
+from reservations.models import webhooks
 
 RETRY_DELAYS = (
     timedelta(seconds=5),
@@ -77,16 +69,16 @@ Plan = Send | Wait | Skip
 
 
 def plan(
-    subscription: Subscription | None,
-    delivery: Delivery | None,
-    request: DeliveryRequest,
+    subscription: webhooks.Subscription | None,
+    delivery: webhooks.Delivery | None,
+    request: webhooks.DeliveryRequest,
     now: datetime,
 ) -> Plan:
     """What a message for ``request`` does now (the table in the module's docstring)."""
     if subscription is None:
         return Skip("the subscription no longer exists")
-    pending = delivery is not None and delivery.state is DeliveryState.PENDING
-    if subscription.status is SubscriptionStatus.DISABLED:
+    pending = delivery is not None and delivery.state is webhooks.DeliveryState.PENDING
+    if subscription.status is webhooks.SubscriptionStatus.DISABLED:
         return Skip("the subscription is disabled", abandon=pending)
     if not subscription.wants(request.event_type):
         return Skip(f"the subscription no longer takes {request.event_type}", abandon=pending)
@@ -101,9 +93,9 @@ def plan(
     return Send(attempt=delivery.attempts + 1)
 
 
-def _retried_by_hand(delivery: Delivery, request: DeliveryRequest) -> bool:
+def _retried_by_hand(delivery: webhooks.Delivery, request: webhooks.DeliveryRequest) -> bool:
     """A retry asked by hand of this failed delivery, as it still stands."""
-    failed = delivery.state is DeliveryState.FAILED
+    failed = delivery.state is webhooks.DeliveryState.FAILED
     return failed and request.retry_of is not None and request.retry_of == delivery.attempts
 
 
@@ -117,21 +109,21 @@ def retry_delay(attempt: int, jitter: float) -> timedelta | None:
 
 
 def after_attempt(
-    delivery: Delivery | None,
-    request: DeliveryRequest,
+    delivery: webhooks.Delivery | None,
+    request: webhooks.DeliveryRequest,
     attempt: int,
-    result: AttemptResult,
+    result: webhooks.AttemptResult,
     at: datetime,
     jitter: float,
-) -> tuple[Delivery, DeliveryAttempt]:
+) -> tuple[webhooks.Delivery, webhooks.DeliveryAttempt]:
     """The delivery as attempt ``attempt`` leaves it, and the attempt's own record."""
     delay = None if result.delivered else retry_delay(attempt, jitter)
     if result.delivered:
-        state = DeliveryState.DELIVERED
+        state = webhooks.DeliveryState.DELIVERED
     else:
-        state = DeliveryState.FAILED if delay is None else DeliveryState.PENDING
+        state = webhooks.DeliveryState.FAILED if delay is None else webhooks.DeliveryState.PENDING
     next_at = None if delay is None else at + delay
-    before = delivery or Delivery(
+    before = delivery or webhooks.Delivery(
         subscription_id=request.subscription_id,
         event_id=request.event_id,
         event_type=request.event_type,
@@ -140,7 +132,7 @@ def after_attempt(
     after = replace(
         before, state=state, attempts=attempt, last_attempt_at=at, next_attempt_at=next_at
     )
-    record = DeliveryAttempt(
+    record = webhooks.DeliveryAttempt(
         subscription_id=request.subscription_id,
         event_id=request.event_id,
         event_type=request.event_type,
@@ -162,7 +154,7 @@ class Health(StrEnum):
     DISABLED = "disabled"  # failing for DISABLE_AFTER and failed again
 
 
-def health_after(subscription: Subscription, delivered: bool, at: datetime) -> Health:
+def health_after(subscription: webhooks.Subscription, delivered: bool, at: datetime) -> Health:
     """How an attempt at ``at`` that did or did not deliver changes ``subscription``."""
     if delivered:
         return Health.RECOVERED if subscription.failing_since is not None else Health.UNCHANGED
