@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from reservations.http import routes
 from reservations.http.routes import ApiRoute
 from reservations.logic.event_feeds import TYPES_PATTERN
 from reservations.logic.read_reservations import LIMIT_PATTERN
@@ -66,7 +67,25 @@ def _success(route: ApiRoute, description: str) -> dict[str, Any]:
     success: dict[str, Any] = {"description": description, "headers": headers}
     if route.response is not None:
         success["content"] = {"application/json": {"model": route.response}}
+    if route.links:
+        success["links"] = {target: link(route, target) for target in route.links}
     return success
+
+
+def link(route: ApiRoute, operation_id: str) -> dict[str, Any]:
+    """A link from ``route``'s success to the operation ``operation_id``: each of its path's
+    ids the request named is the request's; the one it did not is what the success made,
+    the body's ``id``."""
+    [target] = [other for other in routes.ALL if other.operation_id == operation_id]
+    parameters = {
+        name: f"$request.path.{name}" if name in route.path_ids else "$response.body#/id"
+        for name in target.path_ids
+    }
+    return {
+        "operationId": operation_id,
+        "parameters": parameters,
+        "description": f"{target.summary}: the one this call made",
+    }
 
 
 def _error_headers(route: ApiRoute, status: int) -> dict[str, Any]:

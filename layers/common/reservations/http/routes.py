@@ -66,6 +66,9 @@ class ApiRoute:
     description: str | None = None
     created: str | None = None  # a 201 besides the success (a node registered)
     located: bool = False  # its success names what it made in a Location header
+    # The operations (their operation ids) a client calls next on what the success made:
+    # the OpenAPI document's links, the made thing's id taken from the body's ``id``.
+    links: tuple[str, ...] = ()
 
     @property
     def error_statuses(self) -> tuple[int, ...]:
@@ -145,6 +148,7 @@ CREATE_RESERVATION = ApiRoute(
     status=201,
     body=CreateReservationRequest,
     located=True,
+    links=("getReservation", "releaseUnits", "reclaimUnits", "cancelReservation"),
 )
 GET_RESERVATION = _get(
     "get_reservation",
@@ -223,6 +227,7 @@ PLACE_WORKLOAD = ApiRoute(
     WorkloadView,
     status=201,
     body=PlaceWorkloadRequest,
+    links=("getWorkload", "endWorkload"),
 )
 END_WORKLOAD = ApiRoute(
     "end_workload",
