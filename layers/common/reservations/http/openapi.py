@@ -11,7 +11,7 @@ from reservations.http.routes import ApiRoute
 from reservations.logic.event_feeds import TYPES_PATTERN
 from reservations.logic.read_reservations import LIMIT_PATTERN
 from reservations.models.api import ErrorBody, ThrottledBody
-from reservations.models.errors import ERRORS, documented_errors
+from reservations.models.errors import documented_errors
 from reservations.models.requests import CapacityRequest
 from reservations.models.times import RFC3339
 from reservations.rules.cursors import MAX_CURSOR
@@ -32,6 +32,9 @@ _REPLAYED = {
 }
 _LOCATION = {"description": "the new resource's path", "schema": {"type": "string"}}
 _CHALLENGE = {"description": "Bearer", "schema": {"type": "string"}}
+# Where an error response lists the codes the operation may answer with its status, for a
+# client or a test to read (the description says them in words).
+ERROR_CODES = "x-error-codes"
 THROTTLED = (
     "API Gateway's own answer when the stage's rate or burst limit is exceeded: "
     '{"message":"Too Many Requests"}, no X-Request-Id; retry with backoff'
@@ -47,9 +50,10 @@ def responses(route: ApiRoute) -> dict[int, dict[str, Any]]:
         documented[201] = _success(route, route.created)
     for status in (*route.error_statuses, 500, 503):
         documented[status] = {
-            "description": documented_errors(status),
+            "description": documented_errors(route.answering(status)),
             "headers": _error_headers(route, status),
             "content": {"application/json": {"model": ErrorBody}},
+            ERROR_CODES: list(route.error_codes(status)),
         }
     documented[429] = {
         "description": THROTTLED,
@@ -89,9 +93,9 @@ def link(route: ApiRoute, operation_id: str) -> dict[str, Any]:
 
 
 def _error_headers(route: ApiRoute, status: int) -> dict[str, Any]:
-    """X-Request-Id always; the 401's challenge; Retry-After where a code of the status
-    says when to retry; Idempotent-Replayed where a keyed route keeps a code of it."""
-    codes = [error for error in ERRORS if error.status == status]
+    """X-Request-Id always; the 401's challenge; Retry-After where a code the route answers
+    with the status says when to retry; Idempotent-Replayed where a keyed route keeps one."""
+    codes = route.answering(status)
     headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
     if status == 401:
         headers["WWW-Authenticate"] = _CHALLENGE
