@@ -11,6 +11,10 @@ from .event import Event
 from .event_data import EventData
 from .event_page import EventPage
 from .event_type import EventType
+from .list_events_types_item import ListEventsTypesItem
+from .list_node_events_types_item import ListNodeEventsTypesItem
+from .list_reservations_status_item import ListReservationsStatusItem
+from .list_workloads_state_item import ListWorkloadsStateItem
 from .no_body import NoBody
 from .node import Node
 from .node_request import NodeRequest
@@ -53,6 +57,10 @@ __all__ = (
     "EventData",
     "EventPage",
     "EventType",
+    "ListEventsTypesItem",
+    "ListNodeEventsTypesItem",
+    "ListReservationsStatusItem",
+    "ListWorkloadsStateItem",
     "NoBody",
     "Node",
     "NodeRequest",
