@@ -5,7 +5,9 @@ from .create_reservation_request import CreateReservationRequest
 from .delivery_page import DeliveryPage
 from .delivery_state import DeliveryState
 from .delivery_view import DeliveryView
+from .delivery_view_type import DeliveryViewType
 from .error import Error
+from .error_code import ErrorCode
 from .error_detail import ErrorDetail
 from .event import Event
 from .event_data import EventData
@@ -32,7 +34,9 @@ from .subscribe_request import SubscribeRequest
 from .subscription_page import SubscriptionPage
 from .subscription_status import SubscriptionStatus
 from .subscription_view import SubscriptionView
+from .subscription_view_types_item import SubscriptionViewTypesItem
 from .subscription_with_secret import SubscriptionWithSecret
+from .subscription_with_secret_types_item import SubscriptionWithSecretTypesItem
 from .too_many_requests import TooManyRequests
 from .unit import Unit
 from .unit_spec import UnitSpec
@@ -51,7 +55,9 @@ __all__ = (
     "DeliveryPage",
     "DeliveryState",
     "DeliveryView",
+    "DeliveryViewType",
     "Error",
+    "ErrorCode",
     "ErrorDetail",
     "Event",
     "EventData",
@@ -78,7 +84,9 @@ __all__ = (
     "SubscriptionPage",
     "SubscriptionStatus",
     "SubscriptionView",
+    "SubscriptionViewTypesItem",
     "SubscriptionWithSecret",
+    "SubscriptionWithSecretTypesItem",
     "TooManyRequests",
     "Unit",
     "UnitSpec",
