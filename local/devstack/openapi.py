@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reservations.http import routes
+from reservations.http.examples import EXAMPLES
 from reservations.http.openapi import COMPONENTS_EXTENSION, parameter_fields
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,20 @@ def generate() -> dict[str, Any]:
         merge.add_file(ROOT / "functions" / function / "app.py")
     document = json.loads(merge.get_openapi_json_schema())
     document = _parameters_declared(_without_powertools_defaults(document))
-    return _named(_headers_once(_bodies_once(document)))
+    return _named(_headers_once(_with_examples(_bodies_once(document))))
+
+
+def _with_examples(document: dict[str, Any]) -> dict[str, Any]:
+    """Each schema's examples: a request body's are its model's own; every other's comes
+    from ``http.examples`` (a schema with neither, or with both, is an error)."""
+    for name, schema in document["components"]["schemas"].items():
+        if name in EXAMPLES:
+            if "examples" in schema:
+                raise ValueError(f"schema {name} has examples of its own")
+            schema["examples"] = EXAMPLES[name]
+        elif "examples" not in schema:
+            raise ValueError(f"schema {name} has no example: add one to http.examples")
+    return document
 
 
 def _parameters_declared(document: dict[str, Any]) -> dict[str, Any]:

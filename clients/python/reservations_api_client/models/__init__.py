@@ -31,6 +31,7 @@ from .reservation_page import ReservationPage
 from .reservation_status import ReservationStatus
 from .retry_queued import RetryQueued
 from .subscribe_request import SubscribeRequest
+from .subscribe_request_types_type_0_item import SubscribeRequestTypesType0Item
 from .subscription_page import SubscriptionPage
 from .subscription_status import SubscriptionStatus
 from .subscription_view import SubscriptionView
@@ -81,6 +82,7 @@ __all__ = (
     "ReservationStatus",
     "RetryQueued",
     "SubscribeRequest",
+    "SubscribeRequestTypesType0Item",
     "SubscriptionPage",
     "SubscriptionStatus",
     "SubscriptionView",

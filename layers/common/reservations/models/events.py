@@ -40,9 +40,8 @@ class EventType(StrEnum):
 
 # An event type's name as a response shows it: a string (not checked again when shown), one
 # of :class:`EventType`'s as the document declares it.
-EventTypeText = Annotated[
-    str, WithJsonSchema({"type": "string", "enum": [event_type.value for event_type in EventType]})
-]
+EVENT_TYPE_SCHEMA = {"type": "string", "enum": [event_type.value for event_type in EventType]}
+EventTypeText = Annotated[str, WithJsonSchema(EVENT_TYPE_SCHEMA)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
 from reservations.models.api import NextCursor, Timestamp, WireModel
-from reservations.models.events import EventType, EventTypeText
+from reservations.models.events import EVENT_TYPE_SCHEMA, EventType, EventTypeText
 from reservations.models.requests import StrictBody
 from reservations.models.times import format_time
 from reservations.models.webhooks import SigningSecrets, Subscription, SubscriptionStatus
@@ -38,16 +39,13 @@ class SubscribeRequest(StrictBody):
         description="https:// with a host name (no address, no user info, no fragment); "
         "port 443 or 1024-65535",
     )
-    types: list[StrictStr] | None = Field(
-        default=None,
-        min_length=1,
-        max_length=len(EventType),
-        json_schema_extra={
-            "uniqueItems": True,
-            "items": {"type": "string", "enum": [t.value for t in EventType]},
-        },
-        description="event types to deliver; absent: every type",
-    )
+    types: (
+        Annotated[
+            list[Annotated[StrictStr, WithJsonSchema(EVENT_TYPE_SCHEMA)]],
+            Field(min_length=1, max_length=len(EventType), json_schema_extra={"uniqueItems": True}),
+        ]
+        | None
+    ) = Field(default=None, description="event types to deliver; absent: every type")
     description: StrictStr | None = Field(default=None, max_length=MAX_DESCRIPTION)
 
 
