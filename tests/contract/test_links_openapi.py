@@ -1,6 +1,6 @@
 """The OpenAPI document's links: what a client (or a stateful fuzzer) calls next on what a
 create made. Create reservation's 201 leads to get, release, reclaim and cancel; place
-workload's 201 to get and end. Every link names an operation of the document and fills
+workload's 201 to get and end; a subscription's to get, rotate, its deliveries and delete. Every link names an operation of the document and fills
 each of its path's ids, from the request's path or the success body's ``id``."""
 
 from __future__ import annotations
@@ -53,6 +53,15 @@ def test_place_workload_leads_to_get_and_end():
         }
 
 
+def test_a_subscription_leads_to_get_rotate_deliveries_and_delete():
+    links = _links("createWebhook", "201")
+    assert {link["operationId"] for link in links.values()} == {
+        "getWebhook", "rotateWebhookSecret", "listWebhookDeliveries", "deleteWebhook",
+    }  # fmt: skip
+    for link in links.values():
+        assert link["parameters"] == {"subscriptionId": "$response.body#/id"}
+
+
 def test_every_link_fills_every_path_id_of_an_operation_from_what_is_known():
     linked = 0
     for operation_id, (_, operation) in OPERATIONS.items():
@@ -70,7 +79,7 @@ def test_every_link_fills_every_path_id_of_an_operation_from_what_is_known():
                         assert expression == "$response.body#/id"
                         assert "id" in success["required"], operation_id
                 assert status == str(routes_by_id()[operation_id].status)
-    assert linked == 6
+    assert linked == 10
 
 
 def routes_by_id() -> dict[str, routes.ApiRoute]:

@@ -355,6 +355,7 @@ CREATE_WEBHOOK = ApiRoute(
     status=201,
     errors=(*KEYED_WRITE, SubscriptionLimit),
     body=SubscribeRequest,
+    links=("getWebhook", "rotateWebhookSecret", "listWebhookDeliveries", "deleteWebhook"),
 )
 LIST_WEBHOOKS = _list(
     "list_webhooks",
