@@ -124,15 +124,5 @@ EXAMPLES: dict[str, list[Any]] = {
     ],
     "ErrorDetail": [{"field": "unitIds[2]", "problem": "0000:08:00.0 is not reserved"}],
     "ThrottledBody": [{"message": "Too Many Requests"}],
-    "UnitSpec": [
-        {
-            "id": "0000:04:00.0",
-            "allocClass": "vfio-group",
-            "gpuModelId": "nvidia-h100-sxm5-80gb",
-            "gpuModelName": "NVIDIA H100 SXM5 80GB",
-            "sellableGpus": 1,
-            "sellable": True,
-        }
-    ],
     "NoBody": [{}],
 }

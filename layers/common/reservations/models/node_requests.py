@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from pydantic.config import JsonDict
 
 from reservations.models.errors import FieldProblem
 from reservations.models.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
@@ -30,8 +31,20 @@ _Token = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TOKEN)]
 _Name = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME)]
 
 
+UNIT_EXAMPLE: JsonDict = {
+    "id": "0000:04:00.0",
+    "allocClass": "vfio-group",
+    "gpuModelId": "nvidia-h100-sxm5-80gb",
+    "gpuModelName": "NVIDIA H100 SXM5 80GB",
+    "sellableGpus": 1,
+    "sellable": True,
+}
+
+
 class UnitSpec(StrictBody):
     """One unit as the node reports it (the fleet file's unit object)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [UNIT_EXAMPLE]})
 
     id: Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]
     alloc_class: _Token = Field(alias="allocClass")
@@ -51,16 +64,7 @@ class NodeRequest(StrictBody):
                 {
                     "ownerOrgId": "org-acme",
                     "topologyGen": 4,
-                    "units": [
-                        {
-                            "id": "0000:04:00.0",
-                            "allocClass": "vfio-group",
-                            "gpuModelId": "nvidia-h100-sxm5-80gb",
-                            "gpuModelName": "NVIDIA H100 SXM5 80GB",
-                            "sellableGpus": 1,
-                            "sellable": True,
-                        }
-                    ],
+                    "units": [UNIT_EXAMPLE],
                 }
             ]
         }
