@@ -170,6 +170,18 @@ NODE = "/v1/nodes/{nodeId}"
 RESERVATIONS = NODE + "/reservations"
 RESERVATION = RESERVATIONS + "/{reservationId}"
 
+
+def _capacity_write(
+    function: str, summary: str, operation_id: str, success: str, response: Any
+) -> ApiRoute:
+    """A release or a reclaim: a keyed POST on the reservation (``.../release``,
+    ``.../reclaim``) naming its units, refused alike when the reservation is not active or a
+    unit is not in it."""
+    return ApiRoute(function, "POST", f"{RESERVATION}/{function}", summary, operation_id,
+                    success, response, body=CapacityRequest,
+                    errors=(*KEYED_WRITE, ReservationNotActive, UnitsNotInReservation))  # fmt: skip
+
+
 LIST_UNITS = _get(
     "list_units",
     RESERVATIONS + "/units",
@@ -178,16 +190,12 @@ LIST_UNITS = _get(
     "the node's units, sorted by id",
     list[UnitView],
 )
-RECLAIM = ApiRoute(
+RECLAIM = _capacity_write(
     "reclaim",
-    "POST",
-    RESERVATION + "/reclaim",
     "Reclaim released units and terminate the spot workloads on them",
     "reclaimUnits",
     "the reservation after the call, and the outcome",
     ReclaimResponse,
-    errors=(*KEYED_WRITE, ReservationNotActive, UnitsNotInReservation),
-    body=CapacityRequest,
 )
 CREATE_RESERVATION = ApiRoute(
     "create_reservation",
@@ -219,16 +227,12 @@ LIST_RESERVATIONS = _list(
     "a page of reservations, sorted by id",
     ReservationPage,
 )
-RELEASE = ApiRoute(
+RELEASE = _capacity_write(
     "release",
-    "POST",
-    RESERVATION + "/release",
     "Lend reserved units to the spot market",
     "releaseUnits",
     "the reservation after the call (dry run: as it would be)",
     ReservationView,
-    errors=(*KEYED_WRITE, ReservationNotActive, UnitsNotInReservation),
-    body=CapacityRequest,
 )
 CANCEL = ApiRoute(
     "cancel",

@@ -88,17 +88,9 @@ def registered_node(
     now: datetime,
     unit_changed_at: dict[str, int],
 ) -> Node:
-    """The node item a registration or update writes (the fleet loader writes the same)."""
-    return Node(
-        id=node_id,
-        owner_org_id=owner_org_id,
-        topology_gen=topology_gen,
-        queue_url=queue_url,
-        version=version,
-        created_at=now,
-        updated_at=now,
-        unit_changed_at=unit_changed_at,
-    )
+    """The node item a registration or update writes (the fleet loader writes the same):
+    its fields in their declared order, registered and updated ``now``."""
+    return Node(node_id, owner_org_id, topology_gen, queue_url, version, now, now, unit_changed_at)
 
 
 def update_refusal(

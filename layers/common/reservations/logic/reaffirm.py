@@ -35,7 +35,7 @@ from reservations.rules.status import effective_status
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[ReaffirmRequest], caller: Caller, now: datetime
-) -> NotFound | ReaffirmRefusal | Decision[ReaffirmWrite]:
+) -> ReaffirmAnswer:
     """200 with the reservation out of review."""
     acted_on = found(
         snapshot,
@@ -60,6 +60,8 @@ def decide(
 
 
 ReaffirmRefusal = ReservationNotInReview | UnitsNotReservable
+# What ``decide`` answers: the 404, a refusal, or the write out of review.
+ReaffirmAnswer = NotFound | ReaffirmRefusal | Decision[ReaffirmWrite]
 
 
 def reaffirm_refusal(
