@@ -78,13 +78,11 @@ def topology_check(read: TopologyRead) -> Action:
     return {"ConditionCheck": check}
 
 
-def named_sets(
-    named: Mapping[str, datetime], tag: str = "n"
-) -> tuple[list[str], dict[str, str], dict[str, int]]:
+def named_sets(named: Mapping[str, datetime]) -> tuple[list[str], dict[str, str], dict[str, int]]:
     """``named`` as the list access item's attributes (``items.NAMED_UNTIL``): the SET
-    clauses, their names and their values (``tag`` tells apart two uses in one action)."""
+    clauses, their names and their values."""
     orgs = sorted(named)
-    sets = [f"#{tag}{i} = :{tag}{i}" for i in range(len(orgs))]
-    names = {f"#{tag}{i}": named_attribute(org) for i, org in enumerate(orgs)}
-    values = {f":{tag}{i}": epoch(named[org]) for i, org in enumerate(orgs)}
+    sets = [f"#n{i} = :n{i}" for i in range(len(orgs))]
+    names = {f"#n{i}": named_attribute(org) for i, org in enumerate(orgs)}
+    values = {f":n{i}": epoch(named[org]) for i, org in enumerate(orgs)}
     return sets, names, values

@@ -24,34 +24,29 @@ def change_actions(change: ReservationChange) -> list[Action]:
 
 
 def _named_ends(change: ReservationChange) -> list[Action]:
-    """The topology as read; and when the ended reservation names orgs, the node at its
-    version read instead (a create, which names orgs again, bumps it) and those orgs named
-    in the list access until the end's retention unless another reservation names them
-    longer, where no other end has come forward since the read (each still at least what
-    the read says: an end in between found it lower, and the write runs again)."""
+    """The orgs the ended reservation names, named in the list access until the end's
+    retention unless another reservation names them longer: each other one that decides it
+    checked still at its version read (two ends racing, each on the other: one reads
+    again); when a moment changes, the node at its version read instead of its topology
+    (a create since, which names orgs again, bumps it)."""
     assert change.ended is not None
     retention = settings().history_retention_days
-    before, after = named_after_end(change.ended, change.named_by, retention)
-    if not after or change.node_version is None:
-        return [topology_check(change.topology)]
-    sets, names, values = named_sets({o: after[o] for o in after if after[o] != before[o]})
-    _, olds, expected = named_sets(before, "e")
+    before, after, deciding = named_after_end(change.ended, change.named_by, retention)
+    checks = [version_check(reservation_key(r.node_id, r.id), r.version) for r in deciding]
+    orgs = [org for org in sorted(after) if after[org] != before[org]]
+    if not orgs or change.node_version is None:
+        return [topology_check(change.topology), *checks]
+    sets, names, values = named_sets({org: after[org] for org in orgs})
     access: Action = {
         "TableName": table(),
         "Key": to_attributes(access_key(change.node_id)),
-        "ConditionExpression": " AND ".join(
-            f"(attribute_not_exists({n}) OR {n} >= {n.replace('#', ':')})" for n in olds
-        ),
-        "ExpressionAttributeNames": {**names, **olds},
-        "ExpressionAttributeValues": to_attributes(
-            {**values, **expected, **({":zero": 0, ":one": 1} if sets else {})}
-        ),
+        "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
+        + ", ".join(sets),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": to_attributes({**values, ":zero": 0, ":one": 1}),
     }
-    if sets:
-        bump = "SET version = if_not_exists(version, :zero) + :one, "
-        access["UpdateExpression"] = bump + ", ".join(sets)
     node = version_check(node_key(change.node_id), change.node_version)
-    return [node, {"Update" if sets else "ConditionCheck": access}]
+    return [node, *checks, {"Update": access}]
 
 
 def _reservation_action(change: ReservationChange) -> Action:

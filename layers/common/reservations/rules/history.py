@@ -97,14 +97,27 @@ def named_after_create(
 
 def named_after_end(
     ended: Reservation, named_by: Iterable[Reservation], retention_days: int
-) -> tuple[dict[str, datetime], dict[str, datetime]]:
+) -> tuple[dict[str, datetime], dict[str, datetime], tuple[Reservation, ...]]:
     """For the orgs a reservation that ends now (``ended``, as it leaves the node) names:
     until when the list access names them before the end (from ``named_by``, the node's
     reservations as read naming them, the ending one included as it was: a live one is
-    named past any history item), and after it."""
+    named past any history item), and after it; and the reservations that decide the
+    after (for each org, the other one naming it longest, where that is longer than the
+    end's own retention): the end holds only while they are still as read."""
     read = tuple(named_by)
     before = named_orgs_until(read, retention_days)
-    others = (r for r in read if r.id != ended.id)
+    others = tuple(r for r in read if r.id != ended.id)
     after = named_orgs_until((*others, ended), retention_days)
+    own = named_until(ended, retention_days)
+    deciding: dict[str, Reservation] = {}
+    for org in _names(ended):
+        naming = sorted((r for r in others if org in _names(r)), key=lambda r: r.id)
+        longest = max(naming, key=lambda r: named_until(r, retention_days), default=None)
+        if longest is not None and named_until(longest, retention_days) > own:
+            deciding[longest.id] = longest
     orgs = _names(ended)
-    return {o: before.get(o, after[o]) for o in orgs}, {o: after[o] for o in orgs}
+    return (
+        {o: before.get(o, after[o]) for o in orgs},
+        {o: after[o] for o in orgs},
+        tuple(deciding[k] for k in sorted(deciding)),
+    )
