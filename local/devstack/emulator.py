@@ -65,6 +65,7 @@ def moto_app() -> WsgiApp:
     from devstack import moto_costs
 
     moto_costs.install()  # a write costs what it touches, not the table's size
+    moto_costs.plain_answers()  # and a read of 1 MB takes a moment, not seconds
     return SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
 
 

@@ -10,16 +10,20 @@ thousand ended reservations in a node's history, every write of the local stack 
 in-process tests took seconds. This keeps moto's semantics (all or nothing, the same
 cancellation reasons) with a backup of only the items the transaction names, and of the
 table's stream, restored when moto would restore the table.
+
+And for the emulator, moto's answers written as plain JSON (:func:`plain_answers`).
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import json
 import types
 from typing import Any
 
 from moto.dynamodb import models
+from moto.dynamodb import responses as dynamodb_responses
 from moto.dynamodb.models import dynamo_type
 from moto.dynamodb.models.dynamo_type import DynamoType
 
@@ -49,6 +53,29 @@ def install() -> None:
 
     transact_write_items._items_only = True  # type: ignore[attr-defined]
     backend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+
+
+def plain_answers() -> None:
+    """moto's DynamoDB answers written as plain JSON rather than through its shape-driven
+    serializer, which takes seconds for a Query of 1 MB (a page of a list with history on a
+    node with thousands of ended reservations: the local API gave up on it). The same JSON
+    for what the service stores (no binary values; an answer that has one, which plain JSON
+    cannot write, goes through moto's own). For the emulator: the in-process tests keep
+    moto's own bytes, which they count."""
+    result = dynamodb_responses.DynamoResult
+    if getattr(result.execute_result, "_plain", False):
+        return
+    original = result.execute_result
+
+    def execute_result(self: Any, context: Any) -> Any:
+        try:
+            body = json.dumps(self.result)
+        except TypeError:
+            return original(self, context)
+        return 200, {"Content-Type": "application/x-amz-json-1.0"}, body
+
+    execute_result._plain = True  # type: ignore[attr-defined]
+    result.execute_result = execute_result  # type: ignore[method-assign]
 
 
 def _sized_items() -> None:

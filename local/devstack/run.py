@@ -280,7 +280,14 @@ def start_emulator(processes: list[subprocess.Popen[str]], port: int, fleet_path
     sam_build()
     wait_for_log(emulator, log, "AWS emulator ready", timeout=60)
     say(f"AWS emulator on http://127.0.0.1:{port}, fleet {fleet_path.name} loaded")
+    say(load_line(log.read_text()))
     return f"http://127.0.0.1:{port}"
+
+
+def load_line(emulator_log: str) -> str:
+    """The fleet loader's line from the emulator's log: what it loaded, in how long."""
+    lines = [line for line in emulator_log.splitlines() if line.startswith("loaded ")]
+    return lines[-1] if lines else "the fleet loader said nothing"
 
 
 def start_api(processes: list[subprocess.Popen[str]], port: int, env_vars: Path) -> str:

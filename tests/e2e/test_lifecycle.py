@@ -1,10 +1,16 @@
-"""The README's lifecycle session over HTTP through `make run` with the demo fleet: create a
-reservation on node-c3 (starting a few seconds ahead, over the spot VM vm-31), release two
-units, see them released, reclaim one, watch the node's agent free it, cancel."""
+"""The README's sessions over HTTP through `make run` with the demo fleet (node-d9's made-up
+past included, as `make run` loads it): the lifecycle, create a reservation on node-c3
+(starting a few seconds ahead, over the spot VM vm-31), release two units, see them
+released, reclaim one, watch the node's agent free it, cancel; then a node with a long
+past, its commands as the README has them (last: its history page keeps the emulator busy
+for seconds)."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,7 +21,7 @@ import requests
 
 from devstack import fleet_documents as f
 from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
-from tests.e2e.support import TIMINGS
+from tests.e2e.support import ROOT, TIMINGS, tail
 
 pytestmark = pytest.mark.docker
 OWNER = "Bearer vl_local_only_owner"
@@ -27,7 +33,8 @@ FREE_WITHIN = 30  # seconds; the test's patience, not a promise
 
 @pytest.fixture(scope="module")
 def demo_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    yield from run_stack(tmp_path_factory.mktemp("lifecycle"), f.demo_fleet(), consumers=True)
+    fleet = f.demo_fleet(with_past=True)
+    yield from run_stack(tmp_path_factory.mktemp("lifecycle"), fleet, consumers=True)
 
 
 def call(stack: Stack, key: str, path: str, body: Any = None, method: str = "POST") -> Any:
@@ -95,3 +102,48 @@ def test_create_release_reclaim_cancel_through_the_local_api(demo_stack: Stack) 
     assert (again.status_code, again.json()["code"]) == (409, "reservation_not_active")
     # The manager of nothing live on node-c3 no longer sees it.
     assert call(demo_stack, BROKER, "/units", method="GET").status_code == 404
+
+
+def readme_commands(heading: str) -> str:
+    """The first bash block under the README's ``### heading``."""
+    section = (ROOT / "README.md").read_text().split(f"### {heading}\n", 1)[1]
+    return section.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_a_node_with_a_long_past_answers_as_the_readme_says(demo_stack: Stack) -> None:
+    """The README's commands, run as written against this stack: node-d9 (3,000 ended
+    reservations) and node-c3 (none) answer list units alike, and make run's load line says
+    how long the load took. (Its last command, a page of node-d9's history, is not judged
+    here: that page's one Query reads up to 1 MB of the node's history, more than the
+    emulator answers within the functions' 2 s read timeout on a busy machine.)"""
+    commands = readme_commands("A node with a long past")
+    ran = subprocess.run(
+        ["bash", "-c", commands.replace("http://127.0.0.1:3000", demo_stack.api)],
+        env={**os.environ, "OWNER": f"Authorization: {OWNER}"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    sized = dict(re.findall(r"^(node-\w+): (\d+) bytes in [\d.]+ s$", ran.stdout, re.M))
+    assert set(sized) == {"node-c3", "node-d9"}, ran.stdout
+    # About the same bytes: node-c3's spot VM claims a unit, node-d9's past adds nothing.
+    assert abs(int(sized["node-d9"]) - int(sized["node-c3"])) < int(sized["node-c3"]) // 5
+    for node in ("node-c3", "node-d9"):
+        answer = units_of(demo_stack, node)
+        assert answer.status_code == 200, f"{answer.text}\n{demo_stack.diagnostics()}"
+        assert [unit["state"] for unit in answer.json()].count("free") >= 2
+    load = re.search(
+        r"make run: loaded .*: \d+ nodes, \d+ items into \S+ in (\d+\.\d) s \(.*3000 generated",
+        tail(demo_stack.stdout, 100_000),
+    )
+    assert load is not None, tail(demo_stack.stdout, 4000)
+    TIMINGS["demo fleet load (make run's load line)"] = float(load.group(1))
+
+
+def units_of(stack: Stack, node: str) -> requests.Response:
+    return requests.get(
+        f"{stack.api}/v1/nodes/{node}/reservations/units",
+        headers={"Authorization": OWNER},
+        timeout=REQUEST_TIMEOUT,
+    )

@@ -30,12 +30,14 @@ from reservations.dal.items import (
 )
 from reservations.models.times import parse_time
 from tests.support import state
+from tests.support.ports import swap_ports
 
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 OWNER = "Bearer vl_local_test_writer"
 DEMO_OWNER = "Bearer vl_local_only_owner"
 LAB = "Bearer vl_local_test_lab"
 STRANGER = "Bearer vl_local_test_stranger"
+X = "Bearer vl_local_test_x"
 UNITS = ["0000:04:00.0", "0000:05:00.0"]
 RETENTION = timedelta(days=400)
 NAMES = ("cancel", "get_reservation", "list_reservations", "release", "reclaim", "history_mover")
@@ -48,7 +50,8 @@ def functions() -> dict[str, ModuleType]:
 
 @pytest.fixture
 def fleet(load_fleet) -> None:
-    """node-a: res-01 ... res-06, each of one unit, live; res-01 names org-lab."""
+    """node-a: res-01 ... res-06, each of one unit, live, managed by org-broker; res-01
+    names org-lab, the others org-x."""
     reservations = [
         f.reservation(
             f"res-{i:02d}", [UNITS[i % 2]], allowedOrgIds=["org-lab" if i == 1 else "org-x"]
@@ -56,7 +59,9 @@ def fleet(load_fleet) -> None:
         for i in range(1, 7)
     ]
     writer = {"key": "vl_local_test_writer", "orgId": "org-acme", "permissions": WRITE}
-    load_fleet(f.fleet([f.node("node-a", [f.unit(u) for u in UNITS], reservations)], [writer]))
+    x = {"key": "vl_local_test_x", "orgId": "org-x", "permissions": ["reservation.read"]}
+    units = [f.unit(u) for u in UNITS]
+    load_fleet(f.fleet([f.node("node-a", units, reservations)], [writer, x]))
 
 
 def cancel(functions, res: str, key: str = OWNER) -> Any:
@@ -252,6 +257,63 @@ def test_past_its_retention_a_reservation_is_gone_before_the_ttl_deletes_it(func
     assert get(functions, "res-01").status == 404
     assert "res-01" not in every_page(functions)
     assert cancel(functions, "res-01").status == 404
+
+
+def at(monkeypatch, functions, name: str, moment: datetime) -> ModuleType:
+    """The function, its clock at ``moment``."""
+    swap_ports(monkeypatch, functions[name], clock=lambda: moment)
+    return functions[name]
+
+
+def listed_at(monkeypatch, functions, moment: datetime, key: str) -> Any:
+    lister = at(monkeypatch, functions, "list_reservations", moment)
+    return invoke(lister, list_event("node-a", key, {}))
+
+
+def test_an_org_whose_reservations_all_left_retention_gets_the_404_and_others_still_list(
+    functions, fleet, aws, monkeypatch
+):
+    """res-01 alone names org-lab; cancelled now, it is readable 400 days, then the list is
+    the 404 for org-lab (not an empty page), while org-x, which reservations ending in 300
+    days name, and the owner still list the node."""
+    now = datetime.now(UTC)
+    assert cancel(functions, "res-01").status == 200
+    before = listed_at(monkeypatch, functions, now + RETENTION - timedelta(days=1), LAB)
+    assert (before.status, [r["id"] for r in before.body["items"]]) == (200, ["res-01"])
+    after = now + RETENTION + timedelta(minutes=1)
+    assert listed_at(monkeypatch, functions, after, LAB).status == 404
+    others = listed_at(monkeypatch, functions, after, X)
+    assert others.status == 200
+    assert [r["id"] for r in others.body["items"]] == [f"res-{i:02d}" for i in range(2, 7)]
+    assert listed_at(monkeypatch, functions, after, OWNER).status == 200
+
+
+def test_an_expired_reservation_names_its_orgs_until_its_retention_ends_with_no_write(
+    functions, fleet, aws, monkeypatch
+):
+    """No call on the node and no move: org-x's reservations end in 300 days; 400 days
+    after that the list is its 404."""
+    ends_at = parse_time(state.reservation(aws, "node-a", "res-02")["endsAt"])
+    last = listed_at(monkeypatch, functions, ends_at + RETENTION - timedelta(minutes=1), X)
+    assert (last.status, len(last.body["items"])) == (200, 5)
+    assert listed_at(monkeypatch, functions, ends_at + RETENTION, X).status == 404
+
+
+def test_the_mover_takes_out_of_the_list_access_the_orgs_named_no_more(
+    functions, fleet, aws, monkeypatch
+):
+    """The list access item holds the orgs of what is still readable, not of the node's
+    whole past: the mover's pass on a node takes out those past their moment."""
+    now = datetime.now(UTC)
+    assert cancel(functions, "res-01").status == 200
+    later = now + RETENTION + timedelta(days=1)  # res-02 ... res-06 ended in between
+    swap_ports(monkeypatch, functions["history_mover"], clock=lambda: later)
+    assert move_expired(functions)["moved"] == 5
+    access = state.item(aws, "node-a", "~ACCESS")
+    assert access is not None
+    named = sorted(name for name in access if name.startswith("namedUntil:"))
+    assert named == ["namedUntil:org-broker", "namedUntil:org-x"]  # org-lab's is out
+    assert listed_at(monkeypatch, functions, later, X).status == 200
 
 
 def test_the_demo_fleets_node_with_a_long_past_has_it_in_its_history(load_fleet, aws, functions):

@@ -4,6 +4,7 @@ node's list access item (a cursor is a position, never an authority), over the w
 
 from __future__ import annotations
 
+from datetime import timedelta
 from types import ModuleType
 from typing import Any
 
@@ -15,6 +16,9 @@ from devstack.api_events import cancel_event, create_event, get_event, list_even
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke, load_function
 from reservations.dal import clients
+from reservations.dal.items import NAMED_UNTIL
+from reservations.models.times import parse_time
+from reservations.rules.history import LAST_MOMENT
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 
@@ -78,18 +82,37 @@ def access_agrees(aws: Any, node_id: str = "node-a") -> dict[str, Any]:
     the node item's unit generations. Returns the item."""
     partition = state.partition(aws, node_id)
     node = next(i for i in partition if i["SK"] == "#NODE")
-    named = {
-        org
-        for item in [*partition, *state.history(aws, node_id)]
-        if item["SK"].startswith("RES#")
-        for org in (*item["allowedOrgIds"], *item["managingOrgIds"])
-    }
+    until: dict[str, int] = {}
+    for item in [*partition, *state.history(aws, node_id)]:
+        if item["SK"].startswith("RES#"):
+            end = named_until_epoch(item)
+            for org in (*item["allowedOrgIds"], *item["managingOrgIds"]):
+                until[org] = max(end, until.get(org, end))
     access = state.item(aws, node_id, "~ACCESS")
     assert access is not None
     assert access["ownerOrgId"] == node["ownerOrgId"]
-    assert set(access.get("namedOrgIds", ())) == named
+    assert named(access) == until
     assert access.get("unitsChangedAtGen") == node.get("unitsChangedAtGen")
     return access
+
+
+def named_until_epoch(item: dict[str, Any]) -> int:
+    """Until when a reservation item names its orgs: its history item's retention end; a
+    live one, its end plus the retention (400 days here), an open-ended one year 9999."""
+    if "expiresAtEpoch" in item:
+        return int(item["expiresAtEpoch"])
+    if item.get("endsAt") is None:
+        return int(LAST_MOMENT.timestamp())
+    return int((parse_time(item["endsAt"]) + timedelta(days=400)).timestamp())
+
+
+def named(access: dict[str, Any]) -> dict[str, int]:
+    """The orgs the list access item names, each with until when (epoch seconds)."""
+    return {
+        name.removeprefix(NAMED_UNTIL): int(value)
+        for name, value in access.items()
+        if name.startswith(NAMED_UNTIL)
+    }
 
 
 # --- a cursor is a position ------------------------------------------------------------------
@@ -190,26 +213,26 @@ def test_the_loader_writes_the_owner_and_exactly_the_named_orgs(load_fleet, aws)
     ]  # fmt: skip
     units = [f.unit(u) for u in (U4, U5, U6)]
     load_fleet(f.fleet([f.node("node-a", units, reservations)]))
-    assert set(access_agrees(aws)["namedOrgIds"]) == {"org-lab", "org-x", "org-m", "org-y"}
+    assert set(named(access_agrees(aws))) == {"org-lab", "org-x", "org-m", "org-y"}
     # Loaded again without them: the partition is replaced, and so are the orgs.
     load_fleet(f.fleet([f.node("node-a", units, reservations[1:], owner="org-other")]))
     access = access_agrees(aws)
-    assert (access["ownerOrgId"], access["namedOrgIds"]) == ("org-other", {"org-y"})
+    assert (access["ownerOrgId"], set(named(access))) == ("org-other", {"org-y"})
     load_fleet(f.fleet([f.node("node-a", units)]))
-    assert "namedOrgIds" not in access_agrees(aws)
+    assert named(access_agrees(aws)) == {}
 
 
 def test_create_adds_the_orgs_it_names_and_a_refused_one_adds_none(functions, load_fleet, aws):
     load_fleet(f.fleet([f.node("node-a", [f.unit(u) for u in (U4, U5, U6)])], extra_keys=KEYS))
     made = create(functions, ACME, [U4], ["org-lab", "org-x"], managingOrgIds=["org-m"])
     assert made.status == 201
-    assert set(access_agrees(aws)["namedOrgIds"]) == {"org-lab", "org-x", "org-m"}
+    assert set(named(access_agrees(aws))) == {"org-lab", "org-x", "org-m"}
     assert create(functions, ACME, [U5], ["org-lab"], managingOrgIds=["org-m"]).status == 201
     assert create(functions, ACME, [U4], ["org-refused"]).status == 409
-    assert set(access_agrees(aws)["namedOrgIds"]) == {"org-lab", "org-x", "org-m"}
+    assert set(named(access_agrees(aws))) == {"org-lab", "org-x", "org-m"}
     cancelled = invoke(functions["cancel"], cancel_event("node-a", made.body["id"], {}, ACME))
     assert cancelled.status == 200  # a cancelled reservation is still listed: its orgs stay
-    assert set(access_agrees(aws)["namedOrgIds"]) == {"org-lab", "org-x", "org-m"}
+    assert set(named(access_agrees(aws))) == {"org-lab", "org-x", "org-m"}
 
 
 def test_put_node_registers_the_owner_and_moves_it_keeping_the_named_orgs(
@@ -224,6 +247,6 @@ def test_put_node_registers_the_owner_and_moves_it_keeping_the_named_orgs(
     assert create(functions, ACME, [U4], ["org-lab"]).status == 201
     assert put_node(functions, "org-new").status == 200
     access = access_agrees(aws)
-    assert (access["ownerOrgId"], access["namedOrgIds"]) == ("org-new", {"org-lab"})
+    assert (access["ownerOrgId"], set(named(access))) == ("org-new", {"org-lab"})
     assert listed(functions, ACME).status == 404
     assert listed(functions, NEW_OWNER).status == 200

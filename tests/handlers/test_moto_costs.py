@@ -51,3 +51,31 @@ def test_a_cancelled_transaction_changes_nothing(aws):
     aws.transact_write_items(TransactItems=actions[:2])  # and one that commits, commits
     assert _get(aws, "A") is not None
     assert _get(aws, "B") == {"PK": "NODE#n", "SK": "B", "version": 2}
+
+
+def test_the_emulators_plain_answers_are_moto_s_own(load_fleet, aws):
+    """The emulator writes moto's DynamoDB answers as plain JSON: the same answers, parsed,
+    for what the service stores (a node with its history, through its list index)."""
+    from moto.dynamodb.responses import DynamoResult
+
+    from devstack import fleet_documents as f
+    from devstack import moto_costs
+
+    node = f.node("node-a", [f.unit("0000:04:00.0")], [f.reservation("res-1", ["0000:04:00.0"])])
+    load_fleet(f.fleet([node | {"generatedPastReservations": 30}]))
+    query = {
+        "TableName": "ReservationsTable",
+        "IndexName": "NodeReservations",
+        "KeyConditionExpression": "listPK = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": "NODE#node-a"}},
+    }
+    own = aws.query(**query)
+    original = DynamoResult.execute_result
+    try:
+        moto_costs.plain_answers()
+        assert DynamoResult.execute_result is not original
+        plain = aws.query(**query)
+    finally:
+        DynamoResult.execute_result = original  # type: ignore[method-assign]
+    assert plain["Count"] == own["Count"] == 32  # 30 past, res-1, the list access item
+    assert plain["Items"] == own["Items"]

@@ -3,8 +3,9 @@
 Four seeds of 250 calls each, through the real Lambda handlers in-process over moto's
 in-memory AWS (one mock per seed): list units, reclaim (and its dry run), create, get,
 list, release, cancel, PUT node, re-affirm, place, end, the node agent's termination
-reports and the sweeper, by operators, owners of two orgs, a broker, an audience, a
-stranger and a spot buyer, with now and then a request gone wrong or a keyed one repeated.
+reports, the sweeper and the history mover, by operators, owners of two orgs, a broker, an
+audience, a stranger and a spot buyer, with now and then a request gone wrong or a keyed
+one repeated.
 The clock is the walk's own and moves on between calls (seconds to hours), so that
 reservations start, end and expire along the way.
 
@@ -50,6 +51,7 @@ from devstack.api_events import (
     cancel_event,
     create_event,
     end_event,
+    event_file,
     get_event,
     list_event,
     list_units_event,
@@ -64,6 +66,7 @@ from devstack.functions import FakeContext, HttpResult, invoke, load_function
 from devstack.sqs_events import sqs_event
 from reservations.dal import clients
 from reservations.http import resolver
+from reservations.models.times import parse_time
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import invariants as inv
 from tests.support import state
@@ -86,6 +89,7 @@ FUNCTIONS = (
     "end_workload",
     "termination_reports",
     "sweeper",
+    "history_mover",
 )
 READ = "reservation.read"
 CAPACITY = "reservation.capacity"
@@ -248,6 +252,7 @@ class Walk:
         self.step = 0
         self.counter = 0
         self.cursor: tuple[str, str, dict[str, str]] | None = None  # the next page's call
+        self.move_problems: list[str] = []  # what the last history mover's pass broke
 
     def new_id(self, prefix: str) -> str:
         self.counter += 1
@@ -316,6 +321,8 @@ class Walk:
         new_events = self.new_events(self.touched(call))
         if outcome.result is None:
             say(check_service_events(call, new_events))
+            say(self.move_problems)
+            self.move_problems = []
         else:
             say(check_answer(call, outcome.result))
             say(self.check_read(call, outcome.result, after))
@@ -325,6 +332,7 @@ class Walk:
                 say(self.check_write(call, outcome.result, before, after, new_events))
         for part in fresh.values():
             say(inv.claims_are_whole(part))
+            say(inv.named_orgs_hold(part, self.now))
             say(inv.no_unit_sold_twice(part, self.now))
         say(inv.versions_only_grow(self.versions, fresh.values()))
         if call.function not in MAY_WITHHOLD:
@@ -349,6 +357,8 @@ class Walk:
         return say
 
     def invoke(self, call: Call) -> Outcome:
+        if call.function == "history_mover":
+            return self.move()
         if call.function == "sweeper":
             counts = self.functions["sweeper"].lambda_handler({}, FakeContext())
             return Outcome("+".join(sorted(counts)) or "idle")
@@ -358,6 +368,44 @@ class Walk:
         result = invoke(self.functions[call.function], copy.deepcopy(call.event))
         self.keep(call, result)
         return Outcome(str(result.status), result)
+
+    def move(self) -> Outcome:
+        """The history mover's pass, with the walk's clock: each reservation past its end
+        leaves its node's partition for its history, none is lost or moved twice, and GET
+        and the list answer the same before and after (readers never wait for a move)."""
+        before = self.read()
+        views = {node: self.views(node, before[node]) for node in self.nodes}
+        event = event_file("history_mover/scheduled.json")
+        counts = self.functions["history_mover"].lambda_handler(event, FakeContext())
+        after = self.read()
+        problems = [
+            *(f"{node}: {p}" for node in self.nodes for p in check_moves(
+                before[node], after[node], self.now, counts
+            )),
+            *(f"{node}: after the move {p}" for node in self.nodes for p in changed_views(
+                views[node], self.views(node, after[node])
+            )),
+        ]  # fmt: skip
+        self.move_problems = problems
+        return Outcome(f"moved{counts['moved']}" if counts["moved"] else "idle")
+
+    def views(self, node: str, part: inv.Partition) -> dict[str, Any]:
+        """What the operator reads of the node's reservations: GET of each, every page of
+        the list."""
+        if part.node is None:
+            return {}
+        operator = auth("operator")
+        got = {
+            res: invoke(self.functions["get_reservation"], get_event(node, res, operator)).body
+            for res in sorted(part.reservations)
+        }
+        pages, cursor = [], None
+        while True:
+            query = {"limit": "100", **({"cursor": cursor} if cursor else {})}
+            page = invoke(self.functions["list_reservations"], list_event(node, operator, query))
+            pages += page.body.get("items", [page.status])
+            if (cursor := page.body.get("nextCursor")) is None:
+                return {"get": got, "list": pages}
 
     def keep(self, call: Call, result: HttpResult) -> None:
         if not call.keyed or call.dry_run or call.replay_of is not None:
@@ -512,9 +560,58 @@ def expected_subject(call: Call, result: HttpResult) -> str:
     return f"reservations/{call.reservation}"
 
 
+def check_moves(
+    before: inv.Partition, after: inv.Partition, now: datetime, counts: dict[str, int]
+) -> list[str]:
+    """The node's reservations are the same ones, each once, at the same version and with
+    the same content, wherever they are; none past its end is left in the partition (the
+    pass had time for all), and each one moved is past its end."""
+    problems = []
+    if sorted(before.reservations) != sorted(after.reservations):
+        problems.append(
+            f"reservations {sorted(before.reservations)} -> {sorted(after.reservations)}"
+        )
+    history = f"NODEHIST#{before.pk.removeprefix('NODE#')}"
+    for res in sorted(after.reservations):
+        live, kept = (
+            after.items.get((after.pk, f"RES#{res}")),
+            after.items.get((history, f"RES#{res}")),
+        )
+        if live is not None and kept is not None:
+            problems.append(f"{res} both in the partition and in the history")
+        was = before.reservations.get(res)
+        now_item = after.reservations[res]
+        if was is not None and _content(was) != _content(now_item):
+            problems.append(f"{res} changed in the move: {_content(was)} -> {_content(now_item)}")
+        ends = now_item.get("endsAt")
+        past = ends is not None and now >= parse_time(ends)
+        if live is not None and past and not counts["deferred"]:
+            problems.append(f"{res} past its end left in the partition")
+        if kept is not None and (before.pk, f"RES#{res}") in before.items and not past:
+            problems.append(f"{res} moved before its end")
+    return problems
+
+
+def _content(item: dict[str, Any]) -> dict[str, Any]:
+    """A reservation item's own attributes, wherever it is (a history item's key and
+    retention aside, and the mover's index attribute, which only live ones carry)."""
+    return {k: v for k, v in item.items() if k not in {"PK", "SK", "expiresAtEpoch", "liveEnds"}}
+
+
+def changed_views(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    problems = []
+    for res, got in before.get("get", {}).items():
+        if after["get"].get(res) != got:
+            problems.append(f"GET {res} answers {after['get'].get(res)}, before {got}")
+    if before.get("list") != after.get("list"):
+        problems.append(f"the list answers {after.get('list')}, before {before.get('list')}")
+    return problems
+
+
 def check_service_events(call: Call, new: list[dict[str, Any]]) -> list[str]:
     """The reports close terminations (``workload.terminated``, terminated or gone), the
-    sweeper flags them (``workload.termination_stuck``): no actor, nothing else."""
+    sweeper flags them (``workload.termination_stuck``): no actor, nothing else; the history
+    mover writes none."""
     expected = SERVICE_EVENTS.get(call.function)
     problems = [f"{call.function} wrote {e['type']}" for e in new if e["type"] != expected]
     problems += [f"{e['type']} with an actor" for e in new if "actor" in e["data"]]
@@ -984,6 +1081,10 @@ def sweep(walk: Walk) -> Call:
     return Call("sweeper", None)
 
 
+def move(walk: Walk) -> Call:
+    return Call("history_mover", None)
+
+
 def gone_wrong(walk: Walk) -> Call:
     """A request a careless client sends: no key, a bad body, a typo, a malformed id."""
     node = walk.pick(walk.nodes)
@@ -1030,6 +1131,7 @@ ACTIONS: list[tuple[Callable[[Walk], Call], int]] = [
     (end, 5),
     (reports, 5),
     (sweep, 3),
+    (move, 4),
     (gone_wrong, 3),
     (replay, 5),
 ]

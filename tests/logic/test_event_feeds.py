@@ -14,6 +14,7 @@ from reservations.models.errors import InvalidRequest, NotFound
 from reservations.models.events import NodeFeedAccess
 from reservations.rules import events as build
 from reservations.rules.event_visibility import feed_org_ids
+from reservations.rules.history import LAST_MOMENT
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, FakeEvents
 from tests.support.fakes import FakeClock, FakeTable
@@ -23,7 +24,7 @@ NOW = s.T0 + timedelta(days=1)
 FEEDS = frozenset({"reservation.read", "events.read"})
 ACCESS = NodeFeedAccess(
     "org-acme",
-    frozenset({"org-broker", "org-lab", "org-reclaimer", "org-lab2"}),
+    dict.fromkeys(("org-broker", "org-lab", "org-reclaimer", "org-lab2"), LAST_MOMENT),
     frozenset({"org-spotbuyer"}),
 )
 

@@ -43,8 +43,7 @@ from reservations.models.writes import (
     WorkloadEnd,
     WriteConflict,
 )
-from reservations.rules.access import named_org_ids
-from reservations.rules.history import retained_until
+from reservations.rules.history import named_orgs_until, retained_until
 
 
 @dataclass
@@ -252,7 +251,8 @@ class FakeTable:
         self.reads += more
         reservations = [*partition.reservations.values(), *partition.history.values()]
         node = partition.node
-        access = ListAccess(node.owner_org_id, named_org_ids(reservations), node.unit_changed_at)
+        named = named_orgs_until(reservations, 400)
+        access = ListAccess(node.owner_org_id, named, node.unit_changed_at)
         return ReservationsRead(access, tuple(read), more)
 
     def _placement(self, write: PlacementWrite) -> None:
@@ -362,6 +362,10 @@ class FakeTable:
         self.reads += 1
         partition = self.nodes.get(node_id)
         return partition.history.get(reservation_id) if partition else None
+
+    def prune_named(self, node_id: str, now: datetime) -> int:
+        """Nothing to take out: the fake derives the list access from its reservations."""
+        return 0
 
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
         """The sparse index of live reservations' ends (here it never lags)."""

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from moto.dynamodb.responses import DynamoResult
@@ -176,6 +176,48 @@ def spot_on_withheld(partition: Partition, now: datetime) -> set[tuple[str, str,
 
 
 # --- the invariants ------------------------------------------------------------------------
+
+
+# The stack's default HistoryRetentionDays, and the last moment a stored time can name.
+RETENTION = timedelta(days=400)
+LAST_EPOCH = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp())
+NAMED = "namedUntil:"
+
+
+def named_orgs_hold(partition: Partition, now: datetime) -> list[str]:
+    """The node's list access item names every org that a reservation still readable names,
+    at least as long as that one stays readable (else the org would get the list's 404
+    while it may see one); and names no org longer than some reservation naming it could
+    (its end plus the retention, or its create's time plus the retention)."""
+    access = partition.items.get((partition.pk, "~ACCESS"))
+    if partition.node is None or access is None:
+        return []
+    stored = {k.removeprefix(NAMED): int(v) for k, v in access.items() if k.startswith(NAMED)}
+    problems, bound = [], dict.fromkeys(stored, 0)
+    for reservation in partition.reservations.values():
+        until = _named_until(reservation)
+        created = int((parse_time(reservation["createdAt"]) + RETENTION).timestamp())
+        for org in (*reservation["allowedOrgIds"], *reservation["managingOrgIds"]):
+            bound[org] = max(bound.get(org, 0), until, created)
+            if until > now.timestamp() and stored.get(org, 0) < until:
+                problems.append(
+                    f"{org} named until {stored.get(org)}, {reservation['id']} until {until}"
+                )
+    problems += [f"{org} named until {v}, longer than {bound[org]}"
+                 for org, v in stored.items() if v > now.timestamp() and v > bound[org]]  # fmt: skip
+    return problems
+
+
+def _named_until(reservation: dict[str, Any]) -> int:
+    """Until when a reservation is readable: its history item says; a live one, at most its
+    end plus the retention (no end: year 9999)."""
+    if "expiresAtEpoch" in reservation:
+        return int(reservation["expiresAtEpoch"])
+    if reservation["status"] == "cancelled":
+        return int((parse_time(reservation["updatedAt"]) + RETENTION).timestamp())
+    if reservation.get("endsAt") is None:
+        return LAST_EPOCH
+    return int((parse_time(reservation["endsAt"]) + RETENTION).timestamp())
 
 
 def claims_are_whole(partition: Partition) -> list[str]:

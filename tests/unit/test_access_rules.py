@@ -23,6 +23,7 @@ from reservations.rules.access import (
     may_read_reservation,
     may_write_reservations,
 )
+from reservations.rules.history import LAST_MOMENT
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SNAPSHOT = NodeSnapshot(Node("node-a", "org-acme"))
@@ -83,7 +84,8 @@ def test_a_reservation_is_read_with_reservation_read_by_operator_owner_managers_
     assert may_read_reservation(who, SNAPSHOT, RESERVATION) is allowed
 
 
-LIST_ACCESS = ListAccess("org-acme", frozenset({"org-lab", "org-broker"}))
+LIST_ACCESS = ListAccess("org-acme", dict.fromkeys(("org-lab", "org-broker"), LAST_MOMENT))
+LISTED_AT = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -100,4 +102,13 @@ LIST_ACCESS = ListAccess("org-acme", frozenset({"org-lab", "org-broker"}))
     ],
 )
 def test_a_nodes_reservations_are_listed_with_reservation_read_by_whom_the_node_names(who, allowed):
-    assert may_list_reservations(who, LIST_ACCESS) is allowed
+    assert may_list_reservations(who, LIST_ACCESS, LISTED_AT) is allowed
+
+
+def test_an_org_is_named_until_the_moment_kept_with_it_and_no_longer():
+    until = datetime(2027, 1, 1, tzinfo=UTC)
+    access = ListAccess("org-acme", {"org-lab": until})
+    lab = caller("org-lab", READ)
+    assert may_list_reservations(lab, access, until - timedelta(seconds=1))
+    assert not may_list_reservations(lab, access, until)
+    assert may_list_reservations(caller("org-acme", READ), access, until + timedelta(days=999))

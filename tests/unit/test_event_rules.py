@@ -28,10 +28,14 @@ from reservations.rules.event_visibility import (
     sees_whole_node,
     shows_key_id,
 )
+from reservations.rules.history import LAST_MOMENT
 from tests.support import event_scenario as s
 
-ACCESS = NodeFeedAccess("org-acme", frozenset({"org-broker", "org-lab", "org-reclaimer", "org-lab2"}),
+ACCESS = NodeFeedAccess("org-acme",
+                        dict.fromkeys(("org-broker", "org-lab", "org-reclaimer", "org-lab2"),
+                                      LAST_MOMENT),
                         frozenset({"org-spotbuyer", "org-walkin"}))  # fmt: skip
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def caller(kind: str, permissions: tuple[str, ...] = ("reservation.read", "events.read")) -> Caller:
@@ -145,7 +149,7 @@ def test_who_sees_each_event_in_a_node_feed_is_the_contracts_table(stored):
     seen_by = set()
     for kind in s.CALLERS:
         who = caller(kind)
-        if may_read_node_feed(who, ACCESS) and in_node_feed_of(
+        if may_read_node_feed(who, ACCESS, NOW) and in_node_feed_of(
             stored, who, sees_whole_node(who, ACCESS)
         ):
             seen_by.add(kind)
@@ -177,10 +181,10 @@ def test_key_ids_are_shown_to_the_operator_and_the_owner_only():
 
 
 def test_the_node_feed_is_for_named_orgs_with_reservation_read_and_the_org_feed_needs_events_read():
-    assert may_read_node_feed(caller("workload_org"), ACCESS)
-    assert not may_read_node_feed(caller("stranger"), ACCESS)
-    assert not may_read_node_feed(caller("owner", ("events.read",)), ACCESS)
-    assert may_read_node_feed(caller("operator"), NodeFeedAccess("org-other"))
+    assert may_read_node_feed(caller("workload_org"), ACCESS, NOW)
+    assert not may_read_node_feed(caller("stranger"), ACCESS, NOW)
+    assert not may_read_node_feed(caller("owner", ("events.read",)), ACCESS, NOW)
+    assert may_read_node_feed(caller("operator"), NodeFeedAccess("org-other"), NOW)
     assert may_read_org_feed(caller("stranger"))
     assert not may_read_org_feed(caller("owner", ("reservation.read",)))
 

@@ -39,7 +39,7 @@ from reservations.logic.nodes import registered_node, reported_units
 from reservations.models.domain import ApiKey, ListAccess, NodeSnapshot
 from reservations.models.errors import field_path
 from reservations.models.node_requests import UnitSpec
-from reservations.rules.access import named_org_ids
+from reservations.rules.history import named_orgs_until
 from reservations.rules.topology import first_generations
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
@@ -121,7 +121,8 @@ def node_items(
     """The node partition's items for one node of the fleet (each at version 1), then its
     history's. Its list access item follows the node's (so that both land in the first
     transaction): the owner, the orgs the node's reservations name (its history's too: the
-    list shows them) and those its workloads run for, exactly, as the file replaces them all,
+    list shows them), each until the latest end of its reservations' retention (none already
+    past), and those its workloads run for, exactly, as the file replaces them all,
     and the node's unit generations. Reservations ended at the load (cancelled, expired) and
     the node's made-up past go to the node's history, as the service would have moved them."""
     snapshot = build(fleet_node, loaded_at, queue_url).snapshot
@@ -132,9 +133,10 @@ def node_items(
     )  # fmt: skip
     ended = [r for r in snapshot.reservations if is_ended(r, node, loaded_at)] + past
     live = [r for r in snapshot.reservations if not is_ended(r, node, loaded_at)]
+    named = named_orgs_until([*live, *ended], retention_days)
     access = ListAccess(
         node.owner_org_id,
-        named_org_ids([*live, *ended]),
+        {org: until for org, until in named.items() if loaded_at < until},
         node.unit_changed_at,
         frozenset(workload.org_id for workload in snapshot.workloads),
     )

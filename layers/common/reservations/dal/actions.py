@@ -3,10 +3,12 @@ new item, a unit freed, the node's topology as read. Each write's own module com
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from reservations.config import settings
-from reservations.dal.items import to_attributes
+from reservations.dal.items import epoch, named_attribute, to_attributes
 from reservations.dal.keys import Item, node_key, unit_key
 from reservations.models.writes import ItemVersion, TopologyRead
 
@@ -74,3 +76,13 @@ def topology_check(read: TopologyRead) -> Action:
         check["ConditionExpression"] = "topologyGen = :gen"
         check["ExpressionAttributeValues"] = {":gen": {"N": str(read.topology_gen)}}
     return {"ConditionCheck": check}
+
+
+def named_sets(named: Mapping[str, datetime]) -> tuple[list[str], dict[str, str], dict[str, int]]:
+    """``named`` as the list access item's attributes (``items.NAMED_UNTIL``): the SET
+    clauses, their names and their values."""
+    orgs = sorted(named)
+    sets = [f"#n{i} = :n{i}" for i in range(len(orgs))]
+    names = {f"#n{i}": named_attribute(org) for i, org in enumerate(orgs)}
+    values = {f":n{i}": epoch(named[org]) for i, org in enumerate(orgs)}
+    return sets, names, values

@@ -5,23 +5,48 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.dal.actions import Action, table, topology_check, version_check
+from reservations.config import settings
+from reservations.dal.actions import Action, named_sets, table, topology_check, version_check
 from reservations.dal.history import move_actions
 from reservations.dal.items import to_attributes
-from reservations.dal.keys import reservation_key
+from reservations.dal.keys import access_key, node_key, reservation_key
 from reservations.models.times import format_time
 from reservations.models.writes import ReservationChange
+from reservations.rules.history import named_after_end
 
 
 def change_actions(change: ReservationChange) -> list[Action]:
     """On the reservation and the node's topology as read; a change that ends the
     reservation (a cancel) moves it to the node's history as it leaves it."""
     if change.ended is not None:
-        return [
-            *move_actions(change.ended, change.reservation.version),
-            topology_check(change.topology),
-        ]
+        return [*move_actions(change.ended, change.reservation.version), *_named_ends(change)]
     return [_reservation_action(change), topology_check(change.topology)]
+
+
+def _named_ends(change: ReservationChange) -> list[Action]:
+    """The orgs the ended reservation names, named in the list access until the end's
+    retention unless another reservation names them longer: each other one that decides it
+    checked still at its version read (two ends racing, each on the other: one reads
+    again); when a moment changes, the node at its version read instead of its topology
+    (a create since, which names orgs again, bumps it)."""
+    assert change.ended is not None
+    retention = settings().history_retention_days
+    before, after, deciding = named_after_end(change.ended, change.named_by, retention)
+    checks = [version_check(reservation_key(r.node_id, r.id), r.version) for r in deciding]
+    orgs = [org for org in sorted(after) if after[org] != before[org]]
+    if not orgs or change.node_version is None:
+        return [topology_check(change.topology), *checks]
+    sets, names, values = named_sets({org: after[org] for org in orgs})
+    access: Action = {
+        "TableName": table(),
+        "Key": to_attributes(access_key(change.node_id)),
+        "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
+        + ", ".join(sets),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": to_attributes({**values, ":zero": 0, ":one": 1}),
+    }
+    node = version_check(node_key(change.node_id), change.node_version)
+    return [node, *checks, {"Update": access}]
 
 
 def _reservation_action(change: ReservationChange) -> Action:

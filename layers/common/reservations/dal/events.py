@@ -27,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.config import settings
 from reservations.dal import clients
-from reservations.dal.items import from_attributes, to_attributes
+from reservations.dal.items import from_attributes, named_from_item, to_attributes
 from reservations.dal.keys import (
     NODE_EVENTS_PREFIX,
     PLATFORM_FEED,
@@ -198,7 +198,7 @@ def feed_access(node_id: str) -> NodeFeedAccess | None:
     access = from_attributes(item)
     return NodeFeedAccess(
         owner_org_id=access["ownerOrgId"],
-        named_org_ids=frozenset(str(org) for org in access.get("namedOrgIds") or ()),
+        named_until=named_from_item(access),
         workload_org_ids=frozenset(str(org) for org in access.get("workloadOrgIds") or ()),
     )
 

@@ -47,6 +47,7 @@ from reservations.models.domain import (
 )
 from reservations.models.idempotency import AnswerRecord, Outcome, StoredResponse
 from reservations.models.times import format_time, parse_time
+from reservations.rules.history import LAST_MOMENT
 
 # The node item's map of its units, each to the generation it last changed at (the units
 # the node has: a unit item it does not list is left over, and no call sees it), and its
@@ -151,14 +152,43 @@ def _reservation_attributes(reservation: Reservation) -> Item:
     }
 
 
+# The list access item names each org its reservations name in an attribute of its own,
+# ``namedUntil:<org>`` = until when (epoch seconds; ``rules.history.named_until``): a write
+# sets or removes one org's without reading the others (no map that must exist first).
+NAMED_UNTIL = "namedUntil:"
+# What items written before the moments were kept name: each org, with no end.
+_NAMED_FOREVER = "namedOrgIds"
+
+
+def named_attribute(org_id: str) -> str:
+    return f"{NAMED_UNTIL}{org_id}"
+
+
+def epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def named_items(named_until: Mapping[str, datetime]) -> Item:
+    return {named_attribute(org): epoch(until) for org, until in named_until.items()}
+
+
+def named_from_item(item: Item) -> dict[str, datetime]:
+    """Each org the list access item names, with until when."""
+    named = dict.fromkeys(_strings(item.get(_NAMED_FOREVER)), LAST_MOMENT)
+    for name, value in item.items():
+        if name.startswith(NAMED_UNTIL):
+            named[name.removeprefix(NAMED_UNTIL)] = datetime.fromtimestamp(int(value), UTC)
+    return named
+
+
 def access_item(node_id: str, access: ListAccess) -> Item:
-    """The node's list access (a string set cannot be empty: no named org, no attribute),
-    with the node's unit generations as its node item keeps them."""
+    """The node's list access (a string set cannot be empty: no workload's org, no
+    attribute), with the node's unit generations as its node item keeps them."""
     return {
         **access_key(node_id),
         LIST_PK: node_pk(node_id),
         "ownerOrgId": access.owner_org_id,
-        "namedOrgIds": set(access.named_org_ids) or None,
+        **named_items(access.named_until),
         "workloadOrgIds": set(access.workload_org_ids) or None,
         UNITS_CHANGED_AT: _unit_generations(access),
     }
@@ -167,7 +197,7 @@ def access_item(node_id: str, access: ListAccess) -> Item:
 def access_from_item(item: Item) -> ListAccess:
     return ListAccess(
         owner_org_id=item["ownerOrgId"],
-        named_org_ids=frozenset(_strings(item.get("namedOrgIds"))),
+        named_until=named_from_item(item),
         unit_changed_at=_generations(item.get(UNITS_CHANGED_AT)),
         workload_org_ids=frozenset(_strings(item.get("workloadOrgIds"))),
     )

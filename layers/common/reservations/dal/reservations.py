@@ -3,10 +3,12 @@ access, and the unit checks."""
 
 from __future__ import annotations
 
-from reservations.dal.actions import Action, put, table, version_check
+from reservations.config import settings
+from reservations.dal.actions import Action, named_sets, put, table, version_check
 from reservations.dal.items import reservation_item, to_attributes
 from reservations.dal.keys import LIST_PK, access_key, node_key, node_pk, unit_key
 from reservations.models.writes import ReservationCreate
+from reservations.rules.history import named_after_create
 
 
 def create_actions(write: ReservationCreate) -> list[Action]:
@@ -34,24 +36,28 @@ def _node_bump(write: ReservationCreate) -> Action:
 
 
 def _access_update(write: ReservationCreate) -> Action:
-    """The orgs the new reservation names join the node's list access (a set: adding one
-    twice is adding it once), beside the owner the node bump conditions on."""
+    """Each org the new reservation names, named in the node's list access until the latest
+    end of the reservations naming it (``rules.history.named_after_create``: the node's
+    version, which the bump conditions on, holds what the create read), beside the owner."""
     reservation = write.reservation
-    named = {*reservation.allowed_org_ids, *reservation.managing_org_ids}
-    return {
-        "Update": {
-            "TableName": table(),
-            "Key": to_attributes(access_key(reservation.node_id)),
-            "UpdateExpression": f"SET ownerOrgId = :owner, {LIST_PK} = :list, "
-            "version = if_not_exists(version, :zero) + :one ADD namedOrgIds :named",
-            "ExpressionAttributeValues": to_attributes(
-                {
-                    ":owner": write.owner_org_id,
-                    ":list": node_pk(reservation.node_id),
-                    ":zero": 0,
-                    ":one": 1,
-                    ":named": named,
-                }
-            ),
-        }
+    retention = settings().history_retention_days
+    named = named_after_create(reservation, write.named_by, retention)
+    sets, names, values = named_sets(named)
+    action: Action = {
+        "TableName": table(),
+        "Key": to_attributes(access_key(reservation.node_id)),
+        "UpdateExpression": f"SET ownerOrgId = :owner, {LIST_PK} = :list, "
+        "version = if_not_exists(version, :zero) + :one" + "".join(f", {s}" for s in sets),
+        "ExpressionAttributeValues": to_attributes(
+            {
+                ":owner": write.owner_org_id,
+                ":list": node_pk(reservation.node_id),
+                ":zero": 0,
+                ":one": 1,
+                **values,
+            }
+        ),
     }
+    if names:
+        action["ExpressionAttributeNames"] = names
+    return {"Update": action}

@@ -16,7 +16,7 @@ from typing import Any, assert_never
 from reservations.dal import clients, idempotency, transactions
 from reservations.dal.actions import MAX_ACTIONS, Action, table
 from reservations.dal.changes import change_actions
-from reservations.dal.history import history_move_actions
+from reservations.dal.history import history_move_actions, prune_named
 from reservations.dal.items import (
     access_from_item,
     api_key_from_item,
@@ -159,6 +159,10 @@ class NodeTable:
             "ExpressionAttributeValues": to_attributes({":live": LIVE, ":now": format_time(now)}),
         }
         yield from (reservation_from_item(i) for i in query_items(query))
+
+    def prune_named(self, node_id: str, now: datetime) -> int:
+        """The orgs the node's list access names no more at ``now`` taken out (how many)."""
+        return prune_named(node_id, now)
 
     def reservation_page(
         self, node_id: str, after: str | None, history: bool = False

@@ -19,6 +19,7 @@ from reservations.models.requests import CancelRequest, parse_cancel_request
 from reservations.models.writes import ReservationChange
 from reservations.rules.access import may_write_reservations
 from reservations.rules.cancel import cancel_refusal
+from reservations.rules.history import naming_the_same
 
 
 def decide(
@@ -38,8 +39,15 @@ def decide(
     cancelled = changes.change(
         "cancel", caller, acted_on, request, now, released_after=(), status_after=status
     )
-    # Ended, it leaves the node's partition for its history in the same write.
-    moved = replace(cancelled, ended=cancelled.applied_to(acted_on[1]))
+    # Ended, it leaves the node's partition for its history in the same write, and the orgs
+    # it names are named until its history's end unless another reservation names them longer.
+    snapshot, reservation = acted_on
+    moved = replace(
+        cancelled,
+        ended=cancelled.applied_to(reservation),
+        named_by=naming_the_same(snapshot.reservations, reservation),
+        node_version=snapshot.node.version,
+    )
     return changes.decided(acted_on, moved)
 
 

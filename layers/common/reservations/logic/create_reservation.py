@@ -33,6 +33,7 @@ from reservations.models.requests import CreateReservationRequest, parse_create_
 from reservations.models.writes import ItemVersion, ReservationCreate
 from reservations.rules import events
 from reservations.rules.access import may_write_reservations
+from reservations.rules.history import naming_the_same
 from reservations.rules.reservations import (
     Term,
     initial_status,
@@ -83,6 +84,7 @@ def _create_write(
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         owner_org_id=snapshot.node.owner_org_id,
+        named_by=naming_the_same(snapshot.reservations, reservation),
     )
 
 

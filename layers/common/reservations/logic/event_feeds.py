@@ -73,7 +73,7 @@ def node_feed(
     if not is_resource_id(node_id) or not caller.has(READ):
         raise NotFound()
     access = reader.feed_access(node_id)
-    if not (caller.platform_operator or (access and may_read_node_feed(caller, access))):
+    if not (caller.platform_operator or (access and may_read_node_feed(caller, access, now))):
         raise NotFound()
     parsed = _parse(query, NODE_FEED, node_id, caller.org_id, cursor_key)
     if access is None:  # the operator on an unknown node, once the query is known good

@@ -11,11 +11,13 @@ nothing at that version and changes nothing. Readers never wait for it: past its
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.logic.ports import Ports
+from reservations.models.domain import Reservation
 from reservations.models.writes import HistoryMove, WriteConflict
 from reservations.observability import logger, metrics
 from reservations.rules.history import due_to_move
@@ -32,23 +34,36 @@ class MoveOutcome(StrEnum):
 
 
 def move_expired(ports: Ports, time_left: Callable[[], float]) -> dict[MoveOutcome, int]:
-    """One pass: every reservation past its end moved, as far as the invocation allows."""
+    """One pass: every reservation past its end moved, as far as the invocation allows;
+    then, on each node it moved one of, the orgs named no more taken out of its list access
+    (so that item holds the orgs of what is still readable, not of the node's whole past)."""
     now = ports.clock()
     counts = dict.fromkeys(MoveOutcome, 0)
+    moved_on: set[str] = set()
     for reservation in ports.store.due_moves(now):
         if not due_to_move(reservation, now):
             continue
-        if time_left() < MOVE_RESERVE_SECONDS:
-            counts[MoveOutcome.DEFERRED] += 1
-            continue
-        try:
-            ports.store.commit(HistoryMove(reservation, now))
-        except WriteConflict:
-            counts[MoveOutcome.LEFT] += 1
-            continue
-        counts[MoveOutcome.MOVED] += 1
+        outcome = _move(ports, reservation, now, time_left)
+        counts[outcome] += 1
+        if outcome is MoveOutcome.MOVED:
+            moved_on.add(reservation.node_id)
+    for node_id in sorted(moved_on):
+        if time_left() >= MOVE_RESERVE_SECONDS:
+            ports.store.prune_named(node_id, now)
     _report(counts)
     return counts
+
+
+def _move(
+    ports: Ports, reservation: Reservation, now: datetime, time_left: Callable[[], float]
+) -> MoveOutcome:
+    if time_left() < MOVE_RESERVE_SECONDS:
+        return MoveOutcome.DEFERRED
+    try:
+        ports.store.commit(HistoryMove(reservation, now))
+    except WriteConflict:
+        return MoveOutcome.LEFT
+    return MoveOutcome.MOVED
 
 
 def _report(counts: dict[MoveOutcome, int]) -> None:

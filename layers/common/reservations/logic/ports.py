@@ -67,6 +67,9 @@ class NodeStore(Protocol):
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
         """Reservations still in a node's partition past their ``endsAt``, as listed."""
 
+    def prune_named(self, node_id: str, now: datetime) -> int:
+        """The orgs the node's list access names no more at ``now`` taken out (how many)."""
+
     def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
         """All or nothing, with the key's record when there is one; WriteConflict (with the
         live record that stood in the way, if any) when anything it read changed."""

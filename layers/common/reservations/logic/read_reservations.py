@@ -100,7 +100,7 @@ def list_reservations(
     cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor else None
     with_history = not statuses or not statuses <= LIVE_STATUSES
     read = reader.reservation_page(node_id, cursor.after if cursor else None, with_history)
-    access = _listed_by(caller, read.access)
+    access = _listed_by(caller, read.access, now)
     sees_all = sees_every_reservation(caller, access)
     visible = [
         r
@@ -118,10 +118,10 @@ def list_reservations(
     return ReservationPage(items=[_view(r, access, now) for r in page], next_cursor=next_cursor)
 
 
-def _listed_by(caller: Caller, access: ListAccess | None) -> ListAccess:
+def _listed_by(caller: Caller, access: ListAccess | None, now: datetime) -> ListAccess:
     """The node's list access, read with this page; the 404 when the node is unknown or the
-    caller may list none of its reservations."""
-    if access is None or not may_list_reservations(caller, access):
+    caller may list none of its reservations still readable."""
+    if access is None or not may_list_reservations(caller, access, now):
         raise NotFound()
     return access
 

@@ -187,13 +187,14 @@ class NodeSnapshot:
 class ListAccess:
     """What every page of a node's reservation list reads with it, kept in the node's
     partition after everything else: who may list (the node's owner, and every org its
-    reservations name in ``allowedOrgIds`` or ``managingOrgIds``, whatever their status),
-    and each unit's generation of last change as the node item keeps it, which the page's
-    effective statuses are derived from (``rules.status``; None on an item written before
-    the node kept them)."""
+    reservations name in ``allowedOrgIds`` or ``managingOrgIds``, whatever their status,
+    with the moment until which one of them names it: the latest end of their retention,
+    ``rules.history.named_until``), and each unit's generation of last change as the node
+    item keeps it, which the page's effective statuses are derived from (``rules.status``;
+    None on an item written before the node kept them)."""
 
     owner_org_id: str
-    named_org_ids: frozenset[str] = frozenset()
+    named_until: Mapping[str, datetime] = field(default_factory=dict)
     unit_changed_at: Mapping[str, int] | None = None
     # The orgs the node's workloads ran for (never decides the list: the node's event
     # feed lets them in, to their workloads' events).

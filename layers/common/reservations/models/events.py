@@ -176,10 +176,10 @@ class EventsRead:
 class NodeFeedAccess:
     """Who may read a node's events besides the operator: its owner, every org its
     reservations name, and every org its workloads ran for (read from the node's list
-    access item)."""
+    access item; a named org until the moment kept with it, as for the reservation list)."""
 
     owner_org_id: str
-    named_org_ids: frozenset[str] = field(default_factory=frozenset)
+    named_until: Mapping[str, datetime] = field(default_factory=dict)
     workload_org_ids: frozenset[str] = field(default_factory=frozenset)
 
 

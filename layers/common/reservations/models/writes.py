@@ -96,6 +96,9 @@ class ReservationCreate(EventedWrite):
     # The node's owner as read (the node's version holds it still at the commit): the
     # node's list access keeps it beside the orgs the reservation names.
     owner_org_id: str
+    # The node's reservations as read that name an org this one names: with it, until when
+    # each of those orgs is named (``rules.history.named_orgs_until``).
+    named_by: tuple[Reservation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +227,11 @@ class ReservationChange(EventedWrite):
     # A change that ends the reservation (a cancel) moves it out of the node's partition
     # into its history, as it leaves it; None for a change that keeps it there.
     ended: Reservation | None = None
+    # With ``ended``: the node's reservations as read that name an org the ended one names
+    # (itself included, as read), and the node's version read: the orgs' moments in the
+    # list access come forward to the end's (``dal.changes``).
+    named_by: tuple[Reservation, ...] = ()
+    node_version: int | None = None
 
     @property
     def writes_reservation(self) -> bool:

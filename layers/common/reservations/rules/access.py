@@ -5,7 +5,6 @@ Everyone who may not gets the same 404 as for an unknown node: the fleet stays u
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
 from reservations.models.domain import (
@@ -15,6 +14,7 @@ from reservations.models.domain import (
     Reservation,
     ReservationStatus,
 )
+from reservations.rules.history import named_at
 from reservations.rules.status import effective_status
 
 READ = "reservation.read"
@@ -81,28 +81,20 @@ def may_read_reservation(caller: Caller, snapshot: NodeSnapshot, reservation: Re
     return runs_the_node(caller, snapshot.node.owner_org_id) or caller.org_id in named
 
 
-def named_org_ids(reservations: Iterable[Reservation]) -> frozenset[str]:
-    """Every org the reservations name, in their audience or as a manager: the orgs that
-    may list the node's reservations besides the operator and the owner."""
-    return frozenset(
-        org_id
-        for reservation in reservations
-        for org_id in (*reservation.allowed_org_ids, *reservation.managing_org_ids)
-    )
-
-
 def sees_every_reservation(caller: Caller, access: ListAccess) -> bool:
     """The operator and the node's owner see every reservation of the node."""
     return runs_the_node(caller, access.owner_org_id)
 
 
-def may_list_reservations(caller: Caller, access: ListAccess) -> bool:
+def may_list_reservations(caller: Caller, access: ListAccess, now: datetime) -> bool:
     """``reservation.read`` and an org that sees some reservation of the node: the operator,
-    the owner, or one that some reservation names, on whatever page it sorts (decided over
-    the whole node, not over what a page read)."""
+    the owner, or one that some reservation still readable at ``now`` names, on whatever
+    page it sorts (decided over the whole node, not over what a page read)."""
     if not caller.has(READ):
         return False
-    return sees_every_reservation(caller, access) or caller.org_id in access.named_org_ids
+    return sees_every_reservation(caller, access) or caller.org_id in named_at(
+        access.named_until, now
+    )
 
 
 def may_place_workloads(caller: Caller) -> bool:

@@ -19,9 +19,12 @@ event was written (the event was given to that org then).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from reservations.models.domain import Caller
 from reservations.models.events import NodeFeedAccess, StoredEvent
 from reservations.rules.access import READ
+from reservations.rules.history import named_at
 
 EVENTS_READ = "events.read"
 
@@ -31,7 +34,7 @@ def sees_whole_node(caller: Caller, access: NodeFeedAccess) -> bool:
     return caller.platform_operator or caller.org_id == access.owner_org_id
 
 
-def may_read_node_feed(caller: Caller, access: NodeFeedAccess) -> bool:
+def may_read_node_feed(caller: Caller, access: NodeFeedAccess, now: datetime) -> bool:
     """``reservation.read``, and an org that may see some event of the node: the operator,
     the owner, or one the node's reservations or workloads name (else the 404, even when
     the node has no event yet)."""
@@ -39,7 +42,7 @@ def may_read_node_feed(caller: Caller, access: NodeFeedAccess) -> bool:
         return False
     return (
         sees_whole_node(caller, access)
-        or caller.org_id in access.named_org_ids
+        or caller.org_id in named_at(access.named_until, now)
         or caller.org_id in access.workload_org_ids
     )
 
