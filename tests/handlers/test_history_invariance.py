@@ -19,6 +19,7 @@ from devstack.api_events import (
     cancel_event,
     create_event,
     end_event,
+    list_event,
     list_units_event,
     node_event,
     place_event,
@@ -46,7 +47,7 @@ UNITS = [f"0000:{i:02x}:00.0" for i in range(1, 7)]
 PAST = 10_000
 NAMES = (
     "list_units", "reclaim", "release", "cancel", "create_reservation", "reaffirm",
-    "place_workload", "end_workload", "put_node",
+    "place_workload", "end_workload", "put_node", "list_reservations",
 )  # fmt: skip
 
 
@@ -141,3 +142,53 @@ def test_the_bytes_counted_are_the_responses(functions, load_fleet, aws, sent_re
         invoke(functions["list_units"], list_units_event(node, OPERATOR))
         read[node] = sum(sent_requests.bytes_read)
     assert read["node-l"] > read["node-s"] > 0
+
+
+def _history_page(
+    functions: dict[str, ModuleType], node: str, query: dict[str, str], sent_requests: Any
+) -> tuple[dict[str, Any], list[tuple[str, str]], int]:
+    key_cache.clear()
+    sent_requests.clear()
+    result = invoke(functions["list_reservations"], list_event(node, OPERATOR, query))
+    assert result.status == 200, result.body
+    return result.body, list(sent_requests.sent), sum(sent_requests.bytes_read)
+
+
+def test_a_page_of_history_reads_the_same_with_400_and_with_4000_ended_reservations(
+    functions, load_fleet, aws, sent_requests
+):
+    """A page of the list with ended statuses reads a bounded window of the node's list
+    index (then the list access on its own), not up to 1 MB of its past: the same requests
+    and bytes for a short past and a ten-times longer one."""
+    load_fleet(f.fleet([_node("node-new", 400), _node("node-old", 4_000)],
+                       extra_keys=[EVERYTHING]))  # fmt: skip
+    query = {"status": "expired,cancelled", "limit": "3"}
+    short = _history_page(functions, "node-new", query, sent_requests)
+    long = _history_page(functions, "node-old", query, sent_requests)
+    assert [item["id"] for item in short[0]["items"]] == [
+        "past-000001", "past-000002", "past-000003"]  # fmt: skip
+    assert short[0]["nextCursor"]
+    key_lookup = ("dynamodb", "GetItem")
+    assert short[1] == [key_lookup, ("dynamodb", "Query"), ("dynamodb", "GetItem")]
+    assert long[1:] == short[1:]
+    # A window's worth, not the node's past: 4,000 items would be over 1 MB.
+    assert short[2] < 100_000
+
+
+def test_paging_through_a_long_past_shows_every_reservation_once(
+    functions, load_fleet, aws, sent_requests
+):
+    """Pages of at most a window each, from cursor to cursor: every reservation, live and
+    ended, once and in order; the last page reaches the list access and has no cursor."""
+    load_fleet(f.fleet([_node("node-old", 250)], extra_keys=[EVERYTHING]))
+    seen: list[str] = []
+    query = {"limit": "100"}
+    while True:
+        page, requests, _ = _history_page(functions, "node-old", query, sent_requests)
+        seen += [item["id"] for item in page["items"]]
+        if "nextCursor" not in page:
+            assert requests[-1] == ("dynamodb", "Query")  # the access item came with it
+            break
+        query = {"limit": "100", "cursor": page["nextCursor"]}
+    expected = sorted([f"past-{i:06d}" for i in range(1, 251)] + ["res-a", "res-c", "res-r"])
+    assert seen == expected

@@ -108,6 +108,12 @@ def _token(write: PartitionWrite) -> str | None:
     return write.write_id
 
 
+# Items a page of a list with history reads at the least: a page's ``limit`` (at most 100)
+# plus one, so a full page knows there is more; enough that an org which sees few of a
+# node's reservations still finds them in a few pages.
+HISTORY_WINDOW = 100
+
+
 class NodeTable:
     """Node partitions and the writes on them; clients are made on first use, not here."""
 
@@ -165,7 +171,7 @@ class NodeTable:
         return prune_named(node_id, now)
 
     def reservation_page(
-        self, node_id: str, after: str | None, history: bool = False
+        self, node_id: str, after: str | None, history: bool = False, limit: int = 100
     ) -> ReservationsRead:
         """A page of the node's partition, or with ``history`` of the index holding its
         live reservations and its history (:meth:`_history_page`).
@@ -180,18 +186,22 @@ class NodeTable:
         live workloads sort between the two and are read too (as many as the node has now).
         """
         if history:
-            return self._history_page(node_id, after)
+            return self._history_page(node_id, after, limit)
         query = up_to_access(node_id, RESERVATION_PREFIX)
         if after is not None:
             query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
         return self._page(node_id, clients.dynamodb().query(**query))
 
-    def _history_page(self, node_id: str, after: str | None) -> ReservationsRead:
+    def _history_page(self, node_id: str, after: str | None, limit: int) -> ReservationsRead:
         """One Query of the node's list index: its reservations, live and history alike,
         by id after ``after``, up to its list access item, which the index holds too and
         sorts last. A reservation keeps its place there when it moves, so no page loses or
         repeats one. An index is read eventually consistent; a move caught half-way shows
-        both items, the same reservation once (the live one)."""
+        both items, the same reservation once (the live one).
+
+        At most ``HISTORY_WINDOW`` items (``limit`` + 1 when more): what a page reads stays
+        the same however long the node's past. A page that stops before the access item
+        reads it on its own (one GetItem)."""
         # Just after ``after``'s sort key: "!" sorts below every character an id may have.
         first = RESERVATION_PREFIX if after is None else f"{RESERVATION_PREFIX}{after}!"
         query: dict[str, Any] = {
@@ -201,6 +211,7 @@ class NodeTable:
             "ExpressionAttributeValues": to_attributes(
                 {":pk": node_pk(node_id), ":first": first, ":access": ACCESS_SK}
             ),
+            "Limit": max(limit, HISTORY_WINDOW) + 1,
         }
         return self._page(node_id, clients.dynamodb().query(**query))
 

@@ -99,7 +99,8 @@ def list_reservations(
     scope = CursorScope(node_id, ",".join(sorted(statuses)), caller.org_id)
     cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor else None
     with_history = not statuses or not statuses <= LIVE_STATUSES
-    read = reader.reservation_page(node_id, cursor.after if cursor else None, with_history)
+    start = cursor.after if cursor else None
+    read = reader.reservation_page(node_id, start, with_history, limit)
     access = _listed_by(caller, read.access, now)
     sees_all = sees_every_reservation(caller, access)
     visible = [
