@@ -112,10 +112,9 @@ def readme_commands(heading: str) -> str:
 
 def test_a_node_with_a_long_past_answers_as_the_readme_says(demo_stack: Stack) -> None:
     """The README's commands, run as written against this stack: node-d9 (3,000 ended
-    reservations) and node-c3 (none) answer list units alike, and make run's load line says
-    how long the load took. (Its last command, a page of node-d9's history, is not judged
-    here: that page's one Query reads up to 1 MB of the node's history, more than the
-    emulator answers within the functions' 2 s read timeout on a busy machine.)"""
+    reservations) and node-c3 (none) answer list units alike, a page of node-d9's history
+    answers its first three, alternately expired and cancelled, with a cursor, and make run's load line says how long the load
+    took."""
     commands = readme_commands("A node with a long past")
     ran = subprocess.run(
         ["bash", "-c", commands.replace("http://127.0.0.1:3000", demo_stack.api)],
@@ -129,6 +128,11 @@ def test_a_node_with_a_long_past_answers_as_the_readme_says(demo_stack: Stack) -
     assert set(sized) == {"node-c3", "node-d9"}, ran.stdout
     # About the same bytes: node-c3's spot VM claims a unit, node-d9's past adds nothing.
     assert abs(int(sized["node-d9"]) - int(sized["node-c3"])) < int(sized["node-c3"]) // 5
+    page = json.loads(ran.stdout.splitlines()[-1])
+    assert [(item["id"], item["status"]) for item in page["items"]] == [
+        ("past-000001", "expired"), ("past-000002", "cancelled"), ("past-000003", "expired")
+    ], ran.stdout  # fmt: skip
+    assert page["nextCursor"]
     for node in ("node-c3", "node-d9"):
         answer = units_of(demo_stack, node)
         assert answer.status_code == 200, f"{answer.text}\n{demo_stack.diagnostics()}"
