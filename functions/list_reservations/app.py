@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from reservations.config import cursor_signing_key
 from reservations.http import routes
 from reservations.http.functions import api_function
-from reservations.http.openapi import query_parameter
+from reservations.http.openapi import comma_list, query_parameter
 from reservations.http.resolver import current_caller
 from reservations.logic.read_reservations import (
     ListQuery,
@@ -26,10 +26,10 @@ def get_page(
     # document declares what the logic accepts (``http.openapi.QUERY_PARAMETERS``).
     limit: Annotated[str | None, Query(**query_parameter("limit"))] = None,
     cursor: Annotated[str | None, Query(**query_parameter("cursor"))] = None,
-    status: Annotated[str | None, Query(**query_parameter("status"))] = None,
+    status: Annotated[list[str] | None, Query(**query_parameter("status"))] = None,
 ) -> ReservationPage:
     caller, ports = current_caller(app), function.ports
-    query = ListQuery(limit=limit, cursor=cursor, status=status)
+    query = ListQuery(limit=limit, cursor=cursor, status=comma_list(status))
     return list_reservations(
         caller, nodeId, query, ports.store, cursor_signing_key(), ports.clock()
     )

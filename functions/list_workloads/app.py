@@ -8,7 +8,7 @@ from reservations.config import cursor_signing_key
 from reservations.dal.node_reads import NodeReads
 from reservations.http import routes
 from reservations.http.functions import api_function
-from reservations.http.openapi import query_parameter
+from reservations.http.openapi import comma_list, query_parameter
 from reservations.http.resolver import current_caller
 from reservations.logic.read_nodes import (
     WorkloadQuery,
@@ -28,7 +28,7 @@ def get_page(
     # document declares what the logic accepts (``http.openapi.QUERY_PARAMETERS``).
     limit: Annotated[str | None, Query(**query_parameter("limit"))] = None,
     cursor: Annotated[str | None, Query(**query_parameter("cursor"))] = None,
-    state: Annotated[str | None, Query(**query_parameter("state"))] = None,
+    state: Annotated[list[str] | None, Query(**query_parameter("state"))] = None,
 ) -> WorkloadPage:
-    query = WorkloadQuery(limit=limit, cursor=cursor, state=state)
+    query = WorkloadQuery(limit=limit, cursor=cursor, state=comma_list(state))
     return list_workloads(current_caller(app), nodeId, query, reads, cursor_signing_key())

@@ -197,6 +197,13 @@ def query_parameter(name: str) -> dict[str, Any]:
     return {"description": QUERY_PARAMETERS[name]["description"]}
 
 
+def comma_list(values: list[str] | None) -> str | None:
+    """A list filter (``status``, ``state``, ``types``) as the logic reads it, one
+    comma-separated text: sent so (``status=a,b``, as the document declares) or with the
+    name repeated (``status=a&status=b``, as generated clients send an array) alike."""
+    return None if values is None else ",".join(values)
+
+
 def parameter_fields(location: str, name: str) -> dict[str, Any]:
     """What the document declares of a parameter, by where it is and its name: its schema
     and, for a query parameter, how it is sent."""
