@@ -7,48 +7,26 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from reservations.config import cursor_signing_key
 from reservations.http import routes
 from reservations.http.functions import api_function
+from reservations.http.openapi import query_parameter
 from reservations.http.resolver import current_caller
 from reservations.logic.read_reservations import (
-    LIMIT_PATTERN,
-    STATUS_PATTERN,
     ListQuery,
     list_reservations,
 )
 from reservations.models.api import ReservationPage
-from reservations.rules.cursors import MAX_CURSOR
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler
 
 
-def _text(**rules: object) -> dict[str, object]:
-    """A query parameter's schema: a string (never null: an absent one is not sent)."""
-    return {"anyOf": [{"type": "string", **rules}]}
-
-
 @function.route(routes.LIST_RESERVATIONS)
 def get_page(
     nodeId: str,
-    # Plain strings here: the logic checks them after the key (401 before 400). The document
-    # shows the patterns the logic accepts; a parameter given empty is absent.
-    limit: Annotated[
-        str | None,
-        Query(description="1-100, default 50", json_schema_extra=_text(pattern=LIMIT_PATTERN)),
-    ] = None,
-    cursor: Annotated[
-        str | None,
-        Query(
-            description="nextCursor of the previous page, unchanged (any other is a 400)",
-            json_schema_extra=_text(maxLength=MAX_CURSOR),
-        ),
-    ] = None,
-    status: Annotated[
-        str | None,
-        Query(
-            description="comma-separated: pending, active, expired, cancelled, needs-review",
-            json_schema_extra=_text(pattern=STATUS_PATTERN),
-        ),
-    ] = None,
+    # Plain strings here: the logic checks them after the key (401 before 400); the
+    # document declares what the logic accepts (``http.openapi.QUERY_PARAMETERS``).
+    limit: Annotated[str | None, Query(**query_parameter("limit"))] = None,
+    cursor: Annotated[str | None, Query(**query_parameter("cursor"))] = None,
+    status: Annotated[str | None, Query(**query_parameter("status"))] = None,
 ) -> ReservationPage:
     caller, ports = current_caller(app), function.ports
     query = ListQuery(limit=limit, cursor=cursor, status=status)

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from reservations.config import cursor_signing_key
 from reservations.http import routes
 from reservations.http.functions import api_function
-from reservations.http.openapi import feed_parameter
+from reservations.http.openapi import query_parameter
 from reservations.http.resolver import current_caller
 from reservations.logic.webhook_deliveries import list_deliveries
 from reservations.models.webhooks import DeliveryPage
@@ -21,8 +21,8 @@ def get_page(
     subscriptionId: str,
     # Plain strings: the logic checks them after the key (401 first) and the permission
     # (404 before 400). A parameter given empty is absent.
-    limit: Annotated[str | None, Query(**feed_parameter("limit"))] = None,
-    cursor: Annotated[str | None, Query(**feed_parameter("cursor"))] = None,
+    limit: Annotated[str | None, Query(**query_parameter("limit"))] = None,
+    cursor: Annotated[str | None, Query(**query_parameter("cursor"))] = None,
 ) -> DeliveryPage:
     caller = current_caller(app)
     hooks = function.ports.webhooks

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from reservations.config import cursor_signing_key
 from reservations.http import routes
 from reservations.http.functions import api_function
-from reservations.http.openapi import feed_parameter
+from reservations.http.openapi import query_parameter
 from reservations.http.resolver import current_caller
 from reservations.logic.webhooks import list_subscriptions
 from reservations.models.webhook_api import SubscriptionPage
@@ -20,8 +20,8 @@ app, lambda_handler = function.app, function.lambda_handler
 def get_page(
     # Plain strings: the logic checks them after the key (401 first) and the permission
     # (404 before 400). A parameter given empty is absent.
-    limit: Annotated[str | None, Query(**feed_parameter("limit"))] = None,
-    cursor: Annotated[str | None, Query(**feed_parameter("cursor"))] = None,
+    limit: Annotated[str | None, Query(**query_parameter("limit"))] = None,
+    cursor: Annotated[str | None, Query(**query_parameter("cursor"))] = None,
 ) -> SubscriptionPage:
     caller = current_caller(app)
     webhooks = function.ports.webhooks

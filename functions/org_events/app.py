@@ -8,7 +8,7 @@ from reservations.config import cursor_signing_key
 from reservations.dal.events import EventTable
 from reservations.http import routes
 from reservations.http.functions import api_function
-from reservations.http.openapi import feed_parameter
+from reservations.http.openapi import query_parameter
 from reservations.http.resolver import current_caller
 from reservations.logic.event_feeds import FeedQuery, org_feed
 from reservations.models.events import EventPage
@@ -22,10 +22,10 @@ events = EventTable()  # its client is made on first use, never at import
 def get_page(
     # Plain strings: the logic checks them after the key (401 first) and the permission
     # (404 before 400). A parameter given empty is absent.
-    types: Annotated[str | None, Query(**feed_parameter("types"))] = None,
-    after: Annotated[str | None, Query(**feed_parameter("after"))] = None,
-    limit: Annotated[str | None, Query(**feed_parameter("limit"))] = None,
-    cursor: Annotated[str | None, Query(**feed_parameter("cursor"))] = None,
+    types: Annotated[str | None, Query(**query_parameter("types"))] = None,
+    after: Annotated[str | None, Query(**query_parameter("after"))] = None,
+    limit: Annotated[str | None, Query(**query_parameter("limit"))] = None,
+    cursor: Annotated[str | None, Query(**query_parameter("cursor"))] = None,
 ) -> EventPage:
     caller = current_caller(app)
     query = FeedQuery(types=types, after=after, limit=limit, cursor=cursor)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from reservations.http import routes
-from reservations.http.openapi import COMPONENTS_EXTENSION
+from reservations.http.examples import EXAMPLES
+from reservations.http.openapi import COMPONENTS_EXTENSION, parameter_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"
@@ -48,7 +49,37 @@ def generate() -> dict[str, Any]:
     for function in API_FUNCTIONS:
         merge.add_file(ROOT / "functions" / function / "app.py")
     document = json.loads(merge.get_openapi_json_schema())
-    return _named(_headers_once(_bodies_once(_without_powertools_defaults(document))))
+    document = _parameters_declared(_without_powertools_defaults(document))
+    return _named(_headers_once(_with_examples(_bodies_once(document))))
+
+
+def _with_examples(document: dict[str, Any]) -> dict[str, Any]:
+    """Each schema's examples: a request body's are its model's own; every other's comes
+    from ``http.examples`` (a schema with neither, or with both, is an error)."""
+    for name, schema in document["components"]["schemas"].items():
+        if name in EXAMPLES:
+            if "examples" in schema:
+                raise ValueError(f"schema {name} has examples of its own")
+            schema["examples"] = EXAMPLES[name]
+        elif "examples" not in schema:
+            raise ValueError(f"schema {name} has no example: add one to http.examples")
+    return document
+
+
+def _parameters_declared(document: dict[str, Any]) -> dict[str, Any]:
+    """Each parameter as ``http.openapi.parameter_fields`` declares it (the handlers take
+    plain strings and check them after the key): its schema, and how a query's is sent."""
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                fields = parameter_fields(parameter["in"], parameter["name"])
+                parameter.update(fields)
+                if "description" not in fields:  # the path's ids, the header: its own
+                    parameter.setdefault("description", parameter["schema"].get("description"))
+                parameter["schema"] = dict(fields["schema"])
+                if parameter.get("description") is None:
+                    parameter.pop("description", None)
+    return document
 
 
 # The components' names as a client developer would write them (the models' own names say

@@ -27,6 +27,7 @@ from devstack import openapi, template
 from devstack.fleets import NODE_QUEUE_PREFIX, load_fleet
 from devstack.functions import load_function
 from reservations.dal import clients
+from reservations.http.openapi import ERROR_CODES
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.wsgi import LambdaApi
 
@@ -110,9 +111,17 @@ def call_and_check(case: Any, codes: dict[int, set[str]]) -> Any | None:
             case.media_type,
         )
         assert "Traceback" not in response.text
+        assert body["code"] in listed_codes(case, response.status_code), (case.operation, body)
     if response.status_code == 401:
         assert response.headers.get("www-authenticate") == ["Bearer"]
     return response
+
+
+def listed_codes(case: Any, status: int) -> list[str]:
+    """The codes the OpenAPI document lists for the case's operation and ``status``."""
+    responses = case.operation.definition.raw["responses"]
+    listed: list[str] = responses.get(str(status), {}).get(ERROR_CODES, [])
+    return listed
 
 
 def checked(case: Any, codes: dict[int, set[str]], statuses: Counter[str]) -> None:

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from devstack.openapi import SPEC
+from reservations.http import routes
 from reservations.models import errors
 from reservations.models.errors import ERRORS, ApiError, documented_errors
 from reservations.rules.idempotency import is_kept
@@ -109,18 +110,23 @@ def test_an_error_class_defined_outside_the_registry_is_caught():
     ]
 
 
-def test_the_openapi_document_names_each_status_by_its_codes():
+def test_the_openapi_document_names_each_status_by_the_codes_of_its_operation():
     document = json.loads(SPEC.read_text())
     described = {
-        int(status): response["description"]
-        for operations in document["paths"].values()
-        for operation in operations.values()
-        for status, response in operation["responses"].items()
+        (route.operation_id, status): response["description"]
+        for route in routes.ALL
+        for status, response in document["paths"][route.path][route.method.lower()][
+            "responses"
+        ].items()
         if int(status) >= 400 and int(status) != 429  # 429: API Gateway's, not the API's
     }
-    assert described == {status: documented_errors(status) for status in described}
-    for status, text in described.items():
-        codes = [error.code for error in ERRORS if error.status == status]
-        assert codes, status
-        assert all(code in text for code in codes), (status, text)
-    assert described[400] == "invalid_request: " + errors.InvalidRequest.documented
+    for (operation_id, status), text in described.items():
+        [route] = [route for route in routes.ALL if route.operation_id == operation_id]
+        assert text == documented_errors(route.answering(int(status)))
+        assert all(code in text for code in route.error_codes(int(status))), (status, text)
+    assert (
+        described["reclaimUnits", "400"] == "invalid_request: " + errors.InvalidRequest.documented
+    )
+    assert documented_errors([errors.Conflict, errors.ReservationNotActive]).startswith(
+        "reservation_not_active or conflict\n\n- `reservation_not_active`: "
+    )

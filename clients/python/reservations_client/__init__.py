@@ -16,6 +16,8 @@ never edits::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from http import HTTPStatus
 from typing import Any, TypeVar
 
@@ -181,9 +183,24 @@ def _key(idempotency_key: str | None) -> str | Unset:
     return UNSET if idempotency_key is None else idempotency_key
 
 
-def _text(value: object | None) -> str | Unset:
-    """A query parameter: absent when None; a limit is an integer here, text on the wire."""
-    return UNSET if value is None else str(value)
+def _given(value: T | None) -> T | Unset:
+    """A query parameter: absent when None."""
+    return UNSET if value is None else value
+
+
+def _listed(values: str | Sequence[str] | None) -> Any:
+    """A list filter (statuses, states, event types): a list, or its comma-separated text;
+    absent when None (the generated call checks nothing more: the API names a bad one)."""
+    if values is None:
+        return UNSET
+    return values.split(",") if isinstance(values, str) else list(values)
+
+
+def _moment(value: datetime | str | None) -> Any:
+    """``after``: an aware datetime, or RFC 3339 text as the API takes it."""
+    if value is None:
+        return UNSET
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 class Reservations:
@@ -222,11 +239,11 @@ class Reservations:
 
     def list_reservations(
         self, node_id: str, limit: int | None = None, cursor: str | None = None,
-        status: str | None = None,
+        status: str | Sequence[str] | None = None,
     ) -> ReservationPage:  # fmt: skip
         return _expect(ReservationPage, list_reservations.sync_detailed(
-            node_id, client=self.client, limit=_text(limit), cursor=_text(cursor),
-            status=_text(status)))  # fmt: skip
+            node_id, client=self.client, limit=_given(limit), cursor=_given(cursor),
+            status=_listed(status)))  # fmt: skip
 
     def release(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
@@ -290,26 +307,26 @@ class Reservations:
 
     def list_workloads(
         self, node_id: str, limit: int | None = None, cursor: str | None = None,
-        state: str | None = None,
+        state: str | Sequence[str] | None = None,
     ) -> WorkloadPage:  # fmt: skip
         return _expect(WorkloadPage, list_workloads.sync_detailed(
-            node_id, client=self.client, limit=_text(limit), cursor=_text(cursor),
-            state=_text(state)))  # fmt: skip
+            node_id, client=self.client, limit=_given(limit), cursor=_given(cursor),
+            state=_listed(state)))  # fmt: skip
 
     # --- events ---------------------------------------------------------------------------
 
     def node_events(
-        self, node_id: str, types: str | None = None, after: str | None = None,
-        limit: int | None = None, cursor: str | None = None,
+        self, node_id: str, types: str | Sequence[str] | None = None,
+        after: datetime | str | None = None, limit: int | None = None, cursor: str | None = None,
     ) -> EventPage:  # fmt: skip
         return _expect(EventPage, list_node_events.sync_detailed(
-            node_id, client=self.client, types=_text(types), after=_text(after),
-            limit=_text(limit), cursor=_text(cursor)))  # fmt: skip
+            node_id, client=self.client, types=_listed(types), after=_moment(after),
+            limit=_given(limit), cursor=_given(cursor)))  # fmt: skip
 
     def events(
-        self, types: str | None = None, after: str | None = None, limit: int | None = None,
-        cursor: str | None = None,
+        self, types: str | Sequence[str] | None = None, after: datetime | str | None = None,
+        limit: int | None = None, cursor: str | None = None,
     ) -> EventPage:  # fmt: skip
         return _expect(EventPage, list_events.sync_detailed(
-            client=self.client, types=_text(types), after=_text(after), limit=_text(limit),
-            cursor=_text(cursor)))  # fmt: skip
+            client=self.client, types=_listed(types), after=_moment(after), limit=_given(limit),
+            cursor=_given(cursor)))  # fmt: skip

@@ -5,12 +5,18 @@ from .create_reservation_request import CreateReservationRequest
 from .delivery_page import DeliveryPage
 from .delivery_state import DeliveryState
 from .delivery_view import DeliveryView
+from .delivery_view_type import DeliveryViewType
 from .error import Error
+from .error_code import ErrorCode
 from .error_detail import ErrorDetail
 from .event import Event
 from .event_data import EventData
 from .event_page import EventPage
 from .event_type import EventType
+from .list_events_types_item import ListEventsTypesItem
+from .list_node_events_types_item import ListNodeEventsTypesItem
+from .list_reservations_status_item import ListReservationsStatusItem
+from .list_workloads_state_item import ListWorkloadsStateItem
 from .no_body import NoBody
 from .node import Node
 from .node_request import NodeRequest
@@ -25,10 +31,13 @@ from .reservation_page import ReservationPage
 from .reservation_status import ReservationStatus
 from .retry_queued import RetryQueued
 from .subscribe_request import SubscribeRequest
+from .subscribe_request_types_type_0_item import SubscribeRequestTypesType0Item
 from .subscription_page import SubscriptionPage
 from .subscription_status import SubscriptionStatus
 from .subscription_view import SubscriptionView
+from .subscription_view_types_item import SubscriptionViewTypesItem
 from .subscription_with_secret import SubscriptionWithSecret
+from .subscription_with_secret_types_item import SubscriptionWithSecretTypesItem
 from .too_many_requests import TooManyRequests
 from .unit import Unit
 from .unit_spec import UnitSpec
@@ -47,12 +56,18 @@ __all__ = (
     "DeliveryPage",
     "DeliveryState",
     "DeliveryView",
+    "DeliveryViewType",
     "Error",
+    "ErrorCode",
     "ErrorDetail",
     "Event",
     "EventData",
     "EventPage",
     "EventType",
+    "ListEventsTypesItem",
+    "ListNodeEventsTypesItem",
+    "ListReservationsStatusItem",
+    "ListWorkloadsStateItem",
     "NoBody",
     "Node",
     "NodeRequest",
@@ -67,10 +82,13 @@ __all__ = (
     "ReservationStatus",
     "RetryQueued",
     "SubscribeRequest",
+    "SubscribeRequestTypesType0Item",
     "SubscriptionPage",
     "SubscriptionStatus",
     "SubscriptionView",
+    "SubscriptionViewTypesItem",
     "SubscriptionWithSecret",
+    "SubscriptionWithSecretTypesItem",
     "TooManyRequests",
     "Unit",
     "UnitSpec",

@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 from ..types import UNSET, Unset
 from typing import cast
+import datetime
 
 
 
@@ -28,21 +29,21 @@ class CreateReservationRequest:
             allowed_org_ids (list[str]): the audience
             unit_ids (list[str]): PCI addresses of this node's reservable units, no duplicates
             contract_ref (None | str | Unset):
-            ends_at (None | str | Unset): RFC 3339 with an offset, within the years 1970-9999 in UTC; at least 1 second
-                after startsAt (times are kept to the second) and in the future; absent: open-ended
+            ends_at (datetime.datetime | None | Unset): RFC 3339 with an offset, within the years 1970-9999 in UTC; at least
+                1 second after startsAt (times are kept to the second) and in the future; absent: open-ended
             managing_org_ids (list[str] | Unset): may release and reclaim
             reason (None | str | Unset):
-            starts_at (None | str | Unset): RFC 3339 with an offset, within the years 1970-9999 in UTC; default now; at most
-                5 minutes in the past
+            starts_at (datetime.datetime | None | Unset): RFC 3339 with an offset, within the years 1970-9999 in UTC;
+                default now; at most 5 minutes in the past
      """
 
     allowed_org_ids: list[str]
     unit_ids: list[str]
     contract_ref: None | str | Unset = UNSET
-    ends_at: None | str | Unset = UNSET
+    ends_at: datetime.datetime | None | Unset = UNSET
     managing_org_ids: list[str] | Unset = UNSET
     reason: None | str | Unset = UNSET
-    starts_at: None | str | Unset = UNSET
+    starts_at: datetime.datetime | None | Unset = UNSET
 
 
 
@@ -66,6 +67,8 @@ class CreateReservationRequest:
         ends_at: None | str | Unset
         if isinstance(self.ends_at, Unset):
             ends_at = UNSET
+        elif isinstance(self.ends_at, datetime.datetime):
+            ends_at = self.ends_at.isoformat()
         else:
             ends_at = self.ends_at
 
@@ -84,6 +87,8 @@ class CreateReservationRequest:
         starts_at: None | str | Unset
         if isinstance(self.starts_at, Unset):
             starts_at = UNSET
+        elif isinstance(self.starts_at, datetime.datetime):
+            starts_at = self.starts_at.isoformat()
         else:
             starts_at = self.starts_at
 
@@ -128,12 +133,22 @@ class CreateReservationRequest:
         contract_ref = _parse_contract_ref(d.pop("contractRef", UNSET))
 
 
-        def _parse_ends_at(data: object) -> None | str | Unset:
+        def _parse_ends_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            return cast(None | str | Unset, data)
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                ends_at_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return ends_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
 
         ends_at = _parse_ends_at(d.pop("endsAt", UNSET))
 
@@ -151,12 +166,22 @@ class CreateReservationRequest:
         reason = _parse_reason(d.pop("reason", UNSET))
 
 
-        def _parse_starts_at(data: object) -> None | str | Unset:
+        def _parse_starts_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            return cast(None | str | Unset, data)
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                starts_at_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return starts_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
 
         starts_at = _parse_starts_at(d.pop("startsAt", UNSET))
 

@@ -10,8 +10,11 @@ from ..types import UNSET, Unset
 
 from ..models.delivery_state import check_delivery_state
 from ..models.delivery_state import DeliveryState
+from ..models.delivery_view_type import check_delivery_view_type
+from ..models.delivery_view_type import DeliveryViewType
 from ..types import UNSET, Unset
 from typing import cast
+import datetime
 
 
 
@@ -27,23 +30,23 @@ class DeliveryView:
     """ One attempt in ``GET /v1/webhooks/{id}/deliveries`` (absent rather than null).
 
         Attributes:
-            at (str):
+            at (datetime.datetime):
             attempt (int):
             event_id (str):
             state (DeliveryState):
-            type_ (str):
+            type_ (DeliveryViewType):
             error (str | Unset):
-            next_attempt_at (str | Unset):
+            next_attempt_at (datetime.datetime | Unset):
             status (int | Unset): The HTTP status; absent when none came back
      """
 
-    at: str
+    at: datetime.datetime
     attempt: int
     event_id: str
     state: DeliveryState
-    type_: str
+    type_: DeliveryViewType
     error: str | Unset = UNSET
-    next_attempt_at: str | Unset = UNSET
+    next_attempt_at: datetime.datetime | Unset = UNSET
     status: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -52,7 +55,7 @@ class DeliveryView:
 
 
     def to_dict(self) -> dict[str, Any]:
-        at = self.at
+        at = self.at.isoformat()
 
         attempt = self.attempt
 
@@ -60,11 +63,13 @@ class DeliveryView:
 
         state: str = self.state
 
-        type_ = self.type_
+        type_: str = self.type_
 
         error = self.error
 
-        next_attempt_at = self.next_attempt_at
+        next_attempt_at: str | Unset = UNSET
+        if not isinstance(self.next_attempt_at, Unset):
+            next_attempt_at = self.next_attempt_at.isoformat()
 
         status = self.status
 
@@ -92,7 +97,10 @@ class DeliveryView:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        at = d.pop("at")
+        at = datetime.datetime.fromisoformat(d.pop("at"))
+
+
+
 
         attempt = d.pop("attempt")
 
@@ -103,11 +111,22 @@ class DeliveryView:
 
 
 
-        type_ = d.pop("type")
+        type_ = check_delivery_view_type(d.pop("type"))
+
+
+
 
         error = d.pop("error", UNSET)
 
-        next_attempt_at = d.pop("nextAttemptAt", UNSET)
+        _next_attempt_at = d.pop("nextAttemptAt", UNSET)
+        next_attempt_at: datetime.datetime | Unset
+        if isinstance(_next_attempt_at,  Unset):
+            next_attempt_at = UNSET
+        else:
+            next_attempt_at = datetime.datetime.fromisoformat(_next_attempt_at)
+
+
+
 
         status = d.pop("status", UNSET)
 

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.error_code import check_error_code
+from ..models.error_code import ErrorCode
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -28,13 +30,13 @@ class Error:
     and ``requestId``: the id in the response's ``X-Request-Id`` and the logs.
 
         Attributes:
-            code (str):
+            code (ErrorCode):
             error (str):
             details (list[ErrorDetail] | Unset):
             request_id (str | Unset):
      """
 
-    code: str
+    code: ErrorCode
     error: str
     details: list[ErrorDetail] | Unset = UNSET
     request_id: str | Unset = UNSET
@@ -46,7 +48,7 @@ class Error:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.error_detail import ErrorDetail # noqa: PLC0415
-        code = self.code
+        code: str = self.code
 
         error = self.error
 
@@ -81,7 +83,10 @@ class Error:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.error_detail import ErrorDetail # noqa: PLC0415
         d = dict(src_dict)
-        code = d.pop("code")
+        code = check_error_code(d.pop("code"))
+
+
+
 
         error = d.pop("error")
 

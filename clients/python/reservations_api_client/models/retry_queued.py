@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from typing import cast
+import datetime
 
 
 
@@ -25,12 +27,12 @@ class RetryQueued:
         Attributes:
             attempt (int):
             event_id (str):
-            queued_at (str):
+            queued_at (datetime.datetime):
      """
 
     attempt: int
     event_id: str
-    queued_at: str
+    queued_at: datetime.datetime
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -42,7 +44,7 @@ class RetryQueued:
 
         event_id = self.event_id
 
-        queued_at = self.queued_at
+        queued_at = self.queued_at.isoformat()
 
 
         field_dict: dict[str, Any] = {}
@@ -64,7 +66,10 @@ class RetryQueued:
 
         event_id = d.pop("eventId")
 
-        queued_at = d.pop("queuedAt")
+        queued_at = datetime.datetime.fromisoformat(d.pop("queuedAt"))
+
+
+
 
         retry_queued = cls(
             attempt=attempt,

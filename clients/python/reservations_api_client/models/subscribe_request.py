@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.subscribe_request_types_type_0_item import check_subscribe_request_types_type_0_item
+from ..models.subscribe_request_types_type_0_item import SubscribeRequestTypesType0Item
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -27,12 +29,12 @@ class SubscribeRequest:
         Attributes:
             url (str): https:// with a host name (no address, no user info, no fragment); port 443 or 1024-65535
             description (None | str | Unset):
-            types (list[str] | None | Unset): event types to deliver; absent: every type
+            types (list[SubscribeRequestTypesType0Item] | None | Unset): event types to deliver; absent: every type
      """
 
     url: str
     description: None | str | Unset = UNSET
-    types: list[str] | None | Unset = UNSET
+    types: list[SubscribeRequestTypesType0Item] | None | Unset = UNSET
 
 
 
@@ -51,7 +53,10 @@ class SubscribeRequest:
         if isinstance(self.types, Unset):
             types = UNSET
         elif isinstance(self.types, list):
-            types = self.types
+            types = []
+            for types_type_0_item_data in self.types:
+                types_type_0_item: str = types_type_0_item_data
+                types.append(types_type_0_item)
 
 
         else:
@@ -87,7 +92,7 @@ class SubscribeRequest:
         description = _parse_description(d.pop("description", UNSET))
 
 
-        def _parse_types(data: object) -> list[str] | None | Unset:
+        def _parse_types(data: object) -> list[SubscribeRequestTypesType0Item] | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -95,12 +100,19 @@ class SubscribeRequest:
             try:
                 if not isinstance(data, list):
                     raise TypeError()
-                types_type_0 = cast(list[str], data)
+                types_type_0 = []
+                _types_type_0 = data
+                for types_type_0_item_data in (_types_type_0):
+                    types_type_0_item = check_subscribe_request_types_type_0_item(types_type_0_item_data)
+
+
+
+                    types_type_0.append(types_type_0_item)
 
                 return types_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(list[str] | None | Unset, data)
+            return cast(list[SubscribeRequestTypesType0Item] | None | Unset, data)
 
         types = _parse_types(d.pop("types", UNSET))
 

@@ -10,8 +10,11 @@ from ..types import UNSET, Unset
 
 from ..models.subscription_status import check_subscription_status
 from ..models.subscription_status import SubscriptionStatus
+from ..models.subscription_with_secret_types_item import check_subscription_with_secret_types_item
+from ..models.subscription_with_secret_types_item import SubscriptionWithSecretTypesItem
 from ..types import UNSET, Unset
 from typing import cast
+import datetime
 
 
 
@@ -28,24 +31,24 @@ class SubscriptionWithSecret:
     the only times the secret is shown.
 
         Attributes:
-            created_at (str):
+            created_at (datetime.datetime):
             id (str):
             secret (str): whsec_...: shown this once
             status (SubscriptionStatus):
             url (str):
             description (str | Unset):
-            disabled_at (str | Unset):
-            types (list[str] | Unset): absent: every type
+            disabled_at (datetime.datetime | Unset):
+            types (list[SubscriptionWithSecretTypesItem] | Unset): absent: every type
      """
 
-    created_at: str
+    created_at: datetime.datetime
     id: str
     secret: str
     status: SubscriptionStatus
     url: str
     description: str | Unset = UNSET
-    disabled_at: str | Unset = UNSET
-    types: list[str] | Unset = UNSET
+    disabled_at: datetime.datetime | Unset = UNSET
+    types: list[SubscriptionWithSecretTypesItem] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -53,7 +56,7 @@ class SubscriptionWithSecret:
 
 
     def to_dict(self) -> dict[str, Any]:
-        created_at = self.created_at
+        created_at = self.created_at.isoformat()
 
         id = self.id
 
@@ -65,11 +68,16 @@ class SubscriptionWithSecret:
 
         description = self.description
 
-        disabled_at = self.disabled_at
+        disabled_at: str | Unset = UNSET
+        if not isinstance(self.disabled_at, Unset):
+            disabled_at = self.disabled_at.isoformat()
 
         types: list[str] | Unset = UNSET
         if not isinstance(self.types, Unset):
-            types = self.types
+            types = []
+            for types_item_data in self.types:
+                types_item: str = types_item_data
+                types.append(types_item)
 
 
 
@@ -97,7 +105,10 @@ class SubscriptionWithSecret:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        created_at = d.pop("createdAt")
+        created_at = datetime.datetime.fromisoformat(d.pop("createdAt"))
+
+
+
 
         id = d.pop("id")
 
@@ -112,9 +123,26 @@ class SubscriptionWithSecret:
 
         description = d.pop("description", UNSET)
 
-        disabled_at = d.pop("disabledAt", UNSET)
+        _disabled_at = d.pop("disabledAt", UNSET)
+        disabled_at: datetime.datetime | Unset
+        if isinstance(_disabled_at,  Unset):
+            disabled_at = UNSET
+        else:
+            disabled_at = datetime.datetime.fromisoformat(_disabled_at)
 
-        types = cast(list[str], d.pop("types", UNSET))
+
+
+
+        _types = d.pop("types", UNSET)
+        types: list[SubscriptionWithSecretTypesItem] | Unset = UNSET
+        if _types is not UNSET:
+            types = []
+            for types_item_data in _types:
+                types_item = check_subscription_with_secret_types_item(types_item_data)
+
+
+
+                types.append(types_item)
 
 
         subscription_with_secret = cls(

@@ -37,6 +37,7 @@ class ApiFunction:
     app: APIGatewayHttpResolver
     ports: Ports
     lambda_handler: Handler
+    spec: WriteSpec[Any, Any] | None = None  # a write route's use case (what it refuses)
 
     def route(self, route: ApiRoute) -> Callable[[Registered], Registered]:
         """Register ``route``'s handler under its path, as the OpenAPI document shows it;
@@ -67,6 +68,7 @@ def write_function(
     """The whole function of a write route: its body parsed by the use case (after the
     key, so 401 comes before 400), the write pipeline, and the answer as rendered once."""
     function = api_function(ports)
+    function.spec = spec
 
     def write(**ids: str) -> Response[str]:
         header = ids.pop("idempotency_key", None)

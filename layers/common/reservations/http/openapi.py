@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
 
+from reservations.http import routes
 from reservations.http.routes import ApiRoute
-from reservations.logic.event_feeds import TYPES_PATTERN
-from reservations.logic.read_reservations import LIMIT_PATTERN
+from reservations.logic.read_nodes import STATES
+from reservations.logic.read_reservations import DEFAULT_LIMIT, MAX_LIMIT
 from reservations.models.api import ErrorBody, ThrottledBody
-from reservations.models.errors import ERRORS, documented_errors
+from reservations.models.domain import ReservationStatus
+from reservations.models.errors import documented_errors
+from reservations.models.events import EventType
+from reservations.models.ids import RESOURCE_ID
 from reservations.models.requests import CapacityRequest
 from reservations.models.times import RFC3339
 from reservations.rules.cursors import MAX_CURSOR
@@ -31,6 +36,10 @@ _REPLAYED = {
 }
 _LOCATION = {"description": "the new resource's path", "schema": {"type": "string"}}
 _CHALLENGE = {"description": "Bearer", "schema": {"type": "string"}}
+# Where an error response lists the codes the operation may answer with its status, for a
+# client or a test to read (the description says them in words).
+ERROR_CODES = "x-error-codes"
+MIN_LIMIT = 1
 THROTTLED = (
     "API Gateway's own answer when the stage's rate or burst limit is exceeded: "
     '{"message":"Too Many Requests"}, no X-Request-Id; retry with backoff'
@@ -46,9 +55,10 @@ def responses(route: ApiRoute) -> dict[int, dict[str, Any]]:
         documented[201] = _success(route, route.created)
     for status in (*route.error_statuses, 500, 503):
         documented[status] = {
-            "description": documented_errors(status),
+            "description": documented_errors(route.answering(status)),
             "headers": _error_headers(route, status),
             "content": {"application/json": {"model": ErrorBody}},
+            ERROR_CODES: list(route.error_codes(status)),
         }
     documented[429] = {
         "description": THROTTLED,
@@ -66,13 +76,31 @@ def _success(route: ApiRoute, description: str) -> dict[str, Any]:
     success: dict[str, Any] = {"description": description, "headers": headers}
     if route.response is not None:
         success["content"] = {"application/json": {"model": route.response}}
+    if route.links:
+        success["links"] = {target: link(route, target) for target in route.links}
     return success
 
 
+def link(route: ApiRoute, operation_id: str) -> dict[str, Any]:
+    """A link from ``route``'s success to the operation ``operation_id``: each of its path's
+    ids the request named is the request's; the one it did not is what the success made,
+    the body's ``id``."""
+    [target] = [other for other in routes.ALL if other.operation_id == operation_id]
+    parameters = {
+        name: f"$request.path.{name}" if name in route.path_ids else "$response.body#/id"
+        for name in target.path_ids
+    }
+    return {
+        "operationId": operation_id,
+        "parameters": parameters,
+        "description": f"{target.summary}: the one this call made",
+    }
+
+
 def _error_headers(route: ApiRoute, status: int) -> dict[str, Any]:
-    """X-Request-Id always; the 401's challenge; Retry-After where a code of the status
-    says when to retry; Idempotent-Replayed where a keyed route keeps a code of it."""
-    codes = [error for error in ERRORS if error.status == status]
+    """X-Request-Id always; the 401's challenge; Retry-After where a code the route answers
+    with the status says when to retry; Idempotent-Replayed where a keyed route keeps one."""
+    codes = route.answering(status)
     headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
     if status == 401:
         headers["WWW-Authenticate"] = _CHALLENGE
@@ -112,26 +140,70 @@ def request_body(model: type[BaseModel], required: bool = True) -> dict[str, Any
     }
 
 
-# An event feed's query parameters: what the logic accepts (a part given empty is absent).
-_FEED_PARAMETERS: dict[str, tuple[str, dict[str, Any]]] = {
-    "types": ("comma-separated event types", {"pattern": TYPES_PATTERN}),
-    "after": (
-        "RFC 3339 with an offset: only events after this time",
-        {"pattern": "^$|" + RFC3339},
-    ),
-    "limit": ("1-100, default 50", {"pattern": LIMIT_PATTERN}),
-    "cursor": (
-        "nextCursor of the previous page, unchanged (any other is a 400)",
-        {"maxLength": MAX_CURSOR},
-    ),
+def _listed(values: Iterable[str], what: str) -> dict[str, Any]:
+    """A comma-separated list of ``values`` (``?status=active,expired``): an array sent in
+    one parameter, as OpenAPI's form style without explode sends it."""
+    return {
+        "description": f"comma-separated {what}",
+        "schema": {"type": "array", "items": {"type": "string", "enum": list(values)}},
+        "style": "form",
+        "explode": False,
+    }
+
+
+# Every query parameter as the document declares it: what the logic accepts (its own
+# checks come after the key, so the handlers take plain strings); a parameter given empty
+# is absent (``allowEmptyValue``). The logic is lenient with spaces around a list's items.
+QUERY_PARAMETERS: dict[str, dict[str, Any]] = {
+    "limit": {
+        "description": f"page size, {MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}",
+        "schema": {
+            "type": "integer",
+            "minimum": MIN_LIMIT,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+        },
+    },
+    "cursor": {
+        "description": "nextCursor of the previous page, unchanged (any other is a 400)",
+        "schema": {"type": "string", "maxLength": MAX_CURSOR},
+    },
+    "status": _listed((status.value for status in ReservationStatus), "effective statuses"),
+    "state": _listed(STATES, "workload states"),
+    "types": _listed((event_type.value for event_type in EventType), "event types"),
+    "after": {
+        "description": "RFC 3339 with an offset: only events after this time",
+        "schema": {"type": "string", "format": "date-time", "pattern": RFC3339},
+    },
+}
+# The path's ids: a node's, a reservation's, a workload's, a subscription's, an event's;
+# any other is the one 404.
+PATH_ID: dict[str, Any] = {"schema": {"type": "string", "pattern": RESOURCE_ID}}
+# The Idempotency-Key: 1-255 printable ASCII characters. HTTP trims a field value's
+# leading and trailing spaces, so the document declares a key without them.
+IDEMPOTENCY_KEY: dict[str, Any] = {
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": "^[!-~]([ -~]*[!-~])?$",
+    },
 }
 
 
-def feed_parameter(name: str) -> dict[str, Any]:
-    """The ``Query(...)`` arguments of an event feed's parameter: a string (never null: an
-    absent one is not sent) and its description."""
-    description, rules = _FEED_PARAMETERS[name]
-    return {
-        "description": description,
-        "json_schema_extra": {"anyOf": [{"type": "string", **rules}]},
-    }
+def query_parameter(name: str) -> dict[str, Any]:
+    """The ``Query(...)`` arguments of a query parameter: its description (the document
+    takes the rest from :func:`parameter_fields`)."""
+    return {"description": QUERY_PARAMETERS[name]["description"]}
+
+
+def parameter_fields(location: str, name: str) -> dict[str, Any]:
+    """What the document declares of a parameter, by where it is and its name: its schema
+    and, for a query parameter, how it is sent."""
+    if location == "path":
+        return PATH_ID
+    if location == "header" and name.lower() == "idempotency-key":
+        return IDEMPOTENCY_KEY
+    if location == "query":
+        return {**QUERY_PARAMETERS[name], "allowEmptyValue": True}
+    raise ValueError(f"no declaration of the {location} parameter {name}")

@@ -24,6 +24,27 @@ from reservations.models.api import (
     WorkloadPage,
     WorkloadView,
 )
+from reservations.models.errors import (
+    ERRORS,
+    ApiError,
+    Conflict,
+    IdempotencyInProgress,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    NotFound,
+    ReservationNotActive,
+    ReservationNotInReview,
+    StaleTopology,
+    SubscriptionLimit,
+    Unauthorized,
+    Unavailable,
+    UnitsNotInReservation,
+    UnitsNotReservable,
+    UnitsNotSellable,
+    UnitsUnavailable,
+    UnsupportedMediaType,
+    WorkloadExists,
+)
 from reservations.models.events import EventPage
 from reservations.models.node_requests import NodeRequest, ReaffirmRequest
 from reservations.models.requests import (
@@ -43,8 +64,17 @@ from reservations.models.webhook_api import (
 from reservations.models.webhooks import DeliveryPage
 
 _PATH_ID = re.compile(r"\{(\w+)\}")
-# The documented errors of every write: 400, 401, 404, 409, 422 (500 and 503 come always).
-WRITE_ERRORS = (400, 401, 404, 409, 422)
+
+Errors = tuple[type[ApiError], ...]
+# What a read answers besides its success (500 and 503 come always): the key, then the one
+# 404; a page's query may be a 400 too.
+READ: Errors = (Unauthorized, NotFound)
+PAGE_READ: Errors = (InvalidRequest, *READ)
+# What the write pipeline answers on every write, besides the use case's own refusals: the
+# body (or a malformed Idempotency-Key), the key, the 404, and the race lost every time.
+WRITE: Errors = (InvalidRequest, Unauthorized, NotFound, Conflict)
+# ... and on a write that keeps its answers under an Idempotency-Key.
+KEYED_WRITE: Errors = (*WRITE, IdempotencyInProgress, IdempotencyKeyReused)
 
 
 @dataclass(frozen=True)
@@ -59,19 +89,43 @@ class ApiRoute:
     success: str  # what the success response is
     response: Any = None  # its model; None: no body
     status: int = 200
-    errors: tuple[int, ...] = WRITE_ERRORS
+    # Every error it answers (500 and 503 aside): the pipeline's, and its use case's own
+    # refusals (a write's ``decide`` declares them in its return type; a test compares).
+    errors: Errors = KEYED_WRITE
     body: type[BaseModel] | None = None
     body_required: bool = True
     keyed: bool = True  # takes an Idempotency-Key
     description: str | None = None
     created: str | None = None  # a 201 besides the success (a node registered)
     located: bool = False  # its success names what it made in a Location header
+    # The operations (their operation ids) a client calls next on what the success made:
+    # the OpenAPI document's links, the made thing's id taken from the body's ``id``.
+    links: tuple[str, ...] = ()
+
+    @property
+    def error_classes(self) -> Errors:
+        """The errors it answers (500 and 503 aside): a route that takes a body also
+        answers 415 for one declared as anything but JSON."""
+        return (*self.errors, *((UnsupportedMediaType,) if self.body is not None else ()))
 
     @property
     def error_statuses(self) -> tuple[int, ...]:
-        """The statuses of the errors it answers (500 and 503 aside): a route that takes a
-        body also answers 415 for one declared as anything but JSON."""
-        return tuple(sorted({*self.errors, *((415,) if self.body is not None else ())}))
+        """The statuses of the errors it answers (500 and 503 aside)."""
+        return tuple(sorted({error.status for error in self.error_classes}))
+
+    def error_codes(self, status: int) -> tuple[str, ...]:
+        """The codes it may answer with ``status``, in the order of the contract's table."""
+        return tuple(error.code for error in self.answering(status))
+
+    def answering(self, status: int) -> Errors:
+        """The errors it may answer with ``status``, in the order of the contract's table
+        (500: the internal error; 503: AWS did not answer in time)."""
+        if status == 500:
+            return (ApiError,)
+        if status == 503:
+            return (Unavailable,)
+        answering = (error for error in self.error_classes if error.status == status)
+        return tuple(sorted(answering, key=ERRORS.index))
 
     @property
     def path_ids(self) -> tuple[str, ...]:
@@ -101,7 +155,7 @@ def _get(
 ) -> ApiRoute:
     """A read of what the path names: a read, so no key; no query, so no 400."""
     return ApiRoute(function, "GET", path, summary, operation_id, success, response,
-                    errors=(401, 404), keyed=False)  # fmt: skip
+                    errors=READ, keyed=False)  # fmt: skip
 
 
 def _list(
@@ -109,7 +163,7 @@ def _list(
 ) -> ApiRoute:
     """A page of a list: a read, so no key; its query (limit, cursor) may be a 400."""
     return ApiRoute(function, "GET", path, summary, operation_id, success, response,
-                    errors=(400, 401, 404), keyed=False)  # fmt: skip
+                    errors=PAGE_READ, keyed=False)  # fmt: skip
 
 
 NODE = "/v1/nodes/{nodeId}"
@@ -132,6 +186,7 @@ RECLAIM = ApiRoute(
     "reclaimUnits",
     "the reservation after the call, and the outcome",
     ReclaimResponse,
+    errors=(*KEYED_WRITE, ReservationNotActive, UnitsNotInReservation),
     body=CapacityRequest,
 )
 CREATE_RESERVATION = ApiRoute(
@@ -143,8 +198,10 @@ CREATE_RESERVATION = ApiRoute(
     "the new reservation; Location names it",
     ReservationView,
     status=201,
+    errors=(*KEYED_WRITE, UnitsUnavailable, UnitsNotReservable),
     body=CreateReservationRequest,
     located=True,
+    links=("getReservation", "releaseUnits", "reclaimUnits", "cancelReservation"),
 )
 GET_RESERVATION = _get(
     "get_reservation",
@@ -170,6 +227,7 @@ RELEASE = ApiRoute(
     "releaseUnits",
     "the reservation after the call (dry run: as it would be)",
     ReservationView,
+    errors=(*KEYED_WRITE, ReservationNotActive, UnitsNotInReservation),
     body=CapacityRequest,
 )
 CANCEL = ApiRoute(
@@ -180,6 +238,7 @@ CANCEL = ApiRoute(
     "cancelReservation",
     "the cancelled reservation",
     ReservationView,
+    errors=(*KEYED_WRITE, ReservationNotActive),
     body=CancelRequest,
     body_required=False,
 )
@@ -191,7 +250,7 @@ PUT_NODE = ApiRoute(
     "putNode",
     "the node, updated",
     NodeView,
-    errors=(400, 401, 404, 409),
+    errors=(*WRITE, StaleTopology, UnitsUnavailable),
     body=NodeRequest,
     keyed=False,
     description=(
@@ -210,6 +269,7 @@ REAFFIRM = ApiRoute(
     "reaffirmReservation",
     "the reservation, out of review",
     ReservationView,
+    errors=(*KEYED_WRITE, ReservationNotInReview, UnitsNotReservable),
     body=ReaffirmRequest,
     body_required=False,
 )
@@ -222,7 +282,9 @@ PLACE_WORKLOAD = ApiRoute(
     "the workload, running",
     WorkloadView,
     status=201,
+    errors=(*KEYED_WRITE, WorkloadExists, UnitsUnavailable, UnitsNotSellable),
     body=PlaceWorkloadRequest,
+    links=("getWorkload", "endWorkload"),
 )
 END_WORKLOAD = ApiRoute(
     "end_workload",
@@ -291,7 +353,9 @@ CREATE_WEBHOOK = ApiRoute(
     "the subscription and its signing secret (shown this once); Location names it",
     SubscriptionWithSecret,
     status=201,
+    errors=(*KEYED_WRITE, SubscriptionLimit),
     body=SubscribeRequest,
+    links=("getWebhook", "rotateWebhookSecret", "listWebhookDeliveries", "deleteWebhook"),
 )
 LIST_WEBHOOKS = _list(
     "list_webhooks",
@@ -346,7 +410,7 @@ RETRY_DELIVERY = ApiRoute(
     "the attempt is queued: it is made within seconds",
     RetryQueued,
     status=202,
-    errors=(400, 401, 404, 409),
+    errors=(InvalidRequest, Unauthorized, NotFound, Conflict),  # not kept: the same attempt
     description=(
         "A retry is one attempt however often it is asked: a repeat, with or without the "
         "same Idempotency-Key, queues the same attempt, which is made once; the header is "

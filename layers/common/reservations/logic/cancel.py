@@ -14,7 +14,7 @@ from datetime import datetime
 from reservations.logic import changes
 from reservations.logic.pipeline import Decision, Request, WriteSpec
 from reservations.models.domain import Caller, NodeSnapshot, ReservationStatus
-from reservations.models.errors import ApiError
+from reservations.models.errors import NotFound, ReservationNotActive
 from reservations.models.requests import CancelRequest, parse_cancel_request
 from reservations.models.writes import ReservationChange
 from reservations.rules.access import may_write_reservations
@@ -23,16 +23,17 @@ from reservations.rules.cancel import cancel_refusal
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[CancelRequest], caller: Caller, now: datetime
-) -> ApiError | Decision[ReservationChange]:
+) -> NotFound | ReservationNotActive | Decision[ReservationChange]:
     """Any reservation of a node the caller may write reservations on, cancelled."""
     acted_on = changes.found(
         snapshot,
         request.route,
         lambda read, _reservation: may_write_reservations(caller, read),
-        lambda read, reservation: cancel_refusal(reservation, read.node, now),
     )
-    if isinstance(acted_on, ApiError):
+    if isinstance(acted_on, NotFound):
         return acted_on
+    if refusal := cancel_refusal(acted_on[1], acted_on[0].node, now):
+        return refusal
     status = ReservationStatus.CANCELLED
     cancelled = changes.change(
         "cancel", caller, acted_on, request, now, released_after=(), status_after=status

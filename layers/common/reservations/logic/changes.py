@@ -13,7 +13,7 @@ from reservations.logic.pipeline import Access, Committed, Decision, Request, Ro
 from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
-from reservations.models.errors import ApiError, NotFound
+from reservations.models.errors import NotFound
 from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import CapacityRequest
@@ -26,7 +26,7 @@ from reservations.rules.access import (
     may_manage_capacity_of,
     may_write_reservations,
 )
-from reservations.rules.capacity import capacity_refusal
+from reservations.rules.capacity import CapacityRefusal, capacity_refusal
 from reservations.rules.status import effective_status
 
 Found = tuple[NodeSnapshot, Reservation]
@@ -36,32 +36,33 @@ def found(
     snapshot: NodeSnapshot | None,
     route: Route,
     allowed: Callable[[NodeSnapshot, Reservation], bool],
-    refused: Callable[[NodeSnapshot, Reservation], ApiError | None],
-) -> ApiError | Found:
+) -> NotFound | Found:
     """The node as read and the route's reservation on it; the same 404 as an unknown node
-    for an unknown reservation or one the caller may not act on, then the rule's refusal
-    of this call on it now."""
+    for an unknown reservation or one the caller may not act on (the caller's rule then
+    says whether this call on it may be made now)."""
     if snapshot is None:
         return NotFound()
     reservation_id = route.params["reservationId"]
     reservation = next((r for r in snapshot.reservations if r.id == reservation_id), None)
     if reservation is None or not allowed(snapshot, reservation):
         return NotFound()
-    return refused(snapshot, reservation) or (snapshot, reservation)
+    return snapshot, reservation
 
 
 def managed(
     snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
-) -> ApiError | Found:
+) -> CapacityRefusal | NotFound | Found:
     """Release, reclaim: the route's reservation, for a caller who may manage its capacity,
     active with the named units reserved by it."""
-    units = request.body.unit_ids
-    return found(
+    acted_on = found(
         snapshot,
         request.route,
         lambda read, reservation: may_manage_capacity(caller, read, reservation),
-        lambda read, reservation: capacity_refusal(reservation, read.node, units, now),
     )
+    if isinstance(acted_on, NotFound):
+        return acted_on
+    read, reservation = acted_on
+    return capacity_refusal(reservation, read.node, request.body.unit_ids, now) or acted_on
 
 
 def _may_manage_capacity_on(caller: Caller, snapshot: NodeSnapshot, route: Route) -> bool:

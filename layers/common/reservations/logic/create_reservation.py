@@ -50,12 +50,16 @@ def new_reservation_id() -> str:
     return "res-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(20))
 
 
+# What a create may be refused with on a node it may write reservations on.
+CreateRefusal = UnitsUnavailable | UnitsNotReservable
+
+
 def decide(
     snapshot: NodeSnapshot | None,
     request: Request[CreateReservationRequest],
     caller: Caller,
     now: datetime,
-) -> ApiError | Decision[ReservationCreate]:
+) -> NotFound | CreateRefusal | Decision[ReservationCreate]:
     """The new reservation, its write, and 201 with it and its Location."""
     if snapshot is None or not may_write_reservations(caller, snapshot):
         return NotFound()
@@ -87,7 +91,7 @@ def decide_create(
     request: CreateReservationRequest,
     new_id: Callable[[], str],
     now: datetime,
-) -> Reservation | ApiError:
+) -> Reservation | CreateRefusal:
     """What a create decides on this node as read: the reservation to write, or the refusal
     (409 held or claimed, then 422 not reservable). A bad term raises the 400. The fleet
     loader makes a file's reservations with this too, where a create could have made them."""
@@ -100,7 +104,7 @@ def decide_create(
 
 def _refusal(
     snapshot: NodeSnapshot, request: CreateReservationRequest, term: Term, now: datetime
-) -> ApiError | None:
+) -> CreateRefusal | None:
     """409 for units held or claimed, then 422 for units not on the node or not reservable."""
     units = request.unit_ids
     if held := unavailable(snapshot, units, term, request.allowed_org_ids, now):

@@ -37,10 +37,6 @@ from reservations.rules.event_visibility import (
 
 NODE_FEED = "node-events"
 ORG_FEED = "events"
-_TYPE = "(" + "|".join(re.escape(t.value) for t in EventType) + ")"
-# The query string's parts as the OpenAPI document describes them (a part given empty is
-# absent); `after` is checked by the one rule for given times.
-TYPES_PATTERN = rf"^$|^ *{_TYPE} *(, *{_TYPE} *)*$"
 # Sorts after every event id: "after T" starts past every event at T's millisecond.
 _AFTER_EVERY_ID = "~"
 

@@ -21,7 +21,7 @@ from reservations.logic.ports import Ports
 from reservations.logic.views import node_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, Node, NodeSnapshot, Unit
-from reservations.models.errors import ApiError, FieldProblem, StaleTopology, UnitsUnavailable
+from reservations.models.errors import FieldProblem, StaleTopology, UnitsUnavailable
 from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.node_requests import NodeRequest, UnitSpec, parse_node_request
@@ -37,10 +37,13 @@ from reservations.rules.topology import (
     unit_generations,
 )
 
+# What a node's registration or update may be refused with.
+NodeRefusal = StaleTopology | UnitsUnavailable
+
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[NodeRequest], caller: Caller, now: datetime
-) -> ApiError | Decision[NodePut]:
+) -> NodeRefusal | Decision[NodePut]:
     """201 with the new node, 200 with the updated one; nothing to write for a repeat of
     what is stored."""
     body = request.body
@@ -100,7 +103,7 @@ def registered_node(
 
 def update_refusal(
     snapshot: NodeSnapshot | None, request: NodeRequest, change: TopologyChange
-) -> ApiError | None:
+) -> NodeRefusal | None:
     """409 ``stale_topology``, then 409 ``units_unavailable`` for claimed units removed."""
     if snapshot is None:
         return None

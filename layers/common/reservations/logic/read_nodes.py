@@ -31,11 +31,6 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
 _LIMIT = r"[1-9][0-9]?|100"
 STATES = ("running", "terminating")
-_STATE = "(" + "|".join(STATES) + ")"
-# The query string's parts as the OpenAPI document describes them (ECMA 262 patterns):
-# exactly what the list accepts; a part given empty is absent.
-LIMIT_PATTERN = rf"^$|^({_LIMIT})$"
-STATE_PATTERN = rf"^$|^ *{_STATE} *(, *{_STATE} *)*$"
 WORKLOAD_FEED = "workloads"  # binds a cursor to this list (no other list's cursor reads)
 
 

@@ -42,12 +42,10 @@ from reservations.rules.status import effective_status
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
-# The query string's parts as the OpenAPI document describes them (ECMA 262 patterns): what
-# they match is exactly what the list accepts, and a part given empty is absent.
+# A limit as the lists accept it: decimal 1-100, no sign, no leading zero (the OpenAPI
+# document declares it an integer from 1 to 100; a part given empty is absent).
 _LIMIT = r"[1-9][0-9]?|100"
-_STATUS = "(" + "|".join(status.value for status in ReservationStatus) + ")"
 LIMIT_PATTERN = rf"^$|^({_LIMIT})$"
-STATUS_PATTERN = rf"^$|^ *{_STATUS} *(, *{_STATUS} *)*$"
 # A list asking only for these reads the node's partition alone: no reservation in the
 # node's history can have them (it ended), and one that ended but has not moved yet is
 # filtered out by its effective status like any other.

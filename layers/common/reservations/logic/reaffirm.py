@@ -19,8 +19,8 @@ from reservations.logic.views import reservation_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, NodeSnapshot, Reservation, ReservationStatus
 from reservations.models.errors import (
-    ApiError,
     FieldProblem,
+    NotFound,
     ReservationNotInReview,
     UnitsNotReservable,
 )
@@ -35,17 +35,18 @@ from reservations.rules.status import effective_status
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[ReaffirmRequest], caller: Caller, now: datetime
-) -> ApiError | Decision[ReaffirmWrite]:
+) -> NotFound | ReaffirmRefusal | Decision[ReaffirmWrite]:
     """200 with the reservation out of review."""
     acted_on = found(
         snapshot,
         request.route,
         lambda _read, _reservation: True,  # the operator's: any reservation of any node
-        lambda read, reservation: reaffirm_refusal(read, reservation, now),
     )
-    if isinstance(acted_on, ApiError):
+    if isinstance(acted_on, NotFound):
         return acted_on
     read, reservation = acted_on
+    if refusal := reaffirm_refusal(read, reservation, now):
+        return refusal
     write = reaffirm_write(caller, read, reservation, request.body.reason, request.new_id(), now)
     affirmed = replace(
         reservation,
@@ -58,9 +59,12 @@ def decide(
     return Decision(write, Outcome(200, response_json(view)))
 
 
+ReaffirmRefusal = ReservationNotInReview | UnitsNotReservable
+
+
 def reaffirm_refusal(
     snapshot: NodeSnapshot, reservation: Reservation, now: datetime
-) -> ApiError | None:
+) -> ReaffirmRefusal | None:
     """409 unless it is under review now (stored or derived; an ended review is expired);
     422 naming each reserved unit gone or not reservable."""
     status = effective_status(reservation, snapshot.node, now)

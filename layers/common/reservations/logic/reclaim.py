@@ -20,7 +20,7 @@ from reservations.logic.ports import Ports
 from reservations.logic.views import reclaim_response
 from reservations.models.api import ReclaimResponse, response_json
 from reservations.models.domain import Caller, Node, NodeSnapshot
-from reservations.models.errors import ApiError
+from reservations.models.errors import ApiError, NotFound
 from reservations.models.events import StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import CapacityRequest, parse_capacity_request
@@ -32,12 +32,13 @@ from reservations.models.writes import (
     TopologyRead,
 )
 from reservations.rules import events
+from reservations.rules.capacity import CapacityRefusal
 from reservations.rules.reclaim_plan import ReclaimPlan, plan_reclaim
 
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
-) -> ApiError | Decision[ReclaimWrite]:
+) -> NotFound | CapacityRefusal | Decision[ReclaimWrite]:
     """The plan as a write and the reservation after it; a dry run's plan, unwritten."""
     acted_on = managed(snapshot, request, caller, now)
     if isinstance(acted_on, ApiError):

@@ -13,15 +13,15 @@ from datetime import datetime
 from reservations.logic import changes
 from reservations.logic.pipeline import Decision, Request, WriteSpec
 from reservations.models.domain import Caller, NodeSnapshot
-from reservations.models.errors import ApiError
+from reservations.models.errors import ApiError, NotFound
 from reservations.models.requests import CapacityRequest, parse_capacity_request
 from reservations.models.writes import ReservationChange
-from reservations.rules.capacity import released_after_release
+from reservations.rules.capacity import CapacityRefusal, released_after_release
 
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
-) -> ApiError | Decision[ReservationChange]:
+) -> NotFound | CapacityRefusal | Decision[ReservationChange]:
     """The named units lent; a dry run's, unwritten."""
     acted_on = changes.managed(snapshot, request, caller, now)
     if isinstance(acted_on, ApiError):

@@ -36,7 +36,6 @@ from reservations.logic.read_reservations import DEFAULT_LIMIT, MAX_LIMIT
 from reservations.models.api import response_json
 from reservations.models.domain import Caller
 from reservations.models.errors import (
-    ApiError,
     FieldProblem,
     InvalidRequest,
     NotFound,
@@ -119,7 +118,7 @@ def _no_body(raw: RawBody) -> None:
 
 def decide_subscribe(
     hooks: OrgHooks, request: Request[SubscribeRequest], caller: Caller, now: datetime
-) -> ApiError | Decision[HookWrite]:
+) -> SubscriptionLimit | Decision[HookWrite]:
     """A new subscription with a new secret, 201 showing the secret once; 409
     ``subscription_limit`` when the org has 10 already (disabled ones count: deleting one
     makes room)."""
@@ -145,7 +144,7 @@ def decide_subscribe(
 
 def decide_unsubscribe(
     hooks: OrgHooks, request: Request[None], caller: Caller, now: datetime
-) -> ApiError | Decision[HookWrite]:
+) -> NotFound | Decision[HookWrite]:
     """The org's subscription gone, 204; in-flight deliveries are dropped by the sender
     (their subscription is not found)."""
     subscription = hooks.find(request.route.params["subscriptionId"])
@@ -157,7 +156,7 @@ def decide_unsubscribe(
 
 def decide_rotation(
     hooks: OrgHooks, request: Request[None], caller: Caller, now: datetime
-) -> ApiError | Decision[HookWrite]:
+) -> NotFound | Decision[HookWrite]:
     """A new current secret, 200 showing it; the one it replaces signs for 24 h more."""
     subscription = hooks.find(request.route.params["subscriptionId"])
     if subscription is None:

@@ -25,7 +25,6 @@ from reservations.models.domain import (
     WorkloadState,
 )
 from reservations.models.errors import (
-    ApiError,
     FieldProblem,
     NotFound,
     UnitsNotSellable,
@@ -46,13 +45,16 @@ from reservations.rules.placement import (
 )
 from reservations.rules.terminations import freed_units
 
+# What a placement may be refused with on its node.
+PlaceRefusal = WorkloadExists | UnitsUnavailable | UnitsNotSellable
+
 
 def decide_placement(
     snapshot: NodeSnapshot | None,
     request: Request[PlaceWorkloadRequest],
     caller: Caller,
     now: datetime,
-) -> ApiError | Decision[PlacementWrite]:
+) -> NotFound | PlaceRefusal | Decision[PlacementWrite]:
     """The workload placed, running, and 201 with it (409 before 422, as everywhere)."""
     if snapshot is None:
         return NotFound()
@@ -65,7 +67,7 @@ def decide_placement(
 
 def placement_refusal(
     snapshot: NodeSnapshot, request: PlaceWorkloadRequest, now: datetime
-) -> ApiError | None:
+) -> PlaceRefusal | None:
     """409 ``workload_exists``, then 409 ``units_unavailable``, then 422 ``units_not_sellable``
     (the fleet loader asks it too, of each running workload of a file)."""
     if any(w.id == request.id for w in snapshot.workloads):
@@ -122,7 +124,7 @@ def placed_workload(request: PlaceWorkloadRequest, now: datetime) -> Workload:
 
 def decide_end(
     snapshot: NodeSnapshot | None, request: Request[None], caller: Caller, now: datetime
-) -> ApiError | Decision[WorkloadEnd]:
+) -> NotFound | Decision[WorkloadEnd]:
     """The workload gone from the node, the units it held free, and 204; the one 404 for an
     unknown node or workload (which the pipeline answers from the key's first end, if any)."""
     workload_id = request.route.params["workloadId"]

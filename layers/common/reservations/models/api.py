@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
-from reservations.models.errors import ApiError
+from reservations.models.errors import ERRORS, ApiError
 
 # A time as every response gives it: RFC 3339 in UTC (``2026-11-30T10:00:00Z``).
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
@@ -53,6 +53,13 @@ class ErrorDetail(BaseModel):
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
+# An error's code: one of the contract's table (every code :data:`ERRORS` registers).
+ErrorCode = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "enum": list(dict.fromkeys(e.code for e in ERRORS))}),
+]
+
+
 class ErrorBody(BaseModel):
     """Every error response: ``{"error", "code"}`` plus ``details`` for validation errors,
     and ``requestId``: the id in the response's ``X-Request-Id`` and the logs."""
@@ -62,7 +69,7 @@ class ErrorBody(BaseModel):
     )
 
     error: str
-    code: str
+    code: ErrorCode
     details: list[ErrorDetail] | None = None
     request_id: str | None = None
 

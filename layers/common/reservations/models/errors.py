@@ -8,7 +8,7 @@ OpenAPI document says of it (its docstring, as ``documented``). ``rules.idempote
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -151,11 +151,13 @@ class Unavailable(ApiError, status=503, code="internal", retry_after=2):
         super().__init__("the service could not answer in time; try again")
 
 
-def documented_errors(status: int) -> str:
-    """What the OpenAPI document says a response of ``status`` is: one code with its
-    ``documented`` text, or several codes named in the order of :data:`ERRORS`."""
-    codes = [error for error in ERRORS if error.status == status]
-    if len(codes) == 1:
-        return f"{codes[0].code}: {codes[0].documented}"
-    names = [error.code for error in codes]
-    return ", ".join(names[:-1]) + " or " + names[-1]
+def documented_errors(errors: Sequence[type[ApiError]]) -> str:
+    """What the OpenAPI document says a response is that answers one of ``errors`` (all of
+    one status): the one code with its ``documented`` text, or the codes named in the order
+    of :data:`ERRORS`, then each with its text."""
+    ordered = sorted(errors, key=ERRORS.index)
+    if len(ordered) == 1:
+        return f"{ordered[0].code}: {ordered[0].documented}"
+    names = [error.code for error in ordered]
+    listed = "\n".join(f"- `{error.code}`: {error.documented}" for error in ordered)
+    return ", ".join(names[:-1]) + " or " + names[-1] + "\n\n" + listed

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from reservations.models.api import NextCursor, WireModel
 from reservations.models.times import format_event_time, parse_time
@@ -36,6 +36,12 @@ class EventType(StrEnum):
     WORKLOAD_TERMINATION_STUCK = "workload.termination_stuck"
     NODE_REGISTERED = "node.registered"
     NODE_UPDATED = "node.updated"
+
+
+# An event type's name as a response shows it: a string (not checked again when shown), one
+# of :class:`EventType`'s as the document declares it.
+EVENT_TYPE_SCHEMA = {"type": "string", "enum": [event_type.value for event_type in EventType]}
+EventTypeText = Annotated[str, WithJsonSchema(EVENT_TYPE_SCHEMA)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    WithJsonSchema,
 )
 
 from reservations.models.errors import (
@@ -307,6 +308,13 @@ MAX_CONTRACT_REF = 200
 _OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
 
 
+# A time a request gives: RFC 3339 with an offset (the pattern the model checks; the document
+# says ``date-time`` too, so a generated client takes a datetime).
+GivenTime = Annotated[
+    StrictStr, WithJsonSchema({"type": "string", "format": "date-time", "pattern": RFC3339})
+]
+
+
 class CreateReservationRequest(StrictBody):
     """The body of a create: which units, for whom, who manages them, and the term."""
 
@@ -335,12 +343,12 @@ class CreateReservationRequest(StrictBody):
         default_factory=list, alias="managingOrgIds", max_length=MAX_ORGS,
         json_schema_extra={"uniqueItems": True}, description="may release and reclaim",
     )  # fmt: skip
-    starts_at: StrictStr | None = Field(
+    starts_at: GivenTime | None = Field(
         default=None, alias="startsAt", pattern=RFC3339,
         description="RFC 3339 with an offset, within the years 1970-9999 in UTC; default "
         "now; at most 5 minutes in the past",
     )  # fmt: skip
-    ends_at: StrictStr | None = Field(
+    ends_at: GivenTime | None = Field(
         default=None, alias="endsAt", pattern=RFC3339,
         description="RFC 3339 with an offset, within the years 1970-9999 in UTC; at least 1 "
         "second after startsAt (times are kept to the second) and in the future; absent: "

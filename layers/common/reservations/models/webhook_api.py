@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
-from reservations.models.api import NextCursor, WireModel
-from reservations.models.events import EventType
+from reservations.models.api import NextCursor, Timestamp, WireModel
+from reservations.models.events import EVENT_TYPE_SCHEMA, EventType, EventTypeText
 from reservations.models.requests import StrictBody
 from reservations.models.times import format_time
 from reservations.models.webhooks import SigningSecrets, Subscription, SubscriptionStatus
 
 MAX_DESCRIPTION = 256
-_TYPE = "|".join(t.value.replace(".", r"\.") for t in EventType)
 
 
 class SubscribeRequest(StrictBody):
@@ -39,16 +39,13 @@ class SubscribeRequest(StrictBody):
         description="https:// with a host name (no address, no user info, no fragment); "
         "port 443 or 1024-65535",
     )
-    types: list[StrictStr] | None = Field(
-        default=None,
-        min_length=1,
-        max_length=len(EventType),
-        json_schema_extra={
-            "uniqueItems": True,
-            "items": {"type": "string", "pattern": f"^({_TYPE})$"},
-        },
-        description="event types to deliver; absent: every type",
-    )
+    types: (
+        Annotated[
+            list[Annotated[StrictStr, WithJsonSchema(EVENT_TYPE_SCHEMA)]],
+            Field(min_length=1, max_length=len(EventType), json_schema_extra={"uniqueItems": True}),
+        ]
+        | None
+    ) = Field(default=None, description="event types to deliver; absent: every type")
     description: StrictStr | None = Field(default=None, max_length=MAX_DESCRIPTION)
 
 
@@ -105,13 +102,13 @@ class SubscriptionView(WireModel):
 
     id: str
     url: str
-    types: list[str] | None = Field(None, description="absent: every type")
+    types: list[EventTypeText] | None = Field(None, description="absent: every type")
     description: str | None = None
     status: SubscriptionStatus = Field(
         description="disabled: every delivery failed for 5 days (delete and subscribe again)"
     )
-    created_at: str
-    disabled_at: str | None = None
+    created_at: Timestamp
+    disabled_at: Timestamp | None = None
 
     @classmethod
     def of(cls, subscription: Subscription) -> SubscriptionView:
@@ -151,7 +148,7 @@ class RetryQueued(WireModel):
 
     event_id: str
     attempt: int
-    queued_at: str
+    queued_at: Timestamp
 
     def __init__(self, event_id: str, attempt: int, queued_at: datetime) -> None:
         super().__init__(event_id=event_id, attempt=attempt, queued_at=format_time(queued_at))

@@ -18,7 +18,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reservations.models.api import WireModel
+from reservations.models.api import Timestamp, WireModel
+from reservations.models.events import EventTypeText
 from reservations.models.ids import RESOURCE_ID
 from reservations.models.times import format_time
 
@@ -193,12 +194,12 @@ class DeliveryView(WireModel):
     """One attempt in ``GET /v1/webhooks/{id}/deliveries`` (absent rather than null)."""
 
     event_id: str
-    type: str
+    type: EventTypeText
     attempt: int
-    at: str
+    at: Timestamp
     status: int | None = Field(None, description="The HTTP status; absent when none came back")
     error: str | None = None
-    next_attempt_at: str | None = None
+    next_attempt_at: Timestamp | None = None
     state: DeliveryState = Field(description="The delivery's state after this attempt")
 
     @classmethod

@@ -8,7 +8,6 @@ from datetime import datetime
 
 from reservations.models.domain import Node, Reservation, ReservationStatus
 from reservations.models.errors import (
-    ApiError,
     FieldProblem,
     ReservationNotActive,
     UnitsNotInReservation,
@@ -16,10 +15,13 @@ from reservations.models.errors import (
 from reservations.rules.reclaim_plan import units_outside
 from reservations.rules.status import effective_status, in_term
 
+# What a release or a reclaim may be refused with, on a reservation it may act on.
+CapacityRefusal = ReservationNotActive | UnitsNotInReservation
+
 
 def capacity_refusal(
     reservation: Reservation, node: Node, unit_ids: Sequence[str], now: datetime
-) -> ApiError | None:
+) -> CapacityRefusal | None:
     """409 unless active and inside its term, then 422 naming each unit outside it at its
     place in the request (``unitIds[2]``); else None."""
     status = effective_status(reservation, node, now)

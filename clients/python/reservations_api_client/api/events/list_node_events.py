@@ -10,18 +10,21 @@ from ... import errors
 
 from ...models.error import Error
 from ...models.event_page import EventPage
+from ...models.list_node_events_types_item import check_list_node_events_types_item
+from ...models.list_node_events_types_item import ListNodeEventsTypesItem
 from ...models.too_many_requests import TooManyRequests
 from ...types import UNSET, Unset
 from typing import cast
+import datetime
 
 
 
 def _get_kwargs(
     node_id: str,
     *,
-    types: str | Unset = UNSET,
-    after: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    after: datetime.datetime | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -31,33 +34,24 @@ def _get_kwargs(
 
     params: dict[str, Any] = {}
 
-    json_types: str | Unset
-    if isinstance(types, Unset):
-        json_types = UNSET
-    else:
-        json_types = types
+    json_types: list[str] | Unset = UNSET
+    if not isinstance(types, Unset):
+        json_types = []
+        for types_item_data in types:
+            types_item: str = types_item_data
+            json_types.append(types_item)
+
+
     params["types"] = json_types
 
-    json_after: str | Unset
-    if isinstance(after, Unset):
-        json_after = UNSET
-    else:
-        json_after = after
+    json_after: str | Unset = UNSET
+    if not isinstance(after, Unset):
+        json_after = after.isoformat()
     params["after"] = json_after
 
-    json_limit: str | Unset
-    if isinstance(limit, Unset):
-        json_limit = UNSET
-    else:
-        json_limit = limit
-    params["limit"] = json_limit
+    params["limit"] = limit
 
-    json_cursor: str | Unset
-    if isinstance(cursor, Unset):
-        json_cursor = UNSET
-    else:
-        json_cursor = cursor
-    params["cursor"] = json_cursor
+    params["cursor"] = cursor
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -143,9 +137,9 @@ def sync_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: str | Unset = UNSET,
-    after: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    after: datetime.datetime | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Response[Error | EventPage | TooManyRequests]:
@@ -153,10 +147,10 @@ def sync_detailed(
 
     Args:
         node_id (str):
-        types (str | Unset): comma-separated event types
-        after (str | Unset): RFC 3339 with an offset: only events after this time
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        types (list[ListNodeEventsTypesItem] | Unset):
+        after (datetime.datetime | Unset):
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -186,9 +180,9 @@ def sync(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: str | Unset = UNSET,
-    after: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    after: datetime.datetime | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Error | EventPage | TooManyRequests | None:
@@ -196,10 +190,10 @@ def sync(
 
     Args:
         node_id (str):
-        types (str | Unset): comma-separated event types
-        after (str | Unset): RFC 3339 with an offset: only events after this time
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        types (list[ListNodeEventsTypesItem] | Unset):
+        after (datetime.datetime | Unset):
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -224,9 +218,9 @@ async def asyncio_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: str | Unset = UNSET,
-    after: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    after: datetime.datetime | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Response[Error | EventPage | TooManyRequests]:
@@ -234,10 +228,10 @@ async def asyncio_detailed(
 
     Args:
         node_id (str):
-        types (str | Unset): comma-separated event types
-        after (str | Unset): RFC 3339 with an offset: only events after this time
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        types (list[ListNodeEventsTypesItem] | Unset):
+        after (datetime.datetime | Unset):
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -267,9 +261,9 @@ async def asyncio(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: str | Unset = UNSET,
-    after: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    after: datetime.datetime | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Error | EventPage | TooManyRequests | None:
@@ -277,10 +271,10 @@ async def asyncio(
 
     Args:
         node_id (str):
-        types (str | Unset): comma-separated event types
-        after (str | Unset): RFC 3339 with an offset: only events after this time
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        types (list[ListNodeEventsTypesItem] | Unset):
+        after (datetime.datetime | Unset):
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -21,7 +21,7 @@ def _get_kwargs(
     node_id: str,
     *,
     body: CreateReservationRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -139,14 +139,14 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: CreateReservationRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Reserve units of a node for an audience of orgs
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (CreateReservationRequest): The body of a create: which units, for whom, who manages
             them, and the term.
 
@@ -177,14 +177,14 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: CreateReservationRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Reserve units of a node for an audience of orgs
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (CreateReservationRequest): The body of a create: which units, for whom, who manages
             them, and the term.
 
@@ -210,14 +210,14 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: CreateReservationRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Reserve units of a node for an audience of orgs
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (CreateReservationRequest): The body of a create: which units, for whom, who manages
             them, and the term.
 
@@ -248,14 +248,14 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: CreateReservationRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Reserve units of a node for an audience of orgs
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (CreateReservationRequest): The body of a create: which units, for whom, who manages
             them, and the term.
 

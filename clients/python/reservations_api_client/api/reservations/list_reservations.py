@@ -9,6 +9,8 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error import Error
+from ...models.list_reservations_status_item import check_list_reservations_status_item
+from ...models.list_reservations_status_item import ListReservationsStatusItem
 from ...models.reservation_page import ReservationPage
 from ...models.too_many_requests import TooManyRequests
 from ...types import UNSET, Unset
@@ -19,9 +21,9 @@ from typing import cast
 def _get_kwargs(
     node_id: str,
     *,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: str | Unset = UNSET,
+    status: list[ListReservationsStatusItem] | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -30,25 +32,18 @@ def _get_kwargs(
 
     params: dict[str, Any] = {}
 
-    json_limit: str | Unset
-    if isinstance(limit, Unset):
-        json_limit = UNSET
-    else:
-        json_limit = limit
-    params["limit"] = json_limit
+    params["limit"] = limit
 
-    json_cursor: str | Unset
-    if isinstance(cursor, Unset):
-        json_cursor = UNSET
-    else:
-        json_cursor = cursor
-    params["cursor"] = json_cursor
+    params["cursor"] = cursor
 
-    json_status: str | Unset
-    if isinstance(status, Unset):
-        json_status = UNSET
-    else:
-        json_status = status
+    json_status: list[str] | Unset = UNSET
+    if not isinstance(status, Unset):
+        json_status = []
+        for status_item_data in status:
+            status_item: str = status_item_data
+            json_status.append(status_item)
+
+
     params["status"] = json_status
 
 
@@ -135,18 +130,18 @@ def sync_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: str | Unset = UNSET,
+    status: list[ListReservationsStatusItem] | Unset = UNSET,
 
 ) -> Response[Error | ReservationPage | TooManyRequests]:
     """ List the reservations of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        status (str | Unset): comma-separated: pending, active, expired, cancelled, needs-review
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        status (list[ListReservationsStatusItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -175,18 +170,18 @@ def sync(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: str | Unset = UNSET,
+    status: list[ListReservationsStatusItem] | Unset = UNSET,
 
 ) -> Error | ReservationPage | TooManyRequests | None:
     """ List the reservations of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        status (str | Unset): comma-separated: pending, active, expired, cancelled, needs-review
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        status (list[ListReservationsStatusItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -210,18 +205,18 @@ async def asyncio_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: str | Unset = UNSET,
+    status: list[ListReservationsStatusItem] | Unset = UNSET,
 
 ) -> Response[Error | ReservationPage | TooManyRequests]:
     """ List the reservations of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        status (str | Unset): comma-separated: pending, active, expired, cancelled, needs-review
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        status (list[ListReservationsStatusItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -250,18 +245,18 @@ async def asyncio(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: str | Unset = UNSET,
+    status: list[ListReservationsStatusItem] | Unset = UNSET,
 
 ) -> Error | ReservationPage | TooManyRequests | None:
     """ List the reservations of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        status (str | Unset): comma-separated: pending, active, expired, cancelled, needs-review
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        status (list[ListReservationsStatusItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

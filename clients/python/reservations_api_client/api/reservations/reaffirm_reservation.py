@@ -22,7 +22,7 @@ def _get_kwargs(
     reservation_id: str,
     *,
     body: ReaffirmRequest | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -143,7 +143,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: ReaffirmRequest | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Confirm a needs-review reservation on the node's current topology (operator only)
@@ -151,7 +151,7 @@ def sync_detailed(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (ReaffirmRequest | Unset): ``POST .../reaffirm``: only an optional reason; no body at
             all means none.
 
@@ -184,7 +184,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: ReaffirmRequest | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Confirm a needs-review reservation on the node's current topology (operator only)
@@ -192,7 +192,7 @@ def sync(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (ReaffirmRequest | Unset): ``POST .../reaffirm``: only an optional reason; no body at
             all means none.
 
@@ -220,7 +220,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: ReaffirmRequest | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Confirm a needs-review reservation on the node's current topology (operator only)
@@ -228,7 +228,7 @@ async def asyncio_detailed(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (ReaffirmRequest | Unset): ``POST .../reaffirm``: only an optional reason; no body at
             all means none.
 
@@ -261,7 +261,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: ReaffirmRequest | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Confirm a needs-review reservation on the node's current topology (operator only)
@@ -269,7 +269,7 @@ async def asyncio(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (ReaffirmRequest | Unset): ``POST .../reaffirm``: only an optional reason; no body at
             all means none.
 

@@ -22,7 +22,7 @@ def _get_kwargs(
     reservation_id: str,
     *,
     body: UnitsRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -141,7 +141,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
     """ Reclaim released units and terminate the spot workloads on them
@@ -149,7 +149,7 @@ def sync_detailed(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:
@@ -181,7 +181,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
     """ Reclaim released units and terminate the spot workloads on them
@@ -189,7 +189,7 @@ def sync(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:
@@ -216,7 +216,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
     """ Reclaim released units and terminate the spot workloads on them
@@ -224,7 +224,7 @@ async def asyncio_detailed(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:
@@ -256,7 +256,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
     """ Reclaim released units and terminate the spot workloads on them
@@ -264,7 +264,7 @@ async def asyncio(
     Args:
         node_id (str):
         reservation_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:

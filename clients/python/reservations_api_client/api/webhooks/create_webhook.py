@@ -20,7 +20,7 @@ from typing import cast
 def _get_kwargs(
     *,
     body: SubscribeRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -137,13 +137,13 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: SubscribeRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | SubscriptionWithSecret | TooManyRequests]:
     """ Subscribe an endpoint to the caller's org's feed (at most 10 per org)
 
     Args:
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (SubscribeRequest): The body of ``POST /v1/webhooks``: where to send, which types
             (absent: every type).
 
@@ -172,13 +172,13 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: SubscribeRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | SubscriptionWithSecret | TooManyRequests | None:
     """ Subscribe an endpoint to the caller's org's feed (at most 10 per org)
 
     Args:
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (SubscribeRequest): The body of ``POST /v1/webhooks``: where to send, which types
             (absent: every type).
 
@@ -202,13 +202,13 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: SubscribeRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | SubscriptionWithSecret | TooManyRequests]:
     """ Subscribe an endpoint to the caller's org's feed (at most 10 per org)
 
     Args:
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (SubscribeRequest): The body of ``POST /v1/webhooks``: where to send, which types
             (absent: every type).
 
@@ -237,13 +237,13 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: SubscribeRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | SubscriptionWithSecret | TooManyRequests | None:
     """ Subscribe an endpoint to the caller's org's feed (at most 10 per org)
 
     Args:
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (SubscribeRequest): The body of ``POST /v1/webhooks``: where to send, which types
             (absent: every type).
 

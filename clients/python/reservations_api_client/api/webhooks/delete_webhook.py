@@ -18,7 +18,7 @@ from typing import cast
 def _get_kwargs(
     subscription_id: str,
     *,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -122,14 +122,14 @@ def sync_detailed(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Any | Error | TooManyRequests]:
     """ Delete a webhook subscription: nothing more is sent to it
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -156,14 +156,14 @@ def sync(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Any | Error | TooManyRequests | None:
     """ Delete a webhook subscription: nothing more is sent to it
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -185,14 +185,14 @@ async def asyncio_detailed(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Any | Error | TooManyRequests]:
     """ Delete a webhook subscription: nothing more is sent to it
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -219,14 +219,14 @@ async def asyncio(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Any | Error | TooManyRequests | None:
     """ Delete a webhook subscription: nothing more is sent to it
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -19,7 +19,7 @@ from typing import cast
 def _get_kwargs(
     subscription_id: str,
     *,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -29,19 +29,9 @@ def _get_kwargs(
 
     params: dict[str, Any] = {}
 
-    json_limit: str | Unset
-    if isinstance(limit, Unset):
-        json_limit = UNSET
-    else:
-        json_limit = limit
-    params["limit"] = json_limit
+    params["limit"] = limit
 
-    json_cursor: str | Unset
-    if isinstance(cursor, Unset):
-        json_cursor = UNSET
-    else:
-        json_cursor = cursor
-    params["cursor"] = json_cursor
+    params["cursor"] = cursor
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -127,7 +117,7 @@ def sync_detailed(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Response[DeliveryPage | Error | TooManyRequests]:
@@ -135,8 +125,8 @@ def sync_detailed(
 
     Args:
         subscription_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -164,7 +154,7 @@ def sync(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> DeliveryPage | Error | TooManyRequests | None:
@@ -172,8 +162,8 @@ def sync(
 
     Args:
         subscription_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -196,7 +186,7 @@ async def asyncio_detailed(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Response[DeliveryPage | Error | TooManyRequests]:
@@ -204,8 +194,8 @@ async def asyncio_detailed(
 
     Args:
         subscription_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -233,7 +223,7 @@ async def asyncio(
     subscription_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> DeliveryPage | Error | TooManyRequests | None:
@@ -241,8 +231,8 @@ async def asyncio(
 
     Args:
         subscription_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

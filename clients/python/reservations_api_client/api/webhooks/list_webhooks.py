@@ -18,7 +18,7 @@ from typing import cast
 
 def _get_kwargs(
     *,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -28,19 +28,9 @@ def _get_kwargs(
 
     params: dict[str, Any] = {}
 
-    json_limit: str | Unset
-    if isinstance(limit, Unset):
-        json_limit = UNSET
-    else:
-        json_limit = limit
-    params["limit"] = json_limit
+    params["limit"] = limit
 
-    json_cursor: str | Unset
-    if isinstance(cursor, Unset):
-        json_cursor = UNSET
-    else:
-        json_cursor = cursor
-    params["cursor"] = json_cursor
+    params["cursor"] = cursor
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -125,15 +115,15 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Response[Error | SubscriptionPage | TooManyRequests]:
     """ List the caller's org's webhook subscriptions
 
     Args:
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -159,15 +149,15 @@ cursor=cursor,
 def sync(
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Error | SubscriptionPage | TooManyRequests | None:
     """ List the caller's org's webhook subscriptions
 
     Args:
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -188,15 +178,15 @@ cursor=cursor,
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Response[Error | SubscriptionPage | TooManyRequests]:
     """ List the caller's org's webhook subscriptions
 
     Args:
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -222,15 +212,15 @@ cursor=cursor,
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 
 ) -> Error | SubscriptionPage | TooManyRequests | None:
     """ List the caller's org's webhook subscriptions
 
     Args:
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -20,7 +20,7 @@ def _get_kwargs(
     subscription_id: str,
     event_id: str,
     *,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -121,7 +121,7 @@ def sync_detailed(
     event_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | RetryQueued | TooManyRequests]:
     """ Send a failed delivery again now (one more attempt)
@@ -133,7 +133,7 @@ def sync_detailed(
     Args:
         subscription_id (str):
         event_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -162,7 +162,7 @@ def sync(
     event_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | RetryQueued | TooManyRequests | None:
     """ Send a failed delivery again now (one more attempt)
@@ -174,7 +174,7 @@ def sync(
     Args:
         subscription_id (str):
         event_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -198,7 +198,7 @@ async def asyncio_detailed(
     event_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | RetryQueued | TooManyRequests]:
     """ Send a failed delivery again now (one more attempt)
@@ -210,7 +210,7 @@ async def asyncio_detailed(
     Args:
         subscription_id (str):
         event_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -239,7 +239,7 @@ async def asyncio(
     event_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | RetryQueued | TooManyRequests | None:
     """ Send a failed delivery again now (one more attempt)
@@ -251,7 +251,7 @@ async def asyncio(
     Args:
         subscription_id (str):
         event_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

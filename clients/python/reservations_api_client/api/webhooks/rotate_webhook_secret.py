@@ -21,7 +21,7 @@ def _get_kwargs(
     subscription_id: str,
     *,
     body: NoBody | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -141,14 +141,14 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: NoBody | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | SubscriptionWithSecret | TooManyRequests]:
     """ Give a subscription a new signing secret; the old one signs too for 24 hours
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (NoBody | Unset): A POST that takes no body: none, blank or ``{}`` (a rotation).
 
     Raises:
@@ -178,14 +178,14 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: NoBody | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | SubscriptionWithSecret | TooManyRequests | None:
     """ Give a subscription a new signing secret; the old one signs too for 24 hours
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (NoBody | Unset): A POST that takes no body: none, blank or ``{}`` (a rotation).
 
     Raises:
@@ -210,14 +210,14 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: NoBody | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | SubscriptionWithSecret | TooManyRequests]:
     """ Give a subscription a new signing secret; the old one signs too for 24 hours
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (NoBody | Unset): A POST that takes no body: none, blank or ``{}`` (a rotation).
 
     Raises:
@@ -247,14 +247,14 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: NoBody | Unset = UNSET,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | SubscriptionWithSecret | TooManyRequests | None:
     """ Give a subscription a new signing secret; the old one signs too for 24 hours
 
     Args:
         subscription_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (NoBody | Unset): A POST that takes no body: none, blank or ``{}`` (a rotation).
 
     Raises:

@@ -19,7 +19,7 @@ def _get_kwargs(
     node_id: str,
     workload_id: str,
     *,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -124,7 +124,7 @@ def sync_detailed(
     workload_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Any | Error | TooManyRequests]:
     """ End a workload that stopped on its own: it leaves the node, its units are free
@@ -132,7 +132,7 @@ def sync_detailed(
     Args:
         node_id (str):
         workload_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -161,7 +161,7 @@ def sync(
     workload_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Any | Error | TooManyRequests | None:
     """ End a workload that stopped on its own: it leaves the node, its units are free
@@ -169,7 +169,7 @@ def sync(
     Args:
         node_id (str):
         workload_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -193,7 +193,7 @@ async def asyncio_detailed(
     workload_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Any | Error | TooManyRequests]:
     """ End a workload that stopped on its own: it leaves the node, its units are free
@@ -201,7 +201,7 @@ async def asyncio_detailed(
     Args:
         node_id (str):
         workload_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -230,7 +230,7 @@ async def asyncio(
     workload_id: str,
     *,
     client: AuthenticatedClient | Client,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Any | Error | TooManyRequests | None:
     """ End a workload that stopped on its own: it leaves the node, its units are free
@@ -238,7 +238,7 @@ async def asyncio(
     Args:
         node_id (str):
         workload_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

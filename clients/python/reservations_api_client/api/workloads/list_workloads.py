@@ -9,6 +9,8 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error import Error
+from ...models.list_workloads_state_item import check_list_workloads_state_item
+from ...models.list_workloads_state_item import ListWorkloadsStateItem
 from ...models.too_many_requests import TooManyRequests
 from ...models.workload_page import WorkloadPage
 from ...types import UNSET, Unset
@@ -19,9 +21,9 @@ from typing import cast
 def _get_kwargs(
     node_id: str,
     *,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    state: str | Unset = UNSET,
+    state: list[ListWorkloadsStateItem] | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -30,25 +32,18 @@ def _get_kwargs(
 
     params: dict[str, Any] = {}
 
-    json_limit: str | Unset
-    if isinstance(limit, Unset):
-        json_limit = UNSET
-    else:
-        json_limit = limit
-    params["limit"] = json_limit
+    params["limit"] = limit
 
-    json_cursor: str | Unset
-    if isinstance(cursor, Unset):
-        json_cursor = UNSET
-    else:
-        json_cursor = cursor
-    params["cursor"] = json_cursor
+    params["cursor"] = cursor
 
-    json_state: str | Unset
-    if isinstance(state, Unset):
-        json_state = UNSET
-    else:
-        json_state = state
+    json_state: list[str] | Unset = UNSET
+    if not isinstance(state, Unset):
+        json_state = []
+        for state_item_data in state:
+            state_item: str = state_item_data
+            json_state.append(state_item)
+
+
     params["state"] = json_state
 
 
@@ -135,18 +130,18 @@ def sync_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    state: str | Unset = UNSET,
+    state: list[ListWorkloadsStateItem] | Unset = UNSET,
 
 ) -> Response[Error | TooManyRequests | WorkloadPage]:
     """ List the workloads of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        state (str | Unset): comma-separated: running, terminating
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        state (list[ListWorkloadsStateItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -175,18 +170,18 @@ def sync(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    state: str | Unset = UNSET,
+    state: list[ListWorkloadsStateItem] | Unset = UNSET,
 
 ) -> Error | TooManyRequests | WorkloadPage | None:
     """ List the workloads of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        state (str | Unset): comma-separated: running, terminating
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        state (list[ListWorkloadsStateItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -210,18 +205,18 @@ async def asyncio_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    state: str | Unset = UNSET,
+    state: list[ListWorkloadsStateItem] | Unset = UNSET,
 
 ) -> Response[Error | TooManyRequests | WorkloadPage]:
     """ List the workloads of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        state (str | Unset): comma-separated: running, terminating
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        state (list[ListWorkloadsStateItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -250,18 +245,18 @@ async def asyncio(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    state: str | Unset = UNSET,
+    state: list[ListWorkloadsStateItem] | Unset = UNSET,
 
 ) -> Error | TooManyRequests | WorkloadPage | None:
     """ List the workloads of a node the caller may see
 
     Args:
         node_id (str):
-        limit (str | Unset): 1-100, default 50
-        cursor (str | Unset): nextCursor of the previous page, unchanged (any other is a 400)
-        state (str | Unset): comma-separated: running, terminating
+        limit (int | Unset):  Default: 50.
+        cursor (str | Unset):
+        state (list[ListWorkloadsStateItem] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

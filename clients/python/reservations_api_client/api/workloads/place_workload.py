@@ -21,7 +21,7 @@ def _get_kwargs(
     node_id: str,
     *,
     body: PlaceWorkloadRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -139,14 +139,14 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: PlaceWorkloadRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | TooManyRequests | Workload]:
     """ Place a workload on units of a node (operator keys with workload.place)
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
             which tier, on which units.
 
@@ -177,14 +177,14 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: PlaceWorkloadRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | TooManyRequests | Workload | None:
     """ Place a workload on units of a node (operator keys with workload.place)
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
             which tier, on which units.
 
@@ -210,14 +210,14 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: PlaceWorkloadRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | TooManyRequests | Workload]:
     """ Place a workload on units of a node (operator keys with workload.place)
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
             which tier, on which units.
 
@@ -248,14 +248,14 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: PlaceWorkloadRequest,
-    idempotency_key: None | str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 
 ) -> Error | TooManyRequests | Workload | None:
     """ Place a workload on units of a node (operator keys with workload.place)
 
     Args:
         node_id (str):
-        idempotency_key (None | str | Unset): 1-255 printable characters; 24 h
+        idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
             which tier, on which units.
 

@@ -1,0 +1,138 @@
+"""An example of each response body's schema (and of each schema it holds) for the OpenAPI
+document, by the model's name: what the demo fleet's calls answer (``README.md``). The
+request bodies' examples are their models' own. A test validates each against its schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_T0 = "2026-11-29T10:00:00Z"
+_T1 = "2026-11-30T08:15:00Z"
+_UNIT = {
+    "id": "0000:04:00.0",
+    "allocClass": "vfio-group",
+    "gpuModelId": "nvidia-h100-sxm5-80gb",
+    "gpuModelName": "NVIDIA H100 SXM5 80GB",
+    "sellableGpus": 1,
+    "state": "claimed",
+    "claimedBy": "vm:vm-17",
+    "reservable": True,
+    "reservationId": "res-a-active",
+    "released": True,
+}
+_RESERVATION = {
+    "id": "res-a-active",
+    "nodeId": "node-a1",
+    "status": "active",
+    "startsAt": _T0,
+    "endsAt": "2034-12-31T00:00:00Z",
+    "allowedOrgIds": ["org-lab"],
+    "managingOrgIds": ["org-broker"],
+    "reservedUnitIds": ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"],
+    "releasedUnitIds": ["0000:06:00.0"],
+    "contractRef": "lab-2026-q4",
+    "topologyGen": 4,
+    "createdAt": _T0,
+    "updatedAt": _T1,
+}
+_TERMINATION = {"id": "term-7f3k", "reservationId": "res-a-active", "requestedAt": _T1}
+_WORKLOAD = {
+    "id": "vm-17",
+    "nodeId": "node-a1",
+    "kind": "vm",
+    "tier": "spot",
+    "orgId": "org-spotbuyer",
+    "unitIds": ["0000:04:00.0"],
+    "state": "terminating",
+    "createdAt": _T0,
+    "termination": _TERMINATION,
+}
+_EVENT = {
+    "specversion": "1.0",
+    "id": "evt-01jdx8m2k4q7r9t3v5w7y9a1c3",
+    "type": "reservation.reclaimed",
+    "source": "/v1/nodes/node-a1",
+    "subject": "reservations/res-a-active",
+    "time": "2026-11-30T08:15:00.123Z",
+    "datacontenttype": "application/json",
+    "data": {
+        "actor": {"orgId": "org-broker"},
+        "reason": "lab needs them",
+        "unitIds": ["0000:04:00.0"],
+        "terminated": ["vm-17"],
+        "skipped": [],
+    },
+}
+_DELIVERY = {
+    "eventId": "evt-01jdx8m2k4q7r9t3v5w7y9a1c3",
+    "type": "reservation.reclaimed",
+    "attempt": 2,
+    "at": _T1,
+    "status": 503,
+    "error": "the endpoint answered 503",
+    "nextAttemptAt": "2026-11-30T08:20:00Z",
+    "state": "pending",
+}
+_SUBSCRIPTION = {
+    "id": "whk-5c2m9q",
+    "url": "https://hooks.example.com/reservations",
+    "types": ["workload.termination_requested"],
+    "description": "spot terminations to the scheduler",
+    "status": "active",
+    "createdAt": _T0,
+}
+_SIGNING = "whsec_ExampleOnlyOfNoSubscription00000"
+_CURSOR = "eyJhZnRlciI6InJlcy1hLWFjdGl2ZSJ9.c2lnbmF0dXJl"
+
+EXAMPLES: dict[str, list[Any]] = {
+    "UnitView": [_UNIT],
+    "ReservationView": [_RESERVATION],
+    "ReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
+    "ReclaimResponse": [
+        {**_RESERVATION, "releasedUnitIds": [], "terminated": ["vm-17"], "skipped": ["vm-21"]}
+    ],
+    "NodeView": [
+        {
+            "id": "node-a1",
+            "ownerOrgId": "org-acme",
+            "topologyGen": 4,
+            "unitIds": ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"],
+            "createdAt": _T0,
+            "updatedAt": _T1,
+        }
+    ],
+    "WorkloadView": [_WORKLOAD],
+    "WorkloadPage": [{"items": [_WORKLOAD]}],
+    "WorkloadTermination": [_TERMINATION],
+    "CloudEventView": [_EVENT],
+    "EventPage": [{"items": [_EVENT], "nextCursor": _CURSOR}],
+    "SubscriptionView": [_SUBSCRIPTION],
+    "SubscriptionWithSecret": [{**_SUBSCRIPTION, "secret": _SIGNING}],
+    "SubscriptionPage": [{"items": [_SUBSCRIPTION]}],
+    "SubscriptionStatus": ["active"],
+    "DeliveryView": [_DELIVERY],
+    "DeliveryPage": [{"items": [_DELIVERY], "nextCursor": _CURSOR}],
+    "DeliveryState": ["failed"],
+    "RetryQueued": [{"eventId": _DELIVERY["eventId"], "attempt": 9, "queuedAt": _T1}],
+    "ErrorBody": [
+        {
+            "error": "units not in reservation res-a-active: 0000:08:00.0",
+            "code": "units_not_in_reservation",
+            "details": [{"field": "unitIds[2]", "problem": "0000:08:00.0 is not reserved"}],
+            "requestId": "Jx3kPgB7oAMEbQw=",
+        }
+    ],
+    "ErrorDetail": [{"field": "unitIds[2]", "problem": "0000:08:00.0 is not reserved"}],
+    "ThrottledBody": [{"message": "Too Many Requests"}],
+    "UnitSpec": [
+        {
+            "id": "0000:04:00.0",
+            "allocClass": "vfio-group",
+            "gpuModelId": "nvidia-h100-sxm5-80gb",
+            "gpuModelName": "NVIDIA H100 SXM5 80GB",
+            "sellableGpus": 1,
+            "sellable": True,
+        }
+    ],
+    "NoBody": [{}],
+}
