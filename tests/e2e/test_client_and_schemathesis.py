@@ -45,7 +45,7 @@ from tests.e2e.api_tools import (
     refusals,
 )
 from tests.e2e.stack import Stack
-from tests.e2e.support import TIMINGS
+from tests.e2e.support import REPORTS, TIMINGS
 
 pytestmark = pytest.mark.docker
 T = TypeVar("T")
@@ -284,9 +284,9 @@ def ids(read: Callable[[str], Any], node: str) -> list[str]:
     return [item.id for item in getattr(answer, "items", answer)]
 
 
-def aim(case: Any, world: dict[str, dict[str, list[str]]], kind: str) -> None:
-    """The case with ``kind``'s key; two cases in three at a real node and its own ids (the
-    same case aimed the same way every run); webhook URLs on loopback."""
+def aim(case: Any, world: dict[str, dict[str, list[str]]]) -> None:
+    """Two cases in three at a real node and its own ids (the same case aimed the same way
+    every run)."""
     choose = random.Random(repr((case.operation.label, case.path_parameters, case.body)))
     parameters = case.path_parameters or {}
     if "nodeId" in parameters and choose.random() < 2 / 3:
@@ -297,7 +297,6 @@ def aim(case: Any, world: dict[str, dict[str, list[str]]], kind: str) -> None:
         units = world[node]["unitIds"]
         if isinstance(case.body, dict) and isinstance(case.body.get("unitIds"), list) and units:
             case.body["unitIds"] = choose.sample(units, min(len(units), choose.randint(1, 2)))
-    aim_key_only(case, kind)
 
 
 def send(case: Any, stack: Stack, kind: str) -> Any:
@@ -312,8 +311,9 @@ def send(case: Any, stack: Stack, kind: str) -> Any:
 def test_schemathesis_every_operation_with_each_kind_of_key(
     case: Any, stack: Stack, world: dict[str, dict[str, list[str]]]
 ) -> None:
+    aim(case, world)
     for kind in KEYS:
-        aim(case, world, kind)
+        with_key(case, kind)
         case.validate_response(send(case, stack, kind), checks=CHECKS)
 
 
@@ -326,10 +326,9 @@ def test_schemathesis_stateful_over_the_links(
 
     class Workflow(schema.as_state_machine()):  # type: ignore[misc]
         def step(self, input: Any) -> Any:
-            if input.transition is None:
-                aim(input.case, world, kind)
-            else:
-                aim_key_only(input.case, kind)
+            if input.transition is None:  # a scenario's first step; later ones follow links
+                aim(input.case, world)
+            with_key(input.case, kind)
             return super().step(input)
 
         def call(self, case: Any, **kwargs: Any) -> Any:
@@ -341,7 +340,8 @@ def test_schemathesis_stateful_over_the_links(
     Workflow.run(settings=settings(SETTINGS, max_examples=SCENARIOS, stateful_step_count=6))
 
 
-def aim_key_only(case: Any, kind: str) -> None:
+def with_key(case: Any, kind: str) -> None:
+    """The case sent with ``kind``'s key; a webhook URL in its body on loopback."""
     if isinstance(case.body, dict) and "url" in case.body:
         case.body["url"] = LOOPBACK_HOOK
     case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
@@ -350,6 +350,7 @@ def aim_key_only(case: Any, kind: str) -> None:
 
 def test_schemathesis_counts_are_printed() -> None:
     """Runs last: what was sent, what each check passed, which refusals were seen."""
+    REPORTS.append(TALLY.report())
     print("\n" + TALLY.report())
     TIMINGS["schemathesis (stateless and stateful, every key)"] = time.monotonic() - TALLY.started
     assert sum(TALLY.requests.values()) > 0
