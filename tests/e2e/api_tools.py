@@ -108,6 +108,7 @@ class Tally:
     statuses: Counter[str] = field(default_factory=Counter)  # "METHOD path status"
     checks: Counter[str] = field(default_factory=Counter)  # check -> responses it passed
     refused: Counter[str] = field(default_factory=Counter)  # listed refusal -> how often
+    links: Counter[str] = field(default_factory=Counter)  # stateful: link followed -> how often
     started: float = field(default_factory=time.monotonic)
 
     def report(self) -> str:
@@ -116,6 +117,8 @@ class Tally:
             f"in {time.monotonic() - self.started:.0f} s; by key: {dict(self.requests)}",
             f"  checks passed (responses): {dict(sorted(self.checks.items()))}",
             f"  business refusals (listed): {dict(sorted(self.refused.items()))}",
+            f"  links followed (stateful): {sum(self.links.values())} steps over "
+            f"{len(self.links)} links: {dict(sorted(self.links.items()))}",
             f"  by status: {dict(sorted(self.statuses.items()))}",
         ]
         return "\n".join(lines)
@@ -135,7 +138,8 @@ def counted_checks(tally: Tally, listed: list[dict[str, Any]]) -> list[Any]:
             refusal = refusal_for(case, response, listed)
             if refusal is None:
                 raise
-            tally.refused[f"{response.status_code} {refusal['code']}"] += 1
+            named = f" ({refusal['field']})" if "field" in refusal else ""
+            tally.refused[f"{response.status_code} {refusal['code']}{named}"] += 1
             return None
 
     def counting(check: Any) -> Any:

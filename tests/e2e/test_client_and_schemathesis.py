@@ -328,6 +328,9 @@ def test_schemathesis_stateful_over_the_links(
         def step(self, input: Any) -> Any:
             if input.transition is None:  # a scenario's first step; later ones follow links
                 aim(input.case, world)
+            else:
+                inferred = " (inferred)" if input.transition.is_inferred else ""
+                TALLY.links[input.transition.id + inferred] += 1
             with_key(input.case, kind)
             return super().step(input)
 
