@@ -249,6 +249,10 @@ SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), dera
 TALLY = Tally()
 LISTED = refusals()
 CHECKS = counted_checks(TALLY, LISTED)
+# A node of the fuzzer's own, 16 free units: what a create or a place is aimed at, so that
+# a share succeeds and the stateful phase follows their links.
+FUZZ_NODE = "node-fuzz"
+MAKERS = {"createReservation", "placeWorkload"}
 
 
 # The committed document; requests go to the stack's port (``send``). Valid data only (what
@@ -268,11 +272,13 @@ def world(stack: Stack) -> dict[str, dict[str, list[str]]]:
     reservations, workloads and units, to aim cases at."""
     operator = as_key(stack, "operator")
     TALLY.started = time.monotonic()
+    operator.put_node(FUZZ_NODE, NodeRequest(owner_org_id="org-acme", topology_gen=1, units=[
+        h100(f"0000:{0x60 + i:02x}:00.0") for i in range(16)]))  # fmt: skip
     return {node: {
         "reservationId": ids(operator.list_reservations, node),
         "workloadId": ids(operator.list_workloads, node),
         "unitIds": ids(operator.list_units, node),
-    } for node in (A1, "node-b7", C3, N1)}  # fmt: skip
+    } for node in (A1, "node-b7", C3, N1, FUZZ_NODE)}  # fmt: skip
 
 
 def ids(read: Callable[[str], Any], node: str) -> list[str]:
@@ -286,17 +292,21 @@ def ids(read: Callable[[str], Any], node: str) -> list[str]:
 
 def aim(case: Any, world: dict[str, dict[str, list[str]]]) -> None:
     """Two cases in three at a real node and its own ids (the same case aimed the same way
-    every run)."""
+    every run); a create or a place at the fuzzer's node, from now on."""
     choose = random.Random(repr((case.operation.label, case.path_parameters, case.body)))
     parameters = case.path_parameters or {}
+    makes = case.operation.definition.raw.get("operationId") in MAKERS
     if "nodeId" in parameters and choose.random() < 2 / 3:
-        parameters["nodeId"] = node = choose.choice(sorted(world))
+        parameters["nodeId"] = node = FUZZ_NODE if makes else choose.choice(sorted(world))
         for name in ("reservationId", "workloadId"):
             if name in parameters and world[node][name]:
                 parameters[name] = choose.choice(world[node][name])
         units = world[node]["unitIds"]
         if isinstance(case.body, dict) and isinstance(case.body.get("unitIds"), list) and units:
             case.body["unitIds"] = choose.sample(units, min(len(units), choose.randint(1, 2)))
+        if makes and isinstance(case.body, dict):  # a term from now on, open-ended
+            case.body.pop("startsAt", None)
+            case.body.pop("endsAt", None)
 
 
 def send(case: Any, stack: Stack, kind: str) -> Any:
