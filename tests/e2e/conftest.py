@@ -18,6 +18,7 @@ import pytest
 
 from tests.e2e.support import (
     DEMO_FLEET,
+    REPORTS,
     ROOT,
     TIMINGS,
     Emulator,
@@ -92,6 +93,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for report in REPORTS:
+        terminalreporter.section("end-to-end counts")
+        for line in report.splitlines():
+            terminalreporter.write_line(line)
     if not TIMINGS:
         return
     terminalreporter.section("end-to-end timings")

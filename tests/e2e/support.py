@@ -28,6 +28,8 @@ DEMO_FLEET = ROOT / "fleets" / "demo.json"
 
 # What the e2e run measured (name -> seconds), printed in pytest's terminal summary.
 TIMINGS: dict[str, float] = {}
+# What an end-to-end test counted (requests, checks), printed there too.
+REPORTS: list[str] = []
 
 
 def in_ci() -> bool:

@@ -190,10 +190,13 @@ def _given(value: T | None) -> T | Unset:
 
 def _listed(values: str | Sequence[str] | None) -> Any:
     """A list filter (statuses, states, event types): a list, or its comma-separated text;
-    absent when None (the generated call checks nothing more: the API names a bad one)."""
+    absent when None (the generated call checks nothing more: the API names a bad one).
+    Sent as the document declares it (form, not exploded): one parameter, its values
+    comma-separated. The generated call repeats the name for each item of a list, which
+    the API refuses (400), so the list goes to it as one item of comma-separated text."""
     if values is None:
         return UNSET
-    return values.split(",") if isinstance(values, str) else list(values)
+    return [values if isinstance(values, str) else ",".join(values)]
 
 
 def _moment(value: datetime | str | None) -> Any:
