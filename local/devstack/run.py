@@ -102,8 +102,9 @@ def write_env_vars(emulator_port: int) -> Path:
 
 
 def sam_local(command: str, port: int, env_vars: Path, warm: str) -> list[str]:
+    """``sam local <command>``, through ``devstack.sam_cli`` (a request id per request)."""
     return [
-        sam_command(), "local", command,
+        sys.executable, "-m", "devstack.sam_cli", "local", command,
         "--host", "127.0.0.1", "--port", str(port),
         "--env-vars", str(env_vars),
         "--invoke-image", LAMBDA_IMAGE, "--skip-pull-image",

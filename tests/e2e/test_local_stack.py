@@ -155,6 +155,8 @@ def test_every_404_is_byte_identical(stack: Stack) -> None:
     assert body["requestId"] == first.headers["X-Request-Id"]
     for name, response in cases.items():
         assert comparable(response) == comparable(first), name
+    # Each request its own id, the one its error body and its log lines carry.
+    assert len({response.headers["X-Request-Id"] for response in cases.values()}) == len(cases)
 
 
 def test_unknown_routes_methods_and_empty_ids_get_the_same_404(stack: Stack) -> None:
