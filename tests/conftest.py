@@ -27,6 +27,15 @@ os.environ.update(
 
 from devstack import fleets, moto_costs, template
 from reservations.dal import clients
+from reservations.observability import metrics
+
+
+@pytest.fixture(autouse=True)
+def _metrics_of_this_test_only() -> None:
+    """Powertools keeps metrics in one store shared by every ``Metrics`` until a handler
+    flushes them: what a test adds without a handler (a use case called directly) must not
+    be printed by the next test's handler (tests share a worker process)."""
+    metrics.clear_metrics()
 
 
 @pytest.fixture

@@ -603,29 +603,41 @@ def test_64_units_sold_192_times_change_in_one_transaction_that_writes_no_reserv
     assert len(update["data"]["reviewedReservationIds"]) == 192
 
 
-def test_every_list_page_after_an_update_is_one_query_that_reads_the_review_with_it(
-    handlers, load_fleet, node_env, aws, sent_requests
+@pytest.mark.parametrize(
+    ("status", "reads"),
+    [
+        # Live statuses: the node's partition, each page's Query up to the access item.
+        ("pending,active,needs-review", [("dynamodb", "Query")]),
+        # No filter: the list index (present and history), a bounded window a page; a page
+        # whose window stops before the access item reads it on its own (never the last).
+        ("", [("dynamodb", "Query"), ("dynamodb", "GetItem")]),
+    ],
+)
+def test_every_list_page_after_an_update_reads_the_review_with_the_access_item(
+    handlers, load_fleet, node_env, aws, sent_requests, status, reads
 ):
     """The update writes the units' generations onto the node's list access item too, in
-    its one transaction; each page's Query ends at that item, so no page reads the node
-    item, and a later page shows the review as the first does."""
+    its one transaction; each page reads that item, never the node item, and a later page
+    shows the review as the first does."""
     ids = many(64)
     load_fleet(booked("node-h", ids))
     assert put(handlers, "node-h", body(2, [spec(u, gpuModelId="a100") for u in ids])).status == 200
     access, node = state.item(aws, "node-h", "~ACCESS"), state.item(aws, "node-h", "#NODE")
     assert access["unitsChangedAtGen"] == node["unitsChangedAtGen"] == {u: 2 for u in ids}
-    query: dict[str, str] = {"limit": "50"}
+    query: dict[str, str] = {"limit": "50", "status": status}
     reader = "Bearer vl_local_test_operator"
     invoke(handlers["list_reservations"], list_event("node-h", reader, query))  # the key cached
     statuses: list[str] = []
     while True:
         sent_requests.clear()
         page = invoke(handlers["list_reservations"], list_event("node-h", reader, query)).body
-        assert sent_requests.sent == [("dynamodb", "Query")]
+        last = "nextCursor" not in page
+        assert sent_requests.sent in ([("dynamodb", "Query")], reads)
+        assert not last or sent_requests.sent == [("dynamodb", "Query")]
         statuses += [r["status"] for r in page["items"]]
-        if "nextCursor" not in page:
+        if last:
             break
-        query = {"limit": "50", "cursor": page["nextCursor"]}
+        query = {"limit": "50", "status": status, "cursor": page["nextCursor"]}
     assert len(statuses) == 192
     assert set(statuses) == {"needs-review"}
 
