@@ -75,6 +75,7 @@ def plain_answers() -> None:
         return 200, {"Content-Type": "application/x-amz-json-1.0"}, body
 
     execute_result._plain = True  # type: ignore[attr-defined]
+    execute_result._moto_own = original  # type: ignore[attr-defined]
     result.execute_result = execute_result  # type: ignore[method-assign]
 
 
