@@ -108,8 +108,8 @@ def _token(write: PartitionWrite) -> str | None:
     return write.write_id
 
 
-# Items a page of a list with history reads at the least: a page's ``limit`` (at most 100)
-# plus one, so a full page knows there is more; enough that an org which sees few of a
+# What a page of a list with history reads: the largest page (100) plus one item, so a full
+# page knows there is more, whatever the page's own ``limit``: an org that sees few of a
 # node's reservations still finds them in a few pages.
 HISTORY_WINDOW = 100
 
@@ -199,9 +199,9 @@ class NodeTable:
         repeats one. An index is read eventually consistent; a move caught half-way shows
         both items, the same reservation once (the live one).
 
-        At most ``HISTORY_WINDOW`` items (``limit`` + 1 when more): what a page reads stays
-        the same however long the node's past. A page that stops before the access item
-        reads it on its own (one GetItem)."""
+        At most ``HISTORY_WINDOW`` + 1 items (``Limit``): what a page reads stays the same
+        however long the node's past. A page that stops before the access item reads it on
+        its own (one GetItem)."""
         # Just after ``after``'s sort key: "!" sorts below every character an id may have.
         first = RESERVATION_PREFIX if after is None else f"{RESERVATION_PREFIX}{after}!"
         query: dict[str, Any] = {
