@@ -1,0 +1,7 @@
+"""What the document says a write with a body may answer, written out by hand (not from
+the routes it checks): its success, 400, 401, 404, 409, 415, 422, throttling's 429, 500
+and 503."""
+
+BODY_WRITE_STATUSES = frozenset(
+    {"200", "400", "401", "404", "409", "415", "422", "429", "500", "503"}
+)
