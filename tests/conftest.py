@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import boto3
+import botocore.loaders
 import pytest
 from moto import mock_aws
 
@@ -55,12 +56,20 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
+# botocore's service models and endpoint data, parsed once for every test: moto gives each
+# test a fresh default session, whose own loader would parse them again (most of a test's
+# set-up time). They are read-only data; a session only reads them.
+_BOTOCORE_DATA = botocore.loaders.create_loader()
+
+
 @pytest.fixture
 def aws(aws_env: None) -> Iterator[Any]:
     """moto's in-memory AWS with template.yaml's tables; yields a DynamoDB client. Its
     transactions back up the items they name, not the whole table (``moto_costs``)."""
     moto_costs.install()
     with mock_aws():
+        boto3.setup_default_session()
+        boto3.DEFAULT_SESSION._session.register_component("data_loader", _BOTOCORE_DATA)
         clients.reset()
         from reservations.http.resolver import key_cache
 
