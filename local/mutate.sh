@@ -16,7 +16,7 @@ JOBS=${MUTATE_JOBS:-$(nproc)}
 # tree, so a run is reproducible and never picks up a half-written file (commit first).
 rm -rf "$STAGE"
 mkdir -p "$STAGE/src"
-git archive "${MUTATE_REF:-HEAD}" layers/common functions local/devstack local/mutate_conftest.py local/mypy_mutants.ini tools agent tests fleets events docs/openapi.json \
+git archive "${MUTATE_REF:-HEAD}" layers/common functions local/devstack local/mutate_conftest.py local/mypy_mutants.ini local/mutmut_run.py tools agent tests fleets events docs/openapi.json \
   template.yaml pyproject.toml | tar -x -C "$STAGE"
 # The packages the tests import besides the layer's come from the same commit, ahead of the
 # working tree's editable install.
@@ -37,7 +37,7 @@ cd "$STAGE"
 # per mutant saved, over thousands of mutants).
 export PATH="$ROOT/.venv/bin:$PATH" PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 started=$(date +%s)
-"$ROOT/.venv/bin/mutmut" run --max-children "$JOBS" > run.log 2>&1 || {
+"$ROOT/.venv/bin/python" local/mutmut_run.py run --max-children "$JOBS" > run.log 2>&1 || {
   tail -40 run.log >&2
   echo "mutmut failed; the whole log is in .mutmut/run.log" >&2
   exit 1
