@@ -4,12 +4,16 @@ time left defers the rest."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from reservations.logic.history_mover import MoveOutcome, move_expired
 from reservations.models.domain import Reservation
+from reservations.observability import metrics
 from tests.logic.conftest import NOW
 from tests.support.fakes import FakeTable, ports
 
@@ -64,3 +68,41 @@ def test_a_pass_without_time_left_defers(store, clock):
     counts = move_expired(ports(store, clock), time_left=lambda: 1.0)
     assert (counts[MoveOutcome.MOVED], counts[MoveOutcome.DEFERRED]) == (0, 1)
     assert "res-1" in store.nodes["node-a"].reservations
+
+
+# --- what an operator reads --------------------------------------------------------------
+
+
+@pytest.fixture
+def emitted() -> Iterator[dict[str, Any]]:
+    metrics.clear_metrics()
+    yield metrics.metric_set
+    metrics.clear_metrics()
+
+
+@pytest.fixture
+def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level("DEBUG", logger="reservations")
+    return caplog
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, Any]]:
+    return [
+        (r.levelname, r.getMessage(), getattr(r, "deferred", None))
+        for r in caplog.records
+        if r.name == "reservations"
+    ]
+
+
+def test_a_pass_counts_what_it_moved_and_warns_of_what_it_deferred(store, clock, emitted, said):
+    ended = _expire(store)
+    store.nodes["node-a"].reservations["res-2"] = replace(ended, id="res-2")
+    move_expired(ports(store, clock), time_left=lambda: 1.0)
+    count = {"Unit": "Count", "Value": [0.0], "StorageResolution": 60}
+    assert emitted == {"ReservationsMovedToHistory": count}
+    assert _lines(said) == [("WARNING", "history moves deferred", 2)]
+    metrics.clear_metrics()
+    said.clear()
+    move_expired(ports(store, clock), time_left=lambda: 60.0)
+    assert emitted == {"ReservationsMovedToHistory": {**count, "Value": [2.0]}}
+    assert _lines(said) == []
