@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from reservations.logic.create_reservation import CREATE
 from reservations.logic.event_feeds import FeedQuery, org_feed
 from reservations.logic.idempotency import REPLAYED, replay
+from reservations.logic.pipeline import _lost_race
 from reservations.models.domain import Caller
 from reservations.models.errors import (
     FieldProblem,
@@ -25,6 +27,7 @@ from reservations.models.errors import (
 )
 from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
 from reservations.models.requests import RawBody
+from reservations.models.writes import WriteConflict
 from reservations.observability import metrics
 from tests.logic.conftest import UNITS, unit
 from tests.support.event_fakes import FakeEvents
@@ -135,3 +138,30 @@ def test_a_bad_feed_query_part_is_a_400_saying_what_is_wrong(query, message, det
         org_feed(READER, FeedQuery(**query), FakeEvents(), b"k" * 32, STORED.expires_at)
     assert refused.value.message == message
     assert refused.value.details == [detail]
+
+
+# --- a lost race --------------------------------------------------------------------------
+
+
+def _reasons(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, Any]]:
+    return [
+        (r.levelname, r.getMessage(), getattr(r, "reasons", None))
+        for r in caplog.records
+        if r.name == "reservations"
+    ]
+
+
+def test_a_lost_race_is_said_at_info_with_why_and_retried(said):
+    conflict = WriteConflict("node node-a changed since it was read")
+    assert _lost_race(CREATE, REQUEST, conflict, STORED.expires_at) is None
+    assert _reasons(said) == [
+        ("INFO", "create lost a race; retrying", "node node-a changed since it was read")
+    ]
+
+
+def test_a_race_lost_to_the_keys_own_first_answer_replays_it_and_is_no_lost_race(said):
+    conflict = WriteConflict("kept", stored=STORED)
+    replayed = _lost_race(CREATE, REQUEST, conflict, STORED.expires_at - timedelta(hours=1))
+    assert replayed is not None
+    assert replayed.body == FIRST.body
+    assert [message for _, message, _ in _reasons(said)] == ["idempotent replay"]
