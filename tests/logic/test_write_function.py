@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from botocore.exceptions import EndpointConnectionError
 
 from devstack.api_events import create_event
 from devstack.functions import FakeContext, load_function
@@ -81,3 +82,84 @@ def test_a_base64_body_is_decoded_and_a_body_declared_not_json_is_415(call):
     refused = call(text)
     assert refused["statusCode"] == 415
     assert json.loads(refused["body"])["code"] == "unsupported_media_type"
+
+
+# --- what the resolver answers around the use case ----------------------------------------
+
+
+def flushed(capfd: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The metrics the invocation flushed (EMF lines on stdout): name -> value."""
+    values: dict[str, Any] = {}
+    for line in capfd.readouterr().out.splitlines():
+        if '"_aws"' in line:
+            document = json.loads(line)
+            for metric in document["_aws"]["CloudWatchMetrics"][0]["Metrics"]:
+                values[metric["Name"]] = document[metric["Name"]]
+    return values
+
+
+def said(caplog: pytest.LogCaptureFixture) -> list[Any]:
+    return [r for r in caplog.records if r.name == "reservations"]
+
+
+def test_a_409_is_counted_and_a_422_is_not(call, store, capfd):
+    capfd.readouterr()
+    held = call(event({**BODY, "unitIds": ["0000:07:00.0"]}))  # res-1 holds it
+    assert held["statusCode"] == 409
+    assert flushed(capfd)["Responses409"] == [1.0]
+    refused = call(event({**BODY, "unitIds": ["0000:ff:00.0"]}))
+    assert refused["statusCode"] == 422
+    assert "Responses409" not in flushed(capfd)
+
+
+def test_aws_not_answering_is_a_503_said_and_counted(call, monkeypatch, capfd, caplog):
+    def unreachable(_hash: str) -> None:
+        raise EndpointConnectionError(endpoint_url="https://dynamodb.test")
+
+    monkeypatch.setattr(resolver.store, "load_api_key", unreachable)
+    caplog.set_level("INFO", logger="reservations")
+    capfd.readouterr()
+    answer = call(event())
+    assert answer["statusCode"] == 503
+    assert answer["headers"]["Retry-After"] == "2"
+    assert json.loads(answer["body"])["code"] == "internal"
+    assert flushed(capfd)["RequestsUnanswered"] == [1.0]
+    [line] = said(caplog)
+    assert (line.levelname, line.getMessage()) == ("WARNING", "request gave up: AWS did not answer")
+    assert "dynamodb.test" in line.why
+    assert line.exc_info is None
+
+
+def test_an_unexpected_error_is_a_500_naming_nothing_internal_logged_with_its_stack(
+    call, monkeypatch, caplog
+):
+    def broken(_hash: str) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(resolver.store, "load_api_key", broken)
+    caplog.set_level("INFO", logger="reservations")
+    answer = call(event())
+    assert answer["statusCode"] == 500
+    body = json.loads(answer["body"])
+    assert (body["error"], body["code"]) == ("internal error", "internal")
+    assert "secret" not in answer["body"]
+    [line] = said(caplog)
+    assert (line.levelname, line.getMessage()) == ("ERROR", "unhandled error")
+    assert line.exc_info is not None
+
+
+def test_every_answer_carries_the_request_id_api_gateway_gave_or_a_new_one(call):
+    given = event()
+    given["requestContext"]["requestId"] = "req-given-1"
+    refused = call({**given, "headers": {**given["headers"], "authorization": "Bearer x"}})
+    assert refused["headers"]["X-Request-Id"] == "req-given-1"
+    assert refused["headers"]["WWW-Authenticate"] == "Bearer"
+    assert json.loads(refused["body"])["requestId"] == "req-given-1"
+    made = event()
+    del made["requestContext"]["requestId"]
+    answer = call(made)
+    assert answer["statusCode"] == 201
+    assert len(answer["headers"]["X-Request-Id"]) == 32
+    assert answer["headers"]["X-Request-Id"] != call(made)["headers"]["X-Request-Id"]
+    made["requestContext"]["requestId"] = ""  # an empty id is none
+    assert len(call(made)["headers"]["X-Request-Id"]) == 32
