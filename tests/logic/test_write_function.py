@@ -163,3 +163,20 @@ def test_every_answer_carries_the_request_id_api_gateway_gave_or_a_new_one(call)
     assert answer["headers"]["X-Request-Id"] != call(made)["headers"]["X-Request-Id"]
     made["requestContext"]["requestId"] = ""  # an empty id is none
     assert len(call(made)["headers"]["X-Request-Id"]) == 32
+
+
+def at_path(path: str, authorization: str | None) -> dict[str, Any]:
+    sent = event()
+    sent["rawPath"] = sent["requestContext"]["http"]["path"] = path
+    sent["headers"].pop("authorization")
+    if authorization:
+        sent["headers"]["authorization"] = authorization
+    return sent
+
+
+def test_a_path_id_no_route_takes_is_the_keys_401_first_then_404(call):
+    malformed = '/v1/nodes/node"a/reservations'  # no route pattern takes a quote
+    assert call(at_path(malformed, None))["statusCode"] == 401
+    assert call(at_path(malformed, "Bearer vl_local_test_owner"))["statusCode"] == 404
+    # An empty path id is the 404 whatever the key, as deployed.
+    assert call(at_path("/v1/nodes//reservations", None))["statusCode"] == 404
