@@ -22,8 +22,8 @@ from reservations.models.domain import ApiKey
 from tests.logic.conftest import unit
 from tests.support.fakes import FakeClock, FakeTable, ports
 
-FREE = ["0000:0b:00.0", "0000:0c:00.0"]
-BODY = {"unitIds": FREE, "allowedOrgIds": ["org-lab"]}
+FREE = ["0000:0b:00.0", "0000:0c:00.0", "0000:0d:00.0"]
+BODY = {"unitIds": FREE[:2], "allowedOrgIds": ["org-lab"]}
 OWNER_KEY = ApiKey("key-owner", "org-acme", frozenset({"reservation.write"}), False)
 
 
@@ -50,8 +50,10 @@ def call(
     return invoke
 
 
-def event(body: Any = BODY, key: str | None = None) -> dict[str, Any]:
-    return create_event("node-a", body, "Bearer vl_local_test_owner", key)
+def event(
+    body: Any = BODY, key: str | None = None, bearer: str = "vl_local_test_owner"
+) -> dict[str, Any]:
+    return create_event("node-a", body, f"Bearer {bearer}", key)
 
 
 def test_a_keyed_create_answers_201_and_its_retry_the_same_bytes_marked_replayed(call, store):
@@ -70,6 +72,13 @@ def test_a_keyed_create_answers_201_and_its_retry_the_same_bytes_marked_replayed
     other = call(event({**BODY, "unitIds": FREE[:1]}, key="k-1"))
     assert other["statusCode"] == 422
     assert json.loads(other["body"])["code"] == "idempotency_key_reused"
+    # Another key is another request: its own 201.
+    second = call(event({**BODY, "unitIds": FREE[2:]}, key="k-2"))
+    assert second["statusCode"] == 201
+    assert json.loads(second["body"])["id"] == "res-new1"
+    # The same key under another API key is another request too.
+    elsewhere = call(event(BODY, key="k-2", bearer="vl_local_test_operator"))
+    assert elsewhere["statusCode"] == 409  # a create of its own: the units are taken
 
 
 def test_a_base64_body_is_decoded_and_a_body_declared_not_json_is_415(call):

@@ -6,6 +6,7 @@ naming ``cursor``, never a 500."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -46,6 +47,9 @@ def test_a_cursor_reads_back_on_its_own_list_and_feed_only():
     as_list = CursorScope(FEED.node_id, FEED.statuses, FEED.org_id)
     assert refused(encode_cursor(Cursor("p"), FEED, KEY), as_list)
     assert refused(encode_cursor(Cursor("p"), as_list, KEY), FEED)
+    # A feed's cursor without ``after``: only its feed tells it from the list's.
+    no_after = replace(FEED, after="")
+    assert refused(encode_cursor(Cursor("p"), no_after, KEY), as_list)
     # Each bound field on its own.
     for other in (
         CursorScope("node-b", "active", "org-lab"),
