@@ -35,7 +35,7 @@ from reservations.models.events import (
     StoredEvent,
     UnreadableEvent,
 )
-from reservations.models.messages import SpotTermination
+from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
 from tests.support.event_scenario import every_type
 
@@ -341,6 +341,100 @@ def test_a_stuck_mark_that_lost_to_a_close_or_a_report_writes_nothing(dynamodb):
     assert table.mark_stuck(terminating(0), T0, stored_events()[1]) is False
     with pytest.raises(ClientError):
         table.mark_stuck(terminating(0), T0, stored_events()[1])
+
+
+def test_a_nodes_queue_url_is_one_get_of_that_attribute(dynamodb):
+    table = TerminationTable(dynamodb, "Other")
+    dynamodb.answers = {"get_item": [{"Item": {"queueUrl": {"S": "https://q"}}}, {}, {"Item": {}}]}
+    assert table.node_queue_url("node-a") == "https://q"
+    assert dynamodb.calls[0] == (
+        "get_item",
+        {
+            "TableName": "Other",
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+            "ProjectionExpression": "queueUrl",
+        },
+    )
+    assert table.node_queue_url("node-a") is None
+    assert table.node_queue_url("node-a") is None
+
+
+def test_a_delivery_is_recorded_on_the_termination_still_open_or_not_at_all(dynamodb):
+    dynamodb.answers = {
+        "update_item": [
+            {},
+            client_error("ConditionalCheckFailedException", "UpdateItem"),  # closed meanwhile
+            client_error("ThrottlingException", "UpdateItem"),
+        ]
+    }
+    table = TerminationTable(dynamodb, "Other")
+    table.record_delivery(terminating(0), T0)
+    assert dynamodb.calls[0] == (
+        "update_item",
+        {
+            "TableName": "Other",
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "WL#vm-1"}},
+            "UpdateExpression": "SET deliveries = if_not_exists(deliveries, :zero) + :one, "
+            "lastDeliveredAt = :now",
+            "ConditionExpression": "terminationId = :tid",
+            "ExpressionAttributeValues": {
+                ":zero": {"N": "0"},
+                ":one": {"N": "1"},
+                ":now": {"S": "2026-11-30T12:00:00Z"},
+                ":tid": {"S": "term-1"},
+            },
+        },
+    )
+    table.record_delivery(terminating(0), T0)
+    with pytest.raises(ClientError):
+        table.record_delivery(terminating(0), T0)
+
+
+def test_a_failed_report_for_a_termination_closed_meanwhile_writes_nothing(dynamodb):
+    report = TerminationReport(
+        terminationId="term-1", nodeId="node-a", workloadId="vm-1", outcome="failed",
+        reportedAt=T0,
+    )  # fmt: skip
+    dynamodb.answers = {
+        "update_item": [
+            client_error("ConditionalCheckFailedException", "UpdateItem"),
+            client_error("ThrottlingException", "UpdateItem"),
+        ]
+    }
+    table = TerminationTable(dynamodb)
+    assert table.record_failed_report(report, T0) is None
+    with pytest.raises(ClientError):
+        table.record_failed_report(report, T0)
+
+
+@pytest.mark.parametrize(
+    ("failure", "result"),
+    [
+        (None, SendResult.ACCEPTED),
+        (
+            client_error("AWS.SimpleQueueService.NonExistentQueue", "SendMessage"),
+            SendResult.NO_QUEUE,
+        ),
+        (client_error("QueueDoesNotExist", "SendMessage"), SendResult.NO_QUEUE),
+        (client_error("AccessDenied", "SendMessage"), SendResult.FAILED),
+        (client_error(None, "SendMessage"), SendResult.FAILED),
+        (down(), SendResult.FAILED),
+    ],
+)
+def test_one_send_says_whether_sqs_took_it_or_the_queue_is_gone(failure, result):
+    sqs = Recorder(send_message=[failure or {"MessageId": "m-1"}])
+    assert queues.send_termination("q", message(1), "t-1#r2", sqs) is result
+    assert sqs.calls == [
+        (
+            "send_message",
+            {
+                "QueueUrl": "q",
+                "MessageBody": message(1).to_json(),
+                "MessageGroupId": "vm-1",
+                "MessageDeduplicationId": "t-1#r2",
+            },
+        )
+    ]
 
 
 # --- the queues ---------------------------------------------------------------------------
