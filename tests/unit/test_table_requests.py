@@ -16,8 +16,21 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from reservations.dal import clients, events, queues
 from reservations.dal.changes import change_actions
-from reservations.dal.items import access_item, to_attributes
-from reservations.dal.keys import PLATFORM_FEED, node_events_pk, org_events_pk
+from reservations.dal.items import (
+    access_item,
+    reservation_history_item,
+    reservation_item,
+    to_attributes,
+)
+from reservations.dal.keys import (
+    PLATFORM_FEED,
+    key_id_of,
+    keyid_key,
+    node_events_pk,
+    org_events_pk,
+    reservation_history_key,
+)
+from reservations.dal.store import NodeTable
 from reservations.dal.terminations import TerminationTable
 from reservations.models.domain import (
     ListAccess,
@@ -37,7 +50,7 @@ from reservations.models.events import (
 )
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
-from tests.support.event_scenario import every_type
+from tests.support.event_scenario import RES_1, every_type
 
 TABLE = "ReservationsTable"
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -435,6 +448,43 @@ def test_one_send_says_whether_sqs_took_it_or_the_queue_is_gone(failure, result)
             },
         )
     ]
+
+
+# --- the node table's reads for the history mover and for writes on ended reservations ---
+
+
+def test_the_mover_lists_reservations_past_their_end_from_the_sparse_index(dynamodb):
+    ended = replace(RES_1, ends_at=T0 - timedelta(hours=1))
+    dynamodb.answers = {"query": [{"Items": [to_attributes(reservation_item(ended))]}]}
+    assert list(NodeTable().due_moves(T0)) == [ended]
+    assert dynamodb.calls == [
+        (
+            "query",
+            {
+                "TableName": TABLE,
+                "IndexName": "LiveReservationEnds",
+                "KeyConditionExpression": "liveEnds = :live AND endsAt <= :now",
+                "ExpressionAttributeValues": {
+                    ":live": {"S": "live"},
+                    ":now": {"S": "2026-11-30T12:00:00Z"},
+                },
+            },
+        )
+    ]
+
+
+def test_an_ended_reservation_reads_from_the_nodes_history_and_an_unknown_one_is_none(dynamodb):
+    kept = to_attributes(reservation_history_item(RES_1, T0 + timedelta(days=400)))
+    dynamodb.answers = {"get_item": [{"Item": kept}, {}]}
+    retained = replace(RES_1, retained_until=T0 + timedelta(days=400))
+    assert NodeTable().load_ended("node-a", "res-1") == retained
+    assert NodeTable().load_ended("node-a", "res-9") is None
+    assert dynamodb.calls[0][1]["Key"] == to_attributes(reservation_history_key("node-a", "res-1"))
+    assert dynamodb.calls[0][1]["ConsistentRead"] is True
+
+
+def test_a_key_id_marker_names_its_key_id():
+    assert key_id_of(keyid_key("key-owner-1")["PK"]) == "key-owner-1"
 
 
 # --- the queues ---------------------------------------------------------------------------
