@@ -96,7 +96,7 @@ def _refused(store: FakeTable, clock: FakeClock, unit_ids: list[str]) -> Any:
     return refused.value
 
 
-def test_a_create_refusal_names_each_unit_in_its_message_and_details(store, clock):
+def test_a_create_refusal_names_each_unit_in_its_message_and_details(store, clock, said):
     """res-1 holds 07 and 08 (04-06 released); ff is on no node."""
     held = _refused(store, clock, [FREE, UNITS[4], UNITS[3]])
     assert isinstance(held, UnitsUnavailable)
@@ -108,6 +108,12 @@ def test_a_create_refusal_names_each_unit_in_its_message_and_details(store, cloc
     assert isinstance(away, UnitsNotReservable)
     assert away.message == f"units not reservable: {AWAY}"
     assert away.details == [FieldProblem("unitIds[1]", f"{AWAY}: unit is not on this node")]
+    # Said at INFO with its code; without an Idempotency-Key nothing is kept.
+    refusals = [r for r in said.records if r.getMessage() == "create refused"]
+    assert [(r.levelname, r.code, r.kept) for r in refusals] == [
+        ("INFO", "units_unavailable", False),
+        ("INFO", "units_not_reservable", False),
+    ]
 
 
 # --- a feed query's 400s ------------------------------------------------------------------
