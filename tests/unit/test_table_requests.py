@@ -18,6 +18,7 @@ from reservations.dal import clients, events, queues
 from reservations.dal.changes import change_actions
 from reservations.dal.items import (
     access_item,
+    node_item,
     reservation_history_item,
     reservation_item,
     to_attributes,
@@ -28,6 +29,7 @@ from reservations.dal.keys import (
     keyid_key,
     node_events_pk,
     org_events_pk,
+    platform_key,
     reservation_history_key,
 )
 from reservations.dal.store import NodeTable
@@ -50,7 +52,7 @@ from reservations.models.events import (
 )
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
-from tests.support.event_scenario import RES_1, every_type
+from tests.support.event_scenario import NODE_A, RES_1, every_type
 
 TABLE = "ReservationsTable"
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -485,6 +487,44 @@ def test_an_ended_reservation_reads_from_the_nodes_history_and_an_unknown_one_is
 
 def test_a_key_id_marker_names_its_key_id():
     assert key_id_of(keyid_key("key-owner-1")["PK"]) == "key-owner-1"
+
+
+def test_a_reservation_reads_live_before_its_history_and_unknown_as_none(dynamodb):
+    node_attributes = to_attributes(node_item(NODE_A))
+    live = to_attributes(reservation_item(RES_1))
+    moved = replace(RES_1, reason="as moved")
+    history = to_attributes(reservation_history_item(moved, T0 + timedelta(days=400)))
+    dynamodb.answers = {
+        "batch_get_item": [
+            {"Responses": {TABLE: [history, live, node_attributes]}},  # caught mid-move: both
+            {"Responses": {TABLE: [history, node_attributes]}},
+            {"Responses": {TABLE: []}},
+        ]
+    }
+    table = NodeTable()
+    assert table.load_reservation("node-a", "res-1") == (NODE_A, RES_1)
+    node, ended = table.load_reservation("node-a", "res-1")
+    assert (node, ended.reason if ended else None) == (NODE_A, "as moved")
+    assert table.load_reservation("node-b", "res-1") == (None, None)
+
+
+def test_a_termination_is_read_again_consistently(dynamodb):
+    dynamodb.answers = {"get_item": [{}]}
+    assert TerminationTable(dynamodb, "Other").read("node-a", "vm-1") is None
+    assert dynamodb.calls == [
+        (
+            "get_item",
+            {
+                "TableName": "Other",
+                "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "WL#vm-1"}},
+                "ConsistentRead": True,
+            },
+        )
+    ]
+
+
+def test_the_platform_record_sits_at_its_own_key():
+    assert platform_key() == {"PK": "PLATFORM", "SK": "PLATFORM"}
 
 
 # --- the queues ---------------------------------------------------------------------------
