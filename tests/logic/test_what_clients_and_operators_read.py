@@ -17,7 +17,7 @@ from reservations.logic.create_reservation import CREATE
 from reservations.logic.event_feeds import FeedQuery, org_feed
 from reservations.logic.idempotency import REPLAYED, replay
 from reservations.logic.pipeline import _lost_race
-from reservations.models.domain import Caller
+from reservations.models.domain import Caller, ReservationStatus
 from reservations.models.errors import (
     FieldProblem,
     IdempotencyKeyReused,
@@ -32,7 +32,7 @@ from reservations.observability import metrics
 from tests.logic.conftest import UNITS, unit
 from tests.support.event_fakes import FakeEvents
 from tests.support.fakes import FakeClock, FakeTable, ports
-from tests.support.writes import create_reservation
+from tests.support.writes import create_reservation, reaffirm
 
 OWNER = Caller("key-owner", "org-acme", frozenset({"reservation.write"}), key_hash="h-owner")
 READER = Caller("key-lab", "org-lab", frozenset({"events.read"}), key_hash="h-lab")
@@ -171,3 +171,23 @@ def test_a_race_lost_to_the_keys_own_first_answer_replays_it_and_is_no_lost_race
     assert replayed is not None
     assert replayed.body == FIRST.body
     assert [message for _, message, _ in _reasons(said)] == ["idempotent replay"]
+
+
+# --- a re-affirm's 422 --------------------------------------------------------------------
+
+
+def test_a_reaffirm_of_units_gone_names_each_in_its_message(store, clock):
+    """res-rev, under review, reserves two units no longer on the node."""
+    gone = ("0000:f1:00.0", "0000:f2:00.0")
+    review = store.nodes["node-a"].reservations["res-1"]
+    store.nodes["node-a"].reservations["res-rev"] = replace(
+        review, id="res-rev", status=ReservationStatus.NEEDS_REVIEW, reserved_unit_ids=gone,
+        released_unit_ids=(),
+    )  # fmt: skip
+    operator = Caller("key-op", "org-op", frozenset({"node.write"}), True, key_hash="h-op")
+    with pytest.raises(UnitsNotReservable) as refused:
+        reaffirm(operator, "node-a", "res-rev", RawBody(None), None, ports(store, clock))
+    assert refused.value.message == (
+        f"reservation res-rev holds units that are not reservable: {gone[0]}, {gone[1]}"
+    )
+    assert [d.field for d in refused.value.details] == ["reservedUnitIds[0]", "reservedUnitIds[1]"]

@@ -287,3 +287,12 @@ def test_a_node_update_with_many_reviews_stays_one_transaction_of_at_most_100_ac
     assert len(built) == 1
     assert len(built[0].derived) == 150
     assert len(store.transaction(replace(put, events=built))) <= 100
+
+
+def test_a_reaffirmed_event_says_the_status_the_reservation_takes_not_the_one_it_had():
+    write = ReaffirmWrite(
+        "wr-p", "node-a", ItemVersion("res-1", 5), ItemVersion("node-a", 3),
+        ReservationStatus.PENDING, 8, None, "org-platform", "key-nodes", NOW,
+    )  # fmt: skip
+    [item] = written(write, reaffirm_events(SNAPSHOT, write))
+    assert envelope(item)["data"]["status"] == "pending"  # res-1 was active as read
