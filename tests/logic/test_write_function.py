@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from devstack.api_events import create_event
+from devstack.api_events import create_event, node_event
 from devstack.functions import FakeContext, load_function
 from reservations.http import resolver
 from reservations.logic.create_reservation import CREATE
@@ -189,3 +190,25 @@ def test_a_path_id_no_route_takes_is_the_keys_401_first_then_404(call):
     assert call(at_path(malformed, "Bearer vl_local_test_owner"))["statusCode"] == 404
     # An empty path id is the 404 whatever the key, as deployed.
     assert call(at_path("/v1/nodes//reservations", None))["statusCode"] == 404
+
+
+def test_the_function_writes_with_the_ports_it_was_built_with():
+    """The create function's own reservation ids (``res-`` and 20 characters)."""
+    ports_built = load_function("create_reservation").function.ports
+    assert re.fullmatch(r"res-[a-z0-9]{20}", ports_built.new_id())
+
+
+OPERATOR_KEY = ApiKey("key-op", "org-op", frozenset({"node.write"}), True)
+NODE_B = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [
+    {"id": FREE[0], "allocClass": "vfio-group", "gpuModelId": "h100", "sellableGpus": 1,
+     "sellable": True}]}  # fmt: skip
+
+
+def test_a_write_route_without_an_idempotency_key_answers(store, clock, monkeypatch):
+    module = load_function("put_node")
+    module.function.ports = ports(store, clock)
+    monkeypatch.setattr(resolver.store, "load_api_key", lambda _hash: OPERATOR_KEY)
+    resolver.key_cache.clear()
+    answer = module.lambda_handler(node_event("node-b", NODE_B, "Bearer vl_x"), FakeContext())
+    assert answer["statusCode"] in (200, 201)
+    assert "node-b" in store.nodes
