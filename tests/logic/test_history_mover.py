@@ -4,13 +4,18 @@ time left defers the rest."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from reservations.logic.history_mover import MoveOutcome, move_expired
+import pytest
+
+from reservations.logic.history_mover import MOVE_RESERVE_SECONDS, MoveOutcome, move_expired
 from reservations.models.domain import Reservation
+from reservations.observability import metrics
 from tests.logic.conftest import NOW
+from tests.logic.conftest import reservation as listed_reservation
 from tests.support.fakes import FakeTable, ports
 
 
@@ -64,3 +69,80 @@ def test_a_pass_without_time_left_defers(store, clock):
     counts = move_expired(ports(store, clock), time_left=lambda: 1.0)
     assert (counts[MoveOutcome.MOVED], counts[MoveOutcome.DEFERRED]) == (0, 1)
     assert "res-1" in store.nodes["node-a"].reservations
+
+
+# --- what an operator reads --------------------------------------------------------------
+
+
+@pytest.fixture
+def emitted() -> Iterator[dict[str, Any]]:
+    metrics.clear_metrics()
+    yield metrics.metric_set
+    metrics.clear_metrics()
+
+
+@pytest.fixture
+def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level("DEBUG", logger="reservations")
+    return caplog
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, Any]]:
+    return [
+        (r.levelname, r.getMessage(), getattr(r, "deferred", None))
+        for r in caplog.records
+        if r.name == "reservations"
+    ]
+
+
+def test_a_pass_counts_what_it_moved_and_warns_of_what_it_deferred(store, clock, emitted, said):
+    ended = _expire(store)
+    store.nodes["node-a"].reservations["res-2"] = replace(ended, id="res-2")
+    move_expired(ports(store, clock), time_left=lambda: 1.0)
+    count = {"Unit": "Count", "Value": [0.0], "StorageResolution": 60}
+    assert emitted == {"ReservationsMovedToHistory": count}
+    assert _lines(said) == [("WARNING", "history moves deferred", 2)]
+    metrics.clear_metrics()
+    said.clear()
+    move_expired(ports(store, clock), time_left=lambda: 60.0)
+    assert emitted == {"ReservationsMovedToHistory": {**count, "Value": [2.0]}}
+    assert _lines(said) == []
+
+
+class Lagging(FakeTable):
+    """The index still lists a reservation extended since (not due any more) before the
+    expired one; and records which nodes' list access is pruned."""
+
+    pruned: list[str]
+
+    def due_moves(self, now: Any) -> Any:
+        yield listed_reservation("res-x", ends_at=None)
+        yield from super().due_moves(now)
+
+    def prune_named(self, node_id: str, now: Any) -> int:
+        self.pruned.append(node_id)
+        return 0
+
+
+def test_a_listed_reservation_not_due_is_skipped_and_the_rest_still_move(store, clock):
+    ended = _expire(store)
+    store.nodes["node-a"].reservations["res-2"] = replace(ended, id="res-2")
+    lagging = Lagging.sharing(store)
+    lagging.pruned = []
+    counts = move_expired(ports(lagging, clock), time_left=lambda: 60.0)
+    assert counts[MoveOutcome.MOVED] == 2
+    assert lagging.pruned == ["node-a"]  # once, for the node it moved reservations of
+
+
+def test_exactly_the_reserve_left_is_enough_to_move_and_prune_but_nothing_moved_prunes_nothing(
+    store, clock
+):
+    _expire(store)
+    lagging = Lagging.sharing(store)
+    lagging.pruned = []
+    counts = move_expired(ports(lagging, clock), time_left=lambda: MOVE_RESERVE_SECONDS)
+    assert counts[MoveOutcome.MOVED] == 1
+    assert lagging.pruned == ["node-a"]
+    lagging.pruned = []
+    assert move_expired(ports(lagging, clock), time_left=lambda: 60.0)[MoveOutcome.MOVED] == 0
+    assert lagging.pruned == []

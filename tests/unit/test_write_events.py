@@ -12,11 +12,13 @@ from typing import Any
 from reservations.dal import store
 from reservations.dal.items import from_attributes
 from reservations.logic import changes
+from reservations.logic.create_reservation import _create_write as create_write
 from reservations.logic.create_reservation import create_events
 from reservations.logic.nodes import node_events
 from reservations.logic.reaffirm import reaffirm_events
 from reservations.logic.workloads import end_events, placement_events
 from reservations.models.domain import (
+    Caller,
     Node,
     NodeSnapshot,
     Reservation,
@@ -287,3 +289,24 @@ def test_a_node_update_with_many_reviews_stays_one_transaction_of_at_most_100_ac
     assert len(built) == 1
     assert len(built[0].derived) == 150
     assert len(store.transaction(replace(put, events=built))) <= 100
+
+
+def test_a_reaffirmed_event_says_the_status_the_reservation_takes_not_the_one_it_had():
+    write = ReaffirmWrite(
+        "wr-p", "node-a", ItemVersion("res-1", 5), ItemVersion("node-a", 3),
+        ReservationStatus.PENDING, 8, None, "org-platform", "key-nodes", NOW,
+    )  # fmt: skip
+    [item] = written(write, reaffirm_events(SNAPSHOT, write))
+    assert envelope(item)["data"]["status"] == "pending"  # res-1 was active as read
+
+
+def test_a_create_keeps_each_org_it_names_listed_as_long_as_a_longer_reservation_names_it():
+    """res-1 names org-lab for 30 more days; a create naming it for one day must not cut
+    the list access's moment for org-lab short."""
+    short = replace(RESERVATION, id="res-2", ends_at=NOW + timedelta(days=1), version=0)
+    write = create_write(Caller("key-owner", "org-acme", frozenset()), SNAPSHOT, short)
+    assert write.named_by == (RESERVATION,)
+    [access] = [a["Update"] for a in store.transaction(write) if "~ACCESS" in str(a)]
+    values = from_attributes(access["ExpressionAttributeValues"])
+    until = int((RESERVATION.ends_at + timedelta(days=400)).timestamp())  # type: ignore[operator]
+    assert until in values.values()

@@ -1,0 +1,214 @@
+"""A write route's Lambda function as deployed (``functions/create_reservation/app.py``),
+called with API Gateway's event over the in-memory fakes: the Idempotency-Key header reaches
+the pipeline, a base64 body is decoded, the declared media type is honoured, and the answer
+is the logic's as it rendered it (status, body, Location, the replay mark)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from botocore.exceptions import EndpointConnectionError
+
+from devstack.api_events import create_event, node_event
+from devstack.functions import FakeContext, load_function
+from reservations.http import resolver
+from reservations.logic.create_reservation import CREATE
+from reservations.models.domain import ApiKey
+from tests.logic.conftest import unit
+from tests.support.fakes import FakeClock, FakeTable, ports
+
+FREE = ["0000:0b:00.0", "0000:0c:00.0", "0000:0d:00.0"]
+BODY = {"unitIds": FREE[:2], "allowedOrgIds": ["org-lab"]}
+OWNER_KEY = ApiKey("key-owner", "org-acme", frozenset({"reservation.write"}), False)
+
+
+@pytest.fixture
+def call(
+    store: FakeTable, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The create function over the fakes, every bearer the node owner's key."""
+    partition = store.nodes["node-a"]
+    partition.node = replace(partition.node, topology_gen=7)
+    for unit_id in FREE:
+        partition.units[unit_id] = unit(unit_id)
+    module = load_function("create_reservation")
+    ids = iter(f"res-new{i}" for i in range(10))
+    module.function.ports = ports(store, clock, new_id=lambda: next(ids))
+    monkeypatch.setattr(resolver.store, "load_api_key", lambda _hash: OWNER_KEY)
+    resolver.key_cache.clear()
+    assert module.function.spec is CREATE  # what the contract tests read its refusals from
+
+    def invoke(event: dict[str, Any]) -> dict[str, Any]:
+        answer: dict[str, Any] = module.lambda_handler(event, FakeContext())
+        return answer
+
+    return invoke
+
+
+def event(
+    body: Any = BODY, key: str | None = None, bearer: str = "vl_local_test_owner"
+) -> dict[str, Any]:
+    return create_event("node-a", body, f"Bearer {bearer}", key)
+
+
+def test_a_keyed_create_answers_201_and_its_retry_the_same_bytes_marked_replayed(call, store):
+    first = call(event(key="k-1"))
+    assert first["statusCode"] == 201
+    assert first["headers"]["Location"] == "/v1/nodes/node-a/reservations/res-new0"
+    assert first["headers"]["Content-Type"] == "application/json"
+    assert json.loads(first["body"])["id"] == "res-new0"
+    again = call(event(key="k-1"))
+    assert again["statusCode"] == 201
+    assert again["body"] == first["body"]
+    assert again["headers"]["Idempotent-Replayed"] == "true"
+    assert again["headers"]["Location"] == first["headers"]["Location"]
+    assert list(store.nodes["node-a"].reservations) == ["res-1", "res-new0"]
+    # The same key for another body: 422, nothing written.
+    other = call(event({**BODY, "unitIds": FREE[:1]}, key="k-1"))
+    assert other["statusCode"] == 422
+    assert json.loads(other["body"])["code"] == "idempotency_key_reused"
+    # Another key is another request: its own 201.
+    second = call(event({**BODY, "unitIds": FREE[2:]}, key="k-2"))
+    assert second["statusCode"] == 201
+    assert json.loads(second["body"])["id"] == "res-new1"
+    # The same key under another API key is another request too.
+    elsewhere = call(event(BODY, key="k-2", bearer="vl_local_test_operator"))
+    assert elsewhere["statusCode"] == 409  # a create of its own: the units are taken
+
+
+def test_a_base64_body_is_decoded_and_a_body_declared_not_json_is_415(call):
+    encoded = event()
+    encoded["body"] = base64.b64encode(json.dumps(BODY).encode()).decode()
+    encoded["isBase64Encoded"] = True
+    assert call(encoded)["statusCode"] == 201
+    text = event()
+    text["headers"]["content-type"] = "text/plain"
+    refused = call(text)
+    assert refused["statusCode"] == 415
+    assert json.loads(refused["body"])["code"] == "unsupported_media_type"
+
+
+# --- what the resolver answers around the use case ----------------------------------------
+
+
+def flushed(capfd: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The metrics the invocation flushed (EMF lines on stdout): name -> value."""
+    values: dict[str, Any] = {}
+    for line in capfd.readouterr().out.splitlines():
+        if '"_aws"' in line:
+            document = json.loads(line)
+            for metric in document["_aws"]["CloudWatchMetrics"][0]["Metrics"]:
+                values[metric["Name"]] = document[metric["Name"]]
+    return values
+
+
+def said(caplog: pytest.LogCaptureFixture) -> list[Any]:
+    return [r for r in caplog.records if r.name == "reservations"]
+
+
+def test_a_409_is_counted_and_a_422_is_not(call, store, capfd):
+    capfd.readouterr()
+    held = call(event({**BODY, "unitIds": ["0000:07:00.0"]}))  # res-1 holds it
+    assert held["statusCode"] == 409
+    assert flushed(capfd)["Responses409"] == [1.0]
+    refused = call(event({**BODY, "unitIds": ["0000:ff:00.0"]}))
+    assert refused["statusCode"] == 422
+    assert "Responses409" not in flushed(capfd)
+
+
+def test_aws_not_answering_is_a_503_said_and_counted(call, monkeypatch, capfd, caplog):
+    def unreachable(_hash: str) -> None:
+        raise EndpointConnectionError(endpoint_url="https://dynamodb.test")
+
+    monkeypatch.setattr(resolver.store, "load_api_key", unreachable)
+    caplog.set_level("INFO", logger="reservations")
+    capfd.readouterr()
+    answer = call(event())
+    assert answer["statusCode"] == 503
+    assert answer["headers"]["Retry-After"] == "2"
+    assert json.loads(answer["body"])["code"] == "internal"
+    assert flushed(capfd)["RequestsUnanswered"] == [1.0]
+    [line] = said(caplog)
+    assert (line.levelname, line.getMessage()) == ("WARNING", "request gave up: AWS did not answer")
+    assert "dynamodb.test" in line.why
+    assert line.exc_info is None
+
+
+def test_an_unexpected_error_is_a_500_naming_nothing_internal_logged_with_its_stack(
+    call, monkeypatch, caplog
+):
+    def broken(_hash: str) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(resolver.store, "load_api_key", broken)
+    caplog.set_level("INFO", logger="reservations")
+    answer = call(event())
+    assert answer["statusCode"] == 500
+    body = json.loads(answer["body"])
+    assert (body["error"], body["code"]) == ("internal error", "internal")
+    assert "secret" not in answer["body"]
+    [line] = said(caplog)
+    assert (line.levelname, line.getMessage()) == ("ERROR", "unhandled error")
+    assert line.exc_info is not None
+
+
+def test_every_answer_carries_the_request_id_api_gateway_gave_or_a_new_one(call):
+    given = event()
+    given["requestContext"]["requestId"] = "req-given-1"
+    refused = call({**given, "headers": {**given["headers"], "authorization": "Bearer x"}})
+    assert refused["headers"]["X-Request-Id"] == "req-given-1"
+    assert refused["headers"]["WWW-Authenticate"] == "Bearer"
+    assert json.loads(refused["body"])["requestId"] == "req-given-1"
+    made = event()
+    del made["requestContext"]["requestId"]
+    answer = call(made)
+    assert answer["statusCode"] == 201
+    assert len(answer["headers"]["X-Request-Id"]) == 32
+    assert answer["headers"]["X-Request-Id"] != call(made)["headers"]["X-Request-Id"]
+    made["requestContext"]["requestId"] = ""  # an empty id is none
+    assert len(call(made)["headers"]["X-Request-Id"]) == 32
+
+
+def at_path(path: str, authorization: str | None) -> dict[str, Any]:
+    sent = event()
+    sent["rawPath"] = sent["requestContext"]["http"]["path"] = path
+    sent["headers"].pop("authorization")
+    if authorization:
+        sent["headers"]["authorization"] = authorization
+    return sent
+
+
+def test_a_path_id_no_route_takes_is_the_keys_401_first_then_404(call):
+    malformed = '/v1/nodes/node"a/reservations'  # no route pattern takes a quote
+    assert call(at_path(malformed, None))["statusCode"] == 401
+    assert call(at_path(malformed, "Bearer vl_local_test_owner"))["statusCode"] == 404
+    # An empty path id is the 404 whatever the key, as deployed.
+    assert call(at_path("/v1/nodes//reservations", None))["statusCode"] == 404
+
+
+def test_the_function_writes_with_the_ports_it_was_built_with():
+    """The create function's own reservation ids (``res-`` and 20 characters)."""
+    ports_built = load_function("create_reservation").function.ports
+    assert re.fullmatch(r"res-[a-z0-9]{20}", ports_built.new_id())
+
+
+OPERATOR_KEY = ApiKey("key-op", "org-op", frozenset({"node.write"}), True)
+NODE_B = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [
+    {"id": FREE[0], "allocClass": "vfio-group", "gpuModelId": "h100", "sellableGpus": 1,
+     "sellable": True}]}  # fmt: skip
+
+
+def test_a_write_route_without_an_idempotency_key_answers(store, clock, monkeypatch):
+    module = load_function("put_node")
+    module.function.ports = ports(store, clock)
+    monkeypatch.setattr(resolver.store, "load_api_key", lambda _hash: OPERATOR_KEY)
+    resolver.key_cache.clear()
+    answer = module.lambda_handler(node_event("node-b", NODE_B, "Bearer vl_x"), FakeContext())
+    assert answer["statusCode"] in (200, 201)
+    assert "node-b" in store.nodes

@@ -1,0 +1,670 @@
+"""The exact requests the DAL sends and how it reads each answer, against a recording
+client (no moto): the key conditions, consistency, page size and index of every read, the
+condition of every write, and what each error DynamoDB or SQS may answer becomes. Moto
+accepts a weaker read (not consistent, no limit) and cannot show which was asked for; these
+are the requests the design's guarantees rest on."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
+
+from reservations.dal import clients, events, queues
+from reservations.dal.changes import change_actions
+from reservations.dal.items import (
+    access_item,
+    node_item,
+    reservation_history_item,
+    reservation_item,
+    to_attributes,
+)
+from reservations.dal.keys import (
+    PLATFORM_FEED,
+    key_id_of,
+    keyid_key,
+    node_events_pk,
+    org_events_pk,
+    platform_key,
+    reservation_history_key,
+)
+from reservations.dal.store import NodeTable
+from reservations.dal.terminations import TerminationTable
+from reservations.models.domain import (
+    ListAccess,
+    OpenTermination,
+    ReservationStatus,
+    Tier,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
+from reservations.models.events import (
+    EventsRead,
+    NodeFeedAccess,
+    PendingEvent,
+    StoredEvent,
+    UnreadableEvent,
+)
+from reservations.models.messages import SendResult, SpotTermination, TerminationReport
+from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
+from tests.support.event_scenario import NODE_A, RES_1, every_type
+
+TABLE = "ReservationsTable"
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+class Recorder:
+    """A boto3 client that records each call (a copy of its arguments, as they were when
+    sent) and gives the next answer queued for that operation (an exception is raised)."""
+
+    def __init__(self, **answers: list[Any]) -> None:
+        self.answers = {name: list(queue) for name, queue in answers.items()}
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def __getattr__(self, operation: str) -> Any:
+        def call(**kwargs: Any) -> Any:
+            self.calls.append((operation, copy.deepcopy(kwargs)))
+            answer = self.answers[operation].pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+        return call
+
+
+def client_error(code: str | None, operation: str = "PutItem") -> ClientError:
+    response: dict[str, Any] = {"Error": {"Code": code, "Message": "no"}} if code else {}
+    return ClientError(response, operation)  # type: ignore[arg-type]
+
+
+def down() -> EndpointConnectionError:
+    return EndpointConnectionError(endpoint_url="http://127.0.0.1:1")
+
+
+@pytest.fixture
+def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Installs a recorder as the DAL's DynamoDB client; ``.answers`` is set by the test."""
+    recorder = Recorder()
+    monkeypatch.setattr(clients, "dynamodb", lambda: recorder)
+    return recorder
+
+
+def stored_events() -> list[StoredEvent]:
+    """Events as the node feed keeps them: with their expiry; one with an audience and
+    derived events, one with neither."""
+    made = every_type()
+    # The TTL is kept to the second.
+    kept = [
+        replace(s, expires_at=(s.event.time + timedelta(days=400)).replace(microsecond=0))
+        for s in made
+    ]
+    with_derived = replace(kept[1], derived=(made[2], made[3]))
+    return [with_derived, kept[0]]
+
+
+def as_items(stored: list[StoredEvent]) -> list[dict[str, Any]]:
+    return [to_attributes(events.event_item(s, 400)) for s in stored]
+
+
+# --- feeds ------------------------------------------------------------------------------------
+
+
+def test_a_feed_page_is_one_consistent_limited_query_read_back_whole(dynamodb):
+    written = stored_events()
+    dynamodb.answers = {"query": [{"Items": as_items(written)}]}
+    read = events.read_feed("NODEEVT#node-a", None, 3)
+    assert dynamodb.calls == [
+        (
+            "query",
+            {
+                "TableName": TABLE,
+                "KeyConditionExpression": "PK = :pk",
+                "ExpressionAttributeValues": {":pk": {"S": "NODEEVT#node-a"}},
+                "ConsistentRead": True,
+                "Limit": 3,
+            },
+        )
+    ]
+    assert read == EventsRead(tuple(written), None)
+    assert read.events[0].derived
+    assert read.events[0].audience_org_ids
+    assert read.events[1].audience_org_ids == frozenset()
+    assert read.events[1].derived == ()
+
+
+def test_a_feed_page_after_a_position_starts_past_it_and_says_where_it_stopped(dynamodb):
+    stopped = {"PK": {"S": "NODEEVT#node-a"}, "SK": {"S": "2026-11-30T12:00:09.009Z#e"}}
+    dynamodb.answers = {"query": [{"Items": [], "LastEvaluatedKey": stopped}]}
+    read = events.read_feed("NODEEVT#node-a", "2026-11-30T12:00:01.001Z#~", 51)
+    (_, query) = dynamodb.calls[0]
+    assert query["KeyConditionExpression"] == "PK = :pk AND SK > :after"
+    assert query["ExpressionAttributeValues"] == {
+        ":pk": {"S": "NODEEVT#node-a"},
+        ":after": {"S": "2026-11-30T12:00:01.001Z#~"},
+    }
+    assert query["ConsistentRead"] is True
+    assert query["Limit"] == 51
+    assert read == EventsRead((), "2026-11-30T12:00:09.009Z#e")
+
+
+def test_an_event_item_without_expiry_reads_back_as_never_expiring(dynamodb):
+    (stored,) = stored_events()[1:]
+    item = events.event_item(stored, 400)
+    del item["expiresAtEpoch"]
+    read = events.stored_event_from_item(item)
+    assert read == replace(stored, expires_at=None)
+
+
+def test_the_table_reads_the_node_feed_and_the_org_and_operator_feeds(dynamodb):
+    dynamodb.answers = {"query": [{"Items": []}] * 3}
+    table = events.EventTable()
+    table.node_events("node-a", None, 5)
+    table.org_events("org-lab", "p", 6)
+    table.org_events(None, None, 7)
+    partitions = [call["ExpressionAttributeValues"][":pk"]["S"] for _, call in dynamodb.calls]
+    assert partitions == [node_events_pk("node-a"), org_events_pk("org-lab"), PLATFORM_FEED]
+    assert [call["Limit"] for _, call in dynamodb.calls] == [5, 6, 7]
+    assert dynamodb.calls[1][1]["ExpressionAttributeValues"][":after"] == {"S": "p"}
+
+
+NAMED = {"org-lab": T0 + timedelta(days=30), "org-broker": T0 + timedelta(days=400)}
+
+
+@pytest.mark.parametrize("workload_orgs", [frozenset({"org-spot", "org-walkin"}), frozenset()])
+def test_who_may_read_a_node_feed_is_one_consistent_get_of_its_list_access(dynamodb, workload_orgs):
+    access = ListAccess("org-acme", NAMED, workload_org_ids=workload_orgs)
+    dynamodb.answers = {"get_item": [{"Item": to_attributes(access_item("node-a", access))}]}
+    read = events.EventTable().feed_access("node-a")
+    assert read == NodeFeedAccess("org-acme", NAMED, workload_orgs)
+    assert dynamodb.calls == [
+        (
+            "get_item",
+            {
+                "TableName": TABLE,
+                "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "~ACCESS"}},
+                "ConsistentRead": True,
+            },
+        )
+    ]
+
+
+@pytest.mark.parametrize("answer", [{}, {"Item": {}}])
+def test_a_node_without_list_access_has_no_feed(dynamodb, answer):
+    dynamodb.answers = {"get_item": [answer]}
+    assert events.feed_access("node-b") is None
+
+
+# --- the relay ----------------------------------------------------------------------------
+
+
+def test_a_derived_event_is_put_only_where_it_is_not_yet(dynamodb):
+    (stored,) = stored_events()[1:]
+    dynamodb.answers = {"put_item": [{}]}
+    assert events.put_derived(stored, 30) is True
+    assert dynamodb.calls == [
+        (
+            "put_item",
+            {
+                "TableName": TABLE,
+                "Item": to_attributes(events.event_item(stored, 30)),
+                "ConditionExpression": "attribute_not_exists(PK)",
+            },
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("failure", "taken"),
+    [
+        (client_error("ConditionalCheckFailedException"), True),  # an earlier relay wrote it
+        (client_error("ProvisionedThroughputExceededException"), False),
+        (client_error(None), False),
+        (down(), False),
+    ],
+)
+def test_a_derived_event_dynamodb_did_not_take_is_false(dynamodb, failure, taken):
+    dynamodb.answers = {"put_item": [failure]}
+    assert events.put_derived(stored_events()[1], 30) is taken
+
+
+def test_the_unrelayed_events_are_read_page_by_page_from_the_sparse_index(dynamodb):
+    first, second = stored_events()
+    more = {"PK": {"S": "NODEEVT#node-a"}, "SK": {"S": "x"}, "unrelayed": {"S": "pending"}}
+    bad = {"PK": {"S": "NODEEVT#node-a"}, "SK": {"S": "y"}}
+    dynamodb.answers = {
+        "query": [
+            {"Items": as_items([first]), "LastEvaluatedKey": more},
+            {"Items": [bad, *as_items([second])]},
+        ]
+    }
+    read = list(events.RelayMarks().unrelayed("2026-12-01T00:00:00.000Z", 25))
+    expected = {
+        "TableName": TABLE,
+        "IndexName": "UnrelayedEvents",
+        "KeyConditionExpression": "#mark = :pending AND SK < :before",
+        "ExpressionAttributeNames": {"#mark": "unrelayed"},
+        "ExpressionAttributeValues": {
+            ":pending": {"S": "pending"},
+            ":before": {"S": "2026-12-01T00:00:00.000Z"},
+        },
+        "Limit": 25,
+    }
+    assert dynamodb.calls == [
+        ("query", expected),
+        ("query", {**expected, "ExclusiveStartKey": more}),
+    ]
+    assert read[0] == PendingEvent(first)
+    assert read[2] == PendingEvent(second)
+    assert read[1] == UnreadableEvent("NODEEVT#node-a y", "KeyError('event')")
+
+
+def test_an_unreadable_items_problem_is_cut_to_200_characters(dynamodb):
+    (broken,) = as_items(stored_events()[1:])
+    broken.update({"PK": {"S": "P"}, "SK": {"S": "S"}, "expiresAtEpoch": {"S": "x" * 500}})
+    dynamodb.answers = {"query": [{"Items": [broken]}]}
+    (read,) = events.RelayMarks().unrelayed("z", 1)
+    assert isinstance(read, UnreadableEvent)
+    assert read.key == "P S"
+    assert len(read.problem) == 200
+    assert read.problem.startswith("ValueError(")
+
+
+# --- terminations -------------------------------------------------------------------------
+
+
+def test_a_nodes_owner_is_one_get_of_that_attribute(dynamodb):
+    table = TerminationTable(dynamodb, "Other")
+    dynamodb.answers = {"get_item": [{"Item": {"ownerOrgId": {"S": "org-acme"}}}]}
+    assert table.node_owner("node-a") == "org-acme"
+    assert dynamodb.calls == [
+        (
+            "get_item",
+            {
+                "TableName": "Other",
+                "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+                "ProjectionExpression": "ownerOrgId",
+            },
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "answer", [{}, {"Item": {}}, {"Item": {"ownerOrgId": {"S": ""}}}, {"Item": {"x": {"S": "o"}}}]
+)
+def test_a_node_without_an_owner_has_none(dynamodb, answer):
+    dynamodb.answers = {"get_item": [answer]}
+    assert TerminationTable(dynamodb).node_owner("node-a") is None
+    assert dynamodb.calls[0][1]["TableName"] == TABLE
+
+
+def terminating(failed_reports: int) -> OpenTermination:
+    workload = Workload(
+        "vm-1", WorkloadKind.VM, Tier.SPOT, "org-spot", ("0000:06:00.0",),
+        WorkloadState.TERMINATING, termination_id="term-1", termination_reservation_id="res-2",
+        termination_requested_at=T0, termination_failed_reports=failed_reports,
+    )  # fmt: skip
+    return OpenTermination("node-a", workload)
+
+
+@pytest.mark.parametrize(
+    ("reports", "unanswered", "values"),
+    [
+        (0, "attribute_not_exists(terminationFailedReports)", {}),
+        (2, "terminationFailedReports = :reports", {":reports": {"N": "2"}}),
+    ],
+)
+def test_a_stuck_mark_moves_the_termination_with_its_event_unless_it_was_answered(
+    dynamodb, reports, unanswered, values
+):
+    stuck = stored_events()[1]
+    dynamodb.answers = {"transact_write_items": [{}]}
+    table = TerminationTable(dynamodb, "Other")
+    assert table.mark_stuck(terminating(reports), T0, stuck) is True
+    event = events.event_put(stuck, 400)
+    event["Put"]["TableName"] = "Other"
+    update = {
+        "TableName": "Other",
+        "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "WL#vm-1"}},
+        "UpdateExpression": "SET openTermination = :stuck, stuckAt = :now",
+        "ConditionExpression": "terminationId = :tid AND openTermination = :open AND " + unanswered,
+        "ExpressionAttributeValues": {
+            ":stuck": {"S": "stuck"},
+            ":now": {"S": "2026-11-30T12:00:00Z"},
+            ":open": {"S": "open"},
+            ":tid": {"S": "term-1"},
+            **values,
+        },
+    }
+    assert dynamodb.calls == [
+        ("transact_write_items", {"TransactItems": [{"Update": update}, event]})
+    ]
+
+
+def test_a_stuck_mark_that_lost_to_a_close_or_a_report_writes_nothing(dynamodb):
+    dynamodb.answers = {
+        "transact_write_items": [
+            client_error("TransactionCanceledException"),
+            client_error("ThrottlingException"),
+        ]
+    }
+    table = TerminationTable(dynamodb)
+    assert table.mark_stuck(terminating(0), T0, stored_events()[1]) is False
+    with pytest.raises(ClientError):
+        table.mark_stuck(terminating(0), T0, stored_events()[1])
+
+
+def test_a_nodes_queue_url_is_one_get_of_that_attribute(dynamodb):
+    table = TerminationTable(dynamodb, "Other")
+    dynamodb.answers = {"get_item": [{"Item": {"queueUrl": {"S": "https://q"}}}, {}, {"Item": {}}]}
+    assert table.node_queue_url("node-a") == "https://q"
+    assert dynamodb.calls[0] == (
+        "get_item",
+        {
+            "TableName": "Other",
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+            "ProjectionExpression": "queueUrl",
+        },
+    )
+    assert table.node_queue_url("node-a") is None
+    assert table.node_queue_url("node-a") is None
+
+
+def test_a_delivery_is_recorded_on_the_termination_still_open_or_not_at_all(dynamodb):
+    dynamodb.answers = {
+        "update_item": [
+            {},
+            client_error("ConditionalCheckFailedException", "UpdateItem"),  # closed meanwhile
+            client_error("ThrottlingException", "UpdateItem"),
+        ]
+    }
+    table = TerminationTable(dynamodb, "Other")
+    table.record_delivery(terminating(0), T0)
+    assert dynamodb.calls[0] == (
+        "update_item",
+        {
+            "TableName": "Other",
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "WL#vm-1"}},
+            "UpdateExpression": "SET deliveries = if_not_exists(deliveries, :zero) + :one, "
+            "lastDeliveredAt = :now",
+            "ConditionExpression": "terminationId = :tid",
+            "ExpressionAttributeValues": {
+                ":zero": {"N": "0"},
+                ":one": {"N": "1"},
+                ":now": {"S": "2026-11-30T12:00:00Z"},
+                ":tid": {"S": "term-1"},
+            },
+        },
+    )
+    table.record_delivery(terminating(0), T0)
+    with pytest.raises(ClientError):
+        table.record_delivery(terminating(0), T0)
+
+
+def test_a_failed_report_for_a_termination_closed_meanwhile_writes_nothing(dynamodb):
+    report = TerminationReport(
+        terminationId="term-1", nodeId="node-a", workloadId="vm-1", outcome="failed",
+        reportedAt=T0,
+    )  # fmt: skip
+    dynamodb.answers = {
+        "update_item": [
+            client_error("ConditionalCheckFailedException", "UpdateItem"),
+            client_error("ThrottlingException", "UpdateItem"),
+        ]
+    }
+    table = TerminationTable(dynamodb)
+    assert table.record_failed_report(report, T0) is None
+    with pytest.raises(ClientError):
+        table.record_failed_report(report, T0)
+
+
+@pytest.mark.parametrize(
+    ("failure", "result"),
+    [
+        (None, SendResult.ACCEPTED),
+        (
+            client_error("AWS.SimpleQueueService.NonExistentQueue", "SendMessage"),
+            SendResult.NO_QUEUE,
+        ),
+        (client_error("QueueDoesNotExist", "SendMessage"), SendResult.NO_QUEUE),
+        (client_error("AccessDenied", "SendMessage"), SendResult.FAILED),
+        (client_error(None, "SendMessage"), SendResult.FAILED),
+        (down(), SendResult.FAILED),
+    ],
+)
+def test_one_send_says_whether_sqs_took_it_or_the_queue_is_gone(failure, result):
+    sqs = Recorder(send_message=[failure or {"MessageId": "m-1"}])
+    assert queues.send_termination("q", message(1), "t-1#r2", sqs) is result
+    assert sqs.calls == [
+        (
+            "send_message",
+            {
+                "QueueUrl": "q",
+                "MessageBody": message(1).to_json(),
+                "MessageGroupId": "vm-1",
+                "MessageDeduplicationId": "t-1#r2",
+            },
+        )
+    ]
+
+
+# --- the node table's reads for the history mover and for writes on ended reservations ---
+
+
+def test_the_mover_lists_reservations_past_their_end_from_the_sparse_index(dynamodb):
+    ended = replace(RES_1, ends_at=T0 - timedelta(hours=1))
+    dynamodb.answers = {"query": [{"Items": [to_attributes(reservation_item(ended))]}]}
+    assert list(NodeTable().due_moves(T0)) == [ended]
+    assert dynamodb.calls == [
+        (
+            "query",
+            {
+                "TableName": TABLE,
+                "IndexName": "LiveReservationEnds",
+                "KeyConditionExpression": "liveEnds = :live AND endsAt <= :now",
+                "ExpressionAttributeValues": {
+                    ":live": {"S": "live"},
+                    ":now": {"S": "2026-11-30T12:00:00Z"},
+                },
+            },
+        )
+    ]
+
+
+def test_an_ended_reservation_reads_from_the_nodes_history_and_an_unknown_one_is_none(dynamodb):
+    kept = to_attributes(reservation_history_item(RES_1, T0 + timedelta(days=400)))
+    dynamodb.answers = {"get_item": [{"Item": kept}, {}]}
+    retained = replace(RES_1, retained_until=T0 + timedelta(days=400))
+    assert NodeTable().load_ended("node-a", "res-1") == retained
+    assert NodeTable().load_ended("node-a", "res-9") is None
+    assert dynamodb.calls[0][1]["Key"] == to_attributes(reservation_history_key("node-a", "res-1"))
+    assert dynamodb.calls[0][1]["ConsistentRead"] is True
+
+
+def test_a_key_id_marker_names_its_key_id():
+    assert key_id_of(keyid_key("key-owner-1")["PK"]) == "key-owner-1"
+
+
+def test_a_reservation_reads_live_before_its_history_and_unknown_as_none(dynamodb):
+    node_attributes = to_attributes(node_item(NODE_A))
+    live = to_attributes(reservation_item(RES_1))
+    moved = replace(RES_1, reason="as moved")
+    history = to_attributes(reservation_history_item(moved, T0 + timedelta(days=400)))
+    dynamodb.answers = {
+        "batch_get_item": [
+            {"Responses": {TABLE: [history, live, node_attributes]}},  # caught mid-move: both
+            {"Responses": {TABLE: [history, node_attributes]}},
+            {"Responses": {TABLE: []}},
+        ]
+    }
+    table = NodeTable()
+    assert table.load_reservation("node-a", "res-1") == (NODE_A, RES_1)
+    node, ended = table.load_reservation("node-a", "res-1")
+    assert (node, ended.reason if ended else None) == (NODE_A, "as moved")
+    assert table.load_reservation("node-b", "res-1") == (None, None)
+
+
+def test_a_termination_is_read_again_consistently(dynamodb):
+    dynamodb.answers = {"get_item": [{}]}
+    assert TerminationTable(dynamodb, "Other").read("node-a", "vm-1") is None
+    assert dynamodb.calls == [
+        (
+            "get_item",
+            {
+                "TableName": "Other",
+                "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "WL#vm-1"}},
+                "ConsistentRead": True,
+            },
+        )
+    ]
+
+
+def test_the_platform_record_sits_at_its_own_key():
+    assert platform_key() == {"PK": "PLATFORM", "SK": "PLATFORM"}
+
+
+# --- the queues ---------------------------------------------------------------------------
+
+
+def message(n: int) -> SpotTermination:
+    return SpotTermination(
+        terminationId=f"t-{n}",
+        nodeId="node-a",
+        workloadId=f"vm-{n}",
+        workloadKind="vm",
+        unitIds=["0000:06:00.0"],
+        reservationId="res-2",
+        requestedAt=T0,
+    )
+
+
+def entries(batch: list[SpotTermination], dedup: dict[str, str]) -> list[dict[str, str]]:
+    return [
+        {
+            "Id": str(i),
+            "MessageBody": m.to_json(),
+            "MessageGroupId": m.workload_id,
+            "MessageDeduplicationId": dedup.get(m.termination_id, m.termination_id),
+        }
+        for i, m in enumerate(batch)
+    ]
+
+
+@pytest.fixture
+def sqs(monkeypatch: pytest.MonkeyPatch) -> Any:
+    recorder = Recorder()
+    monkeypatch.setattr(clients, "sqs", lambda: recorder)
+    return recorder
+
+
+def test_failed_entries_are_sent_again_three_times_in_all(sqs):
+    batch = [message(n) for n in range(3)]
+    sqs.answers = {
+        "send_message_batch": [
+            {"Successful": [{"Id": "1"}], "Failed": [{"Id": "0"}, {"Id": "2"}]},
+            {"Successful": [{"Id": "1"}]},  # now t-2 (t-0 failed again)
+            {},
+        ]
+    }
+    sent = queues.send_terminations("q", batch, {"t-0": "t-0#r1"})
+    dedup = {"t-0": "t-0#r1"}
+    assert [call for _, call in sqs.calls] == [
+        {"QueueUrl": "q", "Entries": entries(batch, dedup)},
+        {"QueueUrl": "q", "Entries": entries([batch[0], batch[2]], dedup)},
+        {"QueueUrl": "q", "Entries": entries([batch[0]], dedup)},
+    ]
+    assert sent == {"t-1", "t-2"}
+
+
+def test_a_batch_all_sent_is_not_sent_again_and_the_next_batch_follows(sqs):
+    batch = [message(n) for n in range(12)]
+    sqs.answers = {
+        "send_message_batch": [
+            {"Successful": [{"Id": str(i)} for i in range(10)]},
+            {"Successful": [{"Id": "0"}, {"Id": "1"}]},
+        ]
+    }
+    assert queues.send_terminations("q", batch) == {f"t-{n}" for n in range(12)}
+    assert [call["Entries"] for _, call in sqs.calls] == [
+        entries(batch[:10], {}),
+        entries(batch[10:], {}),
+    ]
+
+
+@pytest.mark.parametrize("failure", [down(), client_error("AccessDenied", "SendMessageBatch")])
+def test_sqs_not_answering_stops_the_sends_with_what_went_out(sqs, failure):
+    batch = [message(n) for n in range(12)]
+    sqs.answers = {"send_message_batch": [{"Successful": [{"Id": "3"}]}, failure]}
+    assert queues.send_terminations("q", batch) == {"t-3"}
+    assert len(sqs.calls) == 2  # the first batch's retry failed: the second is never tried
+
+
+# --- a release's write --------------------------------------------------------------------
+
+
+def change(**fields: Any) -> ReservationChange:
+    defaults: dict[str, Any] = {
+        "write_id": "w-1",
+        "action": "release",
+        "node_id": "node-a",
+        "reservation": ItemVersion("res-1", 4),
+        "topology": TopologyRead("node-a", 7),
+        "released_after": None,
+        "status_after": None,
+        "reason": None,
+        "caller_org_id": "org-broker",
+        "caller_key_id": "key-1",
+        "unit_ids": (),
+        "released_before": (),
+        "status_before": ReservationStatus.ACTIVE,
+        "at": T0,
+    }
+    return ReservationChange(**{**defaults, **fields})
+
+
+RES_KEY = {"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-1"}}
+
+
+def test_a_change_that_writes_nothing_checks_the_reservations_version_only():
+    check, _topology = change_actions(change())
+    assert check == {
+        "ConditionCheck": {
+            "TableName": TABLE,
+            "Key": RES_KEY,
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": {":v": {"N": "4"}},
+        }
+    }
+
+
+def test_a_release_writes_the_units_released_at_the_version_read():
+    update, _topology = change_actions(change(released_after=("u-1", "u-2")))
+    assert update == {
+        "Update": {
+            "TableName": TABLE,
+            "Key": RES_KEY,
+            "UpdateExpression": "SET updatedAt = :now, version = version + :one, "
+            "releasedUnitIds = :released",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": {
+                ":now": {"S": "2026-11-30T12:00:00Z"},
+                ":one": {"N": "1"},
+                ":released": {"L": [{"S": "u-1"}, {"S": "u-2"}]},
+                ":v": {"N": "4"},
+            },
+        }
+    }
+
+
+def test_a_status_change_names_the_status_attribute():
+    update, _topology = change_actions(change(status_after=ReservationStatus.EXPIRED))
+    assert update["Update"]["UpdateExpression"] == (
+        "SET updatedAt = :now, version = version + :one, #status = :status"
+    )
+    assert update["Update"]["ExpressionAttributeNames"] == {"#status": "status"}
+    assert update["Update"]["ExpressionAttributeValues"][":status"] == {"S": "expired"}
+    assert "ExpressionAttributeNames" not in change_actions(change(released_after=()))[0]["Update"]
