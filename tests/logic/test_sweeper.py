@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from devstack import template
 from reservations.logic import sweeper
 from reservations.logic.termination_reports import apply_report
-from reservations.models.domain import TerminationState, WorkloadState
+from reservations.models.domain import OpenTermination, TerminationState, WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.models.requests import RawBody
 from reservations.observability import metrics
@@ -399,3 +399,20 @@ def test_each_outcome_is_said_at_its_level_naming_the_termination_and_counted(
     assert named == ("t-old", "node-a", "vm-term", deliveries)
     assert emitted[metric]["Value"] == [1.0]
     assert emitted[metric]["Unit"] == "Count"
+
+
+def test_a_stuck_termination_of_a_node_without_an_owner_names_no_owner():
+    terminating = workload(
+        "vm-term",
+        (UNITS[4],),
+        state=WorkloadState.TERMINATING,
+        termination_id="t-old",
+        termination_deliveries=3,
+    )
+    stuck = sweeper.stuck_event(OpenTermination("node-a", terminating), None, NOW)
+    assert stuck.owner_org_id == ""
+    assert stuck.audience_org_ids == frozenset()
+    assert stuck.event.data["deliveries"] == 3
+    owned = sweeper.stuck_event(OpenTermination("node-a", terminating), "org-acme", NOW)
+    assert owned.owner_org_id == "org-acme"
+    assert owned.id == stuck.id  # the change id is the termination's and its deliveries

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from devstack import template
-from reservations.config import Settings, SettingsError, settings
+from reservations.config import Settings, SettingsError, settings, webhook_delivery_queue_url
 from reservations.dal import clients
 
 
@@ -94,3 +94,13 @@ def test_the_clients_follow_the_standard_endpoint_variable_only(monkeypatch):
     monkeypatch.setenv("LOCAL_AWS_ENDPOINT", "http://127.0.0.1:6999")
     assert clients.dynamodb().meta.endpoint_url == "http://127.0.0.1:5999"
     assert clients.sqs().meta.endpoint_url == "http://127.0.0.1:5999"
+
+
+def test_the_webhook_delivery_queue_is_an_error_naming_its_variable_until_it_is_set(monkeypatch):
+    monkeypatch.delenv("WEBHOOK_DELIVERY_QUEUE_URL", raising=False)
+    with pytest.raises(SettingsError) as missing:
+        webhook_delivery_queue_url()
+    assert str(missing.value) == "invalid function environment: WEBHOOK_DELIVERY_QUEUE_URL: not set"
+    monkeypatch.setenv("WEBHOOK_DELIVERY_QUEUE_URL", "https://sqs.test/deliveries")
+    clients.reset()
+    assert webhook_delivery_queue_url() == "https://sqs.test/deliveries"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -222,3 +223,19 @@ def test_a_malformed_termination_id_still_gives_a_deduplication_id_sqs_accepts(
     dedup = deduplication_id(termination_id, deliveries)
     assert re.fullmatch(r"[A-Za-z0-9!-/:-@\[-`{-~]{1,128}", dedup), dedup
     assert dedup != deduplication_id(termination_id, deliveries + 1)
+
+
+def test_a_deduplication_id_of_exactly_128_characters_is_sent_as_it_is():
+    longest = "t" * MAX_TERMINATION_ID
+    exactly = f"{longest}#r{10**25}"
+    assert len(exactly) == 128
+    assert deduplication_id(longest, 10**25) == exactly
+
+
+def test_a_longer_one_is_sent_as_the_sha256_of_it():
+    longest = "t" * MAX_TERMINATION_ID
+    over = f"{longest}#r{10**26}"
+    assert (
+        deduplication_id(longest, 10**26) == "sha256-" + hashlib.sha256(over.encode()).hexdigest()
+    )
+    assert deduplication_id("t 1", 0) == "sha256-" + hashlib.sha256(b"t 1").hexdigest()

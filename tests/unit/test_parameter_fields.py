@@ -1,0 +1,37 @@
+"""What the OpenAPI document declares of a parameter, by where it is and its name: the
+path's ids, the Idempotency-Key header (its name in any case), a query parameter sent
+empty allowed; any other parameter is a mistake of the route, named."""
+
+from __future__ import annotations
+
+import pytest
+
+from reservations.http.openapi import (
+    IDEMPOTENCY_KEY,
+    PATH_ID,
+    QUERY_PARAMETERS,
+    parameter_fields,
+)
+
+
+def test_a_path_parameter_is_a_resource_id() -> None:
+    assert parameter_fields("path", "nodeId") == PATH_ID
+
+
+@pytest.mark.parametrize("name", ["Idempotency-Key", "idempotency-key", "IDEMPOTENCY-KEY"])
+def test_the_idempotency_key_header_is_declared_whatever_its_case(name: str) -> None:
+    assert parameter_fields("header", name) == IDEMPOTENCY_KEY
+
+
+def test_a_query_parameter_is_its_declaration_and_may_be_sent_empty() -> None:
+    name = next(iter(QUERY_PARAMETERS))
+    assert parameter_fields("query", name) == {**QUERY_PARAMETERS[name], "allowEmptyValue": True}
+
+
+@pytest.mark.parametrize(
+    ("location", "name"), [("header", "X-Trace"), ("cookie", "Idempotency-Key")]
+)
+def test_any_other_parameter_is_an_error_naming_it(location: str, name: str) -> None:
+    with pytest.raises(ValueError, match=r"^no declaration of the ") as refused:
+        parameter_fields(location, name)
+    assert str(refused.value) == f"no declaration of the {location} parameter {name}"
