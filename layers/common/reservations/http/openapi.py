@@ -16,7 +16,6 @@ from reservations.models.domain import ReservationStatus
 from reservations.models.errors import documented_errors
 from reservations.models.events import EventType
 from reservations.models.ids import RESOURCE_ID
-from reservations.models.requests import CapacityRequest
 from reservations.models.times import RFC3339
 from reservations.rules.cursors import MAX_CURSOR
 
@@ -109,11 +108,6 @@ def _error_headers(route: ApiRoute, status: int) -> dict[str, Any]:
     if route.keyed and any(error.kept for error in codes):
         headers["Idempotent-Replayed"] = _REPLAYED
     return headers
-
-
-def reclaim_request_body() -> dict[str, Any]:
-    """The reclaim body, parsed by hand after authentication (so 401 comes before 400)."""
-    return request_body(CapacityRequest)
 
 
 # Where a request body's schemas go: the document's generator (``devstack.openapi``) moves
