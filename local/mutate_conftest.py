@@ -4,13 +4,12 @@ mutmut runs, for each mutant, the tests that reached its function in one recordi
 over every test file the configuration selects. This narrows that per module, because a
 moto-based handler test costs a hundred times a fast one (a fresh in-memory AWS each):
 
-- the rules, the models and the use cases are judged by the fast tests only (pure rules,
-  the use cases over in-memory fakes, the webhook sender over fakes), which reach all
-  their behaviour;
-- the modules that talk to AWS or HTTP (the DAL, the request path, the keys, the
-  settings) by the fast tests and the handler and security files that exercise that
-  module, at most MOTO_TESTS of them per mutant (the quickest first, as mutmut orders
-  them): a mutant those do not catch is reported as surviving.
+- at most FAST_TESTS fast tests (no AWS, or one call over moto), spread over the files
+  that reach the function;
+- then at most MOTO_TESTS moto-based handler and security tests: for the modules that talk
+  to AWS or HTTP (the DAL, the request path, the keys, the settings), from the files mapped
+  to the module below; for a function no mapped file or no fast test reaches, from any
+  file that reached it. A mutant those do not catch is reported as surviving.
 
 What each module is judged by, and why: docs/mutation.md.
 """
@@ -31,6 +30,7 @@ SECURITY = ("tests/security/test_security.py",)
 EVENTS = (f"{H}events.py", "tests/security/test_event_access.py")
 WRITES = (f"{H}reservations_api.py", f"{H}idempotency.py")
 REQUEST_PATH = (*SECURITY, f"{H}reservations_api.py")
+WEBHOOKS = (f"{H}webhook_sender.py", f"{H}webhooks_api.py", f"{H}webhook_relay.py")
 # A module's dotted name prefix -> the moto-based test files its mutants also run; the
 # first prefix that matches wins. A module listed nowhere runs the fast tests only.
 MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -41,9 +41,9 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reservations.dal.events.", EVENTS),
     ("reservations.dal.event_outlets.", EVENTS),
     ("reservations.dal.changes.", EVENTS),
-    ("reservations.dal.webhooks.", (f"{H}webhook_sender.py",)),
-    ("reservations.dal.webhook_items.", (f"{H}webhook_sender.py", f"{H}webhooks_api.py")),
-    ("reservations.dal.hook_store.", (f"{H}webhooks_api.py",)),
+    ("reservations.dal.webhooks.", WEBHOOKS),
+    ("reservations.dal.webhook_items.", (*WEBHOOKS, f"{H}webhook_deliveries.py")),
+    ("reservations.dal.hook_store.", (f"{H}webhooks_api.py", f"{H}webhook_deliveries.py")),
     ("reservations.dal.webhook_outlet.", (f"{H}webhook_relay.py",)),
     ("reservations.dal.history.", (f"{H}history.py",)),
     ("reservations.dal.node_reads.", (f"{H}node_reads.py",)),
@@ -54,7 +54,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reservations.rules.history.", (f"{H}history.py",)),
     ("reservations.dal.idempotency.", (f"{H}idempotency.py",)),
     ("reservations.dal.reservations.", WRITES),
-    ("reservations.dal.store.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
+    ("reservations.dal.store.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py", f"{H}history.py")),
     ("reservations.dal.actions.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
     ("reservations.dal.transactions.", (*WRITES, f"{H}nodes.py")),
     ("reservations.dal.clients.", (*WRITES, f"{H}termination_loop.py")),
