@@ -122,9 +122,7 @@ def test_a_subscription_item_lacking_the_optional_attributes_reads_as_an_active_
 
 def test_types_read_from_the_table_are_a_set_of_strings():
     item = {**subscription_item(BARE), "types": ["workload.terminated", "unit.released"]}
-    assert subscription_from_item(item).types == frozenset(
-        {"workload.terminated", "unit.released"}
-    )
+    assert subscription_from_item(item).types == frozenset({"workload.terminated", "unit.released"})
     assert subscription_from_item({**item, "types": []}).types == frozenset()
 
 
