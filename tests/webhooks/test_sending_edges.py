@@ -1,6 +1,7 @@
 """An attempt's edges: a name with no address, a resolver's error without words, every
 address tried in turn, no time left before any connection, and TLS refused by an endpoint
-that does not speak it; each as the attempt's error says it."""
+that does not speak it, each as the attempt's error says it; and the deadline's abort,
+which shuts the socket whatever the attempt is blocked on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import socket
 import pytest
 
 from reservations.egress import webhook_client
-from tests.webhooks.conftest import loopback_disguised_as_public
+from reservations.rules.webhook_urls import SendTarget
+from tests.webhooks.conftest import LOOPBACK, loopback_disguised_as_public
 
 BODY = '{"id":"evt-1"}'
 HEADERS = {"webhook-id": "evt-1"}
@@ -87,3 +89,18 @@ def test_an_endpoint_that_does_not_speak_tls_fails_the_handshake(make_client, re
     assert (result.error or "").startswith("TLS failed: ")
     assert result.error != "TLS failed: handshake"
     assert receiver.received == []
+
+
+def test_the_deadline_shuts_the_connection_so_a_blocked_read_returns_at_once():
+    ours, endpoint = socket.socketpair()
+    with ours, endpoint:
+        target = SendTarget("hooks.example.com", 443, "/in")
+        connection = webhook_client._PinnedConnection(target, LOOPBACK, None, 5.0)
+        connection.sock = ours
+        connection.abort()
+        assert connection.aborted
+        ours.settimeout(5.0)
+        assert ours.recv(1) == b""  # what the attempt was blocked on ends now
+        endpoint.settimeout(5.0)
+        assert endpoint.recv(1) == b""  # and the endpoint sees the attempt hang up
+    webhook_client._PinnedConnection(target, LOOPBACK, None, 5.0).abort()  # not connected yet
