@@ -4,14 +4,18 @@ subscription's attempts read backwards a page at a time."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
+from reservations.dal import clients
 from reservations.dal.hook_store import HookTable
 from reservations.dal.webhook_items import attempt_sk
 from reservations.dal.webhooks import WebhookTable
+from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
 from reservations.models.webhook_api import SecretRotation, SubscriptionCreate, SubscriptionDelete
 from reservations.models.webhooks import (
     AttemptResult,
@@ -86,3 +90,32 @@ def test_the_attempts_are_read_newest_first_from_before_the_one_named(aws):
         "evt-5", "evt-4", "evt-3", "evt-2", "evt-1",
     ]  # fmt: skip
     assert hooks.attempts_page("whsub-2", None, 9) == []
+
+
+def test_a_page_is_one_query_naming_what_it_uses_and_reading_one_more_at_most(aws, monkeypatch):
+    asked: list[dict[str, Any]] = []
+    dynamodb = clients.dynamodb()
+    query = dynamodb.query
+
+    def spy(**request: Any) -> Any:
+        asked.append(request)
+        return query(**request)
+
+    monkeypatch.setattr(dynamodb, "query", spy)
+    HookTable().attempts_page("whsub-1", None, 2)
+    [request] = asked
+    named = set(re.findall(r":\w+", request["KeyConditionExpression"]))
+    assert named == set(request["ExpressionAttributeValues"])
+    assert (request["Limit"], request["ScanIndexForward"]) == (3, False)
+
+
+def test_a_keyed_answer_is_kept_once_and_read_back(aws):
+    table = HookTable()
+    outcome = Outcome(201, '{"id":"whsub-1"}', (("Location", "/v1/webhooks/whsub-1"),))
+    answer = AnswerRecord(IdempotentRequest("scope-1", "hash-1"), outcome, AT,
+                          AT + timedelta(hours=24))  # fmt: skip
+    assert table.stored_answer("scope-1") is None
+    assert table.keep_answer(answer) is None
+    kept = table.stored_answer("scope-1")
+    assert kept is not None
+    assert (kept.request_hash, kept.outcome) == ("hash-1", outcome)

@@ -130,3 +130,42 @@ def test_a_message_is_held_until_its_next_attempt_rounded_up_within_sqs_bounds(
             "VisibilityTimeout": seconds,
         }
     ]
+
+
+def test_a_pending_delivery_is_abandoned_as_failed_unless_it_changed_since_read(aws):
+    table = WebhookTable()
+    assert table.load_delivery("whsub-1", "evt-9") is None
+    table.record_attempt(None, FIRST, attempt(1))
+    table.abandon(replace(FIRST, attempts=2), "the subscription is disabled")  # stale read
+    assert table.load_delivery("whsub-1", "evt-9") == FIRST
+    table.abandon(FIRST, "the subscription is disabled")
+    assert table.load_delivery("whsub-1", "evt-9") == replace(
+        FIRST, state=DeliveryState.FAILED, next_attempt_at=None
+    )
+    item = stored(aws, delivery_key("whsub-1", "evt-9"))
+    assert (item["abandoned"], "nextAttemptAt" in item) == ("the subscription is disabled", False)
+    delivered = replace(FIRST, attempts=2, state=DeliveryState.DELIVERED, next_attempt_at=None)
+    table.record_attempt(replace(FIRST, state=DeliveryState.FAILED), delivered, attempt(2))
+    table.abandon(delivered, "again")  # not pending: left as it is
+    assert table.load_delivery("whsub-1", "evt-9") == delivered
+    assert "abandoned" not in stored(aws, delivery_key("whsub-1", "evt-9"))
+
+
+def test_a_retry_by_hand_is_put_on_the_delivery_queue_as_its_message(aws, monkeypatch):
+    import boto3
+
+    from reservations.config import settings
+    from reservations.models.webhooks import DeliveryRequest
+
+    sqs = boto3.client("sqs")
+    url = sqs.get_queue_url(QueueName="WebhookDeliveryQueue")["QueueUrl"]
+    monkeypatch.setenv("WEBHOOK_DELIVERY_QUEUE_URL", url)
+    settings.cache_clear()
+    request = DeliveryRequest(
+        subscriptionId="whsub-1", orgId="org-acme", eventId="evt-9",
+        eventType="workload.terminated", body="{}", retryOf=8,
+    )  # fmt: skip
+    DeliveryQueue().send(request)
+    [message] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert message["Body"] == request.to_json()
+    settings.cache_clear()
