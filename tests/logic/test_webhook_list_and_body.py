@@ -23,7 +23,7 @@ from reservations.logic.webhooks import (
     subscribe_spec,
 )
 from reservations.models.domain import Caller
-from reservations.models.errors import FieldProblem, InvalidRequest
+from reservations.models.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.models.requests import RawBody
 from reservations.models.webhook_api import OrgHooks
 from reservations.models.webhooks import SigningSecrets, Subscription
@@ -183,3 +183,41 @@ def test_each_webhook_write_says_it_committed_naming_the_subscription_and_counts
     ]
     assert [r.subscriptionId for r in committed] == [hook] * 3
     assert counted == [("WebhookSubscriptionsChanged", MetricUnit.Count, 1)] * 3
+
+
+def test_a_subscribe_that_always_loses_says_so_and_is_the_409_naming_why(caplog):
+    from reservations.models.errors import Conflict
+    from reservations.models.writes import WriteConflict
+    from tests.support.hook_fakes import FakeHooks
+
+    caplog.set_level(logging.DEBUG, logger="reservations")
+    clock = FakeClock(NOW)
+    the_ports = ports(FakeTable(clock), clock, new_secret=lambda: "whsec_" + "0" * 44)
+    hooks = the_ports.webhooks
+    assert isinstance(hooks, FakeHooks)
+
+    def someone_else_always_wrote_first(_write: object) -> None:
+        raise WriteConflict("ConditionalCheckFailed")
+
+    hooks.before_commit = someone_else_always_wrote_first
+    raw = RawBody(json.dumps({"url": URL}))
+    with pytest.raises(Conflict) as refused:
+        run_write(subscribe_spec(lambda: False), routes.CREATE_WEBHOOK.at(), CALLER, raw,
+                  None, the_ports)  # fmt: skip
+    assert refused.value.message == (
+        "the org's webhooks kept changing while subscribing; retry the request"
+    )
+    said = {r.getMessage() for r in caplog.records if r.name == "reservations"}
+    assert "subscribe lost a race; retrying" in said
+
+
+def test_a_key_without_events_read_does_not_see_its_own_orgs_subscription():
+    from reservations.logic.webhooks import get_subscription
+    from tests.support.hook_fakes import FakeHooks
+
+    hooks = FakeHooks(FakeTable(FakeClock(NOW)))
+    hooks.subscriptions[("org-buyer", "whsub-1")] = subscription("whsub-1")
+    assert get_subscription(CALLER, "whsub-1", hooks).id == "whsub-1"
+    reader = Caller("key-ro", "org-buyer", frozenset({"reservation.read"}), key_hash="hash-ro")
+    with pytest.raises(NotFound):
+        get_subscription(reader, "whsub-1", hooks)
