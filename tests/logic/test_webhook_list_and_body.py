@@ -221,3 +221,25 @@ def test_a_key_without_events_read_does_not_see_its_own_orgs_subscription():
     reader = Caller("key-ro", "org-buyer", frozenset({"reservation.read"}), key_hash="hash-ro")
     with pytest.raises(NotFound):
         get_subscription(reader, "whsub-1", hooks)
+
+
+def test_a_subscribe_past_the_limit_is_counted_as_a_subscribe_refusal(monkeypatch):
+    from reservations.models.errors import SubscriptionLimit
+    from tests.support.hook_fakes import FakeHooks
+
+    counted: list[tuple[str, object, float]] = []
+    monkeypatch.setattr(
+        pipeline.metrics,
+        "add_metric",
+        lambda name, unit, value: counted.append((name, unit, value)),
+    )
+    clock = FakeClock(NOW)
+    the_ports = ports(FakeTable(clock), clock, new_secret=lambda: "whsec_" + "0" * 44)
+    hooks = the_ports.webhooks
+    assert isinstance(hooks, FakeHooks)
+    hooks.counts["org-buyer"] = 10
+    raw = RawBody(json.dumps({"url": URL}))
+    with pytest.raises(SubscriptionLimit):
+        run_write(subscribe_spec(lambda: False), routes.CREATE_WEBHOOK.at(), CALLER, raw,
+                  None, the_ports)  # fmt: skip
+    assert counted == [("SubscribeRefusals", MetricUnit.Count, 1)]
