@@ -53,3 +53,24 @@ def test_the_key_id_goes_to_the_operator_and_the_owner_only():
     assert "keyId" in bodies["org-acme"]["data"]["actor"]
     assert "keyId" not in bodies["org-spotbuyer"]["data"]["actor"]
     assert bodies["org-spotbuyer"] == stored.event.envelope(False)
+
+
+def test_each_request_carries_the_event_compact_as_its_org_sees_it_orgs_in_order():
+    stored = next(e for e in s.every_type() if e.event.type.value == "workload.placed")
+    subscriptions = {
+        "org-spotbuyer": [
+            subscription("whsub-off", "org-spotbuyer").disabled(NOW),
+            subscription("whsub-ended", "org-spotbuyer", types=frozenset({"workload.ended"})),
+            subscription("whsub-b", "org-spotbuyer"),
+        ],
+        "org-acme": [subscription("whsub-a", "org-acme")],
+    }
+    made = deliveries_for(stored, subscriptions, None)
+    assert [(r.org_id, r.subscription_id) for r in made] == [
+        ("org-acme", "whsub-a"),
+        ("org-spotbuyer", "whsub-b"),
+    ]
+    spotbuyer = made[1]
+    assert (spotbuyer.event_id, spotbuyer.event_type) == (stored.id, "workload.placed")
+    assert spotbuyer.body == json.dumps(stored.event.envelope(False), separators=(",", ":"))
+    assert made[0].body == json.dumps(stored.event.envelope(True), separators=(",", ":"))
