@@ -142,6 +142,8 @@ def _record_import_time() -> None:
     ran; then forget those calls, which would be put down to the first test."""
     import mutmut
 
+    # The tests' settings first: the layer reads its environment when imported.
+    importlib.import_module("tests.conftest")
     import reservations
 
     for module in pkgutil.walk_packages(reservations.__path__, "reservations."):
