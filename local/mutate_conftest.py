@@ -139,7 +139,8 @@ DECLARATION_TESTS = [
 
 def _record_import_time() -> None:
     """In the recording run: import every module of the layer and keep which functions
-    ran; then forget those calls, which would be put down to the first test."""
+    ran. mutmut puts those calls down to the first test, which is what gives their mutants
+    a test to run at all; the declaration tests join it (``pytest_configure``)."""
     import mutmut
 
     # The tests' settings first: the layer reads its environment when imported.
@@ -149,7 +150,6 @@ def _record_import_time() -> None:
     for module in pkgutil.walk_packages(reservations.__path__, "reservations."):
         importlib.import_module(module.name)
     AT_IMPORT.write_text(json.dumps(sorted(mutmut._stats)))
-    mutmut._stats.clear()
 
 
 def _runs_at_import(mutant: str) -> bool:
