@@ -24,7 +24,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FAST = ("tests/unit/", "tests/logic/", "tests/webhooks/", "tests/contract/")
+FAST = ("tests/unit/", "tests/logic/", "tests/webhooks/")
+# The document's generator is judged by the test that compares it with the committed one
+# (the other contract tests run handlers over moto: slow, like the handler files).
+SPEC_DRIFT = "tests/contract/test_openapi.py::test_the_committed_spec_matches_the_code"
 H = "tests/handlers/test_"
 SECURITY = ("tests/security/test_security.py",)
 EVENTS = (f"{H}events.py", "tests/security/test_event_access.py")
@@ -58,6 +61,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reservations.dal.actions.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
     ("reservations.dal.transactions.", (*WRITES, f"{H}nodes.py")),
     ("reservations.dal.clients.", (*WRITES, f"{H}termination_loop.py")),
+    ("reservations.http.openapi.", ("tests/contract/test_openapi.py", *REQUEST_PATH)),
     ("reservations.http.", REQUEST_PATH),
     ("reservations.auth.", SECURITY),
     ("reservations.config.", (f"{H}termination_loop.py",)),
@@ -72,33 +76,33 @@ def _module(mutant: str) -> str:
     return mutant.rpartition(".")[0] + "."
 
 
-def _file(item: Any) -> str:
-    return str(item.nodeid.split("::")[0])
+def _file(test: str) -> str:
+    return test.split("::")[0]
 
 
-def _spread(items: list[Any], most: int) -> list[Any]:
-    """At most ``most`` of ``items``, taken a file at a time in turn (each file's in the
+def _spread(tests: list[str], most: int) -> list[str]:
+    """At most ``most`` of ``tests``, taken a file at a time in turn (each file's in the
     order mutmut gave, the quickest first): a function that hundreds of tests reach is
     judged by a few tests of every file that reaches it, not by the first file's hundred."""
-    by_file: dict[str, list[Any]] = {}
-    for item in items:
-        by_file.setdefault(_file(item), []).append(item)
+    by_file: dict[str, list[str]] = {}
+    for test in tests:
+        by_file.setdefault(_file(test), []).append(test)
     queues = list(by_file.values())
-    kept: list[Any] = []
+    kept: list[str] = []
     while queues and len(kept) < most:
         queues = [queue for queue in queues if queue]
         kept.extend(queue.pop(0) for queue in queues[: most - len(kept)])
     return kept
 
 
-def _kept(module: str, items: list[Any]) -> list[Any]:
+def _kept(module: str, tests: list[str]) -> list[str]:
     """A mutant's fast tests, then its module's moto-based files; a module that no such
     file reaches, or a function no fast test reaches, is judged by any moto-based test
     that reached it (the map is a preference, never a reason to judge by nothing)."""
     mapped = next((files for prefix, files in MOTO if module.startswith(prefix)), None)
-    fast = [item for item in items if item.nodeid.startswith(FAST)]
-    slow = [item for item in items if not item.nodeid.startswith(FAST)]
-    preferred = [item for item in slow if _file(item) in (mapped or ())]
+    fast = [test for test in tests if test.startswith(FAST)]
+    slow = [test for test in tests if not test.startswith(FAST)]
+    preferred = [test for test in slow if _file(test) in (mapped or ())]
     if preferred:
         slow = preferred
     elif mapped is None and fast:
@@ -106,20 +110,25 @@ def _kept(module: str, items: list[Any]) -> list[Any]:
     return _spread(fast, FAST_TESTS) + _spread(slow, MOTO_TESTS)
 
 
-def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    # mutmut 3.7 reads item._nodeid, which pytest 9 no longer sets: give it the public id.
-    for item in items:
-        item._nodeid = item.nodeid
+def pytest_configure(config: Any) -> None:
+    """A mutant's tests narrowed before pytest collects anything: mutmut names every test
+    that reached the function (over a thousand for the most used ones), and collecting
+    their files cost more than running the few kept."""
     mutant = os.environ.get("MUTANT_UNDER_TEST", "")
     if "__mutmut_" not in mutant:
         return  # the recording run, the clean run and the forced failure run everything
-    kept = _kept(_module(mutant), items)
-    if _AGAIN:
-        kept += [i for i in items if _file(i) in DECLARATION_TESTS and i not in kept]
-    dropped = [item for item in items if item not in kept]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    module = _module(mutant)
+    tests = _kept(module, [str(arg) for arg in config.args])
+    if module.startswith("reservations.http.openapi.") and SPEC_DRIFT not in tests:
+        tests.append(SPEC_DRIFT)
+    if tests:  # never none: pytest given no test runs every one
+        config.args = [*tests, *DECLARATION_TESTS] if _AGAIN else tests
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    # mutmut 3.7 reads item._nodeid, which pytest 9 no longer sets: give it the public id.
+    for item in items:
+        item._nodeid = item.nodeid
 
 
 # Functions that run while their module is imported (the routes' and the query parameters'
@@ -169,8 +178,3 @@ if _MUTANT == "stats" and not AT_IMPORT.exists():
 _AGAIN = _runs_at_import(_MUTANT)
 if _AGAIN:
     _import_again()
-
-
-def pytest_configure(config: Any) -> None:
-    if _AGAIN:
-        config.args = [*config.args, *DECLARATION_TESTS]
