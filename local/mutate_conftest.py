@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import pkgutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,11 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
 # The most fast tests, and then moto-based tests, one mutant runs.
 FAST_TESTS = 60
 MOTO_TESTS = 4
+# The longest a mutant's tests may take (the slowest kept set takes about 15 s). mutmut's
+# own limit is fifteen times every test that reached the function, narrowed or not: ten
+# minutes for the most used ones, which a mutant that loops for ever spent whole.
+HANG_SECONDS = 60
+TIMEOUT = 36  # the exit status mutmut reads as "timeout"
 
 
 def _module(mutant: str) -> str:
@@ -123,6 +129,8 @@ def pytest_configure(config: Any) -> None:
         tests.append(SPEC_DRIFT)
     if tests:  # never none: pytest given no test runs every one
         config.args = [*tests, *DECLARATION_TESTS] if _AGAIN else tests
+    signal.signal(signal.SIGALRM, lambda *_: os._exit(TIMEOUT))
+    signal.alarm(HANG_SECONDS)
 
 
 def pytest_collection_modifyitems(items: list[Any]) -> None:
