@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from pytest_socket import disable_socket, enable_socket
@@ -19,6 +20,7 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
+from reservations.observability import metrics
 from tests.support.fakes import FakeClock, FakeQueue, FakeTable
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -122,3 +124,18 @@ def store(clock: FakeClock) -> FakeTable:
         workloads,
     )
     return store
+
+
+@pytest.fixture
+def emitted() -> Iterator[dict[str, Any]]:
+    """The metrics the code adds, as Powertools will flush them: name -> values."""
+    metrics.clear_metrics()
+    yield metrics.metric_set
+    metrics.clear_metrics()
+
+
+@pytest.fixture
+def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """What the product's logger (the one Logger of every function) writes."""
+    caplog.set_level("DEBUG", logger="reservations")
+    return caplog

@@ -4,7 +4,6 @@ time left defers the rest."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -72,19 +71,6 @@ def test_a_pass_without_time_left_defers(store, clock):
 
 
 # --- what an operator reads --------------------------------------------------------------
-
-
-@pytest.fixture
-def emitted() -> Iterator[dict[str, Any]]:
-    metrics.clear_metrics()
-    yield metrics.metric_set
-    metrics.clear_metrics()
-
-
-@pytest.fixture
-def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level("DEBUG", logger="reservations")
-    return caplog
 
 
 def _lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, Any]]:

@@ -9,7 +9,6 @@ report that closed its termination counts ``TerminationsConfirmed``, never
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -40,24 +39,9 @@ RECLAIM_METRICS = {
 }
 
 
-@pytest.fixture
-def emitted() -> Iterator[dict[str, Any]]:
-    """The metrics the code adds, as Powertools will flush them: name -> values."""
-    metrics.clear_metrics()
-    yield metrics.metric_set
-    metrics.clear_metrics()
-
-
 def counted(emitted: dict[str, Any]) -> dict[str, list[float]]:
     assert all(m["Unit"] == "Count" for m in emitted.values()), emitted
     return {name: list(metric["Value"]) for name, metric in emitted.items()}
-
-
-@pytest.fixture
-def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    """What the product's logger (the one Logger of every function) writes."""
-    caplog.set_level("DEBUG", logger="reservations")
-    return caplog
 
 
 def records(caplog: pytest.LogCaptureFixture) -> list[Any]:

@@ -4,11 +4,8 @@ how old the oldest pending event is, in seconds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
-
-import pytest
 
 from reservations.logic.event_relay import relay, relay_backlog
 from reservations.models.events import PendingEvent
@@ -18,19 +15,6 @@ from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeBus, FakeEvents, FakeFeeds
 
 STAY = "events not relayed everywhere yet; they stay marked"
-
-
-@pytest.fixture
-def emitted() -> Iterator[dict[str, Any]]:
-    metrics.clear_metrics()
-    yield metrics.metric_set
-    metrics.clear_metrics()
-
-
-@pytest.fixture
-def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level("DEBUG", logger="reservations")
-    return caplog
 
 
 def placements(table: FakeEvents, count: int) -> list[PendingEvent]:

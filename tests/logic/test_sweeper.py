@@ -16,7 +16,6 @@ from reservations.logic.termination_reports import apply_report
 from reservations.models.domain import OpenTermination, TerminationState, WorkloadState
 from reservations.models.messages import TerminationReport
 from reservations.models.requests import RawBody
-from reservations.observability import metrics
 from reservations.rules.terminations import RedeliveryPolicy
 from tests.logic.conftest import BROKER, NOW, QUEUE, UNITS, workload
 from tests.support.fakes import FakeTable, ports
@@ -316,13 +315,6 @@ def test_one_given_up_in_a_pass_is_not_sent_and_other_stuck_ones_still_are(store
     counts = sweeper.sweep(NOW, POLICY, store, queue.send)
     assert dict(counts) == {"gave_up": 1, "redelivered": 1}
     assert [m.workload_id for m in queue.sent(QUEUE)] == ["vm-stuck"]
-
-
-@pytest.fixture
-def emitted():
-    metrics.clear_metrics()
-    yield metrics.metric_set
-    metrics.clear_metrics()
 
 
 def test_giving_up_emits_the_metric_the_stack_alarms_on(store, queue, emitted):

@@ -111,12 +111,6 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, float]]:
     return metrics
 
 
-@pytest.fixture
-def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level("DEBUG", logger="reservations")
-    return caplog
-
-
 def lines(caplog: pytest.LogCaptureFixture) -> list[tuple[int, str]]:
     return [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "reservations"]
 

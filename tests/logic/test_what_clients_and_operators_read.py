@@ -6,7 +6,6 @@ key used for another request (neither)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -28,7 +27,6 @@ from reservations.models.errors import (
 from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
 from reservations.models.requests import RawBody
 from reservations.models.writes import WriteConflict
-from reservations.observability import metrics
 from tests.logic.conftest import UNITS, unit
 from tests.support.event_fakes import FakeEvents
 from tests.support.fakes import FakeClock, FakeTable, ports
@@ -38,19 +36,6 @@ OWNER = Caller("key-owner", "org-acme", frozenset({"reservation.write"}), key_ha
 READER = Caller("key-lab", "org-lab", frozenset({"events.read"}), key_hash="h-lab")
 FREE = "0000:0b:00.0"
 AWAY = "0000:ff:00.0"
-
-
-@pytest.fixture
-def emitted() -> Iterator[dict[str, Any]]:
-    metrics.clear_metrics()
-    yield metrics.metric_set
-    metrics.clear_metrics()
-
-
-@pytest.fixture
-def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level("DEBUG", logger="reservations")
-    return caplog
 
 
 def lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, Any]]:

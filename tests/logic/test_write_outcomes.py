@@ -6,7 +6,7 @@ nothing before), a refusal is a log line with its code and whether the key kept 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +18,6 @@ from reservations.models.errors import ReservationNotActive
 from reservations.models.idempotency import Outcome
 from reservations.models.requests import RawBody
 from reservations.models.writes import WriteConflict
-from reservations.observability import metrics
 from tests.logic.conftest import BROKER, OPERATOR, OWNER, UNITS, reservation, unit
 from tests.support import writes
 from tests.support.fakes import FakeTable, ports
@@ -103,19 +102,6 @@ def table(store: FakeTable) -> FakeTable:
     review = reservation("res-rev", ReservationStatus.NEEDS_REVIEW, reserved=(UNITS[1],))
     partition.reservations["res-rev"] = review
     return store
-
-
-@pytest.fixture
-def emitted() -> Iterator[dict[str, Any]]:
-    metrics.clear_metrics()
-    yield metrics.metric_set
-    metrics.clear_metrics()
-
-
-@pytest.fixture
-def said(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level("DEBUG", logger="reservations")
-    return caplog
 
 
 def lines(caplog: pytest.LogCaptureFixture) -> list[Any]:
