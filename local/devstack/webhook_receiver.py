@@ -92,7 +92,8 @@ def serve(
     for host in hosts:
         server = ThreadingHTTPServer((host, port), handler_class(secrets, status, out))
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        # A short poll: shutdown() waits for the loop's next one (half a second by default).
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         servers.append(server)
     return servers
 

@@ -134,7 +134,8 @@ class Receiver:
         if self.tls is not None:
             server.socket = self.tls.wrap_socket(server.socket, server_side=True)
         self.server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        # shutdown() waits for the loop's next poll: half a second per receiver by default.
+        threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
         return self
 
     def stop(self) -> None:
