@@ -74,7 +74,7 @@ MOTO_TESTS = 4
 # The longest a mutant's tests may take (the slowest kept set takes about 15 s). mutmut's
 # own limit is fifteen times every test that reached the function, narrowed or not: ten
 # minutes for the most used ones, which a mutant that loops for ever spent whole.
-HANG_SECONDS = 60
+HANG_SECONDS = 20
 TIMEOUT = 36  # the exit status mutmut reads as "timeout"
 
 

@@ -1,5 +1,6 @@
-"""`make mutate`'s mutmut: mutmut 3.7's own command line, with two of its steps made cheap
-for a run of twelve thousand mutants (local/mutate.sh runs this instead of `mutmut`).
+"""`make mutate`'s mutmut: mutmut 3.7's own command line, with three of its steps made cheap
+for a run of twelve thousand mutants (local/mutate.sh runs this instead of `mutmut`), and
+the time each step took printed after it.
 
 - The type check: mutmut runs mypy over its copy, then finds the mutant function around
   each error with libcst's position metadata, a pass over every mutated file (every mutant
@@ -7,20 +8,27 @@ for a run of twelve thousand mutants (local/mutate.sh runs this instead of `mutm
   ``ast`` gives the same lines (a mutant function's first and last) in seconds.
 - The progress line: mutmut sums every mutant's verdict again before each mutant it
   starts; here at most a few times a second (and always when forced, at the end).
+- The clean run: after recording which tests reach which function (every selected test,
+  over the unmutated code, the run stopped if one fails), mutmut runs every selected test
+  over the same code once more to see them pass: minutes, to learn nothing new. Here the
+  recording run stands for it.
 
-Both replace a function mutmut looks up by name at call time; mutmut is pinned (3.7.0),
+All three replace a function mutmut looks up by name at call time; mutmut is pinned (3.7.0),
 and a newer one is checked against this file before the pin moves.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from mutmut import __main__ as mutmut_main
+from mutmut.__main__ import PytestRunner
 from mutmut.configuration import Config
 from mutmut.mutation.file_mutation import (
     FailedTypeCheckMutant,
@@ -79,10 +87,45 @@ def print_stats(
         _print_stats(source_file_mutation_data_by_path, force_output=force_output)
 
 
-# mutmut's run looks both up in its module's namespace when it calls them.
+_recorded = [False]
+_run_tests = PytestRunner.run_tests
+
+
+def run_tests(self: PytestRunner, *, mutant_name: str | None, tests: Iterable[str]) -> int:
+    """mutmut's, but the clean run (no mutant, ``MUTANT_UNDER_TEST`` empty) is the recording
+    run's result when this process made one: the same tests over the same code."""
+    if mutant_name is None and not os.environ.get("MUTANT_UNDER_TEST") and _recorded[0]:
+        return 0
+    return _run_tests(self, mutant_name=mutant_name, tests=tests)
+
+
+_run_stats_collection = mutmut_main.run_stats_collection
+
+
+def run_stats_collection(runner: Any, tests: Iterable[str] | None = None) -> None:
+    _run_stats_collection(runner, tests)
+    _recorded[0] = True  # it exits the process when a test fails
+
+
+def _timed(name: str, step: Callable[..., Any]) -> Callable[..., Any]:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.monotonic()
+        try:
+            return step(*args, **kwargs)
+        finally:
+            print(f"    [{name}: {time.monotonic() - started:.0f} s]", flush=True)
+
+    return timed
+
+
+# mutmut's run looks these up in its module's namespace when it calls them.
 vars(mutmut_main).update(
-    filter_mutants_with_type_checker=filter_mutants_with_type_checker, print_stats=print_stats
+    filter_mutants_with_type_checker=_timed("type check", filter_mutants_with_type_checker),
+    run_stats_collection=_timed("recording run", run_stats_collection),
+    run_forced_fail_test=_timed("forced failure run", mutmut_main.run_forced_fail_test),
+    print_stats=print_stats,
 )
+PytestRunner.run_tests = run_tests  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     sys.exit(mutmut_main.cli())
