@@ -113,7 +113,9 @@ def _timed(name: str, step: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return step(*args, **kwargs)
         finally:
-            print(f"    [{name}: {time.monotonic() - started:.0f} s]", flush=True)
+            # mutmut's own output capture may hold sys.stdout (the type check runs inside it).
+            out = sys.__stdout__ or sys.stdout
+            print(f"    [{name}: {time.monotonic() - started:.0f} s]", file=out, flush=True)
 
     return timed
 
