@@ -55,7 +55,7 @@ from reservations.models.events import (
 )
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
-from tests.support.event_scenario import NODE_A, RES_1, every_type
+from tests.support.event_scenario import NODE_A, RES_1, RES_2, every_type
 
 TABLE = "ReservationsTable"
 # The TTL of an event that never expires: the end of year 9999, UTC.
@@ -885,3 +885,59 @@ def test_a_status_change_names_the_status_attribute():
     assert update["Update"]["ExpressionAttributeNames"] == {"#status": "status"}
     assert update["Update"]["ExpressionAttributeValues"][":status"] == {"S": "expired"}
     assert "ExpressionAttributeNames" not in change_actions(change(released_after=()))[0]["Update"]
+
+
+# --- a cancel's write: the list access the ended reservation leaves ------------------------
+
+
+def cancel(named_by: tuple[Any, ...], node_version: int | None) -> ReservationChange:
+    ended = replace(RES_1, status=ReservationStatus.CANCELLED, updated_at=T0, version=5)
+    return change(ended=ended, named_by=named_by, node_version=node_version)
+
+
+def test_a_cancel_brings_the_orgs_it_names_forward_under_the_nodes_version_read():
+    *_, node, access = change_actions(cancel((RES_1,), node_version=9))
+    assert node == {
+        "ConditionCheck": {
+            "TableName": TABLE,
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": {":v": {"N": "9"}},
+        }
+    }
+    kept = str(int((T0 + timedelta(days=400)).timestamp()))  # the retention: 400 days after
+    assert access == {
+        "Update": {
+            "TableName": TABLE,
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "~ACCESS"}},
+            "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
+            "#n0 = :n0, #n1 = :n1",
+            "ExpressionAttributeNames": {
+                "#n0": "namedUntil:org-broker",
+                "#n1": "namedUntil:org-lab",
+            },
+            "ExpressionAttributeValues": {
+                ":n0": {"N": kept},
+                ":n1": {"N": kept},
+                ":zero": {"N": "0"},
+                ":one": {"N": "1"},
+            },
+        }
+    }
+
+
+def test_a_cancel_whose_orgs_another_reservation_names_longer_checks_it_and_the_topology():
+    longer = replace(RES_2, allowed_org_ids=("org-lab",), managing_org_ids=("org-broker",))
+    *_, topology, other = change_actions(cancel((RES_1, longer), node_version=9))
+    assert topology == {
+        "ConditionCheck": {
+            "TableName": TABLE,
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+            "ConditionExpression": "topologyGen = :gen",
+            "ExpressionAttributeValues": {":gen": {"N": "7"}},
+        }
+    }
+    assert other["ConditionCheck"]["Key"] == {"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-2"}}
+    # The node's version unread: the topology, never an update of the list access.
+    *_, last = change_actions(cancel((RES_1,), node_version=None))
+    assert last["ConditionCheck"]["ConditionExpression"] == "topologyGen = :gen"
