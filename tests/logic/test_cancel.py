@@ -16,6 +16,7 @@ from reservations.models.errors import (
     ReservationNotActive,
 )
 from reservations.models.requests import RawBody
+from reservations.models.writes import TopologyRead
 from reservations.rules.units import governing_reservation
 from tests.logic.conftest import BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
 from tests.support.fakes import FakeTable, ports
@@ -181,6 +182,8 @@ def test_it_becomes_cancelled_with_nothing_released_and_governs_no_unit(store, c
 
 
 def test_the_audit_record_names_the_caller_the_reason_and_the_status_change(store, clock):
+    partition = store.nodes["node-a"]
+    partition.node = replace(partition.node, topology_gen=3)
     run(store, clock, '{"reason": "contract ended"}', caller=OPERATOR_W)
     [change] = store.changes
     assert (change.action, change.caller_org_id, change.caller_key_id) == (
@@ -194,6 +197,16 @@ def test_the_audit_record_names_the_caller_the_reason_and_the_status_change(stor
         ReservationStatus.CANCELLED,
     )
     assert (change.released_before, change.released_after) == (tuple(UNITS[:3]), ())
+    # Written only if the node's topology is still the one the status was read from.
+    assert change.topology == TopologyRead("node-a", 3)
+
+
+def test_the_cancelled_event_carries_the_reason_and_the_status_it_ended(store, clock):
+    run(store, clock, '{"reason": "contract ended"}', caller=OPERATOR_W)
+    [cancelled] = store.events
+    assert cancelled.event.type.value == "reservation.cancelled"
+    assert cancelled.event.data["reason"] == "contract ended"
+    assert cancelled.event.data["previousStatus"] == "active"
 
 
 def test_a_cancel_that_lost_to_another_cancel_is_409_on_the_retry(store, clock):

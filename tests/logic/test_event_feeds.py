@@ -3,6 +3,8 @@ next one starts, and what the query may say."""
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import timedelta
 
 import pytest
@@ -180,6 +182,8 @@ def test_events_past_retention_are_not_shown(table):
         ({"limit": "007"}, "limit"),
         ({"types": "reservation.created,"}, "types"),
         ({"types": "reservation.made"}, "types"),
+        ({"types": "node.updated\t"}, "types"),  # spaces around a type only are ignored
+        ({"types": "Xnode.updated"}, "types"),
         ({"after": "yesterday"}, "after"),
         ({"after": "2026-11-30T12:00:00"}, "after"),  # no offset
         ({"after": "0001-01-01T00:00:00Z"}, "after"),
@@ -260,6 +264,75 @@ def test_the_node_owner_sees_another_orgs_key_id_but_the_calling_org_does_not(ta
     broker = node_page(table, "manager", types="reservation.reclaimed").items[-1]
     assert owner.data["actor"] == {"orgId": "org-broker", "keyId": "key-broker-1"}
     assert broker.data["actor"] == {"orgId": "org-broker"}
+
+
+def test_an_event_leaves_the_feed_at_the_moment_it_expires(table):
+    first, second = s.every_type()[:2]
+    expired = first.event.time + timedelta(days=400)  # what the table keeps: 400 days
+    page = node_feed(who("owner"), "node-a", FeedQuery(), table, KEY, expired)
+    assert [item.id for item in page.items][:1] == [second.id]
+
+
+def test_a_cursor_carries_its_position_and_the_scope_it_is_bound_to(table):
+    # Readable fields, not a format of the moment: cursors handed out before a deploy keep
+    # working after it.
+    node = node_page(table, "owner", limit="1", types="workload.placed,node.updated")
+    assert cursor_fields(node.next_cursor) == {
+        "a": s.every_type()[1].event.position,  # where its Query of 2 stopped, none kept
+        "n": "node-a",
+        "s": "node.updated,workload.placed",
+        "o": "org-acme",
+        "f": "node-events",
+        "t": "",
+    }
+    org = org_feed(
+        who("owner"), FeedQuery(limit="1", after="2026-11-30T12:00:02Z"), table, KEY, NOW
+    )
+    fields = cursor_fields(org.next_cursor)
+    assert {name: fields[name] for name in "nsoft"} == {
+        "n": "",
+        "s": "",
+        "o": "org-acme",
+        "f": "events",
+        "t": "2026-11-30T12:00:02.000Z#~",
+    }
+    table.access["node-b"] = ACCESS  # another node's feed takes none of node-a's cursors
+    with pytest.raises(InvalidRequest):
+        node_feed(who("owner"), "node-b", FeedQuery(limit="1", types="workload.placed,node.updated",
+                                                    cursor=node.next_cursor), table, KEY, NOW)  # fmt: skip
+
+
+def cursor_fields(cursor: str | None) -> dict[str, str]:
+    assert cursor
+    payload = cursor.split(".")[0]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def test_a_page_reads_one_event_more_than_its_limit_from_its_position(table, monkeypatch):
+    reads: list[tuple[str, str | None, int]] = []
+    for name in ("node_events", "org_events"):
+        read = getattr(table, name)
+        monkeypatch.setattr(
+            table, name, lambda feed, after, count, read=read, name=name: (
+                reads.append((name, after, count)) or read(feed, after, count)
+            ),
+        )  # fmt: skip
+    after = "2026-11-30T12:00:02Z"
+    node_page(table, "owner", limit="3", after=after)
+    org_feed(who("owner"), FeedQuery(limit="7", after=after), table, KEY, NOW)
+    start = "2026-11-30T12:00:02.000Z#~"
+    assert reads == [("node_events", start, 4), ("org_events", start, 8)]
+
+
+@pytest.mark.parametrize(
+    "caller", [who("owner"), who("owner", frozenset({"events.read"}))], ids=["bad-id", "no-read"]
+)
+def test_a_malformed_node_id_or_a_key_without_read_is_refused_before_any_read(table, caller):
+    node_id = "-node-a" if caller.has("reservation.read") else "node-a"
+    table.feed_access = lambda node_id: pytest.fail(f"read the access of {node_id}")
+    with pytest.raises(NotFound):
+        node_feed(caller, node_id, FeedQuery(), table, KEY, NOW)
+    assert table.queries == 0
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic import retries
+from reservations.logic import outbox, retries
 from reservations.logic.list_units import list_units
 from reservations.logic.retries import MAX_ATTEMPTS
 from reservations.logic.termination_reports import apply_report
@@ -203,6 +203,27 @@ def test_a_spot_workload_spanning_an_unnamed_unit_is_terminated_whole(store, que
     assert body["releasedUnitIds"] == [UNITS[0], UNITS[2]]
     [message] = queue.sent(QUEUE)
     assert message.unit_ids == [UNITS[1], UNITS[2]]
+
+
+def test_the_outbox_holds_each_new_termination_as_its_workload_terminating_since_the_write(
+    store, queue, clock
+):
+    read = list(store.nodes["node-a"].workloads.values())
+    answer(store, queue, clock, [UNITS[1]], reason="lab")
+    [write] = store.audit
+    [opened] = outbox.committed(write, read)
+    [new] = write.terminations
+    terminating = opened.workload
+    assert (opened.node_id, terminating.id) == ("node-a", "vm-span")
+    assert terminating.state is WorkloadState.TERMINATING
+    assert (terminating.termination_id, terminating.termination_reservation_id) == (
+        new.termination_id,
+        "res-1",
+    )
+    assert (terminating.termination_reason, terminating.termination_requested_at) == (
+        "lab",
+        write.at,
+    )
 
 
 def test_reclaiming_units_not_released_changes_no_releases(store, queue, clock):

@@ -12,6 +12,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from devstack import template
 from reservations.logic import sweeper
+from reservations.logic.outbox import message
 from reservations.logic.termination_reports import apply_report
 from reservations.models.domain import OpenTermination, TerminationState, WorkloadState
 from reservations.models.messages import TerminationReport
@@ -408,3 +409,10 @@ def test_a_stuck_termination_of_a_node_without_an_owner_names_no_owner():
     owned = sweeper.stuck_event(OpenTermination("node-a", terminating), "org-acme", NOW)
     assert owned.owner_org_id == "org-acme"
     assert owned.id == stuck.id  # the change id is the termination's and its deliveries
+
+
+def test_a_termination_stored_without_its_reservation_is_sent_naming_none():
+    stored = workload("vm-old", (UNITS[0],), state=WorkloadState.TERMINATING,
+                      termination_id="t-old", termination_requested_at=NOW)  # fmt: skip
+    sent = message(OpenTermination("node-a", stored), NOW + timedelta(minutes=5))
+    assert (sent.termination_id, sent.reservation_id, sent.requested_at) == ("t-old", "", NOW)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import get_args
 
@@ -199,3 +200,70 @@ def test_the_bus_and_the_feeds_get_the_same_envelope_text():
     stored = build.reservation_cancelled(s.context(4), s.RES_1, None, "pending")
     assert json.loads(stored.event.to_json()) == stored.event.envelope(True)
     assert Actor("org-broker", "key-broker-1") == stored.event.actor
+
+
+def test_an_event_id_is_a_fixed_digest_of_node_write_type_and_subject():
+    # Known answers: a consumer deduplicating by id across a relay's restarts relies on the
+    # same inputs giving this very id (lower-case base32, fields kept apart).
+    placed = build.event_id("node-a", "change-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
+    assert placed == "evt-psaue472nmejbdkthb5w2ytim3"
+    # The fields are kept apart: moving a character across a boundary changes the id.
+    shifted = build.event_id("node-ac", "hange-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
+    assert shifted != placed
+
+
+def test_each_types_data_names_every_field_as_the_contract_does():
+    terms = replace(s.RES_1, contract_ref="contract-7")
+    created = build.reservation_created(s.context(1), terms).event.data
+    assert created["contractRef"] == "contract-7"
+    cancelled = build.reservation_cancelled(s.context(2), s.RES_1, "contract ended", "active")
+    assert cancelled.event.data == {
+        "reason": "contract ended",
+        "previousStatus": "active",
+        "unitIds": ["0000:04:00.0", "0000:05:00.0"],
+    }
+    registered = build.node_registered(s.context(3), s.NODE_A, ["0000:05:00.0", "0000:04:00.0"])
+    assert registered.event.data == {
+        "topologyGen": 2,
+        "addedUnitIds": ["0000:04:00.0", "0000:05:00.0"],
+        "removedUnitIds": [],
+        "changedUnitIds": [],
+    }
+
+
+def test_a_terminations_events_carry_its_id_reservation_and_request_time():
+    vm = s.VM_1_TERMINATING
+    workload = {"kind": "vm", "tier": "spot", "orgId": "org-spotbuyer", "unitIds": ["0000:06:00.0"]}
+    termination = {"terminationId": "term-1", "reservationId": "res-2"}
+    ended = build.workload_ended(s.context(1), vm, ["0000:06:00.0"])
+    assert ended.event.data == {
+        **workload,
+        "freedUnitIds": ["0000:06:00.0"],
+        "terminationId": "term-1",
+    }
+    stopped_at = s.T0 + timedelta(seconds=9)
+    terminated = build.workload_terminated(s.context(2), vm, "gone", stopped_at, ["org-reclaimer"])
+    assert terminated.event.data == {
+        **workload,
+        **termination,
+        "outcome": "gone",
+        "time": "2026-11-30T12:00:09.000Z",
+        "requestedAt": "2026-11-30T12:00:00Z",
+    }
+    stuck = build.termination_stuck(s.context(3), vm, 4)
+    assert stuck.event.data == {
+        **workload,
+        **termination,
+        "requestedAt": "2026-11-30T12:00:00Z",
+        "deliveries": 4,
+    }
+
+
+def test_a_node_update_puts_its_new_generation_on_each_review_it_derives():
+    updated = build.node_updated(
+        s.context(1), replace(s.NODE_A, topology_gen=7), [], ["0000:05:00.0"], [],
+        [(s.RES_1, ["0000:05:00.0"])],
+    )  # fmt: skip
+    (review,) = updated.derived
+    assert review.event.data == {"topologyGen": 7, "unitIds": ["0000:05:00.0"]}
+    assert updated.event.data["reviewedReservationIds"] == ["res-1"]

@@ -7,6 +7,8 @@ are the requests the design's guarantees rest on."""
 from __future__ import annotations
 
 import copy
+import json
+import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,7 +16,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from reservations.dal import clients, events, queues
+from reservations.dal import clients, event_outlets, events, queues
 from reservations.dal.changes import change_actions
 from reservations.dal.items import (
     access_item,
@@ -25,6 +27,7 @@ from reservations.dal.items import (
 )
 from reservations.dal.keys import (
     PLATFORM_FEED,
+    event_key,
     key_id_of,
     keyid_key,
     node_events_pk,
@@ -52,9 +55,11 @@ from reservations.models.events import (
 )
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
 from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
-from tests.support.event_scenario import NODE_A, RES_1, every_type
+from tests.support.event_scenario import NODE_A, RES_1, RES_2, every_type
 
 TABLE = "ReservationsTable"
+# The TTL of an event that never expires: the end of year 9999, UTC.
+LAST_EPOCH = 253402300800
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
@@ -272,6 +277,218 @@ def test_an_unreadable_items_problem_is_cut_to_200_characters(dynamodb):
     assert read.key == "P S"
     assert len(read.problem) == 200
     assert read.problem.startswith("ValueError(")
+
+
+def test_a_node_feed_page_after_a_position_reads_past_it(dynamodb):
+    dynamodb.answers = {"query": [{"Items": []}]}
+    events.EventTable().node_events("node-a", "2026-11-30T12:00:01.001Z#~", 5)
+    (_, query) = dynamodb.calls[0]
+    assert query["ExpressionAttributeValues"][":after"] == {"S": "2026-11-30T12:00:01.001Z#~"}
+
+
+def test_derived_events_are_kept_as_compact_json():
+    # The item's size counts against DynamoDB's 400 KB: no spaces between the entries.
+    (with_derived, _) = stored_events()
+    text = events.event_item(with_derived, 400)["derived"]
+    assert text == json.dumps(json.loads(text), separators=(",", ":"))
+
+
+def test_an_expiry_past_year_9999_is_the_last_utc_second_in_any_local_zone(monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        (stored,) = stored_events()[1:]
+        assert events.expires_at(stored, 3_000_000) == datetime.max.replace(tzinfo=UTC)
+        assert events.event_item(stored, 3_000_000)["expiresAtEpoch"] == LAST_EPOCH
+        never = replace(stored, expires_at=None)
+        assert {item["expiresAtEpoch"] for item in events.feed_items(never)} == {LAST_EPOCH}
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_relayed_item_says_which_outlets_the_event_already_reached():
+    (stored,) = stored_events()[1:]
+    item = {**events.event_item(stored, 400), "relayedTo": {"feeds", "bus"}}
+    assert events.pending_event_from_item(item) == PendingEvent(stored, frozenset({"feeds", "bus"}))
+    del item["relayedTo"]
+    assert events.pending_event_from_item(item) == PendingEvent(stored, frozenset())
+
+
+def stream_record(name: str, partition: str | None, image: dict[str, Any]) -> dict[str, Any]:
+    keys = {"PK": {"S": partition}} if partition else {}
+    return {"eventName": name, "dynamodb": {"Keys": keys, "NewImage": image}}
+
+
+def test_only_a_stream_insert_of_a_node_feed_item_is_an_event_to_relay():
+    (stored,) = stored_events()[1:]
+    image = to_attributes({**events.event_item(stored, 400), "relayedTo": {"feeds"}})
+    insert = stream_record("INSERT", "NODEEVT#node-a", image)
+    assert events.pending_event_from_stream(insert) == PendingEvent(stored, frozenset({"feeds"}))
+    assert events.pending_event_from_stream({**insert, "eventName": "MODIFY"}) is None
+    assert (
+        events.pending_event_from_stream(stream_record("INSERT", "ORGEVT#org-lab", image)) is None
+    )
+    # A record without the parts a node feed insert has is not one (never an error).
+    assert events.pending_event_from_stream({"eventName": "INSERT"}) is None
+    assert events.pending_event_from_stream({"eventName": "INSERT", "dynamodb": {}}) is None
+    assert events.pending_event_from_stream(stream_record("INSERT", None, image)) is None
+    no_string = {"eventName": "INSERT", "dynamodb": {"Keys": {"PK": {"B": "eA=="}}}}
+    assert events.pending_event_from_stream(no_string) is None
+
+
+def test_settling_an_event_that_reached_some_outlets_adds_them_if_it_is_still_there(dynamodb):
+    (stored,) = stored_events()[1:]
+    dynamodb.answers = {"update_item": [{}]}
+    assert events.RelayMarks().settle(stored, frozenset({"feeds"}), done=False) is True
+    key = to_attributes(event_key(node_events_pk("node-a"), stored.event.position))
+    assert dynamodb.calls == [
+        (
+            "update_item",
+            {
+                "TableName": TABLE,
+                "Key": key,
+                "ConditionExpression": "attribute_exists(PK)",
+                "UpdateExpression": "ADD relayedTo :reached",
+                "ExpressionAttributeValues": {":reached": {"SS": ["feeds"]}},
+            },
+        )
+    ]
+
+
+def test_settling_an_event_that_reached_every_outlet_takes_it_off_the_index(dynamodb):
+    (stored,) = stored_events()[1:]
+    dynamodb.answers = {"update_item": [{}]}
+    assert events.RelayMarks().settle(stored, frozenset({"feeds", "bus"}), done=True) is True
+    (_, update) = dynamodb.calls[0]
+    assert update["ConditionExpression"] == "attribute_exists(PK)"
+    assert update["UpdateExpression"] == "REMOVE #mark, relayedTo"
+    assert update["ExpressionAttributeNames"] == {"#mark": "unrelayed"}
+    assert "ExpressionAttributeValues" not in update
+
+
+@pytest.mark.parametrize(
+    ("failure", "settled"),
+    [
+        (client_error("ConditionalCheckFailedException", "UpdateItem"), True),  # expired
+        (client_error("ProvisionedThroughputExceededException", "UpdateItem"), False),
+        (client_error(None, "UpdateItem"), False),
+        (down(), False),
+    ],
+)
+def test_a_settle_dynamodb_did_not_take_is_false_but_an_expired_event_is_settled(
+    dynamodb, failure, settled
+):
+    dynamodb.answers = {"update_item": [failure]}
+    (stored,) = stored_events()[1:]
+    assert events.RelayMarks().settle(stored, frozenset(), done=True) is settled
+
+
+# --- the relay's outlets: the org feeds and the bus --------------------------------------------
+
+
+@pytest.fixture
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The pauses the org feeds take between tries (none is waited out)."""
+    taken: list[float] = []
+    monkeypatch.setattr(event_outlets.time, "sleep", taken.append)
+    return taken
+
+
+def feed_writes(stored: list[StoredEvent]) -> list[tuple[str, dict[str, Any]]]:
+    return [(s.id, {"PutRequest": {"Item": to_attributes(item)}})
+            for s in stored for item in events.feed_items(s)]  # fmt: skip
+
+
+def test_org_feed_items_dynamodb_left_unprocessed_are_sent_again_alone(dynamodb, pauses):
+    first, second = stored_events()
+    writes = feed_writes([first, second])
+    left = writes[-1][1]
+    dynamodb.answers = {
+        "batch_write_item": [{"UnprocessedItems": {TABLE: [left]}}, {"UnprocessedItems": {}}]
+    }
+    assert event_outlets.OrgFeeds().deliver([first, second]) == set()
+    assert dynamodb.calls == [
+        ("batch_write_item", {"RequestItems": {TABLE: [w for _, w in writes]}}),
+        ("batch_write_item", {"RequestItems": {TABLE: [left]}}),
+    ]
+    assert pauses == [0.05]
+
+
+def test_org_feed_items_still_unprocessed_after_three_tries_fail_their_event_only(dynamodb, pauses):
+    first, second = stored_events()
+    (owner, left) = feed_writes([first, second])[-1]
+    dynamodb.answers = {"batch_write_item": [{"UnprocessedItems": {TABLE: [left]}}] * 3}
+    assert event_outlets.OrgFeeds().deliver([first, second]) == {owner}
+    assert len(dynamodb.calls) == 3
+    assert pauses[:2] == [0.05, 0.1]  # doubling between tries
+
+
+def test_an_org_feed_batch_dynamodb_refused_fails_its_events_and_not_the_next_batchs(
+    dynamodb, pauses
+):
+    every = every_type()
+    writes = feed_writes(every)
+    assert len(writes) > 25  # two batches of BatchWriteItem at least
+    later = len(range(25, len(writes), 25))
+    dynamodb.answers = {"batch_write_item": [down()] + [{}] * later}
+    assert event_outlets.OrgFeeds().deliver(every) == {owner for owner, _ in writes[:25]}
+    assert len(dynamodb.calls) == 1 + later
+
+
+@pytest.fixture
+def bus(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Installs a recorder as the relays' EventBridge client."""
+    recorder = Recorder()
+    monkeypatch.setattr(clients, "events", lambda: recorder)
+    return recorder
+
+
+def test_each_event_goes_on_the_bus_with_its_type_and_operator_view(bus):
+    first, second = stored_events()
+    bus.answers = {"put_events": [{"Entries": [{"EventId": "e-1"}, {"EventId": "e-2"}]}]}
+    assert event_outlets.EventBus().deliver([first, second]) == set()
+    entry = {"Source": "reservations", "DetailType": first.event.type.value,
+             "Detail": first.event.to_json(), "Time": first.event.time, "EventBusName": "EventBus"}  # fmt: skip
+    ((operation, request),) = bus.calls
+    assert operation == "put_events"
+    assert request["Entries"][0] == entry
+    assert [e["DetailType"] for e in request["Entries"]] == [
+        first.event.type.value,
+        second.event.type.value,
+    ]
+
+
+def test_a_bus_entry_without_an_event_id_or_with_an_error_code_is_not_delivered(bus):
+    every = every_type()[:5]
+    bus.answers = {
+        "put_events": [
+            {
+                "Entries": [
+                    {"EventId": "e-1"},
+                    {"ErrorCode": "InternalFailure", "ErrorMessage": "no"},
+                    {},
+                    {"EventId": "e-4", "ErrorCode": "ThrottlingException"},
+                ]  # and none for the fifth
+            }
+        ]
+    }
+    assert event_outlets.EventBus().deliver(every) == {s.id for s in every[1:]}
+
+
+def test_a_bus_answer_without_entries_delivers_nothing(bus):
+    every = every_type()[:3]
+    bus.answers = {"put_events": [{"FailedEntryCount": 0}]}
+    assert event_outlets.EventBus().deliver(every) == {s.id for s in every}
+
+
+def test_a_bus_batch_eventbridge_refused_fails_its_events_and_not_the_next_batchs(bus):
+    every = every_type()
+    assert len(every) > 10  # PutEvents takes ten
+    ok = {"Entries": [{"EventId": f"e-{n}"} for n in range(len(every) - 10)]}
+    bus.answers = {"put_events": [down(), ok]}
+    assert event_outlets.EventBus().deliver(every) == {s.id for s in every[:10]}
+    assert [len(call["Entries"]) for _, call in bus.calls] == [10, len(every) - 10]
 
 
 # --- terminations -------------------------------------------------------------------------
@@ -668,3 +885,59 @@ def test_a_status_change_names_the_status_attribute():
     assert update["Update"]["ExpressionAttributeNames"] == {"#status": "status"}
     assert update["Update"]["ExpressionAttributeValues"][":status"] == {"S": "expired"}
     assert "ExpressionAttributeNames" not in change_actions(change(released_after=()))[0]["Update"]
+
+
+# --- a cancel's write: the list access the ended reservation leaves ------------------------
+
+
+def cancel(named_by: tuple[Any, ...], node_version: int | None) -> ReservationChange:
+    ended = replace(RES_1, status=ReservationStatus.CANCELLED, updated_at=T0, version=5)
+    return change(ended=ended, named_by=named_by, node_version=node_version)
+
+
+def test_a_cancel_brings_the_orgs_it_names_forward_under_the_nodes_version_read():
+    *_, node, access = change_actions(cancel((RES_1,), node_version=9))
+    assert node == {
+        "ConditionCheck": {
+            "TableName": TABLE,
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": {":v": {"N": "9"}},
+        }
+    }
+    kept = str(int((T0 + timedelta(days=400)).timestamp()))  # the retention: 400 days after
+    assert access == {
+        "Update": {
+            "TableName": TABLE,
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "~ACCESS"}},
+            "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
+            "#n0 = :n0, #n1 = :n1",
+            "ExpressionAttributeNames": {
+                "#n0": "namedUntil:org-broker",
+                "#n1": "namedUntil:org-lab",
+            },
+            "ExpressionAttributeValues": {
+                ":n0": {"N": kept},
+                ":n1": {"N": kept},
+                ":zero": {"N": "0"},
+                ":one": {"N": "1"},
+            },
+        }
+    }
+
+
+def test_a_cancel_whose_orgs_another_reservation_names_longer_checks_it_and_the_topology():
+    longer = replace(RES_2, allowed_org_ids=("org-lab",), managing_org_ids=("org-broker",))
+    *_, topology, other = change_actions(cancel((RES_1, longer), node_version=9))
+    assert topology == {
+        "ConditionCheck": {
+            "TableName": TABLE,
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+            "ConditionExpression": "topologyGen = :gen",
+            "ExpressionAttributeValues": {":gen": {"N": "7"}},
+        }
+    }
+    assert other["ConditionCheck"]["Key"] == {"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-2"}}
+    # The node's version unread: the topology, never an update of the list access.
+    *_, last = change_actions(cancel((RES_1,), node_version=None))
+    assert last["ConditionCheck"]["ConditionExpression"] == "topologyGen = :gen"
