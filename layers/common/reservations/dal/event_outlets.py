@@ -66,7 +66,8 @@ class OrgFeeds:
             requests = response.get("UnprocessedItems", {}).get(table, [])
             if not requests:
                 return set()
-            time.sleep(0.05 * 2**attempt)
+            if attempt + 1 < WRITE_TRIES:  # no pause after the last try: it only delays
+                time.sleep(0.05 * 2**attempt)
         return {owner[(r["PutRequest"]["Item"]["PK"]["S"], r["PutRequest"]["Item"]["SK"]["S"])]
                 for r in requests}  # fmt: skip
 
