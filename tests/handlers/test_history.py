@@ -30,6 +30,7 @@ from reservations.dal.items import (
 )
 from reservations.models.times import parse_time
 from tests.support import state
+from tests.support.paging import bounded_pages
 from tests.support.ports import swap_ports
 
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
@@ -78,12 +79,13 @@ def listed(functions, key: str = OWNER, **query: str) -> Any:
 
 def every_page(functions, key: str = OWNER, **query: str) -> list[str]:
     ids, cursor = [], None
-    while True:
+    for _ in bounded_pages():
         page = listed(functions, key, **query, **({"cursor": cursor} if cursor else {}))
         assert page.status == 200, page.body_text
         ids += [item["id"] for item in page.body["items"]]
         if (cursor := page.body.get("nextCursor")) is None:
-            return ids
+            break
+    return ids
 
 
 def move_expired(functions) -> dict[str, int]:
@@ -185,7 +187,9 @@ def test_a_reservation_moving_between_pages_is_neither_lost_nor_shown_twice(func
         assert cancel(functions, res).status == 200
     ids, cursor = [], first.body["nextCursor"]
     statuses = {}
-    while cursor:
+    for _ in bounded_pages():
+        if not cursor:
+            break
         page = listed(functions, limit="2", cursor=cursor)
         ids += [item["id"] for item in page.body["items"]]
         statuses |= {item["id"]: item["status"] for item in page.body["items"]}

@@ -24,6 +24,7 @@ from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 from tests.support.bodies import comparable, unidentified
 from tests.support.faults import on_call
+from tests.support.paging import bounded_pages
 from tests.support.writes import put_node
 
 OPERATOR = "Bearer vl_local_test_node_operator"
@@ -577,13 +578,14 @@ def listed_statuses(handlers, node_id: str) -> dict[str, str]:
     """Every reservation's effective status, through the list's pages."""
     statuses: dict[str, str] = {}
     query: dict[str, str] = {"limit": "100"}
-    while True:
+    for _ in bounded_pages():
         event = list_event(node_id, "Bearer vl_local_test_operator", query)
         page = invoke(handlers["list_reservations"], event).body
         statuses |= {r["id"]: r["status"] for r in page["items"]}
         if "nextCursor" not in page:
-            return statuses
+            break
         query = {"limit": "100", "cursor": page["nextCursor"]}
+    return statuses
 
 
 def test_64_units_sold_192_times_change_in_one_transaction_that_writes_no_reservation(
@@ -628,7 +630,7 @@ def test_every_list_page_after_an_update_reads_the_review_with_the_access_item(
     reader = "Bearer vl_local_test_operator"
     invoke(handlers["list_reservations"], list_event("node-h", reader, query))  # the key cached
     statuses: list[str] = []
-    while True:
+    for _ in bounded_pages():
         sent_requests.clear()
         page = invoke(handlers["list_reservations"], list_event("node-h", reader, query)).body
         last = "nextCursor" not in page

@@ -14,6 +14,7 @@ from devstack.api_events import create_event, event_file, get_event, list_event
 from devstack.functions import invoke, load_function
 from reservations.models.idempotency import Outcome
 from tests.support import state
+from tests.support.paging import bounded_pages
 
 OWNER = "Bearer vl_local_test_writer"
 OPERATOR = "Bearer vl_local_test_operator_writer"
@@ -231,7 +232,7 @@ def test_get_404s_are_identical_for_unknown_and_invisible(functions, fleet):
 def test_the_list_pages_through_every_reservation_once_with_signed_cursors(functions, fleet):
     made = sorted(create(functions, new(unitIds=[u])).body["id"] for u in FREE)
     seen, cursor, pages = [], None, 0
-    while True:
+    for _ in bounded_pages():
         query = {"limit": "1", **({"cursor": cursor} if cursor else {})}
         result = invoke(functions["list_reservations"], list_event("node-a", OWNER, query))
         assert result.status == 200, result.body

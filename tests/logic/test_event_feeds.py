@@ -20,6 +20,7 @@ from reservations.rules.history import LAST_MOMENT
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, FakeEvents
 from tests.support.fakes import FakeClock, FakeTable
+from tests.support.paging import bounded_pages
 
 KEY = b"k" * 32
 NOW = s.T0 + timedelta(days=1)
@@ -51,14 +52,15 @@ def node_page(table: FakeEvents, kind: str, **query: str):
 
 
 def every_page(read, **query: str) -> tuple[list[dict], int]:
-    items, pages, cursor = [], 0, None
-    while True:
+    items, pages, cursor = [], [], None
+    for _ in bounded_pages():
         page = read(**query, **({"cursor": cursor} if cursor else {}))
-        pages += 1
+        pages.append(page)
         items.extend(item.model_dump() for item in page.items)
         cursor = page.next_cursor
         if cursor is None:
-            return items, pages
+            break
+    return items, len(pages)
 
 
 @pytest.mark.parametrize("kind", list(s.CALLERS))
@@ -128,7 +130,7 @@ def test_a_page_may_hold_fewer_than_limit_and_still_point_on_and_the_last_has_no
     # The broker sees the 6 reservation events among 14: pages read 3 events each.
     pages = []
     cursor = None
-    while True:
+    for _ in bounded_pages():
         page = node_page(table, "manager", limit="2", **({"cursor": cursor} if cursor else {}))
         pages.append([item.type for item in page.items])
         cursor = page.next_cursor

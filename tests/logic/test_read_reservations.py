@@ -13,6 +13,7 @@ from reservations.models.errors import InvalidRequest, NotFound
 from reservations.rules.cursors import Cursor, CursorScope, encode_cursor
 from tests.logic.conftest import NOW, reservation
 from tests.support.fakes import FakeTable
+from tests.support.paging import bounded_pages
 
 KEY = b"k" * 32
 READ = frozenset({"reservation.read"})
@@ -173,12 +174,13 @@ def test_a_query_part_given_empty_is_absent(many):
 
 def _all_pages(store, caller=OWNER, **query) -> list[list[str]]:
     pages, cursor = [], None
-    while True:
+    for _ in bounded_pages():
         result = page(store, caller, cursor=cursor, **query)
         pages.append(ids(result))
         if result.next_cursor is None:
-            return pages
+            break
         cursor = result.next_cursor
+    return pages
 
 
 def test_pages_stop_at_limit_and_together_list_everything_once(many):
