@@ -110,12 +110,16 @@ class _Message:
 class FakeDeliveryQueue:
     """SQS and the event source mapping: batches of visible messages go to the function;
     the ones it does not report back are deleted; a held one comes back at its time; after
-    a failed invocation every message of the batch comes back after ``visibility``."""
+    a failed invocation every message of the batch comes back after ``visibility``; one
+    received ``max_receives`` times goes to the dead-letter queue instead (the template's
+    ``maxReceiveCount``), so a sender that never lets a message go cannot loop for ever."""
 
     clock: Clock
     visibility: timedelta = timedelta(seconds=180)
     batch_size: int = 10
+    max_receives: int = 20
     messages: dict[str, _Message] = field(default_factory=dict)
+    dead: list[_Message] = field(default_factory=list)
     invocations: int = 0
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
@@ -134,6 +138,9 @@ class FakeDeliveryQueue:
         return [m for m in self.messages.values() if m.visible_at <= now]
 
     def receive(self) -> list[ReceivedMessage]:
+        for message in self.visible():
+            if message.receives >= self.max_receives:
+                self.dead.append(self.messages.pop(message.id))
         batch = self.visible()[: self.batch_size]
         received = []
         for message in batch:
