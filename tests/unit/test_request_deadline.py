@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import boto3
 import pytest
 
 from reservations.dal import clients
@@ -43,6 +44,7 @@ def a_try_may_start() -> bool:
     [
         (10.0, True),
         (3.51, True),  # 3 s for the try, 0.5 s for the answer, 0.01 s to spare
+        (3.5, True),  # the try would end with exactly 0.5 s left to answer
         (3.49, False),  # the try would end with less than 0.5 s left to answer
         (3.2, False),  # it would end inside the invocation, but leave no time to answer
         (3.0, False),
@@ -75,3 +77,19 @@ def test_the_error_names_the_service_it_gave_up_on(clock):
     clients.start_request(3.4)
     with pytest.raises(clients.DeadlineReached, match="no time left for another sqs request"):
         clients._check_deadline("before-send.sqs.SendMessageBatch")
+
+
+def test_a_try_whose_event_names_no_service_gives_up_on_aws(clock):
+    clients.start_request(3.4)
+    with pytest.raises(clients.DeadlineReached, match="no time left for another AWS request"):
+        clients._check_deadline("before-send")
+
+
+def test_the_functions_clients_check_the_deadline_before_each_try(clock):
+    made = boto3.client(
+        "sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s"
+    )
+    client = clients._bounded(made)
+    clients.start_request(3.4)
+    with pytest.raises(clients.DeadlineReached, match="another sqs request"):
+        client.list_queues()  # stopped before anything is sent

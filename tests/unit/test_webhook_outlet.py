@@ -6,6 +6,7 @@ whose reads failed) reported for the backlog."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -114,3 +115,21 @@ def test_an_event_not_all_queued_or_not_read_is_reported_and_the_platform_read_o
     now[0] += webhook_outlet.PLATFORM_TTL_SECONDS
     monkeypatch.setattr(clients.dynamodb(), "get_item", unreadable)
     assert outlet.deliver([TERMINATED, PLACED]) == {TERMINATED.id, PLACED.id}
+
+
+def test_the_platforms_org_is_read_consistently(monkeypatch):
+    asked: list[dict[str, Any]] = []
+
+    def get_item(**request: Any) -> Any:
+        asked.append(request)
+        return {"Item": to_attributes({"orgId": "org-platform"})}
+
+    monkeypatch.setattr(clients, "dynamodb", lambda: SimpleNamespace(get_item=get_item))
+    assert WebhookDeliveries()._platform_org_id() == "org-platform"
+    assert asked == [
+        {
+            "TableName": "ReservationsTable",
+            "Key": {"PK": {"S": "PLATFORM"}, "SK": {"S": "PLATFORM"}},
+            "ConsistentRead": True,
+        }
+    ]
