@@ -6,9 +6,10 @@ the invocation, and Lambda, not the contract's 503, would answer."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
-import boto3
 import pytest
+from botocore.hooks import HierarchicalEmitter
 
 from reservations.dal import clients
 
@@ -86,10 +87,9 @@ def test_a_try_whose_event_names_no_service_gives_up_on_aws(clock):
 
 
 def test_the_functions_clients_check_the_deadline_before_each_try(clock):
-    made = boto3.client(
-        "sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s"
-    )
-    client = clients._bounded(made)
+    """On the hook botocore calls before sending each try (retries included)."""
+    emitter = HierarchicalEmitter()
+    clients._bounded(SimpleNamespace(meta=SimpleNamespace(events=emitter)))
     clients.start_request(3.4)
     with pytest.raises(clients.DeadlineReached, match="another sqs request"):
-        client.list_queues()  # stopped before anything is sent
+        emitter.emit("before-send.sqs.SendMessageBatch", request=None)
