@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from reservations.dal import clients
+from reservations.dal import clients, queries, transactions
 from reservations.dal.hook_store import HookTable
+from reservations.dal.items import from_attributes
 from reservations.dal.webhook_items import attempt_sk
 from reservations.dal.webhooks import WebhookTable
 from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
@@ -119,3 +121,27 @@ def test_a_keyed_answer_is_kept_once_and_read_back(aws):
     kept = table.stored_answer("scope-1")
     assert kept is not None
     assert (kept.request_hash, kept.outcome) == ("hash-1", outcome)
+
+
+def test_a_hook_write_is_one_transaction_under_its_write_id_with_the_keys_record(monkeypatch):
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(transactions, "run", lambda *call: sent.append(call))
+    answer = AnswerRecord(IdempotentRequest("scope-1", "hash-1"), Outcome(201, "{}"), AT, AT)
+    HookTable().commit(SubscriptionCreate("w-1", hook("whsub-1"), 0), answer)
+    [(actions, token, record_at)] = sent
+    assert (token, record_at) == ("w-1", len(actions) - 1)
+    assert from_attributes(actions[-1]["Put"]["Item"])["PK"] == "IDEMPOTENCY#scope-1"
+
+
+def test_an_orgs_hooks_are_read_consistently(monkeypatch):
+    asked: list[dict[str, Any]] = []
+
+    def query(**request: Any) -> Any:
+        asked.append(request)
+        return {"Items": []}
+
+    monkeypatch.setattr(
+        queries, "clients", SimpleNamespace(dynamodb=lambda: SimpleNamespace(query=query))
+    )
+    assert HookTable().load_hooks("org-acme").count == 0
+    assert [request["ConsistentRead"] for request in asked] == [True]

@@ -207,6 +207,10 @@ def test_an_idempotency_record_reads_back_and_expires_by_the_tables_ttl(outcome)
         answer.expires_at,
     )
     assert item[_ttl_attribute()] == int((NOW + timedelta(hours=24)).timestamp())
+    assert (item["createdAt"], item["expiresAt"]) == (
+        "2026-11-29T12:00:00Z",
+        "2026-11-30T12:00:00Z",
+    )
 
 
 def test_a_closed_termination_is_kept_as_history_for_its_days_then_expires():
@@ -254,15 +258,18 @@ def test_an_api_key_stored_without_its_flags_is_an_ordinary_live_key():
     assert (read.platform_operator, read.revoked) == (False, False)
 
 
-def test_a_workload_with_failed_reports_recorded_reads_back_as_written():
+def test_a_workload_with_failed_reports_and_its_terminations_managers_reads_back_as_written():
     # What the sweeper counts towards giving up starts after the last failed report.
     reported = replace(
         TERMINATING,
         termination_reported_deliveries=2,
         termination_last_reported_at=NOW - timedelta(seconds=30),
         termination_failed_reports=3,
+        termination_managing_org_ids=("org-broker", "org-b2"),
     )
     items = [stored(workload_item("node-a", reported)), stored(node_item(NODE))]
     snapshot = snapshot_from_items(items)
     assert snapshot is not None
     assert snapshot.workloads == (reported,)
+    assert items[0]["terminationManagingOrgIds"] == ["org-broker", "org-b2"]
+    assert "terminationManagingOrgIds" not in stored(workload_item("node-a", TERMINATING))

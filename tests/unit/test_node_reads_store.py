@@ -93,3 +93,11 @@ def test_a_missing_node_or_workload_is_none(
 ) -> None:
     node, found = NodeReads().workload(node_id, workload_id)
     assert (node is not None, found) == (node_found, None)
+
+
+def test_the_workloads_of_a_node_without_a_list_access_item_read_with_no_access(
+    nodes: Any,
+) -> None:
+    read = NodeReads().workloads("node-a")
+    assert read.access is None
+    assert [w.id for w in read.workloads] == ["vm-1"]

@@ -6,8 +6,10 @@ the invocation, and Lambda, not the contract's 503, would answer."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
+from botocore.hooks import HierarchicalEmitter
 
 from reservations.dal import clients
 
@@ -43,6 +45,7 @@ def a_try_may_start() -> bool:
     [
         (10.0, True),
         (3.51, True),  # 3 s for the try, 0.5 s for the answer, 0.01 s to spare
+        (3.5, True),  # the try would end with exactly 0.5 s left to answer
         (3.49, False),  # the try would end with less than 0.5 s left to answer
         (3.2, False),  # it would end inside the invocation, but leave no time to answer
         (3.0, False),
@@ -75,3 +78,18 @@ def test_the_error_names_the_service_it_gave_up_on(clock):
     clients.start_request(3.4)
     with pytest.raises(clients.DeadlineReached, match="no time left for another sqs request"):
         clients._check_deadline("before-send.sqs.SendMessageBatch")
+
+
+def test_a_try_whose_event_names_no_service_gives_up_on_aws(clock):
+    clients.start_request(3.4)
+    with pytest.raises(clients.DeadlineReached, match="no time left for another AWS request"):
+        clients._check_deadline("before-send")
+
+
+def test_the_functions_clients_check_the_deadline_before_each_try(clock):
+    """On the hook botocore calls before sending each try (retries included)."""
+    emitter = HierarchicalEmitter()
+    clients._bounded(SimpleNamespace(meta=SimpleNamespace(events=emitter)))
+    clients.start_request(3.4)
+    with pytest.raises(clients.DeadlineReached, match="another sqs request"):
+        emitter.emit("before-send.sqs.SendMessageBatch", request=None)

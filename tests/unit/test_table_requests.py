@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from reservations.dal import clients, event_outlets, events, queues
+from reservations.dal import clients, event_outlets, events, queries, queues, transactions
+from reservations.dal.actions import put, topology_check
 from reservations.dal.changes import change_actions
 from reservations.dal.items import (
     access_item,
+    idempotency_item,
     node_item,
     reservation_history_item,
     reservation_item,
@@ -34,9 +36,13 @@ from reservations.dal.keys import (
     org_events_pk,
     platform_key,
     reservation_history_key,
+    reservation_key,
 )
+from reservations.dal.nodes import node_put_actions, reaffirm_actions
+from reservations.dal.reservations import create_actions
 from reservations.dal.store import NodeTable
 from reservations.dal.terminations import TerminationTable
+from reservations.dal.workloads import placement_actions, workload_end_actions
 from reservations.models.domain import (
     ListAccess,
     OpenTermination,
@@ -53,9 +59,20 @@ from reservations.models.events import (
     StoredEvent,
     UnreadableEvent,
 )
+from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
 from reservations.models.messages import SendResult, SpotTermination, TerminationReport
-from reservations.models.writes import ItemVersion, ReservationChange, TopologyRead
-from tests.support.event_scenario import NODE_A, RES_1, RES_2, every_type
+from reservations.models.writes import (
+    ItemVersion,
+    NodePut,
+    PlacementWrite,
+    ReaffirmWrite,
+    ReservationChange,
+    ReservationCreate,
+    TopologyRead,
+    WorkloadEnd,
+    WriteConflict,
+)
+from tests.support.event_scenario import NODE_A, RES_1, RES_2, VM_1, every_type
 
 TABLE = "ReservationsTable"
 # The TTL of an event that never expires: the end of year 9999, UTC.
@@ -703,6 +720,7 @@ def test_an_ended_reservation_reads_from_the_nodes_history_and_an_unknown_one_is
 
 
 def test_a_key_id_marker_names_its_key_id():
+    assert keyid_key("key-owner-1") == {"PK": "KEYID#key-owner-1", "SK": "KEYID"}
     assert key_id_of(keyid_key("key-owner-1")["PK"]) == "key-owner-1"
 
 
@@ -723,6 +741,12 @@ def test_a_reservation_reads_live_before_its_history_and_unknown_as_none(dynamod
     node, ended = table.load_reservation("node-a", "res-1")
     assert (node, ended.reason if ended else None) == (NODE_A, "as moved")
     assert table.load_reservation("node-b", "res-1") == (None, None)
+
+
+def test_a_termination_table_given_a_client_uses_it(dynamodb):
+    given = Recorder(get_item=[{}])
+    assert TerminationTable(given).read("node-a", "vm-1") is None
+    assert (len(given.calls), dynamodb.calls) == (1, [])
 
 
 def test_a_termination_is_read_again_consistently(dynamodb):
@@ -818,6 +842,29 @@ def test_sqs_not_answering_stops_the_sends_with_what_went_out(sqs, failure):
     sqs.answers = {"send_message_batch": [{"Successful": [{"Id": "3"}]}, failure]}
     assert queues.send_terminations("q", batch) == {"t-3"}
     assert len(sqs.calls) == 2  # the first batch's retry failed: the second is never tried
+
+
+def test_a_nodes_queue_is_created_fifo_deduplicated_by_id_and_redriven_after_five_receives():
+    sqs = Recorder(create_queue=[{"QueueUrl": "https://sqs.local/q/p-node-a.fifo"}])
+    url = queues.ensure_node_queue(sqs, "p-", "node-a", "arn:aws:sqs:us-east-1:1:dlq.fifo")
+    assert url == "https://sqs.local/q/p-node-a.fifo"
+    redrive = {"deadLetterTargetArn": "arn:aws:sqs:us-east-1:1:dlq.fifo", "maxReceiveCount": "5"}
+    assert sqs.calls == [
+        (
+            "create_queue",
+            {
+                "QueueName": "p-node-a.fifo",
+                "Attributes": {
+                    "FifoQueue": "true",
+                    "ContentBasedDeduplication": "false",
+                    "VisibilityTimeout": "60",
+                    "MessageRetentionPeriod": "345600",  # four days
+                    "ReceiveMessageWaitTimeSeconds": "20",
+                    "RedrivePolicy": json.dumps(redrive),
+                },
+            },
+        )
+    ]
 
 
 # --- a release's write --------------------------------------------------------------------
@@ -941,3 +988,318 @@ def test_a_cancel_whose_orgs_another_reservation_names_longer_checks_it_and_the_
     # The node's version unread: the topology, never an update of the list access.
     *_, last = change_actions(cancel((RES_1,), node_version=None))
     assert last["ConditionCheck"]["ConditionExpression"] == "topologyGen = :gen"
+
+
+# --- the plain reads ----------------------------------------------------------------------
+
+
+def test_a_query_reads_every_page_each_from_where_the_last_stopped(dynamodb):
+    last = {"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-1"}}
+    dynamodb.answers = {
+        "query": [
+            {"Items": [{"id": {"S": "res-1"}}], "LastEvaluatedKey": last},
+            {"Items": [{"id": {"S": "res-2"}}]},
+        ]
+    }
+    query = queries.up_to_access("node-a", "RES#")
+    assert list(queries.query_items(query)) == [{"id": "res-1"}, {"id": "res-2"}]
+    assert dynamodb.calls == [("query", query), ("query", {**query, "ExclusiveStartKey": last})]
+
+
+def test_the_partition_up_to_its_access_item_is_one_consistent_range():
+    assert queries.up_to_access("node-a", "RES#") == {
+        "TableName": TABLE,
+        "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": "NODE#node-a"},
+            ":first": {"S": "RES#"},
+            ":access": {"S": "~ACCESS"},
+        },
+        "ConsistentRead": True,
+    }
+
+
+def test_a_batch_read_is_consistent_and_asks_again_for_the_keys_left_unprocessed(dynamodb):
+    keys = [{"PK": "NODE#node-a", "SK": f"RES#res-{n}"} for n in (1, 2)]
+    left = {TABLE: {"Keys": [to_attributes(keys[1])], "ConsistentRead": True}}
+    dynamodb.answers = {
+        "batch_get_item": [
+            {"Responses": {}, "UnprocessedKeys": left},  # throttled: nothing read yet
+            {"Responses": {TABLE: [to_attributes(keys[1])]}, "UnprocessedKeys": {}},
+        ]
+    }
+    assert queries.batch_get(keys) == [keys[1]]  # res-1 does not exist
+    assert dynamodb.calls == [
+        (
+            "batch_get_item",
+            {
+                "RequestItems": {
+                    TABLE: {"Keys": [to_attributes(k) for k in keys], "ConsistentRead": True}
+                }
+            },
+        ),
+        ("batch_get_item", {"RequestItems": left}),
+    ]
+
+
+# --- a transaction's cancellation ---------------------------------------------------------
+
+
+def cancelled(message: str, *reasons: dict[str, Any]) -> ClientError:
+    response: dict[str, Any] = {
+        "Error": {"Code": "TransactionCanceledException", "Message": message}
+    }
+    if reasons:
+        response["CancellationReasons"] = list(reasons)
+    return ClientError(response, "TransactWriteItems")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("reasons", "detail"),
+    [
+        # One reason per action: an action that did not fail has Code None, or no code.
+        (({"Code": "None"}, {}, {"Code": "ConditionalCheckFailed"}), "ConditionalCheckFailed"),
+        (
+            ({"Code": "TransactionConflict"}, {"Code": "ConditionalCheckFailed"}),
+            "ConditionalCheckFailed, TransactionConflict",
+        ),
+    ],
+)
+def test_a_transaction_lost_to_another_writer_is_a_conflict_naming_its_reasons(
+    dynamodb, reasons, detail
+):
+    dynamodb.answers = {"transact_write_items": [cancelled("cancelled", *reasons)]}
+    with pytest.raises(WriteConflict) as conflict:
+        transactions.run([{"Put": {}}, {"Put": {}}, {"Put": {}}])
+    assert (str(conflict.value), conflict.value.stored) == (detail, None)
+
+
+def test_a_cancellation_without_reasons_is_a_conflict_only_when_it_says_transaction_conflict(
+    dynamodb,
+):
+    dynamodb.answers = {
+        "transact_write_items": [
+            cancelled("Transaction cancelled [TransactionConflict]"),
+            cancelled("Transaction cancelled [ValidationError]"),
+        ]
+    }
+    with pytest.raises(WriteConflict) as conflict:
+        transactions.run([{"Put": {}}])
+    assert str(conflict.value) == "unknown"
+    with pytest.raises(ClientError):
+        transactions.run([{"Put": {}}])
+
+
+def test_a_transaction_cancelled_by_a_kept_answer_carries_that_answer(dynamodb):
+    answer = AnswerRecord(
+        IdempotentRequest("scope-1", "hash-1"), Outcome(201, "{}"), T0, T0 + timedelta(hours=24)
+    )
+    kept = {
+        "Code": "ConditionalCheckFailed",
+        "Item": to_attributes(idempotency_item(answer)),
+    }
+    dynamodb.answers = {"transact_write_items": [cancelled("cancelled", {"Code": "None"}, kept)]}
+    with pytest.raises(WriteConflict) as conflict:
+        transactions.run([{"Put": {}}, {"Put": {}}], "write-1", 1)
+    assert conflict.value.stored is not None
+    assert (conflict.value.stored.request_hash, conflict.value.stored.outcome) == (
+        "hash-1",
+        Outcome(201, "{}"),
+    )
+    assert dynamodb.calls[0][1]["ClientRequestToken"] == "write-1"
+
+
+# --- the node table's partition and list reads ----------------------------------------------
+
+
+def test_a_node_is_read_consistently_up_to_its_list_access_item(dynamodb):
+    dynamodb.answers = {"query": [{"Items": [to_attributes(node_item(NODE_A))]}]}
+    snapshot = NodeTable().load_node("node-a")
+    assert snapshot is not None
+    assert snapshot.node == NODE_A
+    assert dynamodb.calls == [
+        (
+            "query",
+            {
+                "TableName": TABLE,
+                "KeyConditionExpression": "PK = :pk AND SK < :access",
+                "ExpressionAttributeValues": {
+                    ":pk": {"S": "NODE#node-a"},
+                    ":access": {"S": "~ACCESS"},
+                },
+                "ConsistentRead": True,
+            },
+        )
+    ]
+
+
+ACCESS = ListAccess("org-acme", workload_org_ids=frozenset({"org-spot"}))
+
+
+def test_a_list_page_reads_the_partition_after_the_cursor_with_its_access_item(dynamodb):
+    page = [to_attributes(reservation_item(RES_1)), to_attributes(access_item("node-a", ACCESS))]
+    dynamodb.answers = {"query": [{"Items": page}, {"Items": page}]}
+    read = NodeTable().reservation_page("node-a", "res-0")
+    assert (read.access, read.reservations, read.more) == (ACCESS, (RES_1,), False)
+    NodeTable().reservation_page("node-a", None)
+    first = queries.up_to_access("node-a", "RES#")
+    assert dynamodb.calls == [  # no GetItem: the page holds the access item
+        (
+            "query",
+            {**first, "ExclusiveStartKey": to_attributes(reservation_key("node-a", "res-0"))},
+        ),
+        ("query", first),
+    ]
+
+
+@pytest.mark.parametrize(("limit", "read"), [((), 101), ((20,), 101), ((150,), 151)])
+def test_a_list_page_with_history_reads_a_window_of_the_list_index(dynamodb, limit, read):
+    dynamodb.answers = {"query": [{"Items": []}]}
+    NodeTable().reservation_page("node-a", "res-0", True, *limit)
+    assert dynamodb.calls[0][1] == {
+        "TableName": TABLE,
+        "IndexName": "NodeReservations",
+        "KeyConditionExpression": "listPK = :pk AND SK BETWEEN :first AND :access",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": "NODE#node-a"},
+            ":first": {"S": "RES#res-0!"},
+            ":access": {"S": "~ACCESS"},
+        },
+        "Limit": read,
+    }
+
+
+def test_a_history_page_caught_mid_move_shows_the_live_item_and_its_own_access(dynamodb):
+    moved = to_attributes(reservation_history_item(replace(RES_1, reason="as moved"), T0))
+    live = to_attributes(reservation_item(RES_1))
+    access = to_attributes(access_item("node-a", ACCESS))
+    stopped = {"LastEvaluatedKey": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "~ACCESS"}}}
+    dynamodb.answers = {
+        "query": [
+            {"Items": [live, moved, access], **stopped},
+            {"Items": [moved, live, access], **stopped},
+        ]
+    }
+    for _ in range(2):
+        read = NodeTable().reservation_page("node-a", None, True)
+        assert (read.access, read.reservations, read.more) == (ACCESS, (RES_1,), False)
+    assert [operation for operation, _ in dynamodb.calls] == ["query", "query"]  # no GetItem
+
+
+# --- each write's own actions: the conditions it rests on, the versions it moves ------------
+
+
+def unit_attributes(unit_id: str) -> dict[str, Any]:
+    return {"PK": {"S": "NODE#node-a"}, "SK": {"S": f"UNIT#{unit_id}"}}
+
+
+def test_a_placement_counts_on_the_node_claims_each_unit_unclaimed_and_names_its_org():
+    workload = replace(VM_1, id="vm-9", org_id="org-spot")
+    placement = PlacementWrite(
+        "wr-1", ItemVersion("node-a", 3), workload, (ItemVersion("u-1", 2),), (),
+        "org-platform", "key-sched", T0,
+    )  # fmt: skip
+    node, claim, workload_put, org = placement_actions(placement)
+    assert node["Update"]["UpdateExpression"] == "ADD placements :one"
+    assert node["Update"]["ExpressionAttributeValues"] == {":v": {"N": "3"}, ":one": {"N": "1"}}
+    assert claim["Update"] == {
+        "TableName": TABLE,
+        "Key": unit_attributes("u-1"),
+        "UpdateExpression": "SET claimedBy = :claim, version = version + :one",
+        "ConditionExpression": "version = :v AND attribute_not_exists(claimedBy)",
+        "ExpressionAttributeValues": {
+            ":claim": {"S": "vm:vm-9"},
+            ":v": {"N": "2"},
+            ":one": {"N": "1"},
+        },
+    }
+    assert workload_put["Put"]["ConditionExpression"] == "attribute_not_exists(PK)"
+    assert org["Update"] == {
+        "TableName": TABLE,
+        "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "~ACCESS"}},
+        "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one "
+        "ADD workloadOrgIds :org",
+        "ExpressionAttributeValues": {
+            ":org": {"SS": ["org-spot"]},
+            ":zero": {"N": "0"},
+            ":one": {"N": "1"},
+        },
+    }
+
+
+def test_an_ended_workload_frees_each_unit_it_held_at_the_version_read():
+    end = WorkloadEnd(
+        "wr-2", "node-a", VM_1, (ItemVersion("u-1", 4),), "org-platform", "key-sched", T0
+    )
+    *_, free = workload_end_actions(end)
+    assert free["Update"] == {
+        "TableName": TABLE,
+        "Key": unit_attributes("u-1"),
+        "UpdateExpression": "REMOVE claimedBy SET version = version + :one",
+        "ConditionExpression": "version = :v",
+        "ExpressionAttributeValues": {":v": {"N": "4"}, ":one": {"N": "1"}},
+    }
+
+
+def test_a_create_moves_the_nodes_version_by_one_and_makes_or_bumps_its_list_access():
+    create = ReservationCreate(RES_1, ItemVersion("node-a", 3), (), "org-acme", "key-7", "org-acme")
+    bump, access, _reservation = create_actions(create)
+    assert bump["Update"] == {
+        "TableName": TABLE,
+        "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+        "UpdateExpression": "SET version = version + :one",
+        "ConditionExpression": "version = :v",
+        "ExpressionAttributeValues": {":one": {"N": "1"}, ":v": {"N": "3"}},
+    }
+    values = access["Update"]["ExpressionAttributeValues"]
+    assert (values[":zero"], values[":one"]) == ({"N": "0"}, {"N": "1"})
+    assert "version = if_not_exists(version, :zero) + :one" in access["Update"]["UpdateExpression"]
+
+
+def test_a_reaffirm_without_a_generation_sets_none_and_moves_the_version_by_one():
+    write = ReaffirmWrite(
+        "wr-r", "node-a", ItemVersion("res-1", 5), ItemVersion("node-a", 3),
+        ReservationStatus.ACTIVE, None, None, "org-platform", "key-nodes", T0,
+    )  # fmt: skip
+    update, _node = reaffirm_actions(write)
+    assert update["Update"]["UpdateExpression"] == (
+        "SET #status = :status, releasedUnitIds = :none, updatedAt = :now, version = version + :one"
+    )
+    assert update["Update"]["ExpressionAttributeValues"] == {
+        ":status": {"S": "active"},
+        ":none": {"L": []},
+        ":now": {"S": "2026-11-30T12:00:00Z"},
+        ":one": {"N": "1"},
+        ":v": {"N": "5"},
+    }
+
+
+def node_put(leftovers: int) -> NodePut:
+    return NodePut(
+        "wr-n", replace(NODE_A, queue_url=None), 3, 2, (), (),
+        tuple(ItemVersion(f"u-{n}", 1) for n in range(leftovers)), (), 0,
+        "org-platform", "key-nodes", T0,
+    )  # fmt: skip
+
+
+def test_a_node_update_sets_its_times_and_moves_its_and_its_access_items_versions_by_one():
+    node, access, *deletes = node_put_actions(node_put(30), 10)
+    assert len(deletes) == 8  # the rest of the room the caller gives
+    update = node["Update"]
+    assert update["UpdateExpression"] == (
+        "SET ownerOrgId = :owner, topologyGen = :gen, unitsChangedAtGen = :units, "
+        "updatedAt = :now, createdAt = if_not_exists(createdAt, :now), version = version + :one"
+    )
+    assert update["ExpressionAttributeValues"][":one"] == {"N": "1"}
+    values = access["Update"]["ExpressionAttributeValues"]
+    assert (values[":zero"], values[":one"]) == ({"N": "0"}, {"N": "1"})
+
+
+def test_a_new_item_is_put_only_where_there_is_none_and_a_topology_never_set_is_checked_absent():
+    assert put({"PK": "X", "SK": "Y"})["Put"]["ConditionExpression"] == "attribute_not_exists(PK)"
+    check = topology_check(TopologyRead("node-a", None))["ConditionCheck"]
+    assert check == {
+        "TableName": TABLE,
+        "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
+        "ConditionExpression": "attribute_not_exists(topologyGen)",
+    }

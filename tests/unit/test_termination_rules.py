@@ -142,6 +142,17 @@ def test_node_queue_names_fit_80_characters_for_the_longest_prefix_and_node_id()
             node_queue_name(prefix, "node-a1")  # what the template's pattern refuses
 
 
+def test_a_node_id_sqs_cannot_take_whole_is_cut_or_dashed_and_suffixed_with_its_hash():
+    prefix = "p" * MAX_QUEUE_PREFIX  # leaves 35 characters for the node's part
+    fits = "n" * 35
+    assert node_queue_name(prefix, fits) == f"{prefix}{fits}.fifo"  # 80 exactly, as is
+    longer = "n" * 36
+    digest = hashlib.sha256(longer.encode()).hexdigest()[:12]
+    assert node_queue_name(prefix, longer) == f"{prefix}{'n' * 22}-{digest}.fifo"
+    digest = hashlib.sha256(b"node:a").hexdigest()[:12]
+    assert node_queue_name("p", "node:a") == f"pnode-a-{digest}.fifo"  # a 1-character prefix
+
+
 def test_the_stack_names_node_queues_by_a_bounded_prefix_not_by_its_own_name():
     parameter = template.document()["Parameters"]["NodeQueuePrefix"]
     assert parameter["MaxLength"] == MAX_QUEUE_PREFIX

@@ -3,6 +3,7 @@ and what reading it back gives, with every optional field set and with each one 
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta, timezone
 
 from reservations.dal.webhook_items import (
@@ -56,6 +57,16 @@ def test_times_are_utc_to_the_millisecond_with_a_z():
     east = datetime(2026, 11, 29, 14, 0, 0, 999999, tzinfo=timezone(timedelta(hours=2)))
     assert stamp(east) == "2026-11-29T12:00:00.999Z"
     assert expires_epoch(AT, 90) == int(AT.timestamp()) + 90 * DAY
+
+
+def test_times_are_utc_whatever_the_machines_time_zone(monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert stamp(AT) == "2026-11-29T12:00:05.123Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_the_keys_of_a_subscription_its_org_counter_and_a_delivery():

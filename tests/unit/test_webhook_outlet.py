@@ -6,6 +6,8 @@ whose reads failed) reported for the backlog."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -114,3 +116,52 @@ def test_an_event_not_all_queued_or_not_read_is_reported_and_the_platform_read_o
     now[0] += webhook_outlet.PLATFORM_TTL_SECONDS
     monkeypatch.setattr(clients.dynamodb(), "get_item", unreadable)
     assert outlet.deliver([TERMINATED, PLACED]) == {TERMINATED.id, PLACED.id}
+
+
+def test_the_platforms_org_is_read_consistently(monkeypatch):
+    asked: list[dict[str, Any]] = []
+
+    def get_item(**request: Any) -> Any:
+        asked.append(request)
+        return {"Item": to_attributes({"orgId": "org-platform"})}
+
+    monkeypatch.setattr(clients, "dynamodb", lambda: SimpleNamespace(get_item=get_item))
+    assert WebhookDeliveries()._platform_org_id() == "org-platform"
+    assert asked == [
+        {
+            "TableName": "ReservationsTable",
+            "Key": {"PK": {"S": "PLATFORM"}, "SK": {"S": "PLATFORM"}},
+            "ConsistentRead": True,
+        }
+    ]
+
+
+class _March1st(datetime):
+    """The clock at 2026-03-01 12:00 UTC, as ``datetime.now`` gives it in either form."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> Any:
+        moment = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+        return moment if tz is not None else moment.astimezone().replace(tzinfo=None)
+
+
+def test_a_claimed_delivery_expires_its_retention_after_now_in_utc_whatever_the_zone(monkeypatch):
+    """Counted on the machine's local clock, a zone's summer time would move the expiry."""
+    put: list[dict[str, Any]] = []
+    dynamodb = SimpleNamespace(put_item=lambda **request: put.append(request))
+    monkeypatch.setattr(clients, "dynamodb", lambda: dynamodb)
+    monkeypatch.setattr(webhook_outlet, "datetime", _March1st)
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        request = DeliveryRequest(
+            subscriptionId="whsub-1", orgId="org-acme", eventId="evt-1",
+            eventType="workload.placed", body="{}",
+        )  # fmt: skip
+        assert WebhookDeliveries()._claim(request) is True
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    retention = timedelta(days=settings().history_retention_days)
+    expected = int((datetime(2026, 3, 1, 12, 0, tzinfo=UTC) + retention).timestamp())
+    assert from_attributes(put[0]["Item"])["expiresAtEpoch"] == expected

@@ -9,7 +9,9 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reservations.dal import store
+import pytest
+
+from reservations.dal import store, transactions
 from reservations.dal.items import from_attributes
 from reservations.logic import changes
 from reservations.logic.create_reservation import _create_write as create_write
@@ -30,6 +32,7 @@ from reservations.models.domain import (
     WorkloadState,
 )
 from reservations.models.events import StoredEvent
+from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
 from reservations.models.writes import (
     ItemVersion,
     NodePut,
@@ -310,3 +313,23 @@ def test_a_create_keeps_each_org_it_names_listed_as_long_as_a_longer_reservation
     values = from_attributes(access["ExpressionAttributeValues"])
     until = int((RESERVATION.ends_at + timedelta(days=400)).timestamp())  # type: ignore[operator]
     assert until in values.values()
+
+
+@pytest.mark.parametrize("answered", [False, True])
+def test_a_node_updates_deletes_fill_the_transaction_to_100_actions_with_its_key_record(
+    monkeypatch, answered
+):
+    """Unit deletes left over make the largest node update: they take what DynamoDB's 100
+    actions leave beside the node's own items, its event and the Idempotency-Key's record."""
+    sent: list[tuple[list[Any], str | None, int | None]] = []
+    monkeypatch.setattr(transactions, "run", lambda *call: sent.append(call))
+    leftovers = tuple(ItemVersion(f"0000:{n:02x}:00.0", 1) for n in range(150))
+    put = replace(_node_put(SNAPSHOT, NODE), leftovers=leftovers)
+    put = replace(put, events=node_events(SNAPSHOT, put))
+    answer = AnswerRecord(IdempotentRequest("scope-1", "hash-1"), Outcome(200, "{}"), NOW, NOW)
+    store.NodeTable().commit(put, answer if answered else None)
+    [(actions, token, record_at)] = sent
+    assert (len(actions), token) == (100, "wr-n")
+    assert record_at == (99 if answered else None)
+    assert ("IDEMPOTENCY#" in str(actions[-1])) is answered
+    assert len(store.transaction(put)) == 100

@@ -25,6 +25,8 @@ from reservations.dal.items import (
 )
 from reservations.dal.keys import (
     ACCESS_SK,
+    LIVE,
+    LIVE_ENDS,
     access_key,
     node_key,
     reservation_key,
@@ -232,3 +234,20 @@ def test_an_access_item_reads_back_as_written_and_names_no_org_with_no_attribute
     bare = access_item("node-a", ListAccess("org-acme"))
     assert not [name for name in to_attributes(bare) if name.startswith("named")]
     assert access_from_item(stored(bare)) == ListAccess("org-acme")
+
+
+def test_the_workloads_orgs_on_an_access_item_read_back_as_written():
+    access = ListAccess("org-acme", workload_org_ids=frozenset({"org-spot", "org-lab"}))
+    item = stored(access_item("node-a", access))
+    assert set(item["workloadOrgIds"]) == {"org-spot", "org-lab"}
+    assert access_from_item(item) == access
+
+
+def test_an_access_item_written_before_the_ends_were_kept_names_its_orgs_with_no_end():
+    item = {**stored(access_item("node-a", ListAccess("org-acme"))), "namedOrgIds": {"org-old"}}
+    assert access_from_item(item).named_until == {"org-old": LAST_MOMENT}
+
+
+def test_only_a_reservation_with_an_end_is_in_the_movers_index_of_live_ends():
+    assert stored(reservation_item(RESERVATION))[LIVE_ENDS] == LIVE
+    assert LIVE_ENDS not in stored(reservation_item(BARE))  # open-ended: nothing to move
