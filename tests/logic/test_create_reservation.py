@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.create_reservation import new_reservation_id
+from reservations.logic.create_reservation import CREATE, new_reservation_id
 from reservations.logic.idempotency import REPLAYED
 from reservations.logic.ports import Ports
 from reservations.logic.retries import MAX_ATTEMPTS
@@ -22,7 +22,7 @@ from reservations.models.errors import (
     UnitsNotReservable,
     UnitsUnavailable,
 )
-from reservations.models.requests import RawBody
+from reservations.models.requests import RawBody, parse_create_request
 from reservations.models.times import format_time
 from reservations.models.writes import WriteConflict
 from tests.logic.conftest import NOW, UNITS, reservation, unit, workload
@@ -80,6 +80,7 @@ def test_a_create_stores_the_reservation_and_answers_201_with_its_location(free_
     }  # fmt: skip
     stored = free_store.nodes["node-a"].reservations["res-new0"]
     assert stored.status is ReservationStatus.ACTIVE
+    assert (stored.created_at, stored.updated_at) == (NOW, NOW)
     assert stored.released_unit_ids == ()
     assert free_store.nodes["node-a"].node.version == 2  # two creates serialize on it
     [write] = free_store.created
@@ -364,6 +365,18 @@ def test_a_keyed_create_retried_after_its_start_went_stale_gets_the_first_answer
     with pytest.raises(InvalidRequest):
         create(free_store, clock, key="k-never-used", **starts)
     assert free_store.writes == 1
+
+
+def test_a_keyed_create_is_fingerprinted_by_its_wire_fields_a_null_as_absent():
+    # The fingerprint is kept with the key's record for a day, across deploys: its
+    # document is the body under its wire names, without the fields given null or absent.
+    given = {"unitIds": FREE[:2], "allowedOrgIds": ["org-lab"], "contractRef": None,
+             "endsAt": "2027-01-01T00:00:00Z"}  # fmt: skip
+    body = parse_create_request(RawBody(json.dumps(given)))
+    assert CREATE.document(body) == {
+        "unitIds": FREE[:2], "allowedOrgIds": ["org-lab"], "managingOrgIds": [],
+        "endsAt": "2027-01-01T00:00:00Z",
+    }  # fmt: skip
 
 
 def test_a_kept_409_is_replayed_even_after_the_units_came_free(free_store, clock):
