@@ -278,6 +278,36 @@ def test_a_unit_claimed_by_another_orgs_workload_is_409_when_the_term_includes_n
     assert create(free_store, clock, allowedOrgIds=audience, endsAt=later).status == 201
 
 
+def test_a_claim_is_judged_by_the_org_of_the_workload_holding_it_or_refused_without_one(
+    free_store, clock
+):
+    partition = free_store.nodes["node-a"]
+    # The audience has a workload of its own on the node (read first), on another unit.
+    partition.workloads = {"vm-lab": replace(workload("vm-lab", ()), org_id="org-lab"),
+                           **partition.workloads}  # fmt: skip
+    partition.units[FREE[0]] = unit(FREE[0], claimed_by="vm:vm-spot")
+    partition.units[FREE[1]] = unit(FREE[1], claimed_by="vm:vm-gone")  # a claim left behind
+    assert _refusal(free_store, clock, UnitsUnavailable) == {
+        "unitIds[0]": f"{FREE[0]}: claimed by vm:vm-spot of an org outside allowedOrgIds",
+        "unitIds[1]": f"{FREE[1]}: claimed by vm:vm-gone of an org outside allowedOrgIds",
+    }
+
+
+@pytest.mark.parametrize(
+    ("ends", "said"),
+    [(None, ""), (NOW + timedelta(days=20), f" until {format_time(NOW + timedelta(days=20))}")],
+)
+def test_a_held_unit_names_the_reservation_its_status_and_its_end_if_any(
+    free_store, clock, ends, said
+):
+    free_store.nodes["node-a"].reservations["res-other"] = reservation(
+        "res-other", reserved=(FREE[0],), released=(), ends_at=ends
+    )
+    assert _refusal(free_store, clock, UnitsUnavailable) == {
+        "unitIds[0]": f"{FREE[0]}: held by reservation res-other (active){said}"
+    }
+
+
 def test_a_unit_not_on_the_node_or_not_reservable_is_422_with_the_reason(free_store, clock):
     details = _refusal(
         free_store, clock, UnitsNotReservable, unitIds=[FREE[0], "0000:ff:00.0", MIG]

@@ -363,6 +363,14 @@ def test_the_answer_shows_the_reservation_in_full(store, queue, clock):
     assert (body["reason"], body["topologyGen"]) == ("quarterly", 7)
 
 
+def test_a_reclaim_conditions_on_the_nodes_topology_generation_as_read(store, queue, clock):
+    partition = store.nodes["node-a"]
+    partition.node = replace(partition.node, topology_gen=4)
+    post(store, queue, clock, {"unitIds": [UNITS[0]]})
+    [write] = store.audit
+    assert (write.topology.node_id, write.topology.topology_gen) == ("node-a", 4)
+
+
 def test_units_outside_are_named_in_the_unit_ids_field(store, queue, clock):
     with pytest.raises(UnitsNotInReservation) as refused:
         post(store, queue, clock, {"unitIds": ["0000:0a:00.0"]})
