@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
+import uuid
+from dataclasses import fields, replace
 from datetime import timedelta
 
 import pytest
@@ -103,6 +104,13 @@ def test_a_start_up_to_5_minutes_back_is_accepted_as_given(free_store, clock):
 def test_unit_ids_are_stored_lower_case_and_sorted(free_store, clock):
     body = json.loads(create(free_store, clock, unitIds=["0000:0C:00.0", "0000:0b:00.0"]).body)
     assert body["reservedUnitIds"] == ["0000:0b:00.0", "0000:0c:00.0"]
+
+
+def test_each_write_gets_a_fresh_uuid_for_its_audit_record_by_default():
+    made = next(f for f in fields(Ports) if f.name == "new_id").default
+    ids = {made() for _ in range(50)}  # type: ignore[operator]
+    assert len(ids) == 50
+    assert all(str(uuid.UUID(i)) == i for i in ids)
 
 
 def test_reservation_ids_are_res_and_20_lowercase_letters_or_digits():

@@ -377,6 +377,13 @@ def test_units_outside_are_named_in_the_unit_ids_field(store, queue, clock):
     assert [d.field for d in refused.value.details] == ["unitIds[0]"]
 
 
+def test_units_outside_are_each_named_in_the_message(store, queue, clock):
+    with pytest.raises(UnitsNotInReservation) as refused:
+        post(store, queue, clock, {"unitIds": [UNITS[0], "0000:0a:00.0", "0000:0b:00.0"]})
+    assert refused.value.message == "units not in reservation res-1: 0000:0a:00.0, 0000:0b:00.0"
+    assert [d.field for d in refused.value.details] == ["unitIds[1]", "unitIds[2]"]
+
+
 def test_a_dry_run_refusal_keeps_nothing_under_the_key(store, queue, clock):
     partition = store.nodes["node-a"]
     active = partition.reservations["res-1"]

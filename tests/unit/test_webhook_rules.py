@@ -151,6 +151,8 @@ def test_an_attempt_delivers_only_on_2xx_and_fails_after_the_last(result, attemp
          Skip("the subscription is disabled", abandon=True)),
         (subscription(types=frozenset({"workload.placed"})), None,
          Skip("the subscription no longer takes reservation.reclaimed")),
+        (subscription(types=frozenset({"workload.placed"})), delivery(attempts=1),
+         Skip("the subscription no longer takes reservation.reclaimed", abandon=True)),
         (subscription(types=frozenset({"reservation.reclaimed"})), None, Send(1)),
     ],
 )  # fmt: skip
