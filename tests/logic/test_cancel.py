@@ -236,3 +236,22 @@ def test_a_second_cancel_is_409_without_a_key_and_the_first_answer_with_it(store
     assert run(store, clock, key="c-2")[2] == first[2]
     with pytest.raises(ReservationNotActive, match="is cancelled"):
         run(store, clock)
+
+
+def test_a_cancel_hands_the_store_what_decides_until_when_its_orgs_stay_named(store, clock):
+    # The orgs res-1 names stay named while another reservation naming them does: the
+    # write carries those as read, on the node's version as read, with the cancel itself.
+    partition = store.nodes["node-a"]
+    partition.node = replace(partition.node, version=6)
+    partition.reservations["res-2"] = replace(partition.reservations["res-1"], id="res-2")
+    partition.reservations["res-3"] = replace(
+        partition.reservations["res-1"], id="res-3", allowed_org_ids=("org-x",),
+        managing_org_ids=(),
+    )  # fmt: skip
+    before = partition.reservations["res-1"]
+    run(store, clock)
+    [change] = store.changes
+    assert change.node_version == 6
+    assert change.named_by == (before, partition.reservations["res-2"])
+    assert change.ended is not None
+    assert change.ended.status is ReservationStatus.CANCELLED

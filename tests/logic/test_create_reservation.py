@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
+import uuid
+from dataclasses import fields, replace
 from datetime import timedelta
 
 import pytest
 
-from reservations.logic.create_reservation import new_reservation_id
+from reservations.logic.create_reservation import CREATE, new_reservation_id
 from reservations.logic.idempotency import REPLAYED
 from reservations.logic.ports import Ports
 from reservations.logic.retries import MAX_ATTEMPTS
@@ -22,7 +23,7 @@ from reservations.models.errors import (
     UnitsNotReservable,
     UnitsUnavailable,
 )
-from reservations.models.requests import RawBody
+from reservations.models.requests import RawBody, parse_create_request
 from reservations.models.times import format_time
 from reservations.models.writes import WriteConflict
 from tests.logic.conftest import NOW, UNITS, reservation, unit, workload
@@ -80,6 +81,7 @@ def test_a_create_stores_the_reservation_and_answers_201_with_its_location(free_
     }  # fmt: skip
     stored = free_store.nodes["node-a"].reservations["res-new0"]
     assert stored.status is ReservationStatus.ACTIVE
+    assert (stored.created_at, stored.updated_at) == (NOW, NOW)
     assert stored.released_unit_ids == ()
     assert free_store.nodes["node-a"].node.version == 2  # two creates serialize on it
     [write] = free_store.created
@@ -102,6 +104,13 @@ def test_a_start_up_to_5_minutes_back_is_accepted_as_given(free_store, clock):
 def test_unit_ids_are_stored_lower_case_and_sorted(free_store, clock):
     body = json.loads(create(free_store, clock, unitIds=["0000:0C:00.0", "0000:0b:00.0"]).body)
     assert body["reservedUnitIds"] == ["0000:0b:00.0", "0000:0c:00.0"]
+
+
+def test_each_write_gets_a_fresh_uuid_for_its_audit_record_by_default():
+    made = next(f for f in fields(Ports) if f.name == "new_id").default
+    ids = {made() for _ in range(50)}  # type: ignore[operator]
+    assert len(ids) == 50
+    assert all(str(uuid.UUID(i)) == i for i in ids)
 
 
 def test_reservation_ids_are_res_and_20_lowercase_letters_or_digits():
@@ -277,6 +286,36 @@ def test_a_unit_claimed_by_another_orgs_workload_is_409_when_the_term_includes_n
     assert create(free_store, clock, allowedOrgIds=audience, endsAt=later).status == 201
 
 
+def test_a_claim_is_judged_by_the_org_of_the_workload_holding_it_or_refused_without_one(
+    free_store, clock
+):
+    partition = free_store.nodes["node-a"]
+    # The audience has a workload of its own on the node (read first), on another unit.
+    partition.workloads = {"vm-lab": replace(workload("vm-lab", ()), org_id="org-lab"),
+                           **partition.workloads}  # fmt: skip
+    partition.units[FREE[0]] = unit(FREE[0], claimed_by="vm:vm-spot")
+    partition.units[FREE[1]] = unit(FREE[1], claimed_by="vm:vm-gone")  # a claim left behind
+    assert _refusal(free_store, clock, UnitsUnavailable) == {
+        "unitIds[0]": f"{FREE[0]}: claimed by vm:vm-spot of an org outside allowedOrgIds",
+        "unitIds[1]": f"{FREE[1]}: claimed by vm:vm-gone of an org outside allowedOrgIds",
+    }
+
+
+@pytest.mark.parametrize(
+    ("ends", "said"),
+    [(None, ""), (NOW + timedelta(days=20), f" until {format_time(NOW + timedelta(days=20))}")],
+)
+def test_a_held_unit_names_the_reservation_its_status_and_its_end_if_any(
+    free_store, clock, ends, said
+):
+    free_store.nodes["node-a"].reservations["res-other"] = reservation(
+        "res-other", reserved=(FREE[0],), released=(), ends_at=ends
+    )
+    assert _refusal(free_store, clock, UnitsUnavailable) == {
+        "unitIds[0]": f"{FREE[0]}: held by reservation res-other (active){said}"
+    }
+
+
 def test_a_unit_not_on_the_node_or_not_reservable_is_422_with_the_reason(free_store, clock):
     details = _refusal(
         free_store, clock, UnitsNotReservable, unitIds=[FREE[0], "0000:ff:00.0", MIG]
@@ -364,6 +403,18 @@ def test_a_keyed_create_retried_after_its_start_went_stale_gets_the_first_answer
     with pytest.raises(InvalidRequest):
         create(free_store, clock, key="k-never-used", **starts)
     assert free_store.writes == 1
+
+
+def test_a_keyed_create_is_fingerprinted_by_its_wire_fields_a_null_as_absent():
+    # The fingerprint is kept with the key's record for a day, across deploys: its
+    # document is the body under its wire names, without the fields given null or absent.
+    given = {"unitIds": FREE[:2], "allowedOrgIds": ["org-lab"], "contractRef": None,
+             "endsAt": "2027-01-01T00:00:00Z"}  # fmt: skip
+    body = parse_create_request(RawBody(json.dumps(given)))
+    assert CREATE.document(body) == {
+        "unitIds": FREE[:2], "allowedOrgIds": ["org-lab"], "managingOrgIds": [],
+        "endsAt": "2027-01-01T00:00:00Z",
+    }  # fmt: skip
 
 
 def test_a_kept_409_is_replayed_even_after_the_units_came_free(free_store, clock):

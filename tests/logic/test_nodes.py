@@ -111,6 +111,7 @@ def test_a_new_node_is_201_with_the_queue_made_before_the_write(small, clock):
     }
     [write] = small.node_writes
     assert write.node.queue_url == "https://sqs.test/node-new.fifo"
+    assert (write.node.created_at, write.node.updated_at) == (NOW, NOW)
     assert write.node_read is None
     assert (write.node.version, write.placements_read) == (1, 0)
 
@@ -189,6 +190,15 @@ def test_removing_a_unit_a_workload_claims_is_409_naming_it(small, clock):
         ("units", f"{UNITS[2]}: unit would be removed but is claimed by vm:vm-1")
     ]
     assert small.writes == 0
+
+
+def test_removing_units_workloads_claim_names_each_in_the_message(small, clock):
+    partition = small.nodes["node-a"]
+    partition.units[UNITS[1]] = unit(UNITS[1], "vm:vm-2")
+    partition.workloads["vm-2"] = workload("vm-2", (UNITS[1],))
+    with pytest.raises(UnitsUnavailable) as refused:
+        put(small, clock, 4, [spec(UNITS[0])])
+    assert refused.value.message == f"node node-a: units still claimed: {UNITS[1]}, {UNITS[2]}"
 
 
 def test_a_terminating_workload_still_claims_its_units(small, clock):

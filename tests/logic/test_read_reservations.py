@@ -7,7 +7,12 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.read_reservations import ListQuery, get_reservation, list_reservations
+from reservations.logic.read_reservations import (
+    LIVE_STATUSES,
+    ListQuery,
+    get_reservation,
+    list_reservations,
+)
 from reservations.models.domain import Caller, ReservationStatus
 from reservations.models.errors import InvalidRequest, NotFound
 from reservations.rules.cursors import Cursor, CursorScope, encode_cursor
@@ -281,6 +286,12 @@ def test_a_cursor_cannot_be_replayed_on_another_node_filter_or_org(many):
         ({"status": "active,bogus"},
          "status must be a comma-separated list of active, cancelled, expired, needs-review, "
          "pending", "unknown status 'bogus'"),
+        ({"status": "activeX"},
+         "status must be a comma-separated list of active, cancelled, expired, needs-review, "
+         "pending", "unknown status 'activeX'"),
+        ({"status": "x" * 50},
+         "status must be a comma-separated list of active, cancelled, expired, needs-review, "
+         "pending", f"unknown status {'x' * 40!r}"),
     ],
 )  # fmt: skip
 def test_a_bad_query_says_what_it_takes(many, query, message, problem):
@@ -288,3 +299,44 @@ def test_a_bad_query_says_what_it_takes(many, query, message, problem):
         page(many, **query)
     assert refused.value.message == message
     assert [d.problem for d in refused.value.details] == [problem]
+
+
+def test_listing_without_the_read_permission_is_the_404(many):
+    writer = replace(OWNER, permissions=frozenset({"reservation.write"}))
+    with pytest.raises(NotFound):
+        page(many, writer)
+    assert many.reads == 0
+
+
+def test_a_cursor_is_scoped_to_the_statuses_comma_separated_in_order(many):
+    scope = CursorScope("node-a", "active,cancelled", "org-acme")
+    cursor = encode_cursor(Cursor("res-1"), scope, KEY)
+    assert ids(page(many, cursor=cursor, status="cancelled,active")) == ["res-4"]
+
+
+def _read_with(store: FakeTable, **query: str) -> list[tuple[bool, int]]:
+    """What the use case asks of the store: (history, limit) of each page read."""
+    asked: list[tuple[bool, int]] = []
+    read = store.reservation_page
+
+    def recording(node_id: str, after: str | None, history: bool = False, limit: int = 100):
+        asked.append((history, limit))
+        return read(node_id, after, history, limit)
+
+    store.reservation_page = recording  # type: ignore[method-assign]
+    page(store, **query)
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("query", "history"),
+    [
+        ({}, True),
+        ({"status": "cancelled"}, True),
+        ({"status": "active,expired"}, True),
+        ({"status": ",".join(sorted(LIVE_STATUSES))}, False),
+        ({"status": "active"}, False),
+    ],
+)
+def test_history_is_read_unless_every_status_asked_is_a_live_one(many, query, history):
+    assert _read_with(many, limit="2", **query) == [(history, 2)]

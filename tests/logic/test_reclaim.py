@@ -384,10 +384,25 @@ def test_the_answer_shows_the_reservation_in_full(store, queue, clock):
     assert (body["reason"], body["topologyGen"]) == ("quarterly", 7)
 
 
+def test_a_reclaim_conditions_on_the_nodes_topology_generation_as_read(store, queue, clock):
+    partition = store.nodes["node-a"]
+    partition.node = replace(partition.node, topology_gen=4)
+    post(store, queue, clock, {"unitIds": [UNITS[0]]})
+    [write] = store.audit
+    assert (write.topology.node_id, write.topology.topology_gen) == ("node-a", 4)
+
+
 def test_units_outside_are_named_in_the_unit_ids_field(store, queue, clock):
     with pytest.raises(UnitsNotInReservation) as refused:
         post(store, queue, clock, {"unitIds": ["0000:0a:00.0"]})
     assert [d.field for d in refused.value.details] == ["unitIds[0]"]
+
+
+def test_units_outside_are_each_named_in_the_message(store, queue, clock):
+    with pytest.raises(UnitsNotInReservation) as refused:
+        post(store, queue, clock, {"unitIds": [UNITS[0], "0000:0a:00.0", "0000:0b:00.0"]})
+    assert refused.value.message == "units not in reservation res-1: 0000:0a:00.0, 0000:0b:00.0"
+    assert [d.field for d in refused.value.details] == ["unitIds[1]", "unitIds[2]"]
 
 
 def test_a_dry_run_refusal_keeps_nothing_under_the_key(store, queue, clock):

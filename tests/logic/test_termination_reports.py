@@ -217,8 +217,9 @@ def test_a_conflict_is_read_again(racing):
 
 def test_a_partition_that_keeps_changing_fails_the_record_for_the_queue_to_retry(racing):
     racing.losses = 3
-    with pytest.raises(ReportConflict):
+    with pytest.raises(ReportConflict) as failed:
         apply_report(report(), NOW, racing, racing)
+    assert str(failed.value) == "termination t-old kept conflicting"
     assert "vm-term" in racing.nodes["node-a"].workloads
 
 

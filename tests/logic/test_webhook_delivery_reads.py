@@ -74,6 +74,20 @@ def test_the_attempts_are_listed_newest_first_a_page_at_a_time_each_once():
     assert events("", "", hooks)[0] == ["evt-5", "evt-4", "evt-3", "evt-2", "evt-1"]
 
 
+def test_a_page_reads_one_attempt_more_than_it_shows_to_know_whether_more_follow():
+    hooks = store()
+    read = hooks.attempts_page
+    asked: list[tuple[str | None, int]] = []
+
+    def recording(subscription_id: str, before: str | None, limit: int):
+        asked.append((before, limit))
+        return read(subscription_id, before, limit)
+
+    hooks.attempts_page = recording  # type: ignore[method-assign]
+    assert events("2", None, hooks)[0] == ["evt-5", "evt-4"]
+    assert asked == [(None, 3)]
+
+
 def test_a_page_shows_each_attempt_as_the_contract_does():
     [view] = list_deliveries(CALLER, HOOK, "1", None, store(), KEY).items
     assert json.loads(view.model_dump_json(by_alias=True, exclude_none=True)) == {

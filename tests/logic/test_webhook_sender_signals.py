@@ -5,6 +5,7 @@ over the in-memory store, a recording queue and an endpoint the test answers for
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -291,3 +292,63 @@ def test_a_sender_fault_in_an_attempt_is_logged_with_its_trace_and_recorded_fail
     assert names(fault, *CONTEXT) == CONTEXT
     [attempt] = store.attempts_of("evt-9")
     assert attempt.result == AttemptResult(error="not sent: the sender failed")
+
+
+def test_a_message_that_is_no_delivery_request_is_kept_and_said_as_an_error(counted, said):
+    holder, endpoint = Holder(), Endpoint(AttemptResult(204))
+    ports = SenderPorts(with_subscription(), holder, endpoint, lambda: NOW, lambda: 0.5)
+    kept = deliver_batch([ReceivedMessage("m-0", "r-0", None)], ports)
+    assert (kept, holder.held, endpoint.posted, counted) == (["m-0"], [], [], [])
+    assert lines(said) == [
+        (logging.ERROR, "not a delivery request: kept for the dead-letter queue")
+    ]
+    unreadable = the_line(said, "not a delivery request: kept for the dead-letter queue")
+    assert names(unreadable, "messageId") == {"messageId": "m-0"}
+
+
+class Broken(Store):
+    def record_attempt(
+        self, before: Delivery | None, after: Delivery, attempt: DeliveryAttempt
+    ) -> None:
+        raise RuntimeError("the table is down")
+
+
+def test_a_message_whose_outcome_cannot_be_recorded_is_kept_said_and_counted(counted, said):
+    store = Broken()
+    store.add(SUBSCRIPTION)
+    kept, holder, endpoint = send(store, AttemptResult(204))
+    assert (kept, holder.held, len(endpoint.posted)) == (["m-1"], [], 1)
+    assert counted == [("WebhookSettleErrors", MetricUnit.Count, 1)]
+    assert lines(said) == [(logging.ERROR, "delivery not settled: the message will come back")]
+    unsettled = the_line(said, "delivery not settled: the message will come back")
+    assert unsettled.exc_info is not None
+    assert names(unsettled, *CONTEXT) == CONTEXT
+
+
+def test_a_message_before_its_next_attempt_is_kept_and_held_until_then(counted, said):
+    store = with_subscription()
+    later = NOW + timedelta(minutes=3)
+    store.deliveries[("whsub-1", "evt-9")] = replace(pending(2), next_attempt_at=later)
+    kept, holder, endpoint = send(store, AttemptResult(204))
+    assert (kept, holder.held, endpoint.posted, counted) == (["m-1"], [("r-1", later, NOW)], [], [])
+
+
+def test_every_attempt_of_a_batch_goes_out_at_once_on_a_webhook_thread(counted, said):
+    # More than any default pool: each attempt waits until all of them are under way.
+    messages = [
+        ReceivedMessage(f"m-{i}", f"r-{i}", REQUEST.model_copy(update={"event_id": f"evt-{i}"}))
+        for i in range(40)
+    ]
+    together = threading.Barrier(len(messages), timeout=2)
+    threads: list[str] = []
+
+    class AllAtOnce(Endpoint):
+        def post(self, url: str, headers: Mapping[str, str], body: str) -> AttemptResult:
+            threads.append(threading.current_thread().name)
+            together.wait()
+            return AttemptResult(204)
+
+    ports = SenderPorts(with_subscription(), Holder(), AllAtOnce(AttemptResult(204)), lambda: NOW)
+    assert deliver_batch(messages, ports) == []
+    assert counted == [("WebhooksDelivered", MetricUnit.Count, 1)] * len(messages)
+    assert all(name.startswith("webhook_") for name in threads), threads

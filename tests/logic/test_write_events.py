@@ -48,6 +48,21 @@ def test_a_reclaim_commits_its_event_and_one_request_per_new_termination(store, 
     assert {r.audience_org_ids for r in requested} == {frozenset({"org-spot", "org-broker"})}
 
 
+def test_a_reclaims_events_carry_its_reason_and_the_reservation_as_it_leaves_it(
+    store, queue, clock
+):
+    run(store, queue, clock, {"unitIds": [UNITS[0]], "reason": "lab"})
+    reclaimed, requested = store.events
+    assert reclaimed.event.data == {
+        "reason": "lab", "unitIds": [UNITS[0]], "releasedUnitIds": UNITS[1:3],
+        "terminated": ["vm-spot"], "skipped": [],
+    }  # fmt: skip
+    assert (requested.event.data["reason"], requested.event.data["reservationId"]) == (
+        "lab",
+        "res-1",
+    )
+
+
 def test_a_dry_run_is_no_event(store, queue, clock):
     run(store, queue, clock, {"unitIds": UNITS, "dryRun": True})
     assert store.events == []

@@ -109,6 +109,35 @@ def test_an_end_at_or_before_the_start_is_still_after_startsat():
     assert term_problem(NOW, NOW + timedelta(seconds=1)) is None
 
 
+def _refusal(starts: datetime | None, ends: datetime | None) -> tuple[str, list[tuple[str, str]]]:
+    with pytest.raises(InvalidRequest) as refused:
+        new_term(starts, ends, NOW)
+    return refused.value.message, [(d.field, d.problem) for d in refused.value.details]
+
+
+def test_a_start_more_than_5_minutes_past_is_refused_naming_startsat():
+    assert _refusal(NOW - timedelta(minutes=5, seconds=1), None) == (
+        "startsAt is more than 5 minutes in the past",
+        [("startsAt", "must not be more than 5 minutes in the past")],
+    )
+
+
+@pytest.mark.parametrize("ends", [NOW, NOW - timedelta(minutes=1)])
+def test_a_term_over_by_now_is_refused_naming_endsat(ends):
+    assert _refusal(NOW - timedelta(minutes=2), ends) == (
+        "endsAt is not in the future",
+        [("endsAt", "must be in the future")],
+    )
+
+
+def test_a_term_ending_a_second_from_now_is_taken():
+    starts = NOW - timedelta(minutes=2)
+    assert new_term(starts, NOW + timedelta(seconds=1), NOW) == (
+        starts,
+        NOW + timedelta(seconds=1),
+    )
+
+
 # --- the fleet file ---------------------------------------------------------------------------
 
 

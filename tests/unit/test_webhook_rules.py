@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime, timedelta
+import time
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
@@ -150,6 +151,8 @@ def test_an_attempt_delivers_only_on_2xx_and_fails_after_the_last(result, attemp
          Skip("the subscription is disabled", abandon=True)),
         (subscription(types=frozenset({"workload.placed"})), None,
          Skip("the subscription no longer takes reservation.reclaimed")),
+        (subscription(types=frozenset({"workload.placed"})), delivery(attempts=1),
+         Skip("the subscription no longer takes reservation.reclaimed", abandon=True)),
         (subscription(types=frozenset({"reservation.reclaimed"})), None, Send(1)),
     ],
 )  # fmt: skip
@@ -233,6 +236,29 @@ def test_headers_verify_with_the_standard_webhooks_package():
         Webhook(SECRET).verify(BODY.replace("evt-1", "evt-2"), headers)
 
 
+def test_a_delivery_carries_exactly_these_headers():
+    assert delivery_headers((SECRET,), "evt-1", NOW, BODY) == {
+        "Content-Type": "application/json",
+        "User-Agent": "gpu-reservations-webhooks/1",
+        "webhook-id": "evt-1",
+        "webhook-timestamp": str(int(NOW.timestamp())),
+        "webhook-signature": signature((SECRET,), "evt-1", NOW, BODY),
+    }
+
+
+def test_the_signature_is_of_the_utc_moment_whatever_the_machines_time_zone(monkeypatch):
+    # The package signs the wall-clock time as if it were UTC: a local one would be off.
+    expected = Webhook(SECRET).sign("evt-1", NOW, BODY)
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        tokyo = NOW.astimezone(timezone(timedelta(hours=9)))
+        assert signature((SECRET,), "evt-1", tokyo, BODY) == expected
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_during_a_rotation_two_signatures_and_either_secret_verifies():
     at = datetime.now(UTC)
     headers = delivery_headers((OTHER, SECRET), "evt-1", at, BODY)
@@ -289,6 +315,9 @@ def test_a_retry_by_hand_sends_once_more_only_what_is_failed_as_it_named(known, 
 
 
 def test_a_retrys_message_names_the_attempts_and_an_ordinary_one_does_not():
-    assert "retryOf" not in request().to_json()
+    assert request().to_json() == (
+        '{"version":1,"subscriptionId":"whsub-abc","orgId":"org-broker","eventId":"evt-1",'
+        '"eventType":"reservation.reclaimed","body":' + json.dumps(BODY) + "}"
+    )
     asked = request().model_copy(update={"retry_of": 8})
     assert DeliveryRequest.model_validate_json(asked.to_json()).retry_of == 8

@@ -54,6 +54,7 @@ REFUSED_URLS = [
     # names that are not public host names
     ("https://localhost/in", "fully qualified"),
     ("https://api.localhost/in", "localhost"),
+    ("https://hooks.api.localhost/in", "must not name localhost"),
     ("https://intranet/in", "fully qualified"),
     ("https://hooks_in.example.com/in", "valid host"),
     ("https://-hooks.example.com/in", "valid host"),
@@ -68,6 +69,9 @@ REFUSED_URLS = [
     ("https://hooks.example.com/in#", "fragment"),
     ("https://hooks.example.com/" + "a" * 2100, "at most 2048"),
 ]
+
+
+LONGEST = "https://hooks.example.com/" + "a" * (2048 - len("https://hooks.example.com/"))
 
 
 @pytest.mark.parametrize(("url", "problem"), REFUSED_URLS)
@@ -94,6 +98,14 @@ def test_the_same_urls_are_refused_at_send_time_with_the_local_allowance_on(url,
         ("https://xn--bcher-kva.example/in", SendTarget("xn--bcher-kva.example", 443, "/in")),
         ("https://hooks.example.com:443/", SendTarget("hooks.example.com", 443, "/")),
         ("https://1hooks.example.com/", SendTarget("1hooks.example.com", 443, "/")),
+        (
+            "https://hooks.localhost.example.com/",
+            SendTarget("hooks.localhost.example.com", 443, "/"),
+        ),
+        (
+            LONGEST,
+            SendTarget("hooks.example.com", 443, LONGEST.removeprefix("https://hooks.example.com")),
+        ),
     ],
 )
 def test_a_public_https_host_name_is_taken(url, target):
@@ -114,6 +126,12 @@ def test_the_local_allowance_takes_http_127_0_0_1_with_a_port_only_when_on(url):
     assert target.local
     assert (target.host, target.port) == ("127.0.0.1", 8765)
     assert target.host_header == "127.0.0.1:8765"
+
+
+def test_send_time_refuses_the_local_receiver_unless_the_allowance_is_on():
+    with pytest.raises(ValueError, match="https") as refused:
+        send_target("http://127.0.0.1:8765/hooks")
+    assert str(refused.value) == "must start with https://"
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ and one deadline covers the whole attempt."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import threading
 
@@ -189,6 +190,10 @@ def test_one_deadline_covers_the_attempt_even_when_every_byte_comes_in_time(make
         (lambda release: garbage, None, "not an HTTP answer (BadStatusLine)"),
         (lambda release: hang(release), None, "no answer within 0.5 s"),
         (lambda release: status(204), 204, None),
+        (lambda release: status(300), 300, "redirects are not followed"),
+        (lambda release: status(399), 399, "redirects are not followed"),
+        (lambda release: status(400), 400, None),
+        (lambda release: status(299), 299, None),
     ],
 )
 def test_what_each_answer_makes_of_an_attempt(
@@ -197,7 +202,59 @@ def test_what_each_answer_makes_of_an_attempt(
     receiver = receivers(answer=lambda _r: answer(release))
     result = local(make_client, seconds=0.5).post(receiver.local_url(), HEADERS, BODY)
     assert (result.status, result.error) == (status_code, error)
-    assert result.delivered == (status_code == 204)
+    assert result.delivered == (status_code in (204, 299))
+
+
+def broken_chunks(handler):
+    handler.send_response(200)
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    handler.wfile.write(b"not a chunk size\r\n")
+    handler.close_connection = True
+
+
+def test_an_answer_whose_body_is_not_http_still_counts_by_its_status(make_client, receivers):
+    receiver = receivers(answer=lambda _r: broken_chunks)
+    result = local(make_client).post(receiver.local_url(), HEADERS, BODY)
+    assert (result.status, result.error, result.delivered) == (200, None, True)
+
+
+def test_an_answer_whose_body_breaks_tls_still_counts_by_its_status(
+    make_client, resolver, receivers, tls
+):
+    def then_plain_bytes(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Length", "100")
+        handler.end_headers()
+        handler.wfile.flush()
+        os.write(handler.connection.fileno(), b"plain bytes, not a TLS record" * 4)
+        handler.close_connection = True
+
+    receiver = receivers(tls=tls.server, answer=lambda _r: then_plain_bytes)
+    resolver.set(TLS_NAME, ["127.0.0.1"])
+    client = make_client(address_check=loopback_disguised_as_public)
+    result = client.post(f"https://{TLS_NAME}:{receiver.port}/in", HEADERS, BODY)
+    assert (result.status, result.error, result.delivered) == (200, None, True)
+
+
+def test_an_endpoint_that_never_takes_the_connection_fails_by_the_deadline(make_client):
+    # A listener whose backlog is full: the kernel drops the SYN, the connect just waits.
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        port = full.getsockname()[1]
+        queued = socket.create_connection(("127.0.0.1", port), 0.2)  # the one it takes
+        results = []
+        worker = threading.Thread(
+            target=lambda: results.append(
+                local(make_client, seconds=0.2).post(f"http://127.0.0.1:{port}/", HEADERS, BODY)
+            ),
+            daemon=True,
+        )
+        worker.start()
+        worker.join(3.0)
+        queued.close()
+    assert [(r.status, r.error) for r in results] == [(None, "no answer within 0.2 s")]
 
 
 def test_an_endpoint_that_is_down_fails_the_attempt(make_client):
