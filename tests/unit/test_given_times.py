@@ -1,33 +1,21 @@
 """The one rule for a time a client or a fleet file gives: RFC 3339 with an offset, whose
 UTC value falls within the years 1970-9999, and a term of at least one second. Every place
 that reads such a time (create, the fleet file, a key's expiry) answers by it, naming the
-field, never with a crash. And every time the service writes or reads back is in UTC,
-whatever zone the host it runs on is set to."""
+field, never with a crash."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from devstack import fleet_documents as f
-from reservations.clock import utc_now
 from reservations.models.errors import InvalidRequest
 from reservations.models.requests import RawBody, parse_create_request
-from reservations.models.times import (
-    OUT_OF_RANGE,
-    format_event_time,
-    format_time,
-    in_range,
-    parse_given_time,
-    parse_time,
-    term_problem,
-    to_millisecond,
-)
+from reservations.models.times import NOT_RFC3339, OUT_OF_RANGE, parse_given_time, term_problem
 from reservations.rules.reservations import new_term
 from reservations_tools import keys
 from reservations_tools.fleet.loader import main
@@ -58,17 +46,16 @@ def test_a_time_inside_them_reads_as_its_utc_value(text, utc):
     assert parse_given_time(text) == utc
 
 
-@pytest.mark.parametrize("text", ["2027-01-01T00:00:00", "2027-01-01", "tomorrow",
-                                  "2027-02-30T00:00:00Z", "2027-01-01T24:00:00Z"])  # fmt: skip
-def test_what_is_not_a_real_rfc_3339_time_is_refused_saying_so(text):
-    with pytest.raises(ValueError, match=r"RFC 3339|not a valid date") as refused:
+NO_DATE = "is not a valid date and time"
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("2027-01-01T00:00:00", NOT_RFC3339), ("2027-01-01", NOT_RFC3339), ("tomorrow", NOT_RFC3339),
+    ("2027-02-30T00:00:00Z", NO_DATE), ("2027-01-01T24:00:00Z", NO_DATE),
+])  # fmt: skip
+def test_what_is_not_a_real_rfc_3339_time_is_refused_saying_so(text, says):
+    with pytest.raises(ValueError, match=f"^{re.escape(says)}$"):
         parse_given_time(text)
-    assert OUT_OF_RANGE not in str(refused.value)
-
-
-def test_an_impossible_date_is_refused_as_no_valid_date_and_time():
-    with pytest.raises(ValueError, match=r"^is not a valid date and time$"):
-        parse_given_time("2027-02-30T00:00:00Z")
 
 
 def _create(**times: str) -> InvalidRequest:
@@ -178,30 +165,3 @@ def test_validate_names_a_fleet_term_shorter_than_a_second(tmp_path, capsys):
 def test_a_keys_expiry_outside_the_years_is_refused_naming_it(text):
     with pytest.raises(argparse.ArgumentTypeError, match="1970-9999"):
         keys._moment(text)
-
-
-@pytest.fixture
-def host_in_another_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "IST-5:30")  # POSIX: UTC+05:30, no zone files needed
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.mark.usefixtures("host_in_another_zone")
-def test_times_are_written_and_read_in_utc_whatever_the_hosts_zone():
-    moment = datetime(2026, 11, 29, 12, 0, 0, 999_500, tzinfo=UTC)
-    assert format_time(moment) == "2026-11-29T12:00:00Z"
-    assert format_event_time(moment) == "2026-11-29T12:00:00.999Z"
-    assert to_millisecond(moment).isoformat() == "2026-11-29T12:00:00.999000+00:00"
-    assert parse_time("2026-11-29T12:00:00Z").isoformat() == "2026-11-29T12:00:00+00:00"
-    two_hours_east = datetime(2026, 11, 29, 14, 0, tzinfo=timezone(timedelta(hours=2)))
-    assert in_range(two_hours_east).isoformat() == "2026-11-29T12:00:00+00:00"
-    assert utc_now().utcoffset() == timedelta(0)
-
-
-def test_an_events_time_is_cut_not_rounded_to_the_millisecond():
-    for micro, cut in ((1_000, 1_000), (999_999, 999_000), (123_456, 123_000)):
-        moment = datetime(2026, 11, 29, 12, 0, 0, micro, tzinfo=UTC)
-        assert to_millisecond(moment) == moment.replace(microsecond=cut), micro
