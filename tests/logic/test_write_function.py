@@ -1,7 +1,8 @@
 """A write route's Lambda function as deployed (``functions/create_reservation/app.py``),
 called with API Gateway's event over the in-memory fakes: the Idempotency-Key header reaches
 the pipeline, a base64 body is decoded, the declared media type is honoured, and the answer
-is the logic's as it rendered it (status, body, Location, the replay mark)."""
+is the logic's as it rendered it (status, body, Location, the replay mark); and, around any
+API function, what its resolver adds (errors, deadlines, a read's answer without nulls)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import base64
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from devstack.api_events import create_event, node_event
+from devstack.api_events import create_event, get_event, node_event
 from devstack.functions import FakeContext, load_function
-from reservations.http import resolver
+from reservations.http import resolver, routes
 from reservations.logic.create_reservation import CREATE
 from reservations.models.domain import ApiKey
 from tests.logic.conftest import unit
@@ -164,6 +165,7 @@ def test_every_answer_carries_the_request_id_api_gateway_gave_or_a_new_one(call)
     refused = call({**given, "headers": {**given["headers"], "authorization": "Bearer x"}})
     assert refused["headers"]["X-Request-Id"] == "req-given-1"
     assert refused["headers"]["WWW-Authenticate"] == "Bearer"
+    assert refused["headers"]["Content-Type"] == "application/json"
     assert json.loads(refused["body"])["requestId"] == "req-given-1"
     made = event()
     del made["requestContext"]["requestId"]
@@ -173,6 +175,37 @@ def test_every_answer_carries_the_request_id_api_gateway_gave_or_a_new_one(call)
     assert answer["headers"]["X-Request-Id"] != call(made)["headers"]["X-Request-Id"]
     made["requestContext"]["requestId"] = ""  # an empty id is none
     assert len(call(made)["headers"]["X-Request-Id"]) == 32
+
+
+@dataclass
+class Frozen(FakeContext):
+    """A context whose remaining time stands still at exactly three seconds."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 3000
+
+
+def test_no_aws_try_may_outlast_the_invocations_remaining_time(monkeypatch):
+    started: list[float] = []
+    monkeypatch.setattr(resolver.clients, "start_request", started.append)
+    unsigned = event()
+    unsigned["headers"].pop("authorization")  # the 401: no AWS call, the deadline still set
+    answer = load_function("create_reservation").lambda_handler(unsigned, Frozen())
+    assert answer["statusCode"] == 401
+    assert started == [3.0]  # seconds: the remaining 3000 ms
+
+
+def test_a_reads_answer_leaves_out_every_absent_field_never_null(store, clock, monkeypatch):
+    module = load_function("get_reservation")
+    module.function.ports = ports(store, clock)
+    reader = replace(OWNER_KEY, permissions=frozenset({"reservation.read"}))
+    monkeypatch.setattr(resolver.store, "load_api_key", lambda _hash: reader)
+    resolver.key_cache.clear()
+    answer = module.lambda_handler(get_event("node-a", "res-1", "Bearer vl_x"), FakeContext())
+    assert answer["statusCode"] == 200
+    assert "reason" not in json.loads(answer["body"])  # res-1 gave none
+    assert "null" not in answer["body"]
+    assert ": " not in answer["body"]  # compact
 
 
 def at_path(path: str, authorization: str | None) -> dict[str, Any]:
@@ -188,8 +221,24 @@ def test_a_path_id_no_route_takes_is_the_keys_401_first_then_404(call):
     malformed = '/v1/nodes/node"a/reservations'  # no route pattern takes a quote
     assert call(at_path(malformed, None))["statusCode"] == 401
     assert call(at_path(malformed, "Bearer vl_local_test_owner"))["statusCode"] == 404
-    # An empty path id is the 404 whatever the key, as deployed.
+    # An empty path id is the 404 whatever the key, as deployed: the first segment too.
     assert call(at_path("/v1/nodes//reservations", None))["statusCode"] == 404
+    assert call(at_path("//v1/nodes/node-a/reservations", None))["statusCode"] == 404
+
+
+def operation(route: routes.ApiRoute) -> dict[str, Any]:
+    """The route's operation as its own function's resolver documents it."""
+    document = json.loads(load_function(route.function).app.get_openapi_json_schema())
+    found: dict[str, Any] = document["paths"][route.path][route.method.lower()]
+    return found
+
+
+def test_a_write_function_documents_its_answers_and_whether_its_body_is_required():
+    cancel = operation(routes.CANCEL)
+    assert set(cancel["responses"]) == {
+        "200", "400", "401", "404", "409", "415", "422", "429", "500", "503"
+    }  # fmt: skip
+    assert cancel["requestBody"]["required"] is False  # no body: no reason given
 
 
 def test_the_function_writes_with_the_ports_it_was_built_with():

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from reservations.http.resolver import serialize
 from reservations.models.api import absent_not_null
 
 NULL = {"type": "null"}
@@ -74,3 +75,12 @@ def test_a_models_schema_has_no_null_and_keeps_its_real_defaults() -> None:
         "anyOf": [{"type": "integer"}, {"type": "string"}],
     }
     assert properties["label"] == {"title": "Label", "type": "string", "default": "none given"}
+
+
+def test_a_response_body_drops_nulls_at_every_level_compact_and_in_utf8() -> None:
+    value = {"id": "res-1", "reason": None, "units": [{"id": "0000:04:00.0", "note": None}],
+             "contractRef": "caf\u00e9"}  # fmt: skip
+    assert (
+        serialize(value)
+        == '{"id":"res-1","units":[{"id":"0000:04:00.0"}],"contractRef":"caf\u00e9"}'
+    )

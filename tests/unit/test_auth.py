@@ -97,3 +97,27 @@ def test_unknown_keys_are_not_cached():
         with pytest.raises(Unauthorized):
             authenticate(f"Bearer {KEY}", lambda _h: calls.append(1), cache, NOW)
     assert len(calls) == 2
+
+
+def test_a_keys_derived_id_is_stable_across_releases():
+    # The fleet file and the keys tool store it when no id is given: the same key must name
+    # the same record (and the same audit trail) after every deploy.
+    assert derive_key_id(KEY) == "key-8f393fe2c29b3c91"
+
+
+def test_the_cache_counts_its_ttl_from_when_the_key_was_looked_up():
+    clock = [1000.0]  # a monotonic clock is far from zero
+    cache = KeyCache(ttl=60, clock=lambda: clock[0])
+    calls = []
+
+    def lookup(_hash: str) -> ApiKey:
+        calls.append(1)
+        return stored()
+
+    for now in (1000.0, 1059.9):
+        clock[0] = now
+        authenticate(f"Bearer {KEY}", lookup, cache, NOW)
+    assert len(calls) == 1
+    clock[0] = 1060.0
+    authenticate(f"Bearer {KEY}", lookup, cache, NOW)
+    assert len(calls) == 2

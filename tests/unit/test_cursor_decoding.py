@@ -5,6 +5,9 @@ naming ``cursor``, never a 500."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 from dataclasses import replace
 
@@ -88,3 +91,22 @@ def test_a_cursor_of_the_longest_allowed_length_is_read():
         text = encode_cursor(Cursor(after + "y" * grow), LIST, KEY)
     assert len(text) == MAX_CURSOR
     assert decode_cursor(text, LIST, KEY) == Cursor(after + "y" * grow)
+
+
+def test_a_cursor_is_its_compact_sorted_payload_and_that_payloads_hmac_in_base64url():
+    """What a client holds between pages, byte for byte: a cursor given out before a deploy
+    reads back after it, and it stays short (well under MAX_CURSOR)."""
+    payload = b'{"a":"res-9","n":"node-a","o":"org-lab","s":"active"}'
+    signature = hmac.new(KEY, payload, hashlib.sha256).digest()
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+    assert encode_cursor(Cursor("res-9"), LIST, KEY) == f"{b64(payload)}.{b64(signature)}"
+
+
+def test_a_list_cursor_that_carries_a_feeds_after_is_refused():
+    # Signed, yet no cursor of this list: the list's have neither a feed nor its ``after``.
+    fields = {"a": "p", **LIST.fields()}
+    assert refused(signed({**fields, "t": "2026-11-30T12:00:00.000Z#~"}), LIST)
+    assert decode_cursor(signed(fields), LIST, KEY) == Cursor("p")

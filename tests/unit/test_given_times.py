@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from devstack import fleet_documents as f
 from reservations.models.errors import InvalidRequest
 from reservations.models.requests import RawBody, parse_create_request
-from reservations.models.times import OUT_OF_RANGE, parse_given_time, term_problem
+from reservations.models.times import NOT_RFC3339, OUT_OF_RANGE, parse_given_time, term_problem
 from reservations.rules.reservations import new_term
 from reservations_tools import keys
 from reservations_tools.fleet.loader import main
@@ -45,12 +46,16 @@ def test_a_time_inside_them_reads_as_its_utc_value(text, utc):
     assert parse_given_time(text) == utc
 
 
-@pytest.mark.parametrize("text", ["2027-01-01T00:00:00", "2027-01-01", "tomorrow",
-                                  "2027-02-30T00:00:00Z", "2027-01-01T24:00:00Z"])  # fmt: skip
-def test_what_is_not_a_real_rfc_3339_time_is_refused_saying_so(text):
-    with pytest.raises(ValueError, match=r"RFC 3339|not a valid date") as refused:
+NO_DATE = "is not a valid date and time"
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("2027-01-01T00:00:00", NOT_RFC3339), ("2027-01-01", NOT_RFC3339), ("tomorrow", NOT_RFC3339),
+    ("2027-02-30T00:00:00Z", NO_DATE), ("2027-01-01T24:00:00Z", NO_DATE),
+])  # fmt: skip
+def test_what_is_not_a_real_rfc_3339_time_is_refused_saying_so(text, says):
+    with pytest.raises(ValueError, match=f"^{re.escape(says)}$"):
         parse_given_time(text)
-    assert OUT_OF_RANGE not in str(refused.value)
 
 
 def _create(**times: str) -> InvalidRequest:

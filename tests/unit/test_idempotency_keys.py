@@ -3,13 +3,14 @@ for how long."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from reservations.models.errors import InvalidRequest
 from reservations.models.idempotency import Outcome, StoredResponse
-from reservations.rules.idempotency import HEADER, check_header, is_kept, is_live
+from reservations.rules.idempotency import HEADER, check_header, is_kept, is_live, keyed_request
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -24,6 +25,8 @@ def test_any_other_key_is_400_naming_the_header(key):
     with pytest.raises(InvalidRequest) as refused:
         check_header(key)
     assert [d.field for d in refused.value.details] == [HEADER] == ["Idempotency-Key"]
+    assert refused.value.message == "Idempotency-Key must be 1-255 printable characters"
+    assert refused.value.details[0].problem == "must be 1-255 printable ASCII characters"
 
 
 @pytest.mark.parametrize(
@@ -52,3 +55,16 @@ def test_a_record_is_absent_from_the_moment_it_expires():
     stored = StoredResponse("hash", Outcome(200, "{}"), NOW)
     assert is_live(stored, NOW - timedelta(microseconds=1))
     assert not is_live(stored, NOW)
+
+
+def test_a_requests_fingerprint_is_the_hash_of_its_canonical_json_so_it_outlives_a_deploy():
+    """Records are kept 24 hours, across deploys: the fingerprint a retry is compared with
+    must be computed as the stored one was - compact JSON, keys sorted at every level."""
+    keyed = keyed_request("keyhash", "retry-1", "POST", "/nodes/n/reservations",
+                          {"unitIds": ["0000:04:00.0"], "dryRun": False})  # fmt: skip
+    canonical = (
+        '{"body":{"dryRun":false,"unitIds":["0000:04:00.0"]},'
+        '"method":"POST","path":"/nodes/n/reservations"}'
+    )
+    assert keyed.request_hash == hashlib.sha256(canonical.encode()).hexdigest()
+    assert keyed.scope == hashlib.sha256(b"keyhash\nretry-1").hexdigest()

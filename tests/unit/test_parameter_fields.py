@@ -1,6 +1,7 @@
 """What the OpenAPI document declares of a parameter, by where it is and its name: the
 path's ids, the Idempotency-Key header (its name in any case), a query parameter sent
-empty allowed; any other parameter is a mistake of the route, named."""
+empty allowed; any other parameter is a mistake of the route, named. And a list filter
+reads the same sent either way the document allows (``status=a,b`` or ``status=a&status=b``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from reservations.http.openapi import (
     IDEMPOTENCY_KEY,
     PATH_ID,
     QUERY_PARAMETERS,
+    comma_list,
     parameter_fields,
 )
 
@@ -35,3 +37,8 @@ def test_any_other_parameter_is_an_error_naming_it(location: str, name: str) -> 
     with pytest.raises(ValueError, match=r"^no declaration of the ") as refused:
         parameter_fields(location, name)
     assert str(refused.value) == f"no declaration of the {location} parameter {name}"
+
+
+def test_a_list_filter_sent_as_one_parameter_or_repeated_reads_the_same() -> None:
+    assert comma_list(["active,expired"]) == comma_list(["active", "expired"]) == "active,expired"
+    assert comma_list(None) is None

@@ -220,3 +220,20 @@ def test_a_body_that_is_not_an_object_is_400_naming_body(body: str) -> None:
 def test_a_body_that_cannot_be_read_is_400_saying_why(raw: RawBody, message: str) -> None:
     # The error body's message is what a client's developer reads first.
     assert rejection(raw).message == message
+
+
+# --- unit ids are answered lower-case -------------------------------------------------------
+
+
+def test_create_and_place_answer_their_unit_ids_lower_case() -> None:
+    create = parsing.parse_create_request(
+        RawBody('{"unitIds": ["0000:0A:00.F"], "allowedOrgIds": ["org-lab"]}')
+    )
+    assert create.unit_ids == ["0000:0a:00.f"]
+    place = parsing.parse_place_request(
+        RawBody(
+            '{"id": "vm-1", "kind": "vm", "tier": "spot", "orgId": "org-a", '
+            '"unitIds": ["0000:0B:00.E"]}'
+        )
+    )
+    assert place.unit_ids == ["0000:0b:00.e"]

@@ -3,12 +3,20 @@ standard endpoint variable the local stack uses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from devstack import template
-from reservations.config import Settings, SettingsError, settings, webhook_delivery_queue_url
+from reservations.config import (
+    Settings,
+    SettingsError,
+    cursor_signing_key,
+    event_bus_name,
+    node_queue_settings,
+    settings,
+    webhook_delivery_queue_url,
+)
 from reservations.dal import clients
 
 
@@ -104,3 +112,45 @@ def test_the_webhook_delivery_queue_is_an_error_naming_its_variable_until_it_is_
     monkeypatch.setenv("WEBHOOK_DELIVERY_QUEUE_URL", "https://sqs.test/deliveries")
     clients.reset()
     assert webhook_delivery_queue_url() == "https://sqs.test/deliveries"
+
+
+def _refusal(read: Callable[[], object]) -> str:
+    clients.reset()
+    with pytest.raises(SettingsError) as missing:
+        read()
+    return str(missing.value)
+
+
+def test_the_cursor_key_and_the_event_bus_are_errors_naming_their_variable_until_set(
+    monkeypatch,
+):
+    for name in ("CURSOR_SIGNING_KEY", "EVENT_BUS_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    assert _refusal(cursor_signing_key) == (
+        "invalid function environment: CURSOR_SIGNING_KEY: not set"
+    )
+    assert _refusal(event_bus_name) == "invalid function environment: EVENT_BUS_NAME: not set"
+    monkeypatch.setenv("CURSOR_SIGNING_KEY", "k" * 32)
+    monkeypatch.setenv("EVENT_BUS_NAME", "reservations-events")
+    clients.reset()
+    assert (cursor_signing_key(), event_bus_name()) == (b"k" * 32, "reservations-events")
+
+
+def test_the_node_queue_settings_are_an_error_naming_each_variable_not_set(monkeypatch):
+    prefix, arn = "NODE_QUEUE_PREFIX", "NODE_DEAD_LETTER_QUEUE_ARN"
+    for name in (prefix, arn):
+        monkeypatch.delenv(name, raising=False)
+    assert _refusal(node_queue_settings) == (
+        f"invalid function environment: {prefix}, {arn}: not set"
+    )
+    monkeypatch.setenv(prefix, "reservations-node-")
+    assert _refusal(node_queue_settings) == f"invalid function environment: {arn}: not set"
+    monkeypatch.delenv(prefix)
+    monkeypatch.setenv(arn, "arn:aws:sqs:us-east-1:000000000000:dead")
+    assert _refusal(node_queue_settings) == f"invalid function environment: {prefix}: not set"
+    monkeypatch.setenv(prefix, "reservations-node-")
+    clients.reset()
+    assert node_queue_settings() == (
+        "reservations-node-",
+        "arn:aws:sqs:us-east-1:000000000000:dead",
+    )
