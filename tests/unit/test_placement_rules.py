@@ -124,7 +124,10 @@ def test_a_stored_active_reservation_before_its_start_counts_as_pending():
     early = reservation(ReservationStatus.ACTIVE, released=(U,), starts=timedelta(days=3))
     assert refusal([early], OUTSIDER, Tier.SPOT) is None
     assert refusal([early], AUDIENCE, Tier.ON_DEMAND) is None
-    assert refusal([early], OUTSIDER, Tier.ON_DEMAND) is not None
+    assert refusal([early], OUTSIDER, Tier.ON_DEMAND) == (
+        "reservation res-1 holds the unit from 2026-12-02T12:00:00Z: only its audience may "
+        "place there, others only at tier spot"
+    )
 
 
 def test_every_pending_reservation_must_admit_a_non_spot_workload():

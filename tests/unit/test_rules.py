@@ -38,53 +38,57 @@ def res(status=S.ACTIVE, start=-1.0, end: float | None = 1.0, rid="res-1", **kw)
     )
 
 
-@pytest.mark.parametrize(
-    ("stored", "start", "end", "expected"),
-    [
-        (S.PENDING, 1, 2, S.PENDING),
-        (S.PENDING, 0, 2, S.ACTIVE),  # startsAt is inclusive
-        (S.PENDING, -1, None, S.ACTIVE),
-        (S.PENDING, -2, -1, S.EXPIRED),
-        (S.ACTIVE, -1, 0, S.EXPIRED),  # endsAt is exclusive
-        (S.ACTIVE, -1, None, S.ACTIVE),  # open-ended never expires
-        (S.ACTIVE, 1, 2, S.ACTIVE),  # stored active before its start stays active
-        (S.CANCELLED, -1, 1, S.CANCELLED),
-        (S.CANCELLED, -2, -1, S.CANCELLED),
-        (S.NEEDS_REVIEW, -2, 1, S.NEEDS_REVIEW),
-        (S.NEEDS_REVIEW, 1, 2, S.NEEDS_REVIEW),
-        (S.NEEDS_REVIEW, -2, -1, S.EXPIRED),  # an ended review governs nothing
-        (S.NEEDS_REVIEW, -2, 0, S.EXPIRED),
-        (S.NEEDS_REVIEW, -2, None, S.NEEDS_REVIEW),
-        (S.EXPIRED, -1, 1, S.EXPIRED),
-    ],
-)
-def test_effective_status(stored, start, end, expected):
-    assert effective_status(res(stored, start, end), NODE, NOW) is expected
+# (stored, start, end) -> effective status. Each table is one test: `make mutate` runs a
+# few tests of each file that reaches a rule, and a table must be judged whole.
+STATUS_TABLE = [
+    (S.PENDING, 1, 2, S.PENDING),
+    (S.PENDING, 0, 2, S.ACTIVE),  # startsAt is inclusive
+    (S.PENDING, -1, None, S.ACTIVE),
+    (S.PENDING, -2, -1, S.EXPIRED),
+    (S.ACTIVE, -1, 0, S.EXPIRED),  # endsAt is exclusive
+    (S.ACTIVE, -1, None, S.ACTIVE),  # open-ended never expires
+    (S.ACTIVE, 1, 2, S.ACTIVE),  # stored active before its start stays active
+    (S.CANCELLED, -1, 1, S.CANCELLED),
+    (S.CANCELLED, -2, -1, S.CANCELLED),
+    (S.NEEDS_REVIEW, -2, 1, S.NEEDS_REVIEW),
+    (S.NEEDS_REVIEW, 1, 2, S.NEEDS_REVIEW),
+    (S.NEEDS_REVIEW, -2, -1, S.EXPIRED),  # an ended review governs nothing
+    (S.NEEDS_REVIEW, -2, 0, S.EXPIRED),
+    (S.NEEDS_REVIEW, -2, None, S.NEEDS_REVIEW),
+    (S.EXPIRED, -1, 1, S.EXPIRED),
+]
 
 
-@pytest.mark.parametrize(
-    ("stored", "units", "gen", "start", "end", "expected"),
-    [
-        # A unit changed after the generation it was sold at: under review, pending too.
-        (S.ACTIVE, (U4,), 2, -1, 1, S.NEEDS_REVIEW),
-        (S.PENDING, (U4, U5), 2, 1, 2, S.NEEDS_REVIEW),
-        (S.ACTIVE, (U4,), 3, -1, 1, S.ACTIVE),  # sold on the changed unit: nothing to review
-        (S.ACTIVE, (U5,), 2, -1, 1, S.ACTIVE),  # its own unit did not change
-        (S.ACTIVE, (U5,), None, -1, 1, S.ACTIVE),
-        (S.ACTIVE, (U4,), None, -1, 1, S.NEEDS_REVIEW),  # no generation: older than any change
-        (S.ACTIVE, (U6,), None, -1, 1, S.NEEDS_REVIEW),  # ... the first one too
-        (S.ACTIVE, (U6,), 1, -1, 1, S.ACTIVE),
-        (S.ACTIVE, (U5, "0000:07:00.0"), 3, -1, 1, S.NEEDS_REVIEW),  # a unit no longer there
-        (S.ACTIVE, (U4,), 2, -2, -1, S.EXPIRED),  # the term is over: nothing to review
-        (S.CANCELLED, (U4,), 2, -1, 1, S.CANCELLED),
-        (S.EXPIRED, (U4,), 2, -1, 1, S.EXPIRED),
-    ],
-)
-def test_needs_review_is_derived_from_the_generations_its_units_changed_at(
-    stored, units, gen, start, end, expected
-):
-    reservation = res(stored, start, end, reserved_unit_ids=units, topology_gen=gen)
-    assert effective_status(reservation, NODE, NOW) is expected
+def test_effective_status_over_its_table():
+    answers = {row[:3]: effective_status(res(*row[:3]), NODE, NOW) for row in STATUS_TABLE}
+    assert answers == {row[:3]: row[3] for row in STATUS_TABLE}
+
+
+# (stored, units, topologyGen, start, end) -> effective status, against NODE's generations.
+REVIEW_TABLE = [
+    # A unit changed after the generation it was sold at: under review, pending too.
+    (S.ACTIVE, (U4,), 2, -1, 1, S.NEEDS_REVIEW),
+    (S.PENDING, (U4, U5), 2, 1, 2, S.NEEDS_REVIEW),
+    (S.ACTIVE, (U4,), 3, -1, 1, S.ACTIVE),  # sold on the changed unit: nothing to review
+    (S.ACTIVE, (U5,), 2, -1, 1, S.ACTIVE),  # its own unit did not change
+    (S.ACTIVE, (U5,), None, -1, 1, S.ACTIVE),
+    (S.ACTIVE, (U4,), None, -1, 1, S.NEEDS_REVIEW),  # no generation: older than any change
+    (S.ACTIVE, (U6,), None, -1, 1, S.NEEDS_REVIEW),  # ... the first one too
+    (S.ACTIVE, (U6,), 1, -1, 1, S.ACTIVE),
+    (S.ACTIVE, (U5, "0000:07:00.0"), 3, -1, 1, S.NEEDS_REVIEW),  # a unit no longer there
+    (S.ACTIVE, (U4,), 2, -2, -1, S.EXPIRED),  # the term is over: nothing to review
+    (S.CANCELLED, (U4,), 2, -1, 1, S.CANCELLED),
+    (S.EXPIRED, (U4,), 2, -1, 1, S.EXPIRED),
+]
+
+
+def test_needs_review_is_derived_from_the_generations_its_units_changed_at():
+    def status(stored, units, gen, start, end):
+        reservation = res(stored, start, end, reserved_unit_ids=units, topology_gen=gen)
+        return effective_status(reservation, NODE, NOW)
+
+    answers = {row[:5]: status(*row[:5]) for row in REVIEW_TABLE}
+    assert answers == {row[:5]: row[5] for row in REVIEW_TABLE}
 
 
 def test_a_node_item_without_generations_reviews_nothing_but_what_is_stored():

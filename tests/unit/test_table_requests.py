@@ -1152,6 +1152,35 @@ def test_a_list_page_reads_the_partition_after_the_cursor_with_its_access_item(d
     ]
 
 
+def test_a_list_page_stopped_before_the_access_item_reads_it_with_one_get_and_says_more(
+    dynamodb,
+):
+    stopped = {"LastEvaluatedKey": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-1"}}}
+    dynamodb.answers = {
+        "query": [{"Items": [to_attributes(reservation_item(RES_1))], **stopped}],
+        "get_item": [{"Item": to_attributes(access_item("node-a", ACCESS))}],
+    }
+    read = NodeTable().reservation_page("node-a", None)
+    assert (read.access, read.reservations, read.more) == (ACCESS, (RES_1,), True)
+    assert dynamodb.calls[1] == (
+        "get_item",
+        {
+            "TableName": TABLE,
+            "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "~ACCESS"}},
+            "ConsistentRead": True,
+        },
+    )
+
+
+def test_a_list_page_stopped_on_its_access_item_says_no_more_and_reads_nothing_else(dynamodb):
+    page = [to_attributes(reservation_item(RES_1)), to_attributes(access_item("node-a", ACCESS))]
+    stopped = {"LastEvaluatedKey": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "~ACCESS"}}}
+    dynamodb.answers = {"query": [{"Items": page, **stopped}]}
+    read = NodeTable().reservation_page("node-a", None)
+    assert (read.access, read.reservations, read.more) == (ACCESS, (RES_1,), False)
+    assert [operation for operation, _ in dynamodb.calls] == ["query"]
+
+
 @pytest.mark.parametrize(("limit", "read"), [((), 101), ((20,), 101), ((150,), 151)])
 def test_a_list_page_with_history_reads_a_window_of_the_list_index(dynamodb, limit, read):
     dynamodb.answers = {"query": [{"Items": []}]}
