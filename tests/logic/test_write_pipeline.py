@@ -74,3 +74,21 @@ def test_a_write_on_an_ended_reservation_is_409_while_it_is_retained_then_404(st
         partition.history["res-1"] = replace(ended, retained_until=retained_until)
         with pytest.raises(refusal):
             release(OPERATOR, "node-a", "res-1", raw, None, ports(store, clock))
+
+
+def test_a_keyed_write_its_own_keys_first_answer_cancelled_replays_it_without_a_retry(
+    clock: FakeClock, said
+) -> None:
+    """The same keyed placement sent twice at once: the one that commits second meets the
+    first one's record in its transaction, and answers with it there and then."""
+    table = node_store(clock)
+    raw = RawBody(json.dumps(body(workload_id="vm-new")))
+    first = []
+    table.between_read_and_write.append(
+        lambda: first.append(place_workload(SCHEDULER, "node-a", raw, "key-9", ports(table, clock)))
+    )
+    reads, writes = table.reads, table.writes
+    second = place_workload(SCHEDULER, "node-a", raw, "key-9", ports(table, clock))
+    assert (second.status, second.body) == (first[0].status, first[0].body)
+    assert (table.reads - reads, table.writes - writes) == (2, 2)  # one attempt each
+    assert "lost a race" not in said.text

@@ -125,6 +125,8 @@ def test_a_start_more_than_5_minutes_past_is_refused_naming_startsat():
         "startsAt is more than 5 minutes in the past",
         [("startsAt", "must not be more than 5 minutes in the past")],
     )
+    exactly = NOW - timedelta(minutes=5)  # 5 minutes is not more than 5 minutes
+    assert new_term(exactly, None, NOW) == (exactly, None)
 
 
 @pytest.mark.parametrize("ends", [NOW, NOW - timedelta(minutes=1)])

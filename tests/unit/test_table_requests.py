@@ -48,6 +48,7 @@ from reservations.models.domain import (
     OpenTermination,
     ReservationStatus,
     Tier,
+    Unit,
     Workload,
     WorkloadKind,
     WorkloadState,
@@ -69,6 +70,7 @@ from reservations.models.writes import (
     ReservationChange,
     ReservationCreate,
     TopologyRead,
+    UnitPut,
     WorkloadEnd,
     WriteConflict,
 )
@@ -1322,6 +1324,30 @@ def test_a_node_update_sets_its_times_and_moves_its_and_its_access_items_version
     assert update["ExpressionAttributeValues"][":one"] == {"N": "1"}
     values = access["Update"]["ExpressionAttributeValues"]
     assert (values[":zero"], values[":one"]) == ({"N": "0"}, {"N": "1"})
+
+
+def test_each_unit_a_node_update_puts_is_conditioned_on_the_unit_as_read():
+    new, kept = Unit("0000:04:00.0", "a", "m", 1, True), Unit("0000:05:00.0", "a", "m", 1, True)
+    write = replace(node_put(0), units=(UnitPut(new, None), UnitPut(kept, 4)))
+    _node, _access, *puts = node_put_actions(write, 10)
+    assert [action["Put"]["Item"]["SK"]["S"] for action in puts] == [
+        "UNIT#0000:04:00.0",
+        "UNIT#0000:05:00.0",
+    ]
+    conditions = [
+        (action["Put"]["ConditionExpression"], action["Put"].get("ExpressionAttributeValues"))
+        for action in puts
+    ]
+    assert conditions == [("attribute_not_exists(PK)", None), ("version = :v", {":v": {"N": "4"}})]
+
+
+def test_a_put_over_an_item_read_is_conditioned_on_its_version():
+    assert put({"PK": "X", "SK": "Y"}, 7)["Put"] == {
+        "TableName": TABLE,
+        "Item": {"PK": {"S": "X"}, "SK": {"S": "Y"}},
+        "ConditionExpression": "version = :v",
+        "ExpressionAttributeValues": {":v": {"N": "7"}},
+    }
 
 
 def test_a_new_item_is_put_only_where_there_is_none_and_a_topology_never_set_is_checked_absent():

@@ -132,6 +132,8 @@ def test_send_time_refuses_the_local_receiver_unless_the_allowance_is_on():
     with pytest.raises(ValueError, match="https") as refused:
         send_target("http://127.0.0.1:8765/hooks")
     assert str(refused.value) == "must start with https://"
+    # Subscribe time too: the allowance is off unless its caller turns it on.
+    assert url_problem("http://127.0.0.1:8765/hooks") == "must start with https://"
 
 
 @pytest.mark.parametrize(
