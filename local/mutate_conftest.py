@@ -72,9 +72,10 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # The most fast tests, and then moto-based tests, one mutant runs; of the fast ones, the
 # FOCUSED_TESTS that reached the fewest functions of the layer come first, wherever they are
-# (a rule's own table, when dozens of files pass through the rule), the rest a file in turn.
-FAST_TESTS = 60
+# (a rule's own table, when dozens of files pass through the rule), then 60 a file in turn
+# (a write's own small test file, when every write's files pass through the pipeline).
 FOCUSED_TESTS = 20
+FAST_TESTS = FOCUSED_TESTS + 60
 MOTO_TESTS = 4
 # The longest a mutant's tests may take: on an idle machine the slowest kept set takes about
 # 6 s, a mutant of a function that runs at import (imported again, below) a few more, and
