@@ -13,8 +13,9 @@ the time each step took printed after it.
   over the same code once more to see them pass: minutes, to learn nothing new. Here the
   recording run stands for it.
 
-All three replace a function mutmut looks up by name at call time; mutmut is pinned (3.7.0),
-and a newer one is checked against this file before the pin moves.
+All three replace what mutmut looks up at call time (a function of its module, a method of
+its runner); mutmut is pinned (3.7.0), and a newer one is checked against this file before
+the pin moves.
 """
 
 from __future__ import annotations
