@@ -4,8 +4,9 @@ mutmut runs, for each mutant, the tests that reached its function in one recordi
 over every test file the configuration selects. This narrows that per module, because a
 moto-based handler test costs a hundred times a fast one (a fresh in-memory AWS each):
 
-- at most FAST_TESTS fast tests (no AWS, or one call over moto), spread over the files
-  that reach the function;
+- at most FAST_TESTS fast tests (no AWS, or one call over moto): the FOCUSED_TESTS that
+  reached the fewest functions, then the rest spread over the files that reach the
+  function, run quickest first;
 - then at most MOTO_TESTS moto-based handler and security tests: for the modules that talk
   to AWS or HTTP (the DAL, the request path, the keys, the settings), from the files mapped
   to the module below; for a function no mapped file or no fast test reaches, from any
