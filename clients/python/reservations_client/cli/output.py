@@ -11,8 +11,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-stdout = Console(soft_wrap=False)
-stderr = Console(stderr=True)
+
+def stdout() -> Console:
+    """The terminal as it is now (its width, COLUMNS): made for each print, never cached."""
+    return Console(soft_wrap=False)
+
+
+def stderr() -> Console:
+    return Console(stderr=True)
 
 
 class Output(StrEnum):
@@ -44,10 +50,12 @@ def show_records(
     if output is Output.json:
         print(as_json(list(records)))
         return
-    table = Table(*columns, show_lines=False)
+    table = Table(show_lines=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")  # a narrow terminal folds ids, never cuts them
     for record in records:
         table.add_row(*(cell(record.get(column)) for column in columns))
-    stdout.print(table)
+    stdout().print(table)
 
 
 def show_record(output: Output, record: Mapping[str, Any]) -> None:
@@ -55,10 +63,12 @@ def show_record(output: Output, record: Mapping[str, Any]) -> None:
     if output is Output.json:
         print(as_json(dict(record)))
         return
-    table = Table("field", "value", show_header=False)
+    table = Table(show_header=False)
+    table.add_column("field", no_wrap=True)
+    table.add_column("value", overflow="fold")
     for name, value in record.items():
         table.add_row(name, cell(value))
-    stdout.print(table)
+    stdout().print(table)
 
 
 def show_line(output: Output, record: Mapping[str, Any], columns: Sequence[str]) -> None:

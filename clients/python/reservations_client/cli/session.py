@@ -63,7 +63,7 @@ def explain(error: ReservationsApiError | SettingsProblem | httpx.HTTPError) -> 
 
 
 def say(message: str, prefix: str = "error: ") -> None:
-    stderr.print(prefix + message, markup=False, highlight=False, soft_wrap=True)
+    stderr().print(prefix + message, markup=False, highlight=False, soft_wrap=True)
 
 
 class Commands(TyperGroup):

@@ -21,7 +21,7 @@ class Waiting:
 
     def __call__(self) -> None:
         if not self.said:
-            stderr.print("waiting for new events... (Ctrl-C to stop)", style="dim")
+            stderr().print("waiting for new events... (Ctrl-C to stop)", style="dim")
             self.said = True
         (self.sleep or time.sleep)(self.seconds)  # looked up now: a test may stand in
 
@@ -36,5 +36,5 @@ def until_interrupted() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        stderr.print("stopped", style="dim")
+        stderr().print("stopped", style="dim")
         raise typer.Exit(0) from None

@@ -12,7 +12,7 @@ from reservations_client.api import POLL_SECONDS
 from reservations_client.cli.events import Types
 from reservations_client.cli.forward import NotLoopback, forward, loopback_target, sender
 from reservations_client.cli.options import IdempotencyKey, listed
-from reservations_client.cli.output import show_line, show_record, show_records, stdout
+from reservations_client.cli.output import show_line, show_record, show_records
 from reservations_client.cli.session import session
 from reservations_client.cli.waiting import Waiting, until_interrupted
 from reservations_client.webhooks import new_secret
@@ -105,7 +105,8 @@ def listen(
     except NotLoopback as refused:
         raise typer.BadParameter(str(refused), param_hint="--forward-to") from None
     run, secret, waiting = session(ctx), new_secret(), Waiting(poll)
-    stdout.print(f"forwarding to {target}; signing secret: {secret}", highlight=False)
+    # Plain print, one line: a script reads the secret from it (Rich would wrap it).
+    print(f"forwarding to {target}; signing secret: {secret}", flush=True)
     followed = run.api.follow_events(listed(types) or None, datetime.now(UTC), waiting)
     with until_interrupted(), sender() as http:
         for event in followed:
