@@ -1,0 +1,333 @@
+"""One API key's calls: a method per operation, iterators that page by themselves, and the
+retry policy under every call (:mod:`reservations_client.retries`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import httpx
+
+from reservations_api_client import AuthenticatedClient
+from reservations_api_client.api.events import list_events, list_node_events
+from reservations_api_client.api.nodes import get_node, put_node
+from reservations_api_client.api.reservations import (
+    cancel_reservation,
+    create_reservation,
+    get_reservation,
+    list_reservations,
+    list_units,
+    reaffirm_reservation,
+    reclaim_units,
+    release_units,
+)
+from reservations_api_client.api.webhooks import (
+    create_webhook,
+    delete_webhook,
+    get_webhook,
+    list_webhook_deliveries,
+    list_webhooks,
+    retry_webhook_delivery,
+    rotate_webhook_secret,
+)
+from reservations_api_client.api.workloads import (
+    end_workload,
+    get_workload,
+    list_workloads,
+    place_workload,
+)
+from reservations_api_client.models import (
+    CancelRequest,
+    CreateReservationRequest,
+    DeliveryPage,
+    DeliveryView,
+    Event,
+    EventPage,
+    Node,
+    NodeRequest,
+    PlaceWorkloadRequest,
+    ReaffirmRequest,
+    ReclaimResult,
+    Reservation,
+    ReservationPage,
+    RetryQueued,
+    SubscribeRequest,
+    SubscriptionPage,
+    SubscriptionView,
+    SubscriptionWithSecret,
+    Unit,
+    UnitsRequest,
+    Workload,
+    WorkloadPage,
+)
+from reservations_api_client.types import UNSET, Response, Unset
+from reservations_client.errors import ReservationsApiError, error_for
+from reservations_client.paging import feed_items, follow, list_items
+from reservations_client.retries import RetryingTransport, RetryPolicy
+
+T = TypeVar("T")
+POLL_SECONDS = 2.0  # a followed feed's pause at its end: events settle for up to 5 s
+
+
+def _checked(response: Response[Any]) -> Response[Any]:
+    """The answer; its error raised."""
+    if int(response.status_code) >= 400:
+        raise error_for(int(response.status_code), response.content, dict(response.headers))
+    return response
+
+
+def _expect(kind: type[T], response: Response[Any]) -> T:
+    """The answer's model; its error raised."""
+    parsed = _checked(response).parsed
+    if not isinstance(parsed, kind):
+        raise ReservationsApiError(int(response.status_code), {}, {})
+    return parsed
+
+
+def _key(idempotency_key: str | None) -> str | Unset:
+    return UNSET if idempotency_key is None else idempotency_key
+
+
+def _given(value: T | None) -> T | Unset:
+    """A query parameter: absent when None."""
+    return UNSET if value is None else value
+
+
+def _listed(values: str | Sequence[str] | None) -> Any:
+    """A list filter (statuses, states, event types): a list, or its comma-separated text;
+    absent when None (the API names a bad one). Sent as the document declares it (form, not
+    exploded): one parameter, its values comma-separated. The generated call repeats the
+    name for each item of a list, which the API refuses, so it gets one comma-separated item."""
+    if values is None:
+        return UNSET
+    return [values if isinstance(values, str) else ",".join(values)]
+
+
+def _moment(value: datetime | str | None) -> Any:
+    """``after``: an aware datetime, or RFC 3339 text as the API takes it."""
+    if value is None:
+        return UNSET
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+class Reservations:
+    """One API key's calls. ``base_url``: where the API answers (``http://127.0.0.1:3000``);
+    ``retry``: how failed calls are tried again (``NO_RETRIES`` to turn it off);
+    ``transport``: an httpx transport to send through (tests: one in process)."""
+
+    def __init__(
+        self, base_url: str, api_key: str, timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None, retry: RetryPolicy | None = None,
+    ) -> None:  # fmt: skip
+        inner = transport if transport is not None else httpx.HTTPTransport()
+        self.client = AuthenticatedClient(
+            base_url=base_url,
+            token=api_key,
+            timeout=httpx.Timeout(timeout),
+            httpx_args={"transport": RetryingTransport(inner, retry or RetryPolicy())},
+        )
+
+    def __repr__(self) -> str:  # never the key
+        return f"Reservations({self.client._base_url!r})"
+
+    # --- reservations ---------------------------------------------------------------------
+
+    def list_units(self, node_id: str) -> list[Unit]:
+        parsed = _checked(list_units.sync_detailed(node_id, client=self.client)).parsed
+        return [unit for unit in (parsed or []) if isinstance(unit, Unit)]
+
+    def create_reservation(
+        self, node_id: str, body: CreateReservationRequest, idempotency_key: str | None = None
+    ) -> Reservation:
+        return _expect(Reservation, create_reservation.sync_detailed(
+            node_id, client=self.client, body=body,
+            idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    def get_reservation(self, node_id: str, reservation_id: str) -> Reservation:
+        return _expect(Reservation, get_reservation.sync_detailed(
+            node_id, reservation_id, client=self.client))  # fmt: skip
+
+    def list_reservations(
+        self, node_id: str, limit: int | None = None, cursor: str | None = None,
+        status: str | Sequence[str] | None = None,
+    ) -> ReservationPage:  # fmt: skip
+        """One page of a node's reservations; :meth:`iter_reservations` reads them all."""
+        return _expect(ReservationPage, list_reservations.sync_detailed(
+            node_id, client=self.client, limit=_given(limit), cursor=_given(cursor),
+            status=_listed(status)))  # fmt: skip
+
+    def iter_reservations(
+        self, node_id: str, status: str | Sequence[str] | None = None, page_size: int = 100
+    ) -> Iterator[Reservation]:
+        return list_items(lambda cursor: self.list_reservations(
+            node_id, limit=page_size, cursor=cursor, status=status))  # fmt: skip
+
+    def release(
+        self, node_id: str, reservation_id: str, body: UnitsRequest,
+        idempotency_key: str | None = None,
+    ) -> Reservation:  # fmt: skip
+        return _expect(Reservation, release_units.sync_detailed(
+            node_id, reservation_id, client=self.client, body=body,
+            idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    def reclaim(
+        self, node_id: str, reservation_id: str, body: UnitsRequest,
+        idempotency_key: str | None = None,
+    ) -> ReclaimResult:  # fmt: skip
+        return _expect(ReclaimResult, reclaim_units.sync_detailed(
+            node_id, reservation_id, client=self.client, body=body,
+            idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    def cancel(
+        self, node_id: str, reservation_id: str, body: CancelRequest | None = None,
+        idempotency_key: str | None = None,
+    ) -> Reservation:  # fmt: skip
+        return _expect(Reservation, cancel_reservation.sync_detailed(
+            node_id, reservation_id, client=self.client, body=body or UNSET,
+            idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    def reaffirm(
+        self, node_id: str, reservation_id: str, body: ReaffirmRequest | None = None,
+        idempotency_key: str | None = None,
+    ) -> Reservation:  # fmt: skip
+        return _expect(Reservation, reaffirm_reservation.sync_detailed(
+            node_id, reservation_id, client=self.client, body=body or UNSET,
+            idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    # --- nodes and workloads --------------------------------------------------------------
+
+    def put_node(self, node_id: str, body: NodeRequest) -> Node:
+        return _expect(Node, put_node.sync_detailed(node_id, client=self.client, body=body))
+
+    def get_node(self, node_id: str) -> Node:
+        return _expect(Node, get_node.sync_detailed(node_id, client=self.client))
+
+    def place_workload(
+        self, node_id: str, body: PlaceWorkloadRequest, idempotency_key: str | None = None
+    ) -> Workload:
+        return _expect(Workload, place_workload.sync_detailed(
+            node_id, client=self.client, body=body,
+            idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    def end_workload(
+        self, node_id: str, workload_id: str, idempotency_key: str | None = None
+    ) -> None:
+        _checked(end_workload.sync_detailed(
+            node_id, workload_id, client=self.client,
+            idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    def get_workload(self, node_id: str, workload_id: str) -> Workload:
+        return _expect(Workload, get_workload.sync_detailed(
+            node_id, workload_id, client=self.client))  # fmt: skip
+
+    def list_workloads(
+        self, node_id: str, limit: int | None = None, cursor: str | None = None,
+        state: str | Sequence[str] | None = None,
+    ) -> WorkloadPage:  # fmt: skip
+        """One page of a node's workloads; :meth:`iter_workloads` reads them all."""
+        return _expect(WorkloadPage, list_workloads.sync_detailed(
+            node_id, client=self.client, limit=_given(limit), cursor=_given(cursor),
+            state=_listed(state)))  # fmt: skip
+
+    def iter_workloads(
+        self, node_id: str, state: str | Sequence[str] | None = None, page_size: int = 100
+    ) -> Iterator[Workload]:
+        return list_items(lambda cursor: self.list_workloads(
+            node_id, limit=page_size, cursor=cursor, state=state))  # fmt: skip
+
+    # --- events ---------------------------------------------------------------------------
+
+    def node_events(
+        self, node_id: str, types: str | Sequence[str] | None = None,
+        after: datetime | str | None = None, limit: int | None = None, cursor: str | None = None,
+    ) -> EventPage:  # fmt: skip
+        """One page of a node's feed; :meth:`iter_node_events` reads to its end."""
+        return _expect(EventPage, list_node_events.sync_detailed(
+            node_id, client=self.client, types=_listed(types), after=_moment(after),
+            limit=_given(limit), cursor=_given(cursor)))  # fmt: skip
+
+    def events(
+        self, types: str | Sequence[str] | None = None, after: datetime | str | None = None,
+        limit: int | None = None, cursor: str | None = None,
+    ) -> EventPage:  # fmt: skip
+        """One page of the org's feed; :meth:`iter_events` reads to its end."""
+        return _expect(EventPage, list_events.sync_detailed(
+            client=self.client, types=_listed(types), after=_moment(after), limit=_given(limit),
+            cursor=_given(cursor)))  # fmt: skip
+
+    def iter_node_events(
+        self, node_id: str, types: str | Sequence[str] | None = None,
+        after: datetime | str | None = None, page_size: int = 100,
+    ) -> Iterator[Event]:  # fmt: skip
+        return feed_items(lambda cursor: self.node_events(
+            node_id, types=types, after=after, limit=page_size, cursor=cursor))  # fmt: skip
+
+    def iter_events(
+        self, types: str | Sequence[str] | None = None, after: datetime | str | None = None,
+        page_size: int = 100,
+    ) -> Iterator[Event]:  # fmt: skip
+        return feed_items(lambda cursor: self.events(
+            types=types, after=after, limit=page_size, cursor=cursor))  # fmt: skip
+
+    def follow_events(
+        self, types: str | Sequence[str] | None = None, after: datetime | str | None = None,
+        wait: Callable[[], None] | None = None,
+    ) -> Iterator[Event]:  # fmt: skip
+        """The org's feed from ``after``, then each new event as it lands, each once, without
+        end; ``wait`` is called at the feed's end (default: sleep ``POLL_SECONDS``)."""
+        pause = wait or (lambda: time.sleep(POLL_SECONDS))
+        return follow(
+            lambda cursor: self.events(types=types, after=after, limit=100, cursor=cursor),
+            lambda event: event.id, pause)  # fmt: skip
+
+    # --- webhooks -------------------------------------------------------------------------
+
+    def create_webhook(
+        self, url: str, types: Sequence[str] | None = None, description: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> SubscriptionWithSecret:  # fmt: skip
+        """Subscribe ``url`` to the org's feed; the answer's ``secret`` is shown this once."""
+        body = SubscribeRequest(url=url, types=_given(list(types) if types else None),  # type: ignore[arg-type]
+                                description=_given(description))  # fmt: skip
+        return _expect(SubscriptionWithSecret, create_webhook.sync_detailed(
+            client=self.client, body=body, idempotency_key=_key(idempotency_key)))  # fmt: skip
+
+    def list_webhooks(
+        self, limit: int | None = None, cursor: str | None = None
+    ) -> SubscriptionPage:
+        return _expect(SubscriptionPage, list_webhooks.sync_detailed(
+            client=self.client, limit=_given(limit), cursor=_given(cursor)))  # fmt: skip
+
+    def iter_webhooks(self, page_size: int = 100) -> Iterator[SubscriptionView]:
+        return list_items(lambda cursor: self.list_webhooks(limit=page_size, cursor=cursor))
+
+    def get_webhook(self, subscription_id: str) -> SubscriptionView:
+        return _expect(SubscriptionView, get_webhook.sync_detailed(
+            subscription_id, client=self.client))  # fmt: skip
+
+    def delete_webhook(self, subscription_id: str) -> None:
+        _checked(delete_webhook.sync_detailed(subscription_id, client=self.client))
+
+    def rotate_webhook_secret(self, subscription_id: str) -> SubscriptionWithSecret:
+        """A new secret; the old one still signs every delivery for 24 hours."""
+        return _expect(SubscriptionWithSecret, rotate_webhook_secret.sync_detailed(
+            subscription_id, client=self.client))  # fmt: skip
+
+    def webhook_deliveries(
+        self, subscription_id: str, limit: int | None = None, cursor: str | None = None
+    ) -> DeliveryPage:
+        return _expect(DeliveryPage, list_webhook_deliveries.sync_detailed(
+            subscription_id, client=self.client, limit=_given(limit),
+            cursor=_given(cursor)))  # fmt: skip
+
+    def iter_webhook_deliveries(
+        self, subscription_id: str, page_size: int = 100
+    ) -> Iterator[DeliveryView]:
+        return list_items(lambda cursor: self.webhook_deliveries(
+            subscription_id, limit=page_size, cursor=cursor))  # fmt: skip
+
+    def retry_webhook_delivery(self, subscription_id: str, event_id: str) -> RetryQueued:
+        return _expect(RetryQueued, retry_webhook_delivery.sync_detailed(
+            subscription_id, event_id, client=self.client))  # fmt: skip

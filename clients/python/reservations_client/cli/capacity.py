@@ -1,0 +1,148 @@
+"""Units and reservations: ``units``, ``reservations list|get|create|cancel``, ``release``
+and ``reclaim``. (``reservations change``, the fleet-wide list and reclaim ``--count`` /
+``--notice`` come with the API operations they need.)"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Annotated
+
+import typer
+
+from reservations_api_client.models import (
+    CancelRequest,
+    CreateReservationRequest,
+    UnitsRequest,
+)
+from reservations_api_client.types import UNSET
+from reservations_client.cli.options import (
+    DryRun,
+    IdempotencyKey,
+    NodeId,
+    Reason,
+    ReservationId,
+    Units,
+    listed,
+    moment,
+)
+from reservations_client.cli.output import show_record, show_records
+from reservations_client.cli.session import session
+
+UNIT_COLUMNS = ["id", "allocClass", "gpuModelId", "sellableGpus", "state", "claimedBy",
+                "reservable", "reservationId", "released"]  # fmt: skip
+RESERVATION_COLUMNS = ["id", "nodeId", "status", "startsAt", "endsAt", "reservedUnitIds",
+                       "releasedUnitIds", "managingOrgIds"]  # fmt: skip
+NOT_YET = "is not in this API yet"
+
+group = typer.Typer(no_args_is_help=True, help="List, get, create and cancel reservations.")
+
+
+def units(ctx: typer.Context, node: NodeId) -> None:
+    """The allocatable GPU units of a node, and whether each can be reserved."""
+    run = session(ctx)
+    show_records(run.output, [unit.to_dict() for unit in run.api.list_units(node)], UNIT_COLUMNS)
+
+
+@group.command("list")
+def list_reservations(
+    ctx: typer.Context,
+    node: Annotated[str | None, typer.Option(help="The node whose reservations to list.")] = None,
+    status: Annotated[
+        list[str] | None, typer.Option(help="Effective statuses, e.g. active.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Show at most this many.")] = None,
+) -> None:
+    """A node's reservations, every page of them."""
+    if node is None:
+        raise typer.BadParameter(f"the fleet-wide list {NOT_YET}: give --node", param_hint="--node")
+    run = session(ctx)
+    found = run.api.iter_reservations(node, status=listed(status) or None)
+    show_records(run.output, [r.to_dict() for r in islice(found, limit)], RESERVATION_COLUMNS)
+
+
+@group.command("get")
+def get_reservation(ctx: typer.Context, node: NodeId, reservation: ReservationId) -> None:
+    """One reservation."""
+    run = session(ctx)
+    show_record(run.output, run.api.get_reservation(node, reservation).to_dict())
+
+
+@group.command("create")
+def create_reservation(
+    ctx: typer.Context,
+    node: NodeId,
+    unit_ids: Units = None,
+    allowed_orgs: Annotated[list[str] | None, typer.Option(help="The audience's org ids.")] = None,
+    managing_orgs: Annotated[list[str] | None, typer.Option(help="Managers' org ids.")] = None,
+    starts_at: Annotated[str | None, typer.Option(help="RFC 3339; default now.")] = None,
+    ends_at: Annotated[str | None, typer.Option(help="RFC 3339; default open-ended.")] = None,
+    contract_ref: Annotated[str | None, typer.Option(help="Your contract's reference.")] = None,
+    reason: Reason = None,
+    idempotency_key: IdempotencyKey = None,
+) -> None:
+    """Reserve units of a node for an audience of orgs."""
+    request = CreateReservationRequest(
+        unit_ids=listed(unit_ids), allowed_org_ids=listed(allowed_orgs),
+        managing_org_ids=listed(managing_orgs) or UNSET,
+        starts_at=moment(starts_at, "--starts-at") or UNSET,
+        ends_at=moment(ends_at, "--ends-at") or UNSET,
+        contract_ref=contract_ref or UNSET, reason=reason or UNSET,
+    )  # fmt: skip
+    run = session(ctx)
+    made = run.api.create_reservation(node, request, idempotency_key=idempotency_key)
+    show_record(run.output, made.to_dict())
+
+
+@group.command("cancel")
+def cancel_reservation(
+    ctx: typer.Context, node: NodeId, reservation: ReservationId, reason: Reason = None,
+    idempotency_key: IdempotencyKey = None,
+) -> None:  # fmt: skip
+    """End a reservation now; its units stop being governed."""
+    run = session(ctx)
+    body = CancelRequest(reason=reason) if reason else None
+    cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key)
+    show_record(run.output, cancelled.to_dict())
+
+
+def release(
+    ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
+    dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+) -> None:  # fmt: skip
+    """Lend some of a reservation's units to the spot market."""
+    run = session(ctx)
+    body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
+    released = run.api.release(node, reservation, body, idempotency_key=idempotency_key)
+    show_record(run.output, released.to_dict())
+
+
+def reclaim(
+    ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
+    count: Annotated[int | None, typer.Option(help="Not in this API yet: use --units.")] = None,
+    notice: Annotated[str | None, typer.Option(help="Not in this API yet.")] = None,
+    dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+) -> None:  # fmt: skip
+    """Take released units back; spot workloads on them are terminated."""
+    for given, name in ((count, "--count"), (notice, "--notice")):
+        if given is not None:
+            raise typer.BadParameter(f"reclaim {name} {NOT_YET}: name the units with --units",
+                                     param_hint=name)  # fmt: skip
+    run = session(ctx)
+    body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
+    result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key)
+    show_record(run.output, result.to_dict())
+
+
+def named(unit_ids: list[str] | None) -> list[str]:
+    """The units a release or reclaim names; at least one."""
+    found = listed(unit_ids)
+    if not found:
+        raise typer.BadParameter("name at least one unit", param_hint="--units")
+    return found
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(units)
+    app.add_typer(group, name="reservations")
+    app.command()(release)
+    app.command()(reclaim)

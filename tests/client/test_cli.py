@@ -1,0 +1,358 @@
+"""The ``reservations`` command line in process, against the real functions over moto (the
+demo fleet) behind API Gateway's routing: every command's output (table and JSON), exit
+status, and error lines; the key is never in any output. ``--help`` of every command.
+
+The same commands against ``make run``: tests/e2e/test_cli_session.py."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from devstack import openapi
+from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import load_function
+from reservations.dal import clients
+from reservations_api_client.models import UnitsRequest
+from reservations_client import InvalidWebhook, Reservations, RetryPolicy, verify_webhook
+from reservations_client.cli import app
+from reservations_client.cli.settings import Settings
+from reservations_client.webhooks import new_secret
+from reservations_tools.fleet.loader import local_dead_letter_arn
+from tests.client.conftest import Answer
+from tests.support.event_table import StreamRelay
+from tests.support.wsgi import LambdaApi
+
+ROOT = Path(__file__).resolve().parents[2]
+A1, RES = "node-a1", "res-a-active"
+KEYS = {kind: f"vl_local_only_{kind}" for kind in ("operator", "owner", "broker", "spotbuyer")}
+NO_WAIT = RetryPolicy(sleep=lambda _: None)
+
+EVERY_COMMAND = {
+    "units", "release", "reclaim", "reservations list", "reservations get",
+    "reservations create", "reservations cancel", "nodes get", "workloads list",
+    "workloads get", "events list", "events tail", "webhooks create", "webhooks list",
+    "webhooks get", "webhooks delete", "webhooks rotate", "webhooks deliveries",
+    "webhooks retry", "webhooks listen",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def transport(load_fleet: Any, aws: Any, monkeypatch: pytest.MonkeyPatch) -> httpx.BaseTransport:
+    """The demo fleet's stack in process: every API function behind API Gateway's routing."""
+    monkeypatch.setenv("NODE_QUEUE_PREFIX", NODE_QUEUE_PREFIX)
+    monkeypatch.setenv("NODE_DEAD_LETTER_QUEUE_ARN", local_dead_letter_arn(boto3.client("sqs")))
+    clients.reset()
+    load_fleet(json.loads((ROOT / "fleets" / "demo.json").read_text()))
+    functions = {name: load_function(name) for name in openapi.API_FUNCTIONS}
+    return Quiet(httpx.WSGITransport(app=LambdaApi(functions, openapi.render(openapi.generate()))))
+
+
+class Quiet(httpx.BaseTransport):
+    """The functions' own prints (Powertools' metrics) kept out of the command's stdout: in
+    Lambda they go to its log, never to the caller."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with contextlib.redirect_stdout(io.StringIO()):
+            response = self.inner.handle_request(request)
+            response.read()
+        return response
+
+
+Cli = Callable[..., Ran]
+
+
+@pytest.fixture
+def cli(transport: httpx.BaseTransport, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Cli:
+    """``cli(*args, key=kind)`` runs one command as that key's holder, settings from the
+    environment, and checks that the key shows nowhere."""
+    monkeypatch.setenv("RESERVATIONS_CONFIG_FILE", str(tmp_path / "absent.toml"))
+    monkeypatch.setenv("COLUMNS", "250")  # tables unwrapped, as on a wide terminal
+
+    def connect(settings: Settings) -> Reservations:
+        return Reservations(settings.api_url, settings.api_key, transport=transport, retry=NO_WAIT)
+
+    def run(*args: str, key: str | None = "broker", env: dict[str, str] | None = None) -> Ran:
+        settings = {"RESERVATIONS_API_URL": "http://api.test",
+                    "RESERVATIONS_API_KEY": KEYS[key] if key else None}  # fmt: skip
+        result = CliRunner().invoke(app, list(args), obj=connect, env=settings | (env or {}))
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        ran = Ran(result.exit_code, result.stdout, result.stderr)
+        for secret in KEYS.values():
+            assert secret not in ran.out + ran.err
+        return ran
+
+    return run
+
+
+def command_paths(group: Any, prefix: str = "") -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, command in group.commands.items():
+        path = f"{prefix}{name}"
+        if hasattr(command, "commands"):
+            found |= command_paths(command, path + " ")
+        else:
+            found[path] = command
+    return found
+
+
+def test_every_command_has_help():
+    commands = command_paths(typer.main.get_command(app))
+    assert set(commands) == EVERY_COMMAND
+    for path in [*commands, "", "reservations", "events", "webhooks", "nodes", "workloads"]:
+        result = CliRunner().invoke(app, [*path.split(), "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert "Usage: " in result.output
+        assert "--help" in result.output
+
+
+def test_a_brokers_session_units_dry_run_reclaim_and_its_replay(cli):
+    units = cli("--output", "json", "units", A1).json()
+    released = [u["id"] for u in units if u.get("released")]
+    assert released == [
+        "0000:04:00.0",
+        "0000:05:00.0",
+        "0000:06:00.0",
+        "0000:08:00.0",
+        "0000:09:00.0",
+    ]
+    table = cli("units", A1)
+    assert table.code == 0
+    assert "0000:04:00.0" in table.out
+    assert "vm:vm-17" in table.out
+
+    args = [
+        "reclaim",
+        A1,
+        RES,
+        "--units",
+        "0000:04:00.0,0000:08:00.0",
+        "--reason",
+        "lab needs them",
+    ]
+    dry = cli("-o", "json", *args, "--dry-run").json()
+    assert (dry["wouldTerminate"], dry["wouldSkip"]) == (["vm-17"], ["vm-21"])
+    assert "0000:04:00.0" in dry["releasedUnitIds"]  # nothing changed
+    done = cli("-o", "json", *args, "--idempotency-key", "cli-1").json()
+    assert (done["terminated"], done["skipped"]) == (["vm-17"], ["vm-21"])
+    assert "0000:04:00.0" not in done["releasedUnitIds"]
+    assert cli("-o", "json", *args, "--idempotency-key", "cli-1").json() == done
+    shown = cli(*args)
+    assert shown.code == 0
+    assert "terminated" in shown.out
+
+
+def test_reservations_release_nodes_and_workloads(cli):
+    made = cli("-o", "json", "reservations", "create", "node-d9", "--units", "0000:41:00.0",
+               "--units", "0000:42:00.0", "--allowed-orgs", "org-lab", "--managing-orgs",
+               "org-broker", "--reason", "lab", key="owner").json()  # fmt: skip
+    assert (made["status"], made["reservedUnitIds"]) == ("active", ["0000:41:00.0", "0000:42:00.0"])
+    got = cli("-o", "json", "reservations", "get", "node-d9", made["id"], key="owner").json()
+    assert got == made
+    released = cli("-o", "json", "release", "node-d9", made["id"], "--units", "0000:41:00.0").json()
+    assert released["releasedUnitIds"] == ["0000:41:00.0"]
+    listed = cli("-o", "json", "reservations", "list", "--node", A1, "--status", "active,pending")
+    assert [r["id"] for r in listed.json()] == ["res-a-active", "res-a-pending"]
+    assert [r["id"] for r in cli("-o", "json", "reservations", "list", "--node", A1,
+                                 "--limit", "1").json()] == ["res-a-active"]  # fmt: skip
+    cancelled = cli("-o", "json", "reservations", "cancel", "node-d9", made["id"], "--reason",
+                    "done", key="owner").json()  # fmt: skip
+    assert cancelled["status"] == "cancelled"
+    node = cli("-o", "json", "nodes", "get", A1, key="owner").json()
+    assert node["ownerOrgId"] == "org-acme"
+    workloads = cli("-o", "json", "workloads", "list", A1, key="owner").json()
+    assert [w["id"] for w in workloads] == ["vm-17", "vm-18", "vm-20", "vm-21"]
+    one = cli("-o", "json", "workloads", "get", A1, "vm-17", key="spotbuyer").json()
+    assert (one["tier"], one["state"]) == ("spot", "running")
+    assert "vm-18" in cli("workloads", "list", A1, "--state", "running", key="owner").out
+
+
+class Relay:
+    """The table's stream to the event relay, as Lambda's mapping hands it over, from the
+    moment it is made (the demo fleet's loading, thousands of records, is behind it)."""
+
+    def __init__(self, dynamodb: Any) -> None:
+        self.stream = StreamRelay(dynamodb, load_function("event_relay"))
+        pump = self.stream.pump
+        shards = pump.streams.describe_stream(StreamArn=pump.stream_arn)["StreamDescription"]
+        for shard in shards["Shards"]:
+            pump.iterators[shard["ShardId"]] = pump.streams.get_shard_iterator(
+                StreamArn=pump.stream_arn, ShardId=shard["ShardId"], ShardIteratorType="LATEST"
+            )["ShardIterator"]
+
+    def run(self) -> None:
+        assert self.stream.run(), "no new event in the stream"
+
+
+@pytest.fixture
+def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
+    return Relay(aws)
+
+
+def test_events_list_and_tail_after_a_reclaim(cli, relay):
+    cli("reclaim", A1, RES, "--units", "0000:04:00.0", "--reason", "lab needs them")
+    relay.run()
+    node_feed = cli("-o", "json", "events", "list", "--node", A1).json()
+    assert {e["type"] for e in node_feed[-2:]} == {"reservation.reclaimed",
+                                                   "workload.termination_requested"}  # fmt: skip
+    org_feed = cli("-o", "json", "events", "list", "--types", "reservation.reclaimed").json()
+    assert [e["subject"] for e in org_feed] == [f"reservations/{RES}"]
+    assert org_feed[0]["data"]["reason"] == "lab needs them"
+    tail = cli("events", "tail", "--after", "2020-01-01T00:00:00Z", key="spotbuyer")
+    assert tail.code == 0
+    assert "workload.termination_requested" in tail.out
+    assert "workloads/vm-17" in tail.out
+    lines = cli("-o", "json", "events", "tail", "--after", "2020-01-01T00:00:00Z",
+                key="spotbuyer").out.splitlines()  # fmt: skip
+    assert [json.loads(line)["type"] for line in lines] == ["workload.termination_requested"]
+    assert cli("-o", "json", "events", "tail").out == ""  # from now: nothing new yet
+
+
+def test_webhooks_create_list_get_rotate_deliveries_delete(cli):
+    made = cli("-o", "json", "webhooks", "create", "--url", "https://hooks.example.com/r",
+               "--types", "reservation.reclaimed", "--description", "ours").json()  # fmt: skip
+    assert made["secret"].startswith("whsec_")
+    assert made["types"] == ["reservation.reclaimed"]
+    listed = cli("-o", "json", "webhooks", "list").json()
+    assert [s["id"] for s in listed] == [made["id"]]
+    assert "secret" not in listed[0]
+    got = cli("-o", "json", "webhooks", "get", made["id"]).json()
+    assert (got["url"], got["description"]) == ("https://hooks.example.com/r", "ours")
+    rotated = cli("-o", "json", "webhooks", "rotate", made["id"]).json()
+    assert rotated["secret"].startswith("whsec_")
+    assert rotated["secret"] != made["secret"]
+    assert cli("-o", "json", "webhooks", "deliveries", made["id"]).json() == []
+    missing = cli("webhooks", "retry", made["id"], "evt-nothing")
+    assert missing.code == 1
+    assert "code: not_found" in missing.err
+    deleted = cli("webhooks", "delete", made["id"])
+    assert (deleted.code, deleted.err.strip()) == (0, f"deleted {made['id']}")
+    gone = cli("webhooks", "get", made["id"])
+    assert gone.code == 1
+    assert "code: not_found  status: 404  request id: " in gone.err
+
+
+def test_an_api_error_exits_1_with_its_code_and_request_id(cli):
+    hidden = cli("units", "node-nowhere")
+    assert (hidden.code, hidden.out) == (1, "")
+    assert hidden.err.startswith("error: ")
+    request_id = hidden.err.split("request id: ")[1].split()[0]
+    assert request_id not in ("", "-")
+    refused = cli("reclaim", A1, RES, "--units", "0000:0c:00.0")
+    assert refused.code == 1
+    assert "code: units_not_in_reservation  status: 422" in refused.err
+    bad = cli("reservations", "create", A1, "--units", "nonsense", "--allowed-orgs", "org-lab",
+              key="owner")  # fmt: skip
+    assert bad.code == 1
+    assert "code: invalid_request" in bad.err
+    assert "unitIds[0]:" in bad.err  # the details, field by field
+    nobody = cli("units", A1, env={"RESERVATIONS_API_KEY": "vl_local_only_nobody"})
+    assert "code: unauthorized  status: 401" in nobody.err
+    assert "vl_local_only_nobody" not in nobody.out + nobody.err
+
+
+def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
+    for args, named in [
+        (["reclaim", A1, RES, "--count", "2"], "--count"),
+        (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "120s"], "--notice"),
+        (["reservations", "list"], "--node"),
+        (["reclaim", A1, RES], "--units"),
+        (["events", "list", "--after", "yesterday"], "--after"),
+        (["events", "tail", "--after", "2026-12-01T00:00:00"], "--after"),  # no offset
+    ]:
+        ran = cli(*args)
+        assert ran.code == 2, args
+        assert named in ran.err, args
+    assert "not in this API yet" in cli("reclaim", A1, RES, "--count", "2").err
+    units = cli("-o", "json", "units", A1).json()
+    assert [u["id"] for u in units if u.get("released")][:1] == ["0000:04:00.0"]  # untouched
+
+
+def test_settings_from_a_profile_and_their_absence(cli, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('[broker]\napi_url = "http://api.test"\napi_key = "vl_local_only_broker"\n'
+                      '[default]\napi_url = "http://api.test"\napi_key = "vl_nobody"\n')  # fmt: skip
+    as_file = {"RESERVATIONS_CONFIG_FILE": str(config)}
+    ran = cli("-o", "json", "--profile", "broker", "units", A1, key=None, env=as_file)
+    assert ran.code == 0
+    assert len(ran.json()) == 9
+    by_default = cli("units", A1, key=None, env={**as_file, "RESERVATIONS_API_URL": ""})
+    assert "code: unauthorized" in by_default.err  # [default] is used, with its bad key
+    chosen = cli("units", A1, key=None, env={**as_file, "RESERVATIONS_PROFILE": "broker"})
+    assert chosen.code == 0
+    unknown = cli("--profile", "nobody", "units", A1, key=None, env=as_file)
+    assert (unknown.code, unknown.err.strip()) == (2, f"error: no profile [nobody] in {config}")
+    none = cli("units", A1, key=None)
+    assert none.code == 2
+    assert "RESERVATIONS_API_URL and RESERVATIONS_API_KEY" in none.err
+
+
+def test_listen_refuses_any_target_but_loopback(cli, monkeypatch):
+    def interrupted(seconds: float) -> None:  # a listen that started would end at its first wait
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("time.sleep", interrupted)
+    for target in ["http://10.0.0.7:8000/hook", "http://hooks.example.com/x",
+                   "http://127.0.0.1.example.com/x", "ftp://127.0.0.1/x", "http://2130706433/",
+                   "127.0.0.1:8000"]:  # fmt: skip
+        ran = cli("webhooks", "listen", "--forward-to", target)
+        assert ran.code == 2, target
+        assert "--forward-to" in ran.err, target
+        assert "signing secret" not in ran.out  # refused before anything started
+
+
+def test_listen_forwards_each_new_event_signed_with_the_secret_it_prints(
+    cli, relay, transport, stand_in, monkeypatch
+):
+    """While listen waits at the feed's end, a reclaim lands; its events reach the receiver on
+    127.0.0.1 signed with the printed secret; Ctrl-C at the next wait ends it with status 0."""
+    stand_in.answers(Answer(204))
+    polls: list[float] = []
+
+    def a_poll_goes_by(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 1:
+            broker = Reservations("http://api.test", KEYS["broker"], transport=transport)
+            broker.reclaim(A1, RES, UnitsRequest(unit_ids=["0000:04:00.0"], reason="lab"))
+            relay.run()
+        else:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("time.sleep", a_poll_goes_by)
+    ran = cli("webhooks", "listen", "--forward-to", f"{stand_in.url}/hooks", "--poll", "1")
+    assert ran.code == 0
+    assert "waiting for new events" in ran.err
+    assert ran.err.strip().endswith("stopped")
+    secret = ran.out.splitlines()[0].split("signing secret: ")[1]
+    assert [s.path for s in stand_in.seen] == ["/hooks", "/hooks"]
+    events = [verify_webhook(s.body, s.headers, secret) for s in stand_in.seen]
+    assert {e.type_ for e in events} == {"reservation.reclaimed", "workload.termination_requested"}
+    for event in events:
+        assert f"{event.id}  204" in ran.out.replace(f"{event.type_}  ", "")
+    with pytest.raises(InvalidWebhook):
+        verify_webhook(stand_in.seen[0].body, stand_in.seen[0].headers, new_secret())
