@@ -444,8 +444,11 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def feed_writes(stored: list[StoredEvent]) -> list[tuple[str, dict[str, Any]]]:
+    """The org feed writes of events relayed together: a millisecond apart, in order."""
     return [(s.id, {"PutRequest": {"Item": to_attributes(item)}})
-            for s in stored for item in events.feed_items(s, at_record(s))]  # fmt: skip
+            for n, s in enumerate(stored)
+            for item in events.feed_items(
+                s, record_position(RECORDED + timedelta(milliseconds=n), s.id))]  # fmt: skip
 
 
 def test_org_feed_items_dynamodb_left_unprocessed_are_sent_again_alone(dynamodb, pauses):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -50,6 +51,9 @@ class OrgFeeds:
 
     name = FEEDS
 
+    def __init__(self) -> None:
+        self._last = datetime.min.replace(tzinfo=UTC)  # the last millisecond positioned at
+
     def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
         failed: set[str] = set()
         for chunk in _chunks(events, WRITE_BATCH):
@@ -61,11 +65,16 @@ class OrgFeeds:
         settle window or more (a reader may have passed the earlier position). The ids of
         the events not delivered within the window after ``WRITE_TRIES`` writes."""
         for _ in range(WRITE_TRIES):
-            position_at = to_millisecond(feed_writes.record_clock())
+            now = to_millisecond(feed_writes.record_clock())
+            position_at = max(now, self._last + timedelta(milliseconds=1))
+            self._last = position_at + timedelta(milliseconds=len(events) - 1)
+            # A millisecond apart, so that the feeds keep the order the events came in.
             writes = [
                 (stored.id, item)
-                for stored in events
-                for item in feed_items(stored, record_position(position_at, stored.id))
+                for offset, stored in enumerate(events)
+                for item in feed_items(
+                    stored, record_position(position_at + timedelta(milliseconds=offset), stored.id)
+                )
             ]
             failed: set[str] = set()
             for batch in _chunks(writes, WRITE_BATCH):
