@@ -4,6 +4,8 @@ their handlers, and the bus watched through a rule to a queue."""
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from types import ModuleType
 from typing import Any
@@ -18,9 +20,11 @@ from devstack.functions import FakeContext, invoke, load_function
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.event_outlets import EventBus, OrgFeeds
-from reservations.dal.events import RelayMarks
+from reservations.dal import events as dal_events
+from reservations.dal.events import RelayMarks, pending_event_from_item
 from reservations.dal.keys import NODE_EVENTS_PREFIX, PLATFORM_FEED
-from reservations.logic.event_relay import relay_backlog
+from reservations.logic.event_relay import relay, relay_backlog
+from reservations.models.events import PendingEvent
 from reservations.rules.event_visibility import feed_org_ids
 from reservations.rules.feeds import SETTLE_WINDOW
 from tests.support import event_scenario as s
@@ -383,3 +387,135 @@ def test_the_bus_gets_the_stacks_bus_name_source_and_type(node_a, functions, mon
     assert entry["DetailType"] == "node.registered"
     assert entry["Detail"] == stored.event.to_json()
     assert boto3.client("events").describe_event_bus(Name="EventBus")["Name"] == "EventBus"
+
+
+# --- following a feed: record order, a cursor on every page, the settle window ----------------
+
+
+class Clock:
+    """The one clock of a following scenario: the feeds' writers and the reader read it."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC).replace(microsecond=0)
+
+    def tick(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock(functions, monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(dal_events, "record_clock", lambda: clock.now)
+    swap_ports(monkeypatch, functions["org_events"], clock=lambda: clock.now)
+    return clock
+
+
+def pending(aws: Any, *stored: Any) -> list[PendingEvent]:
+    """The node feed items of ``stored`` as the relay takes them, in that order."""
+    items = {i["eventId"]: i for i in state.whole_table(aws) if i["PK"].startswith("NODEEVT#")}
+    return [pending_event_from_item(items[e.id]) for e in stored]
+
+
+class Follower:
+    """A poller of the operator's feed: keeps the last cursor, deduplicates by id."""
+
+    def __init__(self, functions) -> None:
+        self.functions, self.cursor, self.seen = functions, None, []
+
+    def poll(self) -> list[str]:
+        got: list[str] = []
+        for _ in bounded_pages():
+            query = {"cursor": self.cursor} if self.cursor else {}
+            page = org_feed(self.functions, "operator", limit="5", **query)
+            assert page.status == 200, page.body_text
+            got += [e["id"] for e in page.body["items"] if e["id"] not in self.seen + got]
+            self.cursor = page.body["nextCursor"]
+            if not page.body["hasMore"]:
+                break
+        self.seen += got
+        return got
+
+
+def test_an_event_relayed_after_a_later_one_is_still_seen_by_a_poller(node_a, functions, clock):
+    a, b = write_events(s.every_type(recent())[:2])  # A, then B a moment later
+    follower = Follower(functions)
+    clock.tick(1)
+    relay(pending(node_a, b), (OrgFeeds(),), RelayMarks())  # the stream hands B over first
+    clock.tick(6)
+    assert follower.poll() == [b.id]
+    clock.tick(1)
+    relay(pending(node_a, a), (OrgFeeds(),), RelayMarks())
+    clock.tick(6)
+    assert follower.poll() == [a.id]  # recorded after B, so after the poller's cursor
+
+
+def test_a_relay_that_stalls_past_the_window_writes_again_past_the_readers_cursor(
+    node_a, functions, clock, monkeypatch
+):
+    (a,) = write_events(s.every_type(recent())[:1])
+    follower = Follower(functions)
+    real = clients.dynamodb().batch_write_item
+
+    def stalls(**request: Any) -> Any:
+        if not follower.seen and clock.now < stall_end:  # the first write hangs 7 s
+            clock.tick(7)
+            assert follower.poll() == []  # a read meanwhile passes A's first position
+        return real(**request)
+
+    stall_end = clock.now + timedelta(seconds=1)
+    monkeypatch.setattr(clients.dynamodb(), "batch_write_item", stalls)
+    result = relay(pending(node_a, a), (OrgFeeds(),), RelayMarks())
+    assert result.relayed == {a.id}
+    clock.tick(6)
+    assert follower.poll() == [a.id]
+
+
+def test_a_backlog_pass_after_a_long_outage_reaches_a_follower_already_at_the_end(
+    node_a, functions, clock, monkeypatch
+):
+    events = write_events(s.every_type(recent()))
+    follower = Follower(functions)
+    with monkeypatch.context() as patched:
+        patched.setattr(clients.dynamodb(), "batch_write_item", _feeds_down)
+        relay(pending(node_a, *events), (OrgFeeds(),), RelayMarks())  # the stream gave up
+        for _ in range(6):  # polling through 6 hours of outage: nothing, and a cursor
+            clock.tick(3600)
+            assert follower.poll() == []
+    counts = relay_backlog(clock.now, timedelta(seconds=60), RelayMarks(), (OrgFeeds(),))
+    assert counts["relayed"] == len(events)
+    clock.tick(6)
+    assert sorted(follower.poll()) == sorted(e.id for e in events)
+
+
+def _feeds_down(**_: Any) -> Any:
+    raise EndpointConnectionError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
+
+
+def test_a_follower_of_many_nodes_written_and_relayed_out_of_order_sees_every_event(
+    node_a, functions, clock
+):
+    rng = random.Random(39)
+    written, unrelayed = [], []
+    follower = Follower(functions)
+    for n in range(120):  # writes on 8 nodes, relays in any order, a poll now and then
+        clock.tick(rng.choice([0, 0.001, 0.2, 1.5]))
+        if rng.random() < 0.5:
+            written += write_events([_on_node(rng.choice(s.every_type(recent())), n % 8, n)])
+            unrelayed.append(written[-1])
+        elif unrelayed:
+            rng.shuffle(unrelayed)
+            batch, unrelayed[:] = unrelayed[:3], unrelayed[3:]
+            relay(pending(node_a, *batch), (OrgFeeds(),), RelayMarks())
+        if rng.random() < 0.3:
+            follower.poll()
+    relay(pending(node_a, *unrelayed), (OrgFeeds(),), RelayMarks())
+    clock.tick(6)
+    follower.poll()
+    whole = [i["eventId"] for i in state.whole_table(node_a) if i["PK"] == PLATFORM_FEED]
+    assert sorted(follower.seen) == sorted(set(whole)) == sorted(e.id for e in written)
+
+
+def _on_node(stored: Any, node: int, n: int) -> Any:
+    """``stored`` as the n-th write, on node ``node-<node>``: an event of its own."""
+    event = replace(stored.event, id=f"evt-{n:026d}", node_id=f"node-{node}")
+    return replace(stored, event=event)
