@@ -19,8 +19,8 @@ from devstack.api_events import event_file
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.config import settings
 from reservations.dal import clients
-from reservations.dal.event_outlets import EventBus, OrgFeeds
 from reservations.dal import events as dal_events
+from reservations.dal.event_outlets import EventBus, OrgFeeds
 from reservations.dal.events import RelayMarks, pending_event_from_item
 from reservations.dal.keys import NODE_EVENTS_PREFIX, PLATFORM_FEED
 from reservations.logic.event_relay import relay, relay_backlog

@@ -60,9 +60,7 @@ class FakeEvents:
     def feed_access(self, node_id: str) -> NodeFeedAccess | None:
         return self.access.get(node_id)
 
-    def node_events(
-        self, node_id: str, after: str | None, before: str, count: int
-    ) -> EventsRead:
+    def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
         return self._read(self.node_feeds.get(node_id, {}), after, before, count)
 
     def org_events(

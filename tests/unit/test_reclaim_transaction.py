@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from reservations.dal import store, transactions
 from reservations.dal import events as feed_writes
+from reservations.dal import store, transactions
 from reservations.dal.items import (
     from_attributes,
     node_item,

@@ -370,7 +370,9 @@ def stream_record(name: str, partition: str | None, image: dict[str, Any]) -> di
 
 def test_only_a_stream_insert_of_a_node_feed_item_is_an_event_to_relay():
     (stored,) = stored_events()[1:]
-    image = to_attributes({**events.event_item(stored, 400, at_record(stored)), "relayedTo": {"feeds"}})
+    image = to_attributes(
+        {**events.event_item(stored, 400, at_record(stored)), "relayedTo": {"feeds"}}
+    )
     insert = stream_record("INSERT", "NODEEVT#node-a", image)
     assert events.pending_event_from_stream(insert) == PendingEvent(stored, frozenset({"feeds"}))
     assert events.pending_event_from_stream({**insert, "eventName": "MODIFY"}) is None

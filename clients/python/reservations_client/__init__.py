@@ -333,3 +333,19 @@ class Reservations:
         return _expect(EventPage, list_events.sync_detailed(
             client=self.client, types=_listed(types), after=_moment(after), limit=_given(limit),
             cursor=_given(cursor)))  # fmt: skip
+
+    def events_since(
+        self, cursor: str | None = None, types: str | Sequence[str] | None = None,
+        after: datetime | str | None = None,
+    ) -> tuple[list[Any], str]:  # fmt: skip
+        """Every event of the caller's org feed readable now from ``cursor`` (else from
+        ``after``, the same on every call: a cursor is bound to it), page by page until
+        ``hasMore`` is false; and the cursor to call again with later. Events may repeat
+        across calls: deduplicate by id."""
+        items: list[Any] = []
+        while True:
+            page = self.events(types=types, after=after, cursor=cursor)
+            items.extend(page.items)
+            cursor = page.next_cursor
+            if not page.has_more:
+                return items, cursor

@@ -147,9 +147,9 @@ def rewrite_late(actions: list[Action]) -> None:
     answered_at = record_clock()
     for action in actions:
         item = from_attributes(action.get("Put", {}).get("Item", {}))
-        if str(item.get("PK", "")).startswith(NODE_EVENTS_PREFIX):
-            if written_late(item["SK"], answered_at):
-                _rewrite(item)
+        in_node_feed = str(item.get("PK", "")).startswith(NODE_EVENTS_PREFIX)
+        if in_node_feed and written_late(item["SK"], answered_at):
+            _rewrite(item)
 
 
 def _rewrite(item: Item) -> bool:
@@ -161,9 +161,7 @@ def _rewrite(item: Item) -> bool:
         position = record_position(to_millisecond(record_clock()), str(item["eventId"]))
         copy.update(event_key(str(item["PK"]), position))
         try:
-            clients.dynamodb().put_item(
-                TableName=settings().table_name, Item=to_attributes(copy)
-            )
+            clients.dynamodb().put_item(TableName=settings().table_name, Item=to_attributes(copy))
         except (BotoCoreError, ClientError):
             continue
         if not written_late(position, record_clock()):
@@ -285,9 +283,7 @@ class EventTable:
     def feed_access(self, node_id: str) -> NodeFeedAccess | None:
         return feed_access(node_id)
 
-    def node_events(
-        self, node_id: str, after: str | None, before: str, count: int
-    ) -> EventsRead:
+    def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
         return read_feed(node_events_pk(node_id), after, before, count)
 
     def org_events(

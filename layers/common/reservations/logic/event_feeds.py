@@ -197,8 +197,8 @@ def _types(text: str | None) -> frozenset[str]:
 
 def _after(text: str | None) -> str | None:
     """Where a feed after ``text`` starts (exclusive): past every event recorded at its
-    millisecond or before (positions are kept to the millisecond). A 400 naming ``after`` when it is not a time
-    by the one rule for given times."""
+    millisecond or before (positions are kept to the millisecond). A 400 naming ``after``
+    when it is not a time by the one rule for given times."""
     if text is None:
         return None
     try:
