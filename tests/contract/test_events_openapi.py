@@ -35,7 +35,8 @@ def test_both_feeds_document_their_answers_and_parameters():
         names = {p["name"] for p in operation["parameters"] if p["in"] == "query"}
         assert names == {"types", "after", "limit", "cursor"}
     page = DOCUMENT["components"]["schemas"]["EventPage"]
-    assert set(page["properties"]) == {"items", "nextCursor"}
+    assert set(page["properties"]) == {"items", "nextCursor", "hasMore"}
+    assert set(page["required"]) == {"items", "nextCursor", "hasMore"}  # on every page
     event = DOCUMENT["components"]["schemas"]["Event"]
     assert event["required"] == [
         "specversion", "id", "type", "source", "subject", "time", "datacontenttype", "data",

@@ -4,6 +4,8 @@ their handlers, and the bus watched through a rule to a queue."""
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from types import ModuleType
 from typing import Any
@@ -15,17 +17,22 @@ from botocore.exceptions import EndpointConnectionError
 from devstack import fleet_documents as f
 from devstack.api_events import event_file
 from devstack.functions import FakeContext, invoke, load_function
+from reservations.config import settings
 from reservations.dal import clients
+from reservations.dal import events as dal_events
 from reservations.dal.event_outlets import EventBus, OrgFeeds
-from reservations.dal.events import RelayMarks
+from reservations.dal.events import RelayMarks, pending_event_from_item
 from reservations.dal.keys import NODE_EVENTS_PREFIX, PLATFORM_FEED
-from reservations.logic.event_relay import relay_backlog
+from reservations.logic.event_relay import relay, relay_backlog
+from reservations.models.events import PendingEvent
 from reservations.rules.event_visibility import feed_org_ids
+from reservations.rules.feeds import SETTLE_WINDOW
 from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.bodies import comparable, unidentified
 from tests.support.event_table import BusWatch, StreamRelay, name_workload_orgs, write_events
 from tests.support.paging import bounded_pages
+from tests.support.ports import swap_ports
 
 U4, U5 = "0000:04:00.0", "0000:05:00.0"
 
@@ -48,6 +55,18 @@ def node_a(aws: Any, load_fleet: Any) -> Any:
     load_fleet(s.with_feed_permissions(f.fleet([node], extra_keys=s.fleet_keys())))
     name_workload_orgs(aws, "node-a", ["org-spotbuyer"])
     return aws
+
+
+@pytest.fixture(autouse=True)
+def settled(functions: dict[str, ModuleType], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feeds are read as a reader reads them a settle window later: every item written
+    so far is past the window (no test sleeps it out); the scheduled relay runs a grace
+    period later, so every event written so far is due."""
+    later = lambda: datetime.now(UTC) + SETTLE_WINDOW  # noqa: E731
+    for name in ("node_events", "org_events"):
+        swap_ports(monkeypatch, functions[name], clock=later)
+    grace = timedelta(seconds=settings().event_relay_grace_seconds)
+    monkeypatch.setattr(functions["event_backlog"], "utc_now", lambda: later() + grace)
 
 
 def recent() -> datetime:
@@ -95,11 +114,11 @@ def test_the_relay_wrote_each_event_once_per_org_that_may_see_it(node_a, relayed
     items = state.whole_table(node_a)
     feeds = [i for i in items if i["PK"].startswith("ORGEVT#")]
     expected_items = {
-        (partition, e.event.position)
+        (partition, e.id)
         for e in relayed
         for partition in [PLATFORM_FEED, *(f"ORGEVT#{o}" for o in feed_org_ids(e))]
     }
-    assert sorted((i["PK"], i["SK"]) for i in feeds) == sorted(expected_items)
+    assert sorted((i["PK"], i["eventId"]) for i in feeds) == sorted(expected_items)
     assert all("unrelayed" not in i for i in items)  # every event reached every outlet
     assert all(i["expiresAtEpoch"] > datetime.now(UTC).timestamp() + 399 * 86400 for i in feeds)
 
@@ -121,7 +140,12 @@ def test_every_event_reaches_the_bus_as_the_contract_says(node_a, functions):
         assert event == by_id[event["id"]].event.envelope(show_key_id=True)
 
 
-def test_a_replayed_stream_batch_changes_nothing_and_only_repeats_on_the_bus(node_a, functions):
+def feed_copies(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """Which feed holds which event, however many copies of it."""
+    return {(i["PK"], i["eventId"]) for i in items if "eventId" in i}
+
+
+def test_a_replayed_stream_batch_only_repeats_events_a_follower_deduplicates(node_a, functions):
     watch = BusWatch()
     write_events(s.every_type(recent()))
     stream = StreamRelay(node_a, functions["event_relay"])
@@ -130,7 +154,11 @@ def test_a_replayed_stream_batch_changes_nothing_and_only_repeats_on_the_bus(nod
     first = watch.events()
     for event in stream.invocations:  # the same records again
         functions["event_relay"].lambda_handler(event, FakeContext())
-    assert state.whole_table(node_a) == before
+    # A second copy further on in the org feeds, of the same events: a feed may hold an
+    # event twice, never one it should not, and never loses one.
+    assert feed_copies(state.whole_table(node_a)) == feed_copies(before)
+    node_feed_items = [i for i in state.whole_table(node_a) if i["PK"].startswith("NODEEVT#")]
+    assert node_feed_items == [i for i in before if i["PK"].startswith("NODEEVT#")]
     assert sorted(e["id"] for e in watch.events()) == sorted(e["id"] for e in first)
 
 
@@ -159,9 +187,12 @@ def test_a_crash_after_half_the_org_writes_neither_loses_nor_duplicates(
     for event in stream.invocations:
         functions["event_relay"].lambda_handler(event, FakeContext())
     items = state.whole_table(node_a)
-    feeds = [(i["PK"], i["SK"]) for i in items if i["PK"].startswith("ORGEVT#")]
-    assert len(feeds) == len(set(feeds))
-    assert len(feeds) == sum(len(feed_org_ids(e)) + 1 for e in s.every_type(recent()))
+    feeds = {(pk, event) for pk, event in feed_copies(items) if pk.startswith("ORGEVT#")}
+    assert feeds == {
+        (partition, e.id)
+        for e in s.every_type(recent())
+        for partition in [PLATFORM_FEED, *(f"ORGEVT#{o}" for o in feed_org_ids(e))]
+    }
     assert all("unrelayed" not in i for i in items)
 
 
@@ -189,7 +220,9 @@ def test_the_bus_down_for_a_day_then_every_event_arrives_once_relayed(
         assert watch.events() == []
         # Every org feed was written at once: the bus's outage held nothing else back.
         pages = s.follow(lambda q: org_feed(functions, "owner", **q))
-        assert len(pages.items) == len(events)
+        # Each stream retry wrote the feeds again, further on: the same events, once each
+        # to a follower that deduplicates by id.
+        assert set(s.ids(pages.items)) == {e.id for e in events}
     counts = relay_backlog(start + timedelta(hours=26), timedelta(seconds=60), marks, outlets)
     assert counts["relayed"] == len(events)
     assert sorted(e["id"] for e in watch.events()) == sorted(e.id for e in events)
@@ -278,7 +311,9 @@ def test_operator_and_owner_get_200_on_a_node_without_events(functions, node_a):
     for kind in ("operator", "owner", "manager", "audience", "workload_org"):
         result = node_feed(functions, kind)
         assert result.status == 200, kind
-        assert result.body == {"items": []}
+        assert result.body["items"] == []
+        assert result.body["hasMore"] is False
+        assert result.body["nextCursor"]  # where the first events will be
 
 
 # --- what a page costs -------------------------------------------------------------------------
@@ -294,7 +329,7 @@ def test_a_node_feed_page_is_one_query_after_one_getitem_of_the_access_item(
             sent_requests.clear()
             result = node_feed(functions, "manager", **cursor_query)
             assert sent_requests.by_service("dynamodb") == {"GetItem": 1, "Query": 1}
-            if not result.body.get("nextCursor"):
+            if not result.body["hasMore"]:
                 break
             cursor_query["cursor"] = result.body["nextCursor"]
 
@@ -306,7 +341,7 @@ def test_an_org_feed_page_is_one_query(functions, relayed, sent_requests):
         sent_requests.clear()
         result = org_feed(functions, "owner", **cursor_query)
         assert sent_requests.by_service("dynamodb") == {"Query": 1}
-        if not result.body.get("nextCursor"):
+        if not result.body["hasMore"]:
             break
         cursor_query["cursor"] = result.body["nextCursor"]
 
@@ -352,3 +387,135 @@ def test_the_bus_gets_the_stacks_bus_name_source_and_type(node_a, functions, mon
     assert entry["DetailType"] == "node.registered"
     assert entry["Detail"] == stored.event.to_json()
     assert boto3.client("events").describe_event_bus(Name="EventBus")["Name"] == "EventBus"
+
+
+# --- following a feed: record order, a cursor on every page, the settle window ----------------
+
+
+class Clock:
+    """The one clock of a following scenario: the feeds' writers and the reader read it."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC).replace(microsecond=0)
+
+    def tick(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock(functions, monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(dal_events, "record_clock", lambda: clock.now)
+    swap_ports(monkeypatch, functions["org_events"], clock=lambda: clock.now)
+    return clock
+
+
+def pending(aws: Any, *stored: Any) -> list[PendingEvent]:
+    """The node feed items of ``stored`` as the relay takes them, in that order."""
+    items = {i["eventId"]: i for i in state.whole_table(aws) if i["PK"].startswith("NODEEVT#")}
+    return [pending_event_from_item(items[e.id]) for e in stored]
+
+
+class Follower:
+    """A poller of the operator's feed: keeps the last cursor, deduplicates by id."""
+
+    def __init__(self, functions) -> None:
+        self.functions, self.cursor, self.seen = functions, None, []
+
+    def poll(self) -> list[str]:
+        got: list[str] = []
+        for _ in bounded_pages():
+            query = {"cursor": self.cursor} if self.cursor else {}
+            page = org_feed(self.functions, "operator", limit="5", **query)
+            assert page.status == 200, page.body_text
+            got += [e["id"] for e in page.body["items"] if e["id"] not in self.seen + got]
+            self.cursor = page.body["nextCursor"]
+            if not page.body["hasMore"]:
+                break
+        self.seen += got
+        return got
+
+
+def test_an_event_relayed_after_a_later_one_is_still_seen_by_a_poller(node_a, functions, clock):
+    a, b = write_events(s.every_type(recent())[:2])  # A, then B a moment later
+    follower = Follower(functions)
+    clock.tick(1)
+    relay(pending(node_a, b), (OrgFeeds(),), RelayMarks())  # the stream hands B over first
+    clock.tick(6)
+    assert follower.poll() == [b.id]
+    clock.tick(1)
+    relay(pending(node_a, a), (OrgFeeds(),), RelayMarks())
+    clock.tick(6)
+    assert follower.poll() == [a.id]  # recorded after B, so after the poller's cursor
+
+
+def test_a_relay_that_stalls_past_the_window_writes_again_past_the_readers_cursor(
+    node_a, functions, clock, monkeypatch
+):
+    (a,) = write_events(s.every_type(recent())[:1])
+    follower = Follower(functions)
+    real = clients.dynamodb().batch_write_item
+
+    def stalls(**request: Any) -> Any:
+        if not follower.seen and clock.now < stall_end:  # the first write hangs 7 s
+            clock.tick(7)
+            assert follower.poll() == []  # a read meanwhile passes A's first position
+        return real(**request)
+
+    stall_end = clock.now + timedelta(seconds=1)
+    monkeypatch.setattr(clients.dynamodb(), "batch_write_item", stalls)
+    result = relay(pending(node_a, a), (OrgFeeds(),), RelayMarks())
+    assert result.relayed == {a.id}
+    clock.tick(6)
+    assert follower.poll() == [a.id]
+
+
+def test_a_backlog_pass_after_a_long_outage_reaches_a_follower_already_at_the_end(
+    node_a, functions, clock, monkeypatch
+):
+    events = write_events(s.every_type(recent()))
+    follower = Follower(functions)
+    with monkeypatch.context() as patched:
+        patched.setattr(clients.dynamodb(), "batch_write_item", _feeds_down)
+        relay(pending(node_a, *events), (OrgFeeds(),), RelayMarks())  # the stream gave up
+        for _ in range(6):  # polling through 6 hours of outage: nothing, and a cursor
+            clock.tick(3600)
+            assert follower.poll() == []
+    counts = relay_backlog(clock.now, timedelta(seconds=60), RelayMarks(), (OrgFeeds(),))
+    assert counts["relayed"] == len(events)
+    clock.tick(6)
+    assert sorted(follower.poll()) == sorted(e.id for e in events)
+
+
+def _feeds_down(**_: Any) -> Any:
+    raise EndpointConnectionError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
+
+
+def test_a_follower_of_many_nodes_written_and_relayed_out_of_order_sees_every_event(
+    node_a, functions, clock
+):
+    rng = random.Random(39)
+    written, unrelayed = [], []
+    follower = Follower(functions)
+    for n in range(120):  # writes on 8 nodes, relays in any order, a poll now and then
+        clock.tick(rng.choice([0, 0.001, 0.2, 1.5]))
+        if rng.random() < 0.5:
+            written += write_events([_on_node(rng.choice(s.every_type(recent())), n % 8, n)])
+            unrelayed.append(written[-1])
+        elif unrelayed:
+            rng.shuffle(unrelayed)
+            batch, unrelayed[:] = unrelayed[:3], unrelayed[3:]
+            relay(pending(node_a, *batch), (OrgFeeds(),), RelayMarks())
+        if rng.random() < 0.3:
+            follower.poll()
+    relay(pending(node_a, *unrelayed), (OrgFeeds(),), RelayMarks())
+    clock.tick(6)
+    follower.poll()
+    whole = [i["eventId"] for i in state.whole_table(node_a) if i["PK"] == PLATFORM_FEED]
+    assert sorted(follower.seen) == sorted(set(whole)) == sorted(e.id for e in written)
+
+
+def _on_node(stored: Any, node: int, n: int) -> Any:
+    """``stored`` as the n-th write, on node ``node-<node>``: an event of its own."""
+    event = replace(stored.event, id=f"evt-{n:026d}", node_id=f"node-{node}")
+    return replace(stored, event=event)

@@ -43,7 +43,7 @@ def table() -> FakeEvents:
     for stored in s.every_type():
         kept = table.commit(stored)
         for org in [PLATFORM, *feed_org_ids(kept)]:
-            table.org_feeds.setdefault(org, {})[kept.event.position] = kept
+            table.org_feeds.setdefault(org, {})[str(kept.position)] = kept
     return table
 
 
@@ -58,7 +58,7 @@ def every_page(read, **query: str) -> tuple[list[dict], int]:
         pages.append(page)
         items.extend(item.model_dump() for item in page.items)
         cursor = page.next_cursor
-        if cursor is None:
+        if not page.has_more:
             break
     return items, len(pages)
 
@@ -93,7 +93,8 @@ def test_the_stranger_reads_an_empty_feed_of_its_own_and_a_404_on_the_node():
     table = FakeEvents(access={"node-a": ACCESS})
     page = org_feed(who("stranger"), FeedQuery(), table, KEY, NOW)
     assert page.items == []
-    assert page.next_cursor is None
+    assert page.next_cursor
+    assert not page.has_more
     with pytest.raises(NotFound):
         node_page(table, "stranger")
 
@@ -103,7 +104,8 @@ def test_operator_and_owner_get_an_empty_page_of_a_node_without_events():
     for kind in ("operator", "owner", "manager", "workload_org"):
         page = node_page(table, kind)
         assert page.items == []
-        assert page.next_cursor is None
+        assert page.next_cursor
+        assert not page.has_more
 
 
 @pytest.mark.parametrize(
@@ -126,7 +128,7 @@ def test_the_org_feed_needs_events_read(table):
         org_feed(who("owner", frozenset({"reservation.read"})), FeedQuery(), table, KEY, NOW)
 
 
-def test_a_page_may_hold_fewer_than_limit_and_still_point_on_and_the_last_has_no_cursor(table):
+def test_a_page_may_hold_fewer_than_limit_and_still_have_more_and_the_last_says_no_more(table):
     # The broker sees the 6 reservation events among 14: pages read 3 events each.
     pages = []
     cursor = None
@@ -134,7 +136,7 @@ def test_a_page_may_hold_fewer_than_limit_and_still_point_on_and_the_last_has_no
         page = node_page(table, "manager", limit="2", **({"cursor": cursor} if cursor else {}))
         pages.append([item.type for item in page.items])
         cursor = page.next_cursor
-        if cursor is None:
+        if not page.has_more:
             break
     assert any(len(items) < 2 for items in pages[:-1])  # short pages, yet a cursor
     assert sum(len(items) for items in pages) == 6
@@ -144,13 +146,13 @@ def test_a_page_may_hold_fewer_than_limit_and_still_point_on_and_the_last_has_no
 def test_a_page_of_exactly_the_remaining_events_is_the_last(table):
     page = node_page(table, "owner", limit="13")
     assert len(page.items) == 13
-    assert page.next_cursor is not None
+    assert page.has_more
     last = node_page(table, "owner", limit="13", cursor=page.next_cursor)
     assert len(last.items) == 1
-    assert last.next_cursor is None
+    assert not last.has_more
     whole = node_page(table, "owner", limit="14")
     assert len(whole.items) == 14
-    assert whole.next_cursor is None
+    assert not whole.has_more
 
 
 def test_types_filter_any_order_and_spaces(table):
@@ -280,7 +282,7 @@ def test_a_cursor_carries_its_position_and_the_scope_it_is_bound_to(table):
     # working after it.
     node = node_page(table, "owner", limit="1", types="workload.placed,node.updated")
     assert cursor_fields(node.next_cursor) == {
-        "a": s.every_type()[1].event.position,  # where its Query of 2 stopped, none kept
+        "a": table.position(s.every_type()[1]),  # where its Query of 2 stopped, none kept
         "n": "node-a",
         "s": "node.updated,workload.placed",
         "o": "org-acme",
@@ -315,8 +317,8 @@ def test_a_page_reads_one_event_more_than_its_limit_from_its_position(table, mon
     for name in ("node_events", "org_events"):
         read = getattr(table, name)
         monkeypatch.setattr(
-            table, name, lambda feed, after, count, read=read, name=name: (
-                reads.append((name, after, count)) or read(feed, after, count)
+            table, name, lambda feed, after, before, count, read=read, name=name: (
+                reads.append((name, after, count)) or read(feed, after, before, count)
             ),
         )  # fmt: skip
     after = "2026-11-30T12:00:02Z"

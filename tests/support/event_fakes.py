@@ -1,13 +1,14 @@
 """In-memory fakes of the event ports, with DynamoDB's semantics where the logic relies on
-them: feeds sorted by position, a Query that stops after ``count`` items and says where,
-feed items keyed by partition and position (writing one twice writes it once), and marks
-that an event keeps until it reached every outlet."""
+them: feeds sorted by position (when the item was recorded: ``recording_at``, else the
+event's own time), a Query that stops after ``count`` items or at ``before`` and says
+where, feed items keyed by partition and position, and marks that an event keeps until it
+reached every outlet."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from reservations.models.events import (
     EventsRead,
@@ -17,6 +18,7 @@ from reservations.models.events import (
     UnreadableEvent,
 )
 from reservations.rules.event_visibility import feed_org_ids
+from reservations.rules.feeds import record_position
 
 PLATFORM = None  # the operator's feed, as the reader port names it
 
@@ -33,13 +35,23 @@ class FakeEvents:
     queries: int = 0
     settles: int = 0
     settle_fails: bool = False
+    # The writers' clock: None, each item is recorded at its event's time.
+    recording_at: datetime | None = None
+
+    def position(self, stored: StoredEvent) -> str:
+        """Where an item of ``stored`` written now is recorded."""
+        return record_position(self.recording_at or stored.event.time, stored.id)
 
     # --- writing, as the changes' own transactions will --------------------------------------
 
     def commit(self, stored: StoredEvent, retention_days: int = 400) -> StoredEvent:
         """The event written with its change: in its node's feed, marked."""
-        kept = replace(stored, expires_at=stored.event.time + timedelta(days=retention_days))
-        self.node_feeds.setdefault(kept.event.node_id, {})[kept.event.position] = kept
+        kept = replace(
+            stored,
+            expires_at=stored.event.time + timedelta(days=retention_days),
+            position=self.position(stored),
+        )
+        self.node_feeds.setdefault(kept.event.node_id, {})[str(kept.position)] = kept
         self.marked[kept.id] = PendingEvent(kept)
         return kept
 
@@ -48,15 +60,19 @@ class FakeEvents:
     def feed_access(self, node_id: str) -> NodeFeedAccess | None:
         return self.access.get(node_id)
 
-    def node_events(self, node_id: str, after: str | None, count: int) -> EventsRead:
-        return self._read(self.node_feeds.get(node_id, {}), after, count)
+    def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
+        return self._read(self.node_feeds.get(node_id, {}), after, before, count)
 
-    def org_events(self, org_id: str | None, after: str | None, count: int) -> EventsRead:
-        return self._read(self.org_feeds.get(org_id, {}), after, count)
+    def org_events(
+        self, org_id: str | None, after: str | None, before: str, count: int
+    ) -> EventsRead:
+        return self._read(self.org_feeds.get(org_id, {}), after, before, count)
 
-    def _read(self, feed: dict[str, StoredEvent], after: str | None, count: int) -> EventsRead:
+    def _read(
+        self, feed: dict[str, StoredEvent], after: str | None, before: str, count: int
+    ) -> EventsRead:
         self.queries += 1
-        positions = sorted(p for p in feed if after is None or p > after)
+        positions = sorted(p for p in feed if (after is None or p > after) and p < before)
         page = positions[:count]
         stopped = page[-1] if len(positions) > count else None
         return EventsRead(tuple(feed[p] for p in page), stopped)
@@ -65,8 +81,8 @@ class FakeEvents:
 
     def unrelayed(self, before: str, page_size: int) -> Iterator[PendingEvent | UnreadableEvent]:
         yield from self.unreadable
-        for pending in sorted(self.marked.values(), key=lambda p: p.stored.event.position):
-            if pending.stored.event.position < before and pending.stored.id in self.marked:
+        for pending in sorted(self.marked.values(), key=lambda p: str(p.stored.position)):
+            if str(pending.stored.position) < before and pending.stored.id in self.marked:
                 yield self.marked[pending.stored.id]
 
     def settle(self, stored: StoredEvent, reached: frozenset[str], done: bool) -> bool:
@@ -106,7 +122,7 @@ class FakeFeeds:
                     failed.add(stored.id)
                     continue
                 self.writes += 1
-                self.table.org_feeds.setdefault(org, {})[stored.event.position] = stored
+                self.table.org_feeds.setdefault(org, {})[self.table.position(stored)] = stored
         return failed
 
 
@@ -140,5 +156,5 @@ class CrashingFeeds(FakeFeeds):
                 if self.writes >= self.crash_after:
                     raise Down("the function died mid-fan-out")
                 self.writes += 1
-                self.table.org_feeds.setdefault(org, {})[stored.event.position] = stored
+                self.table.org_feeds.setdefault(org, {})[self.table.position(stored)] = stored
         return set()

@@ -249,17 +249,18 @@ class Pages:
 
 
 def follow(get: Callable[[dict[str, str]], Any], query: dict[str, str] | None = None) -> Pages:
-    """Read a feed page by page (``get(query)`` answers one), following nextCursor."""
+    """Read a feed page by page (``get(query)`` answers one), following nextCursor until a
+    page says ``hasMore`` false (it still carries a cursor: where the next events will be)."""
     items: list[dict[str, Any]] = []
     query = dict(query or {})
     for pages in range(1, 1000):
         result = get(query)
         assert result.status == 200, result.body_text
         items.extend(result.body["items"])
-        cursor = result.body.get("nextCursor")
-        if cursor is None:
+        assert result.body["nextCursor"], "every page carries a cursor"
+        if not result.body["hasMore"]:
             return Pages(items, pages)
-        query["cursor"] = cursor
+        query["cursor"] = result.body["nextCursor"]
     raise AssertionError("the feed never ended")
 
 
@@ -268,4 +269,4 @@ def ids(items: list[dict[str, Any]]) -> list[str]:
 
 
 def in_time_order(events: list[StoredEvent]) -> Iterator[StoredEvent]:
-    return iter(sorted(events, key=lambda stored: stored.event.position))
+    return iter(sorted(events, key=lambda stored: (stored.event.time, stored.id)))

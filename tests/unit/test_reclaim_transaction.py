@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from reservations.dal import events as feed_writes
 from reservations.dal import store, transactions
 from reservations.dal.items import (
     from_attributes,
@@ -157,6 +158,12 @@ RUNNING = Workload("vm-1", WorkloadKind.VM, Tier.SPOT, "org-spot", (U[0],), Work
 RESERVED = Workload(
     "vm-2", WorkloadKind.VM, Tier.RESERVED, "org-lab", (U[2],), WorkloadState.RUNNING, version=4
 )
+
+
+@pytest.fixture(autouse=True)
+def recorded_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feed's writer clock at NOW: the transaction's event is recorded then."""
+    monkeypatch.setattr(feed_writes, "record_clock", lambda: NOW)
 
 
 @pytest.fixture

@@ -74,6 +74,7 @@ from reservations.models.writes import (
     WorkloadEnd,
     WriteConflict,
 )
+from reservations.rules.feeds import record_position
 from tests.support.event_scenario import NODE_A, RES_1, RES_2, VM_1, every_type
 
 TABLE = "ReservationsTable"
@@ -118,13 +119,31 @@ def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Any:
     return recorder
 
 
+# When the writes of these tests are recorded (the feeds' writer clock, pinned).
+RECORDED = T0 + timedelta(days=1, milliseconds=5)
+
+
+@pytest.fixture(autouse=True)
+def record_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(events, "record_clock", lambda: RECORDED)
+
+
+def at_record(stored: StoredEvent) -> str:
+    """Where an item of ``stored`` written by these tests is recorded."""
+    return record_position(RECORDED, stored.id)
+
+
 def stored_events() -> list[StoredEvent]:
-    """Events as the node feed keeps them: with their expiry; one with an audience and
-    derived events, one with neither."""
+    """Events as the node feed keeps them: with their expiry and where they were recorded;
+    one with an audience and derived events, one with neither."""
     made = every_type()
     # The TTL is kept to the second.
     kept = [
-        replace(s, expires_at=(s.event.time + timedelta(days=400)).replace(microsecond=0))
+        replace(
+            s,
+            expires_at=(s.event.time + timedelta(days=400)).replace(microsecond=0),
+            position=at_record(s),
+        )
         for s in made
     ]
     with_derived = replace(kept[1], derived=(made[2], made[3]))
@@ -132,7 +151,7 @@ def stored_events() -> list[StoredEvent]:
 
 
 def as_items(stored: list[StoredEvent]) -> list[dict[str, Any]]:
-    return [to_attributes(events.event_item(s, 400)) for s in stored]
+    return [to_attributes(events.event_item(s, 400, at_record(s))) for s in stored]
 
 
 # --- feeds ------------------------------------------------------------------------------------
@@ -141,14 +160,17 @@ def as_items(stored: list[StoredEvent]) -> list[dict[str, Any]]:
 def test_a_feed_page_is_one_consistent_limited_query_read_back_whole(dynamodb):
     written = stored_events()
     dynamodb.answers = {"query": [{"Items": as_items(written)}]}
-    read = events.read_feed("NODEEVT#node-a", None, 3)
+    read = events.read_feed("NODEEVT#node-a", None, "2026-12-02T00:00:00.000Z", 3)
     assert dynamodb.calls == [
         (
             "query",
             {
                 "TableName": TABLE,
-                "KeyConditionExpression": "PK = :pk",
-                "ExpressionAttributeValues": {":pk": {"S": "NODEEVT#node-a"}},
+                "KeyConditionExpression": "PK = :pk AND SK < :before",
+                "ExpressionAttributeValues": {
+                    ":pk": {"S": "NODEEVT#node-a"},
+                    ":before": {"S": "2026-12-02T00:00:00.000Z"},
+                },
                 "ConsistentRead": True,
                 "Limit": 3,
             },
@@ -164,12 +186,16 @@ def test_a_feed_page_is_one_consistent_limited_query_read_back_whole(dynamodb):
 def test_a_feed_page_after_a_position_starts_past_it_and_says_where_it_stopped(dynamodb):
     stopped = {"PK": {"S": "NODEEVT#node-a"}, "SK": {"S": "2026-11-30T12:00:09.009Z#e"}}
     dynamodb.answers = {"query": [{"Items": [], "LastEvaluatedKey": stopped}]}
-    read = events.read_feed("NODEEVT#node-a", "2026-11-30T12:00:01.001Z#~", 51)
+    read = events.read_feed(
+        "NODEEVT#node-a", "2026-11-30T12:00:01.001Z#~", "2026-11-30T12:00:10.000Z", 51
+    )
     (_, query) = dynamodb.calls[0]
-    assert query["KeyConditionExpression"] == "PK = :pk AND SK > :after"
+    # BETWEEN is inclusive: its lower bound is just past the position, before any item's.
+    assert query["KeyConditionExpression"] == "PK = :pk AND SK BETWEEN :after AND :before"
     assert query["ExpressionAttributeValues"] == {
         ":pk": {"S": "NODEEVT#node-a"},
-        ":after": {"S": "2026-11-30T12:00:01.001Z#~"},
+        ":after": {"S": "2026-11-30T12:00:01.001Z#~ "},
+        ":before": {"S": "2026-11-30T12:00:10.000Z"},
     }
     assert query["ConsistentRead"] is True
     assert query["Limit"] == 51
@@ -178,7 +204,7 @@ def test_a_feed_page_after_a_position_starts_past_it_and_says_where_it_stopped(d
 
 def test_an_event_item_without_expiry_reads_back_as_never_expiring(dynamodb):
     (stored,) = stored_events()[1:]
-    item = events.event_item(stored, 400)
+    item = events.event_item(stored, 400, at_record(stored))
     del item["expiresAtEpoch"]
     read = events.stored_event_from_item(item)
     assert read == replace(stored, expires_at=None)
@@ -187,13 +213,14 @@ def test_an_event_item_without_expiry_reads_back_as_never_expiring(dynamodb):
 def test_the_table_reads_the_node_feed_and_the_org_and_operator_feeds(dynamodb):
     dynamodb.answers = {"query": [{"Items": []}] * 3}
     table = events.EventTable()
-    table.node_events("node-a", None, 5)
-    table.org_events("org-lab", "p", 6)
-    table.org_events(None, None, 7)
+    table.node_events("node-a", None, "q", 5)
+    table.org_events("org-lab", "p", "q", 6)
+    table.org_events(None, None, "q", 7)
     partitions = [call["ExpressionAttributeValues"][":pk"]["S"] for _, call in dynamodb.calls]
     assert partitions == [node_events_pk("node-a"), org_events_pk("org-lab"), PLATFORM_FEED]
     assert [call["Limit"] for _, call in dynamodb.calls] == [5, 6, 7]
-    assert dynamodb.calls[1][1]["ExpressionAttributeValues"][":after"] == {"S": "p"}
+    assert dynamodb.calls[1][1]["ExpressionAttributeValues"][":after"] == {"S": "p "}
+    assert {c["ExpressionAttributeValues"][":before"]["S"] for _, c in dynamodb.calls} == {"q"}
 
 
 NAMED = {"org-lab": T0 + timedelta(days=30), "org-broker": T0 + timedelta(days=400)}
@@ -226,7 +253,7 @@ def test_a_node_without_list_access_has_no_feed(dynamodb, answer):
 # --- the relay ----------------------------------------------------------------------------
 
 
-def test_a_derived_event_is_put_only_where_it_is_not_yet(dynamodb):
+def test_a_derived_event_is_put_where_it_is_recorded(dynamodb):
     (stored,) = stored_events()[1:]
     dynamodb.answers = {"put_item": [{}]}
     assert events.put_derived(stored, 30) is True
@@ -235,7 +262,7 @@ def test_a_derived_event_is_put_only_where_it_is_not_yet(dynamodb):
             "put_item",
             {
                 "TableName": TABLE,
-                "Item": to_attributes(events.event_item(stored, 30)),
+                "Item": to_attributes(events.event_item(stored, 30, at_record(stored))),
                 "ConditionExpression": "attribute_not_exists(PK)",
             },
         )
@@ -300,15 +327,15 @@ def test_an_unreadable_items_problem_is_cut_to_200_characters(dynamodb):
 
 def test_a_node_feed_page_after_a_position_reads_past_it(dynamodb):
     dynamodb.answers = {"query": [{"Items": []}]}
-    events.EventTable().node_events("node-a", "2026-11-30T12:00:01.001Z#~", 5)
+    events.EventTable().node_events("node-a", "2026-11-30T12:00:01.001Z#~", "z", 5)
     (_, query) = dynamodb.calls[0]
-    assert query["ExpressionAttributeValues"][":after"] == {"S": "2026-11-30T12:00:01.001Z#~"}
+    assert query["ExpressionAttributeValues"][":after"] == {"S": "2026-11-30T12:00:01.001Z#~ "}
 
 
 def test_derived_events_are_kept_as_compact_json():
     # The item's size counts against DynamoDB's 400 KB: no spaces between the entries.
     (with_derived, _) = stored_events()
-    text = events.event_item(with_derived, 400)["derived"]
+    text = events.event_item(with_derived, 400, at_record(with_derived))["derived"]
     assert text == json.dumps(json.loads(text), separators=(",", ":"))
 
 
@@ -318,9 +345,11 @@ def test_an_expiry_past_year_9999_is_the_last_utc_second_in_any_local_zone(monke
     try:
         (stored,) = stored_events()[1:]
         assert events.expires_at(stored, 3_000_000) == datetime.max.replace(tzinfo=UTC)
-        assert events.event_item(stored, 3_000_000)["expiresAtEpoch"] == LAST_EPOCH
+        item = events.event_item(stored, 3_000_000, at_record(stored))
+        assert item["expiresAtEpoch"] == LAST_EPOCH
         never = replace(stored, expires_at=None)
-        assert {item["expiresAtEpoch"] for item in events.feed_items(never)} == {LAST_EPOCH}
+        fanned = events.feed_items(never, at_record(never))
+        assert {item["expiresAtEpoch"] for item in fanned} == {LAST_EPOCH}
     finally:
         monkeypatch.undo()
         time.tzset()
@@ -328,7 +357,7 @@ def test_an_expiry_past_year_9999_is_the_last_utc_second_in_any_local_zone(monke
 
 def test_a_relayed_item_says_which_outlets_the_event_already_reached():
     (stored,) = stored_events()[1:]
-    item = {**events.event_item(stored, 400), "relayedTo": {"feeds", "bus"}}
+    item = {**events.event_item(stored, 400, at_record(stored)), "relayedTo": {"feeds", "bus"}}
     assert events.pending_event_from_item(item) == PendingEvent(stored, frozenset({"feeds", "bus"}))
     del item["relayedTo"]
     assert events.pending_event_from_item(item) == PendingEvent(stored, frozenset())
@@ -341,7 +370,9 @@ def stream_record(name: str, partition: str | None, image: dict[str, Any]) -> di
 
 def test_only_a_stream_insert_of_a_node_feed_item_is_an_event_to_relay():
     (stored,) = stored_events()[1:]
-    image = to_attributes({**events.event_item(stored, 400), "relayedTo": {"feeds"}})
+    image = to_attributes(
+        {**events.event_item(stored, 400, at_record(stored)), "relayedTo": {"feeds"}}
+    )
     insert = stream_record("INSERT", "NODEEVT#node-a", image)
     assert events.pending_event_from_stream(insert) == PendingEvent(stored, frozenset({"feeds"}))
     assert events.pending_event_from_stream({**insert, "eventName": "MODIFY"}) is None
@@ -360,7 +391,7 @@ def test_settling_an_event_that_reached_some_outlets_adds_them_if_it_is_still_th
     (stored,) = stored_events()[1:]
     dynamodb.answers = {"update_item": [{}]}
     assert events.RelayMarks().settle(stored, frozenset({"feeds"}), done=False) is True
-    key = to_attributes(event_key(node_events_pk("node-a"), stored.event.position))
+    key = to_attributes(event_key(node_events_pk("node-a"), at_record(stored)))
     assert dynamodb.calls == [
         (
             "update_item",
@@ -415,8 +446,11 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def feed_writes(stored: list[StoredEvent]) -> list[tuple[str, dict[str, Any]]]:
+    """The org feed writes of events relayed together: a millisecond apart, in order."""
     return [(s.id, {"PutRequest": {"Item": to_attributes(item)}})
-            for s in stored for item in events.feed_items(s)]  # fmt: skip
+            for n, s in enumerate(stored)
+            for item in events.feed_items(
+                s, record_position(RECORDED + timedelta(milliseconds=n), s.id))]  # fmt: skip
 
 
 def test_org_feed_items_dynamodb_left_unprocessed_are_sent_again_alone(dynamodb, pauses):

@@ -8,7 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -24,15 +23,19 @@ T = TypeVar("T", bound="EventPage")
 
 @_attrs_define
 class EventPage:
-    """ One page of a feed, oldest first.
+    """ One page of a feed, in the order its events were recorded.
 
         Attributes:
+            has_more (bool): false: this page reached the feed's current end (call again later with nextCursor); true: more
+                events are readable now
             items (list[Event]):
-            next_cursor (str | Unset): opaque; pass as ?cursor= for the next page; absent on the last
+            next_cursor (str): opaque; on every page, the last too: where the next events will be. Pass it as ?cursor= to
+                read on, now or later
      """
 
+    has_more: bool
     items: list[Event]
-    next_cursor: str | Unset = UNSET
+    next_cursor: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -41,6 +44,8 @@ class EventPage:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.event import Event # noqa: PLC0415
+        has_more = self.has_more
+
         items = []
         for items_item_data in self.items:
             items_item = items_item_data.to_dict()
@@ -54,10 +59,10 @@ class EventPage:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "hasMore": has_more,
             "items": items,
+            "nextCursor": next_cursor,
         })
-        if next_cursor is not UNSET:
-            field_dict["nextCursor"] = next_cursor
 
         return field_dict
 
@@ -67,6 +72,8 @@ class EventPage:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.event import Event # noqa: PLC0415
         d = dict(src_dict)
+        has_more = d.pop("hasMore")
+
         items = []
         _items = d.pop("items")
         for items_item_data in (_items):
@@ -77,9 +84,10 @@ class EventPage:
             items.append(items_item)
 
 
-        next_cursor = d.pop("nextCursor", UNSET)
+        next_cursor = d.pop("nextCursor")
 
         event_page = cls(
+            has_more=has_more,
             items=items,
             next_cursor=next_cursor,
         )

@@ -2,25 +2,30 @@
 and the node's own feed for the events derived from it (a node update's reviews).
 
 Each outlet delivers a batch and answers the ids it could not deliver; it never raises for
-an outage (the event stays marked, and the relay tries it again later). Both are
-idempotent by construction: the feeds are written under the same keys every time, and the
-bus's subscribers deduplicate by the event's id.
+an outage (the event stays marked, and the relay tries it again later). Delivering again is
+harmless: a feed item is positioned when it is written (``rules.feeds``), so a second
+delivery is a second copy further on, and every reader, like the bus's subscribers,
+deduplicates by the event's id.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.config import event_bus_name, settings
 from reservations.dal import clients
+from reservations.dal import events as feed_writes
 from reservations.dal.events import feed_items, put_derived
 from reservations.dal.items import to_attributes
 from reservations.dal.keys import Item
 from reservations.models.events import StoredEvent
+from reservations.models.times import to_millisecond
+from reservations.rules.feeds import record_position, written_late
 
 FEEDS = "feeds"
 BUS = "bus"
@@ -41,16 +46,43 @@ def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 class OrgFeeds:
-    """Fans each event out to the feed of every org that may see it (and the operator's)."""
+    """Fans each event out to the feed of every org that may see it (and the operator's),
+    positioned when the relay writes it."""
 
     name = FEEDS
 
+    def __init__(self) -> None:
+        self._last = datetime.min.replace(tzinfo=UTC)  # the last millisecond positioned at
+
     def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
-        writes = [(stored.id, item) for stored in events for item in feed_items(stored)]
         failed: set[str] = set()
-        for batch in _chunks(writes, WRITE_BATCH):
-            failed |= self._write(batch)
+        for chunk in _chunks(events, WRITE_BATCH):
+            failed |= self._deliver_settled(chunk)
         return failed
+
+    def _deliver_settled(self, events: Sequence[StoredEvent]) -> set[str]:
+        """The events' items, positioned now; written again, newer, while the write took a
+        settle window or more (a reader may have passed the earlier position). The ids of
+        the events not delivered within the window after ``WRITE_TRIES`` writes."""
+        for _ in range(WRITE_TRIES):
+            now = to_millisecond(feed_writes.record_clock())
+            position_at = max(now, self._last + timedelta(milliseconds=1))
+            self._last = position_at + timedelta(milliseconds=len(events) - 1)
+            # A millisecond apart, so that the feeds keep the order the events came in.
+            writes = [
+                (stored.id, item)
+                for offset, stored in enumerate(events)
+                for item in feed_items(
+                    stored, record_position(position_at + timedelta(milliseconds=offset), stored.id)
+                )
+            ]
+            failed: set[str] = set()
+            for batch in _chunks(writes, WRITE_BATCH):
+                failed |= self._write(batch)
+            late_at = feed_writes.record_clock()
+            if not written_late(record_position(position_at, ""), late_at):
+                return failed
+        return {stored.id for stored in events}
 
     def _write(self, batch: Sequence[tuple[str, Item]]) -> set[str]:
         """One batch (retrying what DynamoDB left unprocessed); the ids of the events whose

@@ -1,19 +1,23 @@
 """Events in the table: the node feeds, the org feeds, and the relay's marks.
 
-- A node's feed: ``NODEEVT#<node>``, sort key ``<time to the ms>#<event id>``, so the feed
-  is in time order and ``after`` and a page's position are key conditions. Never in the node
-  partition (``NODE#<node>``): the node's present must not grow with its past.
-- An org's feed: ``ORGEVT#<org>``, the same sort key, so relaying an event twice writes the
-  same items. The operator's feed, every event of every node, is ``ORGEVT#/platform`` ("/"
-  is in no org id).
+- A node's feed: ``NODEEVT#<node>``, sort key the item's position (``rules.feeds``: when it
+  was recorded, to the ms, then the event id), so the feed is in record order and a page's
+  position is a key condition. Never in the node partition (``NODE#<node>``): the node's
+  present must not grow with its past.
+- An org's feed: ``ORGEVT#<org>``, positioned when the relay wrote it. The operator's feed,
+  every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id).
+- Every feed write is positioned by :func:`record_clock` just before it is sent; one that
+  was answered a settle window or more after its position is written again at a newer
+  position with the same event (``rules.feeds``): a feed may hold an event twice, readers
+  deduplicate by id.
 - A node feed item is born with ``unrelayed`` (the sparse ``UnrelayedEvents`` index, sorted
   by the same sort key) and ``relayedTo``, the outlets it reached so far; it leaves the index
-  once it reached every outlet. Org feed items never carry it.
+  once it reached every outlet. Org feed items and rewritten copies never carry it.
 - Every event item expires (``expiresAtEpoch``, the table's TTL) ``HistoryRetentionDays``
   after the event; readers treat an item past it as gone before the TTL deletes it.
 
-The write that makes a change puts its events with :func:`event_put` in its own transaction;
-:func:`put_event` writes one on its own (tests, tools).
+The write that makes a change puts its events with :func:`event_put` in its own transaction
+(then :func:`rewrite_late`); :func:`put_event` writes one on its own (tests, tools).
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ from reservations.models.events import (
     StoredEvent,
     UnreadableEvent,
 )
+from reservations.models.times import to_millisecond
 from reservations.rules.event_visibility import feed_org_ids
+from reservations.rules.feeds import just_after, record_position, written_late
 
 UNRELAYED = "unrelayed"
 PENDING = "pending"
@@ -53,6 +59,19 @@ UNRELAYED_INDEX = "UnrelayedEvents"
 DERIVED = "derived"
 
 Action = dict[str, Any]
+# Rewrites of one late item before giving up (each is a single PutItem).
+REWRITE_TRIES = 3
+
+
+def record_clock() -> datetime:
+    """The clock a feed write is positioned and timed by: the host's (in Lambda, kept by the
+    Amazon Time Sync Service)."""
+    return datetime.now(UTC)
+
+
+def new_position(stored: StoredEvent) -> str:
+    """A position for the event written now."""
+    return record_position(to_millisecond(record_clock()), stored.id)
 
 
 def expires_at(stored: StoredEvent, retention_days: int) -> datetime:
@@ -63,9 +82,9 @@ def expires_at(stored: StoredEvent, retention_days: int) -> datetime:
         return datetime.max.replace(tzinfo=UTC)
 
 
-def _feed_item(partition: str, stored: StoredEvent, expiry: datetime) -> Item:
+def _feed_item(partition: str, stored: StoredEvent, expiry: datetime, position: str) -> Item:
     return {
-        **event_key(partition, stored.event.position),
+        **event_key(partition, position),
         "eventId": stored.id,
         "type": stored.event.type.value,
         "event": stored.event.to_json(),
@@ -74,13 +93,12 @@ def _feed_item(partition: str, stored: StoredEvent, expiry: datetime) -> Item:
     }
 
 
-def event_item(stored: StoredEvent, retention_days: int) -> Item:
-    """The node feed's item of a new event: with its audience, the events derived from it
-    (``derived``, which the relay writes), and not yet relayed."""
+def event_item(stored: StoredEvent, retention_days: int, position: str) -> Item:
+    """The node feed's item of a new event at ``position``: with its audience, the events
+    derived from it (``derived``, which the relay writes), and not yet relayed."""
+    partition = node_events_pk(stored.event.node_id)
     return {
-        **_feed_item(
-            node_events_pk(stored.event.node_id), stored, expires_at(stored, retention_days)
-        ),
+        **_feed_item(partition, stored, expires_at(stored, retention_days), position),
         "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
         DERIVED: _derived_json(stored.derived),
         UNRELAYED: PENDING,
@@ -111,33 +129,65 @@ def _derived_from(text: str | None, owner_org_id: str) -> tuple[StoredEvent, ...
 
 
 def event_put(stored: StoredEvent, retention_days: int) -> Action:
-    """The TransactWriteItems action that writes a new event with its change (only if it is
-    not there: a rebuilt write carries the same id, and must not write it twice)."""
+    """The TransactWriteItems action that writes a new event with its change, positioned now
+    (only if it is not there: the same id, in the same millisecond, is the same write)."""
+    item = event_item(stored, retention_days, new_position(stored))
     return {
         "Put": {
             "TableName": settings().table_name,
-            "Item": to_attributes(event_item(stored, retention_days)),
+            "Item": to_attributes(item),
             "ConditionExpression": "attribute_not_exists(PK)",
         }
     }
 
 
+def rewrite_late(actions: list[Action]) -> None:
+    """After a write that put node feed items (answered now): each one put a settle window
+    or more after its position is written again, newer (see :func:`_rewrite`)."""
+    answered_at = record_clock()
+    for action in actions:
+        item = from_attributes(action.get("Put", {}).get("Item", {}))
+        in_node_feed = str(item.get("PK", "")).startswith(NODE_EVENTS_PREFIX)
+        if in_node_feed and written_late(item["SK"], answered_at):
+            _rewrite(item)
+
+
+def _rewrite(item: Item) -> bool:
+    """The node feed item again at a newer position, as a copy for the feed's readers only:
+    without the relay's mark and the derived events (the item first written carries those),
+    until a copy lands within the window. False when none did."""
+    copy = {name: value for name, value in item.items() if name not in (UNRELAYED, DERIVED)}
+    for _ in range(REWRITE_TRIES):
+        position = record_position(to_millisecond(record_clock()), str(item["eventId"]))
+        copy.update(event_key(str(item["PK"]), position))
+        try:
+            clients.dynamodb().put_item(TableName=settings().table_name, Item=to_attributes(copy))
+        except (BotoCoreError, ClientError):
+            continue
+        if not written_late(position, record_clock()):
+            return True
+    return False
+
+
 def put_event(stored: StoredEvent) -> None:
     """One event on its own (it is normally written by its change's transaction)."""
-    request = event_put(stored, settings().history_retention_days)["Put"]
-    clients.dynamodb().put_item(**request)
+    action = event_put(stored, settings().history_retention_days)
+    clients.dynamodb().put_item(**action["Put"])
+    rewrite_late([action])
 
 
 def put_derived(stored: StoredEvent, retention_days: int) -> bool:
-    """A derived event into the node's feed, unless it is there already (written by an
-    earlier relay of the same event: the same id, the same key). False when DynamoDB did
-    not take it."""
+    """A derived event into the node's feed, positioned when it is written (and again if
+    that took the window: :func:`rewrite_late`). False when DynamoDB did not take it (the
+    event it derives from stays owing, and is relayed again: a reader may see it twice)."""
+    action = event_put(stored, retention_days)
     try:
-        clients.dynamodb().put_item(**event_put(stored, retention_days)["Put"])
+        clients.dynamodb().put_item(**action["Put"])
     except ClientError as error:
         return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
     except BotoCoreError:
         return False
+    rewrite_late([action])
     return True
 
 
@@ -149,6 +199,7 @@ def stored_event_from_item(item: Item) -> StoredEvent:
         audience_org_ids=frozenset(str(org) for org in item.get("audienceOrgIds") or ()),
         expires_at=datetime.fromtimestamp(int(epoch), UTC) if epoch is not None else None,
         derived=_derived_from(item.get(DERIVED), item["ownerOrgId"]),
+        position=str(item["SK"]),
     )
 
 
@@ -168,11 +219,12 @@ def pending_event_from_stream(record: Mapping[str, Any]) -> PendingEvent | None:
     return pending_event_from_item(from_attributes(change["NewImage"]))
 
 
-def feed_items(stored: StoredEvent) -> list[Item]:
-    """The event's items in the org feeds: the operator's, and each org of ``org_ids``."""
+def feed_items(stored: StoredEvent, position: str) -> list[Item]:
+    """The event's items in the org feeds at ``position``: the operator's, and each org's
+    that may see it."""
+    expiry = stored.expires_at or datetime.max.replace(tzinfo=UTC)
     return [
-        _feed_item(partition, stored, stored.expires_at or datetime.max.replace(tzinfo=UTC))
-        for partition in feed_partitions(stored)
+        _feed_item(partition, stored, expiry, position) for partition in feed_partitions(stored)
     ]
 
 
@@ -203,13 +255,16 @@ def feed_access(node_id: str) -> NodeFeedAccess | None:
     )
 
 
-def read_feed(partition: str, after: str | None, count: int) -> EventsRead:
-    """One Query: up to ``count`` events of the feed after position ``after``, in order."""
-    condition = "PK = :pk"
-    values: dict[str, Any] = {":pk": partition}
+def read_feed(partition: str, after: str | None, before: str, count: int) -> EventsRead:
+    """One Query: up to ``count`` events of the feed after position ``after`` and before
+    ``before``, in record order (none, and no Query, when nothing lies between)."""
+    condition = "PK = :pk AND SK < :before"
+    values: dict[str, Any] = {":pk": partition, ":before": before}
     if after is not None:
-        condition += " AND SK > :after"
-        values[":after"] = after
+        if just_after(after) >= before:
+            return EventsRead(())
+        condition = "PK = :pk AND SK BETWEEN :after AND :before"
+        values[":after"] = just_after(after)  # BETWEEN is inclusive: just past ``after``
     page = clients.dynamodb().query(
         TableName=settings().table_name,
         KeyConditionExpression=condition,
@@ -228,13 +283,15 @@ class EventTable:
     def feed_access(self, node_id: str) -> NodeFeedAccess | None:
         return feed_access(node_id)
 
-    def node_events(self, node_id: str, after: str | None, count: int) -> EventsRead:
-        return read_feed(node_events_pk(node_id), after, count)
+    def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
+        return read_feed(node_events_pk(node_id), after, before, count)
 
-    def org_events(self, org_id: str | None, after: str | None, count: int) -> EventsRead:
+    def org_events(
+        self, org_id: str | None, after: str | None, before: str, count: int
+    ) -> EventsRead:
         """``org_id`` None: the operator's feed."""
         partition = PLATFORM_FEED if org_id is None else org_events_pk(org_id)
-        return read_feed(partition, after, count)
+        return read_feed(partition, after, before, count)
 
 
 # --- the relay's marks ------------------------------------------------------------------------
@@ -275,7 +332,9 @@ class RelayMarks:
         """Record the outlets the event reached; ``done``: it reached every one, and leaves
         the index. Never brings back an item the TTL deleted. False when DynamoDB did not
         take it (the event stays marked as it was, and is relayed again)."""
-        key = event_key(node_events_pk(stored.event.node_id), stored.event.position)
+        if stored.position is None:
+            return False  # never stored: nothing to settle, it is relayed again
+        key = event_key(node_events_pk(stored.event.node_id), stored.position)
         update: dict[str, Any] = {
             "TableName": settings().table_name,
             "Key": to_attributes(key),

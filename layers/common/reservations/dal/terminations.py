@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 from reservations.config import settings
 from reservations.dal import clients
 from reservations.dal.actions import Action, free_unit, overwrite, table
-from reservations.dal.events import event_put
+from reservations.dal.events import event_put, rewrite_late
 from reservations.dal.items import from_attributes, to_attributes, workload_from_item
 from reservations.dal.keys import (
     OPEN_TERMINATION,
@@ -163,6 +163,7 @@ class TerminationTable:
             if error.response["Error"]["Code"] == "TransactionCanceledException":
                 return False
             raise
+        rewrite_late(actions)
         return True
 
     def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:

@@ -8,6 +8,7 @@ from botocore.exceptions import ClientError
 
 from reservations.dal import clients
 from reservations.dal.actions import Action
+from reservations.dal.events import rewrite_late
 from reservations.dal.idempotency import record_put, stored_in_cancellation
 from reservations.models.idempotency import AnswerRecord
 from reservations.models.writes import WriteConflict
@@ -22,7 +23,8 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
 
     ``token`` (the write's id) makes the SDK's own retry of a request whose answer was lost
     idempotent: without it, a retry after a commit would fail its version checks and look
-    like a lost race.
+    like a lost race. Its events, if it took a feed's settle window, are written again
+    further on (:func:`rewrite_late`).
     """
     request: dict[str, Any] = {"TransactItems": actions}
     if token is not None:
@@ -40,6 +42,7 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
             raise
         stored = None if record_at is None else stored_in_cancellation(reasons, record_at)
         raise WriteConflict(", ".join(sorted(codes)) or "unknown", stored) from error
+    rewrite_late(actions)
 
 
 def run_answered(actions: list[Action], token: str | None, answer: AnswerRecord | None) -> None:

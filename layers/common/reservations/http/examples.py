@@ -105,7 +105,7 @@ EXAMPLES: dict[str, list[Any]] = {
     "WorkloadPage": [{"items": [_WORKLOAD]}],
     "WorkloadTermination": [_TERMINATION],
     "CloudEventView": [_EVENT],
-    "EventPage": [{"items": [_EVENT], "nextCursor": _CURSOR}],
+    "EventPage": [{"items": [_EVENT], "nextCursor": _CURSOR, "hasMore": False}],
     "SubscriptionView": [_SUBSCRIPTION],
     "SubscriptionWithSecret": [{**_SUBSCRIPTION, "secret": _SIGNING}],
     "SubscriptionPage": [{"items": [_SUBSCRIPTION]}],

@@ -328,8 +328,8 @@ GET_WORKLOAD = _get(
 
 
 def _feed(function: str, path: str, summary: str, operation_id: str) -> ApiRoute:
-    """An event feed: a page of events, oldest first."""
-    return _list(function, path, summary, operation_id, "a page of events, oldest first", EventPage)
+    """An event feed: a page of events, in record order."""
+    return _list(function, path, summary, operation_id, "events, in record order", EventPage)
 
 
 NODE_EVENTS = _feed(

@@ -1,14 +1,17 @@
 """``GET /v1/nodes/{nodeId}/events`` and ``GET /v1/events``: the events a caller may see,
-oldest first, one Query a page.
+in the order they were recorded, one Query a page.
 
 A page reads ``limit + 1`` events from its position on (the cursor's, else ``after``'s,
-else the feed's start) and keeps those the caller may see, of the types asked for, not
-past retention. When more than ``limit`` are kept, the page ends at the ``limit``-th and
-the cursor points there; otherwise the cursor points where the Query stopped, if it
-stopped before the feed's end. So a page may hold fewer than ``limit`` events and still
-a ``nextCursor``; the last page has none. Who may see what is decided on every page (the
-node feed reads the node's list access item first: one GetItem), never carried in the
-cursor, which is a position signed for one feed, filter, ``after`` and org.
+else the feed's start) up to the settle window's horizon (``rules.feeds``: nothing
+recorded in the last few seconds, where a slower write may still land before it), and
+keeps those the caller may see, of the types asked for, not past retention. When more than
+``limit`` are kept, the page ends at the ``limit``-th and the cursor points there; when the
+Query stopped short of the horizon, where it stopped; otherwise the page reached the feed's
+current end (``hasMore`` false) and the cursor points at the horizon, where the next events
+will be. Every page has a cursor, and a page may hold fewer than ``limit`` events and still
+``hasMore``. Who may see what is decided on every page (the node feed reads the node's list
+access item first: one GetItem), never carried in the cursor, which is a position signed
+for one feed, filter, ``after`` and org.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from reservations.models.domain import Caller
 from reservations.models.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.models.events import EventPage, EventsRead, EventType, StoredEvent
 from reservations.models.ids import is_resource_id
-from reservations.models.times import format_event_time, parse_given_time, to_millisecond
+from reservations.models.times import parse_given_time, to_millisecond
 from reservations.rules.access import READ
 from reservations.rules.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.rules.event_visibility import (
@@ -34,11 +37,10 @@ from reservations.rules.event_visibility import (
     sees_whole_node,
     shows_key_id,
 )
+from reservations.rules.feeds import after_instant, horizon
 
 NODE_FEED = "node-events"
 ORG_FEED = "events"
-# Sorts after every event id: "after T" starts past every event at T's millisecond.
-_AFTER_EVERY_ID = "~"
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,12 @@ def node_feed(
     if access is None:  # the operator on an unknown node, once the query is known good
         raise NotFound()
     sees_whole = sees_whole_node(caller, access)
-    read = reader.node_events(node_id, parsed.position, parsed.limit + 1)
+    end = horizon(now)
+    read = reader.node_events(node_id, parsed.position, end, parsed.limit + 1)
     return _page(
         read,
         parsed,
+        end,
         cursor_key,
         keep=lambda stored: in_node_feed_of(stored, caller, sees_whole),
         show_key_id=lambda _: sees_whole,
@@ -99,10 +103,12 @@ def org_feed(
         raise NotFound()
     parsed = _parse(query, ORG_FEED, "", caller.org_id, cursor_key)
     feed = None if caller.platform_operator else caller.org_id
-    read = reader.org_events(feed, parsed.position, parsed.limit + 1)
+    end = horizon(now)
+    read = reader.org_events(feed, parsed.position, end, parsed.limit + 1)
     return _page(
         read,
         parsed,
+        end,
         cursor_key,
         keep=lambda _: True,  # the org's feed holds only what it may see
         show_key_id=lambda stored: shows_key_id(caller, stored.owner_org_id),
@@ -113,6 +119,7 @@ def org_feed(
 def _page(
     read: EventsRead,
     parsed: _Parsed,
+    end: str,
     cursor_key: bytes,
     keep: Callable[[StoredEvent], bool],
     show_key_id: Callable[[StoredEvent], bool],
@@ -126,15 +133,28 @@ def _page(
         and (stored.expires_at is None or stored.expires_at > now)
     ]
     page = kept[: parsed.limit]
-    position = page[-1].event.position if len(kept) > parsed.limit else read.last_position
+    full = len(kept) > parsed.limit
+    position = _next_position(page, full, read, parsed.position, end)
     return EventPage.model_validate(
         {
             "items": [stored.event.envelope(show_key_id(stored)) for stored in page],
-            "next_cursor": (
-                encode_cursor(Cursor(position), parsed.scope, cursor_key) if position else None
-            ),
+            "next_cursor": encode_cursor(Cursor(position), parsed.scope, cursor_key),
+            "has_more": full or read.last_position is not None,
         }
     )
+
+
+def _next_position(
+    page: list[StoredEvent], full: bool, read: EventsRead, start: str | None, end: str
+) -> str:
+    """Where the next page starts: after the page's last event when more were kept than it
+    holds; where the Query stopped, when it stopped short; else at the horizon (never back
+    before where this page started: a cursor beyond the horizon stays where it is)."""
+    if full:
+        return str(page[-1].position)
+    if read.last_position is not None:
+        return read.last_position
+    return max(start or "", end)
 
 
 def _parse(query: FeedQuery, feed: str, node_id: str, org_id: str, cursor_key: bytes) -> _Parsed:
@@ -176,13 +196,13 @@ def _types(text: str | None) -> frozenset[str]:
 
 
 def _after(text: str | None) -> str | None:
-    """Where a feed after ``text`` starts (exclusive): past every event at its millisecond
-    (event times are kept to the millisecond). A 400 naming ``after`` when it is not a time
-    by the one rule for given times."""
+    """Where a feed after ``text`` starts (exclusive): past every event recorded at its
+    millisecond or before (positions are kept to the millisecond). A 400 naming ``after``
+    when it is not a time by the one rule for given times."""
     if text is None:
         return None
     try:
         moment = parse_given_time(text)
     except ValueError as error:
         raise InvalidRequest(f"after {error}", [FieldProblem("after", str(error))]) from None
-    return f"{format_event_time(to_millisecond(moment))}#{_AFTER_EVERY_ID}"
+    return after_instant(to_millisecond(moment))

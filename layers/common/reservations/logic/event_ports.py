@@ -17,14 +17,19 @@ from reservations.models.events import (
 
 
 class EventReader(Protocol):
-    """The feeds, one Query a page; positions are exclusive (``after`` None: the start)."""
+    """The feeds in record order, one Query a page; positions are exclusive (``after`` None:
+    the start; ``before``: the settle window's horizon)."""
 
     def feed_access(self, node_id: str) -> NodeFeedAccess | None:
         """Who may read the node's feed; None for an unknown node."""
 
-    def node_events(self, node_id: str, after: str | None, count: int) -> EventsRead: ...
+    def node_events(
+        self, node_id: str, after: str | None, before: str, count: int
+    ) -> EventsRead: ...
 
-    def org_events(self, org_id: str | None, after: str | None, count: int) -> EventsRead:
+    def org_events(
+        self, org_id: str | None, after: str | None, before: str, count: int
+    ) -> EventsRead:
         """``org_id`` None: the operator's feed (every event)."""
 
 

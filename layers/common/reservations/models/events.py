@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from reservations.models.api import NextCursor, WireModel
+from reservations.models.api import WireModel
 from reservations.models.times import format_event_time, parse_time
 
 SPEC_VERSION = "1.0"
@@ -78,12 +78,6 @@ class CloudEvent:
     data: Mapping[str, Any]
     actor: Actor | None = None
 
-    @property
-    def position(self) -> str:
-        """Where it sorts in a feed: by time, then by id (fixed width, so text order is
-        time order)."""
-        return f"{format_event_time(self.time)}#{self.id}"
-
     def envelope(self, show_key_id: bool) -> dict[str, Any]:
         """The CloudEvents 1.0 JSON form; ``actor.keyId`` only when ``show_key_id``."""
         data: dict[str, Any] = {}
@@ -134,13 +128,15 @@ class StoredEvent:
     events that follow from this one, which the relay writes into the node's feed on its
     behalf (a node update's ``reservation.needs_review``, one per reservation it puts
     under review: as many as the node has, so they cannot all fit in the update's own
-    transaction, whose event names them)."""
+    transaction, whose event names them). ``position``: where it was recorded in the feed
+    it was read from (None until it is stored; ``rules.feeds``)."""
 
     event: CloudEvent
     owner_org_id: str
     audience_org_ids: frozenset[str] = frozenset()
     expires_at: datetime | None = None
     derived: tuple[StoredEvent, ...] = ()
+    position: str | None = None
 
     @property
     def id(self) -> str:
@@ -221,7 +217,14 @@ class CloudEventView(BaseModel):
 
 
 class EventPage(WireModel):
-    """One page of a feed, oldest first."""
+    """One page of a feed, in the order its events were recorded."""
 
     items: list[CloudEventView]
-    next_cursor: NextCursor = None
+    next_cursor: str = Field(
+        description="opaque; on every page, the last too: where the next events will be. "
+        "Pass it as ?cursor= to read on, now or later"
+    )
+    has_more: bool = Field(
+        description="false: this page reached the feed's current end (call again later "
+        "with nextCursor); true: more events are readable now"
+    )
