@@ -11,6 +11,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from devstack import openapi
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import load_function
 from reservations.dal import clients
+from reservations.rules.feeds import SETTLE_WINDOW
 from reservations_api_client.models import UnitsRequest
 from reservations_client import InvalidWebhook, Reservations, RetryPolicy, verify_webhook
 from reservations_client.cli import app
@@ -32,6 +34,7 @@ from reservations_client.webhooks import new_secret
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.client.conftest import Answer
 from tests.support.event_table import StreamRelay
+from tests.support.ports import swap_ports
 from tests.support.wsgi import LambdaApi
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +69,8 @@ def transport(load_fleet: Any, aws: Any, monkeypatch: pytest.MonkeyPatch) -> htt
     clients.reset()
     load_fleet(json.loads((ROOT / "fleets" / "demo.json").read_text()))
     functions = {name: load_function(name) for name in openapi.API_FUNCTIONS}
+    for name in ("node_events", "org_events"):  # read as a settle window later: no sleeping
+        swap_ports(monkeypatch, functions[name], clock=lambda: datetime.now(UTC) + SETTLE_WINDOW)
     return Quiet(httpx.WSGITransport(app=LambdaApi(functions, openapi.render(openapi.generate()))))
 
 

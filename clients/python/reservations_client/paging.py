@@ -2,9 +2,8 @@
 
 A list (reservations, workloads, webhooks, deliveries) ends where a page has no
 ``nextCursor``. A feed (events) is a log whose every page carries a ``nextCursor``, the last
-one too, and says with ``hasMore: false`` that it reached the feed's current end; a server
-that does not send ``hasMore`` yet ends a feed's page with no ``nextCursor``, or with no
-items. ``follow`` keeps reading past the end, waiting between polls, and yields each event
+one too, and says with ``hasMore: false`` that it reached the feed's current end.
+``follow`` keeps reading past the end, waiting between polls, and yields each event
 once (by id: a feed may give one twice).
 """
 
@@ -44,12 +43,7 @@ def list_items(fetch: Callable[[str | None], ListPage[Item]]) -> Iterator[Item]:
 
 def at_feed_end(page: ListPage[Any]) -> bool:
     """Whether a feed's page reached the feed's current end."""
-    more = getattr(page, "has_more", None)
-    if not isinstance(more, bool):
-        more = page.additional_properties.get("hasMore")
-    if isinstance(more, bool):
-        return not more or cursor_of(page) is None
-    return cursor_of(page) is None or not page.items
+    return getattr(page, "has_more", False) is not True or cursor_of(page) is None
 
 
 def feed_items(fetch: Callable[[str | None], ListPage[Item]]) -> Iterator[Item]:
