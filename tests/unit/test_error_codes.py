@@ -30,6 +30,10 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (409, "stale_topology"): True,
     (409, "reservation_not_in_review"): True,
     (409, "subscription_limit"): False,
+    # The project's own (a webhook retry that can never succeed); never kept: the retry
+    # keeps no answer, and a pending delivery may fail later and then be retried.
+    (409, "delivery_not_failed"): False,
+    (409, "subscription_disabled"): False,
     (422, "units_not_in_reservation"): True,
     (422, "units_not_reservable"): True,
     (422, "units_not_sellable"): True,

@@ -113,6 +113,12 @@ class ReservationNotInReview(ReservationsApiError): ...  # 409
 class SubscriptionLimit(ReservationsApiError): ...  # 409
 
 
+class DeliveryNotFailed(ReservationsApiError): ...  # 409: a retry never succeeds; do not retry
+
+
+class SubscriptionDisabled(ReservationsApiError): ...  # 409: delete and subscribe again
+
+
 class UnitsNotInReservation(ReservationsApiError): ...  # 422
 
 
@@ -144,6 +150,8 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "stale_topology": StaleTopology,
     "reservation_not_in_review": ReservationNotInReview,
     "subscription_limit": SubscriptionLimit,
+    "delivery_not_failed": DeliveryNotFailed,
+    "subscription_disabled": SubscriptionDisabled,
     "units_not_in_reservation": UnitsNotInReservation,
     "units_not_reservable": UnitsNotReservable,
     "units_not_sellable": UnitsNotSellable,

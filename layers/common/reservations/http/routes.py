@@ -28,6 +28,7 @@ from reservations.models.errors import (
     ERRORS,
     ApiError,
     Conflict,
+    DeliveryNotFailed,
     IdempotencyInProgress,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -35,6 +36,7 @@ from reservations.models.errors import (
     ReservationNotActive,
     ReservationNotInReview,
     StaleTopology,
+    SubscriptionDisabled,
     SubscriptionLimit,
     Unauthorized,
     Unavailable,
@@ -414,12 +416,16 @@ RETRY_DELIVERY = ApiRoute(
     "the attempt is queued: it is made within seconds",
     RetryQueued,
     status=202,
-    errors=(InvalidRequest, Unauthorized, NotFound, Conflict),  # not kept: the same attempt
+    # not kept: the same attempt; no conflict: the retry writes nothing that can race
+    errors=(InvalidRequest, Unauthorized, NotFound, SubscriptionDisabled, DeliveryNotFailed),
     description=(
         "A retry is one attempt however often it is asked: a repeat, with or without the "
         "same Idempotency-Key, queues the same attempt, which is made once; the header is "
         "checked, and nothing needs keeping. A delivery that is not failed is a 409 "
-        "conflict: a pending one is retried on its schedule."
+        "delivery_not_failed naming its state (a pending one is retried on its schedule); "
+        "one of a disabled subscription is a 409 subscription_disabled (re-enable it by "
+        "deleting it and subscribing again). Neither carries Retry-After: asking again "
+        "never succeeds. Nothing is queued for either."
     ),
 )
 
