@@ -18,8 +18,7 @@ The write that makes a change puts its events with :func:`event_put` in its own 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -31,10 +30,12 @@ from reservations.dal.items import from_attributes, named_from_item, to_attribut
 from reservations.dal.keys import (
     NODE_EVENTS_PREFIX,
     PLATFORM_FEED,
+    RESERVATION_PREFIX,
     Item,
     access_key,
     event_key,
     node_events_pk,
+    node_pk,
     org_events_pk,
 )
 from reservations.models.events import (
@@ -42,6 +43,7 @@ from reservations.models.events import (
     EventsRead,
     NodeFeedAccess,
     PendingEvent,
+    ReviewScope,
     StoredEvent,
     UnreadableEvent,
 )
@@ -50,7 +52,12 @@ from reservations.rules.event_visibility import feed_org_ids
 UNRELAYED = "unrelayed"
 PENDING = "pending"
 UNRELAYED_INDEX = "UnrelayedEvents"
-DERIVED = "derived"
+REVIEW = "review"
+# How far the relay got deriving a node update's reviews: the last reservation's sort key.
+REVIEWED_AFTER = "reviewedAfter"
+# Derived events written in one transaction (TransactWriteItems takes 100 actions).
+DERIVED_BATCH = 100
+_THERE = "ConditionalCheckFailed"
 
 Action = dict[str, Any]
 
@@ -75,39 +82,17 @@ def _feed_item(partition: str, stored: StoredEvent, expiry: datetime) -> Item:
 
 
 def event_item(stored: StoredEvent, retention_days: int) -> Item:
-    """The node feed's item of a new event: with its audience, the events derived from it
-    (``derived``, which the relay writes), and not yet relayed."""
+    """The node feed's item of a new event: with its audience, a node update's review scope
+    (``review``, from which the relay derives its reviews: bounded by the node's units), and
+    not yet relayed."""
     return {
         **_feed_item(
             node_events_pk(stored.event.node_id), stored, expires_at(stored, retention_days)
         ),
         "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
-        DERIVED: _derived_json(stored.derived),
+        REVIEW: stored.review.to_json() if stored.review else None,
         UNRELAYED: PENDING,
     }
-
-
-def _derived_json(derived: tuple[StoredEvent, ...]) -> str | None:
-    """The derived events as JSON: each event and its audience (None: none)."""
-    if not derived:
-        return None
-    entries = [
-        {"event": json.loads(d.event.to_json()), "audience": sorted(d.audience_org_ids)}
-        for d in derived
-    ]
-    return json.dumps(entries, separators=(",", ":"))
-
-
-def _derived_from(text: str | None, owner_org_id: str) -> tuple[StoredEvent, ...]:
-    entries = json.loads(text) if text else []
-    return tuple(
-        StoredEvent(
-            CloudEvent.from_json(json.dumps(entry["event"])),
-            owner_org_id,
-            frozenset(entry["audience"]),
-        )
-        for entry in entries
-    )
 
 
 def event_put(stored: StoredEvent, retention_days: int) -> Action:
@@ -128,10 +113,39 @@ def put_event(stored: StoredEvent) -> None:
     clients.dynamodb().put_item(**request)
 
 
-def put_derived(stored: StoredEvent, retention_days: int) -> bool:
-    """A derived event into the node's feed, unless it is there already (written by an
-    earlier relay of the same event: the same id, the same key). False when DynamoDB did
-    not take it."""
+def put_derived(derived: Sequence[StoredEvent], retention_days: int) -> set[str]:
+    """Derived events into the node's feed, each unless it is there already (written by an
+    earlier relay of the same event: the same id, the same key), up to 100 in one
+    transaction. The ids DynamoDB did not take."""
+    failed: set[str] = set()
+    for start in range(0, len(derived), DERIVED_BATCH):
+        failed |= _put_batch(derived[start : start + DERIVED_BATCH], retention_days)
+    return failed
+
+
+def _put_batch(batch: Sequence[StoredEvent], retention_days: int) -> set[str]:
+    """One transaction of conditional puts; when it is refused because some are there
+    already (a relay again), again without those, or one by one when DynamoDB says not
+    which."""
+    while batch:
+        actions = [event_put(stored, retention_days) for stored in batch]
+        try:
+            clients.dynamodb().transact_write_items(TransactItems=actions)
+            return set()
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                return {stored.id for stored in batch}
+            reasons = [r.get("Code") for r in error.response.get("CancellationReasons", [])]
+            if len(reasons) != len(batch) or _THERE not in reasons:
+                return {stored.id for stored in batch if not _put_one(stored, retention_days)}
+            batch = [s for s, code in zip(batch, reasons, strict=True) if code != _THERE]
+        except BotoCoreError:
+            return {stored.id for stored in batch}
+    return set()
+
+
+def _put_one(stored: StoredEvent, retention_days: int) -> bool:
+    """One derived event unless it is there; False when DynamoDB did not take it."""
     try:
         clients.dynamodb().put_item(**event_put(stored, retention_days)["Put"])
     except ClientError as error:
@@ -141,6 +155,55 @@ def put_derived(stored: StoredEvent, retention_days: int) -> bool:
     return True
 
 
+def node_reservations(node_id: str, after: str | None, count: int) -> tuple[list[Item], bool]:
+    """Up to ``count`` of the node's reservation items (its partition: live ones and those
+    not yet moved to its history) after sort key ``after``, in order; and whether more
+    follow."""
+    values = {":pk": node_pk(node_id), ":res": RESERVATION_PREFIX}
+    query: dict[str, Any] = {
+        "TableName": settings().table_name,
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :res)",
+        "ExpressionAttributeValues": to_attributes(values),
+        "ConsistentRead": True,
+        "Limit": count,
+    }
+    if after is not None:
+        query["ExclusiveStartKey"] = to_attributes({"PK": node_pk(node_id), "SK": after})
+    page = clients.dynamodb().query(**query)
+    return [from_attributes(i) for i in page["Items"]], "LastEvaluatedKey" in page
+
+
+def _event_key(stored: StoredEvent) -> dict[str, Any]:
+    key = event_key(node_events_pk(stored.event.node_id), stored.event.position)
+    return {"TableName": settings().table_name, "Key": to_attributes(key)}
+
+
+def reviewed_after(stored: StoredEvent) -> str | None:
+    """Where the relay got deriving the update's reviews (None: not started, or gone)."""
+    item = (
+        clients.dynamodb()
+        .get_item(**_event_key(stored), ConsistentRead=True, ProjectionExpression=REVIEWED_AFTER)
+        .get("Item")
+    )
+    return str(from_attributes(item)[REVIEWED_AFTER]) if item else None
+
+
+def record_reviewed_after(stored: StoredEvent, sort_key: str) -> None:
+    """Remember that the update's reviews are written up to the reservation ``sort_key``
+    (never bringing back an item the TTL deleted)."""
+    try:
+        clients.dynamodb().update_item(
+            **_event_key(stored),
+            UpdateExpression="SET #after = :after",
+            ConditionExpression="attribute_exists(PK)",
+            ExpressionAttributeNames={"#after": REVIEWED_AFTER},
+            ExpressionAttributeValues=to_attributes({":after": sort_key}),
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+
+
 def stored_event_from_item(item: Item) -> StoredEvent:
     epoch = item.get("expiresAtEpoch")
     return StoredEvent(
@@ -148,7 +211,7 @@ def stored_event_from_item(item: Item) -> StoredEvent:
         owner_org_id=item["ownerOrgId"],
         audience_org_ids=frozenset(str(org) for org in item.get("audienceOrgIds") or ()),
         expires_at=datetime.fromtimestamp(int(epoch), UTC) if epoch is not None else None,
-        derived=_derived_from(item.get(DERIVED), item["ownerOrgId"]),
+        review=ReviewScope.from_json(item[REVIEW]) if item.get(REVIEW) else None,
     )
 
 
