@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from devstack import fleet_documents as f
-from devstack.api_events import node_event
+from devstack.api_events import create_event, node_event
 from devstack.functions import invoke, load_function
 from reservations.dal.event_outlets import DerivedEvents
 from reservations.dal.events import pending_event_from_item
@@ -207,3 +207,37 @@ def test_a_relay_run_again_from_the_start_writes_the_same_reviews_once_and_feeds
     first_page = invoke(functions["org_events"], s.org_feed_event(s.bearer("manager")))
     assert first_page.status == 200
     assert all("unrelayed" not in i for i in feed_items(aws))
+
+
+def test_a_create_that_would_pass_dynamodbs_item_size_is_a_409_naming_it_with_nothing_written(
+    node_env, load_fleet
+):
+    """The node's list access item names every org its reservations name: creates each
+    naming 50 new org ids of 128 characters bring it to 400 KB after about 2,700 of them.
+    The create that would pass it is refused whole, a 409 naming the limit (no
+    reservation, no event, nothing kept under its key), never a 500."""
+    aws = node_env
+    create = load_function("create_reservation")
+    writer = {"key": "vl_local_test_writer", "orgId": "org-acme",
+              "permissions": ["reservation.write", "reservation.read"]}  # fmt: skip
+    load_fleet(f.fleet([f.node("node-a", [f.unit(U4)])], [writer]))
+    answers = []
+    for n in range(80):
+        before = state.whole_table(aws)
+        orgs = [f"org-{n:03}-{m:02}-" + "x" * 117 for m in range(50)]
+        body = {"unitIds": [U4], "allowedOrgIds": orgs,
+                "startsAt": f.iso(HOUR + timedelta(hours=n)),
+                "endsAt": f.iso(HOUR + timedelta(hours=n + 1))}  # fmt: skip
+        event = create_event("node-a", body, "Bearer vl_local_test_writer", f"k-{n}")
+        answers.append(invoke(create, event))
+        if answers[-1].status != 201:
+            break
+    refused = answers[-1]
+    assert (refused.status, refused.body["code"]) == (409, "storage_limit"), refused.body
+    assert "400 KB" in refused.body["error"]
+    assert "retry-after" not in refused.headers
+    assert len(answers) > 40
+    access = state.item(aws, "node-a", "~ACCESS")
+    assert access is not None
+    assert sum(len(k) + len(str(v)) for k, v in access.items()) > 390_000
+    assert state.whole_table(aws) == before  # nothing written, no key record kept

@@ -92,6 +92,9 @@ class UnsupportedMediaType(ReservationsApiError): ...  # 415
 class ReservationNotActive(ReservationsApiError): ...  # 409
 
 
+class StorageLimit(ReservationsApiError): ...  # 409: a stored record would pass 400 KB
+
+
 class Conflict(ReservationsApiError): ...  # 409: retry after retry_after
 
 
@@ -143,6 +146,7 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "not_found": NotFound,
     "unsupported_media_type": UnsupportedMediaType,
     "reservation_not_active": ReservationNotActive,
+    "storage_limit": StorageLimit,
     "conflict": Conflict,
     "idempotency_in_progress": IdempotencyInProgress,
     "units_unavailable": UnitsUnavailable,

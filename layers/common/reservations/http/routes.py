@@ -36,6 +36,7 @@ from reservations.models.errors import (
     ReservationNotActive,
     ReservationNotInReview,
     StaleTopology,
+    StorageLimit,
     SubscriptionDisabled,
     SubscriptionLimit,
     Unauthorized,
@@ -74,7 +75,8 @@ READ: Errors = (Unauthorized, NotFound)
 PAGE_READ: Errors = (InvalidRequest, *READ)
 # What the write pipeline answers on every write, besides the use case's own refusals: the
 # body (or a malformed Idempotency-Key), the key, the 404, and the race lost every time.
-WRITE: Errors = (InvalidRequest, Unauthorized, NotFound, Conflict)
+# A write that would grow an item past DynamoDB's limit is refused whole (storage_limit).
+WRITE: Errors = (InvalidRequest, Unauthorized, NotFound, StorageLimit, Conflict)
 # ... and on a write that keeps its answers under an Idempotency-Key.
 KEYED_WRITE: Errors = (*WRITE, IdempotencyInProgress, IdempotencyKeyReused)
 

@@ -119,6 +119,18 @@ class SubscriptionDisabled(ApiError, status=409, code="subscription_disabled"):
     an Idempotency-Key"""
 
 
+class StorageLimit(ApiError, status=409, code="storage_limit"):
+    """a write would grow a stored item past DynamoDB's 400 KB item size (the node's list
+    access item names every org its reservations name); nothing was written. Not kept
+    under an Idempotency-Key: once reservations end and leave the history, it fits"""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this write would make a stored record larger than DynamoDB's 400 KB item limit "
+            "(the node's reservations name too many organisations); nothing was written"
+        )
+
+
 class Conflict(ApiError, status=409, code="conflict", retry_after=1):
     """the write kept losing to concurrent writers; the same key may retry and then act"""
 
