@@ -10,7 +10,7 @@ from reservations.config import check_settings
 from reservations.dal.event_outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.dal.events import RelayMarks, pending_event_from_stream
 from reservations.dal.webhook_outlet import WebhookDeliveries
-from reservations.logic.event_relay import relay
+from reservations.logic.event_relay import relay_stream
 from reservations.observability import STREAM_BATCH, logger, metrics, tracer
 
 # Where every event must go (made at import: none opens a connection before use): the org
@@ -33,7 +33,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         if new_event is not None:
             pending.append(new_event)
             sequence_numbers.setdefault(new_event.stored.id, record["dynamodb"]["SequenceNumber"])
-    result = relay(pending, OUTLETS, marks)
+    result = relay_stream(pending, OUTLETS, marks)
     logger.info(
         "events relayed", extra={"relayed": len(result.relayed), "failed": len(result.failed)}
     )

@@ -18,6 +18,7 @@ from devstack import openapi
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import load_function
 from reservations.dal import clients
+from reservations.models.errors import ERRORS
 from reservations_api_client.models import (
     CancelRequest,
     CreateReservationRequest,
@@ -34,6 +35,7 @@ from reservations_client import (
     ReservationsApiError,
     Unauthorized,
     UnitsUnavailable,
+    error_for,
 )
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.wsgi import LambdaApi
@@ -151,3 +153,11 @@ def test_every_error_is_an_exception_named_by_its_code(transport):
         owner.create_reservation("node-n1", other, idempotency_key="k")
     assert isinstance(reused.value, ReservationsApiError)
     assert reused.value.code == "idempotency_key_reused"
+
+
+@pytest.mark.parametrize("error", ERRORS[1:], ids=lambda error: error.code)
+def test_each_code_the_api_answers_has_its_own_exception(error):
+    answer = httpx.Response(error.status, json={"error": "no", "code": error.code})
+    raised = error_for(answer)  # type: ignore[arg-type]
+    assert type(raised).__name__ == error.__name__ or error.status >= 500
+    assert raised.code == error.code

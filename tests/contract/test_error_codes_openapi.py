@@ -80,15 +80,17 @@ def test_a_write_declares_what_its_pipeline_and_its_decide_refuse_with(route):
 
 def test_an_operation_names_none_of_the_codes_only_others_answer():
     reclaim = _responses(routes.RECLAIM)
-    assert reclaim["409"][ERROR_CODES] == ["reservation_not_active", "conflict",
-                                           "idempotency_in_progress"]  # fmt: skip
+    assert reclaim["409"][ERROR_CODES] == ["reservation_not_active", "storage_limit",
+                                           "conflict", "idempotency_in_progress"]  # fmt: skip
     assert "subscription_limit" not in reclaim["409"]["description"]
     assert reclaim["422"][ERROR_CODES] == ["units_not_in_reservation", "idempotency_key_reused"]
     put = _responses(routes.PUT_NODE)
-    assert put["409"][ERROR_CODES] == ["units_unavailable", "stale_topology", "conflict"]
+    assert put["409"][ERROR_CODES] == [
+        "units_unavailable", "stale_topology", "storage_limit", "conflict",
+    ]  # fmt: skip
     assert "422" not in put  # takes no key; no rule of a node update is a 422
     assert _responses(routes.CREATE_WEBHOOK)["409"][ERROR_CODES] == [
-        "subscription_limit", "conflict", "idempotency_in_progress",
+        "subscription_limit", "storage_limit", "conflict", "idempotency_in_progress",
     ]  # fmt: skip
     assert "409" not in _responses(routes.GET_RESERVATION)
 

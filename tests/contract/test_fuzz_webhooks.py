@@ -28,7 +28,9 @@ CODES = {
     400: {"invalid_request"},
     401: {"unauthorized"},
     404: {"not_found"},
-    409: {"subscription_limit", "conflict"},  # conflict: a retry of a delivery not failed
+    # conflict: a write's race; the other two: a retry of a delivery not failed, or of a
+    # disabled subscription's
+    409: {"subscription_limit", "conflict", "delivery_not_failed", "subscription_disabled"},
     415: {"unsupported_media_type"},
     422: {"idempotency_key_reused"},
 }

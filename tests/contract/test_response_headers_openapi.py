@@ -42,8 +42,11 @@ def test_the_challenge_the_retry_and_the_location_where_they_are_sent():
         assert "WWW-Authenticate" in headers(route, 401)
         assert "Retry-After" in headers(route, 503)
         assert "Retry-After" not in headers(route, 404)
-        if 409 in route.error_statuses:  # conflict can answer any write's 409
-            assert "Retry-After" in headers(route, 409)
+        if 409 in route.error_statuses:  # only conflict and in-progress invite a retry
+            retried = {"conflict", "idempotency_in_progress"} & set(route.error_codes(409))
+            assert ("Retry-After" in headers(route, 409)) is bool(retried), route.operation_id
+    # A webhook retry's 409s never succeed by waiting: no Retry-After.
+    assert "Retry-After" not in headers(routes.RETRY_DELIVERY, 409)
     assert "Location" in headers(routes.CREATE_RESERVATION, 201)
     assert "Location" not in headers(routes.PLACE_WORKLOAD, 201)
 

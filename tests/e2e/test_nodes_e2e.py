@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -35,7 +35,24 @@ def node_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> 
             "permissions": ["node.write"],
         }
     )
+    fleet["nodes"].append(_booked_by_the_hour())
     yield from run_stack(tmp_path_factory.mktemp("nodes"), fleet, consumers=True)
+
+
+MANY = "node-e2e-hourly"
+HOURLY = 2_500
+
+
+def _booked_by_the_hour() -> dict[str, Any]:
+    """A node with units 04 and 05, 04 booked by the hour: 2,500 pending reservations."""
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=2)
+    booked = [
+        f.reservation(f"res-hour-{n:04}", ["0000:04:00.0"], status="pending",
+                      startsAt=f.iso(start + timedelta(hours=n)),
+                      endsAt=f.iso(start + timedelta(hours=n + 1)))
+        for n in range(HOURLY)
+    ]  # fmt: skip
+    return f.node(MANY, [f.unit("0000:04:00.0"), f.unit("0000:05:00.0")], booked)
 
 
 def put_node(stack: Stack, node_id: str, body: dict[str, Any]) -> requests.Response:
@@ -122,3 +139,17 @@ def _waiting(sqs: Any, queue: str) -> bool:
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
     return any(int(value) for value in attributes.values())
+
+
+def test_a_change_of_a_unit_booked_2500_times_is_a_200_and_it_changes_again(
+    node_stack: Stack,
+) -> None:
+    """Every one of the 2,500 goes to review in the one write, and the unit is not stuck."""
+    for gen, model in ((2, "nvidia-b200"), (3, "nvidia-h200")):
+        units = [f.unit("0000:04:00.0", gpuModelId=model), f.unit("0000:05:00.0")]
+        response = put_node(node_stack, MANY, {"ownerOrgId": "org-acme", "topologyGen": gen,
+                                               "units": units})  # fmt: skip
+        assert response.status_code == 200, response.text
+        assert response.json()["topologyGen"] == gen
+    listed = node_stack.get_units(MANY, OPERATOR).json()
+    assert {u["id"]: u["gpuModelId"] for u in listed}["0000:04:00.0"] == "nvidia-h200"

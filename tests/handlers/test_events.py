@@ -145,21 +145,17 @@ def feed_copies(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
     return {(i["PK"], i["eventId"]) for i in items if "eventId" in i}
 
 
-def test_a_replayed_stream_batch_only_repeats_events_a_follower_deduplicates(node_a, functions):
+def test_a_replayed_stream_batch_changes_nothing_and_sends_nothing_again(node_a, functions):
     watch = BusWatch()
     write_events(s.every_type(recent()))
     stream = StreamRelay(node_a, functions["event_relay"])
     stream.run()
     before = state.whole_table(node_a)
-    first = watch.events()
-    for event in stream.invocations:  # the same records again
+    assert len(watch.events()) == len(s.every_type(recent()))
+    for event in stream.invocations:  # the same records again, once every event is relayed
         functions["event_relay"].lambda_handler(event, FakeContext())
-    # A second copy further on in the org feeds, of the same events: a feed may hold an
-    # event twice, never one it should not, and never loses one.
-    assert feed_copies(state.whole_table(node_a)) == feed_copies(before)
-    node_feed_items = [i for i in state.whole_table(node_a) if i["PK"].startswith("NODEEVT#")]
-    assert node_feed_items == [i for i in before if i["PK"].startswith("NODEEVT#")]
-    assert sorted(e["id"] for e in watch.events()) == sorted(e["id"] for e in first)
+    assert state.whole_table(node_a) == before  # not a second copy in any feed
+    assert watch.events() == []  # nor on the bus
 
 
 def test_a_crash_after_half_the_org_writes_neither_loses_nor_duplicates(

@@ -161,11 +161,40 @@ def test_a_failed_delivery_retried_by_hand_is_attempted_once_more_and_delivered(
 def test_only_a_failed_delivery_is_retried(functions, world):
     attempts("evt-ok", [AttemptResult(status=200)], START)
     attempts("evt-waiting", [AttemptResult(status=500)], START)
-    for event_id in ("evt-ok", "evt-waiting"):
+    for event_id, state in (("evt-ok", "delivered"), ("evt-waiting", "pending")):
         answer = call(functions, routes.RETRY_DELIVERY, BUYER, event_id=event_id)
-        assert (answer.status, answer.body["code"]) == (409, "conflict")
+        # Not a conflict: asking again never succeeds, so no Retry-After invites it.
+        assert (answer.status, answer.body["code"]) == (409, "delivery_not_failed")
+        assert f"delivery of {event_id} is {state}, not failed" in answer.body["error"]
+        assert "retry-after" not in {name.lower() for name in answer.headers}
     assert call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-none").status == 404
     bad_key = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-ok",
                    idempotency_key="\x01")  # fmt: skip
     assert bad_key.status == 400
     assert queued(world) == []
+
+
+def test_a_retry_on_a_disabled_subscription_is_refused_and_nothing_is_queued(
+    functions, world, receiver
+):
+    attempts("evt-lost", [AttemptResult(status=503)] * MAX_ATTEMPTS, START)
+    subscription = HookTable().load_subscription("org-spotbuyer", SUBSCRIPTION)
+    assert subscription is not None
+    WebhookTable().put_subscription(subscription.disabled(START + timedelta(days=5)))
+    answer = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-lost",
+                  idempotency_key="retry-disabled")  # fmt: skip
+    assert (answer.status, answer.body["code"]) == (409, "subscription_disabled")
+    assert "disabled" in answer.body["error"]
+    assert "deleting it and subscribing again" in answer.body["error"]
+    assert "retry-after" not in {name.lower() for name in answer.headers}
+    assert queued(world) == []
+    # The same key asked again is refused again (nothing kept, nothing queued).
+    again = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-lost",
+                 idempotency_key="retry-disabled")  # fmt: skip
+    assert (again.status, again.body) == (
+        409,
+        {**answer.body, "requestId": again.body["requestId"]},
+    )
+    listed = call(functions, routes.LIST_DELIVERIES, BUYER, query={"limit": "1"})
+    assert listed.body["items"][0]["attempt"] == MAX_ATTEMPTS
+    assert receiver.received == []

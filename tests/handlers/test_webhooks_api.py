@@ -3,6 +3,7 @@ rotate a secret, each through its own function, over the tables of template.yaml
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from types import ModuleType
 from typing import Any
 
@@ -13,8 +14,9 @@ from devstack.api_events import webhook_event
 from devstack.functions import invoke, load_function
 from reservations.config import settings
 from reservations.dal.hook_store import HookTable
-from reservations.http import routes
+from reservations.http import resolver, routes
 from reservations.models.webhooks import MAX_SUBSCRIPTIONS_PER_ORG, is_secret
+from tests.support.ports import swap_ports
 
 URL = "https://hooks.example.com/reservations"
 HOOK_KEYS = {
@@ -251,3 +253,78 @@ def test_a_caller_without_the_permission_costs_no_request(functions, warm, sent_
     for route in NAMES:
         call(functions, route, "unpermitted", warm, body={"url": URL})
     assert sent_requests.sent == []
+
+
+# --- a keyed subscribe and rotation, replayed within the key's 24 hours -----------------------
+
+
+@pytest.fixture
+def hook_clock(functions, monkeypatch: pytest.MonkeyPatch) -> list[datetime]:
+    """Every webhook function's clock (and the key check's) reads the list's one time."""
+    now = [datetime.now(UTC).replace(microsecond=0)]
+    for module in functions.values():
+        swap_ports(monkeypatch, module, clock=lambda: now[0])
+    monkeypatch.setattr(resolver, "utc_now", lambda: now[0])
+    return now
+
+
+def test_a_keyed_rotation_replays_its_answer_byte_for_byte_and_rotates_once(
+    functions, orgs, hook_clock
+):
+    made = subscribe(functions).body
+    first = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", made["id"],
+                 idempotency_key="rot-1")  # fmt: skip
+    assert first.status == 200
+    stored = HookTable().load_subscription("org-spotbuyer", made["id"])
+    assert stored is not None
+    for later, body in ((timedelta(0), None), (timedelta(hours=23, minutes=59), {})):
+        hook_clock[0] += later
+        again = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", made["id"], body=body,
+                     idempotency_key="rot-1")  # fmt: skip
+        assert (again.status, again.body_text) == (first.status, first.body_text)
+        assert again.headers["idempotent-replayed"] == "true"
+        # No third secret: the stored secrets are the first rotation's.
+        assert HookTable().load_subscription("org-spotbuyer", made["id"]) == stored
+    other = subscribe(functions).body["id"]
+    reused = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", other,
+                  idempotency_key="rot-1")  # fmt: skip
+    assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
+    untouched = HookTable().load_subscription("org-spotbuyer", other)
+    assert untouched is not None
+    assert untouched.secrets.previous is None
+    # Once the key's 24 hours are over, the same key acts again: a new secret.
+    hook_clock[0] += timedelta(minutes=2)
+    fresh = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", made["id"],
+                 idempotency_key="rot-1")  # fmt: skip
+    assert fresh.status == 200
+    assert fresh.body["secret"] not in (first.body["secret"], made["secret"])
+
+
+def test_a_keyed_subscribe_replayed_within_a_day_makes_one_subscription_and_one_secret(
+    functions, orgs, hook_clock
+):
+    body = {"url": URL, "types": ["reservation.created"], "description": "billing"}
+    first = call(functions, routes.CREATE_WEBHOOK, "buyer", body=body, idempotency_key="sub-1")
+    assert first.status == 201
+    reordered = {"description": "billing", "types": ["reservation.created"], "url": URL}
+    for later in (timedelta(hours=1), timedelta(hours=22, minutes=58)):
+        hook_clock[0] += later
+        again = call(functions, routes.CREATE_WEBHOOK, "buyer", body=reordered,
+                     idempotency_key="sub-1")  # fmt: skip
+        assert (again.status, again.body_text) == (first.status, first.body_text)
+        assert again.headers["location"] == first.headers["location"]
+        assert again.headers["idempotent-replayed"] == "true"
+    listed = call(functions, routes.LIST_WEBHOOKS, "buyer").body["items"]
+    assert [item["id"] for item in listed] == [first.body["id"]]
+    stored = HookTable().load_subscription("org-spotbuyer", first.body["id"])
+    assert stored is not None
+    assert stored.secrets.current == first.body["secret"]
+    for changed in ({**body, "description": "other"}, {"url": URL}):
+        reused = call(functions, routes.CREATE_WEBHOOK, "buyer", body=changed,
+                      idempotency_key="sub-1")  # fmt: skip
+        assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
+    # Another API key of the same org never shares the answer: it subscribes anew.
+    own = call(functions, routes.CREATE_WEBHOOK, "buyer2", body=body, idempotency_key="sub-1")
+    assert own.status == 201
+    assert own.body["id"] != first.body["id"]
+    assert len(call(functions, routes.LIST_WEBHOOKS, "buyer").body["items"]) == 2

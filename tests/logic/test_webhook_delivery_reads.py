@@ -14,7 +14,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.logic import webhook_deliveries
 from reservations.logic.webhook_deliveries import list_deliveries, retry_delivery
 from reservations.models.domain import Caller
-from reservations.models.errors import Conflict, InvalidRequest, NotFound
+from reservations.models.errors import (
+    DeliveryNotFailed,
+    InvalidRequest,
+    NotFound,
+    SubscriptionDisabled,
+)
 from reservations.models.webhooks import (
     AttemptResult,
     Delivery,
@@ -173,9 +178,10 @@ def test_a_failed_delivery_retried_queues_one_more_attempt_says_and_counts_it(ca
 def test_only_a_failed_delivery_is_retried(state):
     hooks, sent = store(), queued()
     hooks.deliveries[(HOOK, "evt-1")] = failed(2, state=state)
-    with pytest.raises(Conflict) as refused:
+    with pytest.raises(DeliveryNotFailed) as refused:
         retry_delivery(CALLER, HOOK, "evt-1", None, hooks, sent.append, NOW)
-    assert refused.value.message == f"delivery of evt-1 is {state.value}, not failed"
+    assert refused.value.message.startswith(f"delivery of evt-1 is {state.value}, not failed: ")
+    assert refused.value.retry_after is None
     assert sent == []
 
 
@@ -189,4 +195,21 @@ def test_an_unknown_or_malformed_event_is_a_404_and_a_malformed_key_a_400():
         retry_delivery(CALLER, HOOK, "evt-1", "", hooks, sent.append, NOW)
     with pytest.raises(InvalidRequest):
         retry_delivery(CALLER, HOOK, "evt-1", "k\x00", hooks, sent.append, NOW)
+    assert sent == []
+
+
+@pytest.mark.parametrize("state", list(DeliveryState))
+def test_no_delivery_of_a_disabled_subscription_is_retried(state):
+    hooks, sent = store(), queued()
+    hooks.subscriptions[("org-buyer", HOOK)] = hooks.subscriptions[("org-buyer", HOOK)].disabled(
+        NOW
+    )
+    hooks.deliveries[(HOOK, "evt-1")] = failed(8, state=state)
+    with pytest.raises(SubscriptionDisabled) as refused:
+        retry_delivery(CALLER, HOOK, "evt-1", "key-1", hooks, sent.append, NOW)
+    assert refused.value.message == (
+        f"webhook {HOOK} is disabled after 5 days of failed deliveries; nothing was queued. "
+        "Re-enable it by deleting it and subscribing again"
+    )
+    assert refused.value.retry_after is None
     assert sent == []

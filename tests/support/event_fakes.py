@@ -85,6 +85,9 @@ class FakeEvents:
             if str(pending.stored.position) < before and pending.stored.id in self.marked:
                 yield self.marked[pending.stored.id]
 
+    def current(self, pending: Sequence[PendingEvent]) -> list[PendingEvent]:
+        return [self.marked[p.stored.id] for p in pending if p.stored.id in self.marked]
+
     def settle(self, stored: StoredEvent, reached: frozenset[str], done: bool) -> bool:
         self.settles += 1
         if self.settle_fails:

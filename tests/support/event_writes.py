@@ -32,6 +32,10 @@ from devstack.api_events import (
 )
 from devstack.functions import FakeContext, invoke
 from devstack.sqs_events import sqs_event
+from reservations.dal.event_outlets import DerivedEvents
+from reservations.dal.events import pending_event_from_item
+from reservations.dal.items import from_attributes, to_attributes
+from reservations.dal.keys import node_events_pk
 from reservations.dal.terminations import TerminationTable
 from reservations.logic.sweeper import stuck_event
 from tests.support import state
@@ -114,6 +118,18 @@ class Writer:
         response = self.functions("termination_reports").lambda_handler(event, FakeContext())
         assert response == {"batchItemFailures": []}
 
+    def derive_reviews(self) -> None:
+        """The relay's outlet for the node's updates: their reviews written into its feed
+        (a reservation re-affirmed before the relay reached it gets none, as decided)."""
+        pages = self.dynamodb.get_paginator("query").paginate(
+            TableName=state.TABLE,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues=to_attributes({":pk": node_events_pk(NODE)}),
+        )
+        items = [from_attributes(i) for page in pages for i in page["Items"]]
+        updates = [pending_event_from_item(i).stored for i in items if i["type"] == "node.updated"]
+        assert DerivedEvents().deliver(updates) == set()
+
     def flag_stuck(self, workload_id: str) -> None:
         """The sweeper's flag, as it writes it once a termination went unanswered."""
         table = TerminationTable()
@@ -141,6 +157,7 @@ def write_every_type(writer: Writer) -> dict[str, str]:
     w.flag_stuck("vm-4")
     w.call("end_workload", end_event(NODE, "vm-2", OPERATOR))
     w.call("put_node", node_event(NODE, _node(2, "nvidia-b200"), OPERATOR))
+    w.derive_reviews()  # as the relay does within seconds, before anyone re-affirms
     w.call("reaffirm", reaffirm_event(NODE, res_1, {"reason": "checked the new board"}, OPERATOR))
     w.call("cancel", cancel_event(NODE, res_2, {"reason": "contract ended"}, OWNER))
     return {"res-1": res_1, "res-2": res_2}

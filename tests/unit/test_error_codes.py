@@ -30,6 +30,13 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (409, "stale_topology"): True,
     (409, "reservation_not_in_review"): True,
     (409, "subscription_limit"): False,
+    # The project's own (a webhook retry that can never succeed); never kept: the retry
+    # keeps no answer, and a pending delivery may fail later and then be retried.
+    (409, "delivery_not_failed"): False,
+    (409, "subscription_disabled"): False,
+    # The project's own: a write that would grow an item past DynamoDB's 400 KB, refused
+    # whole; not kept (it fits again once the node's reservations leave its history).
+    (409, "storage_limit"): False,
     (422, "units_not_in_reservation"): True,
     (422, "units_not_reservable"): True,
     (422, "units_not_sellable"): True,

@@ -18,6 +18,7 @@ from reservations.models.events import (
     EventType,
     EventTypeName,
     NodeFeedAccess,
+    ReviewScope,
 )
 from reservations.models.times import format_event_time
 from reservations.rules import events as build
@@ -260,10 +261,18 @@ def test_a_terminations_events_carry_its_id_reservation_and_request_time():
 
 
 def test_a_node_update_puts_its_new_generation_on_each_review_it_derives():
+    units = {"0000:04:00.0": 0, "0000:05:00.0": 0}  # 05 removed by generation 7
+    scope = ReviewScope("wr-7", 7, frozenset({"0000:05:00.0"}), units, {"0000:04:00.0": 0})
     updated = build.node_updated(
-        s.context(1), replace(s.NODE_A, topology_gen=7), [], ["0000:05:00.0"], [],
-        [(s.RES_1, ["0000:05:00.0"])],
-    )  # fmt: skip
-    (review,) = updated.derived
+        s.context(1), replace(s.NODE_A, topology_gen=7), [], ["0000:05:00.0"], [], 1, scope
+    )
+    other = replace(s.RES_2, reserved_unit_ids=("0000:06:00.0",))
+    (review,) = build.reviews_derived(updated, [replace(s.RES_1, topology_gen=2), other])
     assert review.event.data == {"topologyGen": 7, "unitIds": ["0000:05:00.0"]}
-    assert updated.event.data["reviewedReservationIds"] == ["res-1"]
+    assert review.event.time == updated.event.time
+    assert review.event.actor == updated.event.actor
+    assert updated.event.data["reviewedReservationCount"] == 1
+    # An update that reviews none keeps no scope, and derives none.
+    none = build.node_updated(s.context(1), s.NODE_A, [], [], ["0000:05:00.0"], 0, scope)
+    assert (none.review, build.reviews_derived(none, [s.RES_1])) == (None, [])
+    assert "reviewedReservationCount" not in none.event.data

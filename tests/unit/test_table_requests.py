@@ -18,6 +18,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from reservations.dal import clients, event_outlets, events, queries, queues, transactions
 from reservations.dal.actions import put, topology_check
+from reservations.dal.batches import sized_batches
 from reservations.dal.changes import change_actions
 from reservations.dal.items import (
     access_item,
@@ -57,6 +58,7 @@ from reservations.models.events import (
     EventsRead,
     NodeFeedAccess,
     PendingEvent,
+    ReviewScope,
     StoredEvent,
     UnreadableEvent,
 )
@@ -119,6 +121,7 @@ def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Any:
     return recorder
 
 
+REVIEW = ReviewScope("wr-1", 3, frozenset({"0000:04:00.0"}), None, {"0000:04:00.0": 3})
 # When the writes of these tests are recorded (the feeds' writer clock, pinned).
 RECORDED = T0 + timedelta(days=1, milliseconds=5)
 
@@ -135,7 +138,7 @@ def at_record(stored: StoredEvent) -> str:
 
 def stored_events() -> list[StoredEvent]:
     """Events as the node feed keeps them: with their expiry and where they were recorded;
-    one with an audience and derived events, one with neither."""
+    one with an audience and a node update's review scope, one with neither."""
     made = every_type()
     # The TTL is kept to the second.
     kept = [
@@ -146,8 +149,8 @@ def stored_events() -> list[StoredEvent]:
         )
         for s in made
     ]
-    with_derived = replace(kept[1], derived=(made[2], made[3]))
-    return [with_derived, kept[0]]
+    with_review = replace(kept[1], review=REVIEW)
+    return [with_review, kept[0]]
 
 
 def as_items(stored: list[StoredEvent]) -> list[dict[str, Any]]:
@@ -177,10 +180,10 @@ def test_a_feed_page_is_one_consistent_limited_query_read_back_whole(dynamodb):
         )
     ]
     assert read == EventsRead(tuple(written), None)
-    assert read.events[0].derived
+    assert read.events[0].review == REVIEW
     assert read.events[0].audience_org_ids
     assert read.events[1].audience_org_ids == frozenset()
-    assert read.events[1].derived == ()
+    assert read.events[1].review is None
 
 
 def test_a_feed_page_after_a_position_starts_past_it_and_says_where_it_stopped(dynamodb):
@@ -253,34 +256,42 @@ def test_a_node_without_list_access_has_no_feed(dynamodb, answer):
 # --- the relay ----------------------------------------------------------------------------
 
 
-def test_a_derived_event_is_put_where_it_is_recorded(dynamodb):
-    (stored,) = stored_events()[1:]
-    dynamodb.answers = {"put_item": [{}]}
-    assert events.put_derived(stored, 30) is True
-    assert dynamodb.calls == [
-        (
-            "put_item",
-            {
-                "TableName": TABLE,
-                "Item": to_attributes(events.event_item(stored, 30, at_record(stored))),
-                "ConditionExpression": "attribute_not_exists(PK)",
-            },
-        )
-    ]
+def test_derived_events_are_put_100_a_transaction_where_they_are_recorded(dynamodb):
+    many = [replace(stored_events()[1], event=replace(stored_events()[1].event, id=f"evt-{n}"))
+            for n in range(150)]  # fmt: skip
+    dynamodb.answers = {"transact_write_items": [{}, {}]}
+    assert events.put_derived(many, 30) == set()
+    assert [len(call["TransactItems"]) for _, call in dynamodb.calls] == [100, 50]
+    assert dynamodb.calls[1][1]["TransactItems"][0] == {
+        "Put": {
+            "TableName": TABLE,
+            "Item": to_attributes(events.event_item(many[100], 30, at_record(many[100]))),
+            "ConditionExpression": "attribute_not_exists(PK)",
+        }
+    }
+
+
+def refused_for(*codes: str) -> ClientError:
+    response: dict[str, Any] = {
+        "Error": {"Code": "TransactionCanceledException", "Message": "no"},
+        "CancellationReasons": [{"Code": code} for code in codes],
+    }
+    return ClientError(response, "TransactWriteItems")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
-    ("failure", "taken"),
+    ("failure", "answers", "failed"),
     [
-        (client_error("ConditionalCheckFailedException"), True),  # an earlier relay wrote it
-        (client_error("ProvisionedThroughputExceededException"), False),
-        (client_error(None), False),
-        (down(), False),
+        (refused_for("None", "ThrottlingError"), [], {"evt-0", "evt-1"}),
+        (client_error("ProvisionedThroughputExceededException"), [], {"evt-0", "evt-1"}),
+        (down(), [], {"evt-0", "evt-1"}),
     ],
 )
-def test_a_derived_event_dynamodb_did_not_take_is_false(dynamodb, failure, taken):
-    dynamodb.answers = {"put_item": [failure]}
-    assert events.put_derived(stored_events()[1], 30) is taken
+def test_derived_events_dynamodb_did_not_take_are_answered(dynamodb, failure, answers, failed):
+    two = [replace(stored_events()[1], event=replace(stored_events()[1].event, id=f"evt-{n}"))
+           for n in range(2)]  # fmt: skip
+    dynamodb.answers = {"transact_write_items": [failure], "put_item": answers}
+    assert events.put_derived(two, 30) == failed
 
 
 def test_the_unrelayed_events_are_read_page_by_page_from_the_sparse_index(dynamodb):
@@ -332,11 +343,11 @@ def test_a_node_feed_page_after_a_position_reads_past_it(dynamodb):
     assert query["ExpressionAttributeValues"][":after"] == {"S": "2026-11-30T12:00:01.001Z#~ "}
 
 
-def test_derived_events_are_kept_as_compact_json():
-    # The item's size counts against DynamoDB's 400 KB: no spaces between the entries.
-    (with_derived, _) = stored_events()
-    text = events.event_item(with_derived, 400, at_record(with_derived))["derived"]
+def test_a_review_scope_is_kept_as_compact_json_and_read_back():
+    (with_review, _) = stored_events()
+    text = events.event_item(with_review, 400, at_record(with_review))["review"]
     assert text == json.dumps(json.loads(text), separators=(",", ":"))
+    assert ReviewScope.from_json(text) == REVIEW
 
 
 def test_an_expiry_past_year_9999_is_the_last_utc_second_in_any_local_zone(monkeypatch):
@@ -1392,3 +1403,33 @@ def test_a_new_item_is_put_only_where_there_is_none_and_a_topology_never_set_is_
         "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "#NODE"}},
         "ConditionExpression": "attribute_not_exists(topologyGen)",
     }
+
+
+def test_ten_large_events_go_on_the_bus_in_requests_under_its_256_kb(bus):
+    """Ten PATCHes each replacing 50 audience and 50 manager orgs of 128 characters: each
+    event is about 26 KB, ten are more than a PutEvents request takes (256 KB in all)."""
+    orgs = [[f"org-{side}-{n:02}-" + "x" * 118 for n in range(50)] for side in "abcd"]
+    changes = {"allowedOrgIds": {"from": orgs[0], "to": orgs[1]},
+               "managingOrgIds": {"from": orgs[2], "to": orgs[3]}}  # fmt: skip
+    base = every_type()[0]
+    large = [
+        replace(base, event=replace(base.event, id=f"evt-{n}", data={"changes": changes}))
+        for n in range(10)
+    ]
+    sizes = [event_outlets._entry_size(stored) for stored in large]
+    assert sum(sizes) > 256 * 1024 > max(sizes)
+    accepted = [{"Entries": [{"EventId": f"e-{n}"} for n in range(10)]}] * 2
+    bus.answers = {"put_events": accepted}
+    assert event_outlets.EventBus().deliver(large) == set()
+    sent = [request["Entries"] for _, request in bus.calls]
+    assert len(sent) == 2
+    assert [e["Detail"] for batch in sent for e in batch] == [s.event.to_json() for s in large]
+    for batch in sent:
+        size = sum(14 + len((e["Source"] + e["DetailType"] + e["Detail"]).encode()) for e in batch)
+        assert size <= 256 * 1024
+
+
+def test_a_batch_is_cut_by_count_and_by_bytes_and_a_value_too_large_goes_alone():
+    cut = list(sized_batches([5, 5, 5, 300, 1, 1, 1, 1], int, count=3, max_bytes=12))
+    assert cut == [[5, 5], [5], [300], [1, 1, 1], [1]]
+    assert list(sized_batches([], int, count=3)) == []

@@ -45,6 +45,7 @@ from reservations.models.writes import (
     UnitPut,
     WorkloadEnd,
 )
+from reservations.rules.events import reviews_derived
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TIME = "2026-11-29T12:00:00.000Z"
@@ -258,9 +259,9 @@ def test_a_registration_writes_node_registered_with_every_unit_added():
     assert "audienceOrgIds" not in item  # the operator's and the owner's alone
 
 
-def test_an_update_names_the_reservations_it_reviews_and_derives_their_needs_review():
-    """One event item, whatever the number of reservations it reviews: the relay writes
-    each ``reservation.needs_review`` (deterministic ids) from it."""
+def test_an_update_counts_the_reservations_it_reviews_and_keeps_a_bounded_review_scope():
+    """One event item, whatever the number of reservations it reviews: their count, and the
+    scope the relay derives each ``reservation.needs_review`` from (deterministic ids)."""
     after = replace(NODE, topology_gen=8, unit_changed_at={U[0]: 8, U[2]: 0, "0000:07:00.0": 8})
     put = _node_put(SNAPSHOT, after)
     built = node_events(SNAPSHOT, put)
@@ -273,24 +274,32 @@ def test_an_update_names_the_reservations_it_reviews_and_derives_their_needs_rev
         "addedUnitIds": ["0000:07:00.0"],
         "removedUnitIds": [U[1]],
         "changedUnitIds": [U[0]],
-        "reviewedReservationIds": ["res-1"],
+        "reviewedReservationCount": 1,
     }
-    [derived] = json.loads(item["derived"])
-    assert derived["event"]["type"] == "reservation.needs_review"
-    assert derived["event"]["subject"] == "reservations/res-1"
-    assert derived["event"]["data"]["unitIds"] == [U[0], U[1]]
-    assert sorted(derived["audience"]) == ["org-broker", "org-lab"]
+    assert json.loads(item["review"]) == {
+        "changeId": put.write_id, "topologyGen": 8, "unitIds": [U[0], U[1]],
+        "before": dict.fromkeys(U, 0), "after": {U[0]: 8, U[2]: 0, "0000:07:00.0": 8},
+    }  # fmt: skip
+    [derived] = reviews_derived(built[0], [RESERVATION])
+    assert derived.event.type.value == "reservation.needs_review"
+    assert derived.event.subject == "reservations/res-1"
+    assert derived.event.data["unitIds"] == [U[0], U[1]]
+    assert derived.event.time == built[0].event.time
+    assert derived.audience_org_ids == {"org-broker", "org-lab"}
     assert node_events(SNAPSHOT, put) == built  # the same ids when built again
+    assert reviews_derived(node_events(SNAPSHOT, put)[0], [RESERVATION]) == [derived]
 
 
-def test_a_node_update_with_many_reviews_stays_one_transaction_of_at_most_100_actions():
-    many = tuple(replace(RESERVATION, id=f"res-{i:03}") for i in range(150))
+def test_a_node_update_with_many_reviews_is_one_small_event_item():
+    many = tuple(replace(RESERVATION, id=f"res-{i:05}") for i in range(10_000))
     snapshot = replace(SNAPSHOT, reservations=many)
     after = replace(NODE, topology_gen=8, unit_changed_at={U[0]: 8, U[2]: 0})
     put = _node_put(snapshot, after)
     built = node_events(snapshot, put)
     assert len(built) == 1
-    assert len(built[0].derived) == 150
+    [item] = written(put, built)
+    assert len(json.dumps(item, default=str)) < 2_000
+    assert len(reviews_derived(built[0], many)) == 10_000
     assert len(store.transaction(replace(put, events=built))) <= 100
 
 

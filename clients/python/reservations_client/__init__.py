@@ -23,6 +23,7 @@ from __future__ import annotations
 from reservations_client.api import Reservations
 from reservations_client.errors import (
     Conflict,
+    DeliveryNotFailed,
     IdempotencyInProgress,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -33,6 +34,8 @@ from reservations_client.errors import (
     ReservationsApiError,
     ServerError,
     StaleTopology,
+    StorageLimit,
+    SubscriptionDisabled,
     SubscriptionLimit,
     TooManyRequests,
     Unauthorized,
@@ -49,6 +52,7 @@ from reservations_client.webhooks import verify_webhook
 __all__ = [
     "NO_RETRIES",
     "Conflict",
+    "DeliveryNotFailed",
     "IdempotencyInProgress",
     "IdempotencyKeyReused",
     "InvalidRequest",
@@ -61,6 +65,8 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "StaleTopology",
+    "StorageLimit",
+    "SubscriptionDisabled",
     "SubscriptionLimit",
     "TooManyRequests",
     "Unauthorized",

@@ -39,6 +39,9 @@ class UnsupportedMediaType(ReservationsApiError): ...  # 415
 class ReservationNotActive(ReservationsApiError): ...  # 409
 
 
+class StorageLimit(ReservationsApiError): ...  # 409: a stored record would pass 400 KB
+
+
 class Conflict(ReservationsApiError): ...  # 409: retried by the client, then raised
 
 
@@ -58,6 +61,12 @@ class ReservationNotInReview(ReservationsApiError): ...  # 409
 
 
 class SubscriptionLimit(ReservationsApiError): ...  # 409
+
+
+class DeliveryNotFailed(ReservationsApiError): ...  # 409: a retry never succeeds; do not retry
+
+
+class SubscriptionDisabled(ReservationsApiError): ...  # 409: delete and subscribe again
 
 
 class UnitsNotInReservation(ReservationsApiError): ...  # 422
@@ -90,6 +99,7 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "not_found": NotFound,
     "unsupported_media_type": UnsupportedMediaType,
     "reservation_not_active": ReservationNotActive,
+    "storage_limit": StorageLimit,
     "conflict": Conflict,
     "idempotency_in_progress": IdempotencyInProgress,
     "units_unavailable": UnitsUnavailable,
@@ -97,6 +107,8 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "stale_topology": StaleTopology,
     "reservation_not_in_review": ReservationNotInReview,
     "subscription_limit": SubscriptionLimit,
+    "delivery_not_failed": DeliveryNotFailed,
+    "subscription_disabled": SubscriptionDisabled,
     "units_not_in_reservation": UnitsNotInReservation,
     "units_not_reservable": UnitsNotReservable,
     "units_not_sellable": UnitsNotSellable,

@@ -11,7 +11,7 @@ deduplicates by the event's id.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,11 +20,19 @@ from botocore.exceptions import BotoCoreError, ClientError
 from reservations.config import event_bus_name, settings
 from reservations.dal import clients
 from reservations.dal import events as feed_writes
-from reservations.dal.events import feed_items, put_derived
-from reservations.dal.items import to_attributes
+from reservations.dal.batches import sized_batches
+from reservations.dal.events import (
+    feed_items,
+    node_reservations,
+    put_derived,
+    record_reviewed_after,
+    reviewed_after,
+)
+from reservations.dal.items import reservation_from_item, to_attributes
 from reservations.dal.keys import Item
 from reservations.models.events import StoredEvent
 from reservations.models.times import to_millisecond
+from reservations.rules.events import reviews_derived
 from reservations.rules.feeds import record_position, written_late
 
 FEEDS = "feeds"
@@ -36,6 +44,10 @@ WRITE_BATCH = 25
 # Unprocessed items (throttling) are sent again this many times, after a short pause.
 WRITE_TRIES = 3
 SOURCE = "reservations"
+# A node update's reviews: the reservations read a Query at a time, and the time one call
+# of the outlet spends on them (the stream's relay has 30 s in all, the backlog's 60 s).
+REVIEW_PAGE = 500
+REVIEW_BUDGET_SECONDS = 10.0
 
 AwsFailure = (BotoCoreError, ClientError)
 
@@ -112,7 +124,7 @@ class EventBus:
 
     def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
         failed: set[str] = set()
-        for batch in _chunks(events, BUS_BATCH):
+        for batch in sized_batches(events, _entry_size, BUS_BATCH):
             failed |= self._put(batch)
         return failed
 
@@ -139,17 +151,57 @@ class EventBus:
         } | {stored.id for stored in batch[len(response.get("Entries", [])) :]}
 
 
+def _entry_size(stored: StoredEvent) -> int:
+    """A ``PutEvents`` entry's size as EventBridge counts it: its time (14), source,
+    detail type and detail, in UTF-8."""
+    text = SOURCE + stored.event.type.value + stored.event.to_json()
+    return 14 + len(text.encode())
+
+
 class DerivedEvents:
-    """Writes the events derived from an event (``StoredEvent.derived``) into the node's
-    feed, each once (conditional on its key: a relay again writes nothing twice); from
-    there they are relayed like any other. An event that derives none is delivered."""
+    """Writes the events derived from a node update (one ``reservation.needs_review`` per
+    reservation it put under review) into the node's feed, each once (conditional on its
+    key: a relay again writes nothing twice); from there they are relayed like any other.
+    The node's reservations are read a page at a time and the progress is kept on the
+    update's item, so a node with 10,000 reviews takes several invocations: within
+    ``budget_seconds`` a call goes as far as it gets, answers the update as not delivered
+    (it stays marked) and the next relay goes on from there. An event that derives none is
+    delivered."""
 
     name = DERIVED
 
+    def __init__(
+        self,
+        budget_seconds: float = REVIEW_BUDGET_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.budget_seconds = budget_seconds
+        self.clock = clock
+
     def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
-        retention = settings().history_retention_days
+        deadline = self.clock() + self.budget_seconds
         return {
             stored.id
             for stored in events
-            if not all([put_derived(derived, retention) for derived in stored.derived])
+            if stored.review is not None and not self._derive(stored, deadline)
         }
+
+    def _derive(self, stored: StoredEvent, deadline: float) -> bool:
+        """True once every review of the update is written; False when time ran out or
+        DynamoDB failed (what is written stays, and the progress made is kept)."""
+        retention = settings().history_retention_days
+        try:
+            after = reviewed_after(stored)
+            while self.clock() < deadline:
+                items, more = node_reservations(stored.event.node_id, after, REVIEW_PAGE)
+                reservations = [reservation_from_item(item) for item in items]
+                if put_derived(reviews_derived(stored, reservations), retention):
+                    return False
+                if items:  # recorded at the end too: a relay again starts past it
+                    after = str(items[-1]["SK"])
+                    record_reviewed_after(stored, after)
+                if not more:
+                    return True
+        except AwsFailure:
+            return False
+        return False

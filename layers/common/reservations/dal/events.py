@@ -22,8 +22,7 @@ The write that makes a change puts its events with :func:`event_put` in its own 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,17 +34,21 @@ from reservations.dal.items import from_attributes, named_from_item, to_attribut
 from reservations.dal.keys import (
     NODE_EVENTS_PREFIX,
     PLATFORM_FEED,
+    RESERVATION_PREFIX,
     Item,
     access_key,
     event_key,
     node_events_pk,
+    node_pk,
     org_events_pk,
 )
+from reservations.dal.queries import batch_get
 from reservations.models.events import (
     CloudEvent,
     EventsRead,
     NodeFeedAccess,
     PendingEvent,
+    ReviewScope,
     StoredEvent,
     UnreadableEvent,
 )
@@ -56,7 +59,11 @@ from reservations.rules.feeds import just_after, record_position, written_late
 UNRELAYED = "unrelayed"
 PENDING = "pending"
 UNRELAYED_INDEX = "UnrelayedEvents"
-DERIVED = "derived"
+REVIEW = "review"
+# How far the relay got deriving a node update's reviews: the last reservation's sort key.
+REVIEWED_AFTER = "reviewedAfter"
+# Derived events written in one transaction (TransactWriteItems takes 100 actions).
+DERIVED_BATCH = 100
 
 Action = dict[str, Any]
 # Rewrites of one late item before giving up (each is a single PutItem).
@@ -94,38 +101,16 @@ def _feed_item(partition: str, stored: StoredEvent, expiry: datetime, position: 
 
 
 def event_item(stored: StoredEvent, retention_days: int, position: str) -> Item:
-    """The node feed's item of a new event at ``position``: with its audience, the events
-    derived from it (``derived``, which the relay writes), and not yet relayed."""
+    """The node feed's item of a new event at ``position``: with its audience, a node
+    update's review scope (``review``, from which the relay derives its reviews: bounded by
+    the node's units), and not yet relayed."""
     partition = node_events_pk(stored.event.node_id)
     return {
         **_feed_item(partition, stored, expires_at(stored, retention_days), position),
         "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
-        DERIVED: _derived_json(stored.derived),
+        REVIEW: stored.review.to_json() if stored.review else None,
         UNRELAYED: PENDING,
     }
-
-
-def _derived_json(derived: tuple[StoredEvent, ...]) -> str | None:
-    """The derived events as JSON: each event and its audience (None: none)."""
-    if not derived:
-        return None
-    entries = [
-        {"event": json.loads(d.event.to_json()), "audience": sorted(d.audience_org_ids)}
-        for d in derived
-    ]
-    return json.dumps(entries, separators=(",", ":"))
-
-
-def _derived_from(text: str | None, owner_org_id: str) -> tuple[StoredEvent, ...]:
-    entries = json.loads(text) if text else []
-    return tuple(
-        StoredEvent(
-            CloudEvent.from_json(json.dumps(entry["event"])),
-            owner_org_id,
-            frozenset(entry["audience"]),
-        )
-        for entry in entries
-    )
 
 
 def event_put(stored: StoredEvent, retention_days: int) -> Action:
@@ -154,9 +139,9 @@ def rewrite_late(actions: list[Action]) -> None:
 
 def _rewrite(item: Item) -> bool:
     """The node feed item again at a newer position, as a copy for the feed's readers only:
-    without the relay's mark and the derived events (the item first written carries those),
+    without the relay's mark and the review scope (the item first written carries those),
     until a copy lands within the window. False when none did."""
-    copy = {name: value for name, value in item.items() if name not in (UNRELAYED, DERIVED)}
+    copy = {name: value for name, value in item.items() if name not in (UNRELAYED, REVIEW)}
     for _ in range(REWRITE_TRIES):
         position = record_position(to_millisecond(record_clock()), str(item["eventId"]))
         copy.update(event_key(str(item["PK"]), position))
@@ -176,19 +161,71 @@ def put_event(stored: StoredEvent) -> None:
     rewrite_late([action])
 
 
-def put_derived(stored: StoredEvent, retention_days: int) -> bool:
-    """A derived event into the node's feed, positioned when it is written (and again if
-    that took the window: :func:`rewrite_late`). False when DynamoDB did not take it (the
-    event it derives from stays owing, and is relayed again: a reader may see it twice)."""
-    action = event_put(stored, retention_days)
+def put_derived(derived: Sequence[StoredEvent], retention_days: int) -> set[str]:
+    """Derived events into the node's feed, positioned when they are written (and again if
+    that took the window: :func:`rewrite_late`), up to 100 in one transaction. The ids
+    DynamoDB did not take (the event they derive from stays owing, and its relay goes on
+    from the progress it recorded: a reader may see one twice, and deduplicates by id)."""
+    failed: set[str] = set()
+    for start in range(0, len(derived), DERIVED_BATCH):
+        batch = derived[start : start + DERIVED_BATCH]
+        actions = [event_put(stored, retention_days) for stored in batch]
+        try:
+            clients.dynamodb().transact_write_items(TransactItems=actions)
+        except (BotoCoreError, ClientError):
+            failed |= {stored.id for stored in batch}
+            continue
+        rewrite_late(actions)
+    return failed
+
+
+def node_reservations(node_id: str, after: str | None, count: int) -> tuple[list[Item], bool]:
+    """Up to ``count`` of the node's reservation items (its partition: live ones and those
+    not yet moved to its history) after sort key ``after``, in order; and whether more
+    follow."""
+    values = {":pk": node_pk(node_id), ":res": RESERVATION_PREFIX}
+    query: dict[str, Any] = {
+        "TableName": settings().table_name,
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :res)",
+        "ExpressionAttributeValues": to_attributes(values),
+        "ConsistentRead": True,
+        "Limit": count,
+    }
+    if after is not None:
+        query["ExclusiveStartKey"] = to_attributes({"PK": node_pk(node_id), "SK": after})
+    page = clients.dynamodb().query(**query)
+    return [from_attributes(i) for i in page["Items"]], "LastEvaluatedKey" in page
+
+
+def _event_key(stored: StoredEvent) -> dict[str, Any]:
+    key = event_key(node_events_pk(stored.event.node_id), str(stored.position))
+    return {"TableName": settings().table_name, "Key": to_attributes(key)}
+
+
+def reviewed_after(stored: StoredEvent) -> str | None:
+    """Where the relay got deriving the update's reviews (None: not started, or gone)."""
+    item = (
+        clients.dynamodb()
+        .get_item(**_event_key(stored), ConsistentRead=True, ProjectionExpression=REVIEWED_AFTER)
+        .get("Item")
+    )
+    return str(from_attributes(item)[REVIEWED_AFTER]) if item else None
+
+
+def record_reviewed_after(stored: StoredEvent, sort_key: str) -> None:
+    """Remember that the update's reviews are written up to the reservation ``sort_key``
+    (never bringing back an item the TTL deleted)."""
     try:
-        clients.dynamodb().put_item(**action["Put"])
+        clients.dynamodb().update_item(
+            **_event_key(stored),
+            UpdateExpression="SET #after = :after",
+            ConditionExpression="attribute_exists(PK)",
+            ExpressionAttributeNames={"#after": REVIEWED_AFTER},
+            ExpressionAttributeValues=to_attributes({":after": sort_key}),
+        )
     except ClientError as error:
-        return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-    except BotoCoreError:
-        return False
-    rewrite_late([action])
-    return True
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
 
 
 def stored_event_from_item(item: Item) -> StoredEvent:
@@ -198,7 +235,7 @@ def stored_event_from_item(item: Item) -> StoredEvent:
         owner_org_id=item["ownerOrgId"],
         audience_org_ids=frozenset(str(org) for org in item.get("audienceOrgIds") or ()),
         expires_at=datetime.fromtimestamp(int(epoch), UTC) if epoch is not None else None,
-        derived=_derived_from(item.get(DERIVED), item["ownerOrgId"]),
+        review=ReviewScope.from_json(item[REVIEW]) if item.get(REVIEW) else None,
         position=str(item["SK"]),
     )
 
@@ -306,6 +343,10 @@ def _readable(item: Item) -> PendingEvent | UnreadableEvent:
         return UnreadableEvent(f"{item.get('PK')} {item.get('SK')}", repr(error)[:200])
 
 
+def _mark_key(stored: StoredEvent) -> tuple[str, str]:
+    return node_events_pk(stored.event.node_id), str(stored.position)
+
+
 class RelayMarks:
     """Which events still owe an outlet: the sparse index, and settling what they reached."""
 
@@ -327,6 +368,26 @@ class RelayMarks:
             if "LastEvaluatedKey" not in page:
                 return
             query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def current(self, pending: Sequence[PendingEvent]) -> list[PendingEvent]:
+        """The events as their marks stand now (one BatchGetItem, strongly consistent): one
+        relayed everywhere since its stream record was made is left out (a stream batch
+        handed over again delivers nothing twice), one that reached some outlets owes only
+        the others. Where the marks cannot be read, as given: delivered again, harmless."""
+        stored_at = {_mark_key(p.stored): p for p in pending if p.stored.position is not None}
+        keys = [{"PK": pk, "SK": sk} for pk, sk in stored_at]
+        try:
+            items = batch_get(keys) if keys else []
+        except (BotoCoreError, ClientError):
+            return list(pending)
+        marks = {(str(item["PK"]), str(item["SK"])): item for item in items}
+        current = [p for p in pending if p.stored.position is None]
+        for key, given in stored_at.items():
+            item = marks.get(key)
+            if item is not None and UNRELAYED in item:  # else: relayed, or expired since
+                reached = frozenset(str(o) for o in item.get("relayedTo") or ())
+                current.append(PendingEvent(given.stored, given.relayed_to | reached))
+        return current
 
     def settle(self, stored: StoredEvent, reached: frozenset[str], done: bool) -> bool:
         """Record the outlets the event reached; ``done``: it reached every one, and leaves

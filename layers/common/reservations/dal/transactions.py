@@ -10,6 +10,7 @@ from reservations.dal import clients
 from reservations.dal.actions import Action
 from reservations.dal.events import rewrite_late
 from reservations.dal.idempotency import record_put, stored_in_cancellation
+from reservations.models.errors import StorageLimit
 from reservations.models.idempotency import AnswerRecord
 from reservations.models.writes import WriteConflict
 
@@ -32,6 +33,8 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
     try:
         clients.dynamodb().transact_write_items(**request)
     except ClientError as error:
+        if _too_large(error):
+            raise StorageLimit() from error
         if error.response["Error"]["Code"] != "TransactionCanceledException":
             raise
         # One reason per action, in order; a failed condition's may carry the item (ALL_OLD).
@@ -43,6 +46,15 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
         stored = None if record_at is None else stored_in_cancellation(reasons, record_at)
         raise WriteConflict(", ".join(sorted(codes)) or "unknown", stored) from error
     rewrite_late(actions)
+
+
+def _too_large(error: ClientError) -> bool:
+    """DynamoDB refused the whole transaction: an item would pass its 400 KB."""
+    details = error.response.get("Error", {})
+    return (
+        details.get("Code") == "ValidationException"
+        and "item size" in str(details.get("Message", "")).lower()
+    )
 
 
 def run_answered(actions: list[Action], token: str | None, answer: AnswerRecord | None) -> None:

@@ -13,14 +13,14 @@ once all its messages are on the queue.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.config import settings, webhook_delivery_queue_url
 from reservations.dal import clients
+from reservations.dal.batches import sized_batches
 from reservations.dal.hook_store import HookTable
 from reservations.dal.items import from_attributes, to_attributes
 from reservations.dal.keys import platform_key
@@ -36,11 +36,6 @@ SEND_BATCH = 10
 PLATFORM_TTL_SECONDS = 60.0
 
 AwsFailure = (BotoCoreError, ClientError)
-
-
-def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 class WebhookDeliveries:
@@ -98,8 +93,9 @@ class WebhookDeliveries:
 
     def _queue(self, requests: Sequence[DeliveryRequest]) -> bool:
         """Every message on the delivery queue; False when one was not taken."""
-        for batch in _chunks(requests, SEND_BATCH):
-            entries = [{"Id": str(n), "MessageBody": r.to_json()} for n, r in enumerate(batch)]
+        bodies = [request.to_json() for request in requests]
+        for batch in sized_batches(bodies, lambda body: len(body.encode()), SEND_BATCH):
+            entries = [{"Id": str(n), "MessageBody": body} for n, body in enumerate(batch)]
             answer = clients.sqs().send_message_batch(
                 QueueUrl=webhook_delivery_queue_url(), Entries=entries
             )

@@ -28,6 +28,7 @@ from reservations.models.errors import (
     ERRORS,
     ApiError,
     Conflict,
+    DeliveryNotFailed,
     IdempotencyInProgress,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -35,6 +36,8 @@ from reservations.models.errors import (
     ReservationNotActive,
     ReservationNotInReview,
     StaleTopology,
+    StorageLimit,
+    SubscriptionDisabled,
     SubscriptionLimit,
     Unauthorized,
     Unavailable,
@@ -72,7 +75,8 @@ READ: Errors = (Unauthorized, NotFound)
 PAGE_READ: Errors = (InvalidRequest, *READ)
 # What the write pipeline answers on every write, besides the use case's own refusals: the
 # body (or a malformed Idempotency-Key), the key, the 404, and the race lost every time.
-WRITE: Errors = (InvalidRequest, Unauthorized, NotFound, Conflict)
+# A write that would grow an item past DynamoDB's limit is refused whole (storage_limit).
+WRITE: Errors = (InvalidRequest, Unauthorized, NotFound, StorageLimit, Conflict)
 # ... and on a write that keeps its answers under an Idempotency-Key.
 KEYED_WRITE: Errors = (*WRITE, IdempotencyInProgress, IdempotencyKeyReused)
 
@@ -414,12 +418,16 @@ RETRY_DELIVERY = ApiRoute(
     "the attempt is queued: it is made within seconds",
     RetryQueued,
     status=202,
-    errors=(InvalidRequest, Unauthorized, NotFound, Conflict),  # not kept: the same attempt
+    # not kept: the same attempt; no conflict: the retry writes nothing that can race
+    errors=(InvalidRequest, Unauthorized, NotFound, SubscriptionDisabled, DeliveryNotFailed),
     description=(
         "A retry is one attempt however often it is asked: a repeat, with or without the "
         "same Idempotency-Key, queues the same attempt, which is made once; the header is "
         "checked, and nothing needs keeping. A delivery that is not failed is a 409 "
-        "conflict: a pending one is retried on its schedule."
+        "delivery_not_failed naming its state (a pending one is retried on its schedule); "
+        "one of a disabled subscription is a 409 subscription_disabled (re-enable it by "
+        "deleting it and subscribing again). Neither carries Retry-After: asking again "
+        "never succeeds. Nothing is queued for either."
     ),
 )
 

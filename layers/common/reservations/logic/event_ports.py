@@ -49,6 +49,10 @@ class RelayMarks(Protocol):
         """The events still marked, positioned before ``before``, oldest first (an item
         that is no readable event is answered as such, in its place)."""
 
+    def current(self, pending: Sequence[PendingEvent]) -> list[PendingEvent]:
+        """The events with their marks as they stand now: those relayed everywhere since
+        left out, the others owing only what they have not reached."""
+
     def settle(self, stored: StoredEvent, reached: frozenset[str], done: bool) -> bool:
         """Record the outlets it reached now; ``done``: it reached every outlet. False when
         it could not be recorded (it stays marked as it was)."""

@@ -80,6 +80,14 @@ def relay(
     return RelayResult(frozenset(relayed), frozenset(failed), down)
 
 
+def relay_stream(
+    pending: Sequence[PendingEvent], outlets: Sequence[Outlet], marks: RelayMarks
+) -> RelayResult:
+    """The events of a stream batch, as their marks stand now: a batch handed over again
+    (the stream retries from a failure, a replay) delivers only what is still owed."""
+    return relay(marks.current(pending), outlets, marks)
+
+
 def _count(undelivered: dict[str, set[str]], relayed: set[str], failed: set[str]) -> None:
     if relayed:
         metrics.add_metric(name="EventsRelayed", unit=MetricUnit.Count, value=len(relayed))

@@ -22,7 +22,7 @@ from reservations.logic.views import node_view
 from reservations.models.api import response_json
 from reservations.models.domain import Caller, Node, NodeSnapshot, Unit
 from reservations.models.errors import FieldProblem, StaleTopology, UnitsUnavailable
-from reservations.models.events import StoredEvent
+from reservations.models.events import ReviewScope, StoredEvent
 from reservations.models.idempotency import Outcome
 from reservations.models.node_requests import NodeRequest, UnitSpec, parse_node_request
 from reservations.models.writes import ItemVersion, NodePut, UnitPut
@@ -194,9 +194,10 @@ def with_queue(write: NodePut, ports: Ports) -> NodePut:
 
 def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEvent, ...]:
     """``node.registered`` (every unit added), or ``node.updated`` with the units added,
-    removed and changed (in class, model, GPUs or sellability), naming the reservations it
-    puts under review (each one's ``reservation.needs_review`` derived from it: see
-    ``rules.events.node_updated``)."""
+    removed and changed (in class, model, GPUs or sellability) and, when it puts
+    reservations under review, how many and its review scope: the relay derives each one's
+    ``reservation.needs_review`` from it (``rules.events.reviews_derived``). Its item is
+    bounded by the node's units, whatever the number of reservations."""
     node = write.node
     context = by_caller(write, node.id, node.owner_org_id, write.write_id)
     put_ids = [put.unit.id for put in write.units]
@@ -204,16 +205,19 @@ def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEv
         return (events.node_registered(context, node, put_ids),)
     before = {unit.id for unit in snapshot.units}
     removed = [unit.id for unit in write.removed]
-    touched = {*write.changed_unit_ids, *removed}
-    reviewed = [
-        (r, sorted(touched.intersection(r.reserved_unit_ids)))
-        for r in to_review(snapshot.reservations, snapshot.node, node, write.at)
-    ]
     added = [unit_id for unit_id in put_ids if unit_id not in before]
     # Changed: in what a promise rests on (class, model, GPUs, sellability), as the node's
     # generations say; a new display name is written, and is no change to anyone's units.
     changed = [unit_id for unit_id in write.changed_unit_ids if unit_id in before - {*removed}]
-    return (events.node_updated(context, node, added, removed, changed, reviewed),)
+    review = ReviewScope(
+        change_id=write.write_id,
+        topology_gen=node.topology_gen,
+        unit_ids=frozenset({*write.changed_unit_ids, *removed}),
+        before=snapshot.node.unit_changed_at,
+        after=node.unit_changed_at or {},
+    )
+    updated = events.node_updated(context, node, added, removed, changed, write.reviewed, review)
+    return (updated,)
 
 
 def committed(write: NodePut) -> Committed:

@@ -19,21 +19,24 @@ from reservations.logic.ports import DeliveryQueuer, HookStore
 from reservations.logic.webhooks import page_size
 from reservations.models.api import response_json
 from reservations.models.domain import Caller
-from reservations.models.errors import Conflict, NotFound
+from reservations.models.errors import DeliveryNotFailed, NotFound, SubscriptionDisabled
 from reservations.models.idempotency import Outcome
 from reservations.models.ids import is_resource_id
 from reservations.models.webhook_api import RetryQueued
 from reservations.models.webhooks import (
+    Delivery,
     DeliveryPage,
     DeliveryRequest,
     DeliveryState,
     DeliveryView,
     Subscription,
+    SubscriptionStatus,
 )
 from reservations.observability import logger, metrics
 from reservations.rules.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.rules.event_visibility import EVENTS_READ
 from reservations.rules.idempotency import check_header
+from reservations.rules.webhook_delivery import DISABLE_AFTER
 
 DELIVERIES_LIST = "webhook-deliveries"
 
@@ -68,6 +71,26 @@ def list_deliveries(
     return DeliveryPage(items=[DeliveryView.of(a) for a in page], next_cursor=next_cursor)
 
 
+def _retryable(subscription: Subscription, delivery: Delivery) -> None:
+    """Nothing when a retry by hand can be attempted; else its 409, saying why."""
+    if subscription.status is SubscriptionStatus.DISABLED:
+        raise SubscriptionDisabled(
+            f"webhook {subscription.id} is disabled after {DISABLE_AFTER.days} days of failed "
+            "deliveries; nothing was queued. Re-enable it by deleting it and subscribing again"
+        )
+    if delivery.state is not DeliveryState.FAILED:
+        raise DeliveryNotFailed(
+            f"delivery of {delivery.event_id} is {delivery.state.value}, not failed: "
+            + _NOT_FAILED[delivery.state]
+        )
+
+
+_NOT_FAILED = {
+    DeliveryState.PENDING: "it is retried on its schedule",
+    DeliveryState.DELIVERED: "there is nothing to send again",
+}
+
+
 def retry_delivery(
     caller: Caller,
     subscription_id: str,
@@ -77,8 +100,11 @@ def retry_delivery(
     queue: DeliveryQueuer,
     now: datetime,
 ) -> Outcome:
-    """202: one more attempt of the failed delivery is queued; 409 ``conflict`` for a
-    delivery that is not failed (pending: it is retried on its schedule; delivered)."""
+    """202: one more attempt of the failed delivery is queued; 409
+    ``subscription_disabled`` when its subscription is disabled (the sender would drop the
+    attempt), ``delivery_not_failed`` for a delivery that is pending (it is retried on its
+    schedule) or delivered. Neither ever succeeds by asking again, so neither is a
+    ``conflict`` nor carries ``Retry-After``; nothing is queued."""
     subscription = _own_subscription(caller, subscription_id, store)
     if not is_resource_id(event_id):
         raise NotFound()
@@ -87,8 +113,7 @@ def retry_delivery(
     delivery = store.load_delivery(subscription_id, event_id)
     if delivery is None:
         raise NotFound()
-    if delivery.state is not DeliveryState.FAILED:
-        raise Conflict(f"delivery of {event_id} is {delivery.state.value}, not failed")
+    _retryable(subscription, delivery)
     request = DeliveryRequest(
         subscription_id=subscription.id,
         org_id=subscription.org_id,

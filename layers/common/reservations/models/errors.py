@@ -106,6 +106,31 @@ class SubscriptionLimit(ApiError, status=409, code="subscription_limit"):
     """subscribe: the org already has 10 webhook subscriptions"""
 
 
+class DeliveryNotFailed(ApiError, status=409, code="delivery_not_failed"):
+    """webhook delivery retry: the delivery is not failed (pending: it is retried on its
+    schedule; delivered: there is nothing to send again); the message names its state. Not
+    kept under an Idempotency-Key: a retry keeps nothing, and a pending delivery may fail
+    later and then be retried"""
+
+
+class SubscriptionDisabled(ApiError, status=409, code="subscription_disabled"):
+    """webhook delivery retry: the subscription is disabled (5 days of failed deliveries);
+    nothing is queued. It is re-enabled by deleting it and subscribing again. Not kept under
+    an Idempotency-Key"""
+
+
+class StorageLimit(ApiError, status=409, code="storage_limit"):
+    """a write would grow a stored item past DynamoDB's 400 KB item size (the node's list
+    access item names every org its reservations name); nothing was written. Not kept
+    under an Idempotency-Key: once reservations end and leave the history, it fits"""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this write would make a stored record larger than DynamoDB's 400 KB item limit "
+            "(the node's reservations name too many organisations); nothing was written"
+        )
+
+
 class Conflict(ApiError, status=409, code="conflict", retry_after=1):
     """the write kept losing to concurrent writers; the same key may retry and then act"""
 

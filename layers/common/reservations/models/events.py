@@ -120,22 +120,61 @@ class CloudEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class ReviewScope:
+    """What a node update's reviews are derived from, bounded by the node's units (at most
+    64 of each), never by its reservations: the write's id (the derived events' ids follow
+    from it), the generation it set, the units it changed or removed, and each unit's
+    generation of last change before and after it (None: a node item that kept none). The
+    relay reads the node's reservations and judges each against it (``rules.topology``)."""
+
+    change_id: str
+    topology_gen: int | None
+    unit_ids: frozenset[str]
+    before: Mapping[str, int] | None
+    after: Mapping[str, int]
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "changeId": self.change_id,
+                "topologyGen": self.topology_gen,
+                "unitIds": sorted(self.unit_ids),
+                "before": None if self.before is None else dict(sorted(self.before.items())),
+                "after": dict(sorted(self.after.items())),
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ReviewScope:
+        fields = json.loads(text)
+        before = fields["before"]
+        return cls(
+            change_id=fields["changeId"],
+            topology_gen=fields["topologyGen"],
+            unit_ids=frozenset(fields["unitIds"]),
+            before=None if before is None else {str(k): int(v) for k, v in before.items()},
+            after={str(k): int(v) for k, v in fields["after"].items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class StoredEvent:
     """An event with what visibility needs, fixed when it is written: the node's owner then,
     and the orgs besides the operator and the owner that may see it (a reservation's
     managers and audience, a workload's org, the reclaiming reservation's managers).
-    ``expires_at``: when it leaves the feeds (None until it is stored). ``derived``: the
-    events that follow from this one, which the relay writes into the node's feed on its
-    behalf (a node update's ``reservation.needs_review``, one per reservation it puts
-    under review: as many as the node has, so they cannot all fit in the update's own
-    transaction, whose event names them). ``position``: where it was recorded in the feed
-    it was read from (None until it is stored; ``rules.feeds``)."""
+    ``expires_at``: when it leaves the feeds (None until it is stored). ``review``: a node
+    update's :class:`ReviewScope`, from which the relay derives one
+    ``reservation.needs_review`` per reservation the update put under review and writes it
+    into the node's feed (as many as the node has reservations: they cannot fit in the
+    update's own transaction, nor in its event's item). ``position``: where it was recorded
+    in the feed it was read from (None until it is stored; ``rules.feeds``)."""
 
     event: CloudEvent
     owner_org_id: str
     audience_org_ids: frozenset[str] = frozenset()
     expires_at: datetime | None = None
-    derived: tuple[StoredEvent, ...] = ()
+    review: ReviewScope | None = None
     position: str | None = None
 
     @property

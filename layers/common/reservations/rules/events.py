@@ -15,14 +15,21 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from reservations.models.domain import Node, Reservation, Workload
-from reservations.models.events import CloudEvent, EventContext, EventType, StoredEvent
+from reservations.models.events import (
+    CloudEvent,
+    EventContext,
+    EventType,
+    ReviewScope,
+    StoredEvent,
+)
 from reservations.models.times import format_event_time, format_time, to_millisecond
+from reservations.rules.topology import reviewed_units
 
 EVENT_ID_PREFIX = "evt-"
 _ID_LENGTH = 26  # base32 characters: 130 bits of the digest
@@ -301,32 +308,45 @@ def node_registered(context: EventContext, node: Node, unit_ids: Iterable[str]) 
     return _event(context, EventType.NODE_REGISTERED, f"nodes/{node.id}", data, ())
 
 
-# A reservation a node update puts under review, and the units it holds that changed.
-Reviewed = tuple[Reservation, Sequence[str]]
-
-
 def node_updated(
     context: EventContext,
     node: Node,
     added: Iterable[str],
     removed: Iterable[str],
     changed: Iterable[str],
-    reviewed: Sequence[Reviewed] = (),
+    reviewed: int = 0,
+    review: ReviewScope | None = None,
 ) -> StoredEvent:
     """A node update: its generation and the units added, removed and changed; and, when it
-    puts reservations under review, their ids (``reviewedReservationIds``) and, derived from
-    it, one ``reservation.needs_review`` each (same context: deterministic ids), which the
-    relay writes into the node's feed."""
+    puts reservations under review, how many (``reviewedReservationCount``, as the update
+    read them) and its ``review`` scope, from which the relay derives their
+    ``reservation.needs_review`` (:func:`reviews_derived`). Bounded by the node's units,
+    whatever the number of its reservations."""
     data = {
         "topologyGen": node.topology_gen,
         "addedUnitIds": sorted(added),
         "removedUnitIds": sorted(removed),
         "changedUnitIds": sorted(changed),
-        "reviewedReservationIds": sorted(r.id for r, _ in reviewed) or None,
+        "reviewedReservationCount": reviewed or None,
     }
     updated = _event(context, EventType.NODE_UPDATED, f"nodes/{node.id}", data, ())
-    derived = tuple(
-        reservation_needs_review(context, reservation, node.topology_gen, unit_ids)
-        for reservation, unit_ids in reviewed
+    return replace(updated, review=review if reviewed else None)
+
+
+def reviews_derived(updated: StoredEvent, reservations: Iterable[Reservation]) -> list[StoredEvent]:
+    """The ``reservation.needs_review`` of each of ``reservations`` the node update put under
+    review (none without a review scope): in the update's context (its write's id, time and
+    actor), so the same reservation always gets the same event, the same id, however often
+    and whenever it is derived."""
+    scope = updated.review
+    if scope is None:
+        return []
+    event = updated.event
+    context = EventContext(
+        event.node_id, updated.owner_org_id, scope.change_id, event.time, event.actor
     )
-    return replace(updated, derived=derived)
+    return [
+        reservation_needs_review(context, reservation, scope.topology_gen, unit_ids)
+        for reservation in reservations
+        if (unit_ids := reviewed_units(scope, reservation, event.time))
+    ]

@@ -5,8 +5,8 @@ review (derived when read, by ``rules.status``: the update writes none of them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from reservations.models.domain import (
@@ -17,12 +17,14 @@ from reservations.models.domain import (
     ReservationStatus,
     Unit,
 )
+from reservations.models.events import ReviewScope
 from reservations.rules.status import effective_status
 from reservations.rules.units import UnitReason
 
 # Reservations whose promise a topology change can break: pending or active (a pending one
 # will start on the new topology); an ended one is expired and stays so.
 _REVIEWED = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
+_ENDED = frozenset({ReservationStatus.CANCELLED, ReservationStatus.EXPIRED})
 
 
 def description(unit: Unit) -> tuple[object, ...]:
@@ -144,6 +146,29 @@ def to_review(
         ),
         key=_id,
     )
+
+
+@dataclass(frozen=True)
+class _Generations:
+    unit_changed_at: Mapping[str, int] | None
+
+
+def reviewed_units(scope: ReviewScope, reservation: Reservation, at: datetime) -> list[str]:
+    """The units of ``scope`` (a node update's, made at ``at``) that put ``reservation``
+    under review, sorted; empty when the update did not: it judges the reservation as
+    :func:`to_review` did at the update, from the generations before and after it. One
+    ended (cancelled, or stored expired) since the update was live at it; one re-affirmed
+    since has the node's newer generation, and is judged reviewed by none."""
+    held = sorted(scope.unit_ids.intersection(reservation.reserved_unit_ids))
+    if not held:
+        return []
+    judged = reservation
+    if reservation.status in _ENDED and reservation.updated_at > at:
+        judged = replace(reservation, status=ReservationStatus.PENDING)
+    before = effective_status(judged, _Generations(scope.before), at)
+    after = effective_status(judged, _Generations(scope.after), at)
+    reviewed = before in _REVIEWED and after is ReservationStatus.NEEDS_REVIEW
+    return held if reviewed else []
 
 
 def _id(item: Unit | Reservation) -> str:

@@ -128,7 +128,10 @@ def sync_detailed(
 
      A retry is one attempt however often it is asked: a repeat, with or without the same Idempotency-
     Key, queues the same attempt, which is made once; the header is checked, and nothing needs keeping.
-    A delivery that is not failed is a 409 conflict: a pending one is retried on its schedule.
+    A delivery that is not failed is a 409 delivery_not_failed naming its state (a pending one is
+    retried on its schedule); one of a disabled subscription is a 409 subscription_disabled (re-enable
+    it by deleting it and subscribing again). Neither carries Retry-After: asking again never succeeds.
+    Nothing is queued for either.
 
     Args:
         subscription_id (str):
@@ -169,7 +172,10 @@ def sync(
 
      A retry is one attempt however often it is asked: a repeat, with or without the same Idempotency-
     Key, queues the same attempt, which is made once; the header is checked, and nothing needs keeping.
-    A delivery that is not failed is a 409 conflict: a pending one is retried on its schedule.
+    A delivery that is not failed is a 409 delivery_not_failed naming its state (a pending one is
+    retried on its schedule); one of a disabled subscription is a 409 subscription_disabled (re-enable
+    it by deleting it and subscribing again). Neither carries Retry-After: asking again never succeeds.
+    Nothing is queued for either.
 
     Args:
         subscription_id (str):
@@ -205,7 +211,10 @@ async def asyncio_detailed(
 
      A retry is one attempt however often it is asked: a repeat, with or without the same Idempotency-
     Key, queues the same attempt, which is made once; the header is checked, and nothing needs keeping.
-    A delivery that is not failed is a 409 conflict: a pending one is retried on its schedule.
+    A delivery that is not failed is a 409 delivery_not_failed naming its state (a pending one is
+    retried on its schedule); one of a disabled subscription is a 409 subscription_disabled (re-enable
+    it by deleting it and subscribing again). Neither carries Retry-After: asking again never succeeds.
+    Nothing is queued for either.
 
     Args:
         subscription_id (str):
@@ -246,7 +255,10 @@ async def asyncio(
 
      A retry is one attempt however often it is asked: a repeat, with or without the same Idempotency-
     Key, queues the same attempt, which is made once; the header is checked, and nothing needs keeping.
-    A delivery that is not failed is a 409 conflict: a pending one is retried on its schedule.
+    A delivery that is not failed is a 409 delivery_not_failed naming its state (a pending one is
+    retried on its schedule); one of a disabled subscription is a 409 subscription_disabled (re-enable
+    it by deleting it and subscribing again). Neither carries Retry-After: asking again never succeeds.
+    Nothing is queued for either.
 
     Args:
         subscription_id (str):
