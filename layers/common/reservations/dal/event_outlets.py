@@ -2,10 +2,11 @@
 and the node's own feed for the events derived from it (a node update's reviews).
 
 Each outlet delivers a batch and answers the ids it could not deliver; it never raises for
-an outage (the event stays marked, and the relay tries it again later). Delivering again is
-harmless: a feed item is positioned when it is written (``rules.feeds``), so a second
-delivery is a second copy further on, and every reader, like the bus's subscribers,
-deduplicates by the event's id.
+an outage (the event stays marked, and the relay tries it again later). The relay asks an
+outlet only for what the event's marks say it still owes; where a relay died between a
+delivery and its mark, delivering again is harmless: a feed item is positioned when it is
+written (``rules.feeds``), so it is a second copy further on, and every reader, like the
+bus's subscribers, deduplicates by the event's id.
 """
 
 from __future__ import annotations
