@@ -6,6 +6,7 @@ string as sent)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
@@ -16,6 +17,7 @@ from devstack import fleet_documents as f
 from devstack.api_events import list_event, workloads_event
 from devstack.functions import invoke, load_function
 from tests.support.event_scenario import node_feed_event, org_feed_event
+from tests.support.ports import swap_ports
 
 OWNER = "Bearer vl_local_test_owner"
 FEEDS = {"key": "vl_local_test_feeds", "orgId": "org-platform",
@@ -90,8 +92,12 @@ def test_repeated_state_names_list_what_the_comma_separated_state_does(functions
 
 
 @pytest.mark.parametrize("feed", ["node_events", "org_events"])
-def test_repeated_types_read_the_feed_as_the_comma_separated_types_do(functions, node, feed):
+def test_repeated_types_read_the_feed_as_the_comma_separated_types_do(
+    functions, node, feed, monkeypatch
+):
     types = ["reservation.created", "reservation.cancelled"]
+    now = datetime.now(UTC)  # one reader's clock: an end-of-feed cursor names its horizon
+    swap_ports(monkeypatch, functions[feed], clock=lambda: now)
 
     def event(query: dict[str, str] | None = None) -> dict[str, Any]:
         if feed == "node_events":
