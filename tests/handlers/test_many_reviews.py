@@ -180,7 +180,7 @@ def test_a_relay_run_again_from_the_start_writes_the_same_reviews_once_and_feeds
     )))  # fmt: skip
     assert put(functions, update(2, [f.unit(U4, sellable=False, notSellableReason="rma"),
                                      f.unit(U5)])).status == 200  # fmt: skip
-    [(item, updated)] = node_updates(aws)
+    [(_, updated)] = node_updates(aws)
     assert updated.event.data["reviewedReservationCount"] == 250
     later = {"cancelled": "res-00007", "reaffirmed": "res-00008"}
     for status, reservation_id in later.items():
