@@ -274,7 +274,8 @@ def main() -> int:
         say("stopping...")
         return 0
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut cleanup
+        for stopping in (signal.SIGINT, signal.SIGTERM):  # a second one must not cut cleanup
+            signal.signal(stopping, signal.SIG_IGN)
         stop(processes)
         remove_leftovers()
 
