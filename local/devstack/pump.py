@@ -2,12 +2,14 @@
 
 Long-polls the termination reports queue and the webhook delivery queue and hands each
 batch to TerminationReportsFunction and WebhookSenderFunction through ``sam local
-start-lambda`` (the real functions in their containers), deleting only the records a
+start-lambda`` (the real functions in their containers; the sender's own start-lambda, on
+the host's network, when ``--sender-endpoint`` names it), deleting only the records a
 partial-batch response did not list (the sender holds those until their next attempt);
 polls the table's stream for the event relay (``streams.py``); and runs SweeperFunction,
 EventBacklogFunction and HistoryMoverFunction on a period.
 
-    python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL
+    python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL \
+        [--sender-endpoint http://127.0.0.1:3002]
 """
 
 from __future__ import annotations
@@ -161,6 +163,7 @@ def start_stream_pumps(
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--lambda-endpoint", required=True)
+    parser.add_argument("--sender-endpoint", help="the webhook sender's (default: the same)")
     parser.add_argument("--emulator", required=True)
     parser.add_argument("--sweep-every", type=float, default=5.0, help="seconds between sweeps")
     return parser.parse_args(argv)
@@ -177,18 +180,17 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s pump %(levelname)s %(message)s")
     sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
-    config = Config(read_timeout=120, retries={"max_attempts": 1})
-    lambda_client = boto3.client(
-        "lambda", endpoint_url=args.lambda_endpoint, region_name=REGION, config=config
-    )
+    lambda_client = _lambda_client(args.lambda_endpoint)
+    sender_endpoint = args.sender_endpoint or args.lambda_endpoint
     queue_url, queue_arn = _reports_queue(sqs)
     stopping = stop_on_signals()
     wait_for_functions(args.lambda_endpoint, lambda_client, queue_arn)
+    wait_for_port(_port(sender_endpoint), timeout=float("inf"), host="127.0.0.1")
     start_stream_pumps(args, lambda_client, stopping)
     every(args.sweep_every, stopping, lambda: sweep(lambda_client), "SweeperFunction")
     every(args.sweep_every, stopping, lambda: relay_backlog(lambda_client), "EventBacklogFunction")
     every(args.sweep_every, stopping, lambda: move_history(lambda_client), "HistoryMoverFunction")
-    start_delivery_pump(sqs, lambda_client, stopping)
+    start_delivery_pump(sqs, _lambda_client(sender_endpoint), stopping)
     while not stopping.is_set():
         try:
             applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)
@@ -198,6 +200,15 @@ def main(argv: list[str] | None = None) -> int:
             log.exception("reports pump error")
             time.sleep(1)
     return 0
+
+
+def _lambda_client(endpoint: str) -> Any:
+    config = Config(read_timeout=120, retries={"max_attempts": 1})
+    return boto3.client("lambda", endpoint_url=endpoint, region_name=REGION, config=config)
+
+
+def _port(endpoint: str) -> int:
+    return int(endpoint.rsplit(":", 1)[-1].rstrip("/"))
 
 
 def start_delivery_pump(sqs: Any, lambda_client: Any, stopping: threading.Event) -> None:
@@ -210,7 +221,10 @@ def start_delivery_pump(sqs: Any, lambda_client: Any, stopping: threading.Event)
         if sent:
             log.info("webhook sender done with %d message(s)", sent)
 
-    every(0.1, stopping, step, "WebhookSenderFunction")
+    def warm() -> None:  # its first delivery finds it initialised
+        invoke(lambda_client, "WebhookSenderFunction", {"Records": []})
+
+    every(0.1, stopping, step, "WebhookSenderFunction", first=warm)
 
 
 def stop_on_signals() -> threading.Event:
@@ -226,10 +240,11 @@ def stop_on_signals() -> threading.Event:
 
 
 def wait_for_functions(endpoint: str, lambda_client: Any, queue_arn: str) -> None:
-    """make run starts the pump before `sam local start-lambda` listens; then the reports
-    function's container is started now, not on the first report."""
+    """make run starts the pump before `sam local start-lambda` listens (it waits as long as
+    that takes); then the reports function is called once, so its first report finds it
+    initialised."""
     host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
-    wait_for_port(int(port), timeout=300, host=host)
+    wait_for_port(int(port), timeout=float("inf"), host=host)
     try:
         invoke(lambda_client, "TerminationReportsFunction", warm_up_event(queue_arn))
     except Exception:

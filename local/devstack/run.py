@@ -5,8 +5,11 @@
    local/build-lambda-image.sh);
 3. starts the AWS emulator on ``AWS_EMULATOR_PORT`` (default 5000), provisioned from
    template.yaml, and loads the fleet into it;
-4. ``sam build`` (cached), then ``sam local start-api`` on ``API_PORT`` (default 3000) and
-   ``sam local start-lambda`` on a free port, for the functions AWS would trigger;
+4. ``sam build`` (cached) and the Lambda image with the layer in it, built once per layer
+   (``image.py``), meanwhile; then, all at once, ``sam local start-api`` on ``API_PORT``
+   (default 3000) and two ``sam local start-lambda`` on free ports, for the functions AWS
+   would trigger and for the webhook sender (on the host's network), each from its own
+   layer-free template (``local_templates.py``) and with every container started up front;
 5. starts one node-side consumer per node (``log`` driver) and the pump that feeds the
    termination reports to their function and runs the sweeper every few seconds
    (``RUN_CONSUMERS=0`` leaves the consumers out, so messages stay on the node queues);
@@ -17,17 +20,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
 from devstack.emulator import LOCAL_CREDENTIALS, REGION
+from devstack.image import layered_image
+from devstack.local_templates import write_local_templates
 from devstack.net import free_port, wait_for_port
 from reservations_tools.fleet.loader import FleetError, read_fleet
 from reservations_tools.fleet.model import Fleet
@@ -39,7 +47,7 @@ DEFAULT_FLEET = ROOT / "fleets" / "demo.json"
 # sam local keeps image-build locks in the temp dir; give ours a dir we can clean.
 SAM_TMP = STATE / "tmp"
 
-STARTUP_TIMEOUT = 420  # seconds for sam local to have every warm container up
+BUILT_LAYER = ROOT / ".aws-sam" / "build" / "CommonLayer"
 
 
 def say(message: str) -> None:
@@ -89,29 +97,43 @@ def sam_build() -> None:
 
 
 def write_env_vars(emulator_port: int) -> Path:
-    """events/env.json, with the emulator's port as make run was given it."""
+    """events/env.json, with the emulator's port as make run was given it. The webhook
+    sender runs on the host's network: it reaches the emulator, and a receiver on
+    ``http://127.0.0.1:<port>``, at this machine's 127.0.0.1."""
     overrides = json.loads((ROOT / "events" / "env.json").read_text())
+    queue = f"{emulator_port}/123456789012/WebhookDeliveryQueue"
     overrides["Parameters"]["AWS_ENDPOINT_URL"] = f"http://host.docker.internal:{emulator_port}"
-    overrides["Parameters"]["WEBHOOK_DELIVERY_QUEUE_URL"] = (
-        f"http://host.docker.internal:{emulator_port}/123456789012/WebhookDeliveryQueue"
-    )
+    overrides["Parameters"]["WEBHOOK_DELIVERY_QUEUE_URL"] = f"http://host.docker.internal:{queue}"
+    overrides["WebhookSenderFunction"] = {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{emulator_port}",
+        "WEBHOOK_DELIVERY_QUEUE_URL": f"http://127.0.0.1:{queue}",
+        "WEBHOOK_LOCAL_RECEIVER_HOST": "127.0.0.1",
+    }
     STATE.mkdir(exist_ok=True)
     path = STATE / "env.json"
     path.write_text(json.dumps(overrides, indent=2))
     return path
 
 
-def sam_local(command: str, port: int, env_vars: Path, warm: str) -> list[str]:
-    """``sam local <command>``, through ``devstack.sam_cli`` (a request id per request)."""
+def sam_local(
+    command: str, port: int, setup: SamSetup, kind: str, warm: str = "EAGER"
+) -> list[str]:
+    """``sam local <command>`` over the ``kind`` template, through ``devstack.sam_cli`` (a
+    request id per request; the host's network for the webhook sender)."""
+    network = (
+        ["--host-network"]
+        if kind == "sender"
+        else ["--add-host", "host.docker.internal:host-gateway"]
+    )
     return [
-        sys.executable, "-m", "devstack.sam_cli", "local", command,
+        sys.executable, "-m", "devstack.sam_cli", "local", command, *network,
+        "--template", str(setup.templates[kind]),
         "--host", "127.0.0.1", "--port", str(port),
-        "--env-vars", str(env_vars),
-        "--invoke-image", LAMBDA_IMAGE, "--skip-pull-image",
-        "--add-host", "host.docker.internal:host-gateway",
+        "--env-vars", str(setup.env_vars),
+        "--invoke-image", setup.image, "--skip-pull-image",
         "--warm-containers", warm,
         # The local stack alone lets webhooks go to http://127.0.0.1:<port> (a receiver on
-        # this machine, reached from the containers as host.docker.internal: events/env.json).
+        # this machine, which the sender on the host's network reaches as 127.0.0.1).
         "--parameter-overrides", "WebhookAllowLocalReceiver=true",
     ]  # fmt: skip
 
@@ -128,33 +150,29 @@ def start(command: list[str], log: IO[str] | None = None) -> subprocess.Popen[st
     )
 
 
-def wait_for_log(process: subprocess.Popen[str], log: Path, marker: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if marker in log.read_text():
-            return
+def wait_for_log(process: subprocess.Popen[str], log: Path, marker: str) -> None:
+    """Until ``marker`` is in ``log``, as long as ``process`` runs (loading a big fleet on a
+    busy machine takes what it takes)."""
+    while marker not in log.read_text():
         if process.poll() is not None:
             raise SystemExit(f"make run: the AWS emulator stopped:\n{log.read_text()[-4000:]}")
         time.sleep(0.2)
-    raise SystemExit(f"make run: the AWS emulator did not become ready; see {log}")
 
 
-def wait_for_api(url: str, process: subprocess.Popen[str], timeout: float) -> float:
-    """Seconds until the API answers (any HTTP status: 401 is an answer)."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if process.poll() is not None:
-            raise SystemExit(f"make run: sam local start-api exited; see {STATE / 'sam.log'}")
+def wait_for_api(url: str, process: subprocess.Popen[str]) -> None:
+    """Until the API answers (any HTTP status: 401 is an answer), however long sam local
+    takes on a busy machine, as long as it runs."""
+    while process.poll() is None:
         try:
             urllib.request.urlopen(url, timeout=30)  # noqa: S310 - our own loopback URL
-            return time.monotonic() - started
+            return
         except urllib.error.HTTPError as error:
             if error.code < 500:
-                return time.monotonic() - started
+                return
         except OSError:
             pass
         time.sleep(0.5)
-    raise SystemExit(f"make run: the API did not answer within {timeout:.0f} s")
+    raise SystemExit(f"make run: sam local start-api exited; see {STATE / 'sam.log'}")
 
 
 def demo_curl(fleet: Fleet, api_url: str) -> str:
@@ -241,11 +259,12 @@ def main() -> int:
     processes: list[subprocess.Popen[str]] = []
     stop_on_signals()
     try:
-        emulator_url = start_emulator(processes, emulator_port, fleet_path)
-        env_vars = write_env_vars(emulator_port)
-        api_url = start_api(processes, api_port, env_vars)
-        start_node_side(processes, emulator_url, env_vars, fleet_path)
-        say(f"ready in {time.monotonic() - started:.0f} s. API: {api_url}  (logs: .local/*.log)")
+        emulator_url, setup, phases = start_emulator(processes, emulator_port, fleet_path, started)
+        api_url = start_functions(processes, api_port, emulator_url, fleet_path, setup)
+        phases["functions"] = time.monotonic() - started - sum(phases.values())
+        took = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in phases.items())
+        total = time.monotonic() - started
+        say(f"ready in {total:.0f} s. API: {api_url}  ({took}; logs: .local/*.log)")
         print(f"\n  {demo_curl(fleet, api_url)}\n\nCtrl-C stops everything.", flush=True)
         while all(process.poll() is None for process in processes):
             time.sleep(1)
@@ -255,7 +274,8 @@ def main() -> int:
         say("stopping...")
         return 0
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut cleanup
+        for stopping in (signal.SIGINT, signal.SIGTERM):  # a second one must not cut cleanup
+            signal.signal(stopping, signal.SIG_IGN)
         stop(processes)
         remove_leftovers()
 
@@ -271,18 +291,43 @@ def stop_on_signals() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
 
 
-def start_emulator(processes: list[subprocess.Popen[str]], port: int, fleet_path: Path) -> str:
-    """The AWS emulator with the fleet loaded (``sam build`` runs meanwhile); its URL."""
+@dataclass
+class SamSetup:
+    """What the ``sam local`` processes are given: their templates, variables and image."""
+
+    templates: dict[str, Path]
+    env_vars: Path
+    image: str
+
+
+def prepare_functions(emulator_port: int) -> SamSetup:
+    """``sam build`` (cached), the layer-free templates, and the image with the layer."""
+    sam_build()
+    templates = write_local_templates()
+    return SamSetup(
+        templates, write_env_vars(emulator_port), layered_image(LAMBDA_IMAGE, BUILT_LAYER)
+    )
+
+
+def start_emulator(
+    processes: list[subprocess.Popen[str]], port: int, fleet_path: Path, started: float
+) -> tuple[str, SamSetup, dict[str, float]]:
+    """The AWS emulator with the fleet loaded, while the functions are prepared; its URL,
+    the functions' setup, and the seconds the emulator and the fleet took."""
     STATE.mkdir(exist_ok=True)
     log = STATE / "emulator.log"
     command = [sys.executable, "-m", "devstack.emulator", "--port", str(port)]
     emulator = start([*command, "--fleet", str(fleet_path)], log=log.open("w"))
     processes.append(emulator)
-    sam_build()
-    wait_for_log(emulator, log, "AWS emulator ready", timeout=60)
-    say(f"AWS emulator on http://127.0.0.1:{port}, fleet {fleet_path.name} loaded")
-    say(load_line(log.read_text()))
-    return f"http://127.0.0.1:{port}"
+    with ThreadPoolExecutor(1) as background:
+        preparing = background.submit(prepare_functions, port)
+        wait_for_log(emulator, log, "AWS emulator ready")
+        ready = time.monotonic() - started
+        say(f"AWS emulator on http://127.0.0.1:{port}, fleet {fleet_path.name} loaded")
+        say(load_line(log.read_text()))
+        setup = preparing.result()
+    fleet = load_seconds(log.read_text())
+    return f"http://127.0.0.1:{port}", setup, {"emulator": ready - fleet, "fleet": fleet}
 
 
 def load_line(emulator_log: str) -> str:
@@ -291,44 +336,64 @@ def load_line(emulator_log: str) -> str:
     return lines[-1] if lines else "the fleet loader said nothing"
 
 
-def start_api(processes: list[subprocess.Popen[str]], port: int, env_vars: Path) -> str:
-    """``sam local start-api``, every API function warm (EAGER: the first request is fast;
-    ``API_WARM_CONTAINERS=LAZY`` starts each on its first request instead, and the stack
-    sooner); returns once it answers. On a small, busy machine that can take minutes, so wait
-    generously (the process is watched)."""
+def load_seconds(emulator_log: str) -> float:
+    """The fleet loader's time, from its line (0 when it said none)."""
+    found = re.search(r" in (\d+(?:\.\d+)?) s\b", load_line(emulator_log))
+    return float(found.group(1)) if found else 0.0
+
+
+def start_functions(
+    processes: list[subprocess.Popen[str]], api_port: int, emulator_url: str,
+    fleet_path: Path, setup: SamSetup,
+) -> str:  # fmt: skip
+    """The three ``sam local`` processes at once (the image is built: nothing for them to
+    build), every container started up front (``API_WARM_CONTAINERS=LAZY`` starts the API's
+    on their first request instead); then the pump and the consumers. Returns the API's URL
+    once every process answers: as long as they run, however long a busy machine takes."""
     warm = os.environ.get("API_WARM_CONTAINERS", "EAGER")
-    api = start(sam_local("start-api", port, env_vars, warm), log=(STATE / "sam.log").open("w"))
-    processes.append(api)
-    api_url = f"http://127.0.0.1:{port}"
-    wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", api, timeout=STARTUP_TIMEOUT)
+    ports = {"triggered": free_port(), "sender": free_port()}
+    logs = {"api": "sam.log", "triggered": "sam-lambda.log", "sender": "sam-sender.log"}
+    sam = {
+        "api": start(sam_local("start-api", api_port, setup, "api", warm), open_log(logs["api"])),
+        **{
+            kind: start(sam_local("start-lambda", port, setup, kind), open_log(logs[kind]))
+            for kind, port in ports.items()
+        },
+    }
+    processes.extend(sam.values())
+    start_node_side(processes, emulator_url, ports, fleet_path)
+    api_url = f"http://127.0.0.1:{api_port}"
+    wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", sam["api"])
+    for kind, port in ports.items():
+        if not wait_for_port(
+            port, timeout=float("inf"), alive=lambda k=kind: sam[k].poll() is None
+        ):
+            raise SystemExit(f"make run: sam local start-lambda ({kind}) exited; see {STATE}")
     return api_url
 
 
+def open_log(name: str) -> IO[str]:
+    return (STATE / name).open("w")
+
+
 def start_node_side(
-    processes: list[subprocess.Popen[str]], emulator_url: str, env_vars: Path, fleet_path: Path
-) -> None:
-    """``sam local start-lambda`` for the functions AWS would trigger, the pump that plays the
-    triggers, and one consumer per node. Only once the API is up: two sam processes building
-    the layer's image at once trip over sam local 1.170's build lock (a start-up failure, seen
-    on a loaded machine), and by now the image is built."""
-    lambda_port = free_port()
-    functions = start(
-        sam_local("start-lambda", lambda_port, env_vars, "LAZY"),
-        log=(STATE / "sam-lambda.log").open("w"),
-    )
-    processes.append(functions)
-    loop_log = (STATE / "loop.log").open("w")
-    pump = ["--emulator", emulator_url, "--lambda-endpoint", f"http://127.0.0.1:{lambda_port}"]
+    processes: list[subprocess.Popen[str]], emulator_url: str, ports: dict[str, int],
+    fleet_path: Path,
+) -> None:  # fmt: skip
+    """The pump that plays the triggers (it waits for the functions' ports itself), and one
+    consumer per node."""
+    loop_log = open_log("loop.log")
+    pump = [
+        "--emulator", emulator_url,
+        "--lambda-endpoint", f"http://127.0.0.1:{ports['triggered']}",
+        "--sender-endpoint", f"http://127.0.0.1:{ports['sender']}",
+    ]  # fmt: skip
     processes.append(start([sys.executable, "-m", "devstack.pump", *pump], log=loop_log))
     if os.environ.get("RUN_CONSUMERS", "1") != "0":
         consumers = ["--emulator", emulator_url, "--fleet", str(fleet_path)]
         processes.append(
             start([sys.executable, "-m", "devstack.consumers", *consumers], log=loop_log)
         )
-    if not wait_for_port(
-        lambda_port, timeout=STARTUP_TIMEOUT, alive=lambda: functions.poll() is None
-    ):
-        raise SystemExit(f"make run: sam local start-lambda is not listening; see {STATE}")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,11 @@ import sys
 import uuid
 from typing import Any
 
+from docker.models.containers import ContainerCollection
 from samcli.cli.main import cli  # type: ignore[import-untyped]
 from samcli.local.events import api_event  # type: ignore[import-untyped]
+
+from devstack.net import free_port
 
 _made = api_event.RequestContextV2.__init__
 _REQUEST_ID_POSITION = 3  # account_id, api_id, http, request_id, ...
@@ -27,8 +30,32 @@ def _with_own_id(self: Any, *args: Any, **kwargs: Any) -> None:
     _made(self, *args, **kwargs)
 
 
+_create = ContainerCollection.create
+HOST_NETWORK = "--host-network"
+
+
+def on_host_network(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A Lambda container's options, moved to the host's network (see the module's doc)."""
+    ports = kwargs.pop("ports", None) or {}
+    (interface, port), *_ = ports.values()  # the runtime emulator's, 127.0.0.1:<free port>
+    entrypoint = [
+        *kwargs["entrypoint"],
+        *("--runtime-interface-emulator-address", f"{interface}:{port}"),
+        *("--runtime-api-address", f"127.0.0.1:{free_port()}"),
+    ]
+    kwargs.pop("extra_hosts", None)  # the host's own /etc/hosts holds
+    return {**kwargs, "entrypoint": entrypoint, "network_mode": "host"}
+
+
+def _create_on_host_network(self: Any, image: str, command: Any = None, **kwargs: Any) -> Any:
+    return _create(self, image, command, **on_host_network(kwargs))
+
+
 def main() -> None:
     api_event.RequestContextV2.__init__ = _with_own_id
+    if HOST_NETWORK in sys.argv:
+        sys.argv.remove(HOST_NETWORK)
+        ContainerCollection.create = _create_on_host_network  # type: ignore[method-assign]
     sys.argv[0] = "sam"
     cli()
 

@@ -3,8 +3,8 @@
     python -m devstack.webhook_receiver --port 8765 --secret whsec_...
 
 Subscribe ``http://127.0.0.1:8765/`` (the local stack allows that URL form). It listens on
-127.0.0.1 and, when Docker's bridge exists, on the bridge address too: the local stack's
-sender runs in a Lambda container, which reaches this machine as host.docker.internal.
+127.0.0.1 alone, as most local servers do: the local stack's sender runs on the host's
+network, where 127.0.0.1 is this machine.
 Signatures are checked with the standardwebhooks package, as any receiver would; give the
 secret twice (``--secret old --secret new``) to accept either during a rotation.
 """
@@ -21,8 +21,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO
 
 from standardwebhooks import Webhook, WebhookVerificationError
-
-from devstack.net import docker_bridge_address
 
 MAX_BODY = 1024 * 1024
 
@@ -103,11 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--secret", action="append", default=[], help="whsec_... (repeatable)")
     parser.add_argument("--status", type=int, default=200, help="the status to answer with")
-    parser.add_argument("--no-bridge", action="store_true", help="listen on 127.0.0.1 only")
     args = parser.parse_args(argv)
-    bridge = None if args.no_bridge else docker_bridge_address()
-    hosts = ["127.0.0.1", *([bridge] if bridge else [])]
-    servers = serve(hosts, args.port, args.secret, args.status)
+    servers = serve(["127.0.0.1"], args.port, args.secret, args.status)
     print(f"receiving webhooks at http://127.0.0.1:{args.port}/ (answering {args.status});"
           " Ctrl-C stops", flush=True)  # fmt: skip
     with contextlib.suppress(KeyboardInterrupt):

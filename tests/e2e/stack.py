@@ -163,8 +163,8 @@ def run_stack(
 ) -> Iterator[Stack]:
     """`python -m devstack.run` on free ports with ``fleet``, until the generator is closed.
     Its API functions start on their first request (``warm``): a session calls a few of the
-    API's two dozen functions, and starting them all first cost each stack minutes; the
-    stack of ``test_local_stack.py`` starts them all, as ``make run`` does by default."""
+    API's two dozen functions, each a second or so on its first call; the stack of
+    ``test_local_stack.py`` starts them all, as ``make run`` does by default."""
     fleet_file = directory / "fleet.json"
     fleet_file.write_text(json.dumps(fleet, indent=2))
     api_port, emulator_port = free_port(), free_port()

@@ -50,7 +50,7 @@ def test_it_prints_each_delivery_and_whether_it_verifies():
 def test_the_command_runs_and_answers_with_the_status_asked_for():
     port = free_port()
     command = [sys.executable, "-m", "devstack.webhook_receiver", "--port", str(port),
-               "--secret", SECRET, "--status", "503", "--no-bridge"]  # fmt: skip
+               "--secret", SECRET, "--status", "503"]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert wait_for_port(port, timeout=30, alive=lambda: process.poll() is None)
