@@ -12,10 +12,12 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from devstack import fleet_documents as f
 from devstack.api_events import create_event, node_event
 from devstack.functions import FakeContext, invoke, load_function
+from reservations.dal import clients
 from reservations.dal.event_outlets import DerivedEvents
 from reservations.dal.events import pending_event_from_item
 from reservations.dal.items import from_attributes, to_attributes
@@ -209,6 +211,37 @@ def test_a_relay_run_again_from_the_start_writes_the_same_reviews_once_and_feeds
     first_page = invoke(functions["org_events"], s.org_feed_event(s.bearer("manager")))
     assert first_page.status == 200
     assert all("unrelayed" not in i for i in feed_items(aws))
+
+
+def test_a_relay_that_fails_partway_goes_on_from_its_last_transaction_and_writes_none_twice(
+    functions, node_env, load_fleet, monkeypatch
+):
+    """250 reviews, three transactions: the second is refused (throttled), so the relay
+    answers the update as not delivered; the next relay writes the rest, and each review
+    is in the node's feed once."""
+    aws = node_env
+    load_fleet(f.fleet([f.node("node-a", [f.unit(U4), f.unit(U5)], hourly(U4, 250))],
+                       [OPERATOR_KEY]))  # fmt: skip
+    assert (
+        put(functions, update(2, [f.unit(U4, gpuModelId="nvidia-b200"), f.unit(U5)])).status == 200
+    )
+    [(_, updated)] = node_updates(aws)
+    real, calls = clients.dynamodb().transact_write_items, []
+
+    def throttled_once(**request: Any) -> Any:
+        calls.append(len(request["TransactItems"]))
+        if len(calls) == 2:
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow"}},
+                              "TransactWriteItems")  # fmt: skip
+        return real(**request)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(clients.dynamodb(), "transact_write_items", throttled_once)
+        assert DerivedEvents().deliver([updated]) == {updated.id}
+    assert len(reviews(aws)) == 100  # the first transaction's
+    assert DerivedEvents().deliver([updated]) == set()
+    ids = [e["id"] for e in reviews(aws)]
+    assert len(ids) == len(set(ids)) == 250
 
 
 def test_a_create_that_would_pass_dynamodbs_item_size_is_a_409_naming_it_with_nothing_written(

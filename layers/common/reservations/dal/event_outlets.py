@@ -23,6 +23,7 @@ from reservations.dal import clients
 from reservations.dal import events as feed_writes
 from reservations.dal.batches import sized_batches
 from reservations.dal.events import (
+    DERIVED_BATCH,
     feed_items,
     node_reservations,
     put_derived,
@@ -161,13 +162,13 @@ def _entry_size(stored: StoredEvent) -> int:
 
 class DerivedEvents:
     """Writes the events derived from a node update (one ``reservation.needs_review`` per
-    reservation it put under review) into the node's feed, each once (conditional on its
-    key: a relay again writes nothing twice); from there they are relayed like any other.
-    The node's reservations are read a page at a time and the progress is kept on the
-    update's item, so a node with 10,000 reviews takes several invocations: within
-    ``budget_seconds`` a call goes as far as it gets, answers the update as not delivered
-    (it stays marked) and the next relay goes on from there. An event that derives none is
-    delivered."""
+    reservation it put under review) into the node's feed; from there they are relayed like
+    any other. The node's reservations are read a page at a time, and how far the reviews
+    are written is kept on the update's item after every transaction (it only moves
+    forward), so a relay again goes on from there and writes none twice; a node with 10,000
+    reviews takes several invocations: within ``budget_seconds`` a call goes as far as it
+    gets, answers the update as not delivered (it stays marked) and the next relay goes on.
+    An event that derives none is delivered."""
 
     name = DERIVED
 
@@ -195,9 +196,10 @@ class DerivedEvents:
             after = reviewed_after(stored)
             while self.clock() < deadline:
                 items, more = node_reservations(stored.event.node_id, after, REVIEW_PAGE)
-                reservations = [reservation_from_item(item) for item in items]
-                if put_derived(reviews_derived(stored, reservations), retention):
-                    return False
+                for through, reviews in _review_batches(stored, items):
+                    if put_derived(reviews, retention):
+                        return False
+                    record_reviewed_after(stored, through)
                 if items:  # recorded at the end too: a relay again starts past it
                     after = str(items[-1]["SK"])
                     record_reviewed_after(stored, after)
@@ -206,3 +208,18 @@ class DerivedEvents:
         except AwsFailure:
             return False
         return False
+
+
+def _review_batches(
+    stored: StoredEvent, items: Sequence[Item]
+) -> Iterator[tuple[str, list[StoredEvent]]]:
+    """The reviews the update derives from these reservation items, a transaction's worth
+    at a time, each with the sort key of the last reservation it covers."""
+    batch: list[StoredEvent] = []
+    for item in items:
+        batch += reviews_derived(stored, [reservation_from_item(item)])
+        if len(batch) >= DERIVED_BATCH:
+            yield str(item["SK"]), batch
+            batch = []
+    if batch:
+        yield str(items[-1]["SK"]), batch

@@ -213,13 +213,15 @@ def reviewed_after(stored: StoredEvent) -> str | None:
 
 
 def record_reviewed_after(stored: StoredEvent, sort_key: str) -> None:
-    """Remember that the update's reviews are written up to the reservation ``sort_key``
-    (never bringing back an item the TTL deleted)."""
+    """Remember that the update's reviews are written up to the reservation ``sort_key``:
+    only forward (a slower relay of the same update never moves it back), and never
+    bringing back an item the TTL deleted."""
     try:
         clients.dynamodb().update_item(
             **_event_key(stored),
             UpdateExpression="SET #after = :after",
-            ConditionExpression="attribute_exists(PK)",
+            ConditionExpression="attribute_exists(PK) AND "
+            "(attribute_not_exists(#after) OR #after < :after)",
             ExpressionAttributeNames={"#after": REVIEWED_AFTER},
             ExpressionAttributeValues=to_attributes({":after": sort_key}),
         )
