@@ -49,11 +49,14 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
 
 
 def _too_large(error: ClientError) -> bool:
-    """DynamoDB refused the whole transaction: an item would pass its 400 KB."""
+    """An item would pass DynamoDB's 400 KB: the whole request refused (a put), or an
+    action's cancellation reason (an update that grows an item)."""
     details = error.response.get("Error", {})
-    return (
-        details.get("Code") == "ValidationException"
-        and "item size" in str(details.get("Message", "")).lower()
+    refusals = [details, *error.response.get("CancellationReasons", [])]
+    return any(
+        str(refusal.get("Code")) in ("ValidationException", "ValidationError")
+        and "item size" in str(refusal.get("Message", "")).lower()
+        for refusal in refusals
     )
 
 
