@@ -126,15 +126,18 @@ def event_put(stored: StoredEvent, retention_days: int) -> Action:
     }
 
 
-def rewrite_late(actions: list[Action]) -> None:
+def rewrite_late(actions: list[Action]) -> set[str]:
     """After a write that put node feed items (answered now): each one put a settle window
-    or more after its position is written again, newer (see :func:`_rewrite`)."""
+    or more after its position is written again, newer (see :func:`_rewrite`). The ids of
+    the events no copy of which landed within the window."""
     answered_at = record_clock()
+    behind: set[str] = set()
     for action in actions:
         item = from_attributes(action.get("Put", {}).get("Item", {}))
         in_node_feed = str(item.get("PK", "")).startswith(NODE_EVENTS_PREFIX)
-        if in_node_feed and written_late(item["SK"], answered_at):
-            _rewrite(item)
+        if in_node_feed and written_late(item["SK"], answered_at) and not _rewrite(item):
+            behind.add(str(item["eventId"]))
+    return behind
 
 
 def _rewrite(item: Item) -> bool:
@@ -175,7 +178,7 @@ def put_derived(derived: Sequence[StoredEvent], retention_days: int) -> set[str]
         except (BotoCoreError, ClientError):
             failed |= {stored.id for stored in batch}
             continue
-        rewrite_late(actions)
+        failed |= rewrite_late(actions)  # behind a reader's cursor: written again later
     return failed
 
 
