@@ -6,6 +6,7 @@ feed; and every event of the reclaim on the bus."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -136,3 +137,76 @@ def test_every_event_of_the_reclaim_is_on_the_bus(demo: Stack, bus: str, reclaim
         arrived += received(demo.aws("sqs"), bus, wait=1)
     seen = {e["id"] for e in arrived if e["source"] == "/v1/nodes/node-a1"}
     assert seen == expected, demo.diagnostics()
+
+
+OWNER = "Bearer vl_local_only_owner"
+OPERATOR = "Bearer vl_local_only_operator"
+UNIT = {"id": "0000:04:00.0", "allocClass": "vfio-group", "gpuModelId": "nvidia-h100-sxm5-80gb",
+        "sellableGpus": 1, "sellable": True}  # fmt: skip
+
+
+def _to_the_end(stack: Stack, cursor: str | None) -> tuple[list[dict[str, Any]], str]:
+    """The owner's feed from ``cursor`` (None: the start) to its current end, a page of 5 at
+    a time; and the cursor to go on from later."""
+    items: list[dict[str, Any]] = []
+    for _ in range(1000):
+        query = {"limit": "5", **({"cursor": cursor} if cursor else {})}
+        response = requests.get(f"{stack.api}/v1/events", headers={"Authorization": OWNER},
+                                params=query, timeout=REQUEST_TIMEOUT)  # fmt: skip
+        assert response.status_code == 200, response.text
+        page = response.json()
+        items += page["items"]
+        cursor = page["nextCursor"]  # on every page, the last one too
+        if not page["hasMore"]:
+            return items, cursor
+    raise AssertionError("the feed never reached its end")
+
+
+def _write_on_several_nodes(stack: Stack, nodes: list[str]) -> None:
+    """Each node registered, a reservation made and cancelled on it, node after node."""
+    for node in nodes:
+        base, owner = f"{stack.api}/v1/nodes/{node}", {"Authorization": OWNER}
+        put = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [UNIT]}
+        registered = requests.put(base, json=put, headers={"Authorization": OPERATOR},
+                                  timeout=REQUEST_TIMEOUT)  # fmt: skip
+        assert registered.status_code == 201, registered.text
+        made = requests.post(
+            f"{base}/reservations",
+            headers=owner,
+            timeout=REQUEST_TIMEOUT,
+            json={"unitIds": [UNIT["id"]], "allowedOrgIds": ["org-lab"]},
+        )
+        assert made.status_code == 201, made.text
+        cancelled = requests.post(
+            f"{base}/reservations/{made.json()['id']}/cancel",
+            headers=owner,
+            json={},
+            timeout=REQUEST_TIMEOUT,
+        )
+        assert cancelled.status_code == 200, cancelled.text
+
+
+def test_a_follower_keeping_next_cursor_sees_every_event_written_on_several_nodes(
+    demo: Stack,
+) -> None:
+    nodes = [f"node-follow-{n}" for n in range(1, 5)]
+    _, cursor = _to_the_end(demo, None)
+    writer = threading.Thread(target=_write_on_several_nodes, args=(demo, nodes))
+    writer.start()
+    seen: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + WITHIN
+    while writer.is_alive() or len(_on(seen.values(), nodes)) < 3 * len(nodes):
+        assert time.monotonic() < deadline, f"seen {sorted(seen)}\n{demo.diagnostics()}"
+        items, cursor = _to_the_end(demo, cursor)  # as a poller does, keeping the cursor
+        seen |= {event["id"]: event for event in items}  # deduplicated by id
+        time.sleep(0.5)
+    writer.join()
+    whole, _ = _to_the_end(demo, None)  # the whole feed, read again afterwards
+    assert {e["id"] for e in _on(seen.values(), nodes)} == {e["id"] for e in _on(whole, nodes)}
+    assert sorted(e["type"] for e in _on(whole, nodes)) == sorted(
+        ["node.registered", "reservation.created", "reservation.cancelled"] * len(nodes)
+    )
+
+
+def _on(events: Any, nodes: list[str]) -> list[dict[str, Any]]:
+    return [e for e in events if e["source"].removeprefix("/v1/nodes/") in nodes]

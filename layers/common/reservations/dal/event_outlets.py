@@ -24,7 +24,8 @@ from reservations.dal import events as feed_writes
 from reservations.dal.batches import sized_batches
 from reservations.dal.events import (
     DERIVED_BATCH,
-    feed_items,
+    feed_item,
+    feed_partitions,
     node_reservations,
     put_derived,
     record_reviewed_after,
@@ -69,34 +70,40 @@ class OrgFeeds:
         self._last = datetime.min.replace(tzinfo=UTC)  # the last millisecond positioned at
 
     def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        owed = [(stored, partition) for stored in events for partition in feed_partitions(stored)]
         failed: set[str] = set()
-        for chunk in _chunks(events, WRITE_BATCH):
-            failed |= self._deliver_settled(chunk)
+        for chunk in _chunks(owed, WRITE_BATCH):
+            failed |= self._write_settled(chunk)
         return failed
 
-    def _deliver_settled(self, events: Sequence[StoredEvent]) -> set[str]:
-        """The events' items, positioned now; written again, newer, while the write took a
-        settle window or more (a reader may have passed the earlier position). The ids of
-        the events not delivered within the window after ``WRITE_TRIES`` writes."""
+    def _write_settled(self, chunk: Sequence[tuple[StoredEvent, str]]) -> set[str]:
+        """One ``BatchWriteItem`` of feed items, positioned now; written again, newer, while
+        it took a settle window or more (a reader may have passed the earlier position).
+        The ids of the events not delivered within the window after ``WRITE_TRIES``."""
         for _ in range(WRITE_TRIES):
-            now = to_millisecond(feed_writes.record_clock())
-            position_at = max(now, self._last + timedelta(milliseconds=1))
-            self._last = position_at + timedelta(milliseconds=len(events) - 1)
-            # A millisecond apart, so that the feeds keep the order the events came in.
+            positions = self._positions([stored.id for stored, _ in chunk])
             writes = [
-                (stored.id, item)
-                for offset, stored in enumerate(events)
-                for item in feed_items(
-                    stored, record_position(position_at + timedelta(milliseconds=offset), stored.id)
-                )
+                (stored.id, feed_item(stored, partition, positions[stored.id]))
+                for stored, partition in chunk
             ]
-            failed: set[str] = set()
-            for batch in _chunks(writes, WRITE_BATCH):
-                failed |= self._write(batch)
-            late_at = feed_writes.record_clock()
-            if not written_late(record_position(position_at, ""), late_at):
+            failed = self._write(writes)
+            if not written_late(min(positions.values()), feed_writes.record_clock()):
                 return failed
-        return {stored.id for stored in events}
+        return {stored.id for stored, _ in chunk}
+
+    def _positions(self, event_ids: Sequence[str]) -> dict[str, str]:
+        """Each event's position for a write sent now: a millisecond apart in the order the
+        events came in, and after every position this relay gave before, so that every
+        feed keeps the order of the node feeds the events came from."""
+        first = max(
+            to_millisecond(feed_writes.record_clock()), self._last + timedelta(milliseconds=1)
+        )
+        ordered = list(dict.fromkeys(event_ids))
+        self._last = first + timedelta(milliseconds=len(ordered) - 1)
+        return {
+            event_id: record_position(first + timedelta(milliseconds=n), event_id)
+            for n, event_id in enumerate(ordered)
+        }
 
     def _write(self, batch: Sequence[tuple[str, Item]]) -> set[str]:
         """One batch (retrying what DynamoDB left unprocessed); the ids of the events whose

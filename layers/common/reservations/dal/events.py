@@ -264,10 +264,14 @@ def pending_event_from_stream(record: Mapping[str, Any]) -> PendingEvent | None:
 def feed_items(stored: StoredEvent, position: str) -> list[Item]:
     """The event's items in the org feeds at ``position``: the operator's, and each org's
     that may see it."""
-    expiry = stored.expires_at or datetime.max.replace(tzinfo=UTC)
-    return [
-        _feed_item(partition, stored, expiry, position) for partition in feed_partitions(stored)
-    ]
+    return [feed_item(stored, partition, position) for partition in feed_partitions(stored)]
+
+
+def feed_item(stored: StoredEvent, partition: str, position: str) -> Item:
+    """The event's item in one org feed (``partition``) at ``position``."""
+    return _feed_item(
+        partition, stored, stored.expires_at or datetime.max.replace(tzinfo=UTC), position
+    )
 
 
 def feed_partitions(stored: StoredEvent) -> list[str]:
