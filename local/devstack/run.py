@@ -115,6 +115,11 @@ def write_env_vars(emulator_port: int) -> Path:
     return path
 
 
+# Each sam local process's containers take host ports from a range of their own (SAM's
+# 5000-9000 split three ways), so that containers started at once never pick the same one.
+CONTAINER_PORTS = {"api": "5000-6300", "triggered": "6300-7600", "sender": "7600-9000"}
+
+
 def sam_local(
     command: str, port: int, setup: SamSetup, kind: str, warm: str = "EAGER"
 ) -> list[str]:
@@ -127,6 +132,7 @@ def sam_local(
     )
     return [
         sys.executable, "-m", "devstack.sam_cli", "local", command, *network,
+        "--port-range", CONTAINER_PORTS[kind],
         "--template", str(setup.templates[kind]),
         "--host", "127.0.0.1", "--port", str(port),
         "--env-vars", str(setup.env_vars),

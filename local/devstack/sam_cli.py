@@ -1,5 +1,7 @@
-"""``sam`` as ``make run`` starts its API: SAM CLI itself, with one change, so that each
-request gets its own ``requestContext.requestId``, as API Gateway gives it.
+"""``sam`` as ``make run`` starts it: SAM CLI itself, with three changes. Each request gets
+its own ``requestContext.requestId``, as API Gateway gives it; ``--host-network`` puts the
+containers on the host's network (the webhook sender's); ``--port-range`` gives the
+containers' host ports a range of the process's own, never one twice (:func:`unique_ports`).
 
 SAM CLI's ``RequestContextV2`` (the HTTP API event's context) takes ``request_id`` with the
 default ``str(uuid.uuid4())``, a default Python evaluates once, when the module is
@@ -11,11 +13,18 @@ name one request. Here each context made without an id gets a new one.
 from __future__ import annotations
 
 import sys
+import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from docker.models.containers import ContainerCollection
 from samcli.cli.main import cli  # type: ignore[import-untyped]
+from samcli.local.docker import container  # type: ignore[import-untyped]
+from samcli.local.docker.utils import (  # type: ignore[import-untyped]
+    NoFreePortsError,
+)
+from samcli.local.docker.utils import find_free_port as _find_free_port
 from samcli.local.events import api_event  # type: ignore[import-untyped]
 
 from devstack.net import free_port
@@ -51,11 +60,48 @@ def _create_on_host_network(self: Any, image: str, command: Any = None, **kwargs
     return _create(self, image, command, **on_host_network(kwargs))
 
 
+PORT_RANGE = "--port-range"
+
+
+def unique_ports(start: int, end: int) -> Callable[..., int]:
+    """SAM's ``find_free_port`` for one process, choosing in ``[start, end)`` only and never
+    the same port twice. SAM picks a container's port when it makes the container and binds
+    it when it starts it: containers made at once (``--warm-containers EAGER``, and make
+    run's three ``sam local`` processes starting together) picked the same free port, and the
+    second start failed ("port is already allocated"). Each process gets its own range."""
+    chosen: set[int] = set()
+    lock = threading.Lock()
+
+    def find_free_port(network_interface: str, **_: Any) -> int:
+        with lock:
+            for _attempt in range(end - start):
+                port = _find_free_port(network_interface, start=start, end=end)
+                if port not in chosen:
+                    chosen.add(port)
+                    return port
+        raise NoFreePortsError(f"no free port left from {start} to {end}")
+
+    return find_free_port
+
+
+def _take(option: str) -> str | None:
+    """The value of ``option`` in sys.argv, taken out of it (it is ours, not SAM's)."""
+    if option not in sys.argv:
+        return None
+    at = sys.argv.index(option)
+    value = sys.argv[at + 1]
+    del sys.argv[at : at + 2]
+    return value
+
+
 def main() -> None:
     api_event.RequestContextV2.__init__ = _with_own_id
     if HOST_NETWORK in sys.argv:
         sys.argv.remove(HOST_NETWORK)
         ContainerCollection.create = _create_on_host_network  # type: ignore[method-assign]
+    if (ports := _take(PORT_RANGE)) is not None:
+        start, end = (int(bound) for bound in ports.split("-"))
+        container.find_free_port = unique_ports(start, end)
     sys.argv[0] = "sam"
     cli()
 

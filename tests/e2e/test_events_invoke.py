@@ -69,7 +69,9 @@ def test_the_node_feed_answers_the_owner_and_404s_a_stranger(sam: Any) -> None:
     http, _ = sam
     owner = http("node_events/owner")
     assert owner.status == 200, owner.body_text
-    assert owner.body == {"items": []}  # loading a fleet makes no event
+    assert owner.body["items"] == []  # loading a fleet makes no event
+    assert owner.body["hasMore"] is False
+    assert owner.body["nextCursor"]  # where the node's first events will be
     assert_contract_error(http("node_events/stranger"), 404, "not_found")
 
 
@@ -84,17 +86,30 @@ def test_the_relay_puts_a_new_event_in_the_org_feeds_and_on_the_bus(
     sam: Any, demo_emulator: Emulator
 ) -> None:
     _, trigger = sam
+    record = json.loads((ROOT / "events/event_relay/new_events.json").read_text())
+    new_image = record["Records"][0]["dynamodb"]["NewImage"]
+    dynamodb = demo_emulator.client("dynamodb")
+    dynamodb.put_item(TableName="ReservationsTable", Item=new_image)  # what the record reports
     answer = trigger("EventRelayFunction", "event_relay/new_events")
     assert answer == {"batchItemFailures": []}
-    record = json.loads((ROOT / "events/event_relay/new_events.json").read_text())
-    event = json.loads(record["Records"][0]["dynamodb"]["NewImage"]["event"]["S"])
+    event = json.loads(new_image["event"]["S"])
     sqs = demo_emulator.client("sqs")
     url = sqs.get_queue_url(QueueName=WATCH_QUEUE)["QueueUrl"]
     assert [e["id"] for e in received(sqs, url, wait=5)] == [event["id"]]
-    broker = demo_emulator.client("dynamodb").get_item(
+    broker = dynamodb.query(
         TableName="ReservationsTable",
-        Key={"PK": {"S": "ORGEVT#org-broker"}, "SK": {"S": f"{event['time']}#{event['id']}"}},
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": "ORGEVT#org-broker"}},
+    )["Items"]
+    assert [json.loads(i["event"]["S"]) for i in broker if i["eventId"]["S"] == event["id"]] == [
+        event
+    ]
+    assert (
+        "unrelayed"
+        not in dynamodb.get_item(  # settled: it reached every outlet
+            TableName="ReservationsTable",
+            Key={"PK": new_image["PK"], "SK": new_image["SK"]},
+        )["Item"]
     )
-    assert json.loads(broker["Item"]["event"]["S"]) == event
     backlog = trigger("EventBacklogFunction", "event_backlog/scheduled")
     assert backlog["oldest_pending_seconds"] == 0

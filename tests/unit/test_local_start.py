@@ -150,3 +150,14 @@ def test_the_ready_line_takes_the_fleets_seconds_from_the_loader() -> None:
     log = "AWS emulator starting\nloaded demo.json: 4 nodes, 3055 items in 6.7 s (reservations)\n"
     assert run.load_seconds(log) == 6.7
     assert run.load_seconds("nothing loaded\n") == 0.0
+
+
+def test_containers_started_at_once_never_get_the_same_host_port(monkeypatch):
+    from devstack import run, sam_cli
+
+    offered = iter([5001, 5001, 5002, 5001, 5003])  # SAM's finder, racing with itself
+    monkeypatch.setattr(sam_cli, "_find_free_port", lambda *_, **__: next(offered))
+    find = sam_cli.unique_ports(5000, 6300)
+    assert [find("127.0.0.1", start=5000, end=9000) for _ in range(3)] == [5001, 5002, 5003]
+    ranges = [range(*map(int, r.split("-"))) for r in run.CONTAINER_PORTS.values()]
+    assert all(not set(a) & set(b) for a in ranges for b in ranges if a is not b)

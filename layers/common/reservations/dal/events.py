@@ -381,8 +381,9 @@ class RelayMarks:
     def current(self, pending: Sequence[PendingEvent]) -> list[PendingEvent]:
         """The events as their marks stand now (one BatchGetItem, strongly consistent): one
         relayed everywhere since its stream record was made is left out (a stream batch
-        handed over again delivers nothing twice), one that reached some outlets owes only
-        the others. Where the marks cannot be read, as given: delivered again, harmless."""
+        handed over again delivers nothing twice), and so is a late write's copy (no mark:
+        its first write is relayed); one that reached some outlets owes only the others.
+        Where the marks cannot be read, as given: delivered again, harmless."""
         stored_at = {_mark_key(p.stored): p for p in pending if p.stored.position is not None}
         keys = [{"PK": pk, "SK": sk} for pk, sk in stored_at]
         try:
@@ -393,7 +394,9 @@ class RelayMarks:
         current = [p for p in pending if p.stored.position is None]
         for key, given in stored_at.items():
             item = marks.get(key)
-            if item is not None and UNRELAYED in item:  # else: relayed, or expired since
+            if item is None:  # not there to tell (expired since): as given, never dropped
+                current.append(given)
+            elif UNRELAYED in item:  # else relayed everywhere, or a late write's copy
                 reached = frozenset(str(o) for o in item.get("relayedTo") or ())
                 current.append(PendingEvent(given.stored, given.relayed_to | reached))
         return current
