@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from reservations.auth.keys import hash_key
 from reservations.dal import items, queues
 from reservations.dal import keys as table_keys
+from reservations.dal.batches import sized_batches
 from reservations.dal.items import to_attributes
 from reservations.dal.keys import key_id_of, keyid_key
 from reservations.logic.nodes import registered_node, reported_units
@@ -264,19 +265,7 @@ def _action_size(action: dict[str, Any]) -> int:
 
 def _transactions(actions: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
     """Chunks within TransactWriteItems' limits: 100 actions, 4 MB (kept to half)."""
-    chunk: list[dict[str, Any]] = []
-    size = 0
-    for action in actions:
-        action_size = _action_size(action)
-        if chunk and (
-            len(chunk) == MAX_TRANSACTION_ITEMS or size + action_size > MAX_TRANSACTION_BYTES
-        ):
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(action)
-        size += action_size
-    if chunk:
-        yield chunk
+    return sized_batches(actions, _action_size, MAX_TRANSACTION_ITEMS, MAX_TRANSACTION_BYTES)
 
 
 def _write_node(
