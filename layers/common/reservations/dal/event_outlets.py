@@ -203,13 +203,16 @@ class DerivedEvents:
             after = reviewed_after(stored)
             while self.clock() < deadline:
                 items, more = node_reservations(stored.event.node_id, after, REVIEW_PAGE)
+                recorded = after
                 for through, reviews in _review_batches(stored, items):
                     if put_derived(reviews, retention):
                         return False
                     record_reviewed_after(stored, through)
-                if items:  # recorded at the end too: a relay again starts past it
+                    recorded = through
+                if items:  # the page's end too: a relay again starts past it
                     after = str(items[-1]["SK"])
-                    record_reviewed_after(stored, after)
+                    if after != recorded:
+                        record_reviewed_after(stored, after)
                 if not more:
                     return True
         except AwsFailure:
