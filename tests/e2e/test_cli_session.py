@@ -123,6 +123,7 @@ def test_a_brokers_session_with_the_command_line_only(stack: Stack) -> None:
     reclaimed = next(e for e in receiver.events if e.type_ == "reservation.reclaimed")
     assert reclaimed.data.to_dict()["reason"] == "cli session"
 
+    time.sleep(3)  # tail polls on its own (every second): give it one more read than listen
     status, out, err = interrupted(tail)
     assert (status, err.strip().splitlines()[-1]) == (0, "stopped")
     tailed = [json.loads(line) for line in out.splitlines()]
