@@ -45,7 +45,7 @@ from devstack.api_events import (
 )
 from devstack.fleets import load_fleet
 from devstack.functions import FakeContext, load_function
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"}
 OVERHEAD_GOAL = 1.25
@@ -337,7 +337,7 @@ def run(runs: int = 15) -> list[dict[str, Any]]:
     os.environ.update(ENV)
     moto_costs.install()  # a transaction costs what it touches, not a copy of the table
     with mock_aws():
-        from reservations.http.resolver import key_cache  # reads the environment
+        from reservations.kernel.http.resolver import key_cache  # reads the environment
 
         nodes = [spot_node("node-8", 8), spot_node("node-16", 16), life_node("node-life")]
         bench = Bench(f.fleet(nodes, [OPERATOR]))

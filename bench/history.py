@@ -26,7 +26,7 @@ from devstack import moto_costs, template
 from devstack.api_events import list_units_event, reclaim_event
 from devstack.fleets import load_fleet
 from devstack.functions import FakeContext, load_function
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 
 PASTS = (0, 1_000, 10_000)
 UNITS = [f"0000:{i:02x}:00.0" for i in range(1, 9)]

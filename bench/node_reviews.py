@@ -26,11 +26,11 @@ from devstack import moto_costs, template
 from devstack.api_events import node_event
 from devstack.fleets import NODE_QUEUE_PREFIX, load_fleet
 from devstack.functions import FakeContext, load_function
-from reservations.dal import clients
-from reservations.dal.event_outlets import DerivedEvents
-from reservations.dal.events import pending_event_from_item
-from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.keys import node_events_pk
+from reservations.events.table.feeds import pending_event_from_item
+from reservations.events.table.outlets import DerivedEvents
+from reservations.kernel.aws import clients
+from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.nodes.table.keys import node_events_pk
 from reservations_tools.fleet.loader import local_dead_letter_arn
 
 REVIEWS = 10_000

@@ -41,35 +41,41 @@ WEBHOOKS = (f"{H}webhook_sender.py", f"{H}webhooks_api.py", f"{H}webhook_relay.p
 # A module's dotted name prefix -> the moto-based test files its mutants also run; the
 # first prefix that matches wins. A module listed nowhere runs the fast tests only.
 MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("reservations.dal.nodes.", (f"{H}nodes.py",)),
-    ("reservations.dal.workloads.", (f"{H}workloads.py", f"{H}nodes.py")),
-    ("reservations.dal.terminations.", (f"{H}termination_loop.py",)),
-    ("reservations.dal.queues.", (f"{H}termination_loop.py",)),
-    ("reservations.dal.events.", EVENTS),
-    ("reservations.dal.event_outlets.", EVENTS),
-    ("reservations.dal.changes.", EVENTS),
-    ("reservations.dal.webhooks.", WEBHOOKS),
-    ("reservations.dal.webhook_items.", (*WEBHOOKS, f"{H}webhook_deliveries.py")),
-    ("reservations.dal.hook_store.", (f"{H}webhooks_api.py", f"{H}webhook_deliveries.py")),
-    ("reservations.dal.webhook_outlet.", (f"{H}webhook_relay.py",)),
-    ("reservations.dal.history.", (f"{H}history.py",)),
-    ("reservations.dal.node_reads.", (f"{H}node_reads.py",)),
-    ("reservations.dal.queries.", (*WRITES, f"{H}history.py")),
+    ("reservations.nodes.table.writes.", (f"{H}nodes.py",)),
+    ("reservations.workloads.table.", (f"{H}workloads.py", f"{H}nodes.py")),
+    ("reservations.terminations.table.store.", (f"{H}termination_loop.py",)),
+    ("reservations.terminations.table.queues.", (f"{H}termination_loop.py",)),
+    ("reservations.events.table.feeds.", EVENTS),
+    ("reservations.events.table.outlets.", EVENTS),
+    ("reservations.reservations.table.changes.", EVENTS),
+    ("reservations.webhooks.table.deliveries.", WEBHOOKS),
+    ("reservations.webhooks.table.items.", (*WEBHOOKS, f"{H}webhook_deliveries.py")),
+    (
+        "reservations.webhooks.table.subscriptions.",
+        (f"{H}webhooks_api.py", f"{H}webhook_deliveries.py"),
+    ),
+    ("reservations.webhooks.table.outlet.", (f"{H}webhook_relay.py",)),
+    ("reservations.reservations.table.history.", (f"{H}history.py",)),
+    ("reservations.nodes.table.reads.", (f"{H}node_reads.py",)),
+    ("reservations.kernel.aws.queries.", (*WRITES, f"{H}history.py")),
     # Use cases and rules that only the real handlers reach (reads, history, deliveries).
-    ("reservations.logic.read_nodes.", (f"{H}node_reads.py",)),
-    ("reservations.logic.webhook_deliveries.", (f"{H}webhook_deliveries.py",)),
-    ("reservations.rules.history.", (f"{H}history.py",)),
-    ("reservations.dal.idempotency.", (f"{H}idempotency.py",)),
-    ("reservations.dal.reservations.", WRITES),
-    ("reservations.dal.store.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py", f"{H}history.py")),
-    ("reservations.dal.actions.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
-    ("reservations.dal.transactions.", (*WRITES, f"{H}nodes.py")),
-    ("reservations.dal.clients.", (*WRITES, f"{H}termination_loop.py")),
-    ("reservations.http.openapi.", ("tests/contract/test_openapi.py", *REQUEST_PATH)),
+    ("reservations.nodes.read.", (f"{H}node_reads.py",)),
+    ("reservations.webhooks.deliveries.", (f"{H}webhook_deliveries.py",)),
+    ("reservations.nodes.rules.history.", (f"{H}history.py",)),
+    ("reservations.kernel.idempotency.table.", (f"{H}idempotency.py",)),
+    ("reservations.reservations.table.create.", WRITES),
+    (
+        "reservations.nodes.table.store.",
+        (*WRITES, f"{H}nodes.py", f"{H}workloads.py", f"{H}history.py"),
+    ),
+    ("reservations.kernel.aws.actions.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
+    ("reservations.kernel.aws.transactions.", (*WRITES, f"{H}nodes.py")),
+    ("reservations.kernel.aws.clients.", (*WRITES, f"{H}termination_loop.py")),
+    ("reservations.kernel.http.openapi.", ("tests/contract/test_openapi.py", *REQUEST_PATH)),
     ("reservations.http.", REQUEST_PATH),
     ("reservations.auth.", SECURITY),
-    ("reservations.config.", (f"{H}termination_loop.py",)),
-    ("reservations.wiring.", (f"{H}nodes.py", f"{H}termination_loop.py")),
+    ("reservations.kernel.settings.", (f"{H}termination_loop.py",)),
+    ("reservations.kernel.wiring.", (f"{H}nodes.py", f"{H}termination_loop.py")),
 )
 # The most fast tests, and then moto-based tests, one mutant runs; of the fast ones, the
 # FOCUSED_TESTS that reached the fewest functions of the layer come first, wherever they are
@@ -161,7 +167,7 @@ def pytest_configure(config: Any) -> None:
         return  # the recording run, the clean run and the forced failure run everything
     module = _module(mutant)
     tests = _kept(module, [str(arg) for arg in config.args])
-    if module.startswith("reservations.http.openapi.") and SPEC_DRIFT not in tests:
+    if module.startswith("reservations.kernel.http.openapi.") and SPEC_DRIFT not in tests:
         tests.append(SPEC_DRIFT)
     if tests:  # never none: pytest given no test runs every one
         config.args = [*tests, *DECLARATION_TESTS] if _AGAIN else tests

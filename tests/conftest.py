@@ -27,8 +27,8 @@ os.environ.update(
 )
 
 from devstack import fleets, moto_costs, template
-from reservations.dal import clients
-from reservations.observability import metrics
+from reservations.kernel.aws import clients
+from reservations.kernel.observability import metrics
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +71,7 @@ def aws(aws_env: None) -> Iterator[Any]:
         boto3.setup_default_session()
         boto3.DEFAULT_SESSION._session.register_component("data_loader", _BOTOCORE_DATA)
         clients.reset()
-        from reservations.http.resolver import key_cache
+        from reservations.kernel.http.resolver import key_cache
 
         key_cache.clear()
         dynamodb = boto3.client("dynamodb")

@@ -1,11 +1,11 @@
 """Lambda entry point for POST /v1/webhooks."""
 
-from reservations.config import settings
-from reservations.http import routes
-from reservations.http.functions import write_function
-from reservations.logic.webhooks import subscribe_spec
-from reservations.models.webhooks import new_subscription_id
-from reservations.wiring import real_ports
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import write_function
+from reservations.kernel.settings import settings
+from reservations.kernel.wiring import real_ports
+from reservations.webhooks.models.domain import new_subscription_id
+from reservations.webhooks.subscriptions import subscribe_spec
 
 # The stack's local receiver allowance (http://127.0.0.1:<port>), read at each call.
 SUBSCRIBE = subscribe_spec(lambda: settings().webhook_allow_local_receiver)

@@ -6,13 +6,13 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from reservations.clock import utc_now
-from reservations.config import check_settings, settings
-from reservations.dal.event_outlets import DerivedEvents, EventBus, OrgFeeds
-from reservations.dal.events import RelayMarks
-from reservations.dal.webhook_outlet import WebhookDeliveries
-from reservations.logic.event_relay import relay_backlog
-from reservations.observability import SCHEDULED_EVENT, logger, metrics, tracer
+from reservations.events.relay import relay_backlog
+from reservations.events.table.feeds import RelayMarks
+from reservations.events.table.outlets import DerivedEvents, EventBus, OrgFeeds
+from reservations.kernel.clock import utc_now
+from reservations.kernel.observability import SCHEDULED_EVENT, logger, metrics, tracer
+from reservations.kernel.settings import check_settings, settings
+from reservations.webhooks.table.outlet import WebhookDeliveries
 
 # The same outlets as the stream's relay (functions/event_relay).
 OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookDeliveries())

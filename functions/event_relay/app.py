@@ -6,12 +6,12 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from reservations.config import check_settings
-from reservations.dal.event_outlets import DerivedEvents, EventBus, OrgFeeds
-from reservations.dal.events import RelayMarks, pending_event_from_stream
-from reservations.dal.webhook_outlet import WebhookDeliveries
-from reservations.logic.event_relay import relay_stream
-from reservations.observability import STREAM_BATCH, logger, metrics, tracer
+from reservations.events.relay import relay_stream
+from reservations.events.table.feeds import RelayMarks, pending_event_from_stream
+from reservations.events.table.outlets import DerivedEvents, EventBus, OrgFeeds
+from reservations.kernel.observability import STREAM_BATCH, logger, metrics, tracer
+from reservations.kernel.settings import check_settings
+from reservations.webhooks.table.outlet import WebhookDeliveries
 
 # Where every event must go (made at import: none opens a connection before use): the org
 # feeds, the bus, the events derived from it (a node update's reviews, in its node feed),

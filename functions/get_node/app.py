@@ -1,11 +1,11 @@
 """Lambda entry point for GET /v1/nodes/{nodeId}."""
 
-from reservations.dal.node_reads import NodeReads
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.resolver import current_caller
-from reservations.logic.read_nodes import get_node
-from reservations.models.api import NodeView
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.wire import NodeView
+from reservations.nodes.read import get_node
+from reservations.nodes.table.reads import NodeReads
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

@@ -1,10 +1,10 @@
 """Lambda entry point for GET /v1/nodes/{nodeId}/reservations/{id}."""
 
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.resolver import current_caller
-from reservations.logic.read_reservations import get_reservation
-from reservations.models.api import ReservationView
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.wire import ReservationView
+from reservations.reservations.read import get_reservation
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

@@ -1,10 +1,10 @@
 """Lambda entry point for GET /v1/webhooks/{id}."""
 
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.resolver import current_caller
-from reservations.logic.webhooks import get_subscription
-from reservations.models.webhook_api import SubscriptionView
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.resolver import current_caller
+from reservations.webhooks.models.api import SubscriptionView
+from reservations.webhooks.subscriptions import get_subscription
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

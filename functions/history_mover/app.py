@@ -5,9 +5,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from reservations.logic.history_mover import move_expired
-from reservations.observability import SCHEDULED_EVENT, logger
-from reservations.wiring import entry_point, real_ports
+from reservations.kernel.observability import SCHEDULED_EVENT, logger
+from reservations.kernel.wiring import entry_point, real_ports
+from reservations.reservations.history_mover import move_expired
 
 ports = real_ports()  # clients are made on first use, never at import
 

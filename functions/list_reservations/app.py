@@ -4,16 +4,16 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from reservations.config import cursor_signing_key
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.openapi import comma_list, query_parameter
-from reservations.http.resolver import current_caller
-from reservations.logic.read_reservations import (
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.openapi import comma_list, query_parameter
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.settings import cursor_signing_key
+from reservations.kernel.wire import ReservationPage
+from reservations.reservations.read import (
     ListQuery,
     list_reservations,
 )
-from reservations.models.api import ReservationPage
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

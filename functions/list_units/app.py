@@ -1,10 +1,10 @@
 """Lambda entry point for GET /v1/nodes/{nodeId}/reservations/units."""
 
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.resolver import current_caller
-from reservations.logic.list_units import list_units
-from reservations.models.api import UnitView
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.wire import UnitView
+from reservations.nodes.list_units import list_units
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

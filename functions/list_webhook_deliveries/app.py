@@ -4,13 +4,13 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from reservations.config import cursor_signing_key
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.openapi import query_parameter
-from reservations.http.resolver import current_caller
-from reservations.logic.webhook_deliveries import list_deliveries
-from reservations.models.webhooks import DeliveryPage
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.openapi import query_parameter
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.settings import cursor_signing_key
+from reservations.webhooks.deliveries import list_deliveries
+from reservations.webhooks.models.domain import DeliveryPage
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

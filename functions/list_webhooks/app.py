@@ -4,13 +4,13 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from reservations.config import cursor_signing_key
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.openapi import query_parameter
-from reservations.http.resolver import current_caller
-from reservations.logic.webhooks import list_subscriptions
-from reservations.models.webhook_api import SubscriptionPage
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.openapi import query_parameter
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.settings import cursor_signing_key
+from reservations.webhooks.models.api import SubscriptionPage
+from reservations.webhooks.subscriptions import list_subscriptions
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

@@ -4,17 +4,17 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from reservations.config import cursor_signing_key
-from reservations.dal.node_reads import NodeReads
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.openapi import comma_list, query_parameter
-from reservations.http.resolver import current_caller
-from reservations.logic.read_nodes import (
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.openapi import comma_list, query_parameter
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.settings import cursor_signing_key
+from reservations.kernel.wire import WorkloadPage
+from reservations.nodes.read import (
     WorkloadQuery,
     list_workloads,
 )
-from reservations.models.api import WorkloadPage
+from reservations.nodes.table.reads import NodeReads
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

@@ -4,14 +4,14 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from reservations.config import cursor_signing_key
-from reservations.dal.events import EventTable
-from reservations.http import routes
-from reservations.http.functions import api_function
-from reservations.http.openapi import comma_list, query_parameter
-from reservations.http.resolver import current_caller
-from reservations.logic.event_feeds import FeedQuery, node_feed
-from reservations.models.events import EventPage
+from reservations.events.feeds import FeedQuery, node_feed
+from reservations.events.models import EventPage
+from reservations.events.table.feeds import EventTable
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import api_function
+from reservations.kernel.http.openapi import comma_list, query_parameter
+from reservations.kernel.http.resolver import current_caller
+from reservations.kernel.settings import cursor_signing_key
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

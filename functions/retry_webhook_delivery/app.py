@@ -2,10 +2,10 @@
 
 from aws_lambda_powertools.event_handler import Response
 
-from reservations.http import routes
-from reservations.http.functions import IDEMPOTENCY_KEY, answer, api_function
-from reservations.http.resolver import current_caller
-from reservations.logic.webhook_deliveries import retry_delivery
+from reservations.kernel.http import routes
+from reservations.kernel.http.functions import IDEMPOTENCY_KEY, answer, api_function
+from reservations.kernel.http.resolver import current_caller
+from reservations.webhooks.deliveries import retry_delivery
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

@@ -5,11 +5,11 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from reservations.config import settings
-from reservations.logic.sweeper import sweep
-from reservations.observability import SCHEDULED_EVENT, logger
-from reservations.rules.terminations import RedeliveryPolicy
-from reservations.wiring import entry_point, real_ports
+from reservations.kernel.observability import SCHEDULED_EVENT, logger
+from reservations.kernel.settings import settings
+from reservations.kernel.wiring import entry_point, real_ports
+from reservations.terminations.rules import RedeliveryPolicy
+from reservations.terminations.sweeper import sweep
 
 ports = real_ports()  # clients are made on first use, never at import
 

@@ -10,10 +10,10 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Json
 
-from reservations.logic.termination_reports import apply_report
-from reservations.models.messages import TerminationReport
-from reservations.observability import SQS_BATCH, tracer
-from reservations.wiring import entry_point, real_ports
+from reservations.kernel.observability import SQS_BATCH, tracer
+from reservations.kernel.wiring import entry_point, real_ports
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.reports import apply_report
 
 
 class ReportRecord(BaseModel):

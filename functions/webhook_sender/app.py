@@ -8,13 +8,13 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
-from reservations.clock import utc_now
-from reservations.config import check_settings, settings
-from reservations.dal.webhooks import DeliveryQueue, WebhookTable
-from reservations.egress.webhook_client import WebhookClient
-from reservations.logic.webhook_delivery import ReceivedMessage, SenderPorts, deliver_batch
-from reservations.models.webhooks import DeliveryRequest
-from reservations.observability import SQS_BATCH, logger, metrics, tracer
+from reservations.kernel.clock import utc_now
+from reservations.kernel.observability import SQS_BATCH, logger, metrics, tracer
+from reservations.kernel.settings import check_settings, settings
+from reservations.webhooks.egress.client import WebhookClient
+from reservations.webhooks.models.domain import DeliveryRequest
+from reservations.webhooks.sender import ReceivedMessage, SenderPorts, deliver_batch
+from reservations.webhooks.table.deliveries import DeliveryQueue, WebhookTable
 
 
 @cache

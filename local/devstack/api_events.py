@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from reservations.http import routes
-from reservations.http.routes import ApiRoute
+from reservations.kernel.http import routes
+from reservations.kernel.http.routes import ApiRoute
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 

@@ -27,8 +27,8 @@ from devstack.emulator import REGION
 from devstack.fleets import NODE_QUEUE_PREFIX, TABLE
 from node_agent.consumer import Consumer
 from node_agent.drivers import LogDriver
-from reservations.dal.keys import NODE_SK
-from reservations.dal.queues import node_queue_name
+from reservations.nodes.table.keys import NODE_SK
+from reservations.terminations.table.queues import node_queue_name
 
 
 def registered_nodes(dynamodb: Any, table: str) -> set[str]:

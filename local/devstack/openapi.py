@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reservations.http import routes
-from reservations.http.examples import EXAMPLES
-from reservations.http.openapi import COMPONENTS_EXTENSION, parameter_fields
+from reservations.kernel.http import routes
+from reservations.kernel.http.examples import EXAMPLES
+from reservations.kernel.http.openapi import COMPONENTS_EXTENSION, parameter_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"

@@ -34,7 +34,7 @@ from devstack.emulator import REGION
 from devstack.net import wait_for_port
 from devstack.sqs_events import failed_message_ids, schedule_event, sqs_event
 from devstack.streams import stream_pumps
-from reservations.models.messages import TerminationReport
+from reservations.terminations.models import TerminationReport
 
 log = logging.getLogger("pump")
 REPORTS_QUEUE = "TerminationReportsQueue"

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from node_agent.drivers import CommandDriver, Drivers, LogDriver, Result
-from reservations.models.messages import SpotTermination
+from reservations.terminations.models import SpotTermination
 from termination_messages import WorkloadKind
 
 TERMINATION = SpotTermination.model_validate(

@@ -11,8 +11,8 @@ from pathlib import Path
 import boto3
 import libvirt
 
-import reservations.models.domain
-import reservations.models.messages
+import reservations.nodes.models.partition
+import reservations.terminations.models
 import termination_messages
 from node_agent.consumer import Consumer
 from node_agent.libvirt_driver import LibvirtDriver
@@ -23,9 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_api_and_the_agent_use_the_same_classes():
-    assert reservations.models.messages.SpotTermination is termination_messages.SpotTermination
-    assert reservations.models.messages.TerminationReport is termination_messages.TerminationReport
-    assert reservations.models.domain.WorkloadKind is termination_messages.WorkloadKind
+    assert reservations.terminations.models.SpotTermination is termination_messages.SpotTermination
+    assert (
+        reservations.terminations.models.TerminationReport is termination_messages.TerminationReport
+    )
+    assert reservations.nodes.models.partition.WorkloadKind is termination_messages.WorkloadKind
 
 
 def test_the_message_models_are_defined_once_and_the_layer_links_them():

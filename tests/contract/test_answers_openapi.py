@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from devstack import openapi
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import load_function
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.wsgi import LambdaApi
 

@@ -17,8 +17,8 @@ from devstack import client as generation
 from devstack import openapi
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import load_function
-from reservations.dal import clients
-from reservations.models.errors import ERRORS
+from reservations.kernel.aws import clients
+from reservations.kernel.errors import ERRORS
 from reservations_api_client.models import (
     CancelRequest,
     CreateReservationRequest,

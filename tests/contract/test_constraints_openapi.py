@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from devstack.openapi import SPEC
-from reservations.http import routes
-from reservations.models.ids import RESOURCE_ID
+from reservations.kernel.http import routes
+from reservations.kernel.ids import RESOURCE_ID
 from tests.support.bodies import resolved
 
 DOCUMENT: dict[str, Any] = json.loads(SPEC.read_text())

@@ -17,10 +17,10 @@ import pytest
 
 from devstack.functions import load_function
 from devstack.openapi import SPEC
-from reservations.http import routes
-from reservations.http.openapi import ERROR_CODES
-from reservations.models import errors
-from reservations.models.errors import ERRORS, ApiError
+from reservations.kernel import errors
+from reservations.kernel.errors import ERRORS, ApiError
+from reservations.kernel.http import routes
+from reservations.kernel.http.openapi import ERROR_CODES
 
 DOCUMENT: dict[str, Any] = json.loads(SPEC.read_text())
 ALL_CODES = {error.code for error in ERRORS}

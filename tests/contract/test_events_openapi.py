@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from devstack import openapi
-from reservations.logic.event_feeds import FeedQuery, node_feed
-from reservations.models.domain import Caller
-from reservations.models.errors import InvalidRequest
-from reservations.models.events import EventType, NodeFeedAccess
+from reservations.events.feeds import FeedQuery, node_feed
+from reservations.events.models import EventType, NodeFeedAccess
+from reservations.kernel.errors import InvalidRequest
+from reservations.nodes.models.partition import Caller
 from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeEvents
 from tests.support.query_parameters import allows

@@ -22,7 +22,7 @@ from devstack import fleet_documents as f
 from devstack import openapi, template
 from devstack.fleets import load_fleet
 from devstack.functions import load_function
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay, name_workload_orgs, write_events
 from tests.support.fuzzing import call_and_check

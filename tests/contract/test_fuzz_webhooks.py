@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from devstack import fleet_documents as f
-from reservations.config import settings
+from reservations.kernel.settings import settings
 from tests.support.fuzzing import (
     FUZZED,
     api_schema,

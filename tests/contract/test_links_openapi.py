@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from devstack.openapi import SPEC
-from reservations.http import routes
+from reservations.kernel.http import routes
 from tests.support.bodies import resolved
 
 DOCUMENT: dict[str, Any] = json.loads(SPEC.read_text())

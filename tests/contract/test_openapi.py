@@ -2,7 +2,7 @@
 
 from devstack import openapi
 from devstack.functions import load_function
-from reservations.http import routes
+from reservations.kernel.http import routes
 from tests.support.bodies import resolved
 from tests.support.openapi_statuses import BODY_WRITE_STATUSES
 

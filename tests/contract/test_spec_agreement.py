@@ -24,8 +24,8 @@ from devstack.api_events import list_event, node_event
 from devstack.fleets import load_fleet
 from devstack.functions import invoke, load_function
 from devstack.openapi import SPEC
-from reservations.dal import clients
-from reservations.models.domain import ReservationStatus
+from reservations.kernel.aws import clients
+from reservations.nodes.models.partition import ReservationStatus
 from tests.support.query_parameters import allows
 
 DOCUMENT = json.loads(SPEC.read_text())

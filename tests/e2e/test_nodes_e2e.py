@@ -14,8 +14,8 @@ import pytest
 import requests
 
 from devstack import fleet_documents as f
-from reservations.models.domain import WorkloadKind
-from reservations.models.messages import SpotTermination
+from reservations.nodes.models.partition import WorkloadKind
+from reservations.terminations.models import SpotTermination
 from tests.e2e.stack import NODE, OPERATOR, REQUEST_TIMEOUT, RESERVATION, Stack, run_stack
 from tests.e2e.stack import stack_fleet as base_fleet
 

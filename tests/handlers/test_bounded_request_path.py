@@ -21,8 +21,8 @@ import pytest
 from devstack import template
 from devstack.api_events import event_file, list_units_event, reclaim_event
 from devstack.functions import FakeContext, invoke, load_function
-from reservations.config import settings
-from reservations.dal import clients
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import settings
 from tests.handlers.test_reclaim import standard_fleet
 from tests.support import state
 from tests.support.bodies import unidentified

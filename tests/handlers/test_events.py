@@ -17,16 +17,16 @@ from botocore.exceptions import EndpointConnectionError
 from devstack import fleet_documents as f
 from devstack.api_events import event_file
 from devstack.functions import FakeContext, invoke, load_function
-from reservations.config import settings
-from reservations.dal import clients
-from reservations.dal import events as dal_events
-from reservations.dal.event_outlets import EventBus, OrgFeeds
-from reservations.dal.events import RelayMarks, pending_event_from_item
-from reservations.dal.keys import NODE_EVENTS_PREFIX, PLATFORM_FEED
-from reservations.logic.event_relay import relay, relay_backlog
-from reservations.models.events import PendingEvent
-from reservations.rules.event_visibility import feed_org_ids
-from reservations.rules.feeds import SETTLE_WINDOW
+from reservations.events.models import PendingEvent
+from reservations.events.relay import relay, relay_backlog
+from reservations.events.rules.feeds import SETTLE_WINDOW
+from reservations.events.rules.visibility import feed_org_ids
+from reservations.events.table import feeds as dal_events
+from reservations.events.table.feeds import RelayMarks, pending_event_from_item
+from reservations.events.table.outlets import EventBus, OrgFeeds
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import settings
+from reservations.nodes.table.keys import NODE_EVENTS_PREFIX, PLATFORM_FEED
 from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.bodies import comparable, unidentified

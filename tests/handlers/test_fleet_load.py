@@ -13,8 +13,8 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import list_units_event, reclaim_event
 from devstack.functions import invoke, load_function
-from reservations.auth.keys import hash_key
-from reservations.dal.keys import node_pk
+from reservations.kernel.auth import hash_key
+from reservations.nodes.table.keys import node_pk
 from reservations_tools import keys
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, main, write_fleet
@@ -184,7 +184,7 @@ GONE = {"key": "vl_local_test_gone", "orgId": "org-acme", "permissions": f.BOTH}
 
 
 def list_with(functions: dict[str, Any], key: str) -> int:
-    from reservations.http.resolver import key_cache
+    from reservations.kernel.http.resolver import key_cache
 
     key_cache.clear()  # the 60 s cache is the documented bound; the test looks past it
     return invoke(functions["list_units"], list_units_event("node-a", f"Bearer {key}")).status

@@ -22,13 +22,13 @@ from devstack.api_events import (
     release_event,
 )
 from devstack.functions import invoke, load_function
-from reservations.dal.items import (
+from reservations.kernel.times import parse_time
+from reservations.nodes.table.items import (
     reservation_from_item,
     reservation_history_item,
     reservation_item,
     to_attributes,
 )
-from reservations.models.times import parse_time
 from tests.support import state
 from tests.support.paging import bounded_pages
 from tests.support.ports import swap_ports
@@ -229,7 +229,7 @@ def test_a_move_conditions_on_the_version_it_listed(functions, fleet, aws, monke
     """A write between the index's listing and the move: the move changes nothing, and the
     next pass moves the reservation as it is then."""
     put_live(aws, "res-old", datetime.now(UTC) - timedelta(hours=1))
-    from reservations.dal.store import NodeTable
+    from reservations.nodes.table.store import NodeTable
 
     listing = NodeTable.due_moves
 

@@ -28,7 +28,7 @@ from devstack.api_events import (
     release_event,
 )
 from devstack.functions import invoke, load_function
-from reservations.http.resolver import key_cache
+from reservations.kernel.http.resolver import key_cache
 from tests.support import state
 
 OPERATOR = "Bearer vl_local_test_everything"

@@ -17,8 +17,8 @@ from botocore.exceptions import ClientError
 
 from devstack.api_events import reclaim_event
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
-from reservations.http.resolver import key_cache
+from reservations.kernel.aws import clients
+from reservations.kernel.http.resolver import key_cache
 from tests.handlers.test_reclaim import standard_fleet
 from tests.support import state
 from tests.support.faults import on_call

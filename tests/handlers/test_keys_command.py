@@ -13,7 +13,7 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import list_units_event, node_event
 from devstack.functions import invoke, load_function
-from reservations.http.resolver import key_cache
+from reservations.kernel.http.resolver import key_cache
 from reservations_tools import keys
 from tests.support import state
 

@@ -15,10 +15,10 @@ from devstack import fleet_documents as f
 from devstack.api_events import cancel_event, create_event, get_event, list_event, node_event
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
-from reservations.dal.items import NAMED_UNTIL
-from reservations.models.times import parse_time
-from reservations.rules.history import LAST_MOMENT
+from reservations.kernel.aws import clients
+from reservations.kernel.times import parse_time
+from reservations.nodes.rules.history import LAST_MOMENT
+from reservations.nodes.table.items import NAMED_UNTIL
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 

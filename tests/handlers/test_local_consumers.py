@@ -15,7 +15,7 @@ from devstack.api_events import node_event
 from devstack.consumers import Consumers, registered_nodes
 from devstack.fleets import NODE_QUEUE_PREFIX, TABLE
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
 
 OPERATOR = {

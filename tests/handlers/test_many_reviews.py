@@ -17,11 +17,11 @@ from botocore.exceptions import ClientError
 from devstack import fleet_documents as f
 from devstack.api_events import create_event, node_event
 from devstack.functions import FakeContext, invoke, load_function
-from reservations.dal import clients
-from reservations.dal.event_outlets import DerivedEvents
-from reservations.dal.events import pending_event_from_item
-from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.keys import node_events_pk, org_events_pk
+from reservations.events.table.feeds import pending_event_from_item
+from reservations.events.table.outlets import DerivedEvents
+from reservations.kernel.aws import clients
+from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.nodes.table.keys import node_events_pk, org_events_pk
 from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.event_table import StreamRelay
@@ -44,7 +44,7 @@ def node_env(aws: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     import boto3
 
     from devstack.fleets import NODE_QUEUE_PREFIX
-    from reservations.dal import clients
+    from reservations.kernel.aws import clients
     from reservations_tools.fleet.loader import local_dead_letter_arn
 
     monkeypatch.setenv("NODE_QUEUE_PREFIX", NODE_QUEUE_PREFIX)

@@ -15,7 +15,7 @@ from devstack import fleet_documents as f
 from devstack.api_events import node_event, reaffirm_event
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
 
 OPERATOR = "Bearer vl_local_test_node_operator"

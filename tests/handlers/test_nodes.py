@@ -15,11 +15,11 @@ from devstack import fleet_documents as f
 from devstack.api_events import get_event, list_event, list_units_event, node_event, reaffirm_event
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke
-from reservations.dal import clients
-from reservations.logic.ports import Ports
-from reservations.models.domain import Caller
-from reservations.models.requests import RawBody
-from reservations.wiring import real_ports
+from reservations.kernel.aws import clients
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.wiring import real_ports
+from reservations.nodes.models.partition import Caller
+from reservations.nodes.ports import Ports
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 from tests.support.bodies import comparable, unidentified
@@ -501,7 +501,7 @@ def test_sqs_unreachable_to_make_the_queue_is_a_503_with_nothing_written(
 ):
     from botocore.exceptions import EndpointConnectionError
 
-    from reservations.dal import clients as function_clients
+    from reservations.kernel.aws import clients as function_clients
     from tests.support.faults import on_call
 
     load_fleet(fleet())

@@ -64,9 +64,9 @@ from devstack.api_events import (
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import FakeContext, HttpResult, invoke, load_function
 from devstack.sqs_events import sqs_event
-from reservations.dal import clients
-from reservations.http import resolver
-from reservations.models.times import parse_time
+from reservations.kernel.aws import clients
+from reservations.kernel.http import resolver
+from reservations.kernel.times import parse_time
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import invariants as inv
 from tests.support import state

@@ -16,11 +16,11 @@ from devstack import fleet_documents as f
 from devstack.api_events import event_file, list_units_event, reclaim_event
 from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import sqs_event
-from reservations.dal import clients
-from reservations.logic import retries
-from reservations.models.events import EventType
-from reservations.models.messages import SpotTermination
-from reservations.rules.events import event_id
+from reservations.events.models import EventType
+from reservations.events.rules.builders import event_id
+from reservations.kernel import retries
+from reservations.kernel.aws import clients
+from reservations.terminations.models import SpotTermination
 from tests.handlers.test_nodes import transactions
 from tests.support import state
 from tests.support.bodies import comparable

@@ -11,7 +11,7 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import event_file, list_units_event, release_event
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 from tests.support import state
 from tests.support.bodies import comparable
 from tests.support.faults import on_call

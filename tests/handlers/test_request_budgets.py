@@ -21,7 +21,7 @@ from moto.dynamodb.models import dynamodb_backends
 from devstack import fleet_documents as f
 from devstack.api_events import list_units_event, reclaim_event
 from devstack.functions import invoke, load_function
-from reservations.http.resolver import key_cache
+from reservations.kernel.http.resolver import key_cache
 
 BROKER = "Bearer vl_local_test_broker"
 

@@ -14,7 +14,7 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import create_event, get_event, list_event
 from devstack.functions import invoke, load_function
-from reservations.http.resolver import key_cache
+from reservations.kernel.http.resolver import key_cache
 
 OWNER = "Bearer vl_local_test_writer"
 WRITER = {"key": "vl_local_test_writer", "orgId": "org-acme",

@@ -12,7 +12,7 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import create_event, event_file, get_event, list_event
 from devstack.functions import invoke, load_function
-from reservations.models.idempotency import Outcome
+from reservations.kernel.idempotency.models import Outcome
 from tests.support import state
 from tests.support.paging import bounded_pages
 
@@ -143,7 +143,7 @@ def test_a_keyed_create_is_replayed_with_its_location_and_creates_once(functions
 
 def test_a_stored_answer_without_headers_reads_back_without_any():
     """Records written before answers carried headers (reclaim's) read as they were."""
-    from reservations.dal.items import stored_response_from_item
+    from reservations.nodes.table.items import stored_response_from_item
 
     item = {"requestHash": "h", "status": 200, "body": "{}", "expiresAt": "2030-01-01T00:00:00Z"}
     assert stored_response_from_item(item).outcome == Outcome(200, "{}")
@@ -269,7 +269,7 @@ def test_a_bad_list_query_is_a_400_naming_it(functions, fleet, query, field):
 def test_a_list_without_the_signing_key_fails_before_any_aws_request(
     functions, fleet, monkeypatch, sent_requests
 ):
-    from reservations.dal import clients
+    from reservations.kernel.aws import clients
 
     monkeypatch.delenv("CURSOR_SIGNING_KEY")
     clients.reset()

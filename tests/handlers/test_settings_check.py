@@ -9,7 +9,7 @@ import pytest
 
 from devstack.api_events import event_file
 from devstack.functions import FakeContext, load_function
-from reservations.config import SettingsError, settings
+from reservations.kernel.settings import SettingsError, settings
 
 EVENTS = {
     "list_units": "list_units/allowed.json",

@@ -17,17 +17,18 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from devstack import fleet_documents as f
 from devstack.functions import FakeContext, load_function
-from reservations.config import settings
-from reservations.dal import clients, queues
-from reservations.dal.store import NodeTable
-from reservations.dal.terminations import TerminationTable
-from reservations.logic import sweeper
-from reservations.logic.sweeper import stuck_event
-from reservations.logic.termination_reports import apply_report, close_termination
-from reservations.models.domain import TerminationState
-from reservations.models.messages import TerminationReport
-from reservations.models.times import parse_time
-from reservations.rules.terminations import RedeliveryPolicy
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import settings
+from reservations.kernel.times import parse_time
+from reservations.nodes.models.partition import TerminationState
+from reservations.nodes.table.store import NodeTable
+from reservations.terminations import sweeper
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.reports import apply_report, close_termination
+from reservations.terminations.rules import RedeliveryPolicy
+from reservations.terminations.sweeper import stuck_event
+from reservations.terminations.table import queues
+from reservations.terminations.table.store import TerminationTable
 from reservations_tools import terminations as command
 from tests.support import state
 from tests.support.faults import on_call

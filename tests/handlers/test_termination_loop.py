@@ -23,9 +23,9 @@ from devstack.pump import warm_up_event
 from devstack.sqs_events import failed_message_ids, sqs_event
 from node_agent.consumer import Consumer, DoneLog
 from node_agent.drivers import LogDriver, Result
-from reservations.config import settings
-from reservations.dal import clients
-from reservations.models.writes import WriteConflict
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import settings
+from reservations.nodes.models.writes import WriteConflict
 from tests.support import state
 from tests.support.faults import on_call
 
@@ -241,7 +241,7 @@ def test_duplicate_and_late_reports_change_nothing(loop):
 def test_reports_function_failing_mid_batch_retries_only_the_failed_records(loop, monkeypatch):
     loop.reclaim(["0000:04:00.0", "0000:05:00.0"])
     loop.drain_consumer(loop.consumer())
-    from reservations.logic import termination_reports
+    from reservations.terminations import reports as termination_reports
 
     real_close = termination_reports.close_termination
 

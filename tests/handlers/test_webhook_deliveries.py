@@ -19,19 +19,19 @@ from devstack import fleet_documents as f
 from devstack.api_events import webhook_event
 from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import sqs_event
-from reservations.config import settings
-from reservations.dal.hook_store import HookTable
-from reservations.dal.webhooks import WebhookTable
-from reservations.http import routes
-from reservations.models.webhook_api import SubscriptionCreate
-from reservations.models.webhooks import (
+from reservations.kernel.http import routes
+from reservations.kernel.settings import settings
+from reservations.webhooks.models.api import SubscriptionCreate
+from reservations.webhooks.models.domain import (
     AttemptResult,
     DeliveryRequest,
     DeliveryState,
     SigningSecrets,
     Subscription,
 )
-from reservations.rules.webhook_delivery import MAX_ATTEMPTS, after_attempt
+from reservations.webhooks.rules.attempts import MAX_ATTEMPTS, after_attempt
+from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table.subscriptions import HookTable
 from tests.support.webhook_receiver import Receiver
 
 BUYER, OTHER = "Bearer vl_local_test_buyer", "Bearer vl_local_test_other"

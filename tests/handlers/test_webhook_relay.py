@@ -15,20 +15,20 @@ import pytest
 
 from devstack import fleet_documents as f
 from devstack.functions import FakeContext, load_function
-from reservations.config import settings
-from reservations.dal import clients
-from reservations.dal.hook_store import HookTable
-from reservations.dal.webhook_outlet import WebhookDeliveries
-from reservations.dal.webhooks import WebhookTable
-from reservations.models.webhook_api import SubscriptionCreate
-from reservations.models.webhooks import (
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import settings
+from reservations.webhooks.models.api import SubscriptionCreate
+from reservations.webhooks.models.domain import (
     AttemptResult,
     DeliveryRequest,
     SigningSecrets,
     Subscription,
     SubscriptionStatus,
 )
-from reservations.rules.webhook_delivery import after_attempt
+from reservations.webhooks.rules.attempts import after_attempt
+from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table.outlet import WebhookDeliveries
+from reservations.webhooks.table.subscriptions import HookTable
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay, name_workload_orgs, write_events
 

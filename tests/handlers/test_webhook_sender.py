@@ -17,10 +17,10 @@ from standardwebhooks import Webhook
 
 from devstack.functions import FakeContext, load_function
 from devstack.sqs_events import sqs_event
-from reservations.config import settings
-from reservations.dal.webhook_items import delivery_pk
-from reservations.dal.webhooks import WebhookTable
-from reservations.models.webhooks import DeliveryRequest, SigningSecrets, Subscription
+from reservations.kernel.settings import settings
+from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
+from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table.items import delivery_pk
 from tests.support.webhook_receiver import Receiver, status
 
 SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
@@ -70,7 +70,7 @@ def received_batch() -> tuple[dict[str, Any], str]:
 
 
 def partition(aws: Any) -> list[dict[str, Any]]:
-    from reservations.dal.items import from_attributes
+    from reservations.nodes.table.items import from_attributes
 
     answer = aws.query(
         TableName="ReservationsTable",

@@ -12,10 +12,10 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import webhook_event
 from devstack.functions import invoke, load_function
-from reservations.config import settings
-from reservations.dal.hook_store import HookTable
-from reservations.http import resolver, routes
-from reservations.models.webhooks import MAX_SUBSCRIPTIONS_PER_ORG, is_secret
+from reservations.kernel.http import resolver, routes
+from reservations.kernel.settings import settings
+from reservations.webhooks.models.domain import MAX_SUBSCRIPTIONS_PER_ORG, is_secret
+from reservations.webhooks.table.subscriptions import HookTable
 from tests.support.ports import swap_ports
 
 URL = "https://hooks.example.com/reservations"

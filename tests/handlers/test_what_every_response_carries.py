@@ -23,8 +23,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from devstack import fleet_documents as f
 from devstack.api_events import create_event, list_units_event, reclaim_event
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
-from reservations.observability import logger
+from reservations.kernel.aws import clients
+from reservations.kernel.observability import logger
 from tests.handlers.test_reclaim import standard_fleet
 from tests.handlers.test_reservations_api import WRITERS
 from tests.support import state

@@ -13,9 +13,9 @@ from botocore.exceptions import ClientError
 from devstack import fleet_documents as f
 from devstack.api_events import end_event, list_units_event, place_event, reclaim_event
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
-from reservations.dal.keys import ACCESS_SK, HISTORY_PREFIX, OPEN_TERMINATIONS_INDEX
-from reservations.logic.retries import MAX_ATTEMPTS
+from reservations.kernel.aws import clients
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.table.keys import ACCESS_SK, HISTORY_PREFIX, OPEN_TERMINATIONS_INDEX
 from tests.support import state
 from tests.support.faults import on_call
 

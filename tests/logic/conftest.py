@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from pytest_socket import disable_socket, enable_socket
 
-from reservations.models.domain import (
+from reservations.kernel.observability import metrics
+from reservations.nodes.models.partition import (
     Caller,
     Node,
     Reservation,
@@ -20,7 +21,6 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.observability import metrics
 from tests.support.fakes import FakeClock, FakeQueue, FakeTable
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

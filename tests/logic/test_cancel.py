@@ -8,16 +8,16 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.models.domain import ReservationStatus
-from reservations.models.errors import (
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import (
     IdempotencyKeyReused,
     InvalidRequest,
     NotFound,
     ReservationNotActive,
 )
-from reservations.models.requests import RawBody
-from reservations.models.writes import TopologyRead
-from reservations.rules.units import governing_reservation
+from reservations.nodes.models.partition import ReservationStatus
+from reservations.nodes.models.writes import TopologyRead
+from reservations.nodes.rules.units import governing_reservation
 from tests.logic.conftest import BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
 from tests.support.fakes import FakeTable, ports
 from tests.support.writes import cancel

@@ -10,12 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.create_reservation import CREATE, new_reservation_id
-from reservations.logic.idempotency import REPLAYED
-from reservations.logic.ports import Ports
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.models.domain import Caller, ReservationStatus, Tier, Unit
-from reservations.models.errors import (
+from reservations.kernel.bodies import RawBody, parse_create_request
+from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -23,9 +19,13 @@ from reservations.models.errors import (
     UnitsNotReservable,
     UnitsUnavailable,
 )
-from reservations.models.requests import RawBody, parse_create_request
-from reservations.models.times import format_time
-from reservations.models.writes import WriteConflict
+from reservations.kernel.idempotency.replay import REPLAYED
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.kernel.times import format_time
+from reservations.nodes.models.partition import Caller, ReservationStatus, Tier, Unit
+from reservations.nodes.models.writes import WriteConflict
+from reservations.nodes.ports import Ports
+from reservations.reservations.create import CREATE, new_reservation_id
 from tests.logic.conftest import NOW, UNITS, reservation, unit, workload
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.writes import create_reservation

@@ -9,14 +9,14 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.event_feeds import FeedQuery, node_feed, org_feed
-from reservations.logic.read_reservations import ListQuery, list_reservations
-from reservations.models.domain import Caller
-from reservations.models.errors import InvalidRequest, NotFound
-from reservations.models.events import NodeFeedAccess
-from reservations.rules import events as build
-from reservations.rules.event_visibility import feed_org_ids
-from reservations.rules.history import LAST_MOMENT
+from reservations.events.feeds import FeedQuery, node_feed, org_feed
+from reservations.events.models import NodeFeedAccess
+from reservations.events.rules import builders as build
+from reservations.events.rules.visibility import feed_org_ids
+from reservations.kernel.errors import InvalidRequest, NotFound
+from reservations.nodes.models.partition import Caller
+from reservations.nodes.rules.history import LAST_MOMENT
+from reservations.reservations.read import ListQuery, list_reservations
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, FakeEvents
 from tests.support.fakes import FakeClock, FakeTable
@@ -341,7 +341,7 @@ def test_a_malformed_node_id_or_a_key_without_read_is_refused_before_any_read(ta
 
 @pytest.fixture
 def clock_store() -> FakeTable:
-    from reservations.models.domain import Node
+    from reservations.nodes.models.partition import Node
 
     store = FakeTable(FakeClock(NOW))
     store.add(Node("node-a", "org-acme"), [], [s.RES_1, s.RES_2], [])

@@ -8,11 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.event_relay import BACKLOG_PAGE, relay, relay_backlog
-from reservations.models.events import PendingEvent, UnreadableEvent
-from reservations.observability import metrics
-from reservations.rules import events as build
-from reservations.rules.event_visibility import feed_org_ids
+from reservations.events.models import PendingEvent, UnreadableEvent
+from reservations.events.relay import BACKLOG_PAGE, relay, relay_backlog
+from reservations.events.rules import builders as build
+from reservations.events.rules.visibility import feed_org_ids
+from reservations.kernel.observability import metrics
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, CrashingFeeds, Down, FakeBus, FakeEvents, FakeFeeds
 

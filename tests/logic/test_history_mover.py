@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from reservations.logic.history_mover import MOVE_RESERVE_SECONDS, MoveOutcome, move_expired
-from reservations.models.domain import Reservation
-from reservations.observability import metrics
+from reservations.kernel.observability import metrics
+from reservations.nodes.models.partition import Reservation
+from reservations.reservations.history_mover import MOVE_RESERVE_SECONDS, MoveOutcome, move_expired
 from tests.logic.conftest import NOW
 from tests.logic.conftest import reservation as listed_reservation
 from tests.support.fakes import FakeTable, ports

@@ -8,17 +8,17 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.models.domain import ReservationStatus
-from reservations.models.errors import (
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
     InvalidRequest,
     NotFound,
     ReservationNotActive,
 )
-from reservations.models.requests import RawBody
-from reservations.rules.idempotency import KEPT_FOR
+from reservations.kernel.idempotency.rules import KEPT_FOR
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.models.partition import ReservationStatus
 from tests.logic.conftest import BROKER, QUEUE, STRANGER, UNITS
 from tests.logic.test_reclaim import Conflicting
 from tests.support.fakes import ports

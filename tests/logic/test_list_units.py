@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.list_units import list_units
-from reservations.models.domain import ReservationStatus, Unit
-from reservations.models.errors import NotFound
+from reservations.kernel.errors import NotFound
+from reservations.nodes.list_units import list_units
+from reservations.nodes.models.partition import ReservationStatus, Unit
 from tests.logic.conftest import AUDIENCE, BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
 
 

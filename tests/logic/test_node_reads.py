@@ -8,16 +8,16 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from reservations.logic.read_nodes import (
+from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
+from reservations.kernel.errors import InvalidRequest, NotFound
+from reservations.nodes.models.partition import Caller, ListAccess, Node, Workload, WorkloadState
+from reservations.nodes.models.reads import WorkloadsRead
+from reservations.nodes.read import (
     WORKLOAD_FEED,
     WorkloadQuery,
     get_node,
     list_workloads,
 )
-from reservations.models.domain import Caller, ListAccess, Node, Workload, WorkloadState
-from reservations.models.errors import InvalidRequest, NotFound
-from reservations.models.reads import WorkloadsRead
-from reservations.rules.cursors import Cursor, CursorScope, encode_cursor
 from tests.logic.conftest import BOTH, NOW, OPERATOR, OWNER, STRANGER, workload
 
 KEY = b"k" * 32

@@ -8,9 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.models.domain import Node, ReservationStatus, WorkloadState
-from reservations.models.errors import (
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import (
     Conflict,
     InvalidRequest,
     NotFound,
@@ -19,8 +18,9 @@ from reservations.models.errors import (
     UnitsNotReservable,
     UnitsUnavailable,
 )
-from reservations.models.requests import RawBody
-from reservations.rules.status import effective_status
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
+from reservations.nodes.rules.status import effective_status
 from tests.logic.conftest import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.writes import put_node, reaffirm

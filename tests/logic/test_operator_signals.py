@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from reservations.logic.termination_reports import ReportConflict, apply_report
-from reservations.models.messages import TerminationReport
-from reservations.models.requests import RawBody
-from reservations.models.writes import WriteConflict
-from reservations.observability import metrics
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.observability import metrics
+from reservations.nodes.models.writes import WriteConflict
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.reports import ReportConflict, apply_report
 from tests.logic.conftest import BROKER, NOW, UNITS
 from tests.support.fakes import FakeQueue, FakeTable, ports
 from tests.support.writes import reclaim

@@ -7,15 +7,15 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.read_reservations import (
+from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
+from reservations.kernel.errors import InvalidRequest, NotFound
+from reservations.nodes.models.partition import Caller, ReservationStatus
+from reservations.reservations.read import (
     LIVE_STATUSES,
     ListQuery,
     get_reservation,
     list_reservations,
 )
-from reservations.models.domain import Caller, ReservationStatus
-from reservations.models.errors import InvalidRequest, NotFound
-from reservations.rules.cursors import Cursor, CursorScope, encode_cursor
 from tests.logic.conftest import NOW, reservation
 from tests.support.fakes import FakeTable
 from tests.support.paging import bounded_pages

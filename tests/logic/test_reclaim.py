@@ -8,12 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic import outbox, retries
-from reservations.logic.list_units import list_units
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.logic.termination_reports import apply_report
-from reservations.models.domain import Node, ReservationStatus, Tier, WorkloadState
-from reservations.models.errors import (
+from reservations.kernel import retries
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -21,9 +18,13 @@ from reservations.models.errors import (
     ReservationNotActive,
     UnitsNotInReservation,
 )
-from reservations.models.messages import TerminationReport
-from reservations.models.requests import RawBody
-from reservations.models.writes import WriteConflict
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.list_units import list_units
+from reservations.nodes.models.partition import Node, ReservationStatus, Tier, WorkloadState
+from reservations.nodes.models.writes import WriteConflict
+from reservations.terminations import outbox
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.reports import apply_report
 from tests.logic.conftest import (
     AUDIENCE,
     BROKER,

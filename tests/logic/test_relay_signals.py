@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from reservations.logic.event_relay import relay, relay_backlog
-from reservations.models.events import PendingEvent
-from reservations.observability import metrics
-from reservations.rules import events as build
+from reservations.events.models import PendingEvent
+from reservations.events.relay import relay, relay_backlog
+from reservations.events.rules import builders as build
+from reservations.kernel.observability import metrics
 from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeBus, FakeEvents, FakeFeeds
 

@@ -8,9 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.models.domain import ReservationStatus, Tier
-from reservations.models.errors import (
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -18,7 +17,8 @@ from reservations.models.errors import (
     ReservationNotActive,
     UnitsNotInReservation,
 )
-from reservations.models.requests import RawBody
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.models.partition import ReservationStatus, Tier
 from tests.logic.conftest import (
     AUDIENCE,
     BROKER,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from reservations.logic import retries
-from reservations.logic.retries import MAX_ATTEMPTS, backoff, retried
-from reservations.models.errors import Conflict
-from reservations.models.idempotency import Outcome
+from reservations.kernel import retries
+from reservations.kernel.errors import Conflict
+from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.retries import MAX_ATTEMPTS, backoff, retried
 
 
 def test_the_longest_wait_after_each_lost_race_doubles_up_to_the_cap(monkeypatch):

@@ -11,13 +11,13 @@ import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
 from devstack import template
-from reservations.logic import sweeper
-from reservations.logic.outbox import message
-from reservations.logic.termination_reports import apply_report
-from reservations.models.domain import OpenTermination, TerminationState, WorkloadState
-from reservations.models.messages import TerminationReport
-from reservations.models.requests import RawBody
-from reservations.rules.terminations import RedeliveryPolicy
+from reservations.kernel.bodies import RawBody
+from reservations.nodes.models.partition import OpenTermination, TerminationState, WorkloadState
+from reservations.terminations import sweeper
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.outbox import message
+from reservations.terminations.reports import apply_report
+from reservations.terminations.rules import RedeliveryPolicy
 from tests.logic.conftest import BROKER, NOW, QUEUE, UNITS, workload
 from tests.support.fakes import FakeTable, ports
 from tests.support.writes import reclaim

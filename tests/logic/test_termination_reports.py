@@ -7,11 +7,11 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic import termination_reports
-from reservations.logic.termination_reports import ReportConflict, apply_report
-from reservations.models.domain import WorkloadState
-from reservations.models.messages import TerminationReport
-from reservations.models.writes import WriteConflict
+from reservations.nodes.models.partition import WorkloadState
+from reservations.nodes.models.writes import WriteConflict
+from reservations.terminations import reports as termination_reports
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.reports import ReportConflict, apply_report
 from tests.logic.conftest import NOW, UNITS
 from tests.support.fakes import FakeTable
 

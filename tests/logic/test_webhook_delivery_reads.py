@@ -11,16 +11,17 @@ from datetime import timedelta
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.logic import webhook_deliveries
-from reservations.logic.webhook_deliveries import list_deliveries, retry_delivery
-from reservations.models.domain import Caller
-from reservations.models.errors import (
+from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
+from reservations.kernel.errors import (
     DeliveryNotFailed,
     InvalidRequest,
     NotFound,
     SubscriptionDisabled,
 )
-from reservations.models.webhooks import (
+from reservations.nodes.models.partition import Caller
+from reservations.webhooks import deliveries as webhook_deliveries
+from reservations.webhooks.deliveries import list_deliveries, retry_delivery
+from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,
     DeliveryAttempt,
@@ -29,7 +30,6 @@ from reservations.models.webhooks import (
     SigningSecrets,
     Subscription,
 )
-from reservations.rules.cursors import Cursor, CursorScope, encode_cursor
 from tests.logic.conftest import NOW
 from tests.support.fakes import FakeClock, FakeTable
 from tests.support.hook_fakes import FakeHooks

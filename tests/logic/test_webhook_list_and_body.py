@@ -12,22 +12,22 @@ from datetime import timedelta
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.http import routes
-from reservations.logic import pipeline
-from reservations.logic.pipeline import run_write
-from reservations.logic.webhooks import (
+from reservations.kernel import pipeline
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
+from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
+from reservations.kernel.http import routes
+from reservations.kernel.pipeline import run_write
+from reservations.nodes.models.partition import Caller
+from reservations.webhooks.models.api import OrgHooks
+from reservations.webhooks.models.domain import SigningSecrets, Subscription
+from reservations.webhooks.subscriptions import (
     ROTATE_SECRET,
     UNSUBSCRIBE,
     list_subscriptions,
     subscribe_parser,
     subscribe_spec,
 )
-from reservations.models.domain import Caller
-from reservations.models.errors import FieldProblem, InvalidRequest, NotFound
-from reservations.models.requests import RawBody
-from reservations.models.webhook_api import OrgHooks
-from reservations.models.webhooks import SigningSecrets, Subscription
-from reservations.rules.cursors import Cursor, CursorScope, encode_cursor
 from tests.logic.conftest import NOW
 from tests.support.fakes import FakeClock, FakeTable, ports
 
@@ -186,8 +186,8 @@ def test_each_webhook_write_says_it_committed_naming_the_subscription_and_counts
 
 
 def test_a_subscribe_that_always_loses_says_so_and_is_the_409_naming_why(caplog):
-    from reservations.models.errors import Conflict
-    from reservations.models.writes import WriteConflict
+    from reservations.kernel.errors import Conflict
+    from reservations.nodes.models.writes import WriteConflict
     from tests.support.hook_fakes import FakeHooks
 
     caplog.set_level(logging.DEBUG, logger="reservations")
@@ -212,7 +212,7 @@ def test_a_subscribe_that_always_loses_says_so_and_is_the_409_naming_why(caplog)
 
 
 def test_a_key_without_events_read_does_not_see_its_own_orgs_subscription():
-    from reservations.logic.webhooks import get_subscription
+    from reservations.webhooks.subscriptions import get_subscription
     from tests.support.hook_fakes import FakeHooks
 
     hooks = FakeHooks(FakeTable(FakeClock(NOW)))
@@ -224,7 +224,7 @@ def test_a_key_without_events_read_does_not_see_its_own_orgs_subscription():
 
 
 def test_a_subscribe_past_the_limit_is_counted_as_a_subscribe_refusal(monkeypatch):
-    from reservations.models.errors import SubscriptionLimit
+    from reservations.kernel.errors import SubscriptionLimit
     from tests.support.hook_fakes import FakeHooks
 
     counted: list[tuple[str, object, float]] = []

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.logic import webhook_delivery
-from reservations.logic.webhook_delivery import ReceivedMessage, SenderPorts, deliver_batch
-from reservations.models.webhooks import (
+from reservations.nodes.models.writes import WriteConflict
+from reservations.webhooks import sender as webhook_delivery
+from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,
     DeliveryAttempt,
@@ -26,9 +26,9 @@ from reservations.models.webhooks import (
     Subscription,
     SubscriptionStatus,
 )
-from reservations.models.writes import WriteConflict
-from reservations.rules.webhook_delivery import Health
-from reservations.rules.webhook_signing import delivery_headers
+from reservations.webhooks.rules.attempts import Health
+from reservations.webhooks.rules.signing import delivery_headers
+from reservations.webhooks.sender import ReceivedMessage, SenderPorts, deliver_batch
 from tests.support.webhook_fakes import FakeWebhookStore
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

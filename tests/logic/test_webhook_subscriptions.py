@@ -12,27 +12,27 @@ from typing import Any
 
 import pytest
 
-from reservations.http import routes
-from reservations.logic.pipeline import run_write
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.logic.webhooks import (
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import Conflict, NotFound, SubscriptionLimit
+from reservations.kernel.http import routes
+from reservations.kernel.pipeline import run_write
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.models.partition import Caller
+from reservations.nodes.models.writes import WriteConflict
+from reservations.webhooks.models.api import HookWrite, SubscriptionCreate
+from reservations.webhooks.models.domain import (
+    MAX_SUBSCRIPTIONS_PER_ORG,
+    ROTATION_OVERLAP,
+    SigningSecrets,
+    Subscription,
+)
+from reservations.webhooks.subscriptions import (
     ROTATE_SECRET,
     UNSUBSCRIBE,
     get_subscription,
     list_subscriptions,
     subscribe_spec,
 )
-from reservations.models.domain import Caller
-from reservations.models.errors import Conflict, NotFound, SubscriptionLimit
-from reservations.models.requests import RawBody
-from reservations.models.webhook_api import HookWrite, SubscriptionCreate
-from reservations.models.webhooks import (
-    MAX_SUBSCRIPTIONS_PER_ORG,
-    ROTATION_OVERLAP,
-    SigningSecrets,
-    Subscription,
-)
-from reservations.models.writes import WriteConflict
 from tests.logic.conftest import NOW
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.hook_fakes import FakeHooks

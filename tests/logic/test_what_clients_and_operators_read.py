@@ -12,21 +12,21 @@ from typing import Any
 
 import pytest
 
-from reservations.logic.create_reservation import CREATE
-from reservations.logic.event_feeds import FeedQuery, org_feed
-from reservations.logic.idempotency import REPLAYED, replay
-from reservations.logic.pipeline import _lost_race
-from reservations.models.domain import Caller, ReservationStatus
-from reservations.models.errors import (
+from reservations.events.feeds import FeedQuery, org_feed
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import (
     FieldProblem,
     IdempotencyKeyReused,
     InvalidRequest,
     UnitsNotReservable,
     UnitsUnavailable,
 )
-from reservations.models.idempotency import IdempotentRequest, Outcome, StoredResponse
-from reservations.models.requests import RawBody
-from reservations.models.writes import WriteConflict
+from reservations.kernel.idempotency.models import IdempotentRequest, Outcome, StoredResponse
+from reservations.kernel.idempotency.replay import REPLAYED, replay
+from reservations.kernel.pipeline import _lost_race
+from reservations.nodes.models.partition import Caller, ReservationStatus
+from reservations.nodes.models.writes import WriteConflict
+from reservations.reservations.create import CREATE
 from tests.logic.conftest import UNITS, unit
 from tests.support.event_fakes import FakeEvents
 from tests.support.fakes import FakeClock, FakeTable, ports

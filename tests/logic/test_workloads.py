@@ -11,16 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.models.domain import (
-    Caller,
-    Node,
-    ReservationStatus,
-    TerminationState,
-    Tier,
-    WorkloadState,
-)
-from reservations.models.errors import (
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -29,8 +21,16 @@ from reservations.models.errors import (
     UnitsUnavailable,
     WorkloadExists,
 )
-from reservations.models.requests import RawBody
-from reservations.models.writes import ItemVersion
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.models.partition import (
+    Caller,
+    Node,
+    ReservationStatus,
+    TerminationState,
+    Tier,
+    WorkloadState,
+)
+from reservations.nodes.models.writes import ItemVersion
 from tests.logic.conftest import BROKER, NOW, OPERATOR, QUEUE, reservation, unit, workload
 from tests.support.fakes import (
     FakeClock,

@@ -9,12 +9,12 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic import sweeper
-from reservations.logic.termination_reports import apply_report
-from reservations.models.errors import ApiError
-from reservations.models.messages import TerminationReport
-from reservations.models.requests import RawBody
-from reservations.rules.terminations import RedeliveryPolicy
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import ApiError
+from reservations.terminations import sweeper
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.reports import apply_report
+from reservations.terminations.rules import RedeliveryPolicy
 from tests.logic.conftest import BROKER, NOW, UNITS
 from tests.support.fakes import ports
 from tests.support.writes import reclaim

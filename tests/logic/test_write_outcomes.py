@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from reservations.logic.ports import Ports
-from reservations.models.domain import ReservationStatus
-from reservations.models.errors import ReservationNotActive
-from reservations.models.idempotency import Outcome
-from reservations.models.requests import RawBody
-from reservations.models.writes import WriteConflict
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import ReservationNotActive
+from reservations.kernel.idempotency.models import Outcome
+from reservations.nodes.models.partition import ReservationStatus
+from reservations.nodes.models.writes import WriteConflict
+from reservations.nodes.ports import Ports
 from tests.logic.conftest import BROKER, OPERATOR, OWNER, UNITS, reservation, unit
 from tests.support import writes
 from tests.support.fakes import FakeTable, ports

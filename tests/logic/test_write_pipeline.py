@@ -13,10 +13,10 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.logic.retries import MAX_ATTEMPTS
-from reservations.models.domain import ReservationStatus
-from reservations.models.errors import Conflict, NotFound, ReservationNotActive
-from reservations.models.requests import RawBody
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import Conflict, NotFound, ReservationNotActive
+from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.nodes.models.partition import ReservationStatus
 from tests.logic.conftest import BROKER, NOW, OPERATOR, UNITS
 from tests.logic.test_reclaim import Conflicting
 from tests.logic.test_workloads import SCHEDULER, body, node_store

@@ -9,8 +9,8 @@ from typing import Any
 from botocore.config import Config
 
 from devstack.functions import FakeContext, invoke, load_function
-from reservations.dal import clients
-from reservations.http import resolver
+from reservations.kernel.aws import clients
+from reservations.kernel.http import resolver
 from tests.races.forks import Call, ReadHook, child_main
 
 # The emulator stands in for DynamoDB and SQS, slowly on a loaded machine. These tests are

@@ -11,7 +11,7 @@ import pytest
 from devstack import fleets
 from devstack.emulator import REGION, moto_app, provision, serve
 from devstack.net import free_port
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +37,7 @@ def emulated(emulator: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
     }.items():
         monkeypatch.setenv(name, value)
     clients.reset()
-    from reservations.http.resolver import key_cache
+    from reservations.kernel.http.resolver import key_cache
 
     key_cache.clear()
     yield {

@@ -12,7 +12,7 @@ from typing import Any
 
 from devstack import fleet_documents as f
 from devstack.api_events import create_event
-from reservations.models.times import parse_time
+from reservations.kernel.times import parse_time
 from tests.races.forks import ReadHook, barrier_after_first_read, concurrently
 from tests.support import state
 

@@ -13,9 +13,9 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import node_event, reclaim_event
 from devstack.fleets import NODE_QUEUE_PREFIX
-from reservations.dal import clients
-from reservations.dal.store import NodeTable
-from reservations.rules.status import effective_status
+from reservations.kernel.aws import clients
+from reservations.nodes.rules.status import effective_status
+from reservations.nodes.table.store import NodeTable
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.races.forks import (
     ActBetweenFirstReadAndWrite,

@@ -9,11 +9,15 @@ from typing import Any
 
 from devstack import fleet_documents as f
 from devstack.api_events import webhook_event
-from reservations.dal.hook_store import HookTable
-from reservations.http import routes
-from reservations.models.times import parse_time
-from reservations.models.webhook_api import SubscriptionCreate
-from reservations.models.webhooks import MAX_SUBSCRIPTIONS_PER_ORG, SigningSecrets, Subscription
+from reservations.kernel.http import routes
+from reservations.kernel.times import parse_time
+from reservations.webhooks.models.api import SubscriptionCreate
+from reservations.webhooks.models.domain import (
+    MAX_SUBSCRIPTIONS_PER_ORG,
+    SigningSecrets,
+    Subscription,
+)
+from reservations.webhooks.table.subscriptions import HookTable
 from tests.races.forks import barrier_after_first_read, concurrently
 from tests.support import state
 

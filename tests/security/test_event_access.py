@@ -24,9 +24,9 @@ from devstack import template
 from devstack.api_events import place_event, reclaim_event
 from devstack.fleets import load_fleet
 from devstack.functions import invoke, load_function
-from reservations.dal import clients
-from reservations.http.resolver import key_cache
-from reservations.rules.feeds import SETTLE_WINDOW
+from reservations.events.rules.feeds import SETTLE_WINDOW
+from reservations.kernel.aws import clients
+from reservations.kernel.http.resolver import key_cache
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import event_scenario as s
 from tests.support import event_writes as w

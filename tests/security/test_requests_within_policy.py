@@ -29,12 +29,12 @@ from devstack import fleet_documents as f
 from devstack import template
 from devstack.api_events import create_event, event_file, node_event, place_event, reclaim_event
 from devstack.functions import FakeContext, invoke, load_function
-from reservations.config import settings
-from reservations.dal import clients
-from reservations.dal.hook_store import HookTable
-from reservations.models.webhook_api import SubscriptionCreate
-from reservations.models.webhooks import SigningSecrets, Subscription
-from reservations.rules.feeds import SETTLE_WINDOW
+from reservations.events.rules.feeds import SETTLE_WINDOW
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import settings
+from reservations.webhooks.models.api import SubscriptionCreate
+from reservations.webhooks.models.domain import SigningSecrets, Subscription
+from reservations.webhooks.table.subscriptions import HookTable
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay
 

@@ -20,7 +20,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from devstack.api_events import event_file
-from reservations.models.domain import (
+from reservations.events.models import Actor, EventContext, StoredEvent
+from reservations.events.rules import builders as build
+from reservations.nodes.models.partition import (
     Node,
     Reservation,
     ReservationStatus,
@@ -29,8 +31,6 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.models.events import Actor, EventContext, StoredEvent
-from reservations.rules import events as build
 
 NODE = "node-a"
 OWNER_ORG = "org-acme"

@@ -32,12 +32,12 @@ from devstack.api_events import (
 )
 from devstack.functions import FakeContext, invoke
 from devstack.sqs_events import sqs_event
-from reservations.dal.event_outlets import DerivedEvents
-from reservations.dal.events import pending_event_from_item
-from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.keys import node_events_pk
-from reservations.dal.terminations import TerminationTable
-from reservations.logic.sweeper import stuck_event
+from reservations.events.table.feeds import pending_event_from_item
+from reservations.events.table.outlets import DerivedEvents
+from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.nodes.table.keys import node_events_pk
+from reservations.terminations.sweeper import stuck_event
+from reservations.terminations.table.store import TerminationTable
 from tests.support import state
 
 NODE = "node-a"

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Self
 
-from reservations.logic.ports import Ports
-from reservations.models.domain import (
+from reservations.events.models import StoredEvent
+from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
+from reservations.nodes.models.partition import (
     ListAccess,
     Node,
     NodeSnapshot,
@@ -25,10 +26,7 @@ from reservations.models.domain import (
     Workload,
     WorkloadState,
 )
-from reservations.models.events import StoredEvent
-from reservations.models.idempotency import AnswerRecord, StoredResponse
-from reservations.models.messages import SendResult, SpotTermination, TerminationReport
-from reservations.models.writes import (
+from reservations.nodes.models.writes import (
     HistoryMove,
     ItemVersion,
     NodePut,
@@ -43,7 +41,9 @@ from reservations.models.writes import (
     WorkloadEnd,
     WriteConflict,
 )
-from reservations.rules.history import named_orgs_until, retained_until
+from reservations.nodes.ports import Ports
+from reservations.nodes.rules.history import named_orgs_until, retained_until
+from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 
 
 @dataclass

@@ -26,8 +26,8 @@ from schemathesis.specs.openapi.checks import (
 from devstack import openapi, template
 from devstack.fleets import NODE_QUEUE_PREFIX, load_fleet
 from devstack.functions import load_function
-from reservations.dal import clients
-from reservations.http.openapi import ERROR_CODES
+from reservations.kernel.aws import clients
+from reservations.kernel.http.openapi import ERROR_CODES
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.wsgi import LambdaApi
 

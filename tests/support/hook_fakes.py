@@ -7,16 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from reservations.models.idempotency import AnswerRecord, StoredResponse
-from reservations.models.webhook_api import (
+from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
+from reservations.nodes.models.writes import WriteConflict
+from reservations.webhooks.models.api import (
     HookWrite,
     OrgHooks,
     SecretRotation,
     SubscriptionCreate,
     SubscriptionDelete,
 )
-from reservations.models.webhooks import Delivery, DeliveryAttempt, Subscription
-from reservations.models.writes import WriteConflict
+from reservations.webhooks.models.domain import Delivery, DeliveryAttempt, Subscription
 from tests.support.fakes import FakeTable
 
 
@@ -81,7 +81,7 @@ class FakeHooks:
     def attempts_page(
         self, subscription_id: str, before: str | None, count: int
     ) -> list[DeliveryAttempt]:
-        from reservations.dal.webhook_items import attempt_sk
+        from reservations.webhooks.table.items import attempt_sk
 
         mine = [a for a in self.attempts if a.subscription_id == subscription_id]
         mine.sort(key=attempt_sk, reverse=True)

@@ -6,9 +6,10 @@ import json
 from datetime import datetime
 from typing import Any
 
-from reservations.auth.keys import hash_key
-from reservations.dal.items import apikey_item, from_attributes, to_attributes
-from reservations.dal.keys import (
+from reservations.kernel.auth import hash_key
+from reservations.nodes.models.partition import ApiKey
+from reservations.nodes.table.items import apikey_item, from_attributes, to_attributes
+from reservations.nodes.table.keys import (
     APIKEY_SK,
     RESERVATION_PREFIX,
     UNIT_PREFIX,
@@ -19,7 +20,6 @@ from reservations.dal.keys import (
     node_pk,
     reservation_history_key,
 )
-from reservations.models.domain import ApiKey
 
 TABLE = "ReservationsTable"
 

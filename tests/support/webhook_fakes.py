@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from reservations.logic.webhook_delivery import ReceivedMessage, SenderPorts, deliver_batch
-from reservations.models.webhooks import (
+from reservations.nodes.models.writes import WriteConflict
+from reservations.webhooks.models.domain import (
     Delivery,
     DeliveryAttempt,
     DeliveryRequest,
@@ -20,8 +20,8 @@ from reservations.models.webhooks import (
     Subscription,
     SubscriptionStatus,
 )
-from reservations.models.writes import WriteConflict
-from reservations.rules.webhook_delivery import Health
+from reservations.webhooks.rules.attempts import Health
+from reservations.webhooks.sender import ReceivedMessage, SenderPorts, deliver_batch
 
 
 @dataclass

@@ -1,21 +1,21 @@
 """Each write use case called as its function calls it: through the write pipeline, with its
-route's method, path and ids (``reservations.http.routes``), a raw body and the header."""
+route's method, path and ids (``reservations.kernel.http.routes``), a raw body and the header."""
 
 from __future__ import annotations
 
-from reservations.http import routes
-from reservations.logic.cancel import CANCEL
-from reservations.logic.create_reservation import CREATE
-from reservations.logic.nodes import PUT_NODE
-from reservations.logic.pipeline import run_write
-from reservations.logic.ports import Ports
-from reservations.logic.reaffirm import REAFFIRM
-from reservations.logic.reclaim import RECLAIM
-from reservations.logic.release import RELEASE
-from reservations.logic.workloads import END, PLACE
-from reservations.models.domain import Caller
-from reservations.models.idempotency import Outcome
-from reservations.models.requests import RawBody
+from reservations.capacity.reclaim import RECLAIM
+from reservations.capacity.release import RELEASE
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.http import routes
+from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.pipeline import run_write
+from reservations.nodes.models.partition import Caller
+from reservations.nodes.ports import Ports
+from reservations.nodes.register import PUT_NODE
+from reservations.reservations.cancel import CANCEL
+from reservations.reservations.create import CREATE
+from reservations.reservations.reaffirm import REAFFIRM
+from reservations.workloads.scheduler import END, PLACE
 
 Key = str | None
 

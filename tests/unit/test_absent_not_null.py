@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from reservations.http.resolver import serialize
-from reservations.models.api import absent_not_null
+from reservations.kernel.http.resolver import serialize
+from reservations.kernel.wire import absent_not_null
 
 NULL = {"type": "null"}
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.models.domain import (
+from reservations.nodes.models.partition import (
     Caller,
     ListAccess,
     Node,
@@ -14,7 +14,7 @@ from reservations.models.domain import (
     Reservation,
     ReservationStatus,
 )
-from reservations.rules.access import (
+from reservations.nodes.rules.access import (
     CAPACITY,
     NODE_WRITE,
     READ,
@@ -23,7 +23,7 @@ from reservations.rules.access import (
     may_read_reservation,
     may_write_reservations,
 )
-from reservations.rules.history import LAST_MOMENT
+from reservations.nodes.rules.history import LAST_MOMENT
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SNAPSHOT = NodeSnapshot(Node("node-a", "org-acme"))

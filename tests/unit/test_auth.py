@@ -4,9 +4,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.auth.keys import KeyCache, authenticate, bearer_token, derive_key_id, hash_key
-from reservations.models.domain import ApiKey
-from reservations.models.errors import Unauthorized
+from reservations.kernel.auth import KeyCache, authenticate, bearer_token, derive_key_id, hash_key
+from reservations.kernel.errors import Unauthorized
+from reservations.nodes.models.partition import ApiKey
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 KEY = "vl_local_only_owner"

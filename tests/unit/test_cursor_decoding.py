@@ -13,8 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from reservations.models.errors import FieldProblem, InvalidRequest
-from reservations.rules.cursors import (
+from reservations.kernel.cursors import (
     MAX_CURSOR,
     Cursor,
     CursorScope,
@@ -23,6 +22,7 @@ from reservations.rules.cursors import (
     decode_cursor,
     encode_cursor,
 )
+from reservations.kernel.errors import FieldProblem, InvalidRequest
 
 KEY = b"k" * 32
 LIST = CursorScope("node-a", "active", "org-lab")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from devstack.functions import FakeContext
-from reservations.observability import SCHEDULED_EVENT, SQS_BATCH, logger
-from reservations.wiring import entry_point
+from reservations.kernel.observability import SCHEDULED_EVENT, SQS_BATCH, logger
+from reservations.kernel.wiring import entry_point
 
 
 def correlation_id(path: str, event: dict[str, Any]) -> Any:

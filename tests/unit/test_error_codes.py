@@ -10,10 +10,10 @@ import json
 import pytest
 
 from devstack.openapi import SPEC
-from reservations.http import routes
-from reservations.models import errors
-from reservations.models.errors import ERRORS, ApiError, documented_errors
-from reservations.rules.idempotency import is_kept
+from reservations.kernel import errors
+from reservations.kernel.errors import ERRORS, ApiError, documented_errors
+from reservations.kernel.http import routes
+from reservations.kernel.idempotency.rules import is_kept
 
 # The contract's "Errors" table, each (status, code) with whether its "Idempotency" section
 # stores it ("any 2xx, 409 reservation_not_active / units_unavailable / workload_exists /

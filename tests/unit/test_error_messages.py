@@ -10,16 +10,7 @@ import json
 
 import pytest
 
-from reservations.models.api import error_json
-from reservations.models.errors import (
-    FieldProblem,
-    InvalidRequest,
-    NotFound,
-    Unauthorized,
-    Unavailable,
-    UnsupportedMediaType,
-)
-from reservations.models.requests import (
+from reservations.kernel.bodies import (
     MAX_BODY_BYTES,
     RawBody,
     is_json_media_type,
@@ -27,6 +18,15 @@ from reservations.models.requests import (
     parse_capacity_request,
     parse_create_request,
 )
+from reservations.kernel.errors import (
+    FieldProblem,
+    InvalidRequest,
+    NotFound,
+    Unauthorized,
+    Unavailable,
+    UnsupportedMediaType,
+)
+from reservations.kernel.wire import error_json
 
 
 def test_unauthorized_says_one_message_whatever_the_cause() -> None:

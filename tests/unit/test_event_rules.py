@@ -11,8 +11,7 @@ from typing import get_args
 
 import pytest
 
-from reservations.models.domain import Caller
-from reservations.models.events import (
+from reservations.events.models import (
     Actor,
     CloudEvent,
     EventType,
@@ -20,9 +19,8 @@ from reservations.models.events import (
     NodeFeedAccess,
     ReviewScope,
 )
-from reservations.models.times import format_event_time
-from reservations.rules import events as build
-from reservations.rules.event_visibility import (
+from reservations.events.rules import builders as build
+from reservations.events.rules.visibility import (
     feed_org_ids,
     in_node_feed_of,
     may_read_node_feed,
@@ -30,7 +28,9 @@ from reservations.rules.event_visibility import (
     sees_whole_node,
     shows_key_id,
 )
-from reservations.rules.history import LAST_MOMENT
+from reservations.kernel.times import format_event_time
+from reservations.nodes.models.partition import Caller
+from reservations.nodes.rules.history import LAST_MOMENT
 from tests.support import event_scenario as s
 
 ACCESS = NodeFeedAccess("org-acme",

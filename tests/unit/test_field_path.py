@@ -2,7 +2,7 @@
 
 import pytest
 
-from reservations.models.errors import field_path
+from reservations.kernel.errors import field_path
 
 
 @pytest.mark.parametrize(

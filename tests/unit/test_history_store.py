@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reservations.dal import clients, history, queries
-from reservations.dal.history import prune_named
-from reservations.dal.items import access_item, to_attributes
-from reservations.models.domain import ListAccess
+from reservations.kernel.aws import clients, queries
+from reservations.nodes.models.partition import ListAccess
+from reservations.nodes.table.items import access_item, to_attributes
+from reservations.reservations.table import history
+from reservations.reservations.table.history import prune_named
 from tests.support import state
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -12,14 +12,12 @@ from typing import Any
 
 import pytest
 
-from reservations.dal import clients, queries, transactions
-from reservations.dal.hook_store import HookTable
-from reservations.dal.items import from_attributes
-from reservations.dal.webhook_items import attempt_sk
-from reservations.dal.webhooks import WebhookTable
-from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
-from reservations.models.webhook_api import SecretRotation, SubscriptionCreate, SubscriptionDelete
-from reservations.models.webhooks import (
+from reservations.kernel.aws import clients, queries, transactions
+from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.nodes.models.writes import WriteConflict
+from reservations.nodes.table.items import from_attributes
+from reservations.webhooks.models.api import SecretRotation, SubscriptionCreate, SubscriptionDelete
+from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,
     DeliveryAttempt,
@@ -27,7 +25,9 @@ from reservations.models.webhooks import (
     SigningSecrets,
     Subscription,
 )
-from reservations.models.writes import WriteConflict
+from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table.items import attempt_sk
+from reservations.webhooks.table.subscriptions import HookTable
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 OLD, NEW = "whsec_" + "A" * 44, "whsec_" + "B" * 44

@@ -8,9 +8,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.models.errors import InvalidRequest
-from reservations.models.idempotency import Outcome, StoredResponse
-from reservations.rules.idempotency import HEADER, check_header, is_kept, is_live, keyed_request
+from reservations.kernel.errors import InvalidRequest
+from reservations.kernel.idempotency.models import Outcome, StoredResponse
+from reservations.kernel.idempotency.rules import (
+    HEADER,
+    check_header,
+    is_kept,
+    is_live,
+    keyed_request,
+)
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

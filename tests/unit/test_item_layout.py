@@ -10,7 +10,21 @@ from typing import Any
 import pytest
 
 from devstack import template
-from reservations.dal.items import (
+from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.nodes.models.partition import (
+    ApiKey,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Unit,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
+from reservations.nodes.models.writes import TerminationClose
+from reservations.nodes.table.items import (
     api_key_from_item,
     apikey_item,
     from_attributes,
@@ -23,22 +37,8 @@ from reservations.dal.items import (
     unit_item,
     workload_item,
 )
-from reservations.dal.keys import reservation_key, unit_key, workload_key
-from reservations.dal.records import HISTORY_DAYS, history_item
-from reservations.models.domain import (
-    ApiKey,
-    Node,
-    NodeSnapshot,
-    Reservation,
-    ReservationStatus,
-    Tier,
-    Unit,
-    Workload,
-    WorkloadKind,
-    WorkloadState,
-)
-from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
-from reservations.models.writes import TerminationClose
+from reservations.nodes.table.keys import reservation_key, unit_key, workload_key
+from reservations.nodes.table.records import HISTORY_DAYS, history_item
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 U = ["0000:04:00.0", "0000:05:00.0"]

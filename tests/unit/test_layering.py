@@ -89,14 +89,14 @@ def test_relative_imports_are_not_used_so_the_check_sees_every_import():
 @pytest.mark.parametrize(
     ("layer", "statement"),
     [
-        ("models", "from reservations.rules.status import effective_status"),
+        ("models", "from reservations.nodes.rules.status import effective_status"),
         ("rules", "from reservations.dal import items"),
         ("dal", "from reservations.logic import reclaim"),
-        ("logic", "from reservations.http.resolver import create_app"),
-        ("logic", "from reservations.config import settings"),
-        ("logic", "from reservations.egress.webhook_client import WebhookClient"),
+        ("logic", "from reservations.kernel.http.resolver import create_app"),
+        ("logic", "from reservations.kernel.settings import settings"),
+        ("logic", "from reservations.webhooks.egress.client import WebhookClient"),
         ("egress", "from reservations.dal import webhooks"),
-        ("models", "import reservations.logic.reclaim"),
+        ("models", "import reservations.capacity.reclaim"),
     ],
 )
 def test_a_planted_upward_import_is_caught(tmp_path, layer, statement):

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from reservations.dal import clients
-from reservations.dal import queries as dal_queries
-from reservations.dal.items import (
+from reservations.kernel.aws import clients
+from reservations.kernel.aws import queries as dal_queries
+from reservations.nodes.models.partition import Node, Unit
+from reservations.nodes.table.items import (
     node_item,
     reservation_item,
     to_attributes,
     unit_item,
     workload_item,
 )
-from reservations.dal.node_reads import NodeReads
-from reservations.models.domain import Node, Unit
+from reservations.nodes.table.reads import NodeReads
 from tests.logic.conftest import reservation, workload
 
 TABLE = "ReservationsTable"

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.logic.views import node_view, read_workload_view
-from reservations.models.api import response_json
-from reservations.models.domain import Node, Tier, Workload, WorkloadKind, WorkloadState
+from reservations.kernel.wire import response_json
+from reservations.nodes.models.partition import Node, Tier, Workload, WorkloadKind, WorkloadState
+from reservations.nodes.views import node_view, read_workload_view
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 CREATED = NOW - timedelta(days=9)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from reservations.http.openapi import (
+from reservations.kernel.http.openapi import (
     IDEMPOTENCY_KEY,
     PATH_ID,
     QUERY_PARAMETERS,

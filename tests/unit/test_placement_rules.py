@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.models.domain import (
+from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
     Reservation,
@@ -16,7 +16,7 @@ from reservations.models.domain import (
     Tier,
     Unit,
 )
-from reservations.rules.placement import (
+from reservations.workloads.rules import (
     PlacementRefusal,
     not_sellable,
     reservations_read,

@@ -10,8 +10,8 @@ import shlex
 
 from devstack import fleet_documents as f
 from devstack.run import demo_curl
-from reservations.models.node_requests import parse_node_request
-from reservations.models.requests import RawBody
+from reservations.kernel.bodies import RawBody
+from reservations.nodes.models.requests import parse_node_request
 from reservations_tools.fleet.model import Fleet, parse_fleet
 
 API = "http://127.0.0.1:3000"

@@ -15,20 +15,11 @@ from typing import Any
 
 import pytest
 
-from reservations.dal import events as feed_writes
-from reservations.dal import store, transactions
-from reservations.dal.items import (
-    from_attributes,
-    node_item,
-    reservation_item,
-    snapshot_from_items,
-    to_attributes,
-    unit_item,
-    workload_item,
-)
-from reservations.dal.keys import OPEN_TERMINATION, node_events_pk
-from reservations.logic.reclaim import reclaim_events
-from reservations.models.domain import (
+from reservations.capacity.reclaim import reclaim_events
+from reservations.events.table import feeds as feed_writes
+from reservations.kernel.aws import transactions
+from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.nodes.models.partition import (
     Node,
     Reservation,
     ReservationStatus,
@@ -39,14 +30,24 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
-from reservations.models.writes import (
+from reservations.nodes.models.writes import (
     ItemVersion,
     NewTermination,
     ReclaimAudit,
     ReclaimWrite,
     TopologyRead,
 )
+from reservations.nodes.table import store
+from reservations.nodes.table.items import (
+    from_attributes,
+    node_item,
+    reservation_item,
+    snapshot_from_items,
+    to_attributes,
+    unit_item,
+    workload_item,
+)
+from reservations.nodes.table.keys import OPEN_TERMINATION, node_events_pk
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

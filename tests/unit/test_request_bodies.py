@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from reservations.models import requests as parsing
-from reservations.models.errors import InvalidRequest
-from reservations.models.requests import MAX_BODY_BYTES, RawBody, parse_capacity_request
+from reservations.kernel import bodies as parsing
+from reservations.kernel.bodies import MAX_BODY_BYTES, RawBody, parse_capacity_request
+from reservations.kernel.errors import InvalidRequest
 
 UNIT = "0000:04:00.0"
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from botocore.hooks import HierarchicalEmitter
 
-from reservations.dal import clients
+from reservations.kernel.aws import clients
 
 
 class FrozenClock:

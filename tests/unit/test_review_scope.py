@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.models.domain import Reservation, ReservationStatus
-from reservations.models.events import ReviewScope
-from reservations.rules.topology import reviewed_units
+from reservations.events.models import ReviewScope
+from reservations.nodes.models.partition import Reservation, ReservationStatus
+from reservations.nodes.rules.topology import reviewed_units
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"

@@ -4,7 +4,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.models.domain import (
+from reservations.kernel.ids import is_resource_id, normalize_unit_id
+from reservations.nodes.models.partition import (
     Caller,
     Node,
     NodeSnapshot,
@@ -12,10 +13,9 @@ from reservations.models.domain import (
     ReservationStatus,
     Unit,
 )
-from reservations.models.ids import is_resource_id, normalize_unit_id
-from reservations.rules.access import may_list_units, may_manage_capacity
-from reservations.rules.status import effective_status, in_term
-from reservations.rules.units import governing_reservation, is_released, not_reservable_reason
+from reservations.nodes.rules.access import may_list_units, may_manage_capacity
+from reservations.nodes.rules.status import effective_status, in_term
+from reservations.nodes.rules.units import governing_reservation, is_released, not_reservable_reason
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 S = ReservationStatus

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from devstack import template
-from reservations.config import (
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import (
     Settings,
     SettingsError,
     cursor_signing_key,
@@ -17,7 +18,6 @@ from reservations.config import (
     settings,
     webhook_delivery_queue_url,
 )
-from reservations.dal import clients
 
 
 @pytest.fixture(autouse=True)

@@ -16,35 +16,22 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from reservations.dal import clients, event_outlets, events, queries, queues, transactions
-from reservations.dal.actions import put, topology_check
-from reservations.dal.batches import sized_batches
-from reservations.dal.changes import change_actions
-from reservations.dal.items import (
-    access_item,
-    idempotency_item,
-    node_item,
-    reservation_history_item,
-    reservation_item,
-    to_attributes,
+from reservations.events.models import (
+    EventsRead,
+    NodeFeedAccess,
+    PendingEvent,
+    ReviewScope,
+    StoredEvent,
+    UnreadableEvent,
 )
-from reservations.dal.keys import (
-    PLATFORM_FEED,
-    event_key,
-    key_id_of,
-    keyid_key,
-    node_events_pk,
-    org_events_pk,
-    platform_key,
-    reservation_history_key,
-    reservation_key,
-)
-from reservations.dal.nodes import node_put_actions, reaffirm_actions
-from reservations.dal.reservations import create_actions
-from reservations.dal.store import NodeTable
-from reservations.dal.terminations import TerminationTable
-from reservations.dal.workloads import placement_actions, workload_end_actions
-from reservations.models.domain import (
+from reservations.events.rules.feeds import record_position
+from reservations.events.table import feeds as events
+from reservations.events.table import outlets as event_outlets
+from reservations.kernel.aws import clients, queries, transactions
+from reservations.kernel.aws.actions import put, topology_check
+from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.nodes.models.partition import (
     ListAccess,
     OpenTermination,
     ReservationStatus,
@@ -54,17 +41,7 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.models.events import (
-    EventsRead,
-    NodeFeedAccess,
-    PendingEvent,
-    ReviewScope,
-    StoredEvent,
-    UnreadableEvent,
-)
-from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
-from reservations.models.messages import SendResult, SpotTermination, TerminationReport
-from reservations.models.writes import (
+from reservations.nodes.models.writes import (
     ItemVersion,
     NodePut,
     PlacementWrite,
@@ -76,7 +53,33 @@ from reservations.models.writes import (
     WorkloadEnd,
     WriteConflict,
 )
-from reservations.rules.feeds import record_position
+from reservations.nodes.table.items import (
+    access_item,
+    idempotency_item,
+    node_item,
+    reservation_history_item,
+    reservation_item,
+    to_attributes,
+)
+from reservations.nodes.table.keys import (
+    PLATFORM_FEED,
+    event_key,
+    key_id_of,
+    keyid_key,
+    node_events_pk,
+    org_events_pk,
+    platform_key,
+    reservation_history_key,
+    reservation_key,
+)
+from reservations.nodes.table.store import NodeTable
+from reservations.nodes.table.writes import node_put_actions, reaffirm_actions
+from reservations.reservations.table.changes import change_actions
+from reservations.reservations.table.create import create_actions
+from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from reservations.terminations.table import queues
+from reservations.terminations.table.store import TerminationTable
+from reservations.workloads.table import placement_actions, workload_end_actions
 from tests.support.event_scenario import NODE_A, RES_1, RES_2, VM_1, every_type
 
 TABLE = "ReservationsTable"

@@ -10,17 +10,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from devstack import template
-from reservations.dal.queues import MAX_QUEUE_PREFIX, node_queue_name
-from reservations.models.domain import Tier, Workload, WorkloadKind, WorkloadState
-from reservations.models.ids import MAX_TERMINATION_ID
-from reservations.models.messages import SpotTermination, TerminationReport
-from reservations.rules.terminations import (
+from reservations.kernel.ids import MAX_TERMINATION_ID
+from reservations.nodes.models.partition import Tier, Workload, WorkloadKind, WorkloadState
+from reservations.terminations.models import SpotTermination, TerminationReport
+from reservations.terminations.rules import (
     RedeliveryPolicy,
     deduplication_id,
     gives_up,
     is_due,
     unreported_deliveries,
 )
+from reservations.terminations.table.queues import MAX_QUEUE_PREFIX, node_queue_name
 from reservations_tools.terminations import age
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from reservations.clock import utc_now
-from reservations.models.times import (
+from reservations.kernel.clock import utc_now
+from reservations.kernel.times import (
     format_event_time,
     format_time,
     in_range,

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reservations.dal import clients, transactions
-from reservations.models.errors import StorageLimit
-from reservations.models.writes import WriteConflict
+from reservations.kernel.aws import clients, transactions
+from reservations.kernel.errors import StorageLimit
+from reservations.nodes.models.writes import WriteConflict
 
 TOO_LARGE = "Item size to update has exceeded the maximum allowed size"
 

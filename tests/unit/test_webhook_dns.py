@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reservations.egress import dns
+from reservations.webhooks.egress import dns
 
 
 def info(address: str) -> tuple[Any, ...]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from reservations.models.webhooks import SigningSecrets, Subscription
-from reservations.rules.webhook_fanout import deliveries_for, orgs_to_notify
+from reservations.webhooks.models.domain import SigningSecrets, Subscription
+from reservations.webhooks.rules.fanout import deliveries_for, orgs_to_notify
 from tests.support import event_scenario as s
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

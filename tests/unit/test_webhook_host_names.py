@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from reservations.rules.webhook_urls import SendTarget, address_problem, send_target, url_problem
+from reservations.webhooks.rules.urls import SendTarget, address_problem, send_target, url_problem
 
 LABEL = "a" * 63
 # 63 + 1 + 63 + 1 + 63 + 1 + 61 = 253 characters: the longest name DNS takes.

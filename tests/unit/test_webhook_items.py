@@ -6,7 +6,16 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta, timezone
 
-from reservations.dal.webhook_items import (
+from reservations.webhooks.models.domain import (
+    AttemptResult,
+    Delivery,
+    DeliveryAttempt,
+    DeliveryState,
+    SigningSecrets,
+    Subscription,
+    SubscriptionStatus,
+)
+from reservations.webhooks.table.items import (
     attempt_from_item,
     attempt_item,
     counter_key,
@@ -18,15 +27,6 @@ from reservations.dal.webhook_items import (
     subscription_from_item,
     subscription_item,
     subscription_key,
-)
-from reservations.models.webhooks import (
-    AttemptResult,
-    Delivery,
-    DeliveryAttempt,
-    DeliveryState,
-    SigningSecrets,
-    Subscription,
-    SubscriptionStatus,
 )
 
 AT = datetime(2026, 11, 29, 12, 0, 5, 123456, tzinfo=UTC)

@@ -14,13 +14,14 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from reservations.config import settings
-from reservations.dal import clients, webhook_outlet
-from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.webhook_items import delivery_key
-from reservations.dal.webhook_outlet import WebhookDeliveries
-from reservations.dal.webhooks import WebhookTable
-from reservations.models.webhooks import DeliveryRequest, SigningSecrets, Subscription
+from reservations.kernel.aws import clients
+from reservations.kernel.settings import settings
+from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
+from reservations.webhooks.table import outlet as webhook_outlet
+from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table.items import delivery_key
+from reservations.webhooks.table.outlet import WebhookDeliveries
 from tests.support import event_scenario as s
 
 TERMINATED = next(e for e in s.every_type() if e.event.type.value == "workload.terminated")

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from reservations.models.ids import is_resource_id
-from reservations.models.webhooks import (
+from reservations.kernel.ids import is_resource_id
+from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,
     DeliveryRequest,
@@ -25,7 +25,7 @@ from reservations.models.webhooks import (
     new_secret,
     new_subscription_id,
 )
-from reservations.rules.webhook_delivery import (
+from reservations.webhooks.rules.attempts import (
     DISABLE_AFTER,
     MAX_ATTEMPTS,
     Health,
@@ -37,7 +37,7 @@ from reservations.rules.webhook_delivery import (
     plan,
     retry_delay,
 )
-from reservations.rules.webhook_signing import delivery_headers, signature
+from reservations.webhooks.rules.signing import delivery_headers, signature
 
 NOW = datetime(2026, 12, 1, 5, 8, 47, tzinfo=UTC)
 SECRET = "whsec_" + base64.b64encode(bytes(range(32))).decode()
@@ -279,8 +279,8 @@ def test_the_signature_is_the_specifications_hmac_over_id_timestamp_body():
 
 
 def test_an_attempt_in_the_listing_has_the_contracts_fields_absent_rather_than_null():
-    from reservations.models.api import response_json
-    from reservations.models.webhooks import DeliveryPage, DeliveryView
+    from reservations.kernel.wire import response_json
+    from reservations.webhooks.models.domain import DeliveryPage, DeliveryView
 
     failed, _ = after_attempt(None, request(), 1, AttemptResult(error="no answer"), NOW, 0.5)
     _, record = after_attempt(None, request(), 1, AttemptResult(error="no answer"), NOW, 0.5)

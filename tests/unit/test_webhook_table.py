@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from reservations.dal import clients
-from reservations.dal.items import from_attributes, to_attributes
-from reservations.dal.webhook_items import delivery_key, subscription_key
-from reservations.dal.webhooks import DeliveryQueue, WebhookTable
-from reservations.models.webhooks import (
+from reservations.kernel.aws import clients
+from reservations.nodes.models.writes import WriteConflict
+from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,
     DeliveryAttempt,
@@ -23,8 +22,9 @@ from reservations.models.webhooks import (
     Subscription,
     SubscriptionStatus,
 )
-from reservations.models.writes import WriteConflict
-from reservations.rules.webhook_delivery import Health
+from reservations.webhooks.rules.attempts import Health
+from reservations.webhooks.table.deliveries import DeliveryQueue, WebhookTable
+from reservations.webhooks.table.items import delivery_key, subscription_key
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SUBSCRIPTION = Subscription(
@@ -154,8 +154,8 @@ def test_a_pending_delivery_is_abandoned_as_failed_unless_it_changed_since_read(
 def test_a_retry_by_hand_is_put_on_the_delivery_queue_as_its_message(aws, monkeypatch):
     import boto3
 
-    from reservations.config import settings
-    from reservations.models.webhooks import DeliveryRequest
+    from reservations.kernel.settings import settings
+    from reservations.webhooks.models.domain import DeliveryRequest
 
     sqs = boto3.client("sqs")
     url = sqs.get_queue_url(QueueName="WebhookDeliveryQueue")["QueueUrl"]

@@ -7,7 +7,7 @@ import ipaddress
 
 import pytest
 
-from reservations.rules.webhook_urls import (
+from reservations.webhooks.rules.urls import (
     SendTarget,
     address_problem,
     send_target,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from reservations.models.api import response_json
-from reservations.models.webhook_api import SubscriptionView, SubscriptionWithSecret
-from reservations.models.webhooks import (
+from reservations.kernel.wire import response_json
+from reservations.webhooks.models.api import SubscriptionView, SubscriptionWithSecret
+from reservations.webhooks.models.domain import (
     AttemptResult,
     DeliveryAttempt,
     DeliveryState,

@@ -11,15 +11,11 @@ from typing import Any
 
 import pytest
 
-from reservations.dal import store, transactions
-from reservations.dal.items import from_attributes
-from reservations.logic import changes
-from reservations.logic.create_reservation import _create_write as create_write
-from reservations.logic.create_reservation import create_events
-from reservations.logic.nodes import node_events
-from reservations.logic.reaffirm import reaffirm_events
-from reservations.logic.workloads import end_events, placement_events
-from reservations.models.domain import (
+from reservations.events.models import StoredEvent
+from reservations.events.rules.builders import reviews_derived
+from reservations.kernel.aws import transactions
+from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.nodes.models.partition import (
     Caller,
     Node,
     NodeSnapshot,
@@ -31,9 +27,7 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.models.events import StoredEvent
-from reservations.models.idempotency import AnswerRecord, IdempotentRequest, Outcome
-from reservations.models.writes import (
+from reservations.nodes.models.writes import (
     ItemVersion,
     NodePut,
     PartitionWrite,
@@ -45,7 +39,14 @@ from reservations.models.writes import (
     UnitPut,
     WorkloadEnd,
 )
-from reservations.rules.events import reviews_derived
+from reservations.nodes.register import node_events
+from reservations.nodes.table import store
+from reservations.nodes.table.items import from_attributes
+from reservations.reservations import changes
+from reservations.reservations.create import _create_write as create_write
+from reservations.reservations.create import create_events
+from reservations.reservations.reaffirm import reaffirm_events
+from reservations.workloads.scheduler import end_events, placement_events
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TIME = "2026-11-29T12:00:00.000Z"

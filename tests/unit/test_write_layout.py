@@ -11,7 +11,23 @@ from typing import Any
 import pytest
 
 from devstack import template
-from reservations.dal.items import (
+from reservations.nodes.models.partition import (
+    ListAccess,
+    Node,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Unit,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
+from reservations.nodes.models.writes import (
+    ItemVersion,
+    WorkloadEnd,
+)
+from reservations.nodes.rules.history import LAST_MOMENT
+from reservations.nodes.table.items import (
     access_from_item,
     access_item,
     from_attributes,
@@ -23,7 +39,7 @@ from reservations.dal.items import (
     to_attributes,
     unit_item,
 )
-from reservations.dal.keys import (
+from reservations.nodes.table.keys import (
     ACCESS_SK,
     LIVE,
     LIVE_ENDS,
@@ -33,23 +49,7 @@ from reservations.dal.keys import (
     unit_key,
     workload_key,
 )
-from reservations.dal.records import HISTORY_DAYS, ended_workload_item
-from reservations.models.domain import (
-    ListAccess,
-    Node,
-    Reservation,
-    ReservationStatus,
-    Tier,
-    Unit,
-    Workload,
-    WorkloadKind,
-    WorkloadState,
-)
-from reservations.models.writes import (
-    ItemVersion,
-    WorkloadEnd,
-)
-from reservations.rules.history import LAST_MOMENT
+from reservations.nodes.table.records import HISTORY_DAYS, ended_workload_item
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-29T12:00:00Z"

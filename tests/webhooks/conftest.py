@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from pytest_socket import enable_socket, socket_allow_hosts
 
-from reservations.egress.webhook_client import SendLimits, WebhookClient
-from reservations.rules.webhook_urls import Address, address_problem
+from reservations.webhooks.egress.client import SendLimits, WebhookClient
+from reservations.webhooks.rules.urls import Address, address_problem
 from tests.support.webhook_fakes import Clock
 from tests.support.webhook_receiver import Certificates, Receiver, certificates
 

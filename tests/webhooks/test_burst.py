@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 import standardwebhooks.webhooks
 from standardwebhooks import Webhook
 
-from reservations.logic.webhook_delivery import SenderPorts
-from reservations.models.webhooks import DeliveryState, SigningSecrets, Subscription
-from reservations.rules.webhook_fanout import deliveries_for
+from reservations.webhooks.models.domain import DeliveryState, SigningSecrets, Subscription
+from reservations.webhooks.rules.fanout import deliveries_for
+from reservations.webhooks.sender import SenderPorts
 from tests.support import event_scenario as s
 from tests.support.webhook_fakes import FakeDeliveryQueue, FakeWebhookStore
 from tests.support.webhook_receiver import Received, garbage, status

@@ -14,14 +14,14 @@ from datetime import datetime, timedelta
 import pytest
 from standardwebhooks import Webhook
 
-from reservations.logic.webhook_delivery import SenderPorts
-from reservations.models.webhooks import (
+from reservations.webhooks.models.domain import (
     DeliveryRequest,
     DeliveryState,
     SigningSecrets,
     Subscription,
     SubscriptionStatus,
 )
+from reservations.webhooks.sender import SenderPorts
 from tests.support.webhook_fakes import Clock, Crash, FakeDeliveryQueue, FakeWebhookStore
 from tests.support.webhook_receiver import Received, garbage, hang, status
 

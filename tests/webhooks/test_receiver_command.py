@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 from devstack.net import free_port, wait_for_port
 from devstack.webhook_receiver import serve
-from reservations.egress.webhook_client import WebhookClient
-from reservations.rules.webhook_signing import delivery_headers
+from reservations.webhooks.egress.client import WebhookClient
+from reservations.webhooks.rules.signing import delivery_headers
 
 SECRET = "whsec_" + base64.b64encode(b"r" * 32).decode()
 OTHER = "whsec_" + base64.b64encode(b"o" * 32).decode()

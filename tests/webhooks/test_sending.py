@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from reservations.egress import webhook_client
-from reservations.rules.webhook_urls import address_problem
+from reservations.webhooks.egress import client as webhook_client
+from reservations.webhooks.rules.urls import address_problem
 from tests.support.webhook_receiver import (
     TLS_NAME,
     drip,

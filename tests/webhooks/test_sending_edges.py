@@ -9,8 +9,8 @@ import socket
 
 import pytest
 
-from reservations.egress import webhook_client
-from reservations.rules.webhook_urls import SendTarget
+from reservations.webhooks.egress import client as webhook_client
+from reservations.webhooks.rules.urls import SendTarget
 from tests.webhooks.conftest import LOOPBACK, loopback_disguised_as_public
 
 BODY = '{"id":"evt-1"}'

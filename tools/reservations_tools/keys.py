@@ -28,12 +28,17 @@ from typing import Any, get_args
 import boto3
 from botocore.exceptions import ClientError
 
-from reservations.auth.keys import KEY_PREFIX, derive_key_id, hash_key
-from reservations.dal.items import api_key_from_item, apikey_item, from_attributes, to_attributes
-from reservations.dal.keys import APIKEY_PREFIX, apikey_key, keyid_key, platform_key
-from reservations.models.domain import ApiKey
-from reservations.models.ids import is_resource_id
-from reservations.models.times import parse_given_time
+from reservations.kernel.auth import KEY_PREFIX, derive_key_id, hash_key
+from reservations.kernel.ids import is_resource_id
+from reservations.kernel.times import parse_given_time
+from reservations.nodes.models.partition import ApiKey
+from reservations.nodes.table.items import (
+    api_key_from_item,
+    apikey_item,
+    from_attributes,
+    to_attributes,
+)
+from reservations.nodes.table.keys import APIKEY_PREFIX, apikey_key, keyid_key, platform_key
 from reservations_tools.fleet.model import Permission
 
 # The platform's org: the one item saying whose keys are operator keys.

@@ -19,12 +19,12 @@ from functools import partial
 
 import boto3
 
-from reservations.clock import utc_now
-from reservations.dal.queues import SendResult, send_termination
-from reservations.dal.terminations import TerminationTable
-from reservations.logic.sweeper import deliver
-from reservations.models.domain import OpenTermination, TerminationState
-from reservations.models.times import format_time
+from reservations.kernel.clock import utc_now
+from reservations.kernel.times import format_time
+from reservations.nodes.models.partition import OpenTermination, TerminationState
+from reservations.terminations.sweeper import deliver
+from reservations.terminations.table.queues import SendResult, send_termination
+from reservations.terminations.table.store import TerminationTable
 
 _COLUMNS = ("NODE", "WORKLOAD", "TERMINATION", "AGE", "DELIVERIES", "LAST DELIVERED")
 

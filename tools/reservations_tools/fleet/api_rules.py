@@ -29,9 +29,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from reservations.logic.create_reservation import decide_create
-from reservations.logic.workloads import placed_workload, placement_refusal
-from reservations.models.domain import (
+from reservations.capacity.rules.lending import capacity_refusal, released_after_release
+from reservations.kernel.bodies import (
+    RawBody,
+    parse_capacity_request,
+    parse_create_request,
+    parse_place_request,
+)
+from reservations.kernel.errors import ApiError
+from reservations.kernel.times import format_time
+from reservations.nodes.models.partition import (
     CLAIMING_STATES,
     Node,
     NodeSnapshot,
@@ -40,15 +47,8 @@ from reservations.models.domain import (
     Workload,
     WorkloadState,
 )
-from reservations.models.errors import ApiError
-from reservations.models.requests import (
-    RawBody,
-    parse_capacity_request,
-    parse_create_request,
-    parse_place_request,
-)
-from reservations.models.times import format_time
-from reservations.rules.capacity import capacity_refusal, released_after_release
+from reservations.reservations.create import decide_create
+from reservations.workloads.scheduler import placed_workload, placement_refusal
 from reservations_tools.fleet.model import (
     FleetNode,
     FleetReservation,

@@ -10,11 +10,11 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from reservations.dal import items
-from reservations.dal import keys as table_keys
-from reservations.models.domain import Node, Reservation, ReservationStatus
-from reservations.rules.history import retained_until
-from reservations.rules.status import effective_status
+from reservations.nodes.models.partition import Node, Reservation, ReservationStatus
+from reservations.nodes.rules.history import retained_until
+from reservations.nodes.rules.status import effective_status
+from reservations.nodes.table import items
+from reservations.nodes.table import keys as table_keys
 
 BATCH_WRITE_ITEMS = 25  # BatchWriteItem's limit
 BATCH_ATTEMPTS = 8

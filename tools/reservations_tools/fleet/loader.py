@@ -30,18 +30,19 @@ import boto3
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from reservations.auth.keys import hash_key
-from reservations.dal import items, queues
-from reservations.dal import keys as table_keys
-from reservations.dal.batches import sized_batches
-from reservations.dal.items import to_attributes
-from reservations.dal.keys import key_id_of, keyid_key
-from reservations.logic.nodes import registered_node, reported_units
-from reservations.models.domain import ApiKey, ListAccess, NodeSnapshot
-from reservations.models.errors import field_path
-from reservations.models.node_requests import UnitSpec
-from reservations.rules.history import named_orgs_until
-from reservations.rules.topology import first_generations
+from reservations.kernel.auth import hash_key
+from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.errors import field_path
+from reservations.nodes.models.partition import ApiKey, ListAccess, NodeSnapshot
+from reservations.nodes.models.requests import UnitSpec
+from reservations.nodes.register import registered_node, reported_units
+from reservations.nodes.rules.history import named_orgs_until
+from reservations.nodes.rules.topology import first_generations
+from reservations.nodes.table import items
+from reservations.nodes.table import keys as table_keys
+from reservations.nodes.table.items import to_attributes
+from reservations.nodes.table.keys import key_id_of, keyid_key
+from reservations.terminations.table import queues
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
 from reservations_tools.fleet.history import (

@@ -28,8 +28,17 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from reservations.auth.keys import bearer_token, derive_key_id
-from reservations.models.domain import (
+from reservations.kernel.auth import bearer_token, derive_key_id
+from reservations.kernel.bodies import JsonInt
+from reservations.kernel.errors import Unauthorized
+from reservations.kernel.ids import (
+    is_resource_id,
+    is_termination_id,
+    is_workload_id,
+    normalize_unit_id,
+)
+from reservations.kernel.times import GivenTime, term_problem
+from reservations.nodes.models.partition import (
     Node,
     Reservation,
     ReservationStatus,
@@ -37,16 +46,7 @@ from reservations.models.domain import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.models.errors import Unauthorized
-from reservations.models.ids import (
-    is_resource_id,
-    is_termination_id,
-    is_workload_id,
-    normalize_unit_id,
-)
-from reservations.models.requests import JsonInt
-from reservations.models.times import GivenTime, term_problem
-from reservations.rules.units import governing_reservation
+from reservations.nodes.rules.units import governing_reservation
 
 # What the API itself accepts: a node is registered with at most 64 units, a reservation
 # names at most 50 orgs of each kind; reason and contract reference as on create.

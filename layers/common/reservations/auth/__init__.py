@@ -1,1 +1,0 @@
-"""API keys: the ``Authorization`` header, key hashes and the per-container cache."""

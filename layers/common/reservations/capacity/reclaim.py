@@ -1,0 +1,160 @@
+"""``POST /v1/nodes/{nodeId}/reservations/{id}/reclaim``: return units, terminate spot work.
+
+Decided from the node as read (``rules.reclaim_plan``) and written in one conditional
+transaction by the write pipeline. Then one message is sent per new termination. The
+workload item is the outbox: a termination that could not be sent is still open on it, and
+the sweeper delivers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from reservations.capacity.rules.lending import CapacityRefusal
+from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim
+from reservations.events.models import StoredEvent
+from reservations.events.rules import builders as events
+from reservations.events.rules.context import by_caller
+from reservations.kernel.bodies import CapacityRequest, parse_capacity_request
+from reservations.kernel.errors import ApiError, NotFound
+from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.wire import ReclaimResponse, response_json
+from reservations.nodes.models.partition import Caller, Node, NodeSnapshot
+from reservations.nodes.models.writes import (
+    ItemVersion,
+    NewTermination,
+    ReclaimAudit,
+    ReclaimWrite,
+    TopologyRead,
+)
+from reservations.nodes.ports import Ports
+from reservations.nodes.views import reclaim_response
+from reservations.reservations.changes import MANAGERS, managed
+from reservations.terminations import outbox
+
+
+def decide(
+    snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
+) -> NotFound | CapacityRefusal | Decision[ReclaimWrite]:
+    """The plan as a write and the reservation after it; a dry run's plan, unwritten."""
+    acted_on = managed(snapshot, request, caller, now)
+    if isinstance(acted_on, ApiError):
+        return acted_on
+    (read, reservation), body = acted_on, request.body
+    node = read.node
+    plan = plan_reclaim(read, reservation, body.unit_ids)
+    if body.dry_run:
+        return Decision(None, _answer(reclaim_response(reservation, node, now, would=plan)))
+    write = reclaim_write(caller, node, plan, body.reason, request.new_id, now)
+    return Decision(write, _answer(reclaim_response(reservation, node, now, done=plan)))
+
+
+def _answer(view: ReclaimResponse) -> Outcome:
+    return Outcome(200, response_json(view))
+
+
+def reclaim_write(
+    caller: Caller,
+    node: Node,
+    plan: ReclaimPlan,
+    reason: str | None,
+    new_id: Callable[[], str],
+    now: datetime,
+) -> ReclaimWrite:
+    """The plan as one conditional write (on the node's topology as read too): new
+    termination ids, a new reclaim id."""
+    reservation = plan.reservation
+    return ReclaimWrite(
+        write_id=new_id(),
+        node_id=reservation.node_id,
+        reservation=ItemVersion(reservation.id, reservation.version),
+        topology=TopologyRead(node.id, node.topology_gen),
+        released_after=plan.released_after if plan.releases_change else None,
+        units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
+        terminations=tuple(
+            NewTermination(ItemVersion(w.id, w.version), new_id()) for w in plan.to_terminate
+        ),
+        unchanged_workloads=tuple(
+            ItemVersion(w.id, w.version) for w in (*plan.already_terminating, *plan.skipped)
+        ),
+        reason=reason,
+        audit=ReclaimAudit(
+            unit_ids=plan.unit_ids,
+            released_before=reservation.released_unit_ids,
+            terminated=tuple(plan.terminated_ids),
+            skipped=tuple(plan.skipped_ids),
+        ),
+        caller_org_id=caller.org_id,
+        caller_key_id=caller.key_id,
+        at=now,
+        managing_org_ids=reservation.managing_org_ids,
+    )
+
+
+def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[StoredEvent, ...]:
+    """``reservation.reclaimed`` (the reservation as the reclaim leaves it, the units named,
+    what it terminated and skipped), and one ``workload.termination_requested`` per new
+    termination (one already under way is not requested again)."""
+    assert snapshot is not None  # a reclaim is only decided on a node it read
+    context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
+    before = next(r for r in snapshot.reservations if r.id == write.reservation.id)
+    after = before
+    if write.released_after is not None:
+        after = replace(before, released_unit_ids=write.released_after)
+    audit = write.audit
+    workloads = {w.id: w for w in snapshot.workloads}
+    return (
+        events.reservation_reclaimed(
+            context, after, audit.unit_ids, write.reason, audit.terminated, audit.skipped
+        ),
+        *(
+            events.termination_requested(
+                context, workloads[t.workload.id], t.termination_id, before, write.reason
+            )
+            for t in write.terminations
+        ),
+    )
+
+
+def committed(write: ReclaimWrite) -> Committed:
+    audit = write.audit
+    return Committed(
+        "reclaim committed",
+        {
+            "units": list(audit.unit_ids),
+            "terminated": list(audit.terminated),
+            "skipped": list(audit.skipped),
+        },
+        {
+            "Reclaims": 1,
+            "UnitsReclaimed": len(audit.unit_ids),
+            "WorkloadsTerminated": len(write.terminations),
+            "WorkloadsSkipped": len(audit.skipped),
+        },
+    )
+
+
+def send_terminations(
+    snapshot: NodeSnapshot | None, write: ReclaimWrite, ports: Ports, now: datetime
+) -> None:
+    """After the commit: one message per new termination to the node's queue; what cannot
+    be sent is still open on its workload, and the sweeper delivers it."""
+    assert snapshot is not None  # a reclaim is only decided on a node it read
+    opened = outbox.committed(write, snapshot.workloads)
+    outbox.send_committed(snapshot.node, opened, ports.send_terminations, now)
+
+
+RECLAIM: WriteSpec[CapacityRequest, ReclaimWrite] = WriteSpec(
+    name="Reclaim",
+    conflict="reservation {reservationId} kept changing while reclaiming",
+    access=MANAGERS,
+    parse=parse_capacity_request,
+    dry_run=lambda body: body.dry_run,
+    decide=decide,
+    events=reclaim_events,
+    committed=committed,
+    after_commit=send_terminations,
+)

@@ -1,0 +1,429 @@
+"""Events in the table: the node feeds, the org feeds, and the relay's marks.
+
+- A node's feed: ``NODEEVT#<node>``, sort key the item's position (``rules.feeds``: when it
+  was recorded, to the ms, then the event id), so the feed is in record order and a page's
+  position is a key condition. Never in the node partition (``NODE#<node>``): the node's
+  present must not grow with its past.
+- An org's feed: ``ORGEVT#<org>``, positioned when the relay wrote it. The operator's feed,
+  every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id).
+- Every feed write is positioned by :func:`record_clock` just before it is sent; one that
+  was answered a settle window or more after its position is written again at a newer
+  position with the same event (``rules.feeds``): a feed may hold an event twice, readers
+  deduplicate by id.
+- A node feed item is born with ``unrelayed`` (the sparse ``UnrelayedEvents`` index, sorted
+  by the same sort key) and ``relayedTo``, the outlets it reached so far; it leaves the index
+  once it reached every outlet. Org feed items and rewritten copies never carry it.
+- Every event item expires (``expiresAtEpoch``, the table's TTL) ``HistoryRetentionDays``
+  after the event; readers treat an item past it as gone before the TTL deletes it.
+
+The write that makes a change puts its events with :func:`event_put` in its own transaction
+(then :func:`rewrite_late`); :func:`put_event` writes one on its own (tests, tools).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from reservations.events.models import (
+    CloudEvent,
+    EventsRead,
+    NodeFeedAccess,
+    PendingEvent,
+    ReviewScope,
+    StoredEvent,
+    UnreadableEvent,
+)
+from reservations.events.rules.feeds import just_after, record_position, written_late
+from reservations.events.rules.visibility import feed_org_ids
+from reservations.kernel.aws import clients
+from reservations.kernel.aws.queries import batch_get
+from reservations.kernel.settings import settings
+from reservations.kernel.times import to_millisecond
+from reservations.nodes.table.items import from_attributes, named_from_item, to_attributes
+from reservations.nodes.table.keys import (
+    NODE_EVENTS_PREFIX,
+    PLATFORM_FEED,
+    RESERVATION_PREFIX,
+    Item,
+    access_key,
+    event_key,
+    node_events_pk,
+    node_pk,
+    org_events_pk,
+)
+
+UNRELAYED = "unrelayed"
+PENDING = "pending"
+UNRELAYED_INDEX = "UnrelayedEvents"
+REVIEW = "review"
+# How far the relay got deriving a node update's reviews: the last reservation's sort key.
+REVIEWED_AFTER = "reviewedAfter"
+# Derived events written in one transaction (TransactWriteItems takes 100 actions).
+DERIVED_BATCH = 100
+
+Action = dict[str, Any]
+# Rewrites of one late item before giving up (each is a single PutItem).
+REWRITE_TRIES = 3
+
+
+def record_clock() -> datetime:
+    """The clock a feed write is positioned and timed by: the host's (in Lambda, kept by the
+    Amazon Time Sync Service)."""
+    return datetime.now(UTC)
+
+
+def new_position(stored: StoredEvent) -> str:
+    """A position for the event written now."""
+    return record_position(to_millisecond(record_clock()), stored.id)
+
+
+def expires_at(stored: StoredEvent, retention_days: int) -> datetime:
+    """When the event leaves the feeds: its time plus the retention (within year 9999)."""
+    try:
+        return stored.event.time + timedelta(days=retention_days)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
+
+
+def _feed_item(partition: str, stored: StoredEvent, expiry: datetime, position: str) -> Item:
+    return {
+        **event_key(partition, position),
+        "eventId": stored.id,
+        "type": stored.event.type.value,
+        "event": stored.event.to_json(),
+        "ownerOrgId": stored.owner_org_id,
+        "expiresAtEpoch": int(expiry.timestamp()),
+    }
+
+
+def event_item(stored: StoredEvent, retention_days: int, position: str) -> Item:
+    """The node feed's item of a new event at ``position``: with its audience, a node
+    update's review scope (``review``, from which the relay derives its reviews: bounded by
+    the node's units), and not yet relayed."""
+    partition = node_events_pk(stored.event.node_id)
+    return {
+        **_feed_item(partition, stored, expires_at(stored, retention_days), position),
+        "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
+        REVIEW: stored.review.to_json() if stored.review else None,
+        UNRELAYED: PENDING,
+    }
+
+
+def event_put(stored: StoredEvent, retention_days: int) -> Action:
+    """The TransactWriteItems action that writes a new event with its change, positioned now
+    (only if it is not there: the same id, in the same millisecond, is the same write)."""
+    item = event_item(stored, retention_days, new_position(stored))
+    return {
+        "Put": {
+            "TableName": settings().table_name,
+            "Item": to_attributes(item),
+            "ConditionExpression": "attribute_not_exists(PK)",
+        }
+    }
+
+
+def rewrite_late(actions: list[Action]) -> set[str]:
+    """After a write that put node feed items (answered now): each one put a settle window
+    or more after its position is written again, newer (see :func:`_rewrite`). The ids of
+    the events no copy of which landed within the window."""
+    answered_at = record_clock()
+    behind: set[str] = set()
+    for action in actions:
+        item = from_attributes(action.get("Put", {}).get("Item", {}))
+        in_node_feed = str(item.get("PK", "")).startswith(NODE_EVENTS_PREFIX)
+        if in_node_feed and written_late(item["SK"], answered_at) and not _rewrite(item):
+            behind.add(str(item["eventId"]))
+    return behind
+
+
+def _rewrite(item: Item) -> bool:
+    """The node feed item again at a newer position, as a copy for the feed's readers only:
+    without the relay's mark and the review scope (the item first written carries those),
+    until a copy lands within the window. False when none did."""
+    copy = {name: value for name, value in item.items() if name not in (UNRELAYED, REVIEW)}
+    for _ in range(REWRITE_TRIES):
+        position = record_position(to_millisecond(record_clock()), str(item["eventId"]))
+        copy.update(event_key(str(item["PK"]), position))
+        try:
+            clients.dynamodb().put_item(TableName=settings().table_name, Item=to_attributes(copy))
+        except (BotoCoreError, ClientError):
+            continue
+        if not written_late(position, record_clock()):
+            return True
+    return False
+
+
+def put_event(stored: StoredEvent) -> None:
+    """One event on its own (it is normally written by its change's transaction)."""
+    action = event_put(stored, settings().history_retention_days)
+    clients.dynamodb().put_item(**action["Put"])
+    rewrite_late([action])
+
+
+def put_derived(derived: Sequence[StoredEvent], retention_days: int) -> set[str]:
+    """Derived events into the node's feed, positioned when they are written (and again if
+    that took the window: :func:`rewrite_late`), up to 100 in one transaction. The ids
+    DynamoDB did not take (the event they derive from stays owing, and its relay goes on
+    from the progress it recorded: a reader may see one twice, and deduplicates by id)."""
+    failed: set[str] = set()
+    for start in range(0, len(derived), DERIVED_BATCH):
+        batch = derived[start : start + DERIVED_BATCH]
+        actions = [event_put(stored, retention_days) for stored in batch]
+        try:
+            clients.dynamodb().transact_write_items(TransactItems=actions)
+        except (BotoCoreError, ClientError):
+            failed |= {stored.id for stored in batch}
+            continue
+        failed |= rewrite_late(actions)  # behind a reader's cursor: written again later
+    return failed
+
+
+def node_reservations(node_id: str, after: str | None, count: int) -> tuple[list[Item], bool]:
+    """Up to ``count`` of the node's reservation items (its partition: live ones and those
+    not yet moved to its history) after sort key ``after``, in order; and whether more
+    follow."""
+    values = {":pk": node_pk(node_id), ":res": RESERVATION_PREFIX}
+    query: dict[str, Any] = {
+        "TableName": settings().table_name,
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :res)",
+        "ExpressionAttributeValues": to_attributes(values),
+        "ConsistentRead": True,
+        "Limit": count,
+    }
+    if after is not None:
+        query["ExclusiveStartKey"] = to_attributes({"PK": node_pk(node_id), "SK": after})
+    page = clients.dynamodb().query(**query)
+    return [from_attributes(i) for i in page["Items"]], "LastEvaluatedKey" in page
+
+
+def _event_key(stored: StoredEvent) -> dict[str, Any]:
+    key = event_key(node_events_pk(stored.event.node_id), str(stored.position))
+    return {"TableName": settings().table_name, "Key": to_attributes(key)}
+
+
+def reviewed_after(stored: StoredEvent) -> str | None:
+    """Where the relay got deriving the update's reviews (None: not started, or gone)."""
+    item = (
+        clients.dynamodb()
+        .get_item(**_event_key(stored), ConsistentRead=True, ProjectionExpression=REVIEWED_AFTER)
+        .get("Item")
+    )
+    return str(from_attributes(item)[REVIEWED_AFTER]) if item else None
+
+
+def record_reviewed_after(stored: StoredEvent, sort_key: str) -> None:
+    """Remember that the update's reviews are written up to the reservation ``sort_key``:
+    only forward (a slower relay of the same update never moves it back), and never
+    bringing back an item the TTL deleted."""
+    try:
+        clients.dynamodb().update_item(
+            **_event_key(stored),
+            UpdateExpression="SET #after = :after",
+            ConditionExpression="attribute_exists(PK) AND "
+            "(attribute_not_exists(#after) OR #after < :after)",
+            ExpressionAttributeNames={"#after": REVIEWED_AFTER},
+            ExpressionAttributeValues=to_attributes({":after": sort_key}),
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+
+
+def stored_event_from_item(item: Item) -> StoredEvent:
+    epoch = item.get("expiresAtEpoch")
+    return StoredEvent(
+        event=CloudEvent.from_json(item["event"]),
+        owner_org_id=item["ownerOrgId"],
+        audience_org_ids=frozenset(str(org) for org in item.get("audienceOrgIds") or ()),
+        expires_at=datetime.fromtimestamp(int(epoch), UTC) if epoch is not None else None,
+        review=ReviewScope.from_json(item[REVIEW]) if item.get(REVIEW) else None,
+        position=str(item["SK"]),
+    )
+
+
+def pending_event_from_item(item: Item) -> PendingEvent:
+    """A node feed item as the relay takes it: the event and the outlets it reached."""
+    reached = frozenset(str(outlet) for outlet in item.get("relayedTo") or ())
+    return PendingEvent(stored_event_from_item(item), reached)
+
+
+def pending_event_from_stream(record: Mapping[str, Any]) -> PendingEvent | None:
+    """The new event a DynamoDB Stream record carries; None for any other record (the event
+    source mapping's filter passes only these: an INSERT of a node feed item)."""
+    change = record.get("dynamodb", {})
+    partition = change.get("Keys", {}).get("PK", {}).get("S", "")
+    if record.get("eventName") != "INSERT" or not partition.startswith(NODE_EVENTS_PREFIX):
+        return None
+    return pending_event_from_item(from_attributes(change["NewImage"]))
+
+
+def feed_items(stored: StoredEvent, position: str) -> list[Item]:
+    """The event's items in the org feeds at ``position``: the operator's, and each org's
+    that may see it."""
+    return [feed_item(stored, partition, position) for partition in feed_partitions(stored)]
+
+
+def feed_item(stored: StoredEvent, partition: str, position: str) -> Item:
+    """The event's item in one org feed (``partition``) at ``position``."""
+    return _feed_item(
+        partition, stored, stored.expires_at or datetime.max.replace(tzinfo=UTC), position
+    )
+
+
+def feed_partitions(stored: StoredEvent) -> list[str]:
+    """The operator's feed, then the feed of each org that may see the event."""
+    return [PLATFORM_FEED, *(org_events_pk(org) for org in sorted(feed_org_ids(stored)))]
+
+
+# --- reads ------------------------------------------------------------------------------------
+
+
+def feed_access(node_id: str) -> NodeFeedAccess | None:
+    """Who may read the node's feed, from the node's list access item (one GetItem); None:
+    no such node."""
+    response = clients.dynamodb().get_item(
+        TableName=settings().table_name,
+        Key=to_attributes(access_key(node_id)),
+        ConsistentRead=True,
+    )
+    item = response.get("Item")
+    if not item:
+        return None
+    access = from_attributes(item)
+    return NodeFeedAccess(
+        owner_org_id=access["ownerOrgId"],
+        named_until=named_from_item(access),
+        workload_org_ids=frozenset(str(org) for org in access.get("workloadOrgIds") or ()),
+    )
+
+
+def read_feed(partition: str, after: str | None, before: str, count: int) -> EventsRead:
+    """One Query: up to ``count`` events of the feed after position ``after`` and before
+    ``before``, in record order (none, and no Query, when nothing lies between)."""
+    condition = "PK = :pk AND SK < :before"
+    values: dict[str, Any] = {":pk": partition, ":before": before}
+    if after is not None:
+        if just_after(after) >= before:
+            return EventsRead(())
+        condition = "PK = :pk AND SK BETWEEN :after AND :before"
+        values[":after"] = just_after(after)  # BETWEEN is inclusive: just past ``after``
+    page = clients.dynamodb().query(
+        TableName=settings().table_name,
+        KeyConditionExpression=condition,
+        ExpressionAttributeValues=to_attributes(values),
+        ConsistentRead=True,
+        Limit=count,
+    )
+    events = tuple(stored_event_from_item(from_attributes(i)) for i in page["Items"])
+    stopped_at = page.get("LastEvaluatedKey", {}).get("SK", {}).get("S")
+    return EventsRead(events, stopped_at)
+
+
+class EventTable:
+    """The feeds behind the logic's reader port; clients are made on first use."""
+
+    def feed_access(self, node_id: str) -> NodeFeedAccess | None:
+        return feed_access(node_id)
+
+    def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
+        return read_feed(node_events_pk(node_id), after, before, count)
+
+    def org_events(
+        self, org_id: str | None, after: str | None, before: str, count: int
+    ) -> EventsRead:
+        """``org_id`` None: the operator's feed."""
+        partition = PLATFORM_FEED if org_id is None else org_events_pk(org_id)
+        return read_feed(partition, after, before, count)
+
+
+# --- the relay's marks ------------------------------------------------------------------------
+
+
+def _readable(item: Item) -> PendingEvent | UnreadableEvent:
+    """The marked item as an event, or what is wrong with it (a bug that wrote it must not
+    stop the relay of every event after it)."""
+    try:
+        return pending_event_from_item(item)
+    except (KeyError, ValueError, TypeError) as error:
+        return UnreadableEvent(f"{item.get('PK')} {item.get('SK')}", repr(error)[:200])
+
+
+def _mark_key(stored: StoredEvent) -> tuple[str, str]:
+    return node_events_pk(stored.event.node_id), str(stored.position)
+
+
+class RelayMarks:
+    """Which events still owe an outlet: the sparse index, and settling what they reached."""
+
+    def unrelayed(self, before: str, page_size: int) -> Iterator[PendingEvent | UnreadableEvent]:
+        """Every event still marked whose position is before ``before``, oldest first (the
+        index is eventually consistent: one just settled may still show)."""
+        query: dict[str, Any] = {
+            "TableName": settings().table_name,
+            "IndexName": UNRELAYED_INDEX,
+            "KeyConditionExpression": "#mark = :pending AND SK < :before",
+            "ExpressionAttributeNames": {"#mark": UNRELAYED},
+            "ExpressionAttributeValues": to_attributes({":pending": PENDING, ":before": before}),
+            "Limit": page_size,
+        }
+        while True:
+            page = clients.dynamodb().query(**query)
+            for item in page["Items"]:
+                yield _readable(from_attributes(item))
+            if "LastEvaluatedKey" not in page:
+                return
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def current(self, pending: Sequence[PendingEvent]) -> list[PendingEvent]:
+        """The events as their marks stand now (one BatchGetItem, strongly consistent): one
+        relayed everywhere since its stream record was made is left out (a stream batch
+        handed over again delivers nothing twice), and so is a late write's copy (no mark:
+        its first write is relayed); one that reached some outlets owes only the others.
+        Where the marks cannot be read, as given: delivered again, harmless."""
+        stored_at = {_mark_key(p.stored): p for p in pending if p.stored.position is not None}
+        keys = [{"PK": pk, "SK": sk} for pk, sk in stored_at]
+        try:
+            items = batch_get(keys) if keys else []
+        except (BotoCoreError, ClientError):
+            return list(pending)
+        marks = {(str(item["PK"]), str(item["SK"])): item for item in items}
+        current = [p for p in pending if p.stored.position is None]
+        for key, given in stored_at.items():
+            item = marks.get(key)
+            if item is None:  # not there to tell (expired since): as given, never dropped
+                current.append(given)
+            elif UNRELAYED in item:  # else relayed everywhere, or a late write's copy
+                reached = frozenset(str(o) for o in item.get("relayedTo") or ())
+                current.append(PendingEvent(given.stored, given.relayed_to | reached))
+        return current
+
+    def settle(self, stored: StoredEvent, reached: frozenset[str], done: bool) -> bool:
+        """Record the outlets the event reached; ``done``: it reached every one, and leaves
+        the index. Never brings back an item the TTL deleted. False when DynamoDB did not
+        take it (the event stays marked as it was, and is relayed again)."""
+        if stored.position is None:
+            return False  # never stored: nothing to settle, it is relayed again
+        key = event_key(node_events_pk(stored.event.node_id), stored.position)
+        update: dict[str, Any] = {
+            "TableName": settings().table_name,
+            "Key": to_attributes(key),
+            "ConditionExpression": "attribute_exists(PK)",
+        }
+        if done:
+            update["UpdateExpression"] = "REMOVE #mark, relayedTo"
+            update["ExpressionAttributeNames"] = {"#mark": UNRELAYED}
+        else:
+            update["UpdateExpression"] = "ADD relayedTo :reached"
+            update["ExpressionAttributeValues"] = to_attributes({":reached": set(reached)})
+        try:
+            clients.dynamodb().update_item(**update)
+        except ClientError as error:
+            # Expired and deleted meanwhile: nothing left to settle.
+            return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+        except BotoCoreError:
+            return False
+        return True

@@ -1,1 +1,0 @@
-"""The API Gateway side: the resolver every function uses and the error responses."""

@@ -1,0 +1,125 @@
+"""An API function built from its route description: its resolver, its ports and its
+decorated handler; for a write route, the whole function from the route and its use case."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Header
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.http.openapi import request_body, responses
+from reservations.kernel.http.resolver import create_app, current_caller, with_request_id
+from reservations.kernel.http.routes import ApiRoute
+from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.observability import API_REQUEST, tracer
+from reservations.kernel.pipeline import WriteSpec, run_write
+from reservations.kernel.wiring import Handler, entry_point, real_ports
+from reservations.nodes.ports import Ports
+
+Registered = TypeVar("Registered", bound=Callable[..., Any])
+
+IDEMPOTENCY_KEY = Annotated[
+    str | None, Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h")
+]
+
+
+@dataclass
+class ApiFunction:
+    """An API function: its resolver, its ports (read at each call, so a test may swap
+    them), and its Lambda handler."""
+
+    app: APIGatewayHttpResolver
+    ports: Ports
+    lambda_handler: Handler
+    spec: WriteSpec[Any, Any] | None = None  # a write route's use case (what it refuses)
+
+    def route(self, route: ApiRoute) -> Callable[[Registered], Registered]:
+        """Register ``route``'s handler under its path, as the OpenAPI document shows it;
+        a subsegment is traced per call."""
+
+        def register(handler: Registered) -> Registered:
+            traced = tracer.capture_method(capture_response=False)(handler)
+            self.app.route(route.rule, route.method, **_documented(route))(traced)
+            return handler
+
+        return register
+
+
+def api_function(ports: Ports | None = None, default_route: bool = False) -> ApiFunction:
+    """A resolver answering every failure in the contract's shape, behind the handler."""
+    app = create_app(default_route)
+
+    @entry_point(API_REQUEST)
+    def lambda_handler(event: dict[str, Any], context: LambdaContext) -> Any:
+        return with_request_id(event, lambda: app.resolve(event, context))
+
+    return ApiFunction(app, ports or real_ports(), lambda_handler)
+
+
+def write_function(
+    route: ApiRoute, spec: WriteSpec[Any, Any], ports: Ports | None = None
+) -> ApiFunction:
+    """The whole function of a write route: its body parsed by the use case (after the
+    key, so 401 comes before 400), the write pipeline, and the answer as rendered once."""
+    function = api_function(ports)
+    function.spec = spec
+
+    def write(**ids: str) -> Response[str]:
+        header = ids.pop("idempotency_key", None)
+        event = function.app.current_event
+        outcome = run_write(
+            spec,
+            route.at(**ids),
+            current_caller(function.app),
+            RawBody(event.body, bool(event.is_base64_encoded), event.headers.get("content-type")),
+            header,
+            function.ports,
+        )
+        return answer(outcome)
+
+    write.__signature__ = _signature(route)  # type: ignore[attr-defined]
+    write.__name__ = write.__qualname__ = route.operation_id
+    function.route(route)(write)
+    return function
+
+
+def answer(outcome: Outcome) -> Response[str]:
+    """The logic's answer as it rendered it: the same bytes on a replay."""
+    return Response(
+        status_code=outcome.status,
+        content_type=content_types.APPLICATION_JSON if outcome.body else None,
+        body=outcome.body,
+        headers=dict(outcome.headers) or None,
+    )
+
+
+def _signature(route: ApiRoute) -> inspect.Signature:
+    """What the resolver reads of a write's handler: the path's ids, and the
+    Idempotency-Key header where the route takes one."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter(name, keyword, annotation=str) for name in route.path_ids]
+    if route.keyed:
+        parameters.append(
+            inspect.Parameter("idempotency_key", keyword, default=None, annotation=IDEMPOTENCY_KEY)
+        )
+    return inspect.Signature(parameters, return_annotation=Response[str])
+
+
+def _documented(route: ApiRoute) -> dict[str, Any]:
+    """The route's summary, operation id, responses and body, for the OpenAPI document."""
+    documented = responses(route)
+    extensions = request_body(route.body, route.body_required) if route.body else None
+    return {
+        "summary": route.summary,
+        "description": route.description,
+        "operation_id": route.operation_id,
+        "tags": [route.tag],
+        "responses": documented,
+        "openapi_extensions": extensions,
+    }

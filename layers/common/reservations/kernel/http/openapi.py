@@ -1,0 +1,210 @@
+"""What the routes declare for the generated OpenAPI document (docs/openapi.json)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel
+
+from reservations.events.models import EventType
+from reservations.kernel.cursors import MAX_CURSOR
+from reservations.kernel.errors import documented_errors
+from reservations.kernel.http import routes
+from reservations.kernel.http.routes import ApiRoute
+from reservations.kernel.ids import RESOURCE_ID
+from reservations.kernel.times import RFC3339
+from reservations.kernel.wire import ErrorBody, ThrottledBody
+from reservations.nodes.models.partition import ReservationStatus
+from reservations.nodes.read import STATES
+from reservations.reservations.read import DEFAULT_LIMIT, MAX_LIMIT
+
+# Headers, as the OpenAPI document declares them on the responses that carry them.
+_REQUEST_ID = {
+    "description": "the request's id: every log line of it carries it; quote it to an operator",
+    "schema": {"type": "string"},
+}
+_RETRY_AFTER = {
+    "description": "seconds to wait before trying again",
+    "schema": {"type": "integer", "minimum": 1},
+}
+_REPLAYED = {
+    "description": "true on a replay of a kept answer (same Idempotency-Key and request): "
+    "status and body are the first answer's, byte for byte",
+    "schema": {"type": "string", "enum": ["true"]},
+}
+_LOCATION = {"description": "the new resource's path", "schema": {"type": "string"}}
+_CHALLENGE = {"description": "Bearer", "schema": {"type": "string"}}
+# Where an error response lists the codes the operation may answer with its status, for a
+# client or a test to read (the description says them in words).
+ERROR_CODES = "x-error-codes"
+MIN_LIMIT = 1
+THROTTLED = (
+    "API Gateway's own answer when the stage's rate or burst limit is exceeded: "
+    '{"message":"Too Many Requests"}, no X-Request-Id; retry with backoff'
+)
+
+
+def responses(route: ApiRoute) -> dict[int, dict[str, Any]]:
+    """The route's documented responses: its success (None: no body, as a 204 has), each
+    error status it answers in ErrorBody, API Gateway's 429, each with the headers it
+    carries."""
+    documented: dict[int, dict[str, Any]] = {route.status: _success(route, route.success)}
+    if route.created is not None:
+        documented[201] = _success(route, route.created)
+    for status in (*route.error_statuses, 500, 503):
+        documented[status] = {
+            "description": documented_errors(route.answering(status)),
+            "headers": _error_headers(route, status),
+            "content": {"application/json": {"model": ErrorBody}},
+            ERROR_CODES: list(route.error_codes(status)),
+        }
+    documented[429] = {
+        "description": THROTTLED,
+        "content": {"application/json": {"model": ThrottledBody}},
+    }
+    return dict(sorted(documented.items()))
+
+
+def _success(route: ApiRoute, description: str) -> dict[str, Any]:
+    headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
+    if route.located:
+        headers["Location"] = _LOCATION
+    if route.keyed:
+        headers["Idempotent-Replayed"] = _REPLAYED
+    success: dict[str, Any] = {"description": description, "headers": headers}
+    if route.response is not None:
+        success["content"] = {"application/json": {"model": route.response}}
+    if route.links:
+        success["links"] = {target: link(route, target) for target in route.links}
+    return success
+
+
+def link(route: ApiRoute, operation_id: str) -> dict[str, Any]:
+    """A link from ``route``'s success to the operation ``operation_id``: each of its path's
+    ids the request named is the request's; the one it did not is what the success made,
+    the body's ``id``."""
+    [target] = [other for other in routes.ALL if other.operation_id == operation_id]
+    parameters = {
+        name: f"$request.path.{name}" if name in route.path_ids else "$response.body#/id"
+        for name in target.path_ids
+    }
+    return {
+        "operationId": operation_id,
+        "parameters": parameters,
+        "description": f"{target.summary}: the one this call made",
+    }
+
+
+def _error_headers(route: ApiRoute, status: int) -> dict[str, Any]:
+    """X-Request-Id always; the 401's challenge; Retry-After where a code the route answers
+    with the status says when to retry; Idempotent-Replayed where a keyed route keeps one."""
+    codes = route.answering(status)
+    headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
+    if status == 401:
+        headers["WWW-Authenticate"] = _CHALLENGE
+    if any(error.retry_after is not None for error in codes):
+        headers["Retry-After"] = _RETRY_AFTER
+    if route.keyed and any(error.kept for error in codes):
+        headers["Idempotent-Replayed"] = _REPLAYED
+    return headers
+
+
+# Where a request body's schemas go: the document's generator (``devstack.openapi``) moves
+# each operation's ``x-components`` into ``components/schemas``, so every body is a named
+# component a client generator names as the model is named.
+COMPONENTS = "#/components/schemas/{model}"
+COMPONENTS_EXTENSION = "x-components"
+
+
+def request_body(model: type[BaseModel], required: bool = True) -> dict[str, Any]:
+    """A body the function parses by hand after authentication (so 401 comes before 400):
+    a reference to its model's component, and the model's schemas (its nested models too)
+    for the document to declare once."""
+    schema = model.model_json_schema(by_alias=True, mode="validation", ref_template=COMPONENTS)
+    components = {model.__name__: schema, **schema.pop("$defs", {})}
+    return {
+        "requestBody": {
+            "required": required,
+            "content": {
+                "application/json": {"schema": {"$ref": COMPONENTS.format(model=model.__name__)}}
+            },
+        },
+        COMPONENTS_EXTENSION: components,
+    }
+
+
+def _listed(values: Iterable[str], what: str) -> dict[str, Any]:
+    """A comma-separated list of ``values`` (``?status=active,expired``): an array sent in
+    one parameter, as OpenAPI's form style without explode sends it."""
+    return {
+        "description": f"comma-separated {what}",
+        "schema": {"type": "array", "items": {"type": "string", "enum": list(values)}},
+        "style": "form",
+        "explode": False,
+    }
+
+
+# Every query parameter as the document declares it: what the logic accepts (its own
+# checks come after the key, so the handlers take plain strings); a parameter given empty
+# is absent (``allowEmptyValue``). The logic is lenient with spaces around a list's items.
+QUERY_PARAMETERS: dict[str, dict[str, Any]] = {
+    "limit": {
+        "description": f"page size, {MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}",
+        "schema": {
+            "type": "integer",
+            "minimum": MIN_LIMIT,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+        },
+    },
+    "cursor": {
+        "description": "nextCursor of the previous page, unchanged (any other is a 400)",
+        "schema": {"type": "string", "maxLength": MAX_CURSOR},
+    },
+    "status": _listed((status.value for status in ReservationStatus), "effective statuses"),
+    "state": _listed(STATES, "workload states"),
+    "types": _listed((event_type.value for event_type in EventType), "event types"),
+    "after": {
+        "description": "RFC 3339 with an offset: only events after this time",
+        "schema": {"type": "string", "format": "date-time", "pattern": RFC3339},
+    },
+}
+# The path's ids: a node's, a reservation's, a workload's, a subscription's, an event's;
+# any other is the one 404.
+PATH_ID: dict[str, Any] = {"schema": {"type": "string", "pattern": RESOURCE_ID}}
+# The Idempotency-Key: 1-255 printable ASCII characters. HTTP trims a field value's
+# leading and trailing spaces, so the document declares a key without them.
+IDEMPOTENCY_KEY: dict[str, Any] = {
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": "^[!-~]([ -~]*[!-~])?$",
+    },
+}
+
+
+def query_parameter(name: str) -> dict[str, Any]:
+    """The ``Query(...)`` arguments of a query parameter: its description (the document
+    takes the rest from :func:`parameter_fields`)."""
+    return {"description": QUERY_PARAMETERS[name]["description"]}
+
+
+def comma_list(values: list[str] | None) -> str | None:
+    """A list filter (``status``, ``state``, ``types``) as the logic reads it, one
+    comma-separated text: sent so (``status=a,b``, as the document declares) or with the
+    name repeated (``status=a&status=b``, as generated clients send an array) alike."""
+    return None if values is None else ",".join(values)
+
+
+def parameter_fields(location: str, name: str) -> dict[str, Any]:
+    """What the document declares of a parameter, by where it is and its name: its schema
+    and, for a query parameter, how it is sent."""
+    if location == "path":
+        return PATH_ID
+    if location == "header" and name.lower() == "idempotency-key":
+        return IDEMPOTENCY_KEY
+    if location == "query":
+        return {**QUERY_PARAMETERS[name], "allowEmptyValue": True}
+    raise ValueError(f"no declaration of the {location} parameter {name}")

@@ -1,0 +1,374 @@
+"""One pipeline for every conditional, idempotent write: on a node's partition, or on an
+org's webhooks (a spec's ``partition``: where it reads and commits, and keeps the key's
+records).
+
+A write endpoint is a :class:`WriteSpec` and a pure ``decide``: from the node as read, the
+request, the caller and the clock, a refusal (an :class:`ApiError`) or a :class:`Decision`,
+the write and the answer. :func:`run_write` does the rest, in the contract's order of checks:
+
+1. the one 404 for a malformed path id or a key without the permission, before any read;
+2. where the node settles whether this org may make the call at all, the node's first read
+   (not for the operator), and the same 404 for an org that may not, before the body;
+3. 400 for the body;
+4. the Idempotency-Key (400 when malformed), unless the route takes none (PUT) or the
+   request changes nothing by definition (a dry run);
+5. at most ``retries.MAX_ATTEMPTS`` attempts: read (the first reuses the first read),
+   decide, then refuse (a kept refusal is stored with the key, or the key's first answer
+   replayed) or commit the write with its events (the spec's ``events``) and the key's
+   record in the same transaction; a dry run, or nothing to write, is no event. A lost race
+   reads and decides again; a live record of this key that cancelled the write is replayed.
+
+Every outcome has its log line and metric: committed (the spec's own line and counts),
+refused (``<name>Refusals``), replayed (``IdempotentReplays``), lost a race
+(``<name>ConflictsRetried``), gave up (``<name>Conflicts``, 409 ``conflict``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
+
+from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import BaseModel
+
+from reservations.events.models import StoredEvent
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.errors import ApiError, NotFound
+from reservations.kernel.idempotency import replay as idempotency
+from reservations.kernel.idempotency.models import (
+    AnswerRecord,
+    IdempotentRequest,
+    Outcome,
+    StoredResponse,
+)
+from reservations.kernel.idempotency.rules import is_kept
+from reservations.kernel.ids import is_resource_id, is_workload_id
+from reservations.kernel.observability import logger, metrics
+from reservations.kernel.retries import retried
+from reservations.nodes.models.partition import Caller, NodeSnapshot
+from reservations.nodes.models.writes import PartitionWrite, WriteConflict
+from reservations.nodes.ports import Clock, NodeStore, Ports
+from reservations.webhooks.models.api import HookWrite
+
+B = TypeVar("B")
+W = TypeVar("W", bound=PartitionWrite | HookWrite)
+
+# How a path id must look, by its name in the route (any other: a resource id).
+_ID_RULES: dict[str, Callable[[str], bool]] = {"workloadId": is_workload_id}
+
+
+@dataclass(frozen=True)
+class Route:
+    """The route a request came by: its method, its path as the contract spells it
+    (``/v1/nodes/{nodeId}/workloads``), and the path's ids by name."""
+
+    method: str
+    template: str
+    params: Mapping[str, str]
+
+    @property
+    def path(self) -> str:
+        """The request's own path: the template with its ids."""
+        return self.template.format_map(self.params)
+
+    @property
+    def node_id(self) -> str:
+        return self.params["nodeId"]
+
+
+@dataclass(frozen=True)
+class Request(Generic[B]):
+    """A write's request as ``decide`` reads it: the route, the parsed body, and where the
+    ids of what the write makes come from."""
+
+    route: Route
+    body: B
+    new_id: Callable[[], str]
+    new_secret: Callable[[], str]
+
+
+@dataclass(frozen=True)
+class Decision(Generic[W]):
+    """What a write decided: the write (None: nothing to write, as for a dry run or a node
+    already as stored) and the answer, rendered once, so that a replay is the same bytes."""
+
+    write: W | None
+    answer: Outcome
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A committed write's log line (the pipeline adds the path's ids and who asked) and the
+    metrics it counts."""
+
+    message: str
+    context: Mapping[str, object]
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may make a call: the key's permission, settled before any read, and, where the
+    node's data settles it (its owner, a reservation's managers), who may on this node,
+    settled by the node's first read, before the body."""
+
+    permitted: Callable[[Caller], bool]
+    on_node: Callable[[Caller, NodeSnapshot, Route], bool] | None = None
+
+
+# What the write decides from: the node as read (``NodeSnapshot | None``), or the org's
+# webhooks (``OrgHooks``); each use case's ``decide`` names its own.
+Decide = Callable[[Any, Request[B], Caller, datetime], ApiError | Decision[W]]
+# The write's events, from the node as read and the write (``rules.events`` builds each).
+Events = Callable[[NodeSnapshot | None, W], tuple[StoredEvent, ...]]
+
+
+class Partition(Protocol):
+    """Where a write reads what it decides from and commits, with the key's records."""
+
+    def read(self, route: Route, caller: Caller) -> Any:
+        """What the write decides from, strongly consistent."""
+
+    def commit(self, write: Any, answer: AnswerRecord | None) -> None:
+        """All or nothing, with the key's record; WriteConflict when anything read changed."""
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        """Keep it unless a live record exists; then that record."""
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        """The record kept under this scope, if any (live or not)."""
+
+
+class AnswerStore(Protocol):
+    """A store that commits a partition's writes and keeps the key's records beside them."""
+
+    def commit(self, write: Any, answer: AnswerRecord | None = None) -> None: ...
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None: ...
+    def stored_answer(self, scope: str) -> StoredResponse | None: ...
+
+
+class StoreBacked:
+    """A :class:`Partition`'s writes and records, handed to its store as they are; the
+    partition says only how it reads."""
+
+    store: AnswerStore
+
+    def commit(self, write: Any, answer: AnswerRecord | None) -> None:
+        self.store.commit(write, answer)
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        return self.store.keep_answer(answer)
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        return self.store.stored_answer(scope)
+
+
+@dataclass(frozen=True)
+class NodePartition(StoreBacked):
+    """A node's partition (the path's ``nodeId``), through the node store."""
+
+    store: NodeStore
+    clock: Clock
+
+    def read(self, route: Route, caller: Caller) -> NodeSnapshot | None:
+        return _with_ended(self.store.load_node(route.node_id), route, self.store, self.clock())
+
+
+def node_partition(ports: Ports) -> Partition:
+    return NodePartition(ports.store, ports.clock)
+
+
+def _never(_body: Any) -> bool:
+    return False
+
+
+def _as_validated(body: Any) -> Any:
+    """The validated body as the key compares it: key order, whitespace and defaults aside."""
+    return body.model_dump(mode="json", by_alias=True) if isinstance(body, BaseModel) else body
+
+
+@dataclass(frozen=True)
+class WriteSpec(Generic[B, W]):
+    """What one write endpoint brings to the pipeline; the options are its real variations."""
+
+    name: str  # metrics: <name>Refusals, ...; log lines: "<name in words> refused", ...
+    conflict: str  # the 409 after every attempt lost: over the path ids and ``body``
+    access: Access
+    parse: Callable[[RawBody], B]
+    decide: Decide[B, W]
+    committed: Callable[[W], Committed]
+    keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
+    dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
+    document: Callable[[B], Any] = _as_validated  # the body as the key compares it
+    # Checks of the body that need the clock, before any write (a create's term).
+    timely: Callable[[B, datetime], None] | None = None
+    # Refusals a committed first request explains: the key's first answer, if any, instead.
+    first_answer_for: tuple[type[ApiError], ...] = ()
+    before_write: Callable[[W, Ports], W] | None = None  # a step before the first write
+    after_commit: Callable[[Any, W, Ports, datetime], None] | None = None
+    partition: Callable[[Ports], Partition] = node_partition  # where it reads and commits
+    # Written in the write's own transaction, its record (a node's writes; None: no events).
+    events: Events[W] | None = None
+
+    @property
+    def noun(self) -> str:
+        """The name in words, as the log lines say it: ``WorkloadEnd``, "workload end"."""
+        return re.sub(r"(?<!^)(?=[A-Z])", " ", self.name).lower()
+
+
+def run_write(
+    spec: WriteSpec[B, W],
+    route: Route,
+    caller: Caller,
+    body: RawBody,
+    idempotency_key: str | None,
+    ports: Ports,
+) -> Outcome:
+    """The answer to one write: its outcome or a replay; an ApiError is raised."""
+    if not (_ids_look_right(route) and spec.access.permitted(caller)):
+        raise NotFound()
+    partition = spec.partition(ports)
+    read = _reads(spec, route, caller, partition)
+    parsed = spec.parse(body)
+    keyed = _keyed(spec, route, caller, parsed, idempotency_key)
+    request = Request(route, parsed, ports.new_id, ports.new_secret)
+    try:
+        if spec.timely is not None:
+            spec.timely(parsed, ports.clock())
+        return retried(
+            lambda: _attempt(spec, request, caller, keyed, read, ports, partition),
+            ports.sleep,
+            spec.name,
+            spec.conflict.format(body=parsed, **route.params),
+        )
+    except spec.first_answer_for as refusal:
+        return _first_answer_or(refusal, keyed, ports, partition)
+
+
+def _ids_look_right(route: Route) -> bool:
+    return all(_ID_RULES.get(name, is_resource_id)(value) for name, value in route.params.items())
+
+
+def _reads(
+    spec: WriteSpec[B, W], route: Route, caller: Caller, partition: Partition
+) -> Callable[[], Any]:
+    """The partition's reads, one per attempt. Where the node settles who may make the
+    call, anyone but the operator (who may act on any node) has it read now, and must be
+    allowed on it, else the one 404 before the body; that read serves the first attempt,
+    so the call costs what it would anyway."""
+    pending: list[Any] = []
+    on_node = spec.access.on_node
+    if on_node is not None and not caller.platform_operator:
+        first = partition.read(route, caller)
+        if first is None or not on_node(caller, first, route):
+            raise NotFound()
+        pending.append(first)
+    return lambda: pending.pop() if pending else partition.read(route, caller)
+
+
+def _with_ended(
+    snapshot: NodeSnapshot | None, route: Route, store: NodeStore, now: datetime
+) -> NodeSnapshot | None:
+    """The node as read, with the route's reservation from the node's history when it is
+    not in the node's partition (one GetItem, on that path alone): a write on an ended
+    reservation is refused as one (409 ``reservation_not_active``), as before it moved,
+    and only an unknown one, or one past its retention, is the 404."""
+    reservation_id = route.params.get("reservationId")
+    if snapshot is None or reservation_id is None:
+        return snapshot
+    if any(reservation.id == reservation_id for reservation in snapshot.reservations):
+        return snapshot
+    ended = store.load_ended(route.node_id, reservation_id)
+    if ended is None or not ended.retained_at(now):
+        return snapshot
+    return replace(snapshot, reservations=(*snapshot.reservations, ended))
+
+
+def _keyed(
+    spec: WriteSpec[B, W], route: Route, caller: Caller, body: B, header: str | None
+) -> IdempotentRequest | None:
+    """The keyed request, after the body is valid; None without a key to look at."""
+    if not spec.keyed or spec.dry_run(body):
+        return None
+    return idempotency.keyed(caller, header, route.method, route.path, spec.document(body))
+
+
+def _attempt(
+    spec: WriteSpec[B, W],
+    request: Request[B],
+    caller: Caller,
+    keyed: IdempotentRequest | None,
+    read: Callable[[], Any],
+    ports: Ports,
+    partition: Partition,
+) -> Outcome | None:
+    """Read, decide, write once; None when a concurrent writer won and it must run again."""
+    now = ports.clock()
+    snapshot = read()
+    decided = spec.decide(snapshot, request, caller, now)
+    if isinstance(decided, ApiError):
+        return _refused(spec, decided, keyed, partition, now)
+    if decided.write is None:
+        return decided.answer
+    write = decided.write if spec.before_write is None else spec.before_write(decided.write, ports)
+    if spec.events is not None:  # a node's write: each carries its events
+        node_write: Any = write
+        write = replace(node_write, events=spec.events(snapshot, write))
+    try:
+        partition.commit(write, idempotency.answer_record(keyed, decided.answer, now))
+    except WriteConflict as conflict:
+        return _lost_race(spec, keyed, conflict, now)
+    _count(spec.committed(write), request.route, caller)
+    if spec.after_commit is not None:
+        spec.after_commit(snapshot, write, ports, now)
+    return decided.answer
+
+
+def _refused(
+    spec: WriteSpec[B, W],
+    refusal: ApiError,
+    keyed: IdempotentRequest | None,
+    partition: Partition,
+    now: datetime,
+) -> Outcome:
+    """Raise the refusal, kept first when it is a decision; a first answer replayed instead."""
+    kept = keyed is not None and is_kept(refusal.status, refusal.code)
+    logger.info(f"{spec.noun} refused", extra={"code": refusal.code, "kept": kept})
+    metrics.add_metric(name=f"{spec.name}Refusals", unit=MetricUnit.Count, value=1)
+    return idempotency.refuse(keyed, refusal, now, partition.keep_answer)
+
+
+def _lost_race(
+    spec: WriteSpec[B, W],
+    keyed: IdempotentRequest | None,
+    conflict: WriteConflict,
+    now: datetime,
+) -> Outcome | None:
+    """The key's first answer when its live record cancelled the write; else None: the
+    attempt lost to a concurrent writer, and the retry reads again."""
+    replayed = idempotency.answer_from_conflict(keyed, conflict, now)
+    if replayed is None:
+        logger.info(f"{spec.noun} lost a race; retrying", extra={"reasons": str(conflict)})
+    return replayed
+
+
+def _count(committed: Committed, route: Route, caller: Caller) -> None:
+    who = {"callerOrgId": caller.org_id, "callerKeyId": caller.key_id}
+    logger.info(committed.message, extra={**route.params, **committed.context, **who})
+    for name, value in committed.counts.items():
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+
+def _first_answer_or(
+    refusal: ApiError, keyed: IdempotentRequest | None, ports: Ports, partition: Partition
+) -> Outcome:
+    """The key's live first answer when there is one (a create whose term went stale since
+    it committed, an end whose workload is gone because it did); else the refusal. Only
+    then is the record read: one GetItem, on this path alone."""
+    replayed = idempotency.first_answer(keyed, partition.stored_answer, ports.clock())
+    if replayed is None:
+        raise refusal
+    return replayed

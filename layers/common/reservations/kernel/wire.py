@@ -1,0 +1,193 @@
+"""The API's request and response shapes (camelCase on the wire, absent rather than null)."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+from reservations.kernel.errors import ERRORS, ApiError
+
+# A time as every response gives it: RFC 3339 in UTC (``2026-11-30T10:00:00Z``).
+Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+# A page's way on to the next one, the same on every list.
+NextCursor = Annotated[
+    str | None, Field(description="opaque; pass as ?cursor= for the next page; absent on the last")
+]
+
+
+def absent_not_null(schema: dict[str, Any]) -> None:
+    """A response's optional field is left out, never ``null``: its schema says so (optional,
+    not nullable), so a generated client does not type it as "None or value"."""
+    for field in schema.get("properties", {}).values():
+        options = field.get("anyOf")
+        if options and {"type": "null"} in options:
+            rest = [option for option in options if option != {"type": "null"}]
+            del field["anyOf"]
+            field.update(rest[0] if len(rest) == 1 else {"anyOf": rest})
+            if "default" in field and field["default"] is None:
+                del field["default"]
+
+
+class WireModel(BaseModel):
+    """Base of every response: camelCase on the wire. A field left None is absent from the
+    response body, never ``null`` (the resolver's serializer drops them)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        json_schema_extra=absent_not_null,
+    )
+
+
+class ErrorDetail(BaseModel):
+    field: str
+    problem: str
+
+
+# The id of the request in hand (API Gateway's), set by the HTTP layer for the request's
+# duration: every error body names it, so a user can quote it to an operator.
+REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
+# An error's code: one of the contract's table (every code :data:`ERRORS` registers).
+ErrorCode = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "enum": list(dict.fromkeys(e.code for e in ERRORS))}),
+]
+
+
+class ErrorBody(BaseModel):
+    """Every error response: ``{"error", "code"}`` plus ``details`` for validation errors,
+    and ``requestId``: the id in the response's ``X-Request-Id`` and the logs."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, json_schema_extra=absent_not_null
+    )
+
+    error: str
+    code: ErrorCode
+    details: list[ErrorDetail] | None = None
+    request_id: str | None = None
+
+
+class ThrottledBody(BaseModel):
+    """API Gateway's own 429 when the stage's rate limit is exceeded (not the API's error
+    shape: the request never reached a function)."""
+
+    message: str = Field(examples=["Too Many Requests"])
+
+
+def error_json(error: ApiError) -> str:
+    """An error response's exact body: the one rendering for live answers and replays (a
+    kept refusal keeps the first request's id, byte for byte)."""
+    details = [ErrorDetail(field=d.field, problem=d.problem) for d in error.details]
+    body = ErrorBody(
+        error=error.message, code=error.code, details=details or None, request_id=REQUEST_ID.get()
+    )
+    return body.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def response_json(model: BaseModel) -> str:
+    """A response's exact body (camelCase, absent rather than null): stored and replayed as is."""
+    return model.model_dump_json(by_alias=True, exclude_none=True)
+
+
+class UnitView(WireModel):
+    """One allocatable GPU unit as ``GET /v1/nodes/{nodeId}/reservations/units`` shows it."""
+
+    id: str = Field(description="IOMMU group's PCI address, e.g. 0000:04:00.0")
+    alloc_class: str = Field(description="vfio-group, device-request, host, mig, ...")
+    gpu_model_id: str
+    gpu_model_name: str | None = None
+    sellable_gpus: int
+    state: Literal["free", "claimed"]
+    claimed_by: str | None = Field(default=None, description="vm:<id> or pod:<id>")
+    reservable: bool
+    not_reservable_reason: str | None = None
+    reservation_id: str | None = None
+    released: bool | None = None
+
+
+class ReservationView(WireModel):
+    """A reservation as the API shows it (effective status, sorted unit ids)."""
+
+    id: str
+    node_id: str
+    status: Literal["pending", "active", "expired", "cancelled", "needs-review"]
+    starts_at: Timestamp
+    ends_at: Timestamp | None = None
+    allowed_org_ids: list[str]
+    managing_org_ids: list[str]
+    reserved_unit_ids: list[str]
+    released_unit_ids: list[str]
+    contract_ref: str | None = None
+    reason: str | None = None
+    topology_gen: int | None = None
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ReclaimResponse(ReservationView):
+    """The reservation after the reclaim, plus what was (or, dry run, would be) done."""
+
+    terminated: list[str] | None = Field(default=None, description="real run: workload ids")
+    skipped: list[str] | None = Field(default=None, description="real run: not spot, left running")
+    would_terminate: list[str] | None = Field(default=None, description="dry run")
+    would_skip: list[str] | None = Field(default=None, description="dry run")
+
+
+class ReservationPage(WireModel):
+    """One page of a node's reservations, sorted by id."""
+
+    items: list[ReservationView]
+    next_cursor: NextCursor = None
+
+
+class WorkloadTermination(WireModel):
+    """A terminating workload's termination: the message the node was sent."""
+
+    id: str
+    reservation_id: str | None = Field(default=None, description="the reclaim's reservation")
+    requested_at: Timestamp | None = Field(
+        default=None, description="when the reclaim asked for it"
+    )
+
+
+class WorkloadView(WireModel):
+    """A workload on a node: as ``POST /v1/nodes/{nodeId}/workloads`` answers it (running),
+    or as read, ``terminating`` with its termination once a reclaim asked the node to stop
+    it."""
+
+    id: str
+    node_id: str
+    kind: Literal["vm", "pod"]
+    tier: Literal["spot", "reserved", "on-demand"]
+    org_id: str
+    unit_ids: list[str] = Field(description="sorted")
+    state: Literal["running", "terminating"]
+    termination: WorkloadTermination | None = Field(default=None, description="terminating only")
+    created_at: Timestamp | None = Field(
+        default=None, description="when it was placed; absent on items older than the field"
+    )
+
+
+class WorkloadPage(WireModel):
+    """One page of a node's workloads the caller may see, sorted by id."""
+
+    items: list[WorkloadView]
+    next_cursor: NextCursor = None
+
+
+class NodeView(WireModel):
+    """A node as ``PUT /v1/nodes/{nodeId}`` answers it."""
+
+    id: str
+    owner_org_id: str
+    topology_gen: int
+    unit_ids: list[str] = Field(description="sorted")
+    created_at: Timestamp
+    updated_at: Timestamp

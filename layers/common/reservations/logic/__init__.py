@@ -1,1 +1,0 @@
-"""Use cases: one module per endpoint, called by the thin Lambda handlers."""

@@ -1,1 +1,0 @@
-"""Domain entities, API shapes and errors."""

@@ -1,0 +1,280 @@
+"""The writes the logic decides and the DAL carries out, in domain terms (no table layout).
+
+Every write is conditional on the versions of the items it was decided from: a concurrent
+writer makes it fail whole, with :class:`WriteConflict`, and the logic reads again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from reservations.events.models import StoredEvent
+from reservations.kernel.idempotency.models import StoredResponse
+from reservations.nodes.models.partition import Node, Reservation, ReservationStatus, Unit, Workload
+
+
+@dataclass(frozen=True, slots=True)
+class EventedWrite:
+    """A write of a node's partition with its events, put in its own transaction (the
+    pipeline asks the spec's builder); a keyword, after the write's own fields."""
+
+    events: tuple[StoredEvent, ...] = field(default=(), kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemVersion:
+    """An item of the node's partition as it was read: the write needs it still there."""
+
+    id: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyRead:
+    """The node's topology generation as a write read it. A node update changes which
+    reservations are under review without writing them (``rules.status`` derives it): a
+    write deciding from a reservation's effective status conditions on this, so it never
+    commits on a reservation that an update sent to review after the read."""
+
+    node_id: str
+    topology_gen: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewTermination:
+    """A running spot workload that the write moves to ``terminating`` under this id."""
+
+    workload: ItemVersion
+    termination_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimAudit:
+    """What the reclaim says it did (its log line, its metrics, its event)."""
+
+    unit_ids: tuple[str, ...]
+    released_before: tuple[str, ...]
+    terminated: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimWrite(EventedWrite):
+    """One reclaim: the reservation's releases (None: unchanged, only its version checked),
+    version checks on the named units and every workload decided from, the terminations,
+    and what its event says it did."""
+
+    write_id: str
+    node_id: str
+    reservation: ItemVersion
+    topology: TopologyRead
+    released_after: tuple[str, ...] | None
+    units: tuple[ItemVersion, ...]
+    terminations: tuple[NewTermination, ...]
+    unchanged_workloads: tuple[ItemVersion, ...]
+    reason: str | None
+    audit: ReclaimAudit
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+    # The reservation's managers, kept on each workload it terminates: they see the
+    # termination's end too, when the reservation may be gone.
+    managing_org_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationCreate(EventedWrite):
+    """A new reservation, conditioned on the node item's version (bumped, so two creates on
+    one node serialize) and on the version of every unit it was decided from."""
+
+    reservation: Reservation
+    node: ItemVersion
+    units: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
+    # The node's owner as read (the node's version holds it still at the commit): the
+    # node's list access keeps it beside the orgs the reservation names.
+    owner_org_id: str
+    # The node's reservations as read that name an org this one names: with it, until when
+    # each of those orgs is named (``rules.history.named_orgs_until``).
+    named_by: tuple[Reservation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TerminationClose(EventedWrite):
+    """A report closing a termination: the workload leaves the node for its history, and
+    the units it still holds are freed."""
+
+    node_id: str
+    workload: Workload
+    termination_id: str
+    outcome: str
+    freed_units: tuple[ItemVersion, ...]
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementWrite(EventedWrite):
+    """A placement: the workload put (no workload of its id on the node), each unit claimed
+    at the version read and only while unclaimed, and a version check on the node and on
+    every reservation the decision read; its event names the caller."""
+
+    write_id: str
+    node: ItemVersion
+    workload: Workload
+    units: tuple[ItemVersion, ...]
+    reservations: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadEnd(EventedWrite):
+    """A workload that stopped on its own: it leaves the node for its history (closing its
+    termination, if one was open) and frees the units it still holds."""
+
+    write_id: str
+    node_id: str
+    workload: Workload
+    freed_units: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+
+
+class WriteConflict(Exception):
+    """A conditional write lost to a concurrent writer, or met a kept answer (``stored``):
+    nothing was changed."""
+
+    def __init__(self, detail: str, stored: StoredResponse | None = None) -> None:
+        super().__init__(detail)
+        self.stored = stored
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPut:
+    """A unit the node write stores as ``unit`` (at its new version): absent when read
+    (``read`` None) or still at the version read."""
+
+    unit: Unit
+    read: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NodePut(EventedWrite):
+    """A node registered or updated, as one transaction: the node item (absent when read, or
+    at ``node_read`` with ``placements_read`` placements) with its new generation and each
+    unit's generation of last change, its new and changed units, the unit items to delete
+    (units it no longer has, and ``leftovers`` an earlier update left), and its event
+    (who, which units changed, which reservations that puts under review). No
+    reservation is written: their review is derived from the node's generations."""
+
+    write_id: str
+    node: Node
+    node_read: int | None
+    placements_read: int
+    units: tuple[UnitPut, ...]
+    removed: tuple[ItemVersion, ...]
+    leftovers: tuple[ItemVersion, ...]
+    changed_unit_ids: tuple[str, ...]
+    reviewed: int
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReaffirmWrite(EventedWrite):
+    """A needs-review reservation confirmed on the node's current topology: it takes the
+    node's generation, its stored status by the clock, and no releases; conditioned on the
+    reservation and on the node item (whose version every topology change bumps)."""
+
+    write_id: str
+    node_id: str
+    reservation: ItemVersion
+    node: ItemVersion
+    status: ReservationStatus
+    topology_gen: int | None
+    reason: str | None
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationChange(EventedWrite):
+    """A change to one reservation's own item — a release, a cancel: what changes (None:
+    unchanged; when nothing does, only the version is checked and the event written),
+    and who asked, why, and what they named, for its event. The write
+    conditions on the reservation's version and on the node's topology as read."""
+
+    write_id: str
+    action: str
+    node_id: str
+    reservation: ItemVersion
+    topology: TopologyRead
+    released_after: tuple[str, ...] | None
+    status_after: ReservationStatus | None
+    reason: str | None
+    caller_org_id: str
+    caller_key_id: str
+    unit_ids: tuple[str, ...]
+    released_before: tuple[str, ...]
+    status_before: ReservationStatus
+    at: datetime
+    # A change that ends the reservation (a cancel) moves it out of the node's partition
+    # into its history, as it leaves it; None for a change that keeps it there.
+    ended: Reservation | None = None
+    # With ``ended``: the node's reservations as read that name an org the ended one names
+    # (itself included, as read), and the node's version read: the orgs' moments in the
+    # list access come forward to the end's (``dal.changes``).
+    named_by: tuple[Reservation, ...] = ()
+    node_version: int | None = None
+
+    @property
+    def writes_reservation(self) -> bool:
+        return self.released_after is not None or self.status_after is not None
+
+    def applied_to(self, reservation: Reservation) -> Reservation:
+        """The reservation as the write leaves it."""
+        if not self.writes_reservation:
+            return reservation
+        return replace(
+            reservation,
+            status=self.status_after or reservation.status,
+            released_unit_ids=(
+                reservation.released_unit_ids
+                if self.released_after is None
+                else self.released_after
+            ),
+            updated_at=self.at,
+            version=reservation.version + 1,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryMove(EventedWrite):
+    """An expired reservation leaving the node's partition for its history, as it was read
+    (the move conditions on that version, so a write since makes it wait for the next
+    pass; a move already made finds nothing to move)."""
+
+    reservation: Reservation
+    at: datetime
+    # No event: an expiry is no one's change (the reservation's effective status said it).
+
+
+# Every conditional write on a node's partition, as the store's ``commit`` takes it: each
+# one TransactWriteItems, all or nothing.
+PartitionWrite = (
+    ReclaimWrite
+    | ReservationChange
+    | ReservationCreate
+    | PlacementWrite
+    | WorkloadEnd
+    | NodePut
+    | ReaffirmWrite
+    | TerminationClose
+    | HistoryMove
+)

@@ -1,0 +1,408 @@
+"""Each entity as a DynamoDB item and back: the node's partition (node, units,
+reservations, workloads, list access), API keys and Idempotency-Key records. Every item in a
+node partition carries a ``version`` that each writer bumps, so a conditional write can tell
+it saw the latest. Keys come from ``dal.keys``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from reservations.kernel.idempotency.models import AnswerRecord, Outcome, StoredResponse
+from reservations.kernel.times import format_time, parse_time
+from reservations.nodes.models.partition import (
+    ApiKey,
+    ListAccess,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Unit,
+    UnitGenerations,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
+from reservations.nodes.rules.history import LAST_MOMENT
+from reservations.nodes.table.keys import (
+    LIST_PK,
+    LIVE,
+    LIVE_ENDS,
+    NODE_SK,
+    OPEN_TERMINATION,
+    RESERVATION_PREFIX,
+    UNIT_PREFIX,
+    WORKLOAD_PREFIX,
+    Item,
+    access_key,
+    apikey_key,
+    idempotency_key,
+    node_key,
+    node_pk,
+    reservation_history_key,
+    reservation_key,
+    unit_key,
+    workload_key,
+)
+
+# The node item's map of its units, each to the generation it last changed at (the units
+# the node has: a unit item it does not list is left over, and no call sees it), and its
+# count of placements (each adds one; a node update conditions on it).
+UNITS_CHANGED_AT = "unitsChangedAtGen"
+PLACEMENTS = "placements"
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain item (None values dropped) in DynamoDB's attribute-value form."""
+    return {name: _serializer.serialize(value) for name, value in item.items() if value is not None}
+
+
+def from_attributes(attributes: Mapping[str, Any]) -> Item:
+    return {name: _deserializer.deserialize(value) for name, value in attributes.items()}
+
+
+def _optional_time(moment: datetime | None) -> str | None:
+    return format_time(moment) if moment is not None else None
+
+
+def node_item(node: Node) -> Item:
+    return {
+        **node_key(node.id),
+        "id": node.id,
+        "ownerOrgId": node.owner_org_id,
+        "topologyGen": node.topology_gen,
+        "queueUrl": node.queue_url,
+        "createdAt": _optional_time(node.created_at),
+        "updatedAt": _optional_time(node.updated_at),
+        UNITS_CHANGED_AT: _unit_generations(node),
+        PLACEMENTS: node.placements or None,
+        "version": node.version,
+    }
+
+
+def _unit_generations(node: UnitGenerations) -> dict[str, int] | None:
+    changed_at = node.unit_changed_at
+    return None if changed_at is None else dict(sorted(changed_at.items()))
+
+
+def unit_item(node_id: str, unit: Unit) -> Item:
+    return {
+        **unit_key(node_id, unit.id),
+        "id": unit.id,
+        "allocClass": unit.alloc_class,
+        "gpuModelId": unit.gpu_model_id,
+        "gpuModelName": unit.gpu_model_name,
+        "sellableGpus": unit.sellable_gpus,
+        "sellable": unit.sellable,
+        "notSellableReason": unit.not_sellable_reason,
+        "claimedBy": unit.claimed_by,
+        "version": unit.version,
+    }
+
+
+# DynamoDB's TTL attribute (epoch seconds): the table deletes the item some time after it.
+EXPIRES_AT_EPOCH = "expiresAtEpoch"
+
+
+def reservation_item(reservation: Reservation) -> Item:
+    """A reservation in the node's partition: in the node's list index, and with an
+    ``endsAt`` in the mover's index of live reservations' ends."""
+    return {
+        **reservation_key(reservation.node_id, reservation.id),
+        **_reservation_attributes(reservation),
+        LIVE_ENDS: LIVE if reservation.ends_at is not None else None,
+    }
+
+
+def reservation_history_item(reservation: Reservation, retained_until: datetime) -> Item:
+    """An ended reservation in the node's history: the same attributes, in the node's
+    list index still, out of the mover's, and deleted by the TTL after ``retained_until``."""
+    return {
+        **reservation_history_key(reservation.node_id, reservation.id),
+        **_reservation_attributes(reservation),
+        EXPIRES_AT_EPOCH: int(retained_until.timestamp()),
+    }
+
+
+def _reservation_attributes(reservation: Reservation) -> Item:
+    return {
+        LIST_PK: node_pk(reservation.node_id),
+        "id": reservation.id,
+        "nodeId": reservation.node_id,
+        "status": reservation.status.value,
+        "startsAt": format_time(reservation.starts_at),
+        "endsAt": _optional_time(reservation.ends_at),
+        "allowedOrgIds": list(reservation.allowed_org_ids),
+        "managingOrgIds": list(reservation.managing_org_ids),
+        "reservedUnitIds": list(reservation.reserved_unit_ids),
+        "releasedUnitIds": list(reservation.released_unit_ids),
+        "contractRef": reservation.contract_ref,
+        "reason": reservation.reason,
+        "topologyGen": reservation.topology_gen,
+        "createdAt": format_time(reservation.created_at),
+        "updatedAt": format_time(reservation.updated_at),
+        "version": reservation.version,
+    }
+
+
+# The list access item names each org its reservations name in an attribute of its own,
+# ``namedUntil:<org>`` = until when (epoch seconds; ``rules.history.named_until``): a write
+# sets or removes one org's without reading the others (no map that must exist first).
+NAMED_UNTIL = "namedUntil:"
+# What items written before the moments were kept name: each org, with no end.
+_NAMED_FOREVER = "namedOrgIds"
+
+
+def named_attribute(org_id: str) -> str:
+    return f"{NAMED_UNTIL}{org_id}"
+
+
+def epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def named_items(named_until: Mapping[str, datetime]) -> Item:
+    return {named_attribute(org): epoch(until) for org, until in named_until.items()}
+
+
+def named_from_item(item: Item) -> dict[str, datetime]:
+    """Each org the list access item names, with until when."""
+    named = dict.fromkeys(_strings(item.get(_NAMED_FOREVER)), LAST_MOMENT)
+    for name, value in item.items():
+        if name.startswith(NAMED_UNTIL):
+            named[name.removeprefix(NAMED_UNTIL)] = datetime.fromtimestamp(int(value), UTC)
+    return named
+
+
+def access_item(node_id: str, access: ListAccess) -> Item:
+    """The node's list access (a string set cannot be empty: no workload's org, no
+    attribute), with the node's unit generations as its node item keeps them."""
+    return {
+        **access_key(node_id),
+        LIST_PK: node_pk(node_id),
+        "ownerOrgId": access.owner_org_id,
+        **named_items(access.named_until),
+        "workloadOrgIds": set(access.workload_org_ids) or None,
+        UNITS_CHANGED_AT: _unit_generations(access),
+    }
+
+
+def access_from_item(item: Item) -> ListAccess:
+    return ListAccess(
+        owner_org_id=item["ownerOrgId"],
+        named_until=named_from_item(item),
+        unit_changed_at=_generations(item.get(UNITS_CHANGED_AT)),
+        workload_org_ids=frozenset(_strings(item.get("workloadOrgIds"))),
+    )
+
+
+def workload_item(node_id: str, workload: Workload) -> Item:
+    return {
+        **workload_key(node_id, workload.id),
+        "id": workload.id,
+        "kind": workload.kind.value,
+        "tier": workload.tier.value,
+        "orgId": workload.org_id,
+        "unitIds": list(workload.unit_ids),
+        "state": workload.state.value,
+        "terminationId": workload.termination_id,
+        "terminationReservationId": workload.termination_reservation_id,
+        "terminationReason": workload.termination_reason,
+        "terminationRequestedAt": _optional_time(workload.termination_requested_at),
+        "terminationManagingOrgIds": list(workload.termination_managing_org_ids) or None,
+        "deliveries": workload.termination_deliveries or None,
+        "lastDeliveredAt": _optional_time(workload.termination_last_delivered_at),
+        "stuckAt": _optional_time(workload.termination_stuck_at),
+        **_last_report(workload),
+        OPEN_TERMINATION: workload.termination_state,
+        "createdAt": _optional_time(workload.created_at),
+        "version": workload.version,
+    }
+
+
+def _last_report(workload: Workload) -> Item:
+    """The node's last failed report, all three attributes or none: a report made before
+    any delivery stores its count of 0, so the item still says a report came."""
+    if workload.termination_last_reported_at is None:
+        return {}
+    return {
+        "terminationReportedDeliveries": workload.termination_reported_deliveries,
+        "terminationLastReportedAt": format_time(workload.termination_last_reported_at),
+        "terminationFailedReports": workload.termination_failed_reports,
+    }
+
+
+def apikey_item(key_hash: str, api_key: ApiKey) -> Item:
+    return {
+        **apikey_key(key_hash),
+        "keyId": api_key.key_id,
+        "orgId": api_key.org_id,
+        "permissions": sorted(api_key.permissions),
+        "platformOperator": api_key.platform_operator,
+        "revoked": api_key.revoked,
+        "expiresAt": _optional_time(api_key.expires_at),
+    }
+
+
+def _parse_optional(text: str | None) -> datetime | None:
+    return parse_time(text) if text else None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if value is not None else None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value or ())
+
+
+def api_key_from_item(item: Item) -> ApiKey:
+    expires_at = item.get("expiresAt")
+    return ApiKey(
+        key_id=item["keyId"],
+        org_id=item["orgId"],
+        permissions=frozenset(_strings(item.get("permissions"))),
+        platform_operator=bool(item.get("platformOperator", False)),
+        revoked=bool(item.get("revoked", False)),
+        expires_at=parse_time(expires_at) if expires_at else None,
+    )
+
+
+def node_from_item(item: Item) -> Node:
+    return Node(
+        id=item["id"],
+        owner_org_id=item["ownerOrgId"],
+        topology_gen=_int(item.get("topologyGen")),
+        queue_url=item.get("queueUrl"),
+        version=int(item["version"]),
+        created_at=_parse_optional(item.get("createdAt")),
+        updated_at=_parse_optional(item.get("updatedAt")),
+        unit_changed_at=_generations(item.get(UNITS_CHANGED_AT)),
+        placements=int(item.get(PLACEMENTS, 0)),
+    )
+
+
+def _generations(value: Any) -> dict[str, int] | None:
+    return None if value is None else {str(unit): int(gen) for unit, gen in value.items()}
+
+
+def unit_from_item(item: Item) -> Unit:
+    return Unit(
+        id=item["id"],
+        alloc_class=item["allocClass"],
+        gpu_model_id=item["gpuModelId"],
+        gpu_model_name=item.get("gpuModelName"),
+        sellable_gpus=int(item["sellableGpus"]),
+        sellable=bool(item["sellable"]),
+        not_sellable_reason=item.get("notSellableReason"),
+        claimed_by=item.get("claimedBy"),
+        version=int(item["version"]),
+    )
+
+
+def reservation_from_item(item: Item) -> Reservation:
+    ends_at, expires = item.get("endsAt"), item.get(EXPIRES_AT_EPOCH)
+    return Reservation(
+        id=item["id"],
+        node_id=item["nodeId"],
+        status=ReservationStatus(item["status"]),
+        starts_at=parse_time(item["startsAt"]),
+        ends_at=parse_time(ends_at) if ends_at else None,
+        allowed_org_ids=_strings(item.get("allowedOrgIds")),
+        managing_org_ids=_strings(item.get("managingOrgIds")),
+        reserved_unit_ids=_strings(item.get("reservedUnitIds")),
+        released_unit_ids=_strings(item.get("releasedUnitIds")),
+        contract_ref=item.get("contractRef"),
+        reason=item.get("reason"),
+        topology_gen=_int(item.get("topologyGen")),
+        created_at=parse_time(item["createdAt"]),
+        updated_at=parse_time(item["updatedAt"]),
+        version=int(item["version"]),
+        retained_until=None if expires is None else datetime.fromtimestamp(int(expires), UTC),
+    )
+
+
+def workload_from_item(item: Item) -> Workload:
+    return Workload(
+        id=item["id"],
+        kind=WorkloadKind(item["kind"]),
+        tier=Tier(item["tier"]),
+        org_id=item["orgId"],
+        unit_ids=_strings(item.get("unitIds")),
+        state=WorkloadState(item["state"]),
+        termination_id=item.get("terminationId"),
+        termination_reservation_id=item.get("terminationReservationId"),
+        termination_reason=item.get("terminationReason"),
+        termination_requested_at=_parse_optional(item.get("terminationRequestedAt")),
+        termination_managing_org_ids=_strings(item.get("terminationManagingOrgIds")),
+        termination_deliveries=int(item.get("deliveries", 0)),
+        termination_last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),
+        termination_stuck_at=_parse_optional(item.get("stuckAt")),
+        termination_reported_deliveries=int(item.get("terminationReportedDeliveries", 0)),
+        termination_last_reported_at=_parse_optional(item.get("terminationLastReportedAt")),
+        termination_failed_reports=int(item.get("terminationFailedReports", 0)),
+        version=int(item["version"]),
+        created_at=_parse_optional(item.get("createdAt")),
+    )
+
+
+def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
+    """Assemble a node's partition; None when the partition has no node item."""
+    node: Node | None = None
+    units: list[Unit] = []
+    reservations: list[Reservation] = []
+    workloads: list[Workload] = []
+    for item in items:
+        sort_key: str = item["SK"]
+        if sort_key == NODE_SK:
+            node = node_from_item(item)
+        elif sort_key.startswith(UNIT_PREFIX):
+            units.append(unit_from_item(item))
+        elif sort_key.startswith(RESERVATION_PREFIX):
+            reservations.append(reservation_from_item(item))
+        elif sort_key.startswith(WORKLOAD_PREFIX):
+            workloads.append(workload_from_item(item))
+    if node is None:
+        return None
+    listed = node.unit_changed_at
+    return NodeSnapshot(
+        node=node,
+        units=tuple(u for u in units if listed is None or u.id in listed),
+        reservations=tuple(reservations),
+        workloads=tuple(workloads),
+        unlisted_units=tuple(u for u in units if listed is not None and u.id not in listed),
+    )
+
+
+def idempotency_item(answer: AnswerRecord) -> Item:
+    return {
+        **idempotency_key(answer.request.scope),
+        "requestHash": answer.request.request_hash,
+        "status": answer.outcome.status,
+        "body": answer.outcome.body,
+        # Only answers with headers of their own have it: older records read the same.
+        "headers": dict(answer.outcome.headers) or None,
+        "createdAt": format_time(answer.created_at),
+        "expiresAt": format_time(answer.expires_at),
+        # DynamoDB's TTL deletes it some time after this; readers check expiresAt themselves.
+        EXPIRES_AT_EPOCH: int(answer.expires_at.timestamp()),
+    }
+
+
+def stored_response_from_item(item: Item) -> StoredResponse:
+    return StoredResponse(
+        request_hash=item["requestHash"],
+        outcome=Outcome(
+            status=int(item["status"]),
+            body=item["body"],
+            headers=tuple(sorted((item.get("headers") or {}).items())),
+        ),
+        expires_at=parse_time(item["expiresAt"]),
+    )

@@ -1,0 +1,68 @@
+"""The reads of ``GET /v1/nodes/{nodeId}`` and of a node's workloads: each one request
+(the node without its units' ids aside, an item from before the node kept them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reservations.kernel.aws.actions import table
+from reservations.kernel.aws.queries import batch_get, get_item, query_items, up_to_access
+from reservations.nodes.models.partition import Node, Workload
+from reservations.nodes.models.reads import WorkloadsRead
+from reservations.nodes.table.items import (
+    access_from_item,
+    node_from_item,
+    to_attributes,
+    workload_from_item,
+)
+from reservations.nodes.table.keys import (
+    ACCESS_SK,
+    NODE_SK,
+    UNIT_PREFIX,
+    WORKLOAD_PREFIX,
+    node_key,
+    node_pk,
+    workload_key,
+)
+
+
+class NodeReads:
+    """A node, its units' ids and its workloads, read strongly consistent."""
+
+    def node(self, node_id: str) -> Node | None:
+        """The node item: one GetItem."""
+        item = get_item(node_key(node_id))
+        return node_from_item(item) if item else None
+
+    def unit_ids(self, node_id: str) -> list[str]:
+        """The ids of the node's unit items (for a node item that does not name them)."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :unit)",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":unit": UNIT_PREFIX}
+            ),
+            "ProjectionExpression": "SK",
+            "ConsistentRead": True,
+        }
+        return [item["SK"].removeprefix(UNIT_PREFIX) for item in query_items(query)]
+
+    def workload(self, node_id: str, workload_id: str) -> tuple[Node | None, Workload | None]:
+        """The node item (for its owner) and the workload: one BatchGetItem."""
+        keys = [node_key(node_id), workload_key(node_id, workload_id)]
+        items = batch_get(keys)
+        node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
+        workload = next((workload_from_item(i) for i in items if i["SK"] != NODE_SK), None)
+        return node, workload
+
+    def workloads(self, node_id: str) -> WorkloadsRead:
+        """One Query: the node's live workloads up to its list access item, which sorts
+        after them (at most 64 small items: never near the Query's 1 MB)."""
+        items = list(query_items(up_to_access(node_id, WORKLOAD_PREFIX)))
+        access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
+        return WorkloadsRead(
+            access=access,
+            workloads=tuple(
+                workload_from_item(i) for i in items if i["SK"].startswith(WORKLOAD_PREFIX)
+            ),
+        )

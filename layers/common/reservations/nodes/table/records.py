@@ -1,0 +1,70 @@
+"""What a write leaves outside the node's partition: the events every write puts in the
+same transaction (in the node's feed, ``dal.keys``: who did what, why, and what it
+changed, kept ``HistoryRetentionDays``), and the history of a workload that left the node
+(expiring by the table's TTL after ``HISTORY_DAYS``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from reservations.events.table.feeds import event_put
+from reservations.kernel.aws.actions import Action
+from reservations.kernel.settings import settings
+from reservations.kernel.times import format_time
+from reservations.nodes.models.partition import Workload
+from reservations.nodes.models.writes import PartitionWrite, TerminationClose, WorkloadEnd
+from reservations.nodes.table.keys import Item, history_key
+
+HISTORY_DAYS = 90
+
+
+def _optional_time(moment: datetime | None) -> str | None:
+    return format_time(moment) if moment is not None else None
+
+
+def written_with(write: PartitionWrite) -> list[Action]:
+    """What every write puts beside its own changes, in its own transaction: its events
+    (each only where it is not yet: a rebuilt write carries the same ids). They are the
+    write's record: who did what, why, and what it changed."""
+    retention = settings().history_retention_days
+    return [event_put(stored, retention) for stored in write.events]
+
+
+def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> Item:
+    """What every history item says: the workload that left, and when it expires."""
+    return {
+        **history_key(node_id, format_time(at), workload.id, ended_by),
+        "workloadId": workload.id,
+        "kind": workload.kind.value,
+        "tier": workload.tier.value,
+        "orgId": workload.org_id,
+        "unitIds": list(workload.unit_ids),
+        "reservationId": workload.termination_reservation_id,
+        "requestedAt": _optional_time(workload.termination_requested_at),
+        "expiresAtEpoch": int((at + timedelta(days=HISTORY_DAYS)).timestamp()),
+    }
+
+
+def history_item(closing: TerminationClose) -> Item:
+    """A closed termination's workload, out of the hot partition, kept HISTORY_DAYS."""
+    return {
+        **_history(closing.node_id, closing.workload, closing.at, closing.termination_id),
+        "terminationId": closing.termination_id,
+        "outcome": closing.outcome,
+        "terminatedAt": format_time(closing.at),
+    }
+
+
+def ended_workload_item(end: WorkloadEnd) -> Item:
+    """A workload that stopped on its own, out of the hot partition like a closed
+    termination (outcome ``ended``), kept HISTORY_DAYS."""
+    workload = end.workload
+    ended_by = workload.termination_id or end.write_id
+    return {
+        **_history(end.node_id, workload, end.at, ended_by),
+        "terminationId": workload.termination_id,
+        "outcome": "ended",
+        "createdAt": _optional_time(workload.created_at),
+        "endedAt": format_time(end.at),
+    }

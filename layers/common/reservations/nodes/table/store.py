@@ -1,0 +1,256 @@
+"""The reservations table behind the logic's node store: a node's partition read, every write
+on it committed as one TransactWriteItems, and the Idempotency-Key's records; and the API
+key lookup.
+
+Every write goes through :meth:`NodeTable.commit`: its own actions (:func:`own_actions`, one
+row per write type), what every write puts beside them (``records.written_with``: its
+events), then the key's record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, assert_never
+
+from reservations.capacity.table import reclaim_actions
+from reservations.kernel.aws import clients, transactions
+from reservations.kernel.aws.actions import MAX_ACTIONS, Action, table
+from reservations.kernel.aws.queries import batch_get, get_item, query_items, up_to_access
+from reservations.kernel.idempotency import table as idempotency
+from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
+from reservations.kernel.times import format_time
+from reservations.nodes.models import writes
+from reservations.nodes.models.partition import (
+    ApiKey,
+    ListAccess,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationsRead,
+)
+from reservations.nodes.models.writes import PartitionWrite
+from reservations.nodes.table.items import (
+    access_from_item,
+    api_key_from_item,
+    from_attributes,
+    node_from_item,
+    reservation_from_item,
+    snapshot_from_items,
+    to_attributes,
+)
+from reservations.nodes.table.keys import (
+    ACCESS_SK,
+    LIST_PK,
+    LIVE,
+    LIVE_ENDS,
+    LIVE_ENDS_INDEX,
+    NODE_RESERVATIONS_INDEX,
+    NODE_SK,
+    RESERVATION_PREFIX,
+    access_key,
+    apikey_key,
+    node_key,
+    node_pk,
+    reservation_history_key,
+    reservation_key,
+)
+from reservations.nodes.table.records import written_with
+from reservations.nodes.table.writes import node_put_actions, reaffirm_actions
+from reservations.reservations.table.changes import change_actions
+from reservations.reservations.table.create import create_actions
+from reservations.reservations.table.history import history_move_actions, prune_named
+from reservations.terminations.table.store import close_actions
+from reservations.workloads.table import placement_actions, workload_end_actions
+
+
+def transaction(write: PartitionWrite, room: int = MAX_ACTIONS) -> list[Action]:
+    """The write as TransactWriteItems actions, in at most ``room``: its own, then what
+    every write puts beside them (``records.written_with``: its events), which take their
+    room from a node update's unit deletes."""
+    records = written_with(write)
+    return own_actions(write, room - len(records)) + records
+
+
+def own_actions(write: PartitionWrite, room: int) -> list[Action]:
+    """The actions of the write's own changes, conditioned on what it was decided from (a
+    node update's unit deletes fill ``room``)."""
+    match write:
+        case writes.ReclaimWrite():
+            return reclaim_actions(write)
+        case writes.ReservationChange():
+            return change_actions(write)
+        case writes.ReservationCreate():
+            return create_actions(write)
+        case writes.PlacementWrite():
+            return placement_actions(write)
+        case writes.WorkloadEnd():
+            return workload_end_actions(write)
+        case writes.NodePut():
+            return node_put_actions(write, room)
+        case writes.ReaffirmWrite():
+            return reaffirm_actions(write)
+        case writes.TerminationClose():  # its history item is one of its own actions
+            return close_actions(write)
+        case writes.HistoryMove():  # the clock's doing, no caller's: the history item says it
+            return history_move_actions(write)
+        case _:
+            assert_never(write)
+
+
+def _token(write: PartitionWrite) -> str | None:
+    """The write's ClientRequestToken: its id (a create's is its reservation's). A close has
+    none: a report retries it under the same termination id with other versions, which
+    DynamoDB would refuse as a token reused with other parameters."""
+    if isinstance(write, writes.TerminationClose | writes.HistoryMove):
+        return None
+    if isinstance(write, writes.ReservationCreate):
+        return write.reservation.id
+    return write.write_id
+
+
+# What a page of a list with history reads: the largest page (100) plus one item, so a full
+# page knows there is more, whatever the page's own ``limit``: an org that sees few of a
+# node's reservations still finds them in a few pages.
+HISTORY_WINDOW = 100
+
+
+class NodeTable:
+    """Node partitions and the writes on them; clients are made on first use, not here."""
+
+    def load_node(self, node_id: str) -> NodeSnapshot | None:
+        """The node's partition up to its list access item (which only the reservation list
+        reads), strongly consistent; usually a single Query page."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND SK < :access",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":access": ACCESS_SK}
+            ),
+            "ConsistentRead": True,
+        }
+        return snapshot_from_items(list(query_items(query)))
+
+    def load_reservation(
+        self, node_id: str, reservation_id: str
+    ) -> tuple[Node | None, Reservation | None]:
+        """The node and one of its reservations, live or in the node's history, strongly
+        consistent, in one request whatever the history's size (the live one when a move
+        is caught between the two: both say the same)."""
+        keys = [
+            node_key(node_id),
+            reservation_key(node_id, reservation_id),
+            reservation_history_key(node_id, reservation_id),
+        ]
+        items = batch_get(keys)
+        node = next((node_from_item(i) for i in items if i["SK"] == NODE_SK), None)
+        found = sorted(
+            (i for i in items if i["SK"] != NODE_SK), key=lambda i: i["PK"] != node_pk(node_id)
+        )
+        return node, next((reservation_from_item(i) for i in found), None)
+
+    def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
+        """One reservation of the node's history (one GetItem): what a write on a
+        reservation that is not in the node's partition reads, to tell ended from unknown."""
+        item = get_item(reservation_history_key(node_id, reservation_id))
+        return reservation_from_item(item) if item else None
+
+    def due_moves(self, now: datetime) -> Iterator[Reservation]:
+        """Reservations in node partitions past their ``endsAt`` (the sparse index of live
+        reservations' ends, oldest first; eventually consistent, so a move conditions on
+        the version it lists)."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "IndexName": LIVE_ENDS_INDEX,
+            "KeyConditionExpression": f"{LIVE_ENDS} = :live AND endsAt <= :now",
+            "ExpressionAttributeValues": to_attributes({":live": LIVE, ":now": format_time(now)}),
+        }
+        yield from (reservation_from_item(i) for i in query_items(query))
+
+    def prune_named(self, node_id: str, now: datetime) -> int:
+        """The orgs the node's list access names no more at ``now`` taken out (how many)."""
+        return prune_named(node_id, now)
+
+    def reservation_page(
+        self, node_id: str, after: str | None, history: bool = False, limit: int = 100
+    ) -> ReservationsRead:
+        """A page of the node's partition, or with ``history`` of the index holding its
+        live reservations and its history (:meth:`_history_page`).
+
+        One Query: the node's reservations by id (or those after ``after``) up to its list
+        access item, which sorts last in the partition, so the page reads it whatever the
+        cursor: who may list, and the unit generations the page's statuses are derived from.
+        Only when the Query stops at its 1 MB before reaching it is it read on its own (one
+        GetItem more).
+
+        No Limit: the page takes what one Query returns, and the caller filters. Units and
+        live workloads sort between the two and are read too (as many as the node has now).
+        """
+        if history:
+            return self._history_page(node_id, after, limit)
+        query = up_to_access(node_id, RESERVATION_PREFIX)
+        if after is not None:
+            query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
+        return self._page(node_id, clients.dynamodb().query(**query))
+
+    def _history_page(self, node_id: str, after: str | None, limit: int) -> ReservationsRead:
+        """One Query of the node's list index: its reservations, live and history alike,
+        by id after ``after``, up to its list access item, which the index holds too and
+        sorts last. A reservation keeps its place there when it moves, so no page loses or
+        repeats one. An index is read eventually consistent; a move caught half-way shows
+        both items, the same reservation once (the live one).
+
+        At most ``HISTORY_WINDOW`` + 1 items (``Limit``): what a page reads stays the same
+        however long the node's past. A page that stops before the access item reads it on
+        its own (one GetItem)."""
+        # Just after ``after``'s sort key: "!" sorts below every character an id may have.
+        first = RESERVATION_PREFIX if after is None else f"{RESERVATION_PREFIX}{after}!"
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "IndexName": NODE_RESERVATIONS_INDEX,
+            "KeyConditionExpression": f"{LIST_PK} = :pk AND SK BETWEEN :first AND :access",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": node_pk(node_id), ":first": first, ":access": ACCESS_SK}
+            ),
+            "Limit": max(limit, HISTORY_WINDOW) + 1,
+        }
+        return self._page(node_id, clients.dynamodb().query(**query))
+
+    def _page(self, node_id: str, page: dict[str, Any]) -> ReservationsRead:
+        items = [from_attributes(attributes) for attributes in page["Items"]]
+        access = next((access_from_item(i) for i in items if i["SK"] == ACCESS_SK), None)
+        stopped_at = page.get("LastEvaluatedKey", {}).get("SK", {}).get("S")
+        if access is None and stopped_at is not None:
+            access = self._list_access(node_id)
+        by_id = {  # a move caught half-way (an index): the live item wins
+            i["id"]: reservation_from_item(i)
+            for i in sorted(items, key=lambda i: i["PK"] == node_pk(node_id))
+            if i["SK"].startswith(RESERVATION_PREFIX)
+        }
+        return ReservationsRead(
+            access=access,
+            reservations=tuple(by_id[key] for key in sorted(by_id)),
+            more=stopped_at is not None and stopped_at.startswith(RESERVATION_PREFIX),
+        )
+
+    def _list_access(self, node_id: str) -> ListAccess | None:
+        item = get_item(access_key(node_id))
+        return access_from_item(item) if item else None
+
+    def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
+        """The write all or nothing, with the key's record (``answer``) when there is one;
+        :class:`WriteConflict` when anything it was decided from changed (carrying the
+        live record that stood in the way, if that is what did)."""
+        actions = transaction(write, MAX_ACTIONS - (answer is not None))
+        transactions.run_answered(actions, _token(write), answer)
+
+    def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
+        return idempotency.keep_answer(answer)
+
+    def stored_answer(self, scope: str) -> StoredResponse | None:
+        return idempotency.stored_answer(scope)
+
+
+def load_api_key(key_hash: str) -> ApiKey | None:
+    item = get_item(apikey_key(key_hash))
+    return api_key_from_item(item) if item else None

@@ -1,0 +1,154 @@
+"""The one mapping from the domain to the API's views: units and reservations as shown."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from reservations.capacity.rules.plan import ReclaimPlan
+from reservations.kernel.times import format_time
+from reservations.kernel.wire import (
+    NodeView,
+    ReclaimResponse,
+    ReservationView,
+    UnitView,
+    WorkloadTermination,
+    WorkloadView,
+)
+from reservations.nodes.models.partition import (
+    Node,
+    NodeSnapshot,
+    Reservation,
+    Unit,
+    UnitGenerations,
+    Workload,
+    WorkloadState,
+)
+from reservations.nodes.rules.status import effective_status
+from reservations.nodes.rules.units import governing_reservation, is_released, not_reservable_reason
+
+
+def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
+    """A unit with its reservability and the reservation governing it now."""
+    reason = not_reservable_reason(unit)
+    governed = governing_reservation(unit.id, snapshot.reservations, snapshot.node, now)
+    return UnitView(
+        id=unit.id,
+        alloc_class=unit.alloc_class,
+        gpu_model_id=unit.gpu_model_id,
+        gpu_model_name=unit.gpu_model_name,
+        sellable_gpus=unit.sellable_gpus,
+        state="claimed" if unit.claimed_by else "free",
+        claimed_by=unit.claimed_by,
+        reservable=reason is None,
+        not_reservable_reason=reason,
+        reservation_id=governed[0].id if governed else None,
+        released=is_released(governed[0], governed[1], unit.id) if governed else None,
+    )
+
+
+def reclaim_response(
+    reservation: Reservation,
+    node: Node,
+    now: datetime,
+    *,
+    done: ReclaimPlan | None = None,
+    would: ReclaimPlan | None = None,
+) -> ReclaimResponse:
+    """The reservation after a reclaim (``done``) or as a dry run leaves it (``would``)."""
+    released = reservation.released_unit_ids
+    updated_at = reservation.updated_at
+    if done is not None and done.releases_change:
+        released, updated_at = done.released_after, now
+    view = reservation_view(reservation, node, now, released, updated_at)
+    return ReclaimResponse(
+        **view.model_dump(),
+        terminated=done.terminated_ids if done else None,
+        skipped=done.skipped_ids if done else None,
+        would_terminate=would.terminated_ids if would else None,
+        would_skip=would.skipped_ids if would else None,
+    )
+
+
+def reservation_view(
+    reservation: Reservation,
+    node: UnitGenerations,
+    now: datetime,
+    released: tuple[str, ...],
+    updated_at: datetime,
+) -> ReservationView:
+    """A reservation with its effective status (on the node's unit generations, from its
+    node item or its list access item) and sorted ids."""
+    return ReservationView(
+        id=reservation.id,
+        node_id=reservation.node_id,
+        status=effective_status(reservation, node, now).value,
+        starts_at=format_time(reservation.starts_at),
+        ends_at=format_time(reservation.ends_at) if reservation.ends_at else None,
+        allowed_org_ids=sorted(reservation.allowed_org_ids),
+        managing_org_ids=sorted(reservation.managing_org_ids),
+        reserved_unit_ids=sorted(reservation.reserved_unit_ids),
+        released_unit_ids=sorted(released),
+        contract_ref=reservation.contract_ref,
+        reason=reservation.reason,
+        topology_gen=reservation.topology_gen,
+        created_at=format_time(reservation.created_at),
+        updated_at=format_time(updated_at),
+    )
+
+
+def workload_view(node_id: str, workload: Workload, created_at: datetime) -> WorkloadView:
+    """A placed workload, its units sorted."""
+    return _workload_view(node_id, workload, "running", format_time(created_at))
+
+
+def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
+    """A workload as read: ``running`` or ``terminating`` (with its termination)."""
+    termination = None
+    if workload.state is WorkloadState.TERMINATING and workload.termination_id is not None:
+        requested = workload.termination_requested_at
+        termination = WorkloadTermination(
+            id=workload.termination_id,
+            reservation_id=workload.termination_reservation_id,
+            requested_at=format_time(requested) if requested is not None else None,
+        )
+    return _workload_view(
+        node_id,
+        workload,
+        "terminating" if workload.state is WorkloadState.TERMINATING else "running",
+        format_time(workload.created_at) if workload.created_at else None,
+        termination,
+    )
+
+
+def _workload_view(
+    node_id: str,
+    workload: Workload,
+    state: Literal["running", "terminating"],
+    created_at: str | None,
+    termination: WorkloadTermination | None = None,
+) -> WorkloadView:
+    """The workload's view: its units sorted, in ``state``."""
+    return WorkloadView(
+        id=workload.id,
+        node_id=node_id,
+        kind=workload.kind.value,
+        tier=workload.tier.value,
+        org_id=workload.org_id,
+        unit_ids=sorted(workload.unit_ids),
+        state=state,
+        termination=termination,
+        created_at=created_at,
+    )
+
+
+def node_view(node: Node, unit_ids: list[str], now: datetime) -> NodeView:
+    """A node with its units' ids sorted (an item from before nodes kept times: now)."""
+    return NodeView(
+        id=node.id,
+        owner_org_id=node.owner_org_id,
+        topology_gen=node.topology_gen or 0,
+        unit_ids=sorted(unit_ids),
+        created_at=format_time(node.created_at or node.updated_at or now),
+        updated_at=format_time(node.updated_at or node.created_at or now),
+    )

@@ -1,0 +1,63 @@
+"""``POST /v1/nodes/{nodeId}/reservations/{id}/cancel``: end a reservation early.
+
+The operator or the node's owner, while it is pending, active or needs-review. It becomes
+``cancelled`` with nothing released, so its units stop being governed; running workloads
+keep running. One conditional write on the reservation's version with its audit record,
+through the write pipeline, which moves it out of the node's partition into its history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from reservations.kernel.bodies import CancelRequest, parse_cancel_request
+from reservations.kernel.errors import NotFound, ReservationNotActive
+from reservations.kernel.pipeline import Decision, Request, WriteSpec
+from reservations.nodes.models.partition import Caller, NodeSnapshot, ReservationStatus
+from reservations.nodes.models.writes import ReservationChange
+from reservations.nodes.rules.access import may_write_reservations
+from reservations.nodes.rules.history import naming_the_same
+from reservations.reservations import changes
+from reservations.reservations.rules.cancel import cancel_refusal
+
+
+def decide(
+    snapshot: NodeSnapshot | None, request: Request[CancelRequest], caller: Caller, now: datetime
+) -> NotFound | ReservationNotActive | Decision[ReservationChange]:
+    """Any reservation of a node the caller may write reservations on, cancelled."""
+    acted_on = changes.found(
+        snapshot,
+        request.route,
+        lambda read, _reservation: may_write_reservations(caller, read),
+    )
+    if isinstance(acted_on, NotFound):
+        return acted_on
+    if refusal := cancel_refusal(acted_on[1], acted_on[0].node, now):
+        return refusal
+    status = ReservationStatus.CANCELLED
+    cancelled = changes.change(
+        "cancel", caller, acted_on, request, now, released_after=(), status_after=status
+    )
+    # Ended, it leaves the node's partition for its history in the same write, and the orgs
+    # it names are named until its history's end unless another reservation names them longer.
+    snapshot, reservation = acted_on
+    moved = replace(
+        cancelled,
+        ended=cancelled.applied_to(reservation),
+        named_by=naming_the_same(snapshot.reservations, reservation),
+        node_version=snapshot.node.version,
+    )
+    return changes.decided(acted_on, moved)
+
+
+CANCEL: WriteSpec[CancelRequest, ReservationChange] = WriteSpec(
+    name="Cancel",
+    conflict="reservation {reservationId} kept changing while cancelling",
+    access=changes.OWNERS,
+    # The validated body: no body, {} and {"reason": null} are the same request.
+    parse=parse_cancel_request,
+    decide=decide,
+    events=changes.change_events,
+    committed=changes.committed,
+)

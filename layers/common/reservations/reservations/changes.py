@@ -1,0 +1,147 @@
+"""What the writes on one reservation share (release, cancel, reclaim, re-affirm): the
+reservation the caller may act on now, and for release and cancel the change as one write,
+its answer and its log line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
+from reservations.events.models import StoredEvent
+from reservations.events.rules import builders as events
+from reservations.events.rules.context import by_caller
+from reservations.kernel.bodies import CapacityRequest
+from reservations.kernel.errors import NotFound
+from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.pipeline import Access, Committed, Decision, Request, Route
+from reservations.kernel.wire import response_json
+from reservations.nodes.models.partition import Caller, NodeSnapshot, Reservation, ReservationStatus
+from reservations.nodes.models.writes import ItemVersion, ReservationChange, TopologyRead
+from reservations.nodes.rules.access import (
+    CAPACITY,
+    WRITE,
+    may_manage_capacity,
+    may_manage_capacity_of,
+    may_write_reservations,
+)
+from reservations.nodes.rules.status import effective_status
+from reservations.nodes.views import reservation_view
+
+Found = tuple[NodeSnapshot, Reservation]
+
+
+def found(
+    snapshot: NodeSnapshot | None,
+    route: Route,
+    allowed: Callable[[NodeSnapshot, Reservation], bool],
+) -> NotFound | Found:
+    """The node as read and the route's reservation on it; the same 404 as an unknown node
+    for an unknown reservation or one the caller may not act on (the caller's rule then
+    says whether this call on it may be made now)."""
+    if snapshot is None:
+        return NotFound()
+    reservation_id = route.params["reservationId"]
+    reservation = next((r for r in snapshot.reservations if r.id == reservation_id), None)
+    if reservation is None or not allowed(snapshot, reservation):
+        return NotFound()
+    return snapshot, reservation
+
+
+def managed(
+    snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
+) -> CapacityRefusal | NotFound | Found:
+    """Release, reclaim: the route's reservation, for a caller who may manage its capacity,
+    active with the named units reserved by it."""
+    acted_on = found(
+        snapshot,
+        request.route,
+        lambda read, reservation: may_manage_capacity(caller, read, reservation),
+    )
+    if isinstance(acted_on, NotFound):
+        return acted_on
+    read, reservation = acted_on
+    return capacity_refusal(reservation, read.node, request.body.unit_ids, now) or acted_on
+
+
+def _may_manage_capacity_on(caller: Caller, snapshot: NodeSnapshot, route: Route) -> bool:
+    return may_manage_capacity_of(caller, snapshot, route.params["reservationId"])
+
+
+def _may_write_reservations_on(caller: Caller, snapshot: NodeSnapshot, _route: Route) -> bool:
+    return may_write_reservations(caller, snapshot)
+
+
+# Release and reclaim: ``reservation.capacity``, and the operator, the node's owner or a
+# manager of the route's reservation.
+MANAGERS = Access(lambda caller: caller.has(CAPACITY), _may_manage_capacity_on)
+# Create and cancel: ``reservation.write``, and the operator or the node's owner.
+OWNERS = Access(lambda caller: caller.has(WRITE), _may_write_reservations_on)
+
+
+def change(
+    action: str,
+    caller: Caller,
+    acted_on: Found,
+    request: Request[Any],
+    now: datetime,
+    *,
+    released_after: tuple[str, ...] | None,
+    status_after: ReservationStatus | None = None,
+    unit_ids: tuple[str, ...] = (),
+) -> ReservationChange:
+    """The decision as one write on the reservation's version and the node's topology (which
+    its effective status was read from), with the body's reason."""
+    node, reservation = acted_on[0].node, acted_on[1]
+    return ReservationChange(
+        write_id=request.new_id(),
+        action=action,
+        node_id=reservation.node_id,
+        reservation=ItemVersion(reservation.id, reservation.version),
+        topology=TopologyRead(node.id, node.topology_gen),
+        released_after=released_after,
+        status_after=status_after,
+        reason=request.body.reason,
+        caller_org_id=caller.org_id,
+        caller_key_id=caller.key_id,
+        unit_ids=unit_ids,
+        released_before=reservation.released_unit_ids,
+        status_before=effective_status(reservation, node, now),
+        at=now,
+    )
+
+
+def decided(
+    acted_on: Found, change: ReservationChange, dry_run: bool = False
+) -> Decision[ReservationChange]:
+    """The change (unwritten for a dry run) and 200 with the reservation as it leaves it."""
+    node, after = acted_on[0].node, change.applied_to(acted_on[1])
+    view = reservation_view(after, node, change.at, after.released_unit_ids, after.updated_at)
+    return Decision(None if dry_run else change, Outcome(200, response_json(view)))
+
+
+def committed(change: ReservationChange) -> Committed:
+    return Committed(
+        f"{change.action} committed",
+        {
+            "units": list(change.unit_ids),
+            "changed": change.writes_reservation,
+        },
+        {f"Reservation{change.action.title()}s": 1},
+    )
+
+
+def change_events(
+    snapshot: NodeSnapshot | None, change: ReservationChange
+) -> tuple[StoredEvent, ...]:
+    """``reservation.released`` (the units named, what is released after it; also when
+    nothing changed) or ``reservation.cancelled`` (with the effective status it ended)."""
+    assert snapshot is not None  # a change is only decided on a node it read
+    context = by_caller(change, change.node_id, snapshot.node.owner_org_id, change.write_id)
+    before = next(r for r in snapshot.reservations if r.id == change.reservation.id)
+    after = change.applied_to(before)
+    if change.action == "cancel":
+        status = change.status_before.value
+        return (events.reservation_cancelled(context, after, change.reason, status),)
+    return (events.reservation_released(context, after, change.unit_ids, change.reason),)

@@ -1,0 +1,196 @@
+"""``POST /v1/nodes/{nodeId}/reservations``: reserve units of a node for an audience.
+
+Decided from the node as read (``rules.reservations``) and written by the write pipeline in
+one conditional transaction on the node item's version (which it bumps, so two creates on
+one node serialize) and on every named unit's. A lost race reads and decides again: the
+loser of two overlapping creates then sees the winner and answers 409 ``units_unavailable``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from reservations.events.models import Actor, EventContext, StoredEvent
+from reservations.events.rules import builders as events
+from reservations.kernel.bodies import CreateReservationRequest, parse_create_request
+from reservations.kernel.errors import (
+    ApiError,
+    FieldProblem,
+    InvalidRequest,
+    NotFound,
+    UnitsNotReservable,
+    UnitsUnavailable,
+)
+from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.wire import response_json
+from reservations.nodes.models.partition import Caller, NodeSnapshot, Reservation
+from reservations.nodes.models.writes import ItemVersion, ReservationCreate
+from reservations.nodes.rules.access import may_write_reservations
+from reservations.nodes.rules.history import naming_the_same
+from reservations.nodes.rules.units import UnitReason
+from reservations.nodes.views import reservation_view
+from reservations.reservations.changes import OWNERS
+from reservations.reservations.rules.term import (
+    Term,
+    initial_status,
+    new_term,
+    not_reservable,
+    unavailable,
+)
+
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def new_reservation_id() -> str:
+    """``res-`` and 20 random lowercase letters or digits (about 103 bits)."""
+    return "res-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(20))
+
+
+# What a create may be refused with on a node it may write reservations on.
+CreateRefusal = UnitsUnavailable | UnitsNotReservable
+
+
+def decide(
+    snapshot: NodeSnapshot | None,
+    request: Request[CreateReservationRequest],
+    caller: Caller,
+    now: datetime,
+) -> NotFound | CreateRefusal | Decision[ReservationCreate]:
+    """The new reservation, its write, and 201 with it and its Location."""
+    if snapshot is None or not may_write_reservations(caller, snapshot):
+        return NotFound()
+    made = decide_create(snapshot, request.body, request.new_id, now)
+    if isinstance(made, ApiError):
+        return made
+    view = reservation_view(made, snapshot.node, now, (), made.updated_at)
+    location = f"{request.route.path}/{made.id}"
+    answer = Outcome(201, response_json(view), (("Location", location),))
+    return Decision(_create_write(caller, snapshot, made), answer)
+
+
+def _create_write(
+    caller: Caller, snapshot: NodeSnapshot, reservation: Reservation
+) -> ReservationCreate:
+    named = set(reservation.reserved_unit_ids)
+    return ReservationCreate(
+        reservation=reservation,
+        node=ItemVersion(snapshot.node.id, snapshot.node.version),
+        units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
+        caller_org_id=caller.org_id,
+        caller_key_id=caller.key_id,
+        owner_org_id=snapshot.node.owner_org_id,
+        named_by=naming_the_same(snapshot.reservations, reservation),
+    )
+
+
+def decide_create(
+    snapshot: NodeSnapshot,
+    request: CreateReservationRequest,
+    new_id: Callable[[], str],
+    now: datetime,
+) -> Reservation | CreateRefusal:
+    """What a create decides on this node as read: the reservation to write, or the refusal
+    (409 held or claimed, then 422 not reservable). A bad term raises the 400. The fleet
+    loader makes a file's reservations with this too, where a create could have made them."""
+    term = new_term(*request.term(), now)
+    refusal = _refusal(snapshot, request, term, now)
+    if refusal is not None:
+        return refusal
+    return _new_reservation(snapshot, request, term, new_id(), now)
+
+
+def _refusal(
+    snapshot: NodeSnapshot, request: CreateReservationRequest, term: Term, now: datetime
+) -> CreateRefusal | None:
+    """409 for units held or claimed, then 422 for units not on the node or not reservable."""
+    units = request.unit_ids
+    if held := unavailable(snapshot, units, term, request.allowed_org_ids, now):
+        return UnitsUnavailable(_message("units unavailable", held), _details(units, held))
+    if refused := not_reservable(snapshot, units):
+        return UnitsNotReservable(
+            _message("units not reservable", refused), _details(units, refused)
+        )
+    return None
+
+
+def _message(title: str, refusals: list[UnitReason]) -> str:
+    return f"{title}: " + ", ".join(unit_id for unit_id, _ in refusals)
+
+
+def _details(unit_ids: list[str], refusals: list[UnitReason]) -> list[FieldProblem]:
+    """One problem per unit, at its position in the request, with the reason."""
+    return [
+        FieldProblem(f"unitIds[{unit_ids.index(unit_id)}]", f"{unit_id}: {why}")
+        for unit_id, why in refusals
+    ]
+
+
+def _new_reservation(
+    snapshot: NodeSnapshot,
+    request: CreateReservationRequest,
+    term: Term,
+    reservation_id: str,
+    now: datetime,
+) -> Reservation:
+    stamp = now.replace(microsecond=0)
+    return Reservation(
+        id=reservation_id,
+        node_id=snapshot.node.id,
+        status=initial_status(term[0], now),
+        starts_at=term[0],
+        ends_at=term[1],
+        allowed_org_ids=tuple(request.allowed_org_ids),
+        managing_org_ids=tuple(request.managing_org_ids),
+        reserved_unit_ids=tuple(sorted(request.unit_ids)),
+        contract_ref=request.contract_ref,
+        reason=request.reason,
+        topology_gen=snapshot.node.topology_gen,
+        created_at=stamp,
+        updated_at=stamp,
+    )
+
+
+def create_events(
+    _snapshot: NodeSnapshot | None, write: ReservationCreate
+) -> tuple[StoredEvent, ...]:
+    """``reservation.created``: the reservation as made (its id is the write's)."""
+    made = write.reservation
+    actor = Actor(write.caller_org_id, write.caller_key_id)
+    context = EventContext(made.node_id, write.owner_org_id, made.id, made.created_at, actor)
+    return (events.reservation_created(context, made),)
+
+
+def committed(write: ReservationCreate) -> Committed:
+    context = {"reservationId": write.reservation.id, "status": write.reservation.status.value}
+    return Committed("reservation created", context, {"ReservationsCreated": 1})
+
+
+def _term_is_valid(body: CreateReservationRequest, now: datetime) -> None:
+    """A bad term is a 400 before any write."""
+    new_term(*body.term(), now)
+
+
+def _as_sent(body: CreateReservationRequest) -> Any:
+    """Absent optional fields and null ones are the same request."""
+    return body.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+CREATE: WriteSpec[CreateReservationRequest, ReservationCreate] = WriteSpec(
+    name="Create",
+    conflict="node {nodeId} kept changing while creating the reservation",
+    access=OWNERS,
+    parse=parse_create_request,
+    document=_as_sent,
+    timely=_term_is_valid,
+    # A create retried after its term went stale gets the first answer, however late
+    # (exactly once): the only path on which a create reads the key's record.
+    first_answer_for=(InvalidRequest,),
+    decide=decide,
+    events=create_events,
+    committed=committed,
+)

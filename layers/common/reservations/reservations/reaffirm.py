@@ -1,0 +1,137 @@
+"""``POST /v1/nodes/{nodeId}/reservations/{id}/reaffirm``: a reservation that a topology
+change put under review is confirmed on the node's current topology.
+
+Decided by the rules (only from ``needs-review``; every reserved unit still on the node and
+reservable), then written by the write pipeline in one conditional transaction on the
+reservation and the node item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from reservations.events.models import StoredEvent
+from reservations.events.rules import builders as events
+from reservations.events.rules.context import by_caller
+from reservations.kernel.errors import (
+    FieldProblem,
+    NotFound,
+    ReservationNotInReview,
+    UnitsNotReservable,
+)
+from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.wire import response_json
+from reservations.nodes.models.partition import Caller, NodeSnapshot, Reservation, ReservationStatus
+from reservations.nodes.models.requests import ReaffirmRequest, parse_reaffirm_request
+from reservations.nodes.models.writes import ItemVersion, ReaffirmWrite
+from reservations.nodes.register import OPERATOR
+from reservations.nodes.rules.status import effective_status
+from reservations.nodes.views import reservation_view
+from reservations.reservations.changes import found
+from reservations.reservations.rules.term import initial_status, not_reservable
+
+
+def decide(
+    snapshot: NodeSnapshot | None, request: Request[ReaffirmRequest], caller: Caller, now: datetime
+) -> ReaffirmAnswer:
+    """200 with the reservation out of review."""
+    acted_on = found(
+        snapshot,
+        request.route,
+        lambda _read, _reservation: True,  # the operator's: any reservation of any node
+    )
+    if isinstance(acted_on, NotFound):
+        return acted_on
+    read, reservation = acted_on
+    if refusal := reaffirm_refusal(read, reservation, now):
+        return refusal
+    write = reaffirm_write(caller, read, reservation, request.body.reason, request.new_id(), now)
+    affirmed = replace(
+        reservation,
+        status=write.status,
+        topology_gen=write.topology_gen,
+        released_unit_ids=(),
+        updated_at=now,
+    )
+    view = reservation_view(affirmed, read.node, now, (), now)
+    return Decision(write, Outcome(200, response_json(view)))
+
+
+ReaffirmRefusal = ReservationNotInReview | UnitsNotReservable
+# What ``decide`` answers: the 404, a refusal, or the write out of review.
+ReaffirmAnswer = NotFound | ReaffirmRefusal | Decision[ReaffirmWrite]
+
+
+def reaffirm_refusal(
+    snapshot: NodeSnapshot, reservation: Reservation, now: datetime
+) -> ReaffirmRefusal | None:
+    """409 unless it is under review now (stored or derived; an ended review is expired);
+    422 naming each reserved unit gone or not reservable."""
+    status = effective_status(reservation, snapshot.node, now)
+    if status is not ReservationStatus.NEEDS_REVIEW:
+        return ReservationNotInReview(
+            f"reservation {reservation.id} is {status.value}, not needs-review"
+        )
+    reserved = sorted(reservation.reserved_unit_ids)  # as the reservation object shows them
+    if refusals := not_reservable(snapshot, reserved):
+        return UnitsNotReservable(
+            f"reservation {reservation.id} holds units that are not reservable: "
+            + ", ".join(unit_id for unit_id, _ in refusals),
+            [
+                FieldProblem(f"reservedUnitIds[{reserved.index(unit_id)}]", f"{unit_id}: {why}")
+                for unit_id, why in refusals
+            ],
+        )
+    return None
+
+
+def reaffirm_write(
+    caller: Caller,
+    snapshot: NodeSnapshot,
+    reservation: Reservation,
+    reason: str | None,
+    write_id: str,
+    now: datetime,
+) -> ReaffirmWrite:
+    """The reservation on the node's generation, pending or active by the clock."""
+    return ReaffirmWrite(
+        write_id=write_id,
+        node_id=snapshot.node.id,
+        reservation=ItemVersion(reservation.id, reservation.version),
+        node=ItemVersion(snapshot.node.id, snapshot.node.version),
+        status=initial_status(reservation.starts_at, now),
+        topology_gen=snapshot.node.topology_gen,
+        reason=reason,
+        caller_org_id=caller.org_id,
+        caller_key_id=caller.key_id,
+        at=now,
+    )
+
+
+def reaffirm_events(snapshot: NodeSnapshot | None, write: ReaffirmWrite) -> tuple[StoredEvent, ...]:
+    """``reservation.reaffirmed``: the status and generation it takes, nothing released."""
+    assert snapshot is not None  # a re-affirm is only decided on a node it read
+    context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
+    before = next(r for r in snapshot.reservations if r.id == write.reservation.id)
+    after = replace(
+        before, status=write.status, topology_gen=write.topology_gen, released_unit_ids=()
+    )
+    return (events.reservation_reaffirmed(context, after, write.reason),)
+
+
+def committed(write: ReaffirmWrite) -> Committed:
+    context = {"status": write.status.value, "topologyGen": write.topology_gen}
+    return Committed("reservation re-affirmed", context, {"ReservationsReaffirmed": 1})
+
+
+REAFFIRM: WriteSpec[ReaffirmRequest, ReaffirmWrite] = WriteSpec(
+    name="Reaffirm",
+    conflict="reservation {reservationId} kept changing while it was re-affirmed",
+    access=OPERATOR,
+    parse=parse_reaffirm_request,
+    decide=decide,
+    events=reaffirm_events,
+    committed=committed,
+)

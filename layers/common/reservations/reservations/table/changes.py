@@ -1,0 +1,76 @@
+"""A release or a cancel as TransactWriteItems: the reservation's item conditioned on the
+version read (a cancel moves it to the node's history), and the node's topology as read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reservations.kernel.aws.actions import Action, named_sets, table, topology_check, version_check
+from reservations.kernel.settings import settings
+from reservations.kernel.times import format_time
+from reservations.nodes.models.writes import ReservationChange
+from reservations.nodes.rules.history import named_after_end
+from reservations.nodes.table.items import to_attributes
+from reservations.nodes.table.keys import access_key, node_key, reservation_key
+from reservations.reservations.table.history import move_actions
+
+
+def change_actions(change: ReservationChange) -> list[Action]:
+    """On the reservation and the node's topology as read; a change that ends the
+    reservation (a cancel) moves it to the node's history as it leaves it."""
+    if change.ended is not None:
+        return [*move_actions(change.ended, change.reservation.version), *_named_ends(change)]
+    return [_reservation_action(change), topology_check(change.topology)]
+
+
+def _named_ends(change: ReservationChange) -> list[Action]:
+    """The orgs the ended reservation names, named in the list access until the end's
+    retention unless another reservation names them longer: each other one that decides it
+    checked still at its version read (two ends racing, each on the other: one reads
+    again); when a moment changes, the node at its version read instead of its topology
+    (a create since, which names orgs again, bumps it)."""
+    assert change.ended is not None
+    retention = settings().history_retention_days
+    before, after, deciding = named_after_end(change.ended, change.named_by, retention)
+    checks = [version_check(reservation_key(r.node_id, r.id), r.version) for r in deciding]
+    orgs = [org for org in sorted(after) if after[org] != before[org]]
+    if not orgs or change.node_version is None:
+        return [topology_check(change.topology), *checks]
+    sets, names, values = named_sets({org: after[org] for org in orgs})
+    access: Action = {
+        "TableName": table(),
+        "Key": to_attributes(access_key(change.node_id)),
+        "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
+        + ", ".join(sets),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": to_attributes({**values, ":zero": 0, ":one": 1}),
+    }
+    node = version_check(node_key(change.node_id), change.node_version)
+    return [node, *checks, {"Update": access}]
+
+
+def _reservation_action(change: ReservationChange) -> Action:
+    """The new status and releases; a version check alone when neither changes."""
+    key = reservation_key(change.node_id, change.reservation.id)
+    if not change.writes_reservation:
+        return version_check(key, change.reservation.version)
+    values: dict[str, Any] = {":now": format_time(change.at), ":one": 1}
+    sets = ["updatedAt = :now", "version = version + :one"]
+    names = {}
+    if change.released_after is not None:
+        sets.append("releasedUnitIds = :released")
+        values[":released"] = list(change.released_after)
+    if change.status_after is not None:
+        sets.append("#status = :status")
+        values[":status"] = change.status_after.value
+        names["#status"] = "status"
+    update: Action = {
+        "TableName": table(),
+        "Key": to_attributes(key),
+        "UpdateExpression": "SET " + ", ".join(sets),
+        "ConditionExpression": "version = :v",
+        "ExpressionAttributeValues": to_attributes({**values, ":v": change.reservation.version}),
+    }
+    if names:
+        update["ExpressionAttributeNames"] = names
+    return {"Update": update}

@@ -1,0 +1,72 @@
+"""The outbox: a terminating workload is the message to send, on the reclaim's path and the
+sweeper's alike, built here once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from reservations.kernel.observability import logger, metrics
+from reservations.nodes.models.partition import Node, OpenTermination, Workload, WorkloadState
+from reservations.nodes.models.writes import ReclaimWrite
+from reservations.nodes.ports import BatchSender
+from reservations.terminations.models import SpotTermination
+
+
+def message(termination: OpenTermination, now: datetime) -> SpotTermination:
+    """The spot-termination message the outbox item stands for.
+
+    ``requestedAt`` is to the whole second, the API's precision: the reclaim builds this
+    from its clock, the sweeper from the table (which stores seconds), and the two sends of
+    one termination must say the same.
+    """
+    workload = termination.workload
+    requested = workload.termination_requested_at or now
+    return SpotTermination(
+        termination_id=termination.termination_id,
+        node_id=termination.node_id,
+        workload_id=workload.id,
+        workload_kind=workload.kind,
+        unit_ids=list(workload.unit_ids),
+        reservation_id=workload.termination_reservation_id or "",
+        reason=workload.termination_reason,
+        requested_at=requested.replace(microsecond=0),
+    )
+
+
+def committed(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTermination]:
+    """The terminations ``write`` opened, as the outbox now holds them."""
+    by_id = {w.id: w for w in workloads}
+    return [
+        OpenTermination(
+            write.node_id,
+            replace(
+                by_id[t.workload.id],
+                state=WorkloadState.TERMINATING,
+                termination_id=t.termination_id,
+                termination_reservation_id=write.reservation.id,
+                termination_reason=write.reason,
+                termination_requested_at=write.at,
+            ),
+        )
+        for t in write.terminations
+    ]
+
+
+def send_committed(
+    node: Node, terminations: Sequence[OpenTermination], send: BatchSender, now: datetime
+) -> None:
+    """Send the terminations a reclaim committed; what cannot be sent waits for the sweeper."""
+    if not terminations:
+        return
+    messages = [message(termination, now) for termination in terminations]
+    sent = send(node.queue_url, messages) if node.queue_url else set()
+    if unsent := len(terminations) - len(sent):
+        logger.error(
+            "terminations committed but not sent; the sweeper will deliver them",
+            extra={"unsent": unsent, "nodeId": node.id},
+        )
+        metrics.add_metric(name="TerminationsUnqueued", unit=MetricUnit.Count, value=unsent)

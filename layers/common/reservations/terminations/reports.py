@@ -1,0 +1,137 @@
+"""Applying a node's termination report: the workload is terminated and its units free, or
+(``failed``) the node is noted as alive and still trying."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from reservations.events.models import EventContext, StoredEvent
+from reservations.events.rules import builders as events
+from reservations.kernel.observability import logger, metrics
+from reservations.nodes.models.partition import NodeSnapshot, Workload
+from reservations.nodes.models.writes import ItemVersion, TerminationClose, WriteConflict
+from reservations.nodes.ports import NodeStore, TerminationStore
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.rules import closed_by, freed_units
+
+_ATTEMPTS = 3
+
+
+class ReportOutcome(StrEnum):
+    """What a report did: closed its termination, found none open, or was a failure noted."""
+
+    CLOSED = "closed"
+    UNKNOWN = "unknown"
+    FAILED = "failed"
+
+
+class ReportConflict(Exception):
+    """The node partition kept changing while the report was applied; apply it again."""
+
+
+def apply_report(
+    report: TerminationReport, now: datetime, store: NodeStore, terminations: TerminationStore
+) -> ReportOutcome:
+    """``closed``, ``unknown`` (logged and dropped) or ``failed`` (recorded; the node will
+    retry).
+
+    Raises :class:`ReportConflict` when the node partition kept changing, so that the
+    record is retried by the queue rather than lost.
+    """
+    context = {
+        "terminationId": report.termination_id,
+        "nodeId": report.node_id,
+        "workloadId": report.workload_id,
+        "outcome": report.outcome,
+    }
+    if report.outcome == "failed":
+        return record_failure(report, now, terminations, context)
+    for _ in range(_ATTEMPTS):
+        try:
+            result = close_termination(report, now, store)
+        except WriteConflict:
+            continue
+        if result is ReportOutcome.UNKNOWN:
+            _dropped(context)
+        else:
+            logger.info("termination confirmed; units free", extra=context)
+            metrics.add_metric(name="TerminationsConfirmed", unit=MetricUnit.Count, value=1)
+        return result
+    raise ReportConflict(f"termination {report.termination_id} kept conflicting")
+
+
+def record_failure(
+    report: TerminationReport,
+    now: datetime,
+    terminations: TerminationStore,
+    context: dict[str, Any],
+) -> ReportOutcome:
+    """``failed``: the termination stays open (the message is still on the node's queue and
+    comes back), but the report is recorded, so that the sweeper counts only the deliveries
+    after it towards giving up, and a stuck one is open again. ``unknown`` when no such
+    termination is open: nothing is written, as for a late ``terminated``."""
+    before = terminations.record_failed_report(report, now)
+    if before is None:
+        _dropped(context)
+        return ReportOutcome.UNKNOWN
+    logger.warning(
+        "node could not stop the workload yet",
+        extra={
+            **context,
+            "detail": report.detail,
+            "deliveries": before.termination_deliveries,
+            "failedReports": before.termination_failed_reports + 1,
+        },
+    )
+    metrics.add_metric(name="TerminationFailuresReported", unit=MetricUnit.Count, value=1)
+    if before.termination_stuck_at is not None:
+        logger.warning("stuck termination answered by its node: open again", extra=context)
+        metrics.add_metric(name="TerminationsReopened", unit=MetricUnit.Count, value=1)
+    return ReportOutcome.FAILED
+
+
+def _dropped(context: dict[str, Any]) -> None:
+    logger.warning("report for no open termination: dropped", extra=context)
+    metrics.add_metric(name="TerminationReportsDropped", unit=MetricUnit.Count, value=1)
+
+
+def close_termination(report: TerminationReport, now: datetime, store: NodeStore) -> ReportOutcome:
+    """``closed``: the workload is terminated now, its units free. ``unknown``: no such
+    termination is open (duplicate, late or foreign report); nothing changes."""
+    snapshot = store.load_node(report.node_id)
+    if snapshot is None:
+        return ReportOutcome.UNKNOWN
+    workload = closed_by(snapshot.workloads, report.workload_id, report.termination_id)
+    if workload is None:
+        return ReportOutcome.UNKNOWN
+    freed = freed_units(workload, snapshot.units)
+    store.commit(
+        TerminationClose(
+            node_id=report.node_id,
+            workload=workload,
+            termination_id=report.termination_id,
+            outcome=report.outcome,
+            freed_units=tuple(ItemVersion(u.id, u.version) for u in freed),
+            at=now,
+            events=(terminated_event(snapshot, workload, report, now),),
+        )
+    )
+    return ReportOutcome.CLOSED
+
+
+def terminated_event(
+    snapshot: NodeSnapshot, workload: Workload, report: TerminationReport, now: datetime
+) -> StoredEvent:
+    """``workload.terminated``: the outcome and the node's report time (what billing stops
+    at), seen by the reclaiming reservation's managers too (kept on the workload by the
+    reclaim). The service made it (no actor); its id is the termination's, which one
+    report closes once."""
+    context = EventContext(report.node_id, snapshot.node.owner_org_id, report.termination_id, now)
+    managers = workload.termination_managing_org_ids
+    return events.workload_terminated(
+        context, workload, report.outcome, report.reported_at, managers
+    )

@@ -1,0 +1,93 @@
+"""Which report closes which termination and what it frees; when an open termination is
+sent again, when it is flagged stuck (only after deliveries no report answered), and under
+which de-duplication id: pure rules, the clock passed in."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from reservations.kernel.ids import is_termination_id
+from reservations.nodes.models.partition import Unit, Workload, WorkloadState
+
+
+def closed_by(
+    workloads: Iterable[Workload], workload_id: str, termination_id: str
+) -> Workload | None:
+    """The workload whose open termination a report closes: the same workload, still
+    terminating under the same termination id. None for a duplicate or late report, or one
+    for a termination this node never had: such a report changes nothing."""
+    for workload in workloads:
+        if workload.id == workload_id:
+            open_here = workload.state is WorkloadState.TERMINATING
+            return workload if open_here and workload.termination_id == termination_id else None
+    return None
+
+
+def freed_units(workload: Workload, units: Iterable[Unit]) -> tuple[Unit, ...]:
+    """The units a closed termination frees: the workload's own, and only those still
+    claimed by it (a unit already handed to another workload keeps its claim)."""
+    return tuple(
+        unit for unit in units if unit.id in workload.unit_ids and unit.claimed_by == workload.claim
+    )
+
+
+# SQS's limit for a FIFO MessageDeduplicationId.
+MAX_DEDUPLICATION_ID = 128
+
+
+@dataclass(frozen=True, slots=True)
+class RedeliveryPolicy:
+    """The sweeper's pace: ``grace`` leaves the reclaim its own send, ``confirm_deadline``
+    is how long a node may take to report, ``stuck_resend`` the slow pace once flagged."""
+
+    grace: timedelta
+    confirm_deadline: timedelta
+    stuck_resend: timedelta
+    max_deliveries: int
+
+
+def is_due(workload: Workload, policy: RedeliveryPolicy, now: datetime) -> bool:
+    """Whether the sweeper should act on this terminating workload now."""
+    last = workload.termination_last_delivered_at
+    if workload.termination_deliveries == 0 or last is None:
+        requested = workload.termination_requested_at
+        return requested is None or now - requested >= policy.grace
+    if workload.termination_stuck_at is not None:
+        return now - last >= policy.stuck_resend
+    return now - last >= policy.confirm_deadline
+
+
+def unreported_deliveries(workload: Workload) -> int:
+    """Accepted deliveries since the node last reported (all of them if it never did).
+
+    A ``failed`` report proves the node alive and trying, so only the silence after it
+    counts. The delivery count itself is never reset: the de-duplication ids derive from it.
+    """
+    return max(workload.termination_deliveries - workload.termination_reported_deliveries, 0)
+
+
+def gives_up(workload: Workload, policy: RedeliveryPolicy) -> bool:
+    """Delivered ``max_deliveries`` times since the last report (or since the request, if
+    none came), and not flagged yet."""
+    return (
+        workload.termination_stuck_at is None
+        and unreported_deliveries(workload) >= policy.max_deliveries
+    )
+
+
+def deduplication_id(termination_id: str, deliveries: int) -> str:
+    """The FIFO de-duplication id of the send that follows ``deliveries`` accepted ones.
+
+    The first is the termination id itself, so SQS drops it if the reclaim's own send made
+    it (within five minutes); later ones are ``<id>#r<n>``, which the window cannot swallow.
+    A failed send leaves ``deliveries`` unchanged, so its retry keeps the id: a send whose
+    answer was lost is then not queued twice. An id that is not a well-formed termination
+    id (too long for the suffix) is hashed: SQS refuses anything over 128 characters.
+    """
+    plain = termination_id if deliveries == 0 else f"{termination_id}#r{deliveries}"
+    if is_termination_id(termination_id) and len(plain) <= MAX_DEDUPLICATION_ID:
+        return plain
+    return "sha256-" + hashlib.sha256(plain.encode()).hexdigest()

@@ -1,0 +1,226 @@
+"""Terminations: a report's close as TransactWriteItems, and the table behind the logic's
+terminations store (the sparse index of open ones, consistent re-reads, the sweeper's
+delivery record and a failed report's, each on the workload item)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reservations.events.models import StoredEvent
+from reservations.events.table.feeds import event_put, rewrite_late
+from reservations.kernel.aws import clients
+from reservations.kernel.aws.actions import Action, free_unit, overwrite, table
+from reservations.kernel.settings import settings
+from reservations.kernel.times import format_time
+from reservations.nodes.models.partition import (
+    OpenTermination,
+    TerminationState,
+    Workload,
+    WorkloadState,
+)
+from reservations.nodes.models.writes import TerminationClose
+from reservations.nodes.table.items import from_attributes, to_attributes, workload_from_item
+from reservations.nodes.table.keys import (
+    OPEN_TERMINATION,
+    OPEN_TERMINATIONS_INDEX,
+    node_id_of,
+    node_key,
+    workload_key,
+)
+from reservations.nodes.table.records import history_item
+from reservations.terminations.models import TerminationReport
+
+_OPEN = TerminationState.OPEN.value
+_STILL_OPEN = f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})"
+
+
+def close_actions(closing: TerminationClose) -> list[Action]:
+    """The workload leaves the node partition for its history item and frees the units it
+    still holds; on the workload still under this termination, at the version read."""
+    node_id = closing.node_id
+    values = {":v": closing.workload.version, ":tid": closing.termination_id}
+    return [
+        {
+            "Delete": {
+                "TableName": table(),
+                "Key": to_attributes(workload_key(node_id, closing.workload.id)),
+                "ConditionExpression": "version = :v AND terminationId = :tid",
+                "ExpressionAttributeValues": to_attributes(values),
+            }
+        },
+        overwrite(history_item(closing)),
+        *(free_unit(node_id, unit) for unit in closing.freed_units),
+    ]
+
+
+# The deliveries so far are copied inside the write, not from a read: a delivery the sweeper
+# records at the same moment cannot slip in between and be taken for an unanswered one.
+_FAILED_REPORT = (
+    "SET terminationReportedDeliveries = if_not_exists(deliveries, :zero), "
+    "terminationLastReportedAt = :now, "
+    "terminationFailedReports = if_not_exists(terminationFailedReports, :zero) + :one, "
+    f"{OPEN_TERMINATION} = :open "
+    "REMOVE stuckAt"
+)
+
+
+class TerminationTable:
+    """The open terminations, as the sweeper, the reports and the operator's command read
+    and record them; clients are made on first use (or given, for the command)."""
+
+    def __init__(self, dynamodb: Any = None, table_name: str | None = None) -> None:
+        self._client = dynamodb
+        self._table = table_name
+
+    @property
+    def client(self) -> Any:
+        return self._client or clients.dynamodb()
+
+    @property
+    def table(self) -> str:
+        return self._table or settings().table_name
+
+    def listed(self, state: TerminationState) -> Iterator[OpenTermination]:
+        """One partition of the index ("open" or "stuck"): never a table scan."""
+        paginator = self.client.get_paginator("query")
+        for page in paginator.paginate(
+            TableName=self.table,
+            IndexName=OPEN_TERMINATIONS_INDEX,
+            KeyConditionExpression=f"{OPEN_TERMINATION} = :partition",
+            ExpressionAttributeValues={":partition": {"S": state.value}},
+        ):
+            for attributes in page["Items"]:
+                yield _open_termination(from_attributes(attributes))
+
+    def read(self, node_id: str, workload_id: str) -> OpenTermination | None:
+        """The termination as it is now (the index lags); None when it is no longer open."""
+        response = self.client.get_item(
+            TableName=self.table,
+            Key=to_attributes(workload_key(node_id, workload_id)),
+            ConsistentRead=True,
+        )
+        if "Item" not in response:
+            return None
+        termination = _open_termination(from_attributes(response["Item"]))
+        if termination.workload.state is not WorkloadState.TERMINATING:
+            return None
+        return termination
+
+    def node_queue_url(self, node_id: str) -> str | None:
+        response = self.client.get_item(
+            TableName=self.table,
+            Key=to_attributes(node_key(node_id)),
+            ProjectionExpression="queueUrl",
+        )
+        url = response.get("Item", {}).get("queueUrl", {}).get("S")
+        return str(url) if url else None
+
+    def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
+        """One more send that SQS accepted."""
+        self._update(
+            termination,
+            "SET deliveries = if_not_exists(deliveries, :zero) + :one, lastDeliveredAt = :now",
+            {":zero": 0, ":one": 1, ":now": format_time(now)},
+        )
+
+    def node_owner(self, node_id: str) -> str | None:
+        """The node's owner (one GetItem): a stuck termination's event is the owner's."""
+        response = self.client.get_item(
+            TableName=self.table,
+            Key=to_attributes(node_key(node_id)),
+            ProjectionExpression="ownerOrgId",
+        )
+        owner = response.get("Item", {}).get("ownerOrgId", {}).get("S")
+        return str(owner) if owner else None
+
+    def mark_stuck(self, termination: OpenTermination, now: datetime, stuck: StoredEvent) -> bool:
+        """Move it to the index's "stuck" partition, with its event, in one transaction;
+        False if it was not open any more, or if the node reported since it was read (it
+        answered: not stuck)."""
+        values: dict[str, Any] = {
+            ":stuck": TerminationState.STUCK.value,
+            ":now": format_time(now),
+            ":open": _OPEN,
+        }
+        reports = termination.workload.termination_failed_reports
+        if reports:
+            values[":reports"] = reports
+            unanswered = "terminationFailedReports = :reports"
+        else:
+            unanswered = "attribute_not_exists(terminationFailedReports)"
+        update = self._update_request(
+            termination,
+            f"SET {OPEN_TERMINATION} = :stuck, stuckAt = :now",
+            values,
+            f" AND {OPEN_TERMINATION} = :open AND {unanswered}",
+        )
+        event = event_put(stuck, settings().history_retention_days)
+        event["Put"]["TableName"] = self.table
+        actions = [{"Update": update}, event]
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except ClientError as error:
+            # Closed, flagged or answered meanwhile: nothing written.
+            if error.response["Error"]["Code"] == "TransactionCanceledException":
+                return False
+            raise
+        rewrite_late(actions)
+        return True
+
+    def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
+        """Note on the terminating workload that its node answered ``failed``, and reopen it
+        if it was flagged stuck; the workload as it was before. Conditioned on the
+        termination id and on the item being in the index, like a close: a late report for
+        a termination closed meanwhile (its item gone, or another termination's) writes
+        nothing and gives None. ``version`` is left alone: like the sweeper's record, this
+        is bookkeeping that no decision on the node partition reads."""
+        values = {":tid": report.termination_id, ":now": format_time(at), ":open": _OPEN}
+        try:
+            response = self.client.update_item(
+                TableName=self.table,
+                Key=to_attributes(workload_key(report.node_id, report.workload_id)),
+                UpdateExpression=_FAILED_REPORT,
+                ConditionExpression=_STILL_OPEN,
+                ExpressionAttributeValues=to_attributes({**values, ":zero": 0, ":one": 1}),
+                ReturnValues="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return workload_from_item(from_attributes(response["Attributes"]))
+
+    def _update_request(
+        self, termination: OpenTermination, update: str, values: dict[str, Any], extra: str = ""
+    ) -> dict[str, Any]:
+        """An update of the workload while it is under this termination (and ``extra``)."""
+        key = workload_key(termination.node_id, termination.workload.id)
+        return {
+            "TableName": self.table,
+            "Key": to_attributes(key),
+            "UpdateExpression": update,
+            "ConditionExpression": "terminationId = :tid" + extra,
+            "ExpressionAttributeValues": to_attributes(
+                {**values, ":tid": termination.termination_id}
+            ),
+        }
+
+    def _update(
+        self, termination: OpenTermination, update: str, values: dict[str, Any], extra: str = ""
+    ) -> bool:
+        try:
+            self.client.update_item(**self._update_request(termination, update, values, extra))
+        except ClientError as error:
+            # A report closed it meanwhile: then there is nothing left to record.
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+
+def _open_termination(item: dict[str, Any]) -> OpenTermination:
+    return OpenTermination(node_id=node_id_of(item["PK"]), workload=workload_from_item(item))

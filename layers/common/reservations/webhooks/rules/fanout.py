@@ -1,0 +1,55 @@
+"""Which webhook deliveries an event makes: one per active subscription, of an org that may
+see the event, whose types take it; its body the event as that org sees it (``actor.keyId``
+for the operator and the node's owner only), the exact text every attempt sends and signs.
+
+The orgs are the ones whose feeds the event goes to (``feed_org_ids``: the owner when it
+was written and its audience) and the platform operator's, which sees every event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from reservations.events.models import StoredEvent
+from reservations.events.rules.visibility import feed_org_ids
+from reservations.webhooks.models.domain import DeliveryRequest, Subscription, SubscriptionStatus
+
+
+def orgs_to_notify(stored: StoredEvent, platform_org_id: str | None) -> frozenset[str]:
+    """Every org that may see the event in its own feed, the operator's included."""
+    orgs = feed_org_ids(stored)
+    return orgs if platform_org_id is None else orgs | {platform_org_id}
+
+
+def body_for(stored: StoredEvent, org_id: str, platform_org_id: str | None) -> str:
+    """The event as ``org_id`` sees it, compact: what is sent, signed and kept."""
+    shows_key_id = org_id in (platform_org_id, stored.owner_org_id)
+    return json.dumps(stored.event.envelope(shows_key_id), separators=(",", ":"))
+
+
+def deliveries_for(
+    stored: StoredEvent,
+    subscriptions: Mapping[str, Sequence[Subscription]],
+    platform_org_id: str | None,
+) -> list[DeliveryRequest]:
+    """One request per (active subscription that takes the event's type, event), for the
+    orgs that may see it; ``subscriptions``: each org's, as read."""
+    requests = []
+    event_type = stored.event.type.value
+    for org_id in sorted(orgs_to_notify(stored, platform_org_id)):
+        for subscription in subscriptions.get(org_id, ()):
+            if subscription.status is not SubscriptionStatus.ACTIVE:
+                continue
+            if not subscription.wants(event_type):
+                continue
+            requests.append(
+                DeliveryRequest(
+                    subscription_id=subscription.id,
+                    org_id=org_id,
+                    event_id=stored.id,
+                    event_type=event_type,
+                    body=body_for(stored, org_id, platform_org_id),
+                )
+            )
+    return requests

@@ -1,0 +1,117 @@
+"""The relay's third outlet: each event queued for delivery to every webhook subscription
+that takes it (``rules.webhook_fanout``), one message per (subscription, event) on the
+delivery queue.
+
+Idempotent by (subscription, event): before its message is sent, the delivery's record is
+put, pending with no attempt, unless the sender has already attempted it. A replayed stream
+record, or a relay that crashed after queueing, finds the record: attempted, nothing is
+sent again; not yet attempted, the message is sent again (the sender deals with the first
+copy to record and drops the other). Nothing is lost: an event leaves the relay's mark only
+once all its messages are on the queue.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from reservations.events.models import StoredEvent
+from reservations.kernel.aws import clients
+from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.settings import settings, webhook_delivery_queue_url
+from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.nodes.table.keys import platform_key
+from reservations.webhooks.models.domain import Delivery, DeliveryRequest, Subscription
+from reservations.webhooks.rules.fanout import deliveries_for, orgs_to_notify
+from reservations.webhooks.table.items import EXPIRES, delivery_item, expires_epoch
+from reservations.webhooks.table.subscriptions import HookTable
+
+WEBHOOKS = "webhooks"
+# SendMessageBatch takes 10 entries.
+SEND_BATCH = 10
+# The platform's org changes only by the keys command: read again after this long.
+PLATFORM_TTL_SECONDS = 60.0
+
+AwsFailure = (BotoCoreError, ClientError)
+
+
+class WebhookDeliveries:
+    """Queues each event's webhook deliveries; clients are made on first use, not here."""
+
+    name = WEBHOOKS
+
+    def __init__(self) -> None:
+        self._hooks = HookTable()
+        self._platform: tuple[float, str | None] | None = None
+
+    def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
+        """Queue every delivery of the events; the ids of those not all queued."""
+        try:
+            platform = self._platform_org_id()
+        except AwsFailure:
+            return {stored.id for stored in events}
+        subscriptions: dict[str, list[Subscription]] = {}
+        failed: set[str] = set()
+        for stored in events:
+            try:
+                self._read(orgs_to_notify(stored, platform), subscriptions)
+                requests = deliveries_for(stored, subscriptions, platform)
+                if not self._queue([r for r in requests if self._claim(r)]):
+                    failed.add(stored.id)
+            except AwsFailure:
+                failed.add(stored.id)
+        return failed
+
+    def _read(self, orgs: frozenset[str], known: dict[str, list[Subscription]]) -> None:
+        """The subscriptions of each org not read yet in this batch (one Query each)."""
+        for org_id in orgs - set(known):
+            known[org_id] = list(self._hooks.load_hooks(org_id).subscriptions)
+
+    def _claim(self, request: DeliveryRequest) -> bool:
+        """The delivery's record, pending with no attempt; False when the sender has
+        attempted it already (its message was sent and dealt with)."""
+        now = datetime.now(UTC)
+        delivery = Delivery(request.subscription_id, request.event_id, request.event_type,
+                            request.body)  # fmt: skip
+        retention = settings().history_retention_days
+        item = {**delivery_item(delivery, retention), EXPIRES: expires_epoch(now, retention)}
+        try:
+            clients.dynamodb().put_item(
+                TableName=settings().table_name,
+                Item=to_attributes(item),
+                ConditionExpression="attribute_not_exists(PK) OR attempts = :none",
+                ExpressionAttributeValues=to_attributes({":none": 0}),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
+    def _queue(self, requests: Sequence[DeliveryRequest]) -> bool:
+        """Every message on the delivery queue; False when one was not taken."""
+        bodies = [request.to_json() for request in requests]
+        for batch in sized_batches(bodies, lambda body: len(body.encode()), SEND_BATCH):
+            entries = [{"Id": str(n), "MessageBody": body} for n, body in enumerate(batch)]
+            answer = clients.sqs().send_message_batch(
+                QueueUrl=webhook_delivery_queue_url(), Entries=entries
+            )
+            if answer.get("Failed"):
+                return False
+        return True
+
+    def _platform_org_id(self) -> str | None:
+        """The platform operator's org (it sees every event), read at most once a minute."""
+        now = time.monotonic()
+        if self._platform is not None and now - self._platform[0] < PLATFORM_TTL_SECONDS:
+            return self._platform[1]
+        answer = clients.dynamodb().get_item(
+            TableName=settings().table_name, Key=to_attributes(platform_key()), ConsistentRead=True
+        )
+        item = answer.get("Item")
+        org_id = None if item is None else str(from_attributes(item)["orgId"])
+        self._platform = (now, org_id)
+        return org_id
