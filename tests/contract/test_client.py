@@ -1,7 +1,7 @@
 """The typed Python client (clients/python): the committed one is what the pinned generator
-makes of docs/openapi.json, and the README's session from an empty stack runs through it,
-in-process over moto behind the functions' WSGI bridge: answers are models with datetimes,
-errors are exceptions named by their code."""
+makes of docs/openapi.json, and the session from an empty stack (docs/sessions.md) runs
+through it, in-process over moto behind the functions' WSGI bridge: answers are models with
+datetimes, errors are exceptions named by their code."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def h100(unit_id: str) -> UnitSpec:
     )  # fmt: skip
 
 
-def test_the_readmes_session_from_an_empty_stack_through_the_client(transport):
+def test_the_session_from_an_empty_stack_through_the_client(transport):
     operator, owner, broker = (as_key(transport, k) for k in ("operator", "owner", "broker"))
     node = operator.put_node(
         "node-n1", NodeRequest(owner_org_id="org-acme", topology_gen=1, units=[h100(u) for u in U])

@@ -1,5 +1,5 @@
 """The API as tools nobody here wrote use it, against the local stack (`make run` of the demo
-fleet, its node agents running): first the README's sessions through the typed Python client
+fleet, its node agents running): first the sessions (README.md, docs/sessions.md) through the typed Python client
 (clients/python), then schemathesis with each permission kind of key. One stack for both.
 
 The client: answers are models, times datetimes, every error an exception named by its
@@ -103,7 +103,7 @@ def test_the_demo_session_through_the_client(stack: Stack) -> None:
 
 
 def test_the_lifecycle_session_through_the_client(stack: Stack) -> None:
-    """README, *The reservation lifecycle*: reserve (repeatable), a refusal with its details,
+    """docs/sessions.md, *The reservation lifecycle*: reserve (repeatable), a refusal with its details,
     reads and pages, the node and its workloads, a request id on an error."""
     owner, lab = as_key(stack, "owner"), Reservations(stack.api, "vl_local_only_lab")
     body = CreateReservationRequest(
@@ -150,7 +150,7 @@ def test_the_lifecycle_session_through_the_client(stack: Stack) -> None:
 
 
 def test_lend_take_back_and_end_through_the_client(stack: Stack) -> None:
-    """README, node-c3: a reservation starting seconds ahead becomes active, lends both its
+    """docs/sessions.md, node-c3: a reservation starting seconds ahead becomes active, lends both its
     units, takes one back (vm-31 terminated), and is cancelled; it stays readable."""
     owner, broker = as_key(stack, "owner"), as_key(stack, "broker")
     start = (datetime.now(UTC) + timedelta(seconds=5)).replace(microsecond=0)
@@ -185,7 +185,7 @@ def h100(unit_id: str) -> UnitSpec:
 
 
 def test_from_an_empty_node_through_the_client(stack: Stack) -> None:
-    """README, *From an empty stack*: register node-n1, reserve, lend, place (one refused),
+    """docs/sessions.md, *From an empty stack*: register node-n1, reserve, lend, place (one refused),
     take back (its agent stops vm-1), end vm-2: every unit free."""
     operator, owner, broker = (as_key(stack, k) for k in ("operator", "owner", "broker"))
     units = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
@@ -225,7 +225,7 @@ def test_from_an_empty_node_through_the_client(stack: Stack) -> None:
 
 
 def test_the_event_feeds_through_the_client(stack: Stack) -> None:
-    """README, *Events*: after the demo session's reclaim, the spot buyer reads both steps
+    """docs/sessions.md, *Events*: after the demo session's reclaim, the spot buyer reads both steps
     of its VMs' ends from its org's feed, the broker its reclaim from the node's."""
     buyer, broker = as_key(stack, "spot buyer"), as_key(stack, "broker")
     types = "workload.termination_requested,workload.terminated"

@@ -1,4 +1,4 @@
-"""The README's events session through `make run` with the demo fleet: the broker's reclaim on
+"""The events session (docs/sessions.md) through `make run` with the demo fleet: the broker's reclaim on
 node-a1, then the spot buyer's org reading `workload.termination_requested` and
 `workload.terminated` of its VMs from `GET /v1/events` (the node agent stops them and
 reports), and the broker reading `reservation.reclaimed` with its reason from the node's
@@ -40,7 +40,7 @@ def bus(demo: Stack) -> str:
 
 @pytest.fixture(scope="module")
 def reclaimed(demo: Stack, bus: str) -> float:
-    """The README's reclaim (its body and key); when it answered."""
+    """The reclaim of the README's session (its body and key); when it answered."""
     response = requests.post(
         f"{demo.api}/v1/nodes/node-a1/reservations/res-a-active/reclaim",
         headers={"Authorization": BROKER, "Idempotency-Key": "reclaim-2026-11-29-1"},

@@ -1,5 +1,5 @@
-"""README's session from an empty stack, run as written: `make run` with only keys
-(fleets/keys-only.json), then the README's own bash block against it (only the port
+"""The session from an empty stack (docs/sessions.md), run as written: `make run` with only
+keys (fleets/keys-only.json), then the session's own bash block against it (only the port
 changed): register a node, reserve, lend, place, reclaim, watch the unit freed, end a
 workload. Its output and the state it leaves are checked here."""
 
@@ -19,13 +19,13 @@ from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
 from tests.e2e.support import ROOT, TIMINGS
 
 pytestmark = pytest.mark.docker
-HEADING = "### From an empty stack, through the API alone"
+HEADING = "## From an empty stack, through the API alone"
 SESSION_TIMEOUT = 240  # seconds; cold Lambda containers on a busy small machine
 
 
-def readme_session() -> str:
+def session_block() -> str:
     """The second bash block under the heading (the first starts `make run`)."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "sessions.md").read_text()
     section = text[text.index(HEADING) :]
     blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
     assert blocks[0].startswith("FLEET=fleets/keys-only.json make run")
@@ -66,8 +66,8 @@ def units(stack: Stack, key: str) -> dict[str, dict[str, Any]]:
     return {unit["id"]: unit for unit in response.json()}
 
 
-def test_the_readme_session_from_an_empty_stack(empty_stack: Stack) -> None:
-    session = readme_session().replace("127.0.0.1:3000", f"127.0.0.1:{empty_stack.api_port}")
+def test_the_session_from_an_empty_stack(empty_stack: Stack) -> None:
+    session = session_block().replace("127.0.0.1:3000", f"127.0.0.1:{empty_stack.api_port}")
     started = time.monotonic()
     result = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", session],
@@ -76,7 +76,7 @@ def test_the_readme_session_from_an_empty_stack(empty_stack: Stack) -> None:
         timeout=SESSION_TIMEOUT,
         check=False,
     )
-    TIMINGS["README session from an empty stack"] = time.monotonic() - started
+    TIMINGS["the session from an empty stack"] = time.monotonic() - started
     assert result.returncode == 0, result.stderr + empty_stack.diagnostics()
     answers, words = printed(result.stdout)
     node, release, placed_spot, placed_on_demand, refused, reclaim, freed, after = answers

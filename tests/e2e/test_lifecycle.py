@@ -1,8 +1,8 @@
-"""The README's sessions over HTTP through `make run` with the demo fleet (node-d9's made-up
+"""The sessions of docs/sessions.md over HTTP through `make run` with the demo fleet (node-d9's made-up
 past included, as `make run` loads it): the lifecycle, create a reservation on node-c3
 (starting a few seconds ahead, over the spot VM vm-31), release two units, see them
 released, reclaim one, watch the node's agent free it, cancel; then a node with a long
-past, its commands as the README has them (last: its history page keeps the emulator busy
+past, its commands as docs/sessions.md has them (last: its history page keeps the emulator busy
 for seconds)."""
 
 from __future__ import annotations
@@ -104,18 +104,18 @@ def test_create_release_reclaim_cancel_through_the_local_api(demo_stack: Stack) 
     assert call(demo_stack, BROKER, "/units", method="GET").status_code == 404
 
 
-def readme_commands(heading: str) -> str:
-    """The first bash block under the README's ``### heading``."""
-    section = (ROOT / "README.md").read_text().split(f"### {heading}\n", 1)[1]
+def session_commands(heading: str) -> str:
+    """The first bash block under docs/sessions.md's ``## heading``."""
+    section = (ROOT / "docs" / "sessions.md").read_text().split(f"## {heading}\n", 1)[1]
     return section.split("```bash\n", 1)[1].split("```", 1)[0]
 
 
-def test_a_node_with_a_long_past_answers_as_the_readme_says(demo_stack: Stack) -> None:
-    """The README's commands, run as written against this stack: node-d9 (3,000 ended
+def test_a_node_with_a_long_past_answers_as_its_session_says(demo_stack: Stack) -> None:
+    """The session's commands, run as written against this stack: node-d9 (3,000 ended
     reservations) and node-c3 (none) answer list units alike, a page of node-d9's history
     answers its first three, alternately expired and cancelled, with a cursor, and make run's load line says how long the load
     took."""
-    commands = readme_commands("A node with a long past")
+    commands = session_commands("A node with a long past")
     ran = subprocess.run(
         ["bash", "-c", commands.replace("http://127.0.0.1:3000", demo_stack.api)],
         env={**os.environ, "OWNER": f"Authorization: {OWNER}"},

@@ -5,7 +5,7 @@ buyer's org subscribed (through the API) to `devstack.webhook_receiver` on this 
   writes it, with its change, goes through the stream's relay, the delivery queue, the pump
   and WebhookSenderFunction in its container (on the host's network), and arrives signed
   and verified at a receiver bound to 127.0.0.1 alone.
-- The README's session, run as written (only the ports changed): subscribe, start the
+- The session of docs/sessions.md, run as written (only the ports changed): subscribe, start the
   receiver, reclaim, and both terminations arrive verified. A reclaim writes its events once
   every write emits its event (each write's event in its own transaction)."""
 
@@ -35,7 +35,7 @@ from tests.e2e.support import ROOT, TIMINGS
 from tests.support import event_scenario as s
 
 pytestmark = pytest.mark.docker
-HEADING = "### Webhooks locally"
+HEADING = "## Webhooks locally"
 BUYER = "Bearer vl_local_only_spotbuyer"
 DELIVERY_TIMEOUT = 120  # seconds: the relay, the pump and a cold sender container
 
@@ -99,16 +99,16 @@ def test_a_termination_event_reaches_a_receiver_on_127_0_0_1_alone_signed(
     assert "NOT VERIFIED" not in out
 
 
-def readme_session() -> str:
-    text = (ROOT / "README.md").read_text()
+def session_block() -> str:
+    text = (ROOT / "docs" / "sessions.md").read_text()
     section = text[text.index(HEADING) :]
     return re.findall(r"```bash\n(.*?)```", section, re.S)[0]
 
 
-def test_the_readme_webhook_session(demo_stack: Stack, tmp_path: Path) -> None:
+def test_the_webhook_session(demo_stack: Stack, tmp_path: Path) -> None:
     port = free_port()
     session = (
-        readme_session()
+        session_block()
         .replace("127.0.0.1:3000", f"127.0.0.1:{demo_stack.api_port}")
         .replace("8765", str(port))
         .replace(".venv/bin/python", sys.executable)
