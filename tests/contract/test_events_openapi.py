@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from devstack import openapi
 from reservations.events.feeds import FeedQuery, node_feed
 from reservations.events.models import EventType, NodeFeedAccess
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import InvalidRequest
-from reservations.nodes.models.partition import Caller
 from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeEvents
 from tests.support.query_parameters import allows

@@ -27,9 +27,9 @@ import requests
 
 from devstack.net import free_port
 from devstack.webhook_receiver import serve
-from reservations.events.models import Actor, EventContext
 from reservations.events.rules import builders as build
 from reservations.events.table.feeds import event_put
+from reservations.kernel.envelope import Actor, EventContext
 from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
 from tests.e2e.support import ROOT, TIMINGS
 from tests.support import event_scenario as s

@@ -28,8 +28,8 @@ from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.bodies import RawBody
+from reservations.kernel.caller import Caller
 from reservations.kernel.wiring import real_ports
-from reservations.nodes.models.partition import Caller
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 from tests.support.faults import on_call

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pytest_socket import disable_socket, enable_socket
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.observability import metrics
 from reservations.nodes.models.partition import (
-    Caller,
     Node,
     Reservation,
     ReservationStatus,

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 
 from reservations.kernel.bodies import RawBody, parse_create_request
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
@@ -22,7 +23,7 @@ from reservations.kernel.errors import (
 from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.times import format_time
-from reservations.nodes.models.partition import Caller, ReservationStatus, Tier, Unit
+from reservations.nodes.models.partition import ReservationStatus, Tier, Unit
 from reservations.nodes.models.writes import WriteConflict
 from reservations.nodes.ports import Ports
 from reservations.reservations.create import CREATE, new_reservation_id

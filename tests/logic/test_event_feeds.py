@@ -13,8 +13,8 @@ from reservations.events.feeds import FeedQuery, node_feed, org_feed
 from reservations.events.models import NodeFeedAccess
 from reservations.events.rules import builders as build
 from reservations.events.rules.visibility import feed_org_ids
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import InvalidRequest, NotFound
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.reservations.read import ListQuery, list_reservations
 from tests.support import event_scenario as s

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.errors import InvalidRequest, NotFound
-from reservations.nodes.models.partition import Caller, ListAccess, Node, Workload, WorkloadState
+from reservations.nodes.models.partition import ListAccess, Node, Workload, WorkloadState
 from reservations.nodes.models.reads import WorkloadsRead
 from reservations.nodes.read import (
     WORKLOAD_FEED,

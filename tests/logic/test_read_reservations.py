@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.errors import InvalidRequest, NotFound
-from reservations.nodes.models.partition import Caller, ReservationStatus
+from reservations.nodes.models.partition import ReservationStatus
 from reservations.reservations.read import (
     LIVE_STATUSES,
     ListQuery,

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.errors import (
     DeliveryNotFailed,
@@ -18,7 +19,6 @@ from reservations.kernel.errors import (
     NotFound,
     SubscriptionDisabled,
 )
-from reservations.nodes.models.partition import Caller
 from reservations.webhooks import deliveries as webhook_deliveries
 from reservations.webhooks.deliveries import list_deliveries, retry_delivery
 from reservations.webhooks.models.domain import (

@@ -14,11 +14,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel import pipeline
 from reservations.kernel.bodies import RawBody
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.http import routes
 from reservations.kernel.pipeline import run_write
-from reservations.nodes.models.partition import Caller
 from reservations.webhooks.models.api import OrgHooks
 from reservations.webhooks.models.domain import SigningSecrets, Subscription
 from reservations.webhooks.subscriptions import (

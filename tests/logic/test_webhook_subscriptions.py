@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from reservations.kernel.bodies import RawBody
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import Conflict, NotFound, SubscriptionLimit
 from reservations.kernel.http import routes
 from reservations.kernel.pipeline import run_write
 from reservations.kernel.retries import MAX_ATTEMPTS
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.models.writes import WriteConflict
 from reservations.webhooks.models.api import HookWrite, SubscriptionCreate
 from reservations.webhooks.models.domain import (

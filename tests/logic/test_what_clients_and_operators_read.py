@@ -14,6 +14,7 @@ import pytest
 
 from reservations.events.feeds import FeedQuery, org_feed
 from reservations.kernel.bodies import RawBody
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import (
     FieldProblem,
     IdempotencyKeyReused,
@@ -24,7 +25,7 @@ from reservations.kernel.errors import (
 from reservations.kernel.idempotency.models import IdempotentRequest, Outcome, StoredResponse
 from reservations.kernel.idempotency.replay import REPLAYED, replay
 from reservations.kernel.pipeline import _lost_race
-from reservations.nodes.models.partition import Caller, ReservationStatus
+from reservations.nodes.models.partition import ReservationStatus
 from reservations.nodes.models.writes import WriteConflict
 from reservations.reservations.create import CREATE
 from tests.logic.conftest import UNITS, unit

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reservations.kernel.bodies import RawBody
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
@@ -23,7 +24,6 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.nodes.models.partition import (
-    Caller,
     Node,
     ReservationStatus,
     TerminationState,

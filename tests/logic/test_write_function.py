@@ -18,8 +18,8 @@ from botocore.exceptions import EndpointConnectionError
 
 from devstack.api_events import create_event, get_event, node_event
 from devstack.functions import FakeContext, load_function
+from reservations.kernel.caller import ApiKey
 from reservations.kernel.http import resolver, routes
-from reservations.nodes.models.partition import ApiKey
 from reservations.reservations.create import CREATE
 from tests.logic.conftest import unit
 from tests.support.fakes import FakeClock, FakeTable, ports

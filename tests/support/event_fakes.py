@@ -10,15 +10,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from reservations.events.models import (
-    EventsRead,
-    NodeFeedAccess,
-    PendingEvent,
-    StoredEvent,
-    UnreadableEvent,
-)
+from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
 from reservations.events.rules.feeds import record_position
 from reservations.events.rules.visibility import feed_org_ids
+from reservations.kernel.envelope import StoredEvent
 
 PLATFORM = None  # the operator's feed, as the reader port names it
 

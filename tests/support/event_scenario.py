@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from devstack.api_events import event_file
-from reservations.events.models import Actor, EventContext, StoredEvent
 from reservations.events.rules import builders as build
+from reservations.kernel.envelope import Actor, EventContext, StoredEvent
 from reservations.nodes.models.partition import (
     Node,
     Reservation,

@@ -15,8 +15,8 @@ from devstack.events import received, watch
 from devstack.functions import FakeContext
 from devstack.sqs_events import failed_message_ids
 from devstack.streams import Mapping, StreamPump
-from reservations.events.models import StoredEvent
 from reservations.events.table.feeds import put_event
+from reservations.kernel.envelope import StoredEvent
 from reservations.nodes.table.items import access_key, to_attributes
 from tests.support.state import TABLE
 

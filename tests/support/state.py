@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from reservations.kernel.auth import hash_key
-from reservations.nodes.models.partition import ApiKey
+from reservations.kernel.caller import ApiKey
 from reservations.nodes.table.items import apikey_item, from_attributes, to_attributes
 from reservations.nodes.table.keys import (
     APIKEY_SK,

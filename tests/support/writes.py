@@ -6,10 +6,10 @@ from __future__ import annotations
 from reservations.capacity.reclaim import RECLAIM
 from reservations.capacity.release import RELEASE
 from reservations.kernel.bodies import RawBody
+from reservations.kernel.caller import Caller
 from reservations.kernel.http import routes
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import run_write
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.ports import Ports
 from reservations.nodes.register import PUT_NODE
 from reservations.reservations.cancel import CANCEL

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reservations.kernel.caller import Caller
 from reservations.nodes.models.partition import (
-    Caller,
     ListAccess,
     Node,
     NodeSnapshot,

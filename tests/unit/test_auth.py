@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reservations.kernel.auth import KeyCache, authenticate, bearer_token, derive_key_id, hash_key
+from reservations.kernel.caller import ApiKey
 from reservations.kernel.errors import Unauthorized
-from reservations.nodes.models.partition import ApiKey
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 KEY = "vl_local_only_owner"

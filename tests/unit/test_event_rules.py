@@ -11,14 +11,7 @@ from typing import get_args
 
 import pytest
 
-from reservations.events.models import (
-    Actor,
-    CloudEvent,
-    EventType,
-    EventTypeName,
-    NodeFeedAccess,
-    ReviewScope,
-)
+from reservations.events.models import EventType, EventTypeName, NodeFeedAccess
 from reservations.events.rules import builders as build
 from reservations.events.rules.visibility import (
     feed_org_ids,
@@ -28,8 +21,10 @@ from reservations.events.rules.visibility import (
     sees_whole_node,
     shows_key_id,
 )
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import Actor, CloudEvent
 from reservations.kernel.times import format_event_time
-from reservations.nodes.models.partition import Caller
+from reservations.nodes.models.partition import ReviewScope
 from reservations.nodes.rules.history import LAST_MOMENT
 from tests.support import event_scenario as s
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from devstack import template
+from reservations.kernel.caller import ApiKey
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.nodes.models.partition import (
-    ApiKey,
     Node,
     NodeSnapshot,
     Reservation,

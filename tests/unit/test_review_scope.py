@@ -9,8 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.events.models import ReviewScope
-from reservations.nodes.models.partition import Reservation, ReservationStatus
+from reservations.nodes.models.partition import Reservation, ReservationStatus, ReviewScope
 from reservations.nodes.rules.topology import reviewed_units
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -16,25 +16,20 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from reservations.events.models import (
-    EventsRead,
-    NodeFeedAccess,
-    PendingEvent,
-    ReviewScope,
-    StoredEvent,
-    UnreadableEvent,
-)
+from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
 from reservations.events.rules.feeds import record_position
 from reservations.events.table import feeds as events
 from reservations.events.table import outlets as event_outlets
 from reservations.kernel.aws import clients, queries, transactions
 from reservations.kernel.aws.actions import put, topology_check
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.nodes.models.partition import (
     ListAccess,
     OpenTermination,
     ReservationStatus,
+    ReviewScope,
     Tier,
     Unit,
     Workload,

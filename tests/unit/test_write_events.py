@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from reservations.events.models import StoredEvent
 from reservations.events.rules.builders import reviews_derived
 from reservations.kernel.aws import transactions
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.nodes.models.partition import (
-    Caller,
     Node,
     NodeSnapshot,
     Reservation,

@@ -29,9 +29,9 @@ import boto3
 from botocore.exceptions import ClientError
 
 from reservations.kernel.auth import KEY_PREFIX, derive_key_id, hash_key
+from reservations.kernel.caller import ApiKey
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import parse_given_time
-from reservations.nodes.models.partition import ApiKey
 from reservations.nodes.table.items import (
     api_key_from_item,
     apikey_item,

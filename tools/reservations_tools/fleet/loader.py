@@ -32,8 +32,9 @@ from pydantic import ValidationError
 
 from reservations.kernel.auth import hash_key
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.caller import ApiKey
 from reservations.kernel.errors import field_path
-from reservations.nodes.models.partition import ApiKey, ListAccess, NodeSnapshot
+from reservations.nodes.models.partition import ListAccess, NodeSnapshot
 from reservations.nodes.models.requests import UnitSpec
 from reservations.nodes.register import registered_node, reported_units
 from reservations.nodes.rules.history import named_orgs_until

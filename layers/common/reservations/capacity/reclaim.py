@@ -14,15 +14,16 @@ from datetime import datetime
 
 from reservations.capacity.rules.lending import CapacityRefusal
 from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim
-from reservations.events.models import StoredEvent
 from reservations.events.rules import builders as events
-from reservations.events.rules.context import by_caller
 from reservations.kernel.bodies import CapacityRequest, parse_capacity_request
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import ApiError, NotFound
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import ReclaimResponse, response_json
-from reservations.nodes.models.partition import Caller, Node, NodeSnapshot
+from reservations.nodes.models.partition import Node, NodeSnapshot
 from reservations.nodes.models.writes import (
     ItemVersion,
     NewTermination,

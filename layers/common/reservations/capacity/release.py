@@ -12,9 +12,10 @@ from datetime import datetime
 
 from reservations.capacity.rules.lending import CapacityRefusal, released_after_release
 from reservations.kernel.bodies import CapacityRequest, parse_capacity_request
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import ApiError, NotFound
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
-from reservations.nodes.models.partition import Caller, NodeSnapshot
+from reservations.nodes.models.partition import NodeSnapshot
 from reservations.nodes.models.writes import ReservationChange
 from reservations.reservations import changes
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from reservations.events.models import EventPage, EventsRead, EventType, StoredEvent
+from reservations.events.models import EventPage, EventsRead, EventType
 from reservations.events.ports import EventReader
 from reservations.events.rules.feeds import after_instant, horizon
 from reservations.events.rules.visibility import (
@@ -31,11 +31,12 @@ from reservations.events.rules.visibility import (
     sees_whole_node,
     shows_key_id,
 )
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import parse_given_time, to_millisecond
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.rules.access import READ
 from reservations.reservations.read import DEFAULT_LIMIT, LIMIT_PATTERN, MAX_LIMIT
 
@@ -129,7 +130,7 @@ def _page(
         stored
         for stored in read.events
         if keep(stored)
-        and (not parsed.types or stored.event.type.value in parsed.types)
+        and (not parsed.types or stored.event.type in parsed.types)
         and (stored.expires_at is None or stored.expires_at > now)
     ]
     page = kept[: parsed.limit]

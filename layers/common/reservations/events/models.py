@@ -3,7 +3,6 @@ each one needs (kept with it when it is written, so a read asks nothing else).""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -12,12 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from reservations.kernel.times import format_event_time, parse_time
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.wire import WireModel
-
-SPEC_VERSION = "1.0"
-CONTENT_TYPE = "application/json"
-SOURCE_PREFIX = "/v1/nodes/"
 
 
 class EventType(StrEnum):
@@ -42,144 +37,6 @@ class EventType(StrEnum):
 # of :class:`EventType`'s as the document declares it.
 EVENT_TYPE_SCHEMA = {"type": "string", "enum": [event_type.value for event_type in EventType]}
 EventTypeText = Annotated[str, WithJsonSchema(EVENT_TYPE_SCHEMA)]
-
-
-@dataclass(frozen=True, slots=True)
-class Actor:
-    """Who made the change: the calling key's org and its (non-secret) key id."""
-
-    org_id: str
-    key_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class EventContext:
-    """Where, when, by whom and under which write an event happened: what every builder
-    takes besides what changed. ``change_id`` is the write's own id, the same when a retry
-    rebuilds the write, so the event's id is too. ``actor`` None: the service itself (a
-    node's report, the sweeper)."""
-
-    node_id: str
-    owner_org_id: str
-    change_id: str
-    at: datetime
-    actor: Actor | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CloudEvent:
-    """One event. ``data`` is JSON-ready and holds no ``actor``: the envelope adds it."""
-
-    id: str
-    type: EventType
-    node_id: str
-    subject: str
-    time: datetime
-    data: Mapping[str, Any]
-    actor: Actor | None = None
-
-    def envelope(self, show_key_id: bool) -> dict[str, Any]:
-        """The CloudEvents 1.0 JSON form; ``actor.keyId`` only when ``show_key_id``."""
-        data: dict[str, Any] = {}
-        if self.actor is not None:
-            actor = {"orgId": self.actor.org_id}
-            if show_key_id:
-                actor["keyId"] = self.actor.key_id
-            data["actor"] = actor
-        data.update(self.data)
-        return {
-            "specversion": SPEC_VERSION,
-            "id": self.id,
-            "type": self.type.value,
-            "source": SOURCE_PREFIX + self.node_id,
-            "subject": self.subject,
-            "time": format_event_time(self.time),
-            "datacontenttype": CONTENT_TYPE,
-            "data": data,
-        }
-
-    def to_json(self) -> str:
-        """The whole envelope (key id included), compact: how it is stored and published."""
-        return json.dumps(self.envelope(show_key_id=True), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> CloudEvent:
-        """The event :meth:`to_json` wrote."""
-        envelope = json.loads(text)
-        data = dict(envelope["data"])
-        actor = data.pop("actor", None)
-        return cls(
-            id=envelope["id"],
-            type=EventType(envelope["type"]),
-            node_id=envelope["source"].removeprefix(SOURCE_PREFIX),
-            subject=envelope["subject"],
-            time=parse_time(envelope["time"]),
-            data=data,
-            actor=Actor(actor["orgId"], actor["keyId"]) if actor else None,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewScope:
-    """What a node update's reviews are derived from, bounded by the node's units (at most
-    64 of each), never by its reservations: the write's id (the derived events' ids follow
-    from it), the generation it set, the units it changed or removed, and each unit's
-    generation of last change before and after it (None: a node item that kept none). The
-    relay reads the node's reservations and judges each against it (``rules.topology``)."""
-
-    change_id: str
-    topology_gen: int | None
-    unit_ids: frozenset[str]
-    before: Mapping[str, int] | None
-    after: Mapping[str, int]
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "changeId": self.change_id,
-                "topologyGen": self.topology_gen,
-                "unitIds": sorted(self.unit_ids),
-                "before": None if self.before is None else dict(sorted(self.before.items())),
-                "after": dict(sorted(self.after.items())),
-            },
-            separators=(",", ":"),
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> ReviewScope:
-        fields = json.loads(text)
-        before = fields["before"]
-        return cls(
-            change_id=fields["changeId"],
-            topology_gen=fields["topologyGen"],
-            unit_ids=frozenset(fields["unitIds"]),
-            before=None if before is None else {str(k): int(v) for k, v in before.items()},
-            after={str(k): int(v) for k, v in fields["after"].items()},
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """An event with what visibility needs, fixed when it is written: the node's owner then,
-    and the orgs besides the operator and the owner that may see it (a reservation's
-    managers and audience, a workload's org, the reclaiming reservation's managers).
-    ``expires_at``: when it leaves the feeds (None until it is stored). ``review``: a node
-    update's :class:`ReviewScope`, from which the relay derives one
-    ``reservation.needs_review`` per reservation the update put under review and writes it
-    into the node's feed (as many as the node has reservations: they cannot fit in the
-    update's own transaction, nor in its event's item). ``position``: where it was recorded
-    in the feed it was read from (None until it is stored; ``rules.feeds``)."""
-
-    event: CloudEvent
-    owner_org_id: str
-    audience_org_ids: frozenset[str] = frozenset()
-    expires_at: datetime | None = None
-    review: ReviewScope | None = None
-    position: str | None = None
-
-    @property
-    def id(self) -> str:
-        return self.event.id
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-from reservations.events.models import (
-    EventsRead,
-    NodeFeedAccess,
-    PendingEvent,
-    StoredEvent,
-    UnreadableEvent,
-)
+from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
+from reservations.kernel.envelope import StoredEvent
 
 
 class EventReader(Protocol):

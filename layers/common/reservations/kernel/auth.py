@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
+from reservations.kernel.caller import ApiKey, Caller
 from reservations.kernel.errors import Unauthorized
-from reservations.nodes.models.partition import ApiKey, Caller
 
 KEY_PREFIX = "vl_"
 # Scheme names are case-insensitive (RFC 7235); the token is "vl_" and visible ASCII.

@@ -34,8 +34,9 @@ from typing import Any, Generic, Protocol, TypeVar
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
-from reservations.events.models import StoredEvent
 from reservations.kernel.bodies import RawBody
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import ApiError, NotFound
 from reservations.kernel.idempotency import replay as idempotency
 from reservations.kernel.idempotency.models import (
@@ -48,7 +49,7 @@ from reservations.kernel.idempotency.rules import is_kept
 from reservations.kernel.ids import is_resource_id, is_workload_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.retries import retried
-from reservations.nodes.models.partition import Caller, NodeSnapshot
+from reservations.nodes.models.partition import NodeSnapshot
 from reservations.nodes.models.writes import PartitionWrite, WriteConflict
 from reservations.nodes.ports import Clock, NodeStore, Ports
 from reservations.webhooks.models.api import HookWrite

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.wire import UnitView
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.ports import NodeStore
 from reservations.nodes.rules.access import READ, may_list_units
 from reservations.nodes.views import unit_view

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id, is_workload_id
 from reservations.kernel.wire import NodeView, WorkloadPage, WorkloadView
-from reservations.nodes.models.partition import Caller, Node, Workload
+from reservations.nodes.models.partition import Node, Workload
 from reservations.nodes.models.reads import WorkloadsRead
 from reservations.nodes.rules.access import READ, runs_the_node
 from reservations.nodes.views import node_view, read_workload_view

@@ -15,14 +15,15 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.events.models import ReviewScope, StoredEvent
 from reservations.events.rules import builders as events
-from reservations.events.rules.context import by_caller
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, StaleTopology, UnitsUnavailable
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
-from reservations.nodes.models.partition import Caller, Node, NodeSnapshot, Unit
+from reservations.nodes.models.partition import Node, NodeSnapshot, ReviewScope, Unit
 from reservations.nodes.models.requests import NodeRequest, UnitSpec, parse_node_request
 from reservations.nodes.models.writes import ItemVersion, NodePut, UnitPut
 from reservations.nodes.ports import Ports

@@ -12,9 +12,10 @@ from dataclasses import replace
 from datetime import datetime
 
 from reservations.kernel.bodies import CancelRequest, parse_cancel_request
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound, ReservationNotActive
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
-from reservations.nodes.models.partition import Caller, NodeSnapshot, ReservationStatus
+from reservations.nodes.models.partition import NodeSnapshot, ReservationStatus
 from reservations.nodes.models.writes import ReservationChange
 from reservations.nodes.rules.access import may_write_reservations
 from reservations.nodes.rules.history import naming_the_same

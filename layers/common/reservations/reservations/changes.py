@@ -9,15 +9,16 @@ from datetime import datetime
 from typing import Any
 
 from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
-from reservations.events.models import StoredEvent
 from reservations.events.rules import builders as events
-from reservations.events.rules.context import by_caller
 from reservations.kernel.bodies import CapacityRequest
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import NotFound
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, Route
 from reservations.kernel.wire import response_json
-from reservations.nodes.models.partition import Caller, NodeSnapshot, Reservation, ReservationStatus
+from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
 from reservations.nodes.models.writes import ItemVersion, ReservationChange, TopologyRead
 from reservations.nodes.rules.access import (
     CAPACITY,

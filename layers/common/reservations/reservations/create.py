@@ -14,9 +14,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from reservations.events.models import Actor, EventContext, StoredEvent
 from reservations.events.rules import builders as events
 from reservations.kernel.bodies import CreateReservationRequest, parse_create_request
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import Actor, EventContext, StoredEvent
 from reservations.kernel.errors import (
     ApiError,
     FieldProblem,
@@ -28,7 +29,7 @@ from reservations.kernel.errors import (
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
-from reservations.nodes.models.partition import Caller, NodeSnapshot, Reservation
+from reservations.nodes.models.partition import NodeSnapshot, Reservation
 from reservations.nodes.models.writes import ItemVersion, ReservationCreate
 from reservations.nodes.rules.access import may_write_reservations
 from reservations.nodes.rules.history import naming_the_same

@@ -18,12 +18,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.wire import ReservationPage, ReservationView
 from reservations.nodes.models.partition import (
-    Caller,
     ListAccess,
     NodeSnapshot,
     Reservation,

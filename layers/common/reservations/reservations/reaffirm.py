@@ -11,19 +11,20 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.events.models import StoredEvent
 from reservations.events.rules import builders as events
-from reservations.events.rules.context import by_caller
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
     FieldProblem,
     NotFound,
     ReservationNotInReview,
     UnitsNotReservable,
 )
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
-from reservations.nodes.models.partition import Caller, NodeSnapshot, Reservation, ReservationStatus
+from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
 from reservations.nodes.models.requests import ReaffirmRequest, parse_reaffirm_request
 from reservations.nodes.models.writes import ItemVersion, ReaffirmWrite
 from reservations.nodes.register import OPERATOR

@@ -23,8 +23,8 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.events.models import EventContext, StoredEvent
 from reservations.events.rules import builders as events
+from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.nodes.models.partition import OpenTermination, TerminationState
 from reservations.nodes.ports import Sender, TerminationStore

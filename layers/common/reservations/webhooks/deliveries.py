@@ -15,6 +15,7 @@ from datetime import datetime
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.events.rules.visibility import EVENTS_READ
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.kernel.errors import DeliveryNotFailed, NotFound, SubscriptionDisabled
 from reservations.kernel.idempotency.models import Outcome
@@ -22,7 +23,6 @@ from reservations.kernel.idempotency.rules import check_header
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.wire import response_json
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.ports import DeliveryQueuer, HookStore
 from reservations.webhooks.models.api import RetryQueued
 from reservations.webhooks.models.domain import (

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from reservations.events.models import EventType
 from reservations.events.rules.visibility import EVENTS_READ
 from reservations.kernel.bodies import RawBody, optional_body, required_body
+from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.kernel.errors import (
     FieldProblem,
@@ -44,7 +45,6 @@ from reservations.kernel.pipeline import (
     WriteSpec,
 )
 from reservations.kernel.wire import response_json
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.ports import HookStore, Ports
 from reservations.reservations.read import DEFAULT_LIMIT, MAX_LIMIT
 from reservations.webhooks.models.api import (

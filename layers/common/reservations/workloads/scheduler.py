@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.events.models import StoredEvent
 from reservations.events.rules import builders as events
-from reservations.events.rules.context import by_caller
 from reservations.kernel.bodies import PlaceWorkloadRequest, RawBody, parse_place_request
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
     FieldProblem,
     NotFound,
@@ -23,11 +23,11 @@ from reservations.kernel.errors import (
     UnitsUnavailable,
     WorkloadExists,
 )
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
 from reservations.nodes.models.partition import (
-    Caller,
     NodeSnapshot,
     Tier,
     Workload,

@@ -20,15 +20,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from reservations.events.models import (
-    CloudEvent,
-    EventContext,
-    EventType,
-    ReviewScope,
-    StoredEvent,
-)
+from reservations.events.models import EventType
+from reservations.kernel.envelope import CloudEvent, EventContext, StoredEvent
 from reservations.kernel.times import format_event_time, format_time, to_millisecond
-from reservations.nodes.models.partition import Node, Reservation, Workload
+from reservations.nodes.models.partition import Node, Reservation, ReviewScope, Workload
 from reservations.nodes.rules.topology import reviewed_units
 
 EVENT_ID_PREFIX = "evt-"
@@ -338,7 +333,7 @@ def reviews_derived(updated: StoredEvent, reservations: Iterable[Reservation]) -
     review (none without a review scope): in the update's context (its write's id, time and
     actor), so the same reservation always gets the same event, the same id, however often
     and whenever it is derived."""
-    scope = updated.review
+    scope = updated.review if isinstance(updated.review, ReviewScope) else None
     if scope is None:
         return []
     event = updated.event

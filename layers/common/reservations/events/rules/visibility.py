@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.events.models import NodeFeedAccess, StoredEvent
-from reservations.nodes.models.partition import Caller
+from reservations.events.models import NodeFeedAccess
+from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.nodes.rules.access import READ
 from reservations.nodes.rules.history import named_at
 

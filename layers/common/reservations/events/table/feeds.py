@@ -28,21 +28,15 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from reservations.events.models import (
-    CloudEvent,
-    EventsRead,
-    NodeFeedAccess,
-    PendingEvent,
-    ReviewScope,
-    StoredEvent,
-    UnreadableEvent,
-)
+from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
 from reservations.events.rules.feeds import just_after, record_position, written_late
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.queries import batch_get
+from reservations.kernel.envelope import CloudEvent, StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import to_millisecond
+from reservations.nodes.models.partition import ReviewScope
 from reservations.nodes.table.items import from_attributes, named_from_item, to_attributes
 from reservations.nodes.table.keys import (
     NODE_EVENTS_PREFIX,
@@ -93,7 +87,7 @@ def _feed_item(partition: str, stored: StoredEvent, expiry: datetime, position: 
     return {
         **event_key(partition, position),
         "eventId": stored.id,
-        "type": stored.event.type.value,
+        "type": stored.event.type,
         "event": stored.event.to_json(),
         "ownerOrgId": stored.owner_org_id,
         "expiresAtEpoch": int(expiry.timestamp()),

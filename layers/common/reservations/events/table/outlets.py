@@ -18,7 +18,6 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from reservations.events.models import StoredEvent
 from reservations.events.rules.builders import reviews_derived
 from reservations.events.rules.feeds import record_position, written_late
 from reservations.events.table import feeds as feed_writes
@@ -33,6 +32,7 @@ from reservations.events.table.feeds import (
 )
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import event_bus_name, settings
 from reservations.kernel.times import to_millisecond
 from reservations.nodes.table.items import reservation_from_item, to_attributes
@@ -141,7 +141,7 @@ class EventBus:
         entries = [
             {
                 "Source": SOURCE,
-                "DetailType": stored.event.type.value,
+                "DetailType": stored.event.type,
                 "Detail": stored.event.to_json(),
                 "Time": stored.event.time,
                 "EventBusName": event_bus_name(),
@@ -163,7 +163,7 @@ class EventBus:
 def _entry_size(stored: StoredEvent) -> int:
     """A ``PutEvents`` entry's size as EventBridge counts it: its time (14), source,
     detail type and detail, in UTF-8."""
-    text = SOURCE + stored.event.type.value + stored.event.to_json()
+    text = SOURCE + stored.event.type + stored.event.to_json()
     return 14 + len(text.encode())
 
 

@@ -14,6 +14,7 @@ from botocore.exceptions import BotoCoreError, ConnectionError, HTTPClientError
 
 from reservations.kernel.auth import KeyCache, authenticate
 from reservations.kernel.aws import clients
+from reservations.kernel.caller import Caller
 from reservations.kernel.clock import utc_now
 from reservations.kernel.errors import (
     ApiError,
@@ -27,7 +28,6 @@ from reservations.kernel.errors import (
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.settings import settings
 from reservations.kernel.wire import REQUEST_ID, error_json
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.table import store
 
 # Per container: a warm Lambda answers a cached key without a DynamoDB read.

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import ApiError, IdempotencyKeyReused
 from reservations.kernel.idempotency.models import (
     AnswerRecord,
@@ -31,7 +32,6 @@ from reservations.kernel.idempotency.rules import (
 )
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.wire import error_json
-from reservations.nodes.models.partition import Caller
 from reservations.nodes.models.writes import WriteConflict
 
 # The mark on a replayed answer; its status and body are the first answer's, byte for byte.

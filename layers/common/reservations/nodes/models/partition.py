@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -213,28 +214,39 @@ class ReservationsRead:
 
 
 @dataclass(frozen=True, slots=True)
-class ApiKey:
-    """A stored API key: only its hash is kept; ``key_id`` is a non-secret handle for audit."""
+class ReviewScope:
+    """What a node update's reviews are derived from, bounded by the node's units (at most
+    64 of each), never by its reservations: the write's id (the derived events' ids follow
+    from it), the generation it set, the units it changed or removed, and each unit's
+    generation of last change before and after it (None: a node item that kept none). The
+    relay reads the node's reservations and judges each against it (``rules.topology``)."""
 
-    key_id: str
-    org_id: str
-    permissions: frozenset[str]
-    platform_operator: bool
-    revoked: bool = False
-    expires_at: datetime | None = None
+    change_id: str
+    topology_gen: int | None
+    unit_ids: frozenset[str]
+    before: Mapping[str, int] | None
+    after: Mapping[str, int]
 
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "changeId": self.change_id,
+                "topologyGen": self.topology_gen,
+                "unitIds": sorted(self.unit_ids),
+                "before": None if self.before is None else dict(sorted(self.before.items())),
+                "after": dict(sorted(self.after.items())),
+            },
+            separators=(",", ":"),
+        )
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """The authenticated principal of one request."""
-
-    key_id: str
-    org_id: str
-    permissions: frozenset[str] = field(default_factory=frozenset)
-    platform_operator: bool = False
-    # The SHA-256 of the key itself: what scopes its Idempotency-Key records, since
-    # display ids (``key_id``) of two keys may collide.
-    key_hash: str = ""
-
-    def has(self, permission: str) -> bool:
-        return permission in self.permissions
+    @classmethod
+    def from_json(cls, text: str) -> ReviewScope:
+        fields = json.loads(text)
+        before = fields["before"]
+        return cls(
+            change_id=fields["changeId"],
+            topology_gen=fields["topologyGen"],
+            unit_ids=frozenset(fields["unitIds"]),
+            before=None if before is None else {str(k): int(v) for k, v in before.items()},
+            after={str(k): int(v) for k, v in fields["after"].items()},
+        )

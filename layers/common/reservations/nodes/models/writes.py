@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from reservations.events.models import StoredEvent
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import StoredResponse
 from reservations.nodes.models.partition import Node, Reservation, ReservationStatus, Unit, Workload
 

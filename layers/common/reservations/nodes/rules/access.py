@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reservations.kernel.caller import Caller
 from reservations.nodes.models.partition import (
-    Caller,
     ListAccess,
     NodeSnapshot,
     Reservation,

@@ -9,13 +9,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from reservations.events.models import ReviewScope
 from reservations.nodes.models.partition import (
     CLAIMING_STATES,
     Node,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
+    ReviewScope,
     Unit,
 )
 from reservations.nodes.rules.status import effective_status

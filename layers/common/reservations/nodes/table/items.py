@@ -11,10 +11,10 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from reservations.kernel.caller import ApiKey
 from reservations.kernel.idempotency.models import AnswerRecord, Outcome, StoredResponse
 from reservations.kernel.times import format_time, parse_time
 from reservations.nodes.models.partition import (
-    ApiKey,
     ListAccess,
     Node,
     NodeSnapshot,

@@ -17,12 +17,12 @@ from reservations.capacity.table import reclaim_actions
 from reservations.kernel.aws import clients, transactions
 from reservations.kernel.aws.actions import MAX_ACTIONS, Action, table
 from reservations.kernel.aws.queries import batch_get, get_item, query_items, up_to_access
+from reservations.kernel.caller import ApiKey
 from reservations.kernel.idempotency import table as idempotency
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.times import format_time
 from reservations.nodes.models import writes
 from reservations.nodes.models.partition import (
-    ApiKey,
     ListAccess,
     Node,
     NodeSnapshot,

@@ -10,10 +10,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reservations.events.models import StoredEvent
 from reservations.events.table.feeds import event_put, rewrite_late
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action, free_unit, overwrite, table
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
 from reservations.nodes.models.partition import (

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from reservations.events.models import StoredEvent
 from reservations.events.rules.visibility import feed_org_ids
+from reservations.kernel.envelope import StoredEvent
 from reservations.webhooks.models.domain import DeliveryRequest, Subscription, SubscriptionStatus
 
 
@@ -36,7 +36,7 @@ def deliveries_for(
     """One request per (active subscription that takes the event's type, event), for the
     orgs that may see it; ``subscriptions``: each org's, as read."""
     requests = []
-    event_type = stored.event.type.value
+    event_type = stored.event.type
     for org_id in sorted(orgs_to_notify(stored, platform_org_id)):
         for subscription in subscriptions.get(org_id, ()):
             if subscription.status is not SubscriptionStatus.ACTIVE:

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from reservations.events.models import StoredEvent
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings, webhook_delivery_queue_url
 from reservations.nodes.table.items import from_attributes, to_attributes
 from reservations.nodes.table.keys import platform_key

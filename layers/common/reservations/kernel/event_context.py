@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from reservations.events.models import Actor, EventContext
+from reservations.kernel.envelope import Actor, EventContext
 
 
 class _Written(Protocol):
