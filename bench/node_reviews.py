@@ -29,7 +29,7 @@ from devstack.functions import FakeContext, load_function
 from reservations.events.table.feeds import pending_event_from_item
 from reservations.events.table.outlets import DerivedEvents
 from reservations.kernel.aws import clients
-from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.nodes.table.keys import node_events_pk
 from reservations_tools.fleet.loader import local_dead_letter_arn
 

@@ -19,7 +19,7 @@ import pytest
 from devstack.net import docker_bridge_address, free_port
 from devstack.sqs_events import sqs_event
 from devstack.webhook_receiver import serve
-from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
 from reservations.webhooks.table.items import delivery_key, subscription_item
 from tests.e2e.support import (

@@ -16,8 +16,8 @@ from devstack import fleets
 from devstack.api_events import create_event, node_event, place_event, release_event
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke, load_function
+from reservations.kernel.api_keys import KEYID_PREFIX
 from reservations.kernel.aws import clients
-from reservations.nodes.table.keys import KEYID_PREFIX
 from reservations_tools import keys
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import FleetError, local_dead_letter_arn

@@ -22,12 +22,12 @@ from devstack.api_events import (
     release_event,
 )
 from devstack.functions import invoke, load_function
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import parse_time
 from reservations.nodes.table.items import (
     reservation_from_item,
     reservation_history_item,
     reservation_item,
-    to_attributes,
 )
 from tests.support import state
 from tests.support.paging import bounded_pages

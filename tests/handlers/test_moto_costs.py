@@ -10,7 +10,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 
 TABLE = "ReservationsTable"
 

@@ -143,7 +143,7 @@ def test_a_keyed_create_is_replayed_with_its_location_and_creates_once(functions
 
 def test_a_stored_answer_without_headers_reads_back_without_any():
     """Records written before answers carried headers (reclaim's) read as they were."""
-    from reservations.nodes.table.items import stored_response_from_item
+    from reservations.kernel.idempotency.table import stored_response_from_item
 
     item = {"requestHash": "h", "status": 200, "body": "{}", "expiresAt": "2030-01-01T00:00:00Z"}
     assert stored_response_from_item(item).outcome == Outcome(200, "{}")

@@ -25,7 +25,7 @@ from node_agent.consumer import Consumer, DoneLog
 from node_agent.drivers import LogDriver, Result
 from reservations.kernel.aws import clients
 from reservations.kernel.settings import settings
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 from tests.support import state
 from tests.support.faults import on_call
 

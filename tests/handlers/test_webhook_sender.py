@@ -70,7 +70,7 @@ def received_batch() -> tuple[dict[str, Any], str]:
 
 
 def partition(aws: Any) -> list[dict[str, Any]]:
-    from reservations.nodes.table.items import from_attributes
+    from reservations.kernel.aws.codec import from_attributes
 
     answer = aws.query(
         TableName="ReservationsTable",

@@ -23,8 +23,8 @@ from reservations.kernel.errors import (
 from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.times import format_time
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import ReservationStatus, Tier, Unit
-from reservations.nodes.models.writes import WriteConflict
 from reservations.nodes.ports import Ports
 from reservations.reservations.create import CREATE, new_reservation_id
 from tests.logic.conftest import NOW, UNITS, reservation, unit, workload

@@ -17,7 +17,7 @@ import pytest
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.observability import metrics
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import ReportConflict, apply_report
 from tests.logic.conftest import BROKER, NOW, UNITS

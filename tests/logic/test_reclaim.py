@@ -19,9 +19,9 @@ from reservations.kernel.errors import (
     UnitsNotInReservation,
 )
 from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.list_units import list_units
 from reservations.nodes.models.partition import Node, ReservationStatus, Tier, WorkloadState
-from reservations.nodes.models.writes import WriteConflict
 from reservations.terminations import outbox
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report

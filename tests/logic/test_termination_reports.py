@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import WorkloadState
-from reservations.nodes.models.writes import WriteConflict
 from reservations.terminations import reports as termination_reports
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import ReportConflict, apply_report

@@ -187,7 +187,7 @@ def test_each_webhook_write_says_it_committed_naming_the_subscription_and_counts
 
 def test_a_subscribe_that_always_loses_says_so_and_is_the_409_naming_why(caplog):
     from reservations.kernel.errors import Conflict
-    from reservations.nodes.models.writes import WriteConflict
+    from reservations.kernel.writes import WriteConflict
     from tests.support.hook_fakes import FakeHooks
 
     caplog.set_level(logging.DEBUG, logger="reservations")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 from reservations.webhooks import sender as webhook_delivery
 from reservations.webhooks.models.domain import (
     AttemptResult,

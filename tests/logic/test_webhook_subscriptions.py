@@ -18,7 +18,7 @@ from reservations.kernel.errors import Conflict, NotFound, SubscriptionLimit
 from reservations.kernel.http import routes
 from reservations.kernel.pipeline import run_write
 from reservations.kernel.retries import MAX_ATTEMPTS
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 from reservations.webhooks.models.api import HookWrite, SubscriptionCreate
 from reservations.webhooks.models.domain import (
     MAX_SUBSCRIPTIONS_PER_ORG,

@@ -25,8 +25,8 @@ from reservations.kernel.errors import (
 from reservations.kernel.idempotency.models import IdempotentRequest, Outcome, StoredResponse
 from reservations.kernel.idempotency.replay import REPLAYED, replay
 from reservations.kernel.pipeline import _lost_race
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import ReservationStatus
-from reservations.nodes.models.writes import WriteConflict
 from reservations.reservations.create import CREATE
 from tests.logic.conftest import UNITS, unit
 from tests.support.event_fakes import FakeEvents

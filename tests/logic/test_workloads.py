@@ -23,6 +23,7 @@ from reservations.kernel.errors import (
     WorkloadExists,
 )
 from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import (
     Node,
     ReservationStatus,
@@ -30,7 +31,6 @@ from reservations.nodes.models.partition import (
     Tier,
     WorkloadState,
 )
-from reservations.nodes.models.writes import ItemVersion
 from tests.logic.conftest import BROKER, NOW, OPERATOR, QUEUE, reservation, unit, workload
 from tests.support.fakes import (
     FakeClock,

@@ -41,7 +41,7 @@ def call(
     module = load_function("create_reservation")
     ids = iter(f"res-new{i}" for i in range(10))
     module.function.ports = ports(store, clock, new_id=lambda: next(ids))
-    monkeypatch.setattr(resolver.store, "load_api_key", lambda _hash: OWNER_KEY)
+    monkeypatch.setattr(resolver.api_keys, "load_api_key", lambda _hash: OWNER_KEY)
     resolver.key_cache.clear()
     assert module.function.spec is CREATE  # what the contract tests read its refusals from
 
@@ -127,7 +127,7 @@ def test_aws_not_answering_is_a_503_said_and_counted(call, monkeypatch, capfd, c
     def unreachable(_hash: str) -> None:
         raise EndpointConnectionError(endpoint_url="https://dynamodb.test")
 
-    monkeypatch.setattr(resolver.store, "load_api_key", unreachable)
+    monkeypatch.setattr(resolver.api_keys, "load_api_key", unreachable)
     caplog.set_level("INFO", logger="reservations")
     capfd.readouterr()
     answer = call(event())
@@ -147,7 +147,7 @@ def test_an_unexpected_error_is_a_500_naming_nothing_internal_logged_with_its_st
     def broken(_hash: str) -> None:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(resolver.store, "load_api_key", broken)
+    monkeypatch.setattr(resolver.api_keys, "load_api_key", broken)
     caplog.set_level("INFO", logger="reservations")
     answer = call(event())
     assert answer["statusCode"] == 500
@@ -199,7 +199,7 @@ def test_a_reads_answer_leaves_out_every_absent_field_never_null(store, clock, m
     module = load_function("get_reservation")
     module.function.ports = ports(store, clock)
     reader = replace(OWNER_KEY, permissions=frozenset({"reservation.read"}))
-    monkeypatch.setattr(resolver.store, "load_api_key", lambda _hash: reader)
+    monkeypatch.setattr(resolver.api_keys, "load_api_key", lambda _hash: reader)
     resolver.key_cache.clear()
     answer = module.lambda_handler(get_event("node-a", "res-1", "Bearer vl_x"), FakeContext())
     assert answer["statusCode"] == 200
@@ -256,7 +256,7 @@ NODE_B = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [
 def test_a_write_route_without_an_idempotency_key_answers(store, clock, monkeypatch):
     module = load_function("put_node")
     module.function.ports = ports(store, clock)
-    monkeypatch.setattr(resolver.store, "load_api_key", lambda _hash: OPERATOR_KEY)
+    monkeypatch.setattr(resolver.api_keys, "load_api_key", lambda _hash: OPERATOR_KEY)
     resolver.key_cache.clear()
     answer = module.lambda_handler(node_event("node-b", NODE_B, "Bearer vl_x"), FakeContext())
     assert answer["statusCode"] in (200, 201)

@@ -15,8 +15,8 @@ import pytest
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import ReservationNotActive
 from reservations.kernel.idempotency.models import Outcome
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import ReservationStatus
-from reservations.nodes.models.writes import WriteConflict
 from reservations.nodes.ports import Ports
 from tests.logic.conftest import BROKER, OPERATOR, OWNER, UNITS, reservation, unit
 from tests.support import writes

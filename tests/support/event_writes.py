@@ -34,7 +34,7 @@ from devstack.functions import FakeContext, invoke
 from devstack.sqs_events import sqs_event
 from reservations.events.table.feeds import pending_event_from_item
 from reservations.events.table.outlets import DerivedEvents
-from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.nodes.table.keys import node_events_pk
 from reservations.terminations.sweeper import stuck_event
 from reservations.terminations.table.store import TerminationTable

@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
+from reservations.kernel.writes import ItemVersion, WriteConflict
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -28,7 +29,6 @@ from reservations.nodes.models.partition import (
 )
 from reservations.nodes.models.writes import (
     HistoryMove,
-    ItemVersion,
     NodePut,
     PartitionWrite,
     PlacementWrite,
@@ -39,7 +39,6 @@ from reservations.nodes.models.writes import (
     TerminationClose,
     TopologyRead,
     WorkloadEnd,
-    WriteConflict,
 )
 from reservations.nodes.ports import Ports
 from reservations.nodes.rules.history import named_orgs_until, retained_until

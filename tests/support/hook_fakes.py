@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 from reservations.webhooks.models.api import (
     HookWrite,
     OrgHooks,

@@ -15,7 +15,7 @@ from typing import Any
 
 from moto.dynamodb.responses import DynamoResult
 
-from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from tests.support.state import TABLE, parse_time
 
 LIVE_WORKLOAD = ("running", "terminating")

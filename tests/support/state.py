@@ -6,15 +6,14 @@ import json
 from datetime import datetime
 from typing import Any
 
+from reservations.kernel.api_keys import APIKEY_SK, apikey_item, apikey_pk
 from reservations.kernel.auth import hash_key
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.caller import ApiKey
-from reservations.nodes.table.items import apikey_item, from_attributes, to_attributes
 from reservations.nodes.table.keys import (
-    APIKEY_SK,
     RESERVATION_PREFIX,
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
-    apikey_pk,
     node_events_pk,
     node_history_pk,
     node_pk,

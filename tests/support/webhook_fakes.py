@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 from reservations.webhooks.models.domain import (
     Delivery,
     DeliveryAttempt,

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from reservations.kernel.aws import clients, queries, transactions
+from reservations.kernel.aws.codec import from_attributes
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
-from reservations.nodes.models.writes import WriteConflict
-from reservations.nodes.table.items import from_attributes
+from reservations.kernel.writes import WriteConflict
 from reservations.webhooks.models.api import SecretRotation, SubscriptionCreate, SubscriptionDelete
 from reservations.webhooks.models.domain import (
     AttemptResult,

@@ -7,14 +7,19 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.idempotency.models import (
     AnswerRecord,
     IdempotentRequest,
     Outcome,
     StoredResponse,
 )
-from reservations.kernel.idempotency.table import keep_answer, stored_answer, stored_in_cancellation
-from reservations.nodes.table.items import idempotency_item, to_attributes
+from reservations.kernel.idempotency.table import (
+    idempotency_item,
+    keep_answer,
+    stored_answer,
+    stored_in_cancellation,
+)
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 OUTCOME = Outcome(201, '{"id":"res-1"}', (("Location", "/v1/nodes/node-a/reservations/res-1"),))

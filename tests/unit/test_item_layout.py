@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 
 from devstack import template
+from reservations.kernel.api_keys import api_key_from_item, apikey_item
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.kernel.idempotency.table import idempotency_item, stored_response_from_item
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
@@ -25,15 +28,9 @@ from reservations.nodes.models.partition import (
 )
 from reservations.nodes.models.writes import TerminationClose
 from reservations.nodes.table.items import (
-    api_key_from_item,
-    apikey_item,
-    from_attributes,
-    idempotency_item,
     node_item,
     reservation_item,
     snapshot_from_items,
-    stored_response_from_item,
-    to_attributes,
     unit_item,
     workload_item,
 )

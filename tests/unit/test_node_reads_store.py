@@ -11,14 +11,9 @@ import pytest
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws import queries as dal_queries
+from reservations.kernel.aws.codec import to_attributes
 from reservations.nodes.models.partition import Node, Unit
-from reservations.nodes.table.items import (
-    node_item,
-    reservation_item,
-    to_attributes,
-    unit_item,
-    workload_item,
-)
+from reservations.nodes.table.items import node_item, reservation_item, unit_item, workload_item
 from reservations.nodes.table.reads import NodeReads
 from tests.logic.conftest import reservation, workload
 

@@ -18,7 +18,9 @@ import pytest
 from reservations.capacity.reclaim import reclaim_events
 from reservations.events.table import feeds as feed_writes
 from reservations.kernel.aws import transactions
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import (
     Node,
     Reservation,
@@ -31,7 +33,6 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.models.writes import (
-    ItemVersion,
     NewTermination,
     ReclaimAudit,
     ReclaimWrite,
@@ -39,11 +40,9 @@ from reservations.nodes.models.writes import (
 )
 from reservations.nodes.table import store
 from reservations.nodes.table.items import (
-    from_attributes,
     node_item,
     reservation_item,
     snapshot_from_items,
-    to_attributes,
     unit_item,
     workload_item,
 )

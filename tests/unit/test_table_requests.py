@@ -20,11 +20,15 @@ from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent,
 from reservations.events.rules.feeds import record_position
 from reservations.events.table import feeds as events
 from reservations.events.table import outlets as event_outlets
+from reservations.kernel.api_keys import key_id_of, keyid_key
 from reservations.kernel.aws import clients, queries, transactions
-from reservations.kernel.aws.actions import put, topology_check
+from reservations.kernel.aws.actions import put
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.kernel.idempotency.table import idempotency_item
+from reservations.kernel.writes import ItemVersion, WriteConflict
 from reservations.nodes.models.partition import (
     ListAccess,
     OpenTermination,
@@ -37,7 +41,6 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.models.writes import (
-    ItemVersion,
     NodePut,
     PlacementWrite,
     ReaffirmWrite,
@@ -46,21 +49,18 @@ from reservations.nodes.models.writes import (
     TopologyRead,
     UnitPut,
     WorkloadEnd,
-    WriteConflict,
 )
+from reservations.nodes.table import queries as node_queries
+from reservations.nodes.table.actions import topology_check
 from reservations.nodes.table.items import (
     access_item,
-    idempotency_item,
     node_item,
     reservation_history_item,
     reservation_item,
-    to_attributes,
 )
 from reservations.nodes.table.keys import (
     PLATFORM_FEED,
     event_key,
-    key_id_of,
-    keyid_key,
     node_events_pk,
     org_events_pk,
     platform_key,
@@ -1046,13 +1046,13 @@ def test_a_query_reads_every_page_each_from_where_the_last_stopped(dynamodb):
             {"Items": [{"id": {"S": "res-2"}}]},
         ]
     }
-    query = queries.up_to_access("node-a", "RES#")
+    query = node_queries.up_to_access("node-a", "RES#")
     assert list(queries.query_items(query)) == [{"id": "res-1"}, {"id": "res-2"}]
     assert dynamodb.calls == [("query", query), ("query", {**query, "ExclusiveStartKey": last})]
 
 
 def test_the_partition_up_to_its_access_item_is_one_consistent_range():
-    assert queries.up_to_access("node-a", "RES#") == {
+    assert node_queries.up_to_access("node-a", "RES#") == {
         "TableName": TABLE,
         "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
         "ExpressionAttributeValues": {
@@ -1187,7 +1187,7 @@ def test_a_list_page_reads_the_partition_after_the_cursor_with_its_access_item(d
     read = NodeTable().reservation_page("node-a", "res-0")
     assert (read.access, read.reservations, read.more) == (ACCESS, (RES_1,), False)
     NodeTable().reservation_page("node-a", None)
-    first = queries.up_to_access("node-a", "RES#")
+    first = node_queries.up_to_access("node-a", "RES#")
     assert dynamodb.calls == [  # no GetItem: the page holds the access item
         (
             "query",

@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 
 from reservations.kernel.aws import clients, transactions
 from reservations.kernel.errors import StorageLimit
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 
 TOO_LARGE = "Item size to update has exceeded the maximum allowed size"
 

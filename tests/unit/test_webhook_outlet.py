@@ -15,8 +15,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from reservations.kernel.aws import clients
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.settings import settings
-from reservations.nodes.table.items import from_attributes, to_attributes
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
 from reservations.webhooks.table import outlet as webhook_outlet
 from reservations.webhooks.table.deliveries import WebhookTable

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from reservations.kernel.aws import clients
-from reservations.nodes.models.writes import WriteConflict
-from reservations.nodes.table.items import from_attributes, to_attributes
+from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.writes import WriteConflict
 from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,

@@ -13,9 +13,11 @@ import pytest
 
 from reservations.events.rules.builders import reviews_derived
 from reservations.kernel.aws import transactions
+from reservations.kernel.aws.codec import from_attributes
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
@@ -28,7 +30,6 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.models.writes import (
-    ItemVersion,
     NodePut,
     PartitionWrite,
     PlacementWrite,
@@ -41,7 +42,6 @@ from reservations.nodes.models.writes import (
 )
 from reservations.nodes.register import node_events
 from reservations.nodes.table import store
-from reservations.nodes.table.items import from_attributes
 from reservations.reservations import changes
 from reservations.reservations.create import _create_write as create_write
 from reservations.reservations.create import create_events

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from devstack import template
+from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -22,21 +24,16 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import (
-    ItemVersion,
-    WorkloadEnd,
-)
+from reservations.nodes.models.writes import WorkloadEnd
 from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.items import (
     access_from_item,
     access_item,
-    from_attributes,
     node_from_item,
     node_item,
     reservation_from_item,
     reservation_item,
     snapshot_from_items,
-    to_attributes,
     unit_item,
 )
 from reservations.nodes.table.keys import (

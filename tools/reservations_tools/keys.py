@@ -28,17 +28,19 @@ from typing import Any, get_args
 import boto3
 from botocore.exceptions import ClientError
 
+from reservations.kernel.api_keys import (
+    APIKEY_PREFIX,
+    api_key_from_item,
+    apikey_item,
+    apikey_key,
+    keyid_key,
+)
 from reservations.kernel.auth import KEY_PREFIX, derive_key_id, hash_key
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import parse_given_time
-from reservations.nodes.table.items import (
-    api_key_from_item,
-    apikey_item,
-    from_attributes,
-    to_attributes,
-)
-from reservations.nodes.table.keys import APIKEY_PREFIX, apikey_key, keyid_key, platform_key
+from reservations.nodes.table.keys import platform_key
 from reservations_tools.fleet.model import Permission
 
 # The platform's org: the one item saying whose keys are operator keys.

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from reservations.kernel.aws import codec
 from reservations.nodes.models.partition import Node, Reservation, ReservationStatus
 from reservations.nodes.rules.history import retained_until
 from reservations.nodes.rules.status import effective_status
@@ -58,7 +59,7 @@ def generated_past(node: Node, unit_id: str, count: int, loaded_at: datetime) ->
     return made
 
 
-def history_items(ended: Iterable[Reservation], retention_days: int) -> list[table_keys.Item]:
+def history_items(ended: Iterable[Reservation], retention_days: int) -> list[codec.Item]:
     return [
         items.reservation_history_item(reservation, retained_until(reservation, retention_days))
         for reservation in ended
@@ -84,7 +85,7 @@ def write_history(
     client: Any,
     table: str,
     node_id: str,
-    history: Sequence[table_keys.Item],
+    history: Sequence[codec.Item],
     present: dict[str, int | None],
 ) -> None:
     """Replace the node's history with ``history``: each item one version past the stored
@@ -94,7 +95,7 @@ def write_history(
     requests: list[dict[str, Any]] = []
     for item in history:
         read = max(stored.get(item["SK"], 0), present.get(item["SK"]) or 0)
-        versioned = items.to_attributes({**item, "version": read + 1})
+        versioned = codec.to_attributes({**item, "version": read + 1})
         requests.append({"PutRequest": {"Item": versioned}})
     keep = {item["SK"] for item in history}
     pk = table_keys.node_history_pk(node_id)

@@ -30,8 +30,12 @@ import boto3
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
+from reservations.kernel import api_keys
+from reservations.kernel.api_keys import key_id_of, keyid_key
 from reservations.kernel.auth import hash_key
+from reservations.kernel.aws import codec
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.errors import field_path
 from reservations.nodes.models.partition import ListAccess, NodeSnapshot
@@ -41,8 +45,6 @@ from reservations.nodes.rules.history import named_orgs_until
 from reservations.nodes.rules.topology import first_generations
 from reservations.nodes.table import items
 from reservations.nodes.table import keys as table_keys
-from reservations.nodes.table.items import to_attributes
-from reservations.nodes.table.keys import key_id_of, keyid_key
 from reservations.terminations.table import queues
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
@@ -120,7 +122,7 @@ def node_items(
     loaded_at: datetime,
     queue_url: str | None = None,
     retention_days: int = DEFAULT_RETENTION_DAYS,
-) -> list[table_keys.Item]:
+) -> list[codec.Item]:
     """The node partition's items for one node of the fleet (each at version 1), then its
     history's. Its list access item follows the node's (so that both land in the first
     transaction): the owner, the orgs the node's reservations name (its history's too: the
@@ -175,28 +177,28 @@ def fleet_items(
     loaded_at: datetime,
     queue_urls: dict[str, str] | None = None,
     retention_days: int = DEFAULT_RETENTION_DAYS,
-) -> list[table_keys.Item]:
+) -> list[codec.Item]:
     """Every item the fleet describes: API keys, then each node's partition and history."""
     result = []
     for fleet_key in fleet.api_keys:
-        result.append(items.apikey_item(hash_key(fleet_key.key), _api_key(fleet, fleet_key)))
+        result.append(api_keys.apikey_item(hash_key(fleet_key.key), _api_key(fleet, fleet_key)))
     for fleet_node in fleet.nodes:
         url = (queue_urls or {}).get(fleet_node.id)
         result.extend(node_items(fleet_node, loaded_at, url, retention_days))
     return result
 
 
-def _item_name(item: table_keys.Item) -> str:
-    if item["PK"].startswith(table_keys.APIKEY_PREFIX):
+def _item_name(item: codec.Item) -> str:
+    if item["PK"].startswith(api_keys.APIKEY_PREFIX):
         return f"API key {item['keyId']}"
     node_id = table_keys.node_id_of(item["PK"].replace(table_keys.NODE_HISTORY_PREFIX, "NODE#"))
     return f"node {node_id}, item {item['SK']}"
 
 
-def check_sizes(new_items: list[table_keys.Item]) -> None:
+def check_sizes(new_items: list[codec.Item]) -> None:
     """Refuse, before writing anything, an item DynamoDB would refuse (the 400 KB limit)."""
     for item in new_items:
-        size = item_size(items.to_attributes(item))
+        size = item_size(codec.to_attributes(item))
         if size > MAX_ITEM_BYTES:
             raise FleetError(
                 f"{_item_name(item)}: {size} bytes, over DynamoDB's {MAX_ITEM_BYTES}-byte limit"
@@ -243,13 +245,13 @@ def _as_read(version: int | None, exists: bool = True) -> dict[str, Any]:
 
 
 def _node_actions(
-    table: str, node_items: list[table_keys.Item], stored: dict[str, int | None]
+    table: str, node_items: list[codec.Item], stored: dict[str, int | None]
 ) -> list[dict[str, Any]]:
     """Puts one version past what was read, deletes of what the file no longer has."""
     actions: list[dict[str, Any]] = []
     for item in node_items:
         read = stored.get(item["SK"])
-        attributes = items.to_attributes({**item, "version": (read or 0) + 1})
+        attributes = codec.to_attributes({**item, "version": (read or 0) + 1})
         condition = _as_read(read, exists=item["SK"] in stored)
         actions.append({"Put": {"TableName": table, "Item": attributes, **condition}})
     keep = {item["SK"] for item in node_items}
@@ -274,8 +276,8 @@ def _write_node(
     client: Any,
     table: str,
     node_id: str,
-    node_items: list[table_keys.Item],
-    history: list[table_keys.Item],
+    node_items: list[codec.Item],
+    history: list[codec.Item],
 ) -> None:
     """Replace the node's history (first: a reservation that ended since the last load is in
     both for a moment, and readers take the live one), then its partition, each partition
@@ -308,7 +310,7 @@ def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
     for page in client.get_paginator("scan").paginate(
         TableName=table,
         FilterExpression="begins_with(PK, :prefix)",
-        ExpressionAttributeValues={":prefix": {"S": table_keys.APIKEY_PREFIX}},
+        ExpressionAttributeValues={":prefix": {"S": api_keys.APIKEY_PREFIX}},
         ProjectionExpression="PK, revoked",
         ConsistentRead=True,
     ):
@@ -409,7 +411,7 @@ def write_fleet(
     check_sizes(new_items)
     check_key_ids(client, table, fleet)
     check_platform_org(client, table, fleet, only_add)
-    key_items = [i for i in new_items if i["PK"].startswith(table_keys.APIKEY_PREFIX)]
+    key_items = [i for i in new_items if i["PK"].startswith(api_keys.APIKEY_PREFIX)]
     revoke = [] if only_add else _keys_to_revoke(client, table, {i["PK"] for i in key_items})
     for fleet_node in fleet.nodes:
         pk, history_pk = (
@@ -422,7 +424,7 @@ def write_fleet(
     keys.record_platform_org(client, table, fleet.platform_org_id, replace=not only_add)
     _put_keys(client, table, fleet)
     for partition_key in revoke:
-        keys.revoke_hash(client, table, partition_key.removeprefix(table_keys.APIKEY_PREFIX))
+        keys.revoke_hash(client, table, partition_key.removeprefix(api_keys.APIKEY_PREFIX))
     return len(new_items)
 
 

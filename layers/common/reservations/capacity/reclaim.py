@@ -23,9 +23,9 @@ from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import ReclaimResponse, response_json
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import Node, NodeSnapshot
 from reservations.nodes.models.writes import (
-    ItemVersion,
     NewTermination,
     ReclaimAudit,
     ReclaimWrite,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.kernel.aws.actions import Action, table, topology_check, version_check
+from reservations.kernel.aws.actions import Action, table, version_check
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
 from reservations.nodes.models.partition import TerminationState
 from reservations.nodes.models.writes import NewTermination, ReclaimWrite
-from reservations.nodes.table.items import to_attributes
+from reservations.nodes.table.actions import topology_check
 from reservations.nodes.table.keys import OPEN_TERMINATION, reservation_key, unit_key, workload_key
 
 

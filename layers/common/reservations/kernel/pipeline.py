@@ -49,8 +49,9 @@ from reservations.kernel.idempotency.rules import is_kept
 from reservations.kernel.ids import is_resource_id, is_workload_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.retries import retried
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import NodeSnapshot
-from reservations.nodes.models.writes import PartitionWrite, WriteConflict
+from reservations.nodes.models.writes import PartitionWrite
 from reservations.nodes.ports import Clock, NodeStore, Ports
 from reservations.webhooks.models.api import HookWrite
 

@@ -23,9 +23,10 @@ from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import Node, NodeSnapshot, ReviewScope, Unit
 from reservations.nodes.models.requests import NodeRequest, UnitSpec, parse_node_request
-from reservations.nodes.models.writes import ItemVersion, NodePut, UnitPut
+from reservations.nodes.models.writes import NodePut, UnitPut
 from reservations.nodes.ports import Ports
 from reservations.nodes.rules.access import may_write_nodes
 from reservations.nodes.rules.topology import (

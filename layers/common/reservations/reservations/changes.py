@@ -18,8 +18,9 @@ from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, Route
 from reservations.kernel.wire import response_json
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
-from reservations.nodes.models.writes import ItemVersion, ReservationChange, TopologyRead
+from reservations.nodes.models.writes import ReservationChange, TopologyRead
 from reservations.nodes.rules.access import (
     CAPACITY,
     WRITE,

@@ -29,8 +29,9 @@ from reservations.kernel.errors import (
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import NodeSnapshot, Reservation
-from reservations.nodes.models.writes import ItemVersion, ReservationCreate
+from reservations.nodes.models.writes import ReservationCreate
 from reservations.nodes.rules.access import may_write_reservations
 from reservations.nodes.rules.history import naming_the_same
 from reservations.nodes.rules.units import UnitReason

@@ -17,8 +17,9 @@ from enum import StrEnum
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import Reservation
-from reservations.nodes.models.writes import HistoryMove, WriteConflict
+from reservations.nodes.models.writes import HistoryMove
 from reservations.nodes.ports import Ports
 from reservations.nodes.rules.history import due_to_move
 

@@ -24,9 +24,10 @@ from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
 from reservations.nodes.models.requests import ReaffirmRequest, parse_reaffirm_request
-from reservations.nodes.models.writes import ItemVersion, ReaffirmWrite
+from reservations.nodes.models.writes import ReaffirmWrite
 from reservations.nodes.register import OPERATOR
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.views import reservation_view

@@ -12,8 +12,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.events.rules import builders as events
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
+from reservations.kernel.writes import ItemVersion, WriteConflict
 from reservations.nodes.models.partition import NodeSnapshot, Workload
-from reservations.nodes.models.writes import ItemVersion, TerminationClose, WriteConflict
+from reservations.nodes.models.writes import TerminationClose
 from reservations.nodes.ports import NodeStore, TerminationStore
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.rules import closed_by, freed_units

@@ -24,7 +24,7 @@ from typing import Protocol
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,

@@ -27,6 +27,7 @@ from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import (
     NodeSnapshot,
     Tier,
@@ -34,7 +35,7 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import ItemVersion, PlacementWrite, WorkloadEnd
+from reservations.nodes.models.writes import PlacementWrite, WorkloadEnd
 from reservations.nodes.rules.access import may_place_workloads
 from reservations.nodes.views import workload_view
 from reservations.terminations.rules import freed_units

@@ -3,17 +3,12 @@ on its own."""
 
 from __future__ import annotations
 
-from reservations.kernel.aws.actions import (
-    Action,
-    delete,
-    free_unit,
-    overwrite,
-    put,
-    table,
-    version_check,
-)
-from reservations.nodes.models.writes import ItemVersion, PlacementWrite, WorkloadEnd
-from reservations.nodes.table.items import PLACEMENTS, to_attributes, workload_item
+from reservations.kernel.aws.actions import Action, delete, overwrite, put, table, version_check
+from reservations.kernel.aws.codec import to_attributes
+from reservations.kernel.writes import ItemVersion
+from reservations.nodes.models.writes import PlacementWrite, WorkloadEnd
+from reservations.nodes.table.actions import free_unit
+from reservations.nodes.table.items import PLACEMENTS, workload_item
 from reservations.nodes.table.keys import (
     access_key,
     node_key,

@@ -32,17 +32,17 @@ from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent,
 from reservations.events.rules.feeds import just_after, record_position, written_late
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.aws import clients
+from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.queries import batch_get
 from reservations.kernel.envelope import CloudEvent, StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import to_millisecond
 from reservations.nodes.models.partition import ReviewScope
-from reservations.nodes.table.items import from_attributes, named_from_item, to_attributes
+from reservations.nodes.table.items import named_from_item
 from reservations.nodes.table.keys import (
     NODE_EVENTS_PREFIX,
     PLATFORM_FEED,
     RESERVATION_PREFIX,
-    Item,
     access_key,
     event_key,
     node_events_pk,

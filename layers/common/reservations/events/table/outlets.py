@@ -32,11 +32,11 @@ from reservations.events.table.feeds import (
 )
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.aws.codec import Item, to_attributes
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import event_bus_name, settings
 from reservations.kernel.times import to_millisecond
-from reservations.nodes.table.items import reservation_from_item, to_attributes
-from reservations.nodes.table.keys import Item
+from reservations.nodes.table.items import reservation_from_item
 
 FEEDS = "feeds"
 BUS = "bus"

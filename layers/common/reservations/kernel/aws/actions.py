@@ -3,14 +3,11 @@ new item, a unit freed, the node's topology as read. Each write's own module com
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
+from reservations.kernel.aws.codec import Item, to_attributes
 from reservations.kernel.settings import settings
-from reservations.nodes.models.writes import ItemVersion, TopologyRead
-from reservations.nodes.table.items import epoch, named_attribute, to_attributes
-from reservations.nodes.table.keys import Item, node_key, unit_key
+from reservations.kernel.writes import ItemVersion
 
 Action = dict[str, Any]
 MAX_ACTIONS = 100  # DynamoDB's limit for one TransactWriteItems
@@ -49,40 +46,3 @@ def overwrite(item: Item) -> Action:
 def delete(key: Item, read: ItemVersion) -> Action:
     """The item deleted, at the version read."""
     return {"Delete": {"TableName": table(), "Key": to_attributes(key), **as_read(read.version)}}
-
-
-def free_unit(node_id: str, unit: ItemVersion) -> Action:
-    """A unit its workload no longer holds: unclaimed, at the version read."""
-    return {
-        "Update": {
-            "TableName": table(),
-            "Key": to_attributes(unit_key(node_id, unit.id)),
-            "UpdateExpression": "REMOVE claimedBy SET version = version + :one",
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": to_attributes({":v": unit.version, ":one": 1}),
-        }
-    }
-
-
-def topology_check(read: TopologyRead) -> Action:
-    """The node's topology generation still as read: only a node update moves it, and only
-    a node update changes which reservations a topology change has put under review."""
-    check: Action = {
-        "TableName": table(),
-        "Key": to_attributes(node_key(read.node_id)),
-        "ConditionExpression": "attribute_not_exists(topologyGen)",
-    }
-    if read.topology_gen is not None:
-        check["ConditionExpression"] = "topologyGen = :gen"
-        check["ExpressionAttributeValues"] = {":gen": {"N": str(read.topology_gen)}}
-    return {"ConditionCheck": check}
-
-
-def named_sets(named: Mapping[str, datetime]) -> tuple[list[str], dict[str, str], dict[str, int]]:
-    """``named`` as the list access item's attributes (``items.NAMED_UNTIL``): the SET
-    clauses, their names and their values."""
-    orgs = sorted(named)
-    sets = [f"#n{i} = :n{i}" for i in range(len(orgs))]
-    names = {f"#n{i}": named_attribute(org) for i, org in enumerate(orgs)}
-    values = {f":n{i}": epoch(named[org]) for i, org in enumerate(orgs)}
-    return sets, names, values

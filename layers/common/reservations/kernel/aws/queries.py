@@ -8,8 +8,7 @@ from typing import Any
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import table
-from reservations.nodes.table.items import from_attributes, to_attributes
-from reservations.nodes.table.keys import ACCESS_SK, Item, node_pk
+from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 
 
 def query_items(query: dict[str, Any]) -> Iterator[Item]:
@@ -20,19 +19,6 @@ def query_items(query: dict[str, Any]) -> Iterator[Item]:
         if "LastEvaluatedKey" not in page:
             return
         query = {**query, "ExclusiveStartKey": page["LastEvaluatedKey"]}
-
-
-def up_to_access(node_id: str, first: str) -> dict[str, Any]:
-    """The strongly consistent Query of the node's partition from ``first`` up to its list
-    access item, which sorts after the reservations, units and live workloads."""
-    return {
-        "TableName": table(),
-        "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :access",
-        "ExpressionAttributeValues": to_attributes(
-            {":pk": node_pk(node_id), ":first": first, ":access": ACCESS_SK}
-        ),
-        "ConsistentRead": True,
-    }
 
 
 def get_item(key: Item) -> Item | None:

@@ -12,7 +12,7 @@ from reservations.kernel.aws.actions import Action
 from reservations.kernel.errors import StorageLimit
 from reservations.kernel.idempotency.models import AnswerRecord
 from reservations.kernel.idempotency.table import record_put, stored_in_cancellation
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 
 # Cancellation reasons that mean "someone else wrote first": re-read and try again.
 _RETRYABLE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})

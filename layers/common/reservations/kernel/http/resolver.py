@@ -12,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import BotoCoreError, ConnectionError, HTTPClientError
 
+from reservations.kernel import api_keys
 from reservations.kernel.auth import KeyCache, authenticate
 from reservations.kernel.aws import clients
 from reservations.kernel.caller import Caller
@@ -28,7 +29,6 @@ from reservations.kernel.errors import (
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.settings import settings
 from reservations.kernel.wire import REQUEST_ID, error_json
-from reservations.nodes.table import store
 
 # Per container: a warm Lambda answers a cached key without a DynamoDB read.
 key_cache = KeyCache(ttl=lambda: settings().key_cache_ttl_seconds)
@@ -169,5 +169,5 @@ def create_app(default_route: bool = False) -> APIGatewayHttpResolver:
 def current_caller(app: APIGatewayHttpResolver) -> Caller:
     """Authenticate the request in hand (401 on any problem with the key)."""
     return authenticate(
-        app.current_event.headers.get("authorization"), store.load_api_key, key_cache, utc_now()
+        app.current_event.headers.get("authorization"), api_keys.load_api_key, key_cache, utc_now()
     )

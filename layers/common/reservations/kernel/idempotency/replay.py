@@ -32,7 +32,7 @@ from reservations.kernel.idempotency.rules import (
 )
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.wire import error_json
-from reservations.nodes.models.writes import WriteConflict
+from reservations.kernel.writes import WriteConflict
 
 # The mark on a replayed answer; its status and body are the first answer's, byte for byte.
 REPLAYED = ("Idempotent-Replayed", "true")

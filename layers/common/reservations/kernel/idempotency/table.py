@@ -14,18 +14,48 @@ from botocore.exceptions import ClientError
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action, table
+from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, from_attributes, to_attributes
 from reservations.kernel.aws.queries import get_item
-from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
-from reservations.nodes.table.items import (
-    from_attributes,
-    idempotency_item,
-    stored_response_from_item,
-    to_attributes,
-)
-from reservations.nodes.table.keys import idempotency_key
+from reservations.kernel.idempotency.models import AnswerRecord, Outcome, StoredResponse
+from reservations.kernel.times import format_time, parse_time
 
 # Absent, or expired and only waiting for TTL to delete it.
 _NO_LIVE_RECORD = "attribute_not_exists(PK) OR expiresAtEpoch <= :now"
+
+IDEMPOTENCY_PREFIX = "IDEMPOTENCY#"
+IDEMPOTENCY_SK = "RESPONSE"
+
+
+def idempotency_key(scope: str) -> Item:
+    """Idempotency records live in their own partitions, outside every node's."""
+    return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
+
+
+def idempotency_item(answer: AnswerRecord) -> Item:
+    return {
+        **idempotency_key(answer.request.scope),
+        "requestHash": answer.request.request_hash,
+        "status": answer.outcome.status,
+        "body": answer.outcome.body,
+        # Only answers with headers of their own have it: older records read the same.
+        "headers": dict(answer.outcome.headers) or None,
+        "createdAt": format_time(answer.created_at),
+        "expiresAt": format_time(answer.expires_at),
+        # DynamoDB's TTL deletes it some time after this; readers check expiresAt themselves.
+        EXPIRES_AT_EPOCH: int(answer.expires_at.timestamp()),
+    }
+
+
+def stored_response_from_item(item: Item) -> StoredResponse:
+    return StoredResponse(
+        request_hash=item["requestHash"],
+        outcome=Outcome(
+            status=int(item["status"]),
+            body=item["body"],
+            headers=tuple(sorted((item.get("headers") or {}).items())),
+        ),
+        expires_at=parse_time(item["expiresAt"]),
+    )
 
 
 def record_put(answer: AnswerRecord) -> Action:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.idempotency.models import StoredResponse
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import Node, Reservation, ReservationStatus, Unit, Workload
 
 
@@ -20,14 +20,6 @@ class EventedWrite:
     pipeline asks the spec's builder); a keyword, after the write's own fields."""
 
     events: tuple[StoredEvent, ...] = field(default=(), kw_only=True)
-
-
-@dataclass(frozen=True, slots=True)
-class ItemVersion:
-    """An item of the node's partition as it was read: the write needs it still there."""
-
-    id: str
-    version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,15 +134,6 @@ class WorkloadEnd(EventedWrite):
     caller_org_id: str
     caller_key_id: str
     at: datetime
-
-
-class WriteConflict(Exception):
-    """A conditional write lost to a concurrent writer, or met a kept answer (``stored``):
-    nothing was changed."""
-
-    def __init__(self, detail: str, stored: StoredResponse | None = None) -> None:
-        super().__init__(detail)
-        self.stored = stored
 
 
 @dataclass(frozen=True, slots=True)

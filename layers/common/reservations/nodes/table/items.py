@@ -9,10 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
-from reservations.kernel.caller import ApiKey
-from reservations.kernel.idempotency.models import AnswerRecord, Outcome, StoredResponse
+from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
 from reservations.kernel.times import format_time, parse_time
 from reservations.nodes.models.partition import (
     ListAccess,
@@ -37,10 +34,7 @@ from reservations.nodes.table.keys import (
     RESERVATION_PREFIX,
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
-    Item,
     access_key,
-    apikey_key,
-    idempotency_key,
     node_key,
     node_pk,
     reservation_history_key,
@@ -54,18 +48,6 @@ from reservations.nodes.table.keys import (
 # count of placements (each adds one; a node update conditions on it).
 UNITS_CHANGED_AT = "unitsChangedAtGen"
 PLACEMENTS = "placements"
-
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
-
-
-def to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain item (None values dropped) in DynamoDB's attribute-value form."""
-    return {name: _serializer.serialize(value) for name, value in item.items() if value is not None}
-
-
-def from_attributes(attributes: Mapping[str, Any]) -> Item:
-    return {name: _deserializer.deserialize(value) for name, value in attributes.items()}
 
 
 def _optional_time(moment: datetime | None) -> str | None:
@@ -108,7 +90,6 @@ def unit_item(node_id: str, unit: Unit) -> Item:
 
 
 # DynamoDB's TTL attribute (epoch seconds): the table deletes the item some time after it.
-EXPIRES_AT_EPOCH = "expiresAtEpoch"
 
 
 def reservation_item(reservation: Reservation) -> Item:
@@ -162,10 +143,6 @@ _NAMED_FOREVER = "namedOrgIds"
 
 def named_attribute(org_id: str) -> str:
     return f"{NAMED_UNTIL}{org_id}"
-
-
-def epoch(moment: datetime) -> int:
-    return int(moment.timestamp())
 
 
 def named_items(named_until: Mapping[str, datetime]) -> Item:
@@ -239,18 +216,6 @@ def _last_report(workload: Workload) -> Item:
     }
 
 
-def apikey_item(key_hash: str, api_key: ApiKey) -> Item:
-    return {
-        **apikey_key(key_hash),
-        "keyId": api_key.key_id,
-        "orgId": api_key.org_id,
-        "permissions": sorted(api_key.permissions),
-        "platformOperator": api_key.platform_operator,
-        "revoked": api_key.revoked,
-        "expiresAt": _optional_time(api_key.expires_at),
-    }
-
-
 def _parse_optional(text: str | None) -> datetime | None:
     return parse_time(text) if text else None
 
@@ -261,18 +226,6 @@ def _int(value: Any) -> int | None:
 
 def _strings(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value or ())
-
-
-def api_key_from_item(item: Item) -> ApiKey:
-    expires_at = item.get("expiresAt")
-    return ApiKey(
-        key_id=item["keyId"],
-        org_id=item["orgId"],
-        permissions=frozenset(_strings(item.get("permissions"))),
-        platform_operator=bool(item.get("platformOperator", False)),
-        revoked=bool(item.get("revoked", False)),
-        expires_at=parse_time(expires_at) if expires_at else None,
-    )
 
 
 def node_from_item(item: Item) -> Node:
@@ -378,31 +331,4 @@ def snapshot_from_items(items: Iterable[Item]) -> NodeSnapshot | None:
         reservations=tuple(reservations),
         workloads=tuple(workloads),
         unlisted_units=tuple(u for u in units if listed is not None and u.id not in listed),
-    )
-
-
-def idempotency_item(answer: AnswerRecord) -> Item:
-    return {
-        **idempotency_key(answer.request.scope),
-        "requestHash": answer.request.request_hash,
-        "status": answer.outcome.status,
-        "body": answer.outcome.body,
-        # Only answers with headers of their own have it: older records read the same.
-        "headers": dict(answer.outcome.headers) or None,
-        "createdAt": format_time(answer.created_at),
-        "expiresAt": format_time(answer.expires_at),
-        # DynamoDB's TTL deletes it some time after this; readers check expiresAt themselves.
-        EXPIRES_AT_EPOCH: int(answer.expires_at.timestamp()),
-    }
-
-
-def stored_response_from_item(item: Item) -> StoredResponse:
-    return StoredResponse(
-        request_hash=item["requestHash"],
-        outcome=Outcome(
-            status=int(item["status"]),
-            body=item["body"],
-            headers=tuple(sorted((item.get("headers") or {}).items())),
-        ),
-        expires_at=parse_time(item["expiresAt"]),
     )

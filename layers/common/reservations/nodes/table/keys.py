@@ -15,9 +15,7 @@ retention ends). Workloads with an open termination are also in the sparse
 
 from __future__ import annotations
 
-from typing import Any
-
-Item = dict[str, Any]
+from reservations.kernel.aws.codec import Item
 
 NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
@@ -26,15 +24,9 @@ RESERVATION_PREFIX = "RES#"
 WORKLOAD_PREFIX = "WL#"
 # Sorts after every other sort key of a node partition ("~" is above every prefix's letter).
 ACCESS_SK = "~ACCESS"
-APIKEY_PREFIX = "APIKEY#"
-APIKEY_SK = "APIKEY"
 # What the operator's key command keeps beside the keys: a marker per key id (so an id is
 # unique across the table, naming its key's hash) and the one item naming the platform's org.
-KEYID_PREFIX = "KEYID#"
-KEYID_SK = "KEYID"
 PLATFORM = "PLATFORM"
-IDEMPOTENCY_PREFIX = "IDEMPOTENCY#"
-IDEMPOTENCY_SK = "RESPONSE"
 # The feeds: a node's (written by its changes) and an org's (by the relay); the operator's
 # feed of every event is ``ORGEVT#/platform`` ("/" is in no org id).
 NODE_EVENTS_PREFIX = "NODEEVT#"
@@ -100,30 +92,8 @@ def access_key(node_id: str) -> Item:
     return {"PK": node_pk(node_id), "SK": ACCESS_SK}
 
 
-def apikey_pk(key_hash: str) -> str:
-    return APIKEY_PREFIX + key_hash
-
-
-def apikey_key(key_hash: str) -> Item:
-    return {"PK": apikey_pk(key_hash), "SK": APIKEY_SK}
-
-
-def keyid_key(key_id: str) -> Item:
-    return {"PK": KEYID_PREFIX + key_id, "SK": KEYID_SK}
-
-
-def key_id_of(partition_key: str) -> str:
-    """The key id a key id marker's partition key names."""
-    return partition_key.removeprefix(KEYID_PREFIX)
-
-
 def platform_key() -> Item:
     return {"PK": PLATFORM, "SK": PLATFORM}
-
-
-def idempotency_key(scope: str) -> Item:
-    """Idempotency records live in their own partitions, outside every node's."""
-    return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
 
 
 def node_events_pk(node_id: str) -> str:

@@ -6,15 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from reservations.kernel.aws.actions import table
-from reservations.kernel.aws.queries import batch_get, get_item, query_items, up_to_access
+from reservations.kernel.aws.codec import to_attributes
+from reservations.kernel.aws.queries import batch_get, get_item, query_items
 from reservations.nodes.models.partition import Node, Workload
 from reservations.nodes.models.reads import WorkloadsRead
-from reservations.nodes.table.items import (
-    access_from_item,
-    node_from_item,
-    to_attributes,
-    workload_from_item,
-)
+from reservations.nodes.table.items import access_from_item, node_from_item, workload_from_item
 from reservations.nodes.table.keys import (
     ACCESS_SK,
     NODE_SK,
@@ -24,6 +20,7 @@ from reservations.nodes.table.keys import (
     node_pk,
     workload_key,
 )
+from reservations.nodes.table.queries import up_to_access
 
 
 class NodeReads:

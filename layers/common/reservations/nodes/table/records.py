@@ -10,11 +10,12 @@ from datetime import datetime, timedelta
 
 from reservations.events.table.feeds import event_put
 from reservations.kernel.aws.actions import Action
+from reservations.kernel.aws.codec import Item
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
 from reservations.nodes.models.partition import Workload
 from reservations.nodes.models.writes import PartitionWrite, TerminationClose, WorkloadEnd
-from reservations.nodes.table.keys import Item, history_key
+from reservations.nodes.table.keys import history_key
 
 HISTORY_DAYS = 90
 

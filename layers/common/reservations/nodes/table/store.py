@@ -16,8 +16,8 @@ from typing import Any, assert_never
 from reservations.capacity.table import reclaim_actions
 from reservations.kernel.aws import clients, transactions
 from reservations.kernel.aws.actions import MAX_ACTIONS, Action, table
-from reservations.kernel.aws.queries import batch_get, get_item, query_items, up_to_access
-from reservations.kernel.caller import ApiKey
+from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.aws.queries import batch_get, get_item, query_items
 from reservations.kernel.idempotency import table as idempotency
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.times import format_time
@@ -32,12 +32,9 @@ from reservations.nodes.models.partition import (
 from reservations.nodes.models.writes import PartitionWrite
 from reservations.nodes.table.items import (
     access_from_item,
-    api_key_from_item,
-    from_attributes,
     node_from_item,
     reservation_from_item,
     snapshot_from_items,
-    to_attributes,
 )
 from reservations.nodes.table.keys import (
     ACCESS_SK,
@@ -49,12 +46,12 @@ from reservations.nodes.table.keys import (
     NODE_SK,
     RESERVATION_PREFIX,
     access_key,
-    apikey_key,
     node_key,
     node_pk,
     reservation_history_key,
     reservation_key,
 )
+from reservations.nodes.table.queries import up_to_access
 from reservations.nodes.table.records import written_with
 from reservations.nodes.table.writes import node_put_actions, reaffirm_actions
 from reservations.reservations.table.changes import change_actions
@@ -249,8 +246,3 @@ class NodeTable:
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
         return idempotency.stored_answer(scope)
-
-
-def load_api_key(key_hash: str) -> ApiKey | None:
-    item = get_item(apikey_key(key_hash))
-    return api_key_from_item(item) if item else None

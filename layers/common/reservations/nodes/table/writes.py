@@ -7,16 +7,11 @@ from typing import Any
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action, delete, put, table, version_check
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.settings import node_queue_settings
 from reservations.kernel.times import format_time
 from reservations.nodes.models.writes import NodePut, ReaffirmWrite
-from reservations.nodes.table.items import (
-    PLACEMENTS,
-    UNITS_CHANGED_AT,
-    node_item,
-    to_attributes,
-    unit_item,
-)
+from reservations.nodes.table.items import PLACEMENTS, UNITS_CHANGED_AT, node_item, unit_item
 from reservations.nodes.table.keys import (
     LIST_PK,
     access_key,

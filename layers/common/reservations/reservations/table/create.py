@@ -3,11 +3,13 @@ access, and the unit checks."""
 
 from __future__ import annotations
 
-from reservations.kernel.aws.actions import Action, named_sets, put, table, version_check
+from reservations.kernel.aws.actions import Action, put, table, version_check
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.settings import settings
 from reservations.nodes.models.writes import ReservationCreate
 from reservations.nodes.rules.history import named_after_create
-from reservations.nodes.table.items import reservation_item, to_attributes
+from reservations.nodes.table.actions import named_sets
+from reservations.nodes.table.items import reservation_item
 from reservations.nodes.table.keys import LIST_PK, access_key, node_key, node_pk, unit_key
 
 

@@ -12,17 +12,16 @@ from botocore.exceptions import ClientError
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action, put, table
+from reservations.kernel.aws.codec import epoch, to_attributes
 from reservations.kernel.aws.queries import get_item
 from reservations.kernel.settings import settings
 from reservations.nodes.models.partition import Reservation
 from reservations.nodes.models.writes import HistoryMove
 from reservations.nodes.rules.history import retained_until
 from reservations.nodes.table.items import (
-    epoch,
     named_attribute,
     named_from_item,
     reservation_history_item,
-    to_attributes,
 )
 from reservations.nodes.table.keys import access_key, reservation_key
 

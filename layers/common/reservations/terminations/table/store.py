@@ -12,7 +12,8 @@ from botocore.exceptions import ClientError
 
 from reservations.events.table.feeds import event_put, rewrite_late
 from reservations.kernel.aws import clients
-from reservations.kernel.aws.actions import Action, free_unit, overwrite, table
+from reservations.kernel.aws.actions import Action, overwrite, table
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
@@ -23,7 +24,8 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.models.writes import TerminationClose
-from reservations.nodes.table.items import from_attributes, to_attributes, workload_from_item
+from reservations.nodes.table.actions import free_unit
+from reservations.nodes.table.items import workload_from_item
 from reservations.nodes.table.keys import (
     OPEN_TERMINATION,
     OPEN_TERMINATIONS_INDEX,

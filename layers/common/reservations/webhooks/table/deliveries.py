@@ -10,9 +10,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from reservations.kernel.aws import clients, transactions
+from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.aws.queries import get_item
 from reservations.kernel.settings import settings, webhook_delivery_queue_url
-from reservations.nodes.table.items import to_attributes
 from reservations.webhooks.models.domain import (
     Delivery,
     DeliveryAttempt,

@@ -20,9 +20,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.batches import sized_batches
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings, webhook_delivery_queue_url
-from reservations.nodes.table.items import from_attributes, to_attributes
 from reservations.nodes.table.keys import platform_key
 from reservations.webhooks.models.domain import Delivery, DeliveryRequest, Subscription
 from reservations.webhooks.rules.fanout import deliveries_for, orgs_to_notify

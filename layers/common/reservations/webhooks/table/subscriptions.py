@@ -9,10 +9,10 @@ from typing import Any, assert_never
 
 from reservations.kernel.aws import clients, transactions
 from reservations.kernel.aws.actions import Action, table
+from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.aws.queries import query_items
 from reservations.kernel.idempotency import table as idempotency
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
-from reservations.nodes.table.items import from_attributes, to_attributes
 from reservations.webhooks.models.api import (
     HookWrite,
     OrgHooks,
