@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 from devstack import openapi
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import load_function
-from reservations.events.rules.feeds import SETTLE_WINDOW
 from reservations.kernel.aws import clients
+from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations_api_client.models import UnitsRequest
 from reservations_client import InvalidWebhook, Reservations, RetryPolicy, verify_webhook
 from reservations_client.cli import app

@@ -28,8 +28,9 @@ import requests
 from devstack.net import free_port
 from devstack.webhook_receiver import serve
 from reservations.events.rules import builders as build
-from reservations.events.table.feeds import event_put
+from reservations.kernel.aws.event_items import event_put
 from reservations.kernel.envelope import Actor, EventContext
+from reservations.nodes.table.keys import node_events_pk
 from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
 from tests.e2e.support import ROOT, TIMINGS
 from tests.support import event_scenario as s
@@ -73,7 +74,7 @@ def termination_requested(now: datetime) -> dict[str, Any]:
     context = EventContext("node-a1", "org-acme", f"e2e-{int(now.timestamp())}", now,
                            Actor("org-broker", "key-broker"))  # fmt: skip
     stored = build.termination_requested(context, s.VM_1, "term-e2e", s.RES_2, "lab needs them")
-    request: dict[str, Any] = event_put(stored, 400)["Put"]
+    request: dict[str, Any] = event_put(stored, node_events_pk(stored.event.node_id), 400)["Put"]
     return request
 
 

@@ -16,9 +16,9 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import node_event, reclaim_event, release_event
 from devstack.functions import invoke, load_function
-from reservations.events.rules.feeds import SETTLE_WINDOW
 from reservations.events.table.feeds import pending_event_from_item
 from reservations.events.table.outlets import DerivedEvents
+from reservations.kernel.event_log import SETTLE_WINDOW
 from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.event_table import BusWatch, StreamRelay

@@ -19,12 +19,11 @@ from devstack.api_events import event_file
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.events.models import PendingEvent
 from reservations.events.relay import relay, relay_backlog
-from reservations.events.rules.feeds import SETTLE_WINDOW
 from reservations.events.rules.visibility import feed_org_ids
-from reservations.events.table import feeds as dal_events
 from reservations.events.table.feeds import RelayMarks, pending_event_from_item
 from reservations.events.table.outlets import EventBus, OrgFeeds
-from reservations.kernel.aws import clients
+from reservations.kernel.aws import clients, event_items
+from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.settings import settings
 from reservations.nodes.table.keys import NODE_EVENTS_PREFIX, PLATFORM_FEED
 from tests.support import event_scenario as s
@@ -401,7 +400,7 @@ class Clock:
 @pytest.fixture
 def clock(functions, monkeypatch) -> Clock:
     clock = Clock()
-    monkeypatch.setattr(dal_events, "record_clock", lambda: clock.now)
+    monkeypatch.setattr(event_items, "record_clock", lambda: clock.now)
     swap_ports(monkeypatch, functions["org_events"], clock=lambda: clock.now)
     return clock
 

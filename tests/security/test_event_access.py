@@ -24,8 +24,8 @@ from devstack import template
 from devstack.api_events import place_event, reclaim_event
 from devstack.fleets import load_fleet
 from devstack.functions import invoke, load_function
-from reservations.events.rules.feeds import SETTLE_WINDOW
 from reservations.kernel.aws import clients
+from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.http.resolver import key_cache
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import event_scenario as s

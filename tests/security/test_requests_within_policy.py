@@ -29,8 +29,8 @@ from devstack import fleet_documents as f
 from devstack import template
 from devstack.api_events import create_event, event_file, node_event, place_event, reclaim_event
 from devstack.functions import FakeContext, invoke, load_function
-from reservations.events.rules.feeds import SETTLE_WINDOW
 from reservations.kernel.aws import clients
+from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.api import SubscriptionCreate
 from reservations.webhooks.models.domain import SigningSecrets, Subscription

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
-from reservations.events.rules.feeds import record_position
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.event_log import record_position
 
 PLATFORM = None  # the operator's feed, as the reader port names it
 

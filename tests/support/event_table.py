@@ -15,10 +15,10 @@ from devstack.events import received, watch
 from devstack.functions import FakeContext
 from devstack.sqs_events import failed_message_ids
 from devstack.streams import Mapping, StreamPump
-from reservations.events.table.feeds import put_event
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.envelope import StoredEvent
 from reservations.nodes.table.items import access_key
+from reservations.nodes.table.records import put_event
 from tests.support.state import TABLE
 
 

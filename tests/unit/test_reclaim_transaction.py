@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from reservations.capacity.reclaim import reclaim_events
-from reservations.events.table import feeds as feed_writes
-from reservations.kernel.aws import transactions
+from reservations.kernel.aws import event_items, transactions
 from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.kernel.writes import ItemVersion
@@ -163,7 +162,7 @@ RESERVED = Workload(
 @pytest.fixture(autouse=True)
 def recorded_now(monkeypatch: pytest.MonkeyPatch) -> None:
     """The feed's writer clock at NOW: the transaction's event is recorded then."""
-    monkeypatch.setattr(feed_writes, "record_clock", lambda: NOW)
+    monkeypatch.setattr(event_items, "record_clock", lambda: NOW)
 
 
 @pytest.fixture

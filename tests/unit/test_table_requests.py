@@ -17,15 +17,15 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
-from reservations.events.rules.feeds import record_position
 from reservations.events.table import feeds as events
 from reservations.events.table import outlets as event_outlets
 from reservations.kernel.api_keys import key_id_of, keyid_key
-from reservations.kernel.aws import clients, queries, transactions
+from reservations.kernel.aws import clients, event_items, queries, transactions
 from reservations.kernel.aws.actions import put
 from reservations.kernel.aws.batches import sized_batches
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.event_log import record_position
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.kernel.idempotency.table import idempotency_item
 from reservations.kernel.writes import ItemVersion, WriteConflict
@@ -126,7 +126,7 @@ RECORDED = T0 + timedelta(days=1, milliseconds=5)
 
 @pytest.fixture(autouse=True)
 def record_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(events, "record_clock", lambda: RECORDED)
+    monkeypatch.setattr(event_items, "record_clock", lambda: RECORDED)
 
 
 def at_record(stored: StoredEvent) -> str:
@@ -152,7 +152,10 @@ def stored_events() -> list[StoredEvent]:
 
 
 def as_items(stored: list[StoredEvent]) -> list[dict[str, Any]]:
-    return [to_attributes(events.event_item(s, 400, at_record(s))) for s in stored]
+    return [
+        to_attributes(event_items.event_item(s, node_events_pk(s.event.node_id), 400, at_record(s)))
+        for s in stored
+    ]
 
 
 # --- feeds ------------------------------------------------------------------------------------
@@ -205,7 +208,9 @@ def test_a_feed_page_after_a_position_starts_past_it_and_says_where_it_stopped(d
 
 def test_an_event_item_without_expiry_reads_back_as_never_expiring(dynamodb):
     (stored,) = stored_events()[1:]
-    item = events.event_item(stored, 400, at_record(stored))
+    item = event_items.event_item(
+        stored, node_events_pk(stored.event.node_id), 400, at_record(stored)
+    )
     del item["expiresAtEpoch"]
     read = events.stored_event_from_item(item)
     assert read == replace(stored, expires_at=None)
@@ -263,7 +268,11 @@ def test_derived_events_are_put_100_a_transaction_where_they_are_recorded(dynamo
     assert dynamodb.calls[1][1]["TransactItems"][0] == {
         "Put": {
             "TableName": TABLE,
-            "Item": to_attributes(events.event_item(many[100], 30, at_record(many[100]))),
+            "Item": to_attributes(
+                event_items.event_item(
+                    many[100], node_events_pk(many[100].event.node_id), 30, at_record(many[100])
+                )
+            ),
             "ConditionExpression": "attribute_not_exists(PK)",
         }
     }
@@ -343,7 +352,9 @@ def test_a_node_feed_page_after_a_position_reads_past_it(dynamodb):
 
 def test_a_review_scope_is_kept_as_compact_json_and_read_back():
     (with_review, _) = stored_events()
-    text = events.event_item(with_review, 400, at_record(with_review))["review"]
+    text = event_items.event_item(
+        with_review, node_events_pk(with_review.event.node_id), 400, at_record(with_review)
+    )["review"]
     assert text == json.dumps(json.loads(text), separators=(",", ":"))
     assert ReviewScope.from_json(text) == REVIEW
 
@@ -353,8 +364,10 @@ def test_an_expiry_past_year_9999_is_the_last_utc_second_in_any_local_zone(monke
     time.tzset()
     try:
         (stored,) = stored_events()[1:]
-        assert events.expires_at(stored, 3_000_000) == datetime.max.replace(tzinfo=UTC)
-        item = events.event_item(stored, 3_000_000, at_record(stored))
+        assert event_items.expires_at(stored, 3_000_000) == datetime.max.replace(tzinfo=UTC)
+        item = event_items.event_item(
+            stored, node_events_pk(stored.event.node_id), 3_000_000, at_record(stored)
+        )
         assert item["expiresAtEpoch"] == LAST_EPOCH
         never = replace(stored, expires_at=None)
         fanned = events.feed_items(never, at_record(never))
@@ -366,7 +379,12 @@ def test_an_expiry_past_year_9999_is_the_last_utc_second_in_any_local_zone(monke
 
 def test_a_relayed_item_says_which_outlets_the_event_already_reached():
     (stored,) = stored_events()[1:]
-    item = {**events.event_item(stored, 400, at_record(stored)), "relayedTo": {"feeds", "bus"}}
+    item = {
+        **event_items.event_item(
+            stored, node_events_pk(stored.event.node_id), 400, at_record(stored)
+        ),
+        "relayedTo": {"feeds", "bus"},
+    }
     assert events.pending_event_from_item(item) == PendingEvent(stored, frozenset({"feeds", "bus"}))
     del item["relayedTo"]
     assert events.pending_event_from_item(item) == PendingEvent(stored, frozenset())
@@ -380,7 +398,12 @@ def stream_record(name: str, partition: str | None, image: dict[str, Any]) -> di
 def test_only_a_stream_insert_of_a_node_feed_item_is_an_event_to_relay():
     (stored,) = stored_events()[1:]
     image = to_attributes(
-        {**events.event_item(stored, 400, at_record(stored)), "relayedTo": {"feeds"}}
+        {
+            **event_items.event_item(
+                stored, node_events_pk(stored.event.node_id), 400, at_record(stored)
+            ),
+            "relayedTo": {"feeds"},
+        }
     )
     insert = stream_record("INSERT", "NODEEVT#node-a", image)
     assert events.pending_event_from_stream(insert) == PendingEvent(stored, frozenset({"feeds"}))
@@ -604,7 +627,7 @@ def test_a_stuck_mark_moves_the_termination_with_its_event_unless_it_was_answere
     dynamodb.answers = {"transact_write_items": [{}]}
     table = TerminationTable(dynamodb, "Other")
     assert table.mark_stuck(terminating(reports), T0, stuck) is True
-    event = events.event_put(stuck, 400)
+    event = event_items.event_put(stuck, node_events_pk(stuck.event.node_id), 400)
     event["Put"]["TableName"] = "Other"
     update = {
         "TableName": "Other",

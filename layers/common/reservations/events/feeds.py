@@ -23,7 +23,6 @@ from datetime import datetime
 
 from reservations.events.models import EventPage, EventsRead, EventType
 from reservations.events.ports import EventReader
-from reservations.events.rules.feeds import after_instant, horizon
 from reservations.events.rules.visibility import (
     in_node_feed_of,
     may_read_node_feed,
@@ -35,6 +34,7 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
+from reservations.kernel.event_log import after_instant, horizon
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import parse_given_time, to_millisecond
 from reservations.nodes.rules.access import READ

@@ -23,20 +23,27 @@ The write that makes a change puts its events with :func:`event_put` in its own 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
-from reservations.events.rules.feeds import just_after, record_position, written_late
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
+from reservations.kernel.aws.event_items import (
+    PENDING,
+    REVIEW,
+    UNRELAYED,
+    event_put,
+    feed_item_of,
+    rewrite_late,
+)
 from reservations.kernel.aws.queries import batch_get
 from reservations.kernel.envelope import CloudEvent, StoredEvent
+from reservations.kernel.event_log import just_after
 from reservations.kernel.settings import settings
-from reservations.kernel.times import to_millisecond
 from reservations.nodes.models.partition import ReviewScope
 from reservations.nodes.table.items import named_from_item
 from reservations.nodes.table.keys import (
@@ -50,112 +57,11 @@ from reservations.nodes.table.keys import (
     org_events_pk,
 )
 
-UNRELAYED = "unrelayed"
-PENDING = "pending"
 UNRELAYED_INDEX = "UnrelayedEvents"
-REVIEW = "review"
 # How far the relay got deriving a node update's reviews: the last reservation's sort key.
 REVIEWED_AFTER = "reviewedAfter"
 # Derived events written in one transaction (TransactWriteItems takes 100 actions).
 DERIVED_BATCH = 100
-
-Action = dict[str, Any]
-# Rewrites of one late item before giving up (each is a single PutItem).
-REWRITE_TRIES = 3
-
-
-def record_clock() -> datetime:
-    """The clock a feed write is positioned and timed by: the host's (in Lambda, kept by the
-    Amazon Time Sync Service)."""
-    return datetime.now(UTC)
-
-
-def new_position(stored: StoredEvent) -> str:
-    """A position for the event written now."""
-    return record_position(to_millisecond(record_clock()), stored.id)
-
-
-def expires_at(stored: StoredEvent, retention_days: int) -> datetime:
-    """When the event leaves the feeds: its time plus the retention (within year 9999)."""
-    try:
-        return stored.event.time + timedelta(days=retention_days)
-    except OverflowError:
-        return datetime.max.replace(tzinfo=UTC)
-
-
-def _feed_item(partition: str, stored: StoredEvent, expiry: datetime, position: str) -> Item:
-    return {
-        **event_key(partition, position),
-        "eventId": stored.id,
-        "type": stored.event.type,
-        "event": stored.event.to_json(),
-        "ownerOrgId": stored.owner_org_id,
-        "expiresAtEpoch": int(expiry.timestamp()),
-    }
-
-
-def event_item(stored: StoredEvent, retention_days: int, position: str) -> Item:
-    """The node feed's item of a new event at ``position``: with its audience, a node
-    update's review scope (``review``, from which the relay derives its reviews: bounded by
-    the node's units), and not yet relayed."""
-    partition = node_events_pk(stored.event.node_id)
-    return {
-        **_feed_item(partition, stored, expires_at(stored, retention_days), position),
-        "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
-        REVIEW: stored.review.to_json() if stored.review else None,
-        UNRELAYED: PENDING,
-    }
-
-
-def event_put(stored: StoredEvent, retention_days: int) -> Action:
-    """The TransactWriteItems action that writes a new event with its change, positioned now
-    (only if it is not there: the same id, in the same millisecond, is the same write)."""
-    item = event_item(stored, retention_days, new_position(stored))
-    return {
-        "Put": {
-            "TableName": settings().table_name,
-            "Item": to_attributes(item),
-            "ConditionExpression": "attribute_not_exists(PK)",
-        }
-    }
-
-
-def rewrite_late(actions: list[Action]) -> set[str]:
-    """After a write that put node feed items (answered now): each one put a settle window
-    or more after its position is written again, newer (see :func:`_rewrite`). The ids of
-    the events no copy of which landed within the window."""
-    answered_at = record_clock()
-    behind: set[str] = set()
-    for action in actions:
-        item = from_attributes(action.get("Put", {}).get("Item", {}))
-        in_node_feed = str(item.get("PK", "")).startswith(NODE_EVENTS_PREFIX)
-        if in_node_feed and written_late(item["SK"], answered_at) and not _rewrite(item):
-            behind.add(str(item["eventId"]))
-    return behind
-
-
-def _rewrite(item: Item) -> bool:
-    """The node feed item again at a newer position, as a copy for the feed's readers only:
-    without the relay's mark and the review scope (the item first written carries those),
-    until a copy lands within the window. False when none did."""
-    copy = {name: value for name, value in item.items() if name not in (UNRELAYED, REVIEW)}
-    for _ in range(REWRITE_TRIES):
-        position = record_position(to_millisecond(record_clock()), str(item["eventId"]))
-        copy.update(event_key(str(item["PK"]), position))
-        try:
-            clients.dynamodb().put_item(TableName=settings().table_name, Item=to_attributes(copy))
-        except (BotoCoreError, ClientError):
-            continue
-        if not written_late(position, record_clock()):
-            return True
-    return False
-
-
-def put_event(stored: StoredEvent) -> None:
-    """One event on its own (it is normally written by its change's transaction)."""
-    action = event_put(stored, settings().history_retention_days)
-    clients.dynamodb().put_item(**action["Put"])
-    rewrite_late([action])
 
 
 def put_derived(derived: Sequence[StoredEvent], retention_days: int) -> set[str]:
@@ -166,7 +72,10 @@ def put_derived(derived: Sequence[StoredEvent], retention_days: int) -> set[str]
     failed: set[str] = set()
     for start in range(0, len(derived), DERIVED_BATCH):
         batch = derived[start : start + DERIVED_BATCH]
-        actions = [event_put(stored, retention_days) for stored in batch]
+        actions = [
+            event_put(stored, node_events_pk(stored.event.node_id), retention_days)
+            for stored in batch
+        ]
         try:
             clients.dynamodb().transact_write_items(TransactItems=actions)
         except (BotoCoreError, ClientError):
@@ -263,7 +172,7 @@ def feed_items(stored: StoredEvent, position: str) -> list[Item]:
 
 def feed_item(stored: StoredEvent, partition: str, position: str) -> Item:
     """The event's item in one org feed (``partition``) at ``position``."""
-    return _feed_item(
+    return feed_item_of(
         partition, stored, stored.expires_at or datetime.max.replace(tzinfo=UTC), position
     )
 

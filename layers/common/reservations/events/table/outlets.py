@@ -19,8 +19,6 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.events.rules.builders import reviews_derived
-from reservations.events.rules.feeds import record_position, written_late
-from reservations.events.table import feeds as feed_writes
 from reservations.events.table.feeds import (
     DERIVED_BATCH,
     feed_item,
@@ -30,10 +28,11 @@ from reservations.events.table.feeds import (
     record_reviewed_after,
     reviewed_after,
 )
-from reservations.kernel.aws import clients
+from reservations.kernel.aws import clients, event_items
 from reservations.kernel.aws.batches import sized_batches
 from reservations.kernel.aws.codec import Item, to_attributes
 from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.event_log import record_position, written_late
 from reservations.kernel.settings import event_bus_name, settings
 from reservations.kernel.times import to_millisecond
 from reservations.nodes.table.items import reservation_from_item
@@ -87,7 +86,7 @@ class OrgFeeds:
                 for stored, partition in chunk
             ]
             failed = self._write(writes)
-            if not written_late(min(positions.values()), feed_writes.record_clock()):
+            if not written_late(min(positions.values()), event_items.record_clock()):
                 return failed
         return {stored.id for stored, _ in chunk}
 
@@ -96,7 +95,7 @@ class OrgFeeds:
         events came in, and after every position this relay gave before, so that every
         feed keeps the order of the node feeds the events came from."""
         first = max(
-            to_millisecond(feed_writes.record_clock()), self._last + timedelta(milliseconds=1)
+            to_millisecond(event_items.record_clock()), self._last + timedelta(milliseconds=1)
         )
         ordered = list(dict.fromkeys(event_ids))
         self._last = first + timedelta(milliseconds=len(ordered) - 1)

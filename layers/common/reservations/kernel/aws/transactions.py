@@ -6,7 +6,6 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reservations.events.table.feeds import rewrite_late
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action
 from reservations.kernel.errors import StorageLimit
@@ -24,8 +23,7 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
 
     ``token`` (the write's id) makes the SDK's own retry of a request whose answer was lost
     idempotent: without it, a retry after a commit would fail its version checks and look
-    like a lost race. Its events, if it took a feed's settle window, are written again
-    further on (:func:`rewrite_late`).
+    like a lost race.
     """
     request: dict[str, Any] = {"TransactItems": actions}
     if token is not None:
@@ -45,7 +43,6 @@ def run(actions: list[Action], token: str | None = None, record_at: int | None =
             raise
         stored = None if record_at is None else stored_in_cancellation(reasons, record_at)
         raise WriteConflict(", ".join(sorted(codes)) or "unknown", stored) from error
-    rewrite_late(actions)
 
 
 def _too_large(error: ClientError) -> bool:

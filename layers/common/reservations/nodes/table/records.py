@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from reservations.events.table.feeds import event_put
+from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action
 from reservations.kernel.aws.codec import Item
+from reservations.kernel.aws.event_items import event_put, rewrite_late
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
 from reservations.nodes.models.partition import Workload
 from reservations.nodes.models.writes import PartitionWrite, TerminationClose, WorkloadEnd
-from reservations.nodes.table.keys import history_key
+from reservations.nodes.table.keys import history_key, node_events_pk
 
 HISTORY_DAYS = 90
 
@@ -29,7 +31,10 @@ def written_with(write: PartitionWrite) -> list[Action]:
     (each only where it is not yet: a rebuilt write carries the same ids). They are the
     write's record: who did what, why, and what it changed."""
     retention = settings().history_retention_days
-    return [event_put(stored, retention) for stored in write.events]
+    return [
+        event_put(stored, node_events_pk(stored.event.node_id), retention)
+        for stored in write.events
+    ]
 
 
 def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> Item:
@@ -69,3 +74,11 @@ def ended_workload_item(end: WorkloadEnd) -> Item:
         "createdAt": _optional_time(workload.created_at),
         "endedAt": format_time(end.at),
     }
+
+
+def put_event(stored: StoredEvent) -> None:
+    """One event on its own (it is normally written by its change's transaction)."""
+    partition = node_events_pk(stored.event.node_id)
+    action = event_put(stored, partition, settings().history_retention_days)
+    clients.dynamodb().put_item(**action["Put"])
+    rewrite_late([action])

@@ -17,6 +17,7 @@ from reservations.capacity.table import reclaim_actions
 from reservations.kernel.aws import clients, transactions
 from reservations.kernel.aws.actions import MAX_ACTIONS, Action, table
 from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.aws.event_items import rewrite_late
 from reservations.kernel.aws.queries import batch_get, get_item, query_items
 from reservations.kernel.idempotency import table as idempotency
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
@@ -238,8 +239,10 @@ class NodeTable:
         """The write all or nothing, with the key's record (``answer``) when there is one;
         :class:`WriteConflict` when anything it was decided from changed (carrying the
         live record that stood in the way, if that is what did)."""
-        actions = transaction(write, MAX_ACTIONS - (answer is not None))
-        transactions.run_answered(actions, _token(write), answer)
+        records = written_with(write)
+        room = MAX_ACTIONS - (answer is not None) - len(records)
+        transactions.run_answered(own_actions(write, room) + records, _token(write), answer)
+        rewrite_late(records)  # its events, where the write took a feed's settle window
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
         return idempotency.keep_answer(answer)

@@ -10,10 +10,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reservations.events.table.feeds import event_put, rewrite_late
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action, overwrite, table
 from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.aws.event_items import event_put, rewrite_late
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
@@ -29,6 +29,7 @@ from reservations.nodes.table.items import workload_from_item
 from reservations.nodes.table.keys import (
     OPEN_TERMINATION,
     OPEN_TERMINATIONS_INDEX,
+    node_events_pk,
     node_id_of,
     node_key,
     workload_key,
@@ -160,7 +161,9 @@ class TerminationTable:
             values,
             f" AND {OPEN_TERMINATION} = :open AND {unanswered}",
         )
-        event = event_put(stuck, settings().history_retention_days)
+        event = event_put(
+            stuck, node_events_pk(termination.node_id), settings().history_retention_days
+        )
         event["Put"]["TableName"] = self.table
         actions = [{"Update": update}, event]
         try:
@@ -170,7 +173,7 @@ class TerminationTable:
             if error.response["Error"]["Code"] == "TransactionCanceledException":
                 return False
             raise
-        rewrite_late(actions)
+        rewrite_late([event])
         return True
 
     def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
