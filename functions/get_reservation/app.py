@@ -3,7 +3,7 @@
 from reservations.kernel.http import routes
 from reservations.kernel.http.functions import api_function
 from reservations.kernel.http.resolver import current_caller
-from reservations.kernel.wire import ReservationView
+from reservations.nodes.models.views import ReservationView
 from reservations.reservations.read import get_reservation
 
 function = api_function()

@@ -3,7 +3,7 @@
 from reservations.kernel.http import routes
 from reservations.kernel.http.functions import api_function
 from reservations.kernel.http.resolver import current_caller
-from reservations.kernel.wire import WorkloadView
+from reservations.nodes.models.views import WorkloadView
 from reservations.nodes.read import get_workload
 from reservations.nodes.table.reads import NodeReads
 

@@ -3,8 +3,8 @@
 from reservations.kernel.http import routes
 from reservations.kernel.http.functions import api_function
 from reservations.kernel.http.resolver import current_caller
-from reservations.kernel.wire import UnitView
 from reservations.nodes.list_units import list_units
+from reservations.nodes.models.views import UnitView
 
 function = api_function()
 app, lambda_handler = function.app, function.lambda_handler

@@ -9,7 +9,7 @@ from reservations.kernel.http.functions import api_function
 from reservations.kernel.http.openapi import comma_list, query_parameter
 from reservations.kernel.http.resolver import current_caller
 from reservations.kernel.settings import cursor_signing_key
-from reservations.kernel.wire import WorkloadPage
+from reservations.nodes.models.views import WorkloadPage
 from reservations.nodes.read import (
     WorkloadQuery,
     list_workloads,

@@ -12,17 +12,25 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
+from reservations.capacity.models import ReclaimResponse
+from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules.lending import CapacityRefusal
 from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim
+from reservations.capacity.views import reclaim_response
 from reservations.events.rules import builders as events
 from reservations.kernel.bodies import CapacityRequest, parse_capacity_request
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.errors import ApiError, NotFound
+from reservations.kernel.errors import (
+    ApiError,
+    NotFound,
+    ReservationNotActive,
+    UnitsNotInReservation,
+)
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
-from reservations.kernel.wire import ReclaimResponse, response_json
+from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import Node, NodeSnapshot
 from reservations.nodes.models.writes import (
@@ -31,8 +39,7 @@ from reservations.nodes.models.writes import (
     ReclaimWrite,
     TopologyRead,
 )
-from reservations.nodes.ports import Ports
-from reservations.nodes.views import reclaim_response
+from reservations.nodes.partition import node_partition, with_events
 from reservations.reservations.changes import MANAGERS, managed
 from reservations.terminations import outbox
 
@@ -139,7 +146,7 @@ def committed(write: ReclaimWrite) -> Committed:
 
 
 def send_terminations(
-    snapshot: NodeSnapshot | None, write: ReclaimWrite, ports: Ports, now: datetime
+    snapshot: NodeSnapshot | None, write: ReclaimWrite, ports: CapacityPorts, now: datetime
 ) -> None:
     """After the commit: one message per new termination to the node's queue; what cannot
     be sent is still open on its workload, and the sweeper delivers it."""
@@ -148,14 +155,16 @@ def send_terminations(
     outbox.send_committed(snapshot.node, opened, ports.send_terminations, now)
 
 
-RECLAIM: WriteSpec[CapacityRequest, ReclaimWrite] = WriteSpec(
+RECLAIM: WriteSpec[CapacityRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(
     name="Reclaim",
     conflict="reservation {reservationId} kept changing while reclaiming",
     access=MANAGERS,
     parse=parse_capacity_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,
-    events=reclaim_events,
+    finish=with_events(reclaim_events),
+    partition=node_partition,
+    refusals=(ReservationNotActive, UnitsNotInReservation),
     committed=committed,
     after_commit=send_terminations,
 )

@@ -13,10 +13,17 @@ from datetime import datetime
 from reservations.capacity.rules.lending import CapacityRefusal, released_after_release
 from reservations.kernel.bodies import CapacityRequest, parse_capacity_request
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import ApiError, NotFound
+from reservations.kernel.errors import (
+    ApiError,
+    NotFound,
+    ReservationNotActive,
+    UnitsNotInReservation,
+)
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
 from reservations.nodes.models.partition import NodeSnapshot
 from reservations.nodes.models.writes import ReservationChange
+from reservations.nodes.partition import node_partition, with_events
+from reservations.nodes.ports import NodePorts
 from reservations.reservations import changes
 
 
@@ -36,13 +43,15 @@ def decide(
     return changes.decided(acted_on, release, dry_run=body.dry_run)
 
 
-RELEASE: WriteSpec[CapacityRequest, ReservationChange] = WriteSpec(
+RELEASE: WriteSpec[CapacityRequest, NodeSnapshot | None, ReservationChange, NodePorts] = WriteSpec(
     name="Release",
     conflict="reservation {reservationId} kept changing while releasing",
     access=changes.MANAGERS,
     parse=parse_capacity_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,
-    events=changes.change_events,
+    finish=with_events(changes.change_events),
+    partition=node_partition,
+    refusals=(ReservationNotActive, UnitsNotInReservation),
     committed=changes.committed,
 )

@@ -16,7 +16,6 @@ for one feed, filter, ``after`` and org.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,14 +30,19 @@ from reservations.events.rules.visibility import (
     shows_key_id,
 )
 from reservations.kernel.caller import Caller
-from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.kernel.cursors import (
+    Cursor,
+    CursorScope,
+    decode_cursor,
+    encode_cursor,
+    page_limit,
+)
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.event_log import after_instant, horizon
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import parse_given_time, to_millisecond
 from reservations.nodes.rules.access import READ
-from reservations.reservations.read import DEFAULT_LIMIT, LIMIT_PATTERN, MAX_LIMIT
 
 NODE_FEED = "node-events"
 ORG_FEED = "events"
@@ -164,21 +168,9 @@ def _parse(query: FeedQuery, feed: str, node_id: str, org_id: str, cursor_key: b
     types = _types(query.types or None)
     start = _after(query.after or None)
     scope = CursorScope(node_id, ",".join(sorted(types)), org_id, feed, start or "")
-    limit = _limit(query.limit or None)
+    limit = page_limit(query.limit)
     position = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else start
     return _Parsed(types, limit, position, scope)
-
-
-def _limit(text: str | None) -> int:
-    """1-100, default 50; anything else is a 400 naming ``limit``."""
-    if text is None:
-        return DEFAULT_LIMIT
-    if not re.fullmatch(LIMIT_PATTERN, text):
-        raise InvalidRequest(
-            f"limit must be an integer from 1 to {MAX_LIMIT}",
-            [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
-        )
-    return int(text)
 
 
 def _types(text: str | None) -> frozenset[str]:

@@ -10,6 +10,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 
 from reservations.kernel.errors import FieldProblem, InvalidRequest
@@ -17,6 +18,12 @@ from reservations.kernel.errors import FieldProblem, InvalidRequest
 # Far above any cursor this module makes (ids are at most 128 characters): a longer one is
 # refused before any decoding work.
 MAX_CURSOR = 1024
+# A page's size, every list's alike.
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 100
+# A limit as the lists accept it: decimal 1-100, no sign, no leading zero (the OpenAPI
+# document declares it an integer from 1 to 100).
+_LIMIT = re.compile(r"[1-9][0-9]?|100")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,3 +90,16 @@ def decode_cursor(text: str, scope: CursorScope, key: bytes) -> Cursor:
         )
     # A cursor signed before cursors were positions only may say more ("all"): ignored.
     return Cursor(after=str(fields["a"]))
+
+
+def page_limit(text: str | None) -> int:
+    """A list's ``limit``: 1-100, default 50 (absent or given empty); anything else is a 400
+    naming it."""
+    if not text:
+        return DEFAULT_LIMIT
+    if not _LIMIT.fullmatch(text):
+        raise InvalidRequest(
+            f"limit must be an integer from 1 to {MAX_LIMIT}",
+            [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
+        )
+    return int(text)

@@ -1,22 +1,23 @@
-"""One pipeline for every conditional, idempotent write: on a node's partition, or on an
-org's webhooks (a spec's ``partition``: where it reads and commits, and keeps the key's
-records).
+"""One pipeline for every conditional, idempotent write, whatever the partition it reads and
+commits (a spec's ``partition``, which keeps the key's records beside its writes).
 
-A write endpoint is a :class:`WriteSpec` and a pure ``decide``: from the node as read, the
-request, the caller and the clock, a refusal (an :class:`ApiError`) or a :class:`Decision`,
-the write and the answer. :func:`run_write` does the rest, in the contract's order of checks:
+A write endpoint is a :class:`WriteSpec` and a pure ``decide``: from the partition as read,
+the request, the caller and the clock, a refusal (an :class:`ApiError`) or a
+:class:`Decision`, the finished write and the answer. :func:`run_write` does the rest,
+in the contract's order of checks:
 
 1. the one 404 for a malformed path id or a key without the permission, before any read;
-2. where the node settles whether this org may make the call at all, the node's first read
+2. where the partition settles whether this org may make the call at all, its first read
    (not for the operator), and the same 404 for an org that may not, before the body;
 3. 400 for the body;
 4. the Idempotency-Key (400 when malformed), unless the route takes none (PUT) or the
    request changes nothing by definition (a dry run);
 5. at most ``retries.MAX_ATTEMPTS`` attempts: read (the first reuses the first read),
    decide, then refuse (a kept refusal is stored with the key, or the key's first answer
-   replayed) or commit the write with its events (the spec's ``events``) and the key's
-   record in the same transaction; a dry run, or nothing to write, is no event. A lost race
-   reads and decides again; a live record of this key that cancelled the write is replayed.
+   replayed) or commit the write (with its events, where the spec's ``finish`` adds them)
+   and the key's record in the same transaction; a dry run, or nothing to write, is none.
+   A lost race reads and decides again; a live record of this key that cancelled the write
+   is replayed.
 
 Every outcome has its log line and metric: committed (the spec's own line and counts),
 refused (``<name>Refusals``), replayed (``IdempotentReplays``), lost a race
@@ -27,16 +28,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import ApiError, NotFound
 from reservations.kernel.idempotency import replay as idempotency
 from reservations.kernel.idempotency.models import (
@@ -48,15 +48,16 @@ from reservations.kernel.idempotency.models import (
 from reservations.kernel.idempotency.rules import is_kept
 from reservations.kernel.ids import is_resource_id, is_workload_id
 from reservations.kernel.observability import logger, metrics
+from reservations.kernel.ports import Ports
 from reservations.kernel.retries import retried
 from reservations.kernel.writes import WriteConflict
-from reservations.nodes.models.partition import NodeSnapshot
-from reservations.nodes.models.writes import PartitionWrite
-from reservations.nodes.ports import Clock, NodeStore, Ports
-from reservations.webhooks.models.api import HookWrite
 
-B = TypeVar("B")
-W = TypeVar("W", bound=PartitionWrite | HookWrite)
+B = TypeVar("B")  # the parsed body
+S = TypeVar("S")  # what the write decides from: its partition as read
+W = TypeVar("W")  # the write
+P = TypeVar("P", bound=Ports)  # the slice's ports
+S_co = TypeVar("S_co", covariant=True)
+W_contra = TypeVar("W_contra", contravariant=True)
 
 # How a path id must look, by its name in the route (any other: a resource id).
 _ID_RULES: dict[str, Callable[[str], bool]] = {"workloadId": is_workload_id}
@@ -112,29 +113,26 @@ class Committed:
 
 
 @dataclass(frozen=True)
-class Access:
+class Access(Generic[S]):
     """Who may make a call: the key's permission, settled before any read, and, where the
-    node's data settles it (its owner, a reservation's managers), who may on this node,
-    settled by the node's first read, before the body."""
+    partition's data settles it (a node's owner, a reservation's managers), who may on this
+    partition, settled by its first read, before the body."""
 
     permitted: Callable[[Caller], bool]
-    on_node: Callable[[Caller, NodeSnapshot, Route], bool] | None = None
+    on_partition: Callable[[Caller, S, Route], bool] | None = None
 
 
-# What the write decides from: the node as read (``NodeSnapshot | None``), or the org's
-# webhooks (``OrgHooks``); each use case's ``decide`` names its own.
-Decide = Callable[[Any, Request[B], Caller, datetime], ApiError | Decision[W]]
-# The write's events, from the node as read and the write (``rules.events`` builds each).
-Events = Callable[[NodeSnapshot | None, W], tuple[StoredEvent, ...]]
+# What the write decides from (its partition as read), the request, the caller, the clock.
+Decide = Callable[[S, Request[B], Caller, datetime], ApiError | Decision[W]]
 
 
-class Partition(Protocol):
+class Partition(Protocol[S_co, W_contra]):
     """Where a write reads what it decides from and commits, with the key's records."""
 
-    def read(self, route: Route, caller: Caller) -> Any:
+    def read(self, route: Route, caller: Caller) -> S_co:
         """What the write decides from, strongly consistent."""
 
-    def commit(self, write: Any, answer: AnswerRecord | None) -> None:
+    def commit(self, write: W_contra, answer: AnswerRecord | None) -> None:
         """All or nothing, with the key's record; WriteConflict when anything read changed."""
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
@@ -144,21 +142,21 @@ class Partition(Protocol):
         """The record kept under this scope, if any (live or not)."""
 
 
-class AnswerStore(Protocol):
+class AnswerStore(Protocol[W_contra]):
     """A store that commits a partition's writes and keeps the key's records beside them."""
 
-    def commit(self, write: Any, answer: AnswerRecord | None = None) -> None: ...
+    def commit(self, write: W_contra, answer: AnswerRecord | None = None) -> None: ...
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None: ...
     def stored_answer(self, scope: str) -> StoredResponse | None: ...
 
 
-class StoreBacked:
+class StoreBacked(Generic[W]):
     """A :class:`Partition`'s writes and records, handed to its store as they are; the
     partition says only how it reads."""
 
-    store: AnswerStore
+    store: AnswerStore[W]
 
-    def commit(self, write: Any, answer: AnswerRecord | None) -> None:
+    def commit(self, write: W, answer: AnswerRecord | None) -> None:
         self.store.commit(write, answer)
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
@@ -168,52 +166,40 @@ class StoreBacked:
         return self.store.stored_answer(scope)
 
 
-@dataclass(frozen=True)
-class NodePartition(StoreBacked):
-    """A node's partition (the path's ``nodeId``), through the node store."""
-
-    store: NodeStore
-    clock: Clock
-
-    def read(self, route: Route, caller: Caller) -> NodeSnapshot | None:
-        return _with_ended(self.store.load_node(route.node_id), route, self.store, self.clock())
-
-
-def node_partition(ports: Ports) -> Partition:
-    return NodePartition(ports.store, ports.clock)
-
-
-def _never(_body: Any) -> bool:
+def _never(_body: object) -> bool:
     return False
 
 
-def _as_validated(body: Any) -> Any:
+def _as_validated(body: object) -> object:
     """The validated body as the key compares it: key order, whitespace and defaults aside."""
     return body.model_dump(mode="json", by_alias=True) if isinstance(body, BaseModel) else body
 
 
 @dataclass(frozen=True)
-class WriteSpec(Generic[B, W]):
-    """What one write endpoint brings to the pipeline; the options are its real variations."""
+class WriteSpec(Generic[B, S, W, P]):
+    """What one write endpoint brings to the pipeline; the options are its real variations.
+    ``refusals``: every refusal its ``decide`` (or ``timely``) may answer, declared here once
+    (its route's errors and its OpenAPI document are made from them)."""
 
     name: str  # metrics: <name>Refusals, ...; log lines: "<name in words> refused", ...
     conflict: str  # the 409 after every attempt lost: over the path ids and ``body``
-    access: Access
+    access: Access[S]
     parse: Callable[[RawBody], B]
-    decide: Decide[B, W]
+    decide: Decide[S, B, W]
     committed: Callable[[W], Committed]
+    partition: Callable[[P], Partition[S, W]]  # where it reads and commits
+    refusals: tuple[type[ApiError], ...] = ()
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
-    document: Callable[[B], Any] = _as_validated  # the body as the key compares it
+    document: Callable[[B], object] = _as_validated  # the body as the key compares it
     # Checks of the body that need the clock, before any write (a create's term).
     timely: Callable[[B, datetime], None] | None = None
     # Refusals a committed first request explains: the key's first answer, if any, instead.
     first_answer_for: tuple[type[ApiError], ...] = ()
-    before_write: Callable[[W, Ports], W] | None = None  # a step before the first write
-    after_commit: Callable[[Any, W, Ports, datetime], None] | None = None
-    partition: Callable[[Ports], Partition] = node_partition  # where it reads and commits
-    # Written in the write's own transaction, its record (a node's writes; None: no events).
-    events: Events[W] | None = None
+    before_write: Callable[[W, P], W] | None = None  # a step before the first write
+    # The write made whole from what it was decided from (a node's: its events).
+    finish: Callable[[S, W], W] | None = None
+    after_commit: Callable[[S, W, P, datetime], None] | None = None
 
     @property
     def noun(self) -> str:
@@ -222,12 +208,12 @@ class WriteSpec(Generic[B, W]):
 
 
 def run_write(
-    spec: WriteSpec[B, W],
+    spec: WriteSpec[B, S, W, P],
     route: Route,
     caller: Caller,
     body: RawBody,
     idempotency_key: str | None,
-    ports: Ports,
+    ports: P,
 ) -> Outcome:
     """The answer to one write: its outcome or a replay; an ApiError is raised."""
     if not (_ids_look_right(route) and spec.access.permitted(caller)):
@@ -255,42 +241,24 @@ def _ids_look_right(route: Route) -> bool:
 
 
 def _reads(
-    spec: WriteSpec[B, W], route: Route, caller: Caller, partition: Partition
-) -> Callable[[], Any]:
-    """The partition's reads, one per attempt. Where the node settles who may make the
-    call, anyone but the operator (who may act on any node) has it read now, and must be
-    allowed on it, else the one 404 before the body; that read serves the first attempt,
+    spec: WriteSpec[B, S, W, P], route: Route, caller: Caller, partition: Partition[S, W]
+) -> Callable[[], S]:
+    """The partition's reads, one per attempt. Where the partition settles who may make the
+    call, anyone but the operator (who may act on any partition) has it read now, and must
+    be allowed on it, else the one 404 before the body; that read serves the first attempt,
     so the call costs what it would anyway."""
-    pending: list[Any] = []
-    on_node = spec.access.on_node
-    if on_node is not None and not caller.platform_operator:
+    pending: list[S] = []
+    on_partition = spec.access.on_partition
+    if on_partition is not None and not caller.platform_operator:
         first = partition.read(route, caller)
-        if first is None or not on_node(caller, first, route):
+        if first is None or not on_partition(caller, first, route):
             raise NotFound()
         pending.append(first)
     return lambda: pending.pop() if pending else partition.read(route, caller)
 
 
-def _with_ended(
-    snapshot: NodeSnapshot | None, route: Route, store: NodeStore, now: datetime
-) -> NodeSnapshot | None:
-    """The node as read, with the route's reservation from the node's history when it is
-    not in the node's partition (one GetItem, on that path alone): a write on an ended
-    reservation is refused as one (409 ``reservation_not_active``), as before it moved,
-    and only an unknown one, or one past its retention, is the 404."""
-    reservation_id = route.params.get("reservationId")
-    if snapshot is None or reservation_id is None:
-        return snapshot
-    if any(reservation.id == reservation_id for reservation in snapshot.reservations):
-        return snapshot
-    ended = store.load_ended(route.node_id, reservation_id)
-    if ended is None or not ended.retained_at(now):
-        return snapshot
-    return replace(snapshot, reservations=(*snapshot.reservations, ended))
-
-
 def _keyed(
-    spec: WriteSpec[B, W], route: Route, caller: Caller, body: B, header: str | None
+    spec: WriteSpec[B, S, W, P], route: Route, caller: Caller, body: B, header: str | None
 ) -> IdempotentRequest | None:
     """The keyed request, after the body is valid; None without a key to look at."""
     if not spec.keyed or spec.dry_run(body):
@@ -299,13 +267,13 @@ def _keyed(
 
 
 def _attempt(
-    spec: WriteSpec[B, W],
+    spec: WriteSpec[B, S, W, P],
     request: Request[B],
     caller: Caller,
     keyed: IdempotentRequest | None,
-    read: Callable[[], Any],
-    ports: Ports,
-    partition: Partition,
+    read: Callable[[], S],
+    ports: P,
+    partition: Partition[S, W],
 ) -> Outcome | None:
     """Read, decide, write once; None when a concurrent writer won and it must run again."""
     now = ports.clock()
@@ -316,9 +284,8 @@ def _attempt(
     if decided.write is None:
         return decided.answer
     write = decided.write if spec.before_write is None else spec.before_write(decided.write, ports)
-    if spec.events is not None:  # a node's write: each carries its events
-        node_write: Any = write
-        write = replace(node_write, events=spec.events(snapshot, write))
+    if spec.finish is not None:
+        write = spec.finish(snapshot, write)
     try:
         partition.commit(write, idempotency.answer_record(keyed, decided.answer, now))
     except WriteConflict as conflict:
@@ -330,10 +297,10 @@ def _attempt(
 
 
 def _refused(
-    spec: WriteSpec[B, W],
+    spec: WriteSpec[B, S, W, P],
     refusal: ApiError,
     keyed: IdempotentRequest | None,
-    partition: Partition,
+    partition: Partition[S, W],
     now: datetime,
 ) -> Outcome:
     """Raise the refusal, kept first when it is a decision; a first answer replayed instead."""
@@ -344,7 +311,7 @@ def _refused(
 
 
 def _lost_race(
-    spec: WriteSpec[B, W],
+    spec: WriteSpec[B, S, W, P],
     keyed: IdempotentRequest | None,
     conflict: WriteConflict,
     now: datetime,
@@ -365,7 +332,7 @@ def _count(committed: Committed, route: Route, caller: Caller) -> None:
 
 
 def _first_answer_or(
-    refusal: ApiError, keyed: IdempotentRequest | None, ports: Ports, partition: Partition
+    refusal: ApiError, keyed: IdempotentRequest | None, ports: Ports, partition: Partition[S, W]
 ) -> Outcome:
     """The key's live first answer when there is one (a create whose term went stale since
     it committed, an end whose workload is gone because it did); else the refusal. Only

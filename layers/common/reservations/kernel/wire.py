@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
@@ -94,100 +94,3 @@ def error_json(error: ApiError) -> str:
 def response_json(model: BaseModel) -> str:
     """A response's exact body (camelCase, absent rather than null): stored and replayed as is."""
     return model.model_dump_json(by_alias=True, exclude_none=True)
-
-
-class UnitView(WireModel):
-    """One allocatable GPU unit as ``GET /v1/nodes/{nodeId}/reservations/units`` shows it."""
-
-    id: str = Field(description="IOMMU group's PCI address, e.g. 0000:04:00.0")
-    alloc_class: str = Field(description="vfio-group, device-request, host, mig, ...")
-    gpu_model_id: str
-    gpu_model_name: str | None = None
-    sellable_gpus: int
-    state: Literal["free", "claimed"]
-    claimed_by: str | None = Field(default=None, description="vm:<id> or pod:<id>")
-    reservable: bool
-    not_reservable_reason: str | None = None
-    reservation_id: str | None = None
-    released: bool | None = None
-
-
-class ReservationView(WireModel):
-    """A reservation as the API shows it (effective status, sorted unit ids)."""
-
-    id: str
-    node_id: str
-    status: Literal["pending", "active", "expired", "cancelled", "needs-review"]
-    starts_at: Timestamp
-    ends_at: Timestamp | None = None
-    allowed_org_ids: list[str]
-    managing_org_ids: list[str]
-    reserved_unit_ids: list[str]
-    released_unit_ids: list[str]
-    contract_ref: str | None = None
-    reason: str | None = None
-    topology_gen: int | None = None
-    created_at: Timestamp
-    updated_at: Timestamp
-
-
-class ReclaimResponse(ReservationView):
-    """The reservation after the reclaim, plus what was (or, dry run, would be) done."""
-
-    terminated: list[str] | None = Field(default=None, description="real run: workload ids")
-    skipped: list[str] | None = Field(default=None, description="real run: not spot, left running")
-    would_terminate: list[str] | None = Field(default=None, description="dry run")
-    would_skip: list[str] | None = Field(default=None, description="dry run")
-
-
-class ReservationPage(WireModel):
-    """One page of a node's reservations, sorted by id."""
-
-    items: list[ReservationView]
-    next_cursor: NextCursor = None
-
-
-class WorkloadTermination(WireModel):
-    """A terminating workload's termination: the message the node was sent."""
-
-    id: str
-    reservation_id: str | None = Field(default=None, description="the reclaim's reservation")
-    requested_at: Timestamp | None = Field(
-        default=None, description="when the reclaim asked for it"
-    )
-
-
-class WorkloadView(WireModel):
-    """A workload on a node: as ``POST /v1/nodes/{nodeId}/workloads`` answers it (running),
-    or as read, ``terminating`` with its termination once a reclaim asked the node to stop
-    it."""
-
-    id: str
-    node_id: str
-    kind: Literal["vm", "pod"]
-    tier: Literal["spot", "reserved", "on-demand"]
-    org_id: str
-    unit_ids: list[str] = Field(description="sorted")
-    state: Literal["running", "terminating"]
-    termination: WorkloadTermination | None = Field(default=None, description="terminating only")
-    created_at: Timestamp | None = Field(
-        default=None, description="when it was placed; absent on items older than the field"
-    )
-
-
-class WorkloadPage(WireModel):
-    """One page of a node's workloads the caller may see, sorted by id."""
-
-    items: list[WorkloadView]
-    next_cursor: NextCursor = None
-
-
-class NodeView(WireModel):
-    """A node as ``PUT /v1/nodes/{nodeId}`` answers it."""
-
-    id: str
-    owner_org_id: str
-    topology_gen: int
-    unit_ids: list[str] = Field(description="sorted")
-    created_at: Timestamp
-    updated_at: Timestamp

@@ -1,6 +1,6 @@
 """What every function's entry point is made of, in one place: the decorator stack every
-handler wears, and the real ports its use cases get (the DynamoDB table, the SQS queues,
-the clock). Nothing here makes a client: each is made on its first use."""
+handler wears. Each slice wires its own real ports (``<slice>/wiring.py``); nothing there
+makes a client: each is made on its first use."""
 
 from __future__ import annotations
 
@@ -9,16 +9,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from reservations.kernel.clock import utc_now
 from reservations.kernel.observability import logger, metrics, tracer
 from reservations.kernel.settings import check_settings
-from reservations.nodes.ports import Ports
-from reservations.nodes.table.store import NodeTable
-from reservations.nodes.table.writes import make_node_queue
-from reservations.terminations.table.queues import send_termination, send_terminations
-from reservations.terminations.table.store import TerminationTable
-from reservations.webhooks.table.deliveries import DeliveryQueue
-from reservations.webhooks.table.subscriptions import HookTable
 
 Handler = Callable[[dict[str, Any], LambdaContext], Any]
 
@@ -33,19 +25,3 @@ def entry_point(correlation_id_path: str) -> Callable[[Handler], Handler]:
         return check_settings(logged(metrics.log_metrics(traced)))
 
     return wear
-
-
-def real_ports(**overrides: Any) -> Ports:
-    """The table, the queues, an org's webhooks and the clock; ``overrides``: a function's
-    own (a create's reservation ids)."""
-    real: dict[str, Any] = {
-        "store": NodeTable(),
-        "terminations": TerminationTable(),
-        "clock": utc_now,
-        "send_terminations": send_terminations,
-        "send_termination": send_termination,
-        "make_queue": make_node_queue,
-        "webhooks": HookTable(),
-        "queue_delivery": DeliveryQueue().send,
-    }
-    return Ports(**(real | overrides))

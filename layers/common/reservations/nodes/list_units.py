@@ -7,7 +7,7 @@ from datetime import datetime
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound
 from reservations.kernel.ids import is_resource_id
-from reservations.kernel.wire import UnitView
+from reservations.nodes.models.views import UnitView
 from reservations.nodes.ports import NodeStore
 from reservations.nodes.rules.access import READ, may_list_units
 from reservations.nodes.views import unit_view

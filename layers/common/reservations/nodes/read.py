@@ -13,24 +13,26 @@ the cursor; the cursor only says where the page starts.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from reservations.kernel.caller import Caller
-from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.kernel.cursors import (
+    Cursor,
+    CursorScope,
+    decode_cursor,
+    encode_cursor,
+    page_limit,
+)
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id, is_workload_id
-from reservations.kernel.wire import NodeView, WorkloadPage, WorkloadView
 from reservations.nodes.models.partition import Node, Workload
 from reservations.nodes.models.reads import WorkloadsRead
+from reservations.nodes.models.views import NodeView, WorkloadPage, WorkloadView
 from reservations.nodes.rules.access import READ, runs_the_node
 from reservations.nodes.views import node_view, read_workload_view
 
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 100
-_LIMIT = r"[1-9][0-9]?|100"
 STATES = ("running", "terminating")
 WORKLOAD_FEED = "workloads"  # binds a cursor to this list (no other list's cursor reads)
 
@@ -82,7 +84,7 @@ def list_workloads(
     none of them (never an empty first page for a stranger)."""
     if not is_resource_id(node_id) or not caller.has(READ):
         raise NotFound()
-    limit, states = _limit(query.limit or None), _states(query.state or None)
+    limit, states = page_limit(query.limit), _states(query.state or None)
     scope = CursorScope(node_id, ",".join(sorted(states)), caller.org_id, WORKLOAD_FEED)
     after = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else ""
     read = reader.workloads(node_id)
@@ -105,18 +107,6 @@ def _sees(caller: Caller, owner_org_id: str, workload: Workload) -> bool:
 
 def _state(workload: Workload) -> str:
     return workload.state.value
-
-
-def _limit(text: str | None) -> int:
-    """1-100, default 50; anything else is a 400 naming ``limit``."""
-    if text is None:
-        return DEFAULT_LIMIT
-    if not re.fullmatch(_LIMIT, text):
-        raise InvalidRequest(
-            f"limit must be an integer from 1 to {MAX_LIMIT}",
-            [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
-        )
-    return int(text)
 
 
 def _states(text: str | None) -> frozenset[str]:

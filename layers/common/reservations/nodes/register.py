@@ -27,7 +27,8 @@ from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import Node, NodeSnapshot, ReviewScope, Unit
 from reservations.nodes.models.requests import NodeRequest, UnitSpec, parse_node_request
 from reservations.nodes.models.writes import NodePut, UnitPut
-from reservations.nodes.ports import Ports
+from reservations.nodes.partition import node_partition, with_events
+from reservations.nodes.ports import RegisterPorts
 from reservations.nodes.rules.access import may_write_nodes
 from reservations.nodes.rules.topology import (
     TopologyChange,
@@ -187,7 +188,7 @@ def _leftovers(snapshot: NodeSnapshot | None, change: TopologyChange) -> tuple[I
     )
 
 
-def with_queue(write: NodePut, ports: Ports) -> NodePut:
+def with_queue(write: NodePut, ports: RegisterPorts) -> NodePut:
     """Before the first write of a node without a queue: its queue, made (idempotent)."""
     if write.node.queue_url is not None:
         return write
@@ -238,16 +239,18 @@ def committed(write: NodePut) -> Committed:
 
 
 # Register and update nodes, re-affirm reviewed reservations: the operator alone.
-OPERATOR = Access(may_write_nodes)
+OPERATOR: Access[NodeSnapshot | None] = Access(may_write_nodes)
 
-PUT_NODE: WriteSpec[NodeRequest, NodePut] = WriteSpec(
+PUT_NODE: WriteSpec[NodeRequest, NodeSnapshot | None, NodePut, RegisterPorts] = WriteSpec(
     name="NodeWrite",
     conflict="node {nodeId} kept changing while it was written",
     access=OPERATOR,
     parse=parse_node_request,
     keyed=False,
     decide=decide,
-    events=node_events,
+    finish=with_events(node_events),
+    partition=node_partition,
+    refusals=(StaleTopology, UnitsUnavailable),
     committed=committed,
     before_write=with_queue,
 )

@@ -5,16 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from reservations.capacity.rules.plan import ReclaimPlan
 from reservations.kernel.times import format_time
-from reservations.kernel.wire import (
-    NodeView,
-    ReclaimResponse,
-    ReservationView,
-    UnitView,
-    WorkloadTermination,
-    WorkloadView,
-)
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
@@ -23,6 +14,13 @@ from reservations.nodes.models.partition import (
     UnitGenerations,
     Workload,
     WorkloadState,
+)
+from reservations.nodes.models.views import (
+    NodeView,
+    ReservationView,
+    UnitView,
+    WorkloadTermination,
+    WorkloadView,
 )
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.rules.units import governing_reservation, is_released, not_reservable_reason
@@ -44,29 +42,6 @@ def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
         not_reservable_reason=reason,
         reservation_id=governed[0].id if governed else None,
         released=is_released(governed[0], governed[1], unit.id) if governed else None,
-    )
-
-
-def reclaim_response(
-    reservation: Reservation,
-    node: Node,
-    now: datetime,
-    *,
-    done: ReclaimPlan | None = None,
-    would: ReclaimPlan | None = None,
-) -> ReclaimResponse:
-    """The reservation after a reclaim (``done``) or as a dry run leaves it (``would``)."""
-    released = reservation.released_unit_ids
-    updated_at = reservation.updated_at
-    if done is not None and done.releases_change:
-        released, updated_at = done.released_after, now
-    view = reservation_view(reservation, node, now, released, updated_at)
-    return ReclaimResponse(
-        **view.model_dump(),
-        terminated=done.terminated_ids if done else None,
-        skipped=done.skipped_ids if done else None,
-        would_terminate=would.terminated_ids if would else None,
-        would_skip=would.skipped_ids if would else None,
     )
 
 

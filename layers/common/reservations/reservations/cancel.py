@@ -17,6 +17,8 @@ from reservations.kernel.errors import NotFound, ReservationNotActive
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
 from reservations.nodes.models.partition import NodeSnapshot, ReservationStatus
 from reservations.nodes.models.writes import ReservationChange
+from reservations.nodes.partition import node_partition, with_events
+from reservations.nodes.ports import NodePorts
 from reservations.nodes.rules.access import may_write_reservations
 from reservations.nodes.rules.history import naming_the_same
 from reservations.reservations import changes
@@ -52,13 +54,15 @@ def decide(
     return changes.decided(acted_on, moved)
 
 
-CANCEL: WriteSpec[CancelRequest, ReservationChange] = WriteSpec(
+CANCEL: WriteSpec[CancelRequest, NodeSnapshot | None, ReservationChange, NodePorts] = WriteSpec(
     name="Cancel",
     conflict="reservation {reservationId} kept changing while cancelling",
     access=changes.OWNERS,
     # The validated body: no body, {} and {"reason": null} are the same request.
     parse=parse_cancel_request,
     decide=decide,
-    events=changes.change_events,
+    finish=with_events(changes.change_events),
+    partition=node_partition,
+    refusals=(ReservationNotActive,),
     committed=changes.committed,
 )

@@ -67,19 +67,27 @@ def managed(
     return capacity_refusal(reservation, read.node, request.body.unit_ids, now) or acted_on
 
 
-def _may_manage_capacity_on(caller: Caller, snapshot: NodeSnapshot, route: Route) -> bool:
-    return may_manage_capacity_of(caller, snapshot, route.params["reservationId"])
+def _may_manage_capacity_on(caller: Caller, snapshot: NodeSnapshot | None, route: Route) -> bool:
+    return snapshot is not None and may_manage_capacity_of(
+        caller, snapshot, route.params["reservationId"]
+    )
 
 
-def _may_write_reservations_on(caller: Caller, snapshot: NodeSnapshot, _route: Route) -> bool:
-    return may_write_reservations(caller, snapshot)
+def _may_write_reservations_on(
+    caller: Caller, snapshot: NodeSnapshot | None, _route: Route
+) -> bool:
+    return snapshot is not None and may_write_reservations(caller, snapshot)
 
 
 # Release and reclaim: ``reservation.capacity``, and the operator, the node's owner or a
 # manager of the route's reservation.
-MANAGERS = Access(lambda caller: caller.has(CAPACITY), _may_manage_capacity_on)
+MANAGERS: Access[NodeSnapshot | None] = Access(
+    lambda caller: caller.has(CAPACITY), _may_manage_capacity_on
+)
 # Create and cancel: ``reservation.write``, and the operator or the node's owner.
-OWNERS = Access(lambda caller: caller.has(WRITE), _may_write_reservations_on)
+OWNERS: Access[NodeSnapshot | None] = Access(
+    lambda caller: caller.has(WRITE), _may_write_reservations_on
+)
 
 
 def change(

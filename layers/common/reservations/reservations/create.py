@@ -32,6 +32,8 @@ from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import NodeSnapshot, Reservation
 from reservations.nodes.models.writes import ReservationCreate
+from reservations.nodes.partition import node_partition, with_events
+from reservations.nodes.ports import NodePorts
 from reservations.nodes.rules.access import may_write_reservations
 from reservations.nodes.rules.history import naming_the_same
 from reservations.nodes.rules.units import UnitReason
@@ -182,17 +184,21 @@ def _as_sent(body: CreateReservationRequest) -> Any:
     return body.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-CREATE: WriteSpec[CreateReservationRequest, ReservationCreate] = WriteSpec(
-    name="Create",
-    conflict="node {nodeId} kept changing while creating the reservation",
-    access=OWNERS,
-    parse=parse_create_request,
-    document=_as_sent,
-    timely=_term_is_valid,
-    # A create retried after its term went stale gets the first answer, however late
-    # (exactly once): the only path on which a create reads the key's record.
-    first_answer_for=(InvalidRequest,),
-    decide=decide,
-    events=create_events,
-    committed=committed,
+CREATE: WriteSpec[CreateReservationRequest, NodeSnapshot | None, ReservationCreate, NodePorts] = (
+    WriteSpec(
+        name="Create",
+        conflict="node {nodeId} kept changing while creating the reservation",
+        access=OWNERS,
+        parse=parse_create_request,
+        document=_as_sent,
+        timely=_term_is_valid,
+        # A create retried after its term went stale gets the first answer, however late
+        # (exactly once): the only path on which a create reads the key's record.
+        first_answer_for=(InvalidRequest,),
+        decide=decide,
+        finish=with_events(create_events),
+        partition=node_partition,
+        refusals=(UnitsUnavailable, UnitsNotReservable),
+        committed=committed,
+    )
 )

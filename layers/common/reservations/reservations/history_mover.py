@@ -20,7 +20,7 @@ from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import Reservation
 from reservations.nodes.models.writes import HistoryMove
-from reservations.nodes.ports import Ports
+from reservations.nodes.ports import NodePorts
 from reservations.nodes.rules.history import due_to_move
 
 # A pass stops starting moves with less than this left of its invocation (seconds): one
@@ -34,7 +34,7 @@ class MoveOutcome(StrEnum):
     DEFERRED = "deferred"  # no time left in this invocation
 
 
-def move_expired(ports: Ports, time_left: Callable[[], float]) -> dict[MoveOutcome, int]:
+def move_expired(ports: NodePorts, time_left: Callable[[], float]) -> dict[MoveOutcome, int]:
     """One pass: every reservation past its end moved, as far as the invocation allows;
     then, on each node it moved one of, the orgs named no more taken out of its list access
     (so that item holds the orgs of what is still readable, not of the node's whole past)."""
@@ -56,7 +56,7 @@ def move_expired(ports: Ports, time_left: Callable[[], float]) -> dict[MoveOutco
 
 
 def _move(
-    ports: Ports, reservation: Reservation, now: datetime, time_left: Callable[[], float]
+    ports: NodePorts, reservation: Reservation, now: datetime, time_left: Callable[[], float]
 ) -> MoveOutcome:
     if time_left() < MOVE_RESERVE_SECONDS:
         return MoveOutcome.DEFERRED

@@ -14,15 +14,19 @@ at ``limit`` matches.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
 from reservations.kernel.caller import Caller
-from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.kernel.cursors import (
+    Cursor,
+    CursorScope,
+    decode_cursor,
+    encode_cursor,
+    page_limit,
+)
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id
-from reservations.kernel.wire import ReservationPage, ReservationView
 from reservations.nodes.models.partition import (
     ListAccess,
     NodeSnapshot,
@@ -30,6 +34,7 @@ from reservations.nodes.models.partition import (
     ReservationStatus,
     UnitGenerations,
 )
+from reservations.nodes.models.views import ReservationPage, ReservationView
 from reservations.nodes.ports import NodeStore
 from reservations.nodes.rules.access import (
     READ,
@@ -40,12 +45,6 @@ from reservations.nodes.rules.access import (
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.views import reservation_view
 
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 100
-# A limit as the lists accept it: decimal 1-100, no sign, no leading zero (the OpenAPI
-# document declares it an integer from 1 to 100; a part given empty is absent).
-_LIMIT = r"[1-9][0-9]?|100"
-LIMIT_PATTERN = rf"^$|^({_LIMIT})$"
 # A list asking only for these reads the node's partition alone: no reservation in the
 # node's history can have them (it ended), and one that ended but has not moved yet is
 # filtered out by its effective status like any other.
@@ -95,7 +94,7 @@ def list_reservations(
     see none of them (never an empty first page for a stranger)."""
     if not is_resource_id(node_id) or not caller.has(READ):
         raise NotFound()
-    limit, statuses = _limit(query.limit or None), _statuses(query.status or None)
+    limit, statuses = page_limit(query.limit), _statuses(query.status or None)
     scope = CursorScope(node_id, ",".join(sorted(statuses)), caller.org_id)
     cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor else None
     with_history = not statuses or not statuses <= LIVE_STATUSES
@@ -134,18 +133,6 @@ def _names(reservation: Reservation, org_id: str) -> bool:
 def _view(reservation: Reservation, node: UnitGenerations, now: datetime) -> ReservationView:
     released, updated_at = reservation.released_unit_ids, reservation.updated_at
     return reservation_view(reservation, node, now, released, updated_at)
-
-
-def _limit(text: str | None) -> int:
-    """1-100, default 50; anything else is a 400 naming ``limit``."""
-    if text is None:
-        return DEFAULT_LIMIT
-    if not re.fullmatch(_LIMIT, text):  # decimal, no sign, no leading zero
-        raise InvalidRequest(
-            f"limit must be an integer from 1 to {MAX_LIMIT}",
-            [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
-        )
-    return int(text)
 
 
 def _statuses(text: str | None) -> frozenset[str]:

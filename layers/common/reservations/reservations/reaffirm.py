@@ -28,6 +28,8 @@ from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
 from reservations.nodes.models.requests import ReaffirmRequest, parse_reaffirm_request
 from reservations.nodes.models.writes import ReaffirmWrite
+from reservations.nodes.partition import node_partition, with_events
+from reservations.nodes.ports import NodePorts
 from reservations.nodes.register import OPERATOR
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.views import reservation_view
@@ -128,12 +130,14 @@ def committed(write: ReaffirmWrite) -> Committed:
     return Committed("reservation re-affirmed", context, {"ReservationsReaffirmed": 1})
 
 
-REAFFIRM: WriteSpec[ReaffirmRequest, ReaffirmWrite] = WriteSpec(
+REAFFIRM: WriteSpec[ReaffirmRequest, NodeSnapshot | None, ReaffirmWrite, NodePorts] = WriteSpec(
     name="Reaffirm",
     conflict="reservation {reservationId} kept changing while it was re-affirmed",
     access=OPERATOR,
     parse=parse_reaffirm_request,
     decide=decide,
-    events=reaffirm_events,
+    finish=with_events(reaffirm_events),
+    partition=node_partition,
+    refusals=(ReservationNotInReview, UnitsNotReservable),
     committed=committed,
 )

@@ -12,8 +12,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.kernel.observability import logger, metrics
 from reservations.nodes.models.partition import Node, OpenTermination, Workload, WorkloadState
 from reservations.nodes.models.writes import ReclaimWrite
-from reservations.nodes.ports import BatchSender
 from reservations.terminations.models import SpotTermination
+from reservations.terminations.ports import BatchSender
 
 
 def message(termination: OpenTermination, now: datetime) -> SpotTermination:

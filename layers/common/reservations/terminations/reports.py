@@ -15,8 +15,9 @@ from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import ItemVersion, WriteConflict
 from reservations.nodes.models.partition import NodeSnapshot, Workload
 from reservations.nodes.models.writes import TerminationClose
-from reservations.nodes.ports import NodeStore, TerminationStore
+from reservations.nodes.ports import NodeStore
 from reservations.terminations.models import TerminationReport
+from reservations.terminations.ports import TerminationStore
 from reservations.terminations.rules import closed_by, freed_units
 
 _ATTEMPTS = 3

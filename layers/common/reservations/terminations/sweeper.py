@@ -27,9 +27,9 @@ from reservations.events.rules import builders as events
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.nodes.models.partition import OpenTermination, TerminationState
-from reservations.nodes.ports import Sender, TerminationStore
 from reservations.terminations.models import SendResult
 from reservations.terminations.outbox import message
+from reservations.terminations.ports import Sender, TerminationStore
 from reservations.terminations.rules import (
     RedeliveryPolicy,
     deduplication_id,

@@ -16,14 +16,19 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.events.rules.visibility import EVENTS_READ
 from reservations.kernel.caller import Caller
-from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.kernel.cursors import (
+    Cursor,
+    CursorScope,
+    decode_cursor,
+    encode_cursor,
+    page_limit,
+)
 from reservations.kernel.errors import DeliveryNotFailed, NotFound, SubscriptionDisabled
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.idempotency.rules import check_header
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.wire import response_json
-from reservations.nodes.ports import DeliveryQueuer, HookStore
 from reservations.webhooks.models.api import RetryQueued
 from reservations.webhooks.models.domain import (
     Delivery,
@@ -34,8 +39,8 @@ from reservations.webhooks.models.domain import (
     Subscription,
     SubscriptionStatus,
 )
+from reservations.webhooks.ports import DeliveryQueuer, HookStore
 from reservations.webhooks.rules.attempts import DISABLE_AFTER
-from reservations.webhooks.subscriptions import page_size
 from reservations.webhooks.table.items import attempt_sk
 
 DELIVERIES_LIST = "webhook-deliveries"
@@ -61,7 +66,7 @@ def list_deliveries(
 ) -> DeliveryPage:
     """A page of the subscription's attempts, newest first."""
     _own_subscription(caller, subscription_id, store)
-    size = page_size(limit or None)
+    size = page_limit(limit)
     scope = CursorScope(subscription_id, "", caller.org_id, DELIVERIES_LIST)
     before = decode_cursor(cursor, scope, key).after if cursor else None
     attempts = store.attempts_page(subscription_id, before, size + 1)

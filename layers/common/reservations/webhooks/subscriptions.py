@@ -14,7 +14,6 @@ a subscribe's and a rotation's shows a secret.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,8 +23,15 @@ from reservations.events.models import EventType
 from reservations.events.rules.visibility import EVENTS_READ
 from reservations.kernel.bodies import RawBody, optional_body, required_body
 from reservations.kernel.caller import Caller
-from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.kernel.cursors import (
+    Cursor,
+    CursorScope,
+    decode_cursor,
+    encode_cursor,
+    page_limit,
+)
 from reservations.kernel.errors import (
+    ApiError,
     FieldProblem,
     InvalidRequest,
     NotFound,
@@ -45,8 +51,6 @@ from reservations.kernel.pipeline import (
     WriteSpec,
 )
 from reservations.kernel.wire import response_json
-from reservations.nodes.ports import HookStore, Ports
-from reservations.reservations.read import DEFAULT_LIMIT, MAX_LIMIT
 from reservations.webhooks.models.api import (
     HookWrite,
     NoBody,
@@ -64,18 +68,18 @@ from reservations.webhooks.models.domain import (
     SigningSecrets,
     Subscription,
 )
+from reservations.webhooks.ports import HookStore, WebhookPorts
 from reservations.webhooks.rules.urls import url_problem
 
 WEBHOOKS_LIST = "webhooks"
 _EVENT_TYPES = frozenset(t.value for t in EventType)
 B = TypeVar("B")
-_LIMIT = re.compile(r"[1-9][0-9]?|100")
 # Any org's key with events.read manages its own org's webhooks; no node settles anything.
-HOOKS_ACCESS = Access(permitted=lambda caller: caller.has(EVENTS_READ))
+HOOKS_ACCESS: Access[OrgHooks] = Access(permitted=lambda caller: caller.has(EVENTS_READ))
 
 
 @dataclass(frozen=True)
-class HookPartition(StoreBacked):
+class HookPartition(StoreBacked[HookWrite]):
     """The caller's org's webhooks, through the hook store: a write's :class:`Partition`."""
 
     store: HookStore
@@ -84,7 +88,7 @@ class HookPartition(StoreBacked):
         return self.store.load_hooks(caller.org_id)
 
 
-def hook_partition(ports: Ports) -> Partition:
+def hook_partition(ports: WebhookPorts) -> Partition[OrgHooks, HookWrite]:
     return HookPartition(ports.webhooks)
 
 
@@ -185,9 +189,10 @@ def _hook_spec(
     name: str,
     conflict: str,
     parse: Callable[[RawBody], B],
-    decide: Decide[B, HookWrite],
+    decide: Decide[OrgHooks, B, HookWrite],
     message: str,
-) -> WriteSpec[B, HookWrite]:
+    refusals: tuple[type[ApiError], ...] = (),
+) -> WriteSpec[B, OrgHooks, HookWrite, WebhookPorts]:
     """A write of the org's webhooks, in its partition, under the webhooks' access;
     ``message``: the log line once committed."""
     return WriteSpec(
@@ -198,10 +203,13 @@ def _hook_spec(
         decide=decide,
         committed=_committed(message),
         partition=hook_partition,
+        refusals=refusals,
     )
 
 
-def subscribe_spec(allow_local: Callable[[], bool]) -> WriteSpec[SubscribeRequest, HookWrite]:
+def subscribe_spec(
+    allow_local: Callable[[], bool],
+) -> WriteSpec[SubscribeRequest, OrgHooks, HookWrite, WebhookPorts]:
     """``POST /v1/webhooks``; ``allow_local``: the stack's local receiver allowance."""
     return _hook_spec(
         "Subscribe",
@@ -209,10 +217,11 @@ def subscribe_spec(allow_local: Callable[[], bool]) -> WriteSpec[SubscribeReques
         subscribe_parser(allow_local),
         decide_subscribe,
         "webhook subscribed",
+        (SubscriptionLimit,),
     )
 
 
-UNSUBSCRIBE: WriteSpec[None, HookWrite] = _hook_spec(
+UNSUBSCRIBE: WriteSpec[None, OrgHooks, HookWrite, WebhookPorts] = _hook_spec(
     "Unsubscribe",
     "webhook {subscriptionId} kept changing while deleting it",
     lambda _raw: None,
@@ -220,7 +229,7 @@ UNSUBSCRIBE: WriteSpec[None, HookWrite] = _hook_spec(
     "webhook deleted",
 )
 
-ROTATE_SECRET: WriteSpec[None, HookWrite] = _hook_spec(
+ROTATE_SECRET: WriteSpec[None, OrgHooks, HookWrite, WebhookPorts] = _hook_spec(
     "SecretRotation",
     "webhook {subscriptionId} kept changing while rotating its secret",
     _no_body,
@@ -245,7 +254,7 @@ def list_subscriptions(
     """A page of the org's subscriptions, sorted by id (one Query: an org has at most 10)."""
     if not caller.has(EVENTS_READ):
         raise NotFound()
-    size = page_size(limit or None)
+    size = page_limit(limit)
     scope = CursorScope("", "", caller.org_id, WEBHOOKS_LIST)
     after = decode_cursor(cursor, scope, key).after if cursor else ""
     listed = [s for s in store.load_hooks(caller.org_id).subscriptions if s.id > after]
@@ -254,15 +263,3 @@ def list_subscriptions(
     more = len(listed) > size
     next_cursor = encode_cursor(Cursor(page[-1].id), scope, key) if more else None
     return SubscriptionPage(items=[SubscriptionView.of(s) for s in page], next_cursor=next_cursor)
-
-
-def page_size(text: str | None) -> int:
-    """``limit``: 1-100, default 50; anything else a 400 naming it."""
-    if text is None:
-        return DEFAULT_LIMIT
-    if not _LIMIT.fullmatch(text):
-        raise InvalidRequest(
-            f"limit must be an integer from 1 to {MAX_LIMIT}",
-            [FieldProblem("limit", f"must be an integer from 1 to {MAX_LIMIT}")],
-        )
-    return int(text)

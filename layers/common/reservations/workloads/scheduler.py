@@ -36,6 +36,8 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.models.writes import PlacementWrite, WorkloadEnd
+from reservations.nodes.partition import node_partition, with_events
+from reservations.nodes.ports import NodePorts
 from reservations.nodes.rules.access import may_place_workloads
 from reservations.nodes.views import workload_view
 from reservations.terminations.rules import freed_units
@@ -202,25 +204,28 @@ def _ended(write: WorkloadEnd) -> Committed:
 
 # The platform scheduler's calls: ``workload.place``, operator keys only; no node's data
 # can change it, so it is settled before any read.
-SCHEDULER = Access(may_place_workloads)
+SCHEDULER: Access[NodeSnapshot | None] = Access(may_place_workloads)
 
-PLACE: WriteSpec[PlaceWorkloadRequest, PlacementWrite] = WriteSpec(
+PLACE: WriteSpec[PlaceWorkloadRequest, NodeSnapshot | None, PlacementWrite, NodePorts] = WriteSpec(
     name="Placement",
     conflict="node {nodeId} kept changing while placing {body.id}",
     access=SCHEDULER,
     parse=parse_place_request,
     decide=decide_placement,
-    events=placement_events,
+    finish=with_events(placement_events),
+    partition=node_partition,
+    refusals=(WorkloadExists, UnitsUnavailable, UnitsNotSellable),
     committed=_placed,
 )
 
-END: WriteSpec[None, WorkloadEnd] = WriteSpec(
+END: WriteSpec[None, NodeSnapshot | None, WorkloadEnd, NodePorts] = WriteSpec(
     name="WorkloadEnd",
     conflict="workload {workloadId} kept changing while ending it",
     access=SCHEDULER,
     parse=_no_body,
     decide=decide_end,
-    events=end_events,
+    finish=with_events(end_events),
+    partition=node_partition,
     committed=_ended,
     # The repeat of an end finds its workload gone: the key's first answer, if any.
     first_answer_for=(NotFound,),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header
@@ -19,10 +19,11 @@ from reservations.kernel.http.routes import ApiRoute
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.observability import API_REQUEST, tracer
 from reservations.kernel.pipeline import WriteSpec, run_write
-from reservations.kernel.wiring import Handler, entry_point, real_ports
-from reservations.nodes.ports import Ports
+from reservations.kernel.ports import Ports
+from reservations.kernel.wiring import Handler, entry_point
 
 Registered = TypeVar("Registered", bound=Callable[..., Any])
+P = TypeVar("P", bound=Ports)
 
 IDEMPOTENCY_KEY = Annotated[
     str | None, Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h")
@@ -30,14 +31,14 @@ IDEMPOTENCY_KEY = Annotated[
 
 
 @dataclass
-class ApiFunction:
-    """An API function: its resolver, its ports (read at each call, so a test may swap
-    them), and its Lambda handler."""
+class ApiFunction(Generic[P]):
+    """An API function: its resolver, its slice's ports (read at each call, so a test may
+    swap them), and its Lambda handler."""
 
     app: APIGatewayHttpResolver
-    ports: Ports
+    ports: P
     lambda_handler: Handler
-    spec: WriteSpec[Any, Any] | None = None  # a write route's use case (what it refuses)
+    spec: WriteSpec[Any, Any, Any, Any] | None = None  # a write route's use case
 
     def route(self, route: ApiRoute) -> Callable[[Registered], Registered]:
         """Register ``route``'s handler under its path, as the OpenAPI document shows it;
@@ -51,22 +52,25 @@ class ApiFunction:
         return register
 
 
-def api_function(ports: Ports | None = None, default_route: bool = False) -> ApiFunction:
-    """A resolver answering every failure in the contract's shape, behind the handler."""
+def api_function(ports: P, default_route: bool = False) -> ApiFunction[P]:
+    """A resolver answering every failure in the contract's shape, behind the handler;
+    ``ports``: what its use cases read and write."""
     app = create_app(default_route)
 
     @entry_point(API_REQUEST)
     def lambda_handler(event: dict[str, Any], context: LambdaContext) -> Any:
         return with_request_id(event, lambda: app.resolve(event, context))
 
-    return ApiFunction(app, ports or real_ports(), lambda_handler)
+    return ApiFunction(app, ports, lambda_handler)
 
 
-def write_function(
-    route: ApiRoute, spec: WriteSpec[Any, Any], ports: Ports | None = None
-) -> ApiFunction:
-    """The whole function of a write route: its body parsed by the use case (after the
-    key, so 401 comes before 400), the write pipeline, and the answer as rendered once."""
+def write_function(route: ApiRoute, ports: P) -> ApiFunction[P]:
+    """The whole function of a write route, from its declaration and its slice's ``ports``:
+    its body parsed by its use case (after the key, so 401 comes before 400), the write
+    pipeline, and the answer as rendered once."""
+    if route.spec is None:
+        raise ValueError(f"{route.operation_id} is no write: it declares no use case")
+    spec = route.spec
     function = api_function(ports)
     function.spec = spec
 

@@ -7,17 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from reservations.events.models import EventType
-from reservations.kernel.cursors import MAX_CURSOR
+from reservations.kernel.cursors import DEFAULT_LIMIT, MAX_CURSOR, MAX_LIMIT
 from reservations.kernel.errors import documented_errors
-from reservations.kernel.http import routes
-from reservations.kernel.http.routes import ApiRoute
+from reservations.kernel.http.routes import ApiRoute, Link
 from reservations.kernel.ids import RESOURCE_ID
-from reservations.kernel.times import RFC3339
 from reservations.kernel.wire import ErrorBody, ThrottledBody
-from reservations.nodes.models.partition import ReservationStatus
-from reservations.nodes.read import STATES
-from reservations.reservations.read import DEFAULT_LIMIT, MAX_LIMIT
 
 # Headers, as the OpenAPI document declares them on the responses that carry them.
 _REQUEST_ID = {
@@ -76,23 +70,22 @@ def _success(route: ApiRoute, description: str) -> dict[str, Any]:
     if route.response is not None:
         success["content"] = {"application/json": {"model": route.response}}
     if route.links:
-        success["links"] = {target: link(route, target) for target in route.links}
+        success["links"] = {target.operation_id: link(route, target) for target in route.links}
     return success
 
 
-def link(route: ApiRoute, operation_id: str) -> dict[str, Any]:
-    """A link from ``route``'s success to the operation ``operation_id``: each of its path's
-    ids the request named is the request's; the one it did not is what the success made,
-    the body's ``id``."""
-    [target] = [other for other in routes.ALL if other.operation_id == operation_id]
+def link(route: ApiRoute, target: Link) -> dict[str, Any]:
+    """A link from ``route``'s success to the operation ``target``: each of its path's ids
+    the request named is the request's; the one it did not is what the success made, the
+    body's ``id``."""
     parameters = {
         name: f"$request.path.{name}" if name in route.path_ids else "$response.body#/id"
         for name in target.path_ids
     }
     return {
-        "operationId": operation_id,
+        "operationId": target.operation_id,
         "parameters": parameters,
-        "description": f"{target.summary}: the one this call made",
+        "description": f"{target.operation_id}, on what this call made",
     }
 
 
@@ -134,7 +127,7 @@ def request_body(model: type[BaseModel], required: bool = True) -> dict[str, Any
     }
 
 
-def _listed(values: Iterable[str], what: str) -> dict[str, Any]:
+def listed(values: Iterable[str], what: str) -> dict[str, Any]:
     """A comma-separated list of ``values`` (``?status=active,expired``): an array sent in
     one parameter, as OpenAPI's form style without explode sends it."""
     return {
@@ -145,31 +138,24 @@ def _listed(values: Iterable[str], what: str) -> dict[str, Any]:
     }
 
 
-# Every query parameter as the document declares it: what the logic accepts (its own
-# checks come after the key, so the handlers take plain strings); a parameter given empty
-# is absent (``allowEmptyValue``). The logic is lenient with spaces around a list's items.
-QUERY_PARAMETERS: dict[str, dict[str, Any]] = {
-    "limit": {
-        "description": f"page size, {MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}",
-        "schema": {
-            "type": "integer",
-            "minimum": MIN_LIMIT,
-            "maximum": MAX_LIMIT,
-            "default": DEFAULT_LIMIT,
-        },
-    },
-    "cursor": {
-        "description": "nextCursor of the previous page, unchanged (any other is a 400)",
-        "schema": {"type": "string", "maxLength": MAX_CURSOR},
-    },
-    "status": _listed((status.value for status in ReservationStatus), "effective statuses"),
-    "state": _listed(STATES, "workload states"),
-    "types": _listed((event_type.value for event_type in EventType), "event types"),
-    "after": {
-        "description": "RFC 3339 with an offset: only events after this time",
-        "schema": {"type": "string", "format": "date-time", "pattern": RFC3339},
+# The query parameters every page takes, as the document declares them: what the logic
+# accepts (its own checks come after the key, so the handlers take plain strings). A list's
+# own filters are its route's (``ApiRoute.query``); a parameter given empty is absent
+# (``allowEmptyValue``), and the logic is lenient with spaces around a list's items.
+LIMIT: dict[str, Any] = {
+    "description": f"page size, {MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}",
+    "schema": {
+        "type": "integer",
+        "minimum": MIN_LIMIT,
+        "maximum": MAX_LIMIT,
+        "default": DEFAULT_LIMIT,
     },
 }
+CURSOR: dict[str, Any] = {
+    "description": "nextCursor of the previous page, unchanged (any other is a 400)",
+    "schema": {"type": "string", "maxLength": MAX_CURSOR},
+}
+PAGE_QUERY: dict[str, dict[str, Any]] = {"limit": LIMIT, "cursor": CURSOR}
 # The path's ids: a node's, a reservation's, a workload's, a subscription's, an event's;
 # any other is the one 404.
 PATH_ID: dict[str, Any] = {"schema": {"type": "string", "pattern": RESOURCE_ID}}
@@ -185,10 +171,10 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 }
 
 
-def query_parameter(name: str) -> dict[str, Any]:
-    """The ``Query(...)`` arguments of a query parameter: its description (the document
-    takes the rest from :func:`parameter_fields`)."""
-    return {"description": QUERY_PARAMETERS[name]["description"]}
+def query_parameter(route: ApiRoute, name: str) -> dict[str, Any]:
+    """The ``Query(...)`` arguments of one of the route's query parameters: its description
+    (the document takes the rest from :func:`parameter_fields`)."""
+    return {"description": route.query[name]["description"]}
 
 
 def comma_list(values: list[str] | None) -> str | None:
@@ -198,13 +184,13 @@ def comma_list(values: list[str] | None) -> str | None:
     return None if values is None else ",".join(values)
 
 
-def parameter_fields(location: str, name: str) -> dict[str, Any]:
-    """What the document declares of a parameter, by where it is and its name: its schema
-    and, for a query parameter, how it is sent."""
+def parameter_fields(location: str, name: str, route: ApiRoute) -> dict[str, Any]:
+    """What the document declares of one of the route's parameters, by where it is and its
+    name: its schema and, for a query parameter, how it is sent."""
     if location == "path":
         return PATH_ID
     if location == "header" and name.lower() == "idempotency-key":
         return IDEMPOTENCY_KEY
-    if location == "query":
-        return {**QUERY_PARAMETERS[name], "allowEmptyValue": True}
+    if location == "query" and name in route.query:
+        return {**route.query[name], "allowEmptyValue": True}
     raise ValueError(f"no declaration of the {location} parameter {name}")

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action, delete, put, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.kernel.settings import node_queue_settings
 from reservations.kernel.times import format_time
 from reservations.nodes.models.writes import NodePut, ReaffirmWrite
 from reservations.nodes.table.items import PLACEMENTS, UNITS_CHANGED_AT, node_item, unit_item
@@ -20,13 +18,6 @@ from reservations.nodes.table.keys import (
     reservation_key,
     unit_key,
 )
-from reservations.terminations.table.queues import ensure_node_queue
-
-
-def make_node_queue(node_id: str) -> str:
-    """The node's spot-termination queue, made if missing (CreateQueue is idempotent)."""
-    prefix, dead_letter_arn = node_queue_settings()
-    return ensure_node_queue(clients.sqs(), prefix, node_id, dead_letter_arn)
 
 
 def node_put_actions(write: NodePut, room: int) -> list[Action]:

@@ -11,6 +11,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.kernel.aws import clients
+from reservations.kernel.settings import node_queue_settings
 from reservations.terminations.models import SendResult, SpotTermination
 
 __all__ = ["SendResult", "ensure_node_queue", "node_queue_name", "send_termination"]
@@ -136,3 +137,9 @@ def send_termination(
     except BotoCoreError:
         return SendResult.FAILED
     return SendResult.ACCEPTED
+
+
+def make_node_queue(node_id: str) -> str:
+    """The node's spot-termination queue, made if missing (CreateQueue is idempotent)."""
+    prefix, dead_letter_arn = node_queue_settings()
+    return ensure_node_queue(clients.sqs(), prefix, node_id, dead_letter_arn)

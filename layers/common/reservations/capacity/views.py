@@ -1,0 +1,33 @@
+"""A reclaim's answer, from the reservation as the write left it and what it did."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from reservations.capacity.models import ReclaimResponse
+from reservations.capacity.rules.plan import ReclaimPlan
+from reservations.nodes.models.partition import Node, Reservation
+from reservations.nodes.views import reservation_view
+
+
+def reclaim_response(
+    reservation: Reservation,
+    node: Node,
+    now: datetime,
+    *,
+    done: ReclaimPlan | None = None,
+    would: ReclaimPlan | None = None,
+) -> ReclaimResponse:
+    """The reservation after a reclaim (``done``) or as a dry run leaves it (``would``)."""
+    released = reservation.released_unit_ids
+    updated_at = reservation.updated_at
+    if done is not None and done.releases_change:
+        released, updated_at = done.released_after, now
+    view = reservation_view(reservation, node, now, released, updated_at)
+    return ReclaimResponse(
+        **view.model_dump(),
+        terminated=done.terminated_ids if done else None,
+        skipped=done.skipped_ids if done else None,
+        would_terminate=would.terminated_ids if would else None,
+        would_skip=would.skipped_ids if would else None,
+    )
