@@ -1,8 +1,8 @@
 """Lambda entry point for DELETE /v1/webhooks/{id}."""
 
-from reservations.kernel.http import routes
 from reservations.kernel.http.functions import write_function
-from reservations.webhooks.subscriptions import UNSUBSCRIBE
+from reservations.webhooks import endpoints
+from reservations.webhooks.wiring import webhook_ports
 
-function = write_function(routes.DELETE_WEBHOOK, UNSUBSCRIBE)
+function = write_function(endpoints.DELETE_WEBHOOK, webhook_ports())
 app, lambda_handler = function.app, function.lambda_handler

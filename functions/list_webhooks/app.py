@@ -4,24 +4,27 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from reservations.kernel.http import routes
 from reservations.kernel.http.functions import api_function
 from reservations.kernel.http.openapi import query_parameter
 from reservations.kernel.http.resolver import current_caller
 from reservations.kernel.settings import cursor_signing_key
+from reservations.webhooks import endpoints
 from reservations.webhooks.models.api import SubscriptionPage
 from reservations.webhooks.subscriptions import list_subscriptions
+from reservations.webhooks.wiring import webhook_ports
 
-function = api_function()
+function = api_function(webhook_ports())
 app, lambda_handler = function.app, function.lambda_handler
 
 
-@function.route(routes.LIST_WEBHOOKS)
+@function.route(endpoints.LIST_WEBHOOKS)
 def get_page(
     # Plain strings: the logic checks them after the key (401 first) and the permission
     # (404 before 400). A parameter given empty is absent.
-    limit: Annotated[str | None, Query(**query_parameter("limit"))] = None,
-    cursor: Annotated[str | None, Query(**query_parameter("cursor"))] = None,
+    limit: Annotated[str | None, Query(**query_parameter(endpoints.LIST_WEBHOOKS, "limit"))] = None,
+    cursor: Annotated[
+        str | None, Query(**query_parameter(endpoints.LIST_WEBHOOKS, "cursor"))
+    ] = None,
 ) -> SubscriptionPage:
     caller = current_caller(app)
     webhooks = function.ports.webhooks

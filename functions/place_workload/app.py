@@ -1,8 +1,8 @@
 """Lambda entry point for POST /v1/nodes/{nodeId}/workloads (the platform scheduler's)."""
 
-from reservations.kernel.http import routes
 from reservations.kernel.http.functions import write_function
-from reservations.workloads.scheduler import PLACE
+from reservations.nodes.wiring import node_ports
+from reservations.workloads import endpoints
 
-function = write_function(routes.PLACE_WORKLOAD, PLACE)
+function = write_function(endpoints.PLACE_WORKLOAD, node_ports())
 app, lambda_handler = function.app, function.lambda_handler

@@ -1,8 +1,8 @@
 """Lambda entry point for POST /v1/nodes/{nodeId}/reservations/{id}/release."""
 
-from reservations.capacity.release import RELEASE
-from reservations.kernel.http import routes
+from reservations.capacity import endpoints
+from reservations.capacity.wiring import capacity_ports
 from reservations.kernel.http.functions import write_function
 
-function = write_function(routes.RELEASE, RELEASE)
+function = write_function(endpoints.RELEASE, capacity_ports())
 app, lambda_handler = function.app, function.lambda_handler

@@ -7,11 +7,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.kernel.observability import SCHEDULED_EVENT, logger
 from reservations.kernel.settings import settings
-from reservations.kernel.wiring import entry_point, real_ports
+from reservations.kernel.wiring import entry_point
 from reservations.terminations.rules import RedeliveryPolicy
 from reservations.terminations.sweeper import sweep
+from reservations.terminations.wiring import termination_ports
 
-ports = real_ports()  # clients are made on first use, never at import
+ports = termination_ports()  # clients are made on first use, never at import
 
 
 def policy() -> RedeliveryPolicy:

@@ -11,9 +11,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Json
 
 from reservations.kernel.observability import SQS_BATCH, tracer
-from reservations.kernel.wiring import entry_point, real_ports
+from reservations.kernel.wiring import entry_point
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
+from reservations.terminations.wiring import termination_ports
 
 
 class ReportRecord(BaseModel):
@@ -28,7 +29,7 @@ class ReportRecord(BaseModel):
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=ReportRecord)
-ports = real_ports()  # clients are made on first use, never at import
+ports = termination_ports()  # clients are made on first use, never at import
 
 
 @tracer.capture_method(capture_response=False)  # a subsegment per use-case call

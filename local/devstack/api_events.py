@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from reservations.kernel.http import routes
+from reservations import endpoints
 from reservations.kernel.http.routes import ApiRoute
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -50,20 +50,22 @@ Key = str | None
 
 def list_units_event(node_id: str, authorization: Key) -> dict[str, Any]:
     return api_event(
-        "list_units/allowed.json", routes.LIST_UNITS, {"nodeId": node_id}, authorization
+        "list_units/allowed.json", endpoints.LIST_UNITS, {"nodeId": node_id}, authorization
     )
 
 
 def get_event(node_id: str, reservation_id: str, authorization: Key) -> dict[str, Any]:
     ids = {"nodeId": node_id, "reservationId": reservation_id}
-    return api_event("get_reservation/visible.json", routes.GET_RESERVATION, ids, authorization)
+    return api_event("get_reservation/visible.json", endpoints.GET_RESERVATION, ids, authorization)
 
 
 def list_event(
     node_id: str, authorization: Key, query: dict[str, str] | None = None
 ) -> dict[str, Any]:
     ids = {"nodeId": node_id}
-    event = api_event("list_reservations/owner.json", routes.LIST_RESERVATIONS, ids, authorization)
+    event = api_event(
+        "list_reservations/owner.json", endpoints.LIST_RESERVATIONS, ids, authorization
+    )
     event["rawQueryString"] = urlencode(query or {})
     event.pop("queryStringParameters", None)
     if query:
@@ -76,7 +78,7 @@ def reclaim_event(
 ) -> dict[str, Any]:
     ids = {"nodeId": node_id, "reservationId": reservation_id}
     file = "reclaim/real_run.json"
-    return api_event(file, routes.RECLAIM, ids, authorization, body, idempotency_key)
+    return api_event(file, endpoints.RECLAIM, ids, authorization, body, idempotency_key)
 
 
 def release_event(
@@ -84,7 +86,7 @@ def release_event(
 ) -> dict[str, Any]:
     ids = {"nodeId": node_id, "reservationId": reservation_id}
     file = "release/real_run.json"
-    return api_event(file, routes.RELEASE, ids, authorization, body, idempotency_key)
+    return api_event(file, endpoints.RELEASE, ids, authorization, body, idempotency_key)
 
 
 def cancel_event(
@@ -93,7 +95,7 @@ def cancel_event(
     """A cancel, with ``body`` None: no body at all."""
     ids = {"nodeId": node_id, "reservationId": reservation_id}
     file = "cancel/with_reason.json"
-    return api_event(file, routes.CANCEL, ids, authorization, body, idempotency_key)
+    return api_event(file, endpoints.CANCEL, ids, authorization, body, idempotency_key)
 
 
 def reaffirm_event(
@@ -101,21 +103,21 @@ def reaffirm_event(
 ) -> dict[str, Any]:
     ids = {"nodeId": node_id, "reservationId": reservation_id}
     file = "reaffirm/reaffirm.json"
-    return api_event(file, routes.REAFFIRM, ids, authorization, body, idempotency_key)
+    return api_event(file, endpoints.REAFFIRM, ids, authorization, body, idempotency_key)
 
 
 def create_event(
     node_id: str, body: Any, authorization: Key, idempotency_key: Key = None
 ) -> dict[str, Any]:
     ids, file = {"nodeId": node_id}, "create_reservation/created.json"
-    return api_event(file, routes.CREATE_RESERVATION, ids, authorization, body, idempotency_key)
+    return api_event(file, endpoints.CREATE_RESERVATION, ids, authorization, body, idempotency_key)
 
 
 def place_event(
     node_id: str, body: Any, authorization: Key, idempotency_key: Key = None
 ) -> dict[str, Any]:
     ids, file = {"nodeId": node_id}, "place_workload/spot_on_released.json"
-    return api_event(file, routes.PLACE_WORKLOAD, ids, authorization, body, idempotency_key)
+    return api_event(file, endpoints.PLACE_WORKLOAD, ids, authorization, body, idempotency_key)
 
 
 def end_event(
@@ -123,23 +125,23 @@ def end_event(
 ) -> dict[str, Any]:
     ids = {"nodeId": node_id, "workloadId": workload_id}
     file = "end_workload/ended.json"
-    return api_event(file, routes.END_WORKLOAD, ids, authorization, None, idempotency_key)
+    return api_event(file, endpoints.END_WORKLOAD, ids, authorization, None, idempotency_key)
 
 
 def node_event(node_id: str, body: Any, authorization: Key) -> dict[str, Any]:
     ids = {"nodeId": node_id}
-    return api_event("put_node/register.json", routes.PUT_NODE, ids, authorization, body)
+    return api_event("put_node/register.json", endpoints.PUT_NODE, ids, authorization, body)
 
 
 # Each webhook route's own events/ file (the path, body and query are the call's).
 _WEBHOOK_FILES = {
-    routes.CREATE_WEBHOOK: "create_webhook/subscribe.json",
-    routes.LIST_WEBHOOKS: "list_webhooks/own.json",
-    routes.GET_WEBHOOK: "get_webhook/unknown.json",
-    routes.DELETE_WEBHOOK: "delete_webhook/unknown.json",
-    routes.ROTATE_WEBHOOK_SECRET: "rotate_webhook_secret/unknown.json",
-    routes.LIST_DELIVERIES: "list_webhook_deliveries/unknown.json",
-    routes.RETRY_DELIVERY: "retry_webhook_delivery/unknown.json",
+    endpoints.CREATE_WEBHOOK: "create_webhook/subscribe.json",
+    endpoints.LIST_WEBHOOKS: "list_webhooks/own.json",
+    endpoints.GET_WEBHOOK: "get_webhook/unknown.json",
+    endpoints.DELETE_WEBHOOK: "delete_webhook/unknown.json",
+    endpoints.ROTATE_WEBHOOK_SECRET: "rotate_webhook_secret/unknown.json",
+    endpoints.LIST_DELIVERIES: "list_webhook_deliveries/unknown.json",
+    endpoints.RETRY_DELIVERY: "retry_webhook_delivery/unknown.json",
 }
 
 
@@ -172,14 +174,14 @@ def webhook_event(
 
 
 def node_get_event(node_id: str, authorization: Key) -> dict[str, Any]:
-    return api_event("get_node/owner.json", routes.GET_NODE, {"nodeId": node_id}, authorization)
+    return api_event("get_node/owner.json", endpoints.GET_NODE, {"nodeId": node_id}, authorization)
 
 
 def workloads_event(
     node_id: str, authorization: Key, query: dict[str, str] | None = None
 ) -> dict[str, Any]:
     ids = {"nodeId": node_id}
-    event = api_event("list_workloads/owner.json", routes.LIST_WORKLOADS, ids, authorization)
+    event = api_event("list_workloads/owner.json", endpoints.LIST_WORKLOADS, ids, authorization)
     event["rawQueryString"] = urlencode(query or {})
     event.pop("queryStringParameters", None)
     if query:
@@ -189,4 +191,4 @@ def workloads_event(
 
 def workload_get_event(node_id: str, workload_id: str, authorization: Key) -> dict[str, Any]:
     ids = {"nodeId": node_id, "workloadId": workload_id}
-    return api_event("get_workload/own.json", routes.GET_WORKLOAD, ids, authorization)
+    return api_event("get_workload/own.json", endpoints.GET_WORKLOAD, ids, authorization)

@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reservations.kernel.http import routes
-from reservations.kernel.http.examples import EXAMPLES
+from devstack.examples import EXAMPLES
+from reservations import endpoints
 from reservations.kernel.http.openapi import COMPONENTS_EXTENSION, parameter_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "openapi.json"
-API_FUNCTIONS = tuple(route.function for route in routes.ALL)
+API_FUNCTIONS = tuple(route.function for route in endpoints.ALL)
+BY_OPERATION = {route.operation_id: route for route in endpoints.ALL}
 DESCRIPTION = (
     "See a GPU node's reservable units and reclaim units a reservation lent to the spot "
     "market. Every request carries `Authorization: Bearer <API key>`; every error body is "
@@ -55,14 +56,14 @@ def generate() -> dict[str, Any]:
 
 def _with_examples(document: dict[str, Any]) -> dict[str, Any]:
     """Each schema's examples: a request body's are its model's own; every other's comes
-    from ``http.examples`` (a schema with neither, or with both, is an error)."""
+    from ``devstack.examples`` (a schema with neither, or with both, is an error)."""
     for name, schema in document["components"]["schemas"].items():
         if name in EXAMPLES:
             if "examples" in schema:
                 raise ValueError(f"schema {name} has examples of its own")
             schema["examples"] = EXAMPLES[name]
         elif "examples" not in schema:
-            raise ValueError(f"schema {name} has no example: add one to http.examples")
+            raise ValueError(f"schema {name} has no example: add one to devstack.examples")
     return document
 
 
@@ -71,8 +72,9 @@ def _parameters_declared(document: dict[str, Any]) -> dict[str, Any]:
     plain strings and check them after the key): its schema, and how a query's is sent."""
     for operations in document["paths"].values():
         for operation in operations.values():
+            route = BY_OPERATION[operation["operationId"]]
             for parameter in operation.get("parameters", []):
-                fields = parameter_fields(parameter["in"], parameter["name"])
+                fields = parameter_fields(parameter["in"], parameter["name"], route)
                 parameter.update(fields)
                 if "description" not in fields:  # the path's ids, the header: its own
                     parameter.setdefault("description", parameter["schema"].get("description"))

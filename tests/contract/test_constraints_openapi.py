@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from devstack.openapi import SPEC
+from reservations import endpoints
 from reservations.kernel.http import routes
 from reservations.kernel.ids import RESOURCE_ID
 from tests.support.bodies import resolved
@@ -28,7 +29,7 @@ def _parameters(route: routes.ApiRoute) -> list[dict[str, Any]]:
     return parameters
 
 
-@pytest.mark.parametrize("route", routes.ALL, ids=lambda route: route.operation_id)
+@pytest.mark.parametrize("route", endpoints.ALL, ids=lambda route: route.operation_id)
 def test_every_parameter_of_an_operation_declares_its_constraints(route):
     parameters = _parameters(route)
     path_ids = [p for p in parameters if p["in"] == "path"]
@@ -51,7 +52,7 @@ def test_every_parameter_of_an_operation_declares_its_constraints(route):
 
 
 def test_the_idempotency_key_is_1_to_255_printable_characters():
-    [key] = [p for p in _parameters(routes.RECLAIM) if p["in"] == "header"]
+    [key] = [p for p in _parameters(endpoints.RECLAIM) if p["in"] == "header"]
     pattern = re.compile(key["schema"]["pattern"])
     for good in ("a", "reclaim-2026-11-29-1", "a b", "~" * 255, "{json: 'ok'}"):
         assert pattern.search(good), good
@@ -65,11 +66,11 @@ def test_the_list_filters_name_exactly_what_each_list_reads():
         values: list[str] = parameter["schema"]["items"]["enum"]
         return values
 
-    assert enum(routes.LIST_RESERVATIONS, "status") == [
+    assert enum(endpoints.LIST_RESERVATIONS, "status") == [
         "pending", "active", "expired", "cancelled", "needs-review",
     ]  # fmt: skip
-    assert enum(routes.LIST_WORKLOADS, "state") == ["running", "terminating"]
-    assert "workload.termination_requested" in enum(routes.ORG_EVENTS, "types")
+    assert enum(endpoints.LIST_WORKLOADS, "state") == ["running", "terminating"]
+    assert "workload.termination_requested" in enum(endpoints.ORG_EVENTS, "types")
 
 
 def _properties(schema: dict[str, Any]) -> dict[str, Any]:

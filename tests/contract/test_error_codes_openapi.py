@@ -17,6 +17,7 @@ import pytest
 
 from devstack.functions import load_function
 from devstack.openapi import SPEC
+from reservations import endpoints
 from reservations.kernel import errors
 from reservations.kernel.errors import ERRORS, ApiError
 from reservations.kernel.http import routes
@@ -55,7 +56,7 @@ def what_a_write_answers(route: routes.ApiRoute) -> set[type[ApiError]] | None:
     return {*pipeline, *refusals_of(spec.decide)}
 
 
-@pytest.mark.parametrize("route", routes.ALL, ids=lambda route: route.operation_id)
+@pytest.mark.parametrize("route", endpoints.ALL, ids=lambda route: route.operation_id)
 def test_each_status_lists_exactly_the_codes_the_operation_answers(route):
     responses = _responses(route)
     errors_documented = {s for s in responses if s.startswith(("4", "5")) and s != "429"}
@@ -69,34 +70,34 @@ def test_each_status_lists_exactly_the_codes_the_operation_answers(route):
         assert named == set(listed), (route.operation_id, status, described)
 
 
-@pytest.mark.parametrize("route", routes.ALL, ids=lambda route: route.operation_id)
+@pytest.mark.parametrize("route", endpoints.ALL, ids=lambda route: route.operation_id)
 def test_a_write_declares_what_its_pipeline_and_its_decide_refuse_with(route):
     answered = what_a_write_answers(route)
     if answered is None:  # a read, or the retry (its logic's own; the fuzzers observe it)
-        assert route.method == "GET" or route is routes.RETRY_DELIVERY, route.operation_id
+        assert route.method == "GET" or route is endpoints.RETRY_DELIVERY, route.operation_id
         return
     assert set(route.errors) == answered, route.operation_id
 
 
 def test_an_operation_names_none_of_the_codes_only_others_answer():
-    reclaim = _responses(routes.RECLAIM)
+    reclaim = _responses(endpoints.RECLAIM)
     assert reclaim["409"][ERROR_CODES] == ["reservation_not_active", "storage_limit",
                                            "conflict", "idempotency_in_progress"]  # fmt: skip
     assert "subscription_limit" not in reclaim["409"]["description"]
     assert reclaim["422"][ERROR_CODES] == ["units_not_in_reservation", "idempotency_key_reused"]
-    put = _responses(routes.PUT_NODE)
+    put = _responses(endpoints.PUT_NODE)
     assert put["409"][ERROR_CODES] == [
         "units_unavailable", "stale_topology", "storage_limit", "conflict",
     ]  # fmt: skip
     assert "422" not in put  # takes no key; no rule of a node update is a 422
-    assert _responses(routes.CREATE_WEBHOOK)["409"][ERROR_CODES] == [
+    assert _responses(endpoints.CREATE_WEBHOOK)["409"][ERROR_CODES] == [
         "subscription_limit", "storage_limit", "conflict", "idempotency_in_progress",
     ]  # fmt: skip
-    assert "409" not in _responses(routes.GET_RESERVATION)
+    assert "409" not in _responses(endpoints.GET_RESERVATION)
 
 
 def test_a_refusal_decide_returns_that_its_route_does_not_declare_is_caught():
     def decide(*_: Any) -> errors.NotFound | errors.WorkloadExists | None: ...
 
     assert refusals_of(decide) == {errors.NotFound, errors.WorkloadExists}
-    assert errors.WorkloadExists not in routes.RECLAIM.errors
+    assert errors.WorkloadExists not in endpoints.RECLAIM.errors

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from devstack.openapi import SPEC
+from reservations import endpoints
 from reservations.kernel.http import routes
 from tests.support.bodies import resolved
 
@@ -83,4 +84,4 @@ def test_every_link_fills_every_path_id_of_an_operation_from_what_is_known():
 
 
 def routes_by_id() -> dict[str, routes.ApiRoute]:
-    return {route.operation_id: route for route in routes.ALL}
+    return {route.operation_id: route for route in endpoints.ALL}

@@ -2,7 +2,7 @@
 
 from devstack import openapi
 from devstack.functions import load_function
-from reservations.kernel.http import routes
+from reservations import endpoints
 from tests.support.bodies import resolved
 from tests.support.openapi_statuses import BODY_WRITE_STATUSES
 
@@ -46,12 +46,12 @@ def test_put_says_it_ignores_idempotency_key_and_declares_no_such_header():
 
 def test_each_route_is_served_by_the_function_it_names_and_no_other():
     served = {}
-    for function in {route.function for route in routes.ALL}:
+    for function in {route.function for route in endpoints.ALL}:
         app = load_function(function).app
         registered = app._dynamic_routes + app._static_routes  # a path without ids is static
         served[function] = {(r.method, r.openapi_path) for r in registered}
     named = {
-        function: {(r.method, r.path) for r in routes.ALL if r.function == function}
+        function: {(r.method, r.path) for r in endpoints.ALL if r.function == function}
         for function in served
     }
     assert served == named

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from devstack.openapi import SPEC
+from reservations import endpoints
 from reservations.kernel.http import routes
 
 DOCUMENT: dict[str, Any] = json.loads(SPEC.read_text())
@@ -24,7 +25,7 @@ def headers(route: routes.ApiRoute, status: int) -> set[str]:
 
 
 def test_every_answer_of_a_function_declares_its_request_id():
-    for route in routes.ALL:
+    for route in endpoints.ALL:
         for status, response in operation(route)["responses"].items():
             if status != "429":
                 assert response["headers"]["X-Request-Id"] == {
@@ -38,7 +39,7 @@ def test_every_answer_of_a_function_declares_its_request_id():
 
 
 def test_the_challenge_the_retry_and_the_location_where_they_are_sent():
-    for route in routes.ALL:
+    for route in endpoints.ALL:
         assert "WWW-Authenticate" in headers(route, 401)
         assert "Retry-After" in headers(route, 503)
         assert "Retry-After" not in headers(route, 404)
@@ -46,28 +47,28 @@ def test_the_challenge_the_retry_and_the_location_where_they_are_sent():
             retried = {"conflict", "idempotency_in_progress"} & set(route.error_codes(409))
             assert ("Retry-After" in headers(route, 409)) is bool(retried), route.operation_id
     # A webhook retry's 409s never succeed by waiting: no Retry-After.
-    assert "Retry-After" not in headers(routes.RETRY_DELIVERY, 409)
-    assert "Location" in headers(routes.CREATE_RESERVATION, 201)
-    assert "Location" not in headers(routes.PLACE_WORKLOAD, 201)
+    assert "Retry-After" not in headers(endpoints.RETRY_DELIVERY, 409)
+    assert "Location" in headers(endpoints.CREATE_RESERVATION, 201)
+    assert "Location" not in headers(endpoints.PLACE_WORKLOAD, 201)
 
 
 def test_a_replay_is_declared_on_keyed_routes_only():
-    for route in routes.ALL:
+    for route in endpoints.ALL:
         replayable = "Idempotent-Replayed" in headers(route, route.status)
         assert replayable is route.keyed, route.operation_id
-    assert "Idempotent-Replayed" in headers(routes.RECLAIM, 422)
-    assert "Idempotent-Replayed" not in headers(routes.PUT_NODE, 409)
+    assert "Idempotent-Replayed" in headers(endpoints.RECLAIM, 422)
+    assert "Idempotent-Replayed" not in headers(endpoints.PUT_NODE, 409)
 
 
 def test_a_route_with_a_body_answers_415_and_every_route_documents_the_429():
-    for route in routes.ALL:
+    for route in endpoints.ALL:
         responses = operation(route)["responses"]
         assert ("415" in responses) is (route.body is not None), route.operation_id
         assert responses["429"]["content"]["application/json"]["schema"] == {
             "$ref": "#/components/schemas/TooManyRequests"
         }
-    assert "415" in operation(routes.CANCEL)["responses"]  # an optional body is still a body
-    assert "415" not in operation(routes.END_WORKLOAD)["responses"]
+    assert "415" in operation(endpoints.CANCEL)["responses"]  # an optional body is still a body
+    assert "415" not in operation(endpoints.END_WORKLOAD)["responses"]
 
 
 def test_the_error_body_names_the_request():

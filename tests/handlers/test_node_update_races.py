@@ -29,10 +29,10 @@ from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.wiring import real_ports
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 from tests.support.faults import on_call
+from tests.support.ports import real_ports
 from tests.support.writes import put_node, release
 
 U4, U5, U6, U7 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"

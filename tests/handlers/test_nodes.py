@@ -18,13 +18,13 @@ from devstack.functions import invoke
 from reservations.kernel.aws import clients
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.wiring import real_ports
-from reservations.nodes.ports import Ports
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 from tests.support.bodies import comparable, unidentified
 from tests.support.faults import on_call
 from tests.support.paging import bounded_pages
+from tests.support.ports import AllPorts as Ports
+from tests.support.ports import real_ports
 from tests.support.writes import put_node
 
 OPERATOR = "Bearer vl_local_test_node_operator"

@@ -19,7 +19,7 @@ from devstack import fleet_documents as f
 from devstack.api_events import webhook_event
 from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import sqs_event
-from reservations.kernel.http import routes
+from reservations import endpoints
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.api import SubscriptionCreate
 from reservations.webhooks.models.domain import (
@@ -98,7 +98,7 @@ def queued(url: str) -> list[dict[str, Any]]:
 def test_the_attempts_are_listed_newest_first_a_page_at_a_time(functions, world):
     attempts("evt-ok", [AttemptResult(status=500), AttemptResult(status=204)], START)
     attempts("evt-down", [AttemptResult(error="connection refused")], START + timedelta(hours=1))
-    first = call(functions, routes.LIST_DELIVERIES, BUYER, query={"limit": "2"})
+    first = call(functions, endpoints.LIST_DELIVERIES, BUYER, query={"limit": "2"})
     assert first.status == 200
     items = first.body["items"]
     assert [(i["eventId"], i["attempt"]) for i in items] == [("evt-down", 1), ("evt-ok", 2)]
@@ -110,17 +110,17 @@ def test_the_attempts_are_listed_newest_first_a_page_at_a_time(functions, world)
     assert items[1]["status"] == 204
     assert items[1]["state"] == "delivered"
     query = {"limit": "2", "cursor": first.body["nextCursor"]}
-    second = call(functions, routes.LIST_DELIVERIES, BUYER, query=query)
+    second = call(functions, endpoints.LIST_DELIVERIES, BUYER, query=query)
     assert [(i["eventId"], i["attempt"]) for i in second.body["items"]] == [("evt-ok", 1)]
     assert "nextCursor" not in second.body
 
 
 def test_another_orgs_subscription_is_the_one_404(functions, world):
     attempts("evt-ok", [AttemptResult(status=200)], START)
-    unknown = call(functions, routes.LIST_DELIVERIES, OTHER, "whsub-nosuch00000000000")
+    unknown = call(functions, endpoints.LIST_DELIVERIES, OTHER, "whsub-nosuch00000000000")
     for route, extra in (
-        (routes.LIST_DELIVERIES, {}),
-        (routes.RETRY_DELIVERY, {"event_id": "evt-ok"}),
+        (endpoints.LIST_DELIVERIES, {}),
+        (endpoints.RETRY_DELIVERY, {"event_id": "evt-ok"}),
     ):
         answer = call(functions, route, OTHER, **extra)
         assert answer.status == 404
@@ -134,8 +134,8 @@ def test_a_failed_delivery_retried_by_hand_is_attempted_once_more_and_delivered(
     stored = WebhookTable().load_delivery(SUBSCRIPTION, "evt-lost")
     assert stored is not None
     assert stored.state is DeliveryState.FAILED
-    answer = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-lost")
-    again = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-lost",
+    answer = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-lost")
+    again = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-lost",
                  idempotency_key="retry-1")  # fmt: skip
     assert (answer.status, answer.body["attempt"]) == (202, MAX_ATTEMPTS + 1)
     assert again.status == 202
@@ -154,7 +154,7 @@ def test_a_failed_delivery_retried_by_hand_is_attempted_once_more_and_delivered(
     delivered = WebhookTable().load_delivery(SUBSCRIPTION, "evt-lost")
     assert delivered is not None
     assert (delivered.state, delivered.attempts) == (DeliveryState.DELIVERED, MAX_ATTEMPTS + 1)
-    listed = call(functions, routes.LIST_DELIVERIES, BUYER, query={"limit": "1"})
+    listed = call(functions, endpoints.LIST_DELIVERIES, BUYER, query={"limit": "1"})
     assert listed.body["items"][0]["attempt"] == MAX_ATTEMPTS + 1
 
 
@@ -162,13 +162,13 @@ def test_only_a_failed_delivery_is_retried(functions, world):
     attempts("evt-ok", [AttemptResult(status=200)], START)
     attempts("evt-waiting", [AttemptResult(status=500)], START)
     for event_id, state in (("evt-ok", "delivered"), ("evt-waiting", "pending")):
-        answer = call(functions, routes.RETRY_DELIVERY, BUYER, event_id=event_id)
+        answer = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id=event_id)
         # Not a conflict: asking again never succeeds, so no Retry-After invites it.
         assert (answer.status, answer.body["code"]) == (409, "delivery_not_failed")
         assert f"delivery of {event_id} is {state}, not failed" in answer.body["error"]
         assert "retry-after" not in {name.lower() for name in answer.headers}
-    assert call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-none").status == 404
-    bad_key = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-ok",
+    assert call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-none").status == 404
+    bad_key = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-ok",
                    idempotency_key="\x01")  # fmt: skip
     assert bad_key.status == 400
     assert queued(world) == []
@@ -181,7 +181,7 @@ def test_a_retry_on_a_disabled_subscription_is_refused_and_nothing_is_queued(
     subscription = HookTable().load_subscription("org-spotbuyer", SUBSCRIPTION)
     assert subscription is not None
     WebhookTable().put_subscription(subscription.disabled(START + timedelta(days=5)))
-    answer = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-lost",
+    answer = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-lost",
                   idempotency_key="retry-disabled")  # fmt: skip
     assert (answer.status, answer.body["code"]) == (409, "subscription_disabled")
     assert "disabled" in answer.body["error"]
@@ -189,12 +189,12 @@ def test_a_retry_on_a_disabled_subscription_is_refused_and_nothing_is_queued(
     assert "retry-after" not in {name.lower() for name in answer.headers}
     assert queued(world) == []
     # The same key asked again is refused again (nothing kept, nothing queued).
-    again = call(functions, routes.RETRY_DELIVERY, BUYER, event_id="evt-lost",
+    again = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-lost",
                  idempotency_key="retry-disabled")  # fmt: skip
     assert (again.status, again.body) == (
         409,
         {**answer.body, "requestId": again.body["requestId"]},
     )
-    listed = call(functions, routes.LIST_DELIVERIES, BUYER, query={"limit": "1"})
+    listed = call(functions, endpoints.LIST_DELIVERIES, BUYER, query={"limit": "1"})
     assert listed.body["items"][0]["attempt"] == MAX_ATTEMPTS
     assert receiver.received == []

@@ -12,7 +12,8 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import webhook_event
 from devstack.functions import invoke, load_function
-from reservations.kernel.http import resolver, routes
+from reservations import endpoints
+from reservations.kernel.http import resolver
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import MAX_SUBSCRIPTIONS_PER_ORG, is_secret
 from reservations.webhooks.table.subscriptions import HookTable
@@ -26,11 +27,11 @@ HOOK_KEYS = {
     "unpermitted": ("vl_local_test_unpermitted", "org-spotbuyer"),
 }
 NAMES = {
-    routes.CREATE_WEBHOOK: "create_webhook",
-    routes.LIST_WEBHOOKS: "list_webhooks",
-    routes.GET_WEBHOOK: "get_webhook",
-    routes.DELETE_WEBHOOK: "delete_webhook",
-    routes.ROTATE_WEBHOOK_SECRET: "rotate_webhook_secret",
+    endpoints.CREATE_WEBHOOK: "create_webhook",
+    endpoints.LIST_WEBHOOKS: "list_webhooks",
+    endpoints.GET_WEBHOOK: "get_webhook",
+    endpoints.DELETE_WEBHOOK: "delete_webhook",
+    endpoints.ROTATE_WEBHOOK_SECRET: "rotate_webhook_secret",
 }
 
 
@@ -64,7 +65,7 @@ def without_request_id(answer: Any) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def subscribe(functions, kind: str = "buyer", **body: Any) -> Any:
-    return call(functions, routes.CREATE_WEBHOOK, kind, body={"url": URL, **body})
+    return call(functions, endpoints.CREATE_WEBHOOK, kind, body={"url": URL, **body})
 
 
 def test_a_subscription_is_made_with_a_secret_shown_once_and_listed_without_it(functions, orgs):
@@ -76,10 +77,10 @@ def test_a_subscription_is_made_with_a_secret_shown_once_and_listed_without_it(f
     assert is_secret(view["secret"])
     assert view["status"] == "active"
     assert view["types"] == ["workload.termination_requested"]
-    got = call(functions, routes.GET_WEBHOOK, "buyer", view["id"])
+    got = call(functions, endpoints.GET_WEBHOOK, "buyer", view["id"])
     assert got.status == 200
     assert got.body == {k: v for k, v in view.items() if k != "secret"}
-    listed = call(functions, routes.LIST_WEBHOOKS, "buyer2")
+    listed = call(functions, endpoints.LIST_WEBHOOKS, "buyer2")
     assert listed.status == 200
     assert listed.body == {"items": [got.body]}
     assert view["secret"] not in got.body_text + listed.body_text
@@ -91,40 +92,42 @@ def test_the_eleventh_subscription_of_an_org_is_refused_and_a_delete_makes_room(
     assert refused.status == 409
     assert refused.body["code"] == "subscription_limit"
     assert subscribe(functions, "other").status == 201  # another org's limit is its own
-    assert call(functions, routes.DELETE_WEBHOOK, "buyer", made[3]).status == 204
+    assert call(functions, endpoints.DELETE_WEBHOOK, "buyer", made[3]).status == 204
     assert subscribe(functions).status == 201
     assert subscribe(functions).status == 409
 
 
 def test_a_page_of_subscriptions_ends_with_a_cursor_to_the_next(functions, orgs):
     made = sorted(subscribe(functions).body["id"] for _ in range(3))
-    first = call(functions, routes.LIST_WEBHOOKS, "buyer", query={"limit": "2"})
+    first = call(functions, endpoints.LIST_WEBHOOKS, "buyer", query={"limit": "2"})
     assert [s["id"] for s in first.body["items"]] == made[:2]
     cursor = first.body["nextCursor"]
-    second = call(functions, routes.LIST_WEBHOOKS, "buyer", query={"limit": "2", "cursor": cursor})
+    second = call(
+        functions, endpoints.LIST_WEBHOOKS, "buyer", query={"limit": "2", "cursor": cursor}
+    )
     assert [s["id"] for s in second.body["items"]] == made[2:]
     assert "nextCursor" not in second.body
     # Another org's cursor is no cursor of this list.
-    foreign = call(functions, routes.LIST_WEBHOOKS, "other", query={"cursor": cursor})
+    foreign = call(functions, endpoints.LIST_WEBHOOKS, "other", query={"cursor": cursor})
     assert foreign.status == 400
     assert foreign.body["details"][0]["field"] == "cursor"
 
 
 def test_another_orgs_subscription_is_the_one_404_for_every_route(functions, orgs):
     mine = subscribe(functions).body["id"]
-    unknown = call(functions, routes.GET_WEBHOOK, "buyer", "whsub-00000000000000000000")
-    for route in (routes.GET_WEBHOOK, routes.DELETE_WEBHOOK, routes.ROTATE_WEBHOOK_SECRET):
+    unknown = call(functions, endpoints.GET_WEBHOOK, "buyer", "whsub-00000000000000000000")
+    for route in (endpoints.GET_WEBHOOK, endpoints.DELETE_WEBHOOK, endpoints.ROTATE_WEBHOOK_SECRET):
         answer = call(functions, route, "other", mine)
         assert answer.status == 404
         assert without_request_id(answer) == without_request_id(unknown)
-    assert call(functions, routes.LIST_WEBHOOKS, "other").body == {"items": []}
-    assert call(functions, routes.GET_WEBHOOK, "buyer", mine).status == 200
+    assert call(functions, endpoints.LIST_WEBHOOKS, "other").body == {"items": []}
+    assert call(functions, endpoints.GET_WEBHOOK, "buyer", mine).status == 200
 
 
 @pytest.mark.parametrize("route", list(NAMES))
 def test_a_key_without_events_read_gets_the_404_and_no_key_the_401(functions, orgs, route):
-    ids = None if route in (routes.CREATE_WEBHOOK, routes.LIST_WEBHOOKS) else "whsub-x1"
-    body = {"url": URL} if route is routes.CREATE_WEBHOOK else None
+    ids = None if route in (endpoints.CREATE_WEBHOOK, endpoints.LIST_WEBHOOKS) else "whsub-x1"
+    body = {"url": URL} if route is endpoints.CREATE_WEBHOOK else None
     assert call(functions, route, "unpermitted", ids, body=body).status == 404
     assert call(functions, route, "nobody", ids, body=body).status == 401
 
@@ -144,7 +147,7 @@ def test_a_key_without_events_read_gets_the_404_and_no_key_the_401(functions, or
     ],
 )
 def test_a_body_that_cannot_be_subscribed_is_a_400_naming_the_field(functions, orgs, body, field):
-    answer = call(functions, routes.CREATE_WEBHOOK, "buyer", body=body)
+    answer = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body=body)
     assert answer.status == 400
     assert [d["field"] for d in answer.body["details"]] == [field]
 
@@ -156,7 +159,7 @@ def test_the_stacks_local_allowance_lets_a_local_receiver_be_subscribed(
     settings.cache_clear()
     try:
         body = {"url": "http://127.0.0.1:8765/"}
-        answer = call(functions, routes.CREATE_WEBHOOK, "buyer", body=body)
+        answer = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body=body)
     finally:
         monkeypatch.delenv("WEBHOOK_ALLOW_LOCAL_RECEIVER")
         settings.cache_clear()
@@ -165,25 +168,25 @@ def test_the_stacks_local_allowance_lets_a_local_receiver_be_subscribed(
 
 def test_a_repeated_subscribe_with_its_key_is_the_same_answer_and_one_subscription(functions, orgs):
     body = {"url": URL}
-    first = call(functions, routes.CREATE_WEBHOOK, "buyer", body=body, idempotency_key="k-1")
-    again = call(functions, routes.CREATE_WEBHOOK, "buyer", body=body, idempotency_key="k-1")
+    first = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body=body, idempotency_key="k-1")
+    again = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body=body, idempotency_key="k-1")
     assert (again.status, again.body_text) == (first.status, first.body_text)
-    assert len(call(functions, routes.LIST_WEBHOOKS, "buyer").body["items"]) == 1
-    other = call(functions, routes.CREATE_WEBHOOK, "buyer", body={"url": URL + "/2"},
+    assert len(call(functions, endpoints.LIST_WEBHOOKS, "buyer").body["items"]) == 1
+    other = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body={"url": URL + "/2"},
                  idempotency_key="k-1")  # fmt: skip
     assert (other.status, other.body["code"]) == (422, "idempotency_key_reused")
 
 
 def test_a_deleted_subscription_is_gone(functions, orgs):
     made = subscribe(functions).body["id"]
-    assert call(functions, routes.DELETE_WEBHOOK, "buyer", made).status == 204
-    assert call(functions, routes.GET_WEBHOOK, "buyer", made).status == 404
-    assert call(functions, routes.DELETE_WEBHOOK, "buyer", made).status == 404
+    assert call(functions, endpoints.DELETE_WEBHOOK, "buyer", made).status == 204
+    assert call(functions, endpoints.GET_WEBHOOK, "buyer", made).status == 404
+    assert call(functions, endpoints.DELETE_WEBHOOK, "buyer", made).status == 404
 
 
 def test_a_rotation_shows_the_new_secret_and_both_sign_for_a_day(functions, orgs):
     made = subscribe(functions).body
-    rotated = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", made["id"])
+    rotated = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", made["id"])
     assert rotated.status == 200
     new = rotated.body["secret"]
     assert is_secret(new)
@@ -193,7 +196,7 @@ def test_a_rotation_shows_the_new_secret_and_both_sign_for_a_day(functions, orgs
     assert stored.secrets.current == new
     assert stored.secrets.previous == made["secret"]
     assert stored.secrets.previous_expires_at is not None
-    got = call(functions, routes.GET_WEBHOOK, "buyer", made["id"])
+    got = call(functions, endpoints.GET_WEBHOOK, "buyer", made["id"])
     assert new not in got.body_text
     assert made["secret"] not in got.body_text
 
@@ -218,17 +221,19 @@ def test_a_subscribe_a_delete_and_a_rotation_are_a_query_and_a_transaction(
     functions, warm, sent_requests, key
 ):
     sent_requests.clear()
-    made = call(functions, routes.CREATE_WEBHOOK, "buyer", body={"url": URL}, idempotency_key=key)
+    made = call(
+        functions, endpoints.CREATE_WEBHOOK, "buyer", body={"url": URL}, idempotency_key=key
+    )
     assert made.status == 201
     assert sent_requests.sent == [QUERY, TRANSACT]
     sent_requests.clear()
     key = key and key + "-2"
-    rotate = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", warm, idempotency_key=key)
+    rotate = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", warm, idempotency_key=key)
     assert rotate.status == 200
     assert sent_requests.sent == [QUERY, TRANSACT]
     sent_requests.clear()
     key = key and key + "-3"
-    gone = call(functions, routes.DELETE_WEBHOOK, "buyer", warm, idempotency_key=key)
+    gone = call(functions, endpoints.DELETE_WEBHOOK, "buyer", warm, idempotency_key=key)
     assert gone.status == 204
     assert sent_requests.sent == [QUERY, TRANSACT]
 
@@ -240,15 +245,15 @@ def test_a_refused_subscribe_and_the_reads_are_one_request(functions, warm, sent
     assert subscribe(functions).status == 409
     assert sent_requests.sent == [QUERY]
     sent_requests.clear()
-    assert call(functions, routes.LIST_WEBHOOKS, "buyer").status == 200
+    assert call(functions, endpoints.LIST_WEBHOOKS, "buyer").status == 200
     assert sent_requests.sent == [QUERY]
     sent_requests.clear()
-    assert call(functions, routes.GET_WEBHOOK, "buyer", warm).status == 200
+    assert call(functions, endpoints.GET_WEBHOOK, "buyer", warm).status == 200
     assert sent_requests.sent == [GET]
 
 
 def test_a_caller_without_the_permission_costs_no_request(functions, warm, sent_requests):
-    call(functions, routes.GET_WEBHOOK, "unpermitted", warm)  # its key cached
+    call(functions, endpoints.GET_WEBHOOK, "unpermitted", warm)  # its key cached
     sent_requests.clear()
     for route in NAMES:
         call(functions, route, "unpermitted", warm, body={"url": URL})
@@ -272,21 +277,21 @@ def test_a_keyed_rotation_replays_its_answer_byte_for_byte_and_rotates_once(
     functions, orgs, hook_clock
 ):
     made = subscribe(functions).body
-    first = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", made["id"],
+    first = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", made["id"],
                  idempotency_key="rot-1")  # fmt: skip
     assert first.status == 200
     stored = HookTable().load_subscription("org-spotbuyer", made["id"])
     assert stored is not None
     for later, body in ((timedelta(0), None), (timedelta(hours=23, minutes=59), {})):
         hook_clock[0] += later
-        again = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", made["id"], body=body,
+        again = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", made["id"], body=body,
                      idempotency_key="rot-1")  # fmt: skip
         assert (again.status, again.body_text) == (first.status, first.body_text)
         assert again.headers["idempotent-replayed"] == "true"
         # No third secret: the stored secrets are the first rotation's.
         assert HookTable().load_subscription("org-spotbuyer", made["id"]) == stored
     other = subscribe(functions).body["id"]
-    reused = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", other,
+    reused = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", other,
                   idempotency_key="rot-1")  # fmt: skip
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
     untouched = HookTable().load_subscription("org-spotbuyer", other)
@@ -294,7 +299,7 @@ def test_a_keyed_rotation_replays_its_answer_byte_for_byte_and_rotates_once(
     assert untouched.secrets.previous is None
     # Once the key's 24 hours are over, the same key acts again: a new secret.
     hook_clock[0] += timedelta(minutes=2)
-    fresh = call(functions, routes.ROTATE_WEBHOOK_SECRET, "buyer", made["id"],
+    fresh = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", made["id"],
                  idempotency_key="rot-1")  # fmt: skip
     assert fresh.status == 200
     assert fresh.body["secret"] not in (first.body["secret"], made["secret"])
@@ -304,27 +309,27 @@ def test_a_keyed_subscribe_replayed_within_a_day_makes_one_subscription_and_one_
     functions, orgs, hook_clock
 ):
     body = {"url": URL, "types": ["reservation.created"], "description": "billing"}
-    first = call(functions, routes.CREATE_WEBHOOK, "buyer", body=body, idempotency_key="sub-1")
+    first = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body=body, idempotency_key="sub-1")
     assert first.status == 201
     reordered = {"description": "billing", "types": ["reservation.created"], "url": URL}
     for later in (timedelta(hours=1), timedelta(hours=22, minutes=58)):
         hook_clock[0] += later
-        again = call(functions, routes.CREATE_WEBHOOK, "buyer", body=reordered,
+        again = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body=reordered,
                      idempotency_key="sub-1")  # fmt: skip
         assert (again.status, again.body_text) == (first.status, first.body_text)
         assert again.headers["location"] == first.headers["location"]
         assert again.headers["idempotent-replayed"] == "true"
-    listed = call(functions, routes.LIST_WEBHOOKS, "buyer").body["items"]
+    listed = call(functions, endpoints.LIST_WEBHOOKS, "buyer").body["items"]
     assert [item["id"] for item in listed] == [first.body["id"]]
     stored = HookTable().load_subscription("org-spotbuyer", first.body["id"])
     assert stored is not None
     assert stored.secrets.current == first.body["secret"]
     for changed in ({**body, "description": "other"}, {"url": URL}):
-        reused = call(functions, routes.CREATE_WEBHOOK, "buyer", body=changed,
+        reused = call(functions, endpoints.CREATE_WEBHOOK, "buyer", body=changed,
                       idempotency_key="sub-1")  # fmt: skip
         assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
     # Another API key of the same org never shares the answer: it subscribes anew.
-    own = call(functions, routes.CREATE_WEBHOOK, "buyer2", body=body, idempotency_key="sub-1")
+    own = call(functions, endpoints.CREATE_WEBHOOK, "buyer2", body=body, idempotency_key="sub-1")
     assert own.status == 201
     assert own.body["id"] != first.body["id"]
-    assert len(call(functions, routes.LIST_WEBHOOKS, "buyer").body["items"]) == 2
+    assert len(call(functions, endpoints.LIST_WEBHOOKS, "buyer").body["items"]) == 2

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.kernel.bodies import RawBody, parse_create_request
+from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import (
     Conflict,
@@ -25,10 +25,11 @@ from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.times import format_time
 from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import ReservationStatus, Tier, Unit
-from reservations.nodes.ports import Ports
 from reservations.reservations.create import CREATE, new_reservation_id
+from reservations.reservations.models import parse_create_request
 from tests.logic.conftest import NOW, UNITS, reservation, unit, workload
 from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.ports import AllPorts as Ports
 from tests.support.writes import create_reservation
 
 WRITE = frozenset({"reservation.read", "reservation.write"})

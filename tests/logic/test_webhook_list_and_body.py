@@ -12,12 +12,12 @@ from datetime import timedelta
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
 
+from reservations import endpoints
 from reservations.kernel import pipeline
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
-from reservations.kernel.http import routes
 from reservations.kernel.pipeline import run_write
 from reservations.webhooks.models.api import OrgHooks
 from reservations.webhooks.models.domain import SigningSecrets, Subscription
@@ -167,12 +167,12 @@ def test_each_webhook_write_says_it_committed_naming_the_subscription_and_counts
         new_secret=lambda: next(secrets),
     )  # fmt: skip
     raw = RawBody(json.dumps({"url": URL}))
-    made = run_write(subscribe_spec(lambda: False), routes.CREATE_WEBHOOK.at(), CALLER, raw,
+    made = run_write(subscribe_spec(lambda: False), endpoints.CREATE_WEBHOOK.at(), CALLER, raw,
                      None, the_ports)  # fmt: skip
     hook = json.loads(made.body)["id"]
-    route = routes.ROTATE_WEBHOOK_SECRET.at(subscriptionId=hook)
+    route = endpoints.ROTATE_WEBHOOK_SECRET.at(subscriptionId=hook)
     run_write(ROTATE_SECRET, route, CALLER, RawBody(None), None, the_ports)
-    route = routes.DELETE_WEBHOOK.at(subscriptionId=hook)
+    route = endpoints.DELETE_WEBHOOK.at(subscriptionId=hook)
     run_write(UNSUBSCRIBE, route, CALLER, RawBody(None), None, the_ports)
     said = [r for r in caplog.records if r.name == "reservations" and r.levelno == logging.INFO]
     committed = [r for r in said if r.getMessage().startswith("webhook ")]
@@ -202,7 +202,7 @@ def test_a_subscribe_that_always_loses_says_so_and_is_the_409_naming_why(caplog)
     hooks.before_commit = someone_else_always_wrote_first
     raw = RawBody(json.dumps({"url": URL}))
     with pytest.raises(Conflict) as refused:
-        run_write(subscribe_spec(lambda: False), routes.CREATE_WEBHOOK.at(), CALLER, raw,
+        run_write(subscribe_spec(lambda: False), endpoints.CREATE_WEBHOOK.at(), CALLER, raw,
                   None, the_ports)  # fmt: skip
     assert refused.value.message == (
         "the org's webhooks kept changing while subscribing; retry the request"
@@ -240,6 +240,6 @@ def test_a_subscribe_past_the_limit_is_counted_as_a_subscribe_refusal(monkeypatc
     hooks.counts["org-buyer"] = 10
     raw = RawBody(json.dumps({"url": URL}))
     with pytest.raises(SubscriptionLimit):
-        run_write(subscribe_spec(lambda: False), routes.CREATE_WEBHOOK.at(), CALLER, raw,
+        run_write(subscribe_spec(lambda: False), endpoints.CREATE_WEBHOOK.at(), CALLER, raw,
                   None, the_ports)  # fmt: skip
     assert counted == [("SubscribeRefusals", MetricUnit.Count, 1)]

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from reservations import endpoints
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import Conflict, NotFound, SubscriptionLimit
-from reservations.kernel.http import routes
 from reservations.kernel.pipeline import run_write
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.writes import WriteConflict
@@ -65,14 +65,14 @@ class World:
     def subscribe(self, caller: Caller = BUYER, key: str | None = None, **body: Any) -> Any:
         raw = RawBody(json.dumps({"url": URL, **body}))
         spec = subscribe_spec(lambda: False)
-        return run_write(spec, routes.CREATE_WEBHOOK.at(), caller, raw, key, self.ports)
+        return run_write(spec, endpoints.CREATE_WEBHOOK.at(), caller, raw, key, self.ports)
 
     def unsubscribe(self, subscription_id: str, caller: Caller = BUYER) -> Any:
-        route = routes.DELETE_WEBHOOK.at(subscriptionId=subscription_id)
+        route = endpoints.DELETE_WEBHOOK.at(subscriptionId=subscription_id)
         return run_write(UNSUBSCRIBE, route, caller, RawBody(None), None, self.ports)
 
     def rotate(self, subscription_id: str, caller: Caller = BUYER, key: str | None = None) -> Any:
-        route = routes.ROTATE_WEBHOOK_SECRET.at(subscriptionId=subscription_id)
+        route = endpoints.ROTATE_WEBHOOK_SECRET.at(subscriptionId=subscription_id)
         return run_write(ROTATE_SECRET, route, caller, RawBody(None), key, self.ports)
 
 
@@ -187,7 +187,7 @@ def test_the_limit_refusal_is_not_kept_so_the_same_key_acts_once_there_is_room(w
 
 def test_without_events_read_every_call_is_the_404_before_the_body(world):
     with pytest.raises(NotFound):
-        run_write(subscribe_spec(lambda: False), routes.CREATE_WEBHOOK.at(), NO_EVENTS,
+        run_write(subscribe_spec(lambda: False), endpoints.CREATE_WEBHOOK.at(), NO_EVENTS,
                   RawBody("not json"), None, world.ports)  # fmt: skip
     with pytest.raises(NotFound):
         get_subscription(NO_EVENTS, "whsub-x", world.hooks)

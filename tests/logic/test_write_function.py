@@ -18,6 +18,7 @@ from botocore.exceptions import EndpointConnectionError
 
 from devstack.api_events import create_event, get_event, node_event
 from devstack.functions import FakeContext, load_function
+from reservations import endpoints
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.http import resolver, routes
 from reservations.reservations.create import CREATE
@@ -234,7 +235,7 @@ def operation(route: routes.ApiRoute) -> dict[str, Any]:
 
 
 def test_a_write_function_documents_its_answers_and_whether_its_body_is_required():
-    cancel = operation(routes.CANCEL)
+    cancel = operation(endpoints.CANCEL)
     assert set(cancel["responses"]) == {
         "200", "400", "401", "404", "409", "415", "422", "429", "500", "503"
     }  # fmt: skip

@@ -17,10 +17,10 @@ from reservations.kernel.errors import ReservationNotActive
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import ReservationStatus
-from reservations.nodes.ports import Ports
 from tests.logic.conftest import BROKER, OPERATOR, OWNER, UNITS, reservation, unit
 from tests.support import writes
 from tests.support.fakes import FakeTable, ports
+from tests.support.ports import AllPorts as Ports
 
 FREE = "0000:09:00.0"
 OWNER_W = replace(OWNER, permissions=frozenset({"reservation.read", "reservation.write"}))

@@ -9,7 +9,7 @@ from typing import Any
 
 from devstack import fleet_documents as f
 from devstack.api_events import webhook_event
-from reservations.kernel.http import routes
+from reservations import endpoints
 from reservations.kernel.times import parse_time
 from reservations.webhooks.models.api import SubscriptionCreate
 from reservations.webhooks.models.domain import (
@@ -43,7 +43,7 @@ def test_concurrent_subscribes_for_the_last_two_places_make_exactly_ten(
         table.commit(SubscriptionCreate(f"seed-{n}", made, n))
     body = {"url": "https://hooks.example.com/race"}
     calls = [
-        ("create_webhook", webhook_event(routes.CREATE_WEBHOOK, f"Bearer {KEY}", body=body))
+        ("create_webhook", webhook_event(endpoints.CREATE_WEBHOOK, f"Bearer {KEY}", body=body))
         for _ in range(RACERS)
     ]
     hook = barrier_after_first_read(RACERS)

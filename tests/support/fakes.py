@@ -40,9 +40,9 @@ from reservations.nodes.models.writes import (
     TopologyRead,
     WorkloadEnd,
 )
-from reservations.nodes.ports import Ports
 from reservations.nodes.rules.history import named_orgs_until, retained_until
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from tests.support.ports import AllPorts
 
 
 @dataclass
@@ -552,7 +552,7 @@ _IDS = itertools.count(1)
 
 def ports(
     store: FakeTable, clock: FakeClock, queue: FakeQueue | None = None, **overrides: Any
-) -> Ports:
+) -> AllPorts:
     """Every port over the fakes: the table as both node stores, the org webhooks beside it,
     the queue's two sends, queues named after their node, numbered ids, no backoff."""
     from tests.support.hook_fakes import FakeHooks  # it builds on FakeTable
@@ -570,4 +570,4 @@ def ports(
         "new_id": lambda: f"id-{next(_IDS)}",
         "sleep": lambda _s: None,
     }
-    return Ports(**(fakes | overrides))
+    return AllPorts(**(fakes | overrides))

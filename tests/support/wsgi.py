@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, unquote
 
 from devstack.api_events import event_file
 from devstack.functions import FakeContext
-from reservations.kernel.http import routes
+from reservations import endpoints
 
 # Marks API Gateway's own 404 for a path no route matches (our functions never ran).
 NO_ROUTE = ("X-Gateway-Route", "none")
@@ -28,7 +28,7 @@ ROUTES = [
         route.function,
         f"{route.method} {route.path}",
     )
-    for route in routes.ALL
+    for route in endpoints.ALL
 ]
 
 

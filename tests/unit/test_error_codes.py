@@ -10,9 +10,9 @@ import json
 import pytest
 
 from devstack.openapi import SPEC
+from reservations import endpoints
 from reservations.kernel import errors
 from reservations.kernel.errors import ERRORS, ApiError, documented_errors
-from reservations.kernel.http import routes
 from reservations.kernel.idempotency.rules import is_kept
 
 # The contract's "Errors" table, each (status, code) with whether its "Idempotency" section
@@ -121,14 +121,14 @@ def test_the_openapi_document_names_each_status_by_the_codes_of_its_operation():
     document = json.loads(SPEC.read_text())
     described = {
         (route.operation_id, status): response["description"]
-        for route in routes.ALL
+        for route in endpoints.ALL
         for status, response in document["paths"][route.path][route.method.lower()][
             "responses"
         ].items()
         if int(status) >= 400 and int(status) != 429  # 429: API Gateway's, not the API's
     }
     for (operation_id, status), text in described.items():
-        [route] = [route for route in routes.ALL if route.operation_id == operation_id]
+        [route] = [route for route in endpoints.ALL if route.operation_id == operation_id]
         assert text == documented_errors(route.answering(int(status)))
         assert all(code in text for code in route.error_codes(int(status))), (status, text)
     assert (

@@ -10,13 +10,12 @@ import json
 
 import pytest
 
+from reservations.capacity.models import parse_capacity_request
 from reservations.kernel.bodies import (
     MAX_BODY_BYTES,
     RawBody,
     is_json_media_type,
     normalized_unit_ids,
-    parse_capacity_request,
-    parse_create_request,
 )
 from reservations.kernel.errors import (
     FieldProblem,
@@ -27,6 +26,7 @@ from reservations.kernel.errors import (
     UnsupportedMediaType,
 )
 from reservations.kernel.wire import error_json
+from reservations.reservations.models import parse_create_request
 
 
 def test_unauthorized_says_one_message_whatever_the_cause() -> None:

@@ -7,27 +7,30 @@ from __future__ import annotations
 
 import pytest
 
-from reservations.kernel.http.openapi import (
-    IDEMPOTENCY_KEY,
-    PATH_ID,
-    QUERY_PARAMETERS,
-    comma_list,
-    parameter_fields,
-)
+from reservations import endpoints
+from reservations.kernel.http.openapi import IDEMPOTENCY_KEY, PATH_ID, comma_list, parameter_fields
+
+ROUTE = endpoints.LIST_RESERVATIONS
 
 
 def test_a_path_parameter_is_a_resource_id() -> None:
-    assert parameter_fields("path", "nodeId") == PATH_ID
+    assert parameter_fields("path", "nodeId", ROUTE) == PATH_ID
 
 
 @pytest.mark.parametrize("name", ["Idempotency-Key", "idempotency-key", "IDEMPOTENCY-KEY"])
 def test_the_idempotency_key_header_is_declared_whatever_its_case(name: str) -> None:
-    assert parameter_fields("header", name) == IDEMPOTENCY_KEY
+    assert parameter_fields("header", name, ROUTE) == IDEMPOTENCY_KEY
 
 
-def test_a_query_parameter_is_its_declaration_and_may_be_sent_empty() -> None:
-    name = next(iter(QUERY_PARAMETERS))
-    assert parameter_fields("query", name) == {**QUERY_PARAMETERS[name], "allowEmptyValue": True}
+@pytest.mark.parametrize("name", ["limit", "cursor", "status"])
+def test_a_query_parameter_is_its_routes_declaration_and_may_be_sent_empty(name: str) -> None:
+    declared = ROUTE.query[name]
+    assert parameter_fields("query", name, ROUTE) == {**declared, "allowEmptyValue": True}
+
+
+def test_a_query_parameter_another_route_declares_is_no_parameter_of_this_one() -> None:
+    with pytest.raises(ValueError, match="no declaration of the query parameter state"):
+        parameter_fields("query", "state", ROUTE)
 
 
 @pytest.mark.parametrize(
@@ -35,7 +38,7 @@ def test_a_query_parameter_is_its_declaration_and_may_be_sent_empty() -> None:
 )
 def test_any_other_parameter_is_an_error_naming_it(location: str, name: str) -> None:
     with pytest.raises(ValueError, match=r"^no declaration of the ") as refused:
-        parameter_fields(location, name)
+        parameter_fields(location, name, ROUTE)
     assert str(refused.value) == f"no declaration of the {location} parameter {name}"
 
 

@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 
+from reservations.capacity.models import parse_capacity_request
 from reservations.kernel import bodies as parsing
-from reservations.kernel.bodies import MAX_BODY_BYTES, RawBody, parse_capacity_request
+from reservations.kernel.bodies import MAX_BODY_BYTES, RawBody
 from reservations.kernel.errors import InvalidRequest
+from reservations.reservations.models import parse_create_request
+from reservations.workloads.models import parse_place_request
 
 UNIT = "0000:04:00.0"
 
@@ -226,11 +229,11 @@ def test_a_body_that_cannot_be_read_is_400_saying_why(raw: RawBody, message: str
 
 
 def test_create_and_place_answer_their_unit_ids_lower_case() -> None:
-    create = parsing.parse_create_request(
+    create = parse_create_request(
         RawBody('{"unitIds": ["0000:0A:00.F"], "allowedOrgIds": ["org-lab"]}')
     )
     assert create.unit_ids == ["0000:0a:00.f"]
-    place = parsing.parse_place_request(
+    place = parse_place_request(
         RawBody(
             '{"id": "vm-1", "kind": "vm", "tier": "spot", "orgId": "org-a", '
             '"unitIds": ["0000:0B:00.E"]}'

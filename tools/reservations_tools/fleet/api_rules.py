@@ -29,13 +29,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from reservations.capacity.models import parse_capacity_request
 from reservations.capacity.rules.lending import capacity_refusal, released_after_release
-from reservations.kernel.bodies import (
-    RawBody,
-    parse_capacity_request,
-    parse_create_request,
-    parse_place_request,
-)
+from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import ApiError
 from reservations.kernel.times import format_time
 from reservations.nodes.models.partition import (
@@ -48,6 +44,8 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.reservations.create import decide_create
+from reservations.reservations.models import parse_create_request
+from reservations.workloads.models import parse_place_request
 from reservations.workloads.scheduler import placed_workload, placement_refusal
 from reservations_tools.fleet.model import (
     FleetNode,

@@ -12,13 +12,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.capacity.models import ReclaimResponse
+from reservations.capacity.models import CapacityRequest, ReclaimResponse, parse_capacity_request
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules.lending import CapacityRefusal
 from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim
 from reservations.capacity.views import reclaim_response
 from reservations.events.rules import builders as events
-from reservations.kernel.bodies import CapacityRequest, parse_capacity_request
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reservations.capacity.models import CapacityRequest, parse_capacity_request
 from reservations.capacity.rules.lending import CapacityRefusal, released_after_release
-from reservations.kernel.bodies import CapacityRequest, parse_capacity_request
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import (
     ApiError,

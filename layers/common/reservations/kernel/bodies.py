@@ -11,19 +11,16 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    StrictBool,
     StrictInt,
     StrictStr,
     ValidationError,
-    WithJsonSchema,
 )
 
 from reservations.kernel.errors import (
@@ -32,8 +29,7 @@ from reservations.kernel.errors import (
     UnsupportedMediaType,
     field_path,
 )
-from reservations.kernel.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
-from reservations.kernel.times import RFC3339, parse_given_time
+from reservations.kernel.ids import PCI_ADDRESS, normalize_unit_id
 
 MAX_UNITS = 32
 MAX_REASON = 1000
@@ -76,25 +72,6 @@ class StrictBody(BaseModel):
     config (its examples) adds to this one."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
-
-
-class CapacityRequest(StrictBody):
-    """The body of release and reclaim: which units, a dry run or not, why."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "dryRun": True},
-                {"unitIds": ["0000:04:00.0"], "reason": "the lab needs its GPUs back"},
-            ]
-        },
-    )
-
-    unit_ids: UnitIds = unit_ids_field(
-        "PCI addresses dddd:bb:dd.f (hex, compared case-insensitively), no duplicates"
-    )
-    dry_run: StrictBool = Field(default=False, alias="dryRun")
-    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -174,7 +151,7 @@ def decode_body(raw: RawBody) -> str | None:
         raise _bad_body("is not valid UTF-8") from error
 
 
-def _invalid(problems: list[FieldProblem]) -> InvalidRequest:
+def invalid_body(problems: list[FieldProblem]) -> InvalidRequest:
     # A body of thousands of unknown fields must not become a response a hundred times larger.
     shown = problems[:MAX_REPORTED_PROBLEMS]
     more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
@@ -199,10 +176,6 @@ def _json_object(body: str) -> dict[str, Any]:
     return document
 
 
-def _normalized(request: CapacityRequest) -> CapacityRequest:
-    return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})
-
-
 def normalized_unit_ids(unit_ids: list[str]) -> list[str]:
     """``unitIds`` lower-cased; 400 naming each one that is not a PCI address or repeats."""
     problems = []
@@ -217,7 +190,7 @@ def normalized_unit_ids(unit_ids: list[str]) -> list[str]:
             problems.append(FieldProblem(f"unitIds[{index}]", f"duplicate of {canonical}"))
         normalized.append(canonical or unit_id)
     if problems:
-        raise _invalid(problems)
+        raise invalid_body(problems)
     return normalized
 
 
@@ -226,7 +199,7 @@ def validated(model: type[_Body], document: dict[str, Any]) -> _Body:
     try:
         return model.model_validate(document)
     except ValidationError as error:
-        raise _invalid(
+        raise invalid_body(
             [
                 FieldProblem(field_path(e["loc"]) or "body", e["msg"])
                 for e in error.errors(include_url=False, include_input=False)
@@ -246,154 +219,3 @@ def optional_body(raw: RawBody, model: type[_Body]) -> _Body:
     """The body as ``model``; an absent or blank body is ``{}``."""
     body = decode_body(raw)
     return validated(model, _json_object(body) if body and body.strip() else {})
-
-
-def parse_capacity_request(raw: RawBody) -> CapacityRequest:
-    """The validated release or reclaim body, unit ids normalised; 400 naming the field."""
-    return _normalized(required_body(raw, CapacityRequest))
-
-
-class CancelRequest(StrictBody):
-    """The body of cancel: only an optional reason; no body at all means none."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        frozen=True,
-        json_schema_extra={"examples": [{}, {"reason": "the lab ended its contract early"}]},
-    )
-
-    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
-
-
-def parse_cancel_request(raw: RawBody) -> CancelRequest:
-    """The validated cancel body; an absent or blank body is ``{}``; 400 naming the field."""
-    return optional_body(raw, CancelRequest)
-
-
-class PlaceWorkloadRequest(StrictBody):
-    """The body of place: the scheduler's workload, whose org, at which tier, on which units."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": "vm-42",
-                    "kind": "vm",
-                    "tier": "spot",
-                    "orgId": "org-spotbuyer",
-                    "unitIds": ["0000:06:00.0"],
-                }
-            ]
-        },
-    )
-
-    id: StrictStr = Field(pattern=RESOURCE_ID, description="the workload's id, unique on the node")
-    kind: Literal["vm", "pod"]
-    tier: Literal["spot", "reserved", "on-demand"]
-    org_id: StrictStr = Field(alias="orgId", pattern=RESOURCE_ID)
-    unit_ids: UnitIds = unit_ids_field(
-        "units of this node, PCI addresses (compared case-insensitively)"
-    )
-
-
-def parse_place_request(raw: RawBody) -> PlaceWorkloadRequest:
-    """The validated placement, unit ids normalised; 400 ``invalid_request`` naming the field."""
-    request = required_body(raw, PlaceWorkloadRequest)
-    return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})
-
-
-MAX_ORGS = 50
-MAX_CONTRACT_REF = 200
-_OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
-
-
-# A time a request gives: RFC 3339 with an offset (the pattern the model checks; the document
-# says ``date-time`` too, so a generated client takes a datetime).
-GivenTime = Annotated[
-    StrictStr, WithJsonSchema({"type": "string", "format": "date-time", "pattern": RFC3339})
-]
-
-
-class CreateReservationRequest(StrictBody):
-    """The body of a create: which units, for whom, who manages them, and the term."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "unitIds": ["0000:04:00.0", "0000:05:00.0"],
-                    "allowedOrgIds": ["org-lab"],
-                    "managingOrgIds": ["org-broker"],
-                    "endsAt": "2027-12-01T00:00:00Z",
-                    "contractRef": "C-2211",
-                }
-            ]
-        },
-    )
-
-    unit_ids: UnitIds = unit_ids_field(
-        "PCI addresses of this node's reservable units, no duplicates"
-    )
-    allowed_org_ids: _OrgIds = Field(
-        alias="allowedOrgIds", min_length=1, max_length=MAX_ORGS,
-        json_schema_extra={"uniqueItems": True}, description="the audience",
-    )  # fmt: skip
-    managing_org_ids: _OrgIds = Field(
-        default_factory=list, alias="managingOrgIds", max_length=MAX_ORGS,
-        json_schema_extra={"uniqueItems": True}, description="may release and reclaim",
-    )  # fmt: skip
-    starts_at: GivenTime | None = Field(
-        default=None, alias="startsAt", pattern=RFC3339,
-        description="RFC 3339 with an offset, within the years 1970-9999 in UTC; default "
-        "now; at most 5 minutes in the past",
-    )  # fmt: skip
-    ends_at: GivenTime | None = Field(
-        default=None, alias="endsAt", pattern=RFC3339,
-        description="RFC 3339 with an offset, within the years 1970-9999 in UTC; at least 1 "
-        "second after startsAt (times are kept to the second) and in the future; absent: "
-        "open-ended",
-    )  # fmt: skip
-    contract_ref: StrictStr | None = Field(
-        default=None, alias="contractRef", max_length=MAX_CONTRACT_REF
-    )
-    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
-
-    def term(self) -> tuple[datetime | None, datetime | None]:
-        """``startsAt`` and ``endsAt`` as times in UTC (already checked to be valid ones)."""
-        return _moment(self.starts_at), _moment(self.ends_at)
-
-
-def _moment(text: str | None) -> datetime | None:
-    return None if text is None else parse_given_time(text)
-
-
-def _create_problems(request: CreateReservationRequest) -> tuple[list[str], list[FieldProblem]]:
-    """Unit ids lower-cased; duplicates (of units and of orgs) and impossible dates."""
-    problems: list[FieldProblem] = []
-    units: list[str] = []
-    for index, unit_id in enumerate(request.unit_ids):
-        canonical = normalize_unit_id(unit_id) or unit_id
-        if canonical in units:
-            problems.append(FieldProblem(f"unitIds[{index}]", f"duplicate of {canonical}"))
-        units.append(canonical)
-    for name, orgs in (("allowedOrgIds", request.allowed_org_ids),
-                       ("managingOrgIds", request.managing_org_ids)):  # fmt: skip
-        for index, org_id in enumerate(orgs):
-            if org_id in orgs[:index]:
-                problems.append(FieldProblem(f"{name}[{index}]", f"duplicate of {org_id}"))
-    for name, text in (("startsAt", request.starts_at), ("endsAt", request.ends_at)):
-        try:
-            _moment(text)
-        except ValueError as error:  # not a real date, or outside the years 1970-9999
-            problems.append(FieldProblem(name, str(error)))
-    return units, problems
-
-
-def parse_create_request(raw: RawBody) -> CreateReservationRequest:
-    """The validated create body, unit ids lower-cased; 400 naming the field."""
-    request = required_body(raw, CreateReservationRequest)
-    units, problems = _create_problems(request)
-    if problems:
-        raise _invalid(problems)
-    return request.model_copy(update={"unit_ids": units})

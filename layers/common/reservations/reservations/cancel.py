@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.kernel.bodies import CancelRequest, parse_cancel_request
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound, ReservationNotActive
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
@@ -22,6 +21,7 @@ from reservations.nodes.ports import NodePorts
 from reservations.nodes.rules.access import may_write_reservations
 from reservations.nodes.rules.history import naming_the_same
 from reservations.reservations import changes
+from reservations.reservations.models import CancelRequest, parse_cancel_request
 from reservations.reservations.rules.cancel import cancel_refusal
 
 

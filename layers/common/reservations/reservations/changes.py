@@ -8,9 +8,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from reservations.capacity.models import CapacityRequest
 from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
 from reservations.events.rules import builders as events
-from reservations.kernel.bodies import CapacityRequest
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import NotFound

@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 from reservations.events.rules import builders as events
-from reservations.kernel.bodies import CreateReservationRequest, parse_create_request
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import Actor, EventContext, StoredEvent
 from reservations.kernel.errors import (
@@ -39,6 +38,7 @@ from reservations.nodes.rules.history import naming_the_same
 from reservations.nodes.rules.units import UnitReason
 from reservations.nodes.views import reservation_view
 from reservations.reservations.changes import OWNERS
+from reservations.reservations.models import CreateReservationRequest, parse_create_request
 from reservations.reservations.rules.term import (
     Term,
     initial_status,

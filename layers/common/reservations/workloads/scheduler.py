@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from reservations.events.rules import builders as events
-from reservations.kernel.bodies import PlaceWorkloadRequest, RawBody, parse_place_request
+from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
@@ -41,6 +41,7 @@ from reservations.nodes.ports import NodePorts
 from reservations.nodes.rules.access import may_place_workloads
 from reservations.nodes.views import workload_view
 from reservations.terminations.rules import freed_units
+from reservations.workloads.models import PlaceWorkloadRequest, parse_place_request
 from reservations.workloads.rules import (
     PlacementRefusal,
     not_sellable,

@@ -83,7 +83,7 @@ class ApiRoute:
     links: tuple[Link, ...] = ()
     tag: str = ""  # what the OpenAPI document groups it under (a generated client's module)
     # Its query parameters as the document declares them (``kernel.http.openapi``).
-    query: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    query: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
 
     @property
     def keyed(self) -> bool:

@@ -14,7 +14,7 @@ from reservations.kernel.bodies import (
     JsonInt,
     RawBody,
     StrictBody,
-    _invalid,
+    invalid_body,
     optional_body,
     required_body,
 )
@@ -101,7 +101,7 @@ def _normalized_units(request: NodeRequest) -> NodeRequest:
         seen.add(canonical)
         units.append(unit.model_copy(update={"id": canonical}))
     if problems:
-        raise _invalid(problems)
+        raise invalid_body(problems)
     return request.model_copy(update={"units": units})
 
 

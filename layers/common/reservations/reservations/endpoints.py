@@ -1,0 +1,87 @@
+"""The reservations slice's endpoints, each declared once: create, read and list a node's
+reservations, cancel one, re-affirm one under review. A write's refusals and its key are its
+use case's (``spec``)."""
+
+from __future__ import annotations
+
+from reservations.kernel.http.openapi import PAGE_QUERY, listed
+from reservations.kernel.http.routes import ApiRoute, Link, page_route, read_route
+from reservations.nodes.models.partition import ReservationStatus
+from reservations.nodes.models.requests import ReaffirmRequest
+from reservations.nodes.models.views import ReservationPage, ReservationView
+from reservations.reservations.cancel import CANCEL as CANCEL_SPEC
+from reservations.reservations.create import CREATE
+from reservations.reservations.models import CancelRequest, CreateReservationRequest
+from reservations.reservations.reaffirm import REAFFIRM as REAFFIRM_SPEC
+
+RESERVATIONS = "/v1/nodes/{nodeId}/reservations"
+RESERVATION = RESERVATIONS + "/{reservationId}"
+TAG = "reservations"
+
+CREATE_RESERVATION = ApiRoute(
+    "create_reservation",
+    "POST",
+    RESERVATIONS,
+    "Reserve units of a node for an audience of orgs",
+    "createReservation",
+    "the new reservation; Location names it",
+    ReservationView,
+    status=201,
+    spec=CREATE,
+    body=CreateReservationRequest,
+    located=True,
+    links=(
+        Link("getReservation", RESERVATION),
+        Link("releaseUnits", RESERVATION + "/release"),
+        Link("reclaimUnits", RESERVATION + "/reclaim"),
+        Link("cancelReservation", RESERVATION + "/cancel"),
+    ),
+    tag=TAG,
+)
+GET_RESERVATION = read_route(
+    "get_reservation",
+    RESERVATION,
+    "Get one reservation of a node",
+    "getReservation",
+    "the reservation, with its effective status",
+    ReservationView,
+    TAG,
+)
+LIST_RESERVATIONS = page_route(
+    "list_reservations",
+    RESERVATIONS,
+    "List the reservations of a node the caller may see",
+    "listReservations",
+    "a page of reservations, sorted by id",
+    ReservationPage,
+    TAG,
+    {**PAGE_QUERY, "status": listed((s.value for s in ReservationStatus), "effective statuses")},
+)
+CANCEL = ApiRoute(
+    "cancel",
+    "POST",
+    RESERVATION + "/cancel",
+    "Cancel a reservation: its units stop being governed; workloads keep running",
+    "cancelReservation",
+    "the cancelled reservation",
+    ReservationView,
+    spec=CANCEL_SPEC,
+    body=CancelRequest,
+    body_required=False,
+    tag=TAG,
+)
+REAFFIRM = ApiRoute(
+    "reaffirm",
+    "POST",
+    RESERVATION + "/reaffirm",
+    "Confirm a needs-review reservation on the node's current topology (operator only)",
+    "reaffirmReservation",
+    "the reservation, out of review",
+    ReservationView,
+    spec=REAFFIRM_SPEC,
+    body=ReaffirmRequest,
+    body_required=False,
+    tag=TAG,
+)
+
+ENDPOINTS = (CREATE_RESERVATION, GET_RESERVATION, LIST_RESERVATIONS, CANCEL, REAFFIRM)
