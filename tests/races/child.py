@@ -39,6 +39,8 @@ def _invoke(call: Call, hook: ReadHook) -> Any:
     module = load_function(function)
     ports = getattr(module, "function", module).ports
     # The first read of the write's partition: a node's, or an org's webhooks.
-    ports.store.load_node = hook.wrap(ports.store.load_node)
-    ports.webhooks.load_hooks = hook.wrap(ports.webhooks.load_hooks)
+    if hasattr(ports, "store"):
+        ports.store.load_node = hook.wrap(ports.store.load_node)
+    if hasattr(ports, "webhooks"):
+        ports.webhooks.load_hooks = hook.wrap(ports.webhooks.load_hooks)
     return invoke(module, event, FakeContext(timeout_ms=INVOCATION_MS))
