@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic import BaseModel, ConfigDict
 
 from reservations.kernel.http.resolver import serialize
 from reservations.kernel.wire import absent_not_null
+
+pytestmark = pytest.mark.disable_socket
 
 NULL = {"type": "null"}
 

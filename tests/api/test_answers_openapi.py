@@ -22,6 +22,8 @@ from reservations.kernel.aws import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.wsgi import LambdaApi
 
+pytestmark = pytest.mark.moto
+
 DOCUMENT: dict[str, Any] = json.loads(openapi.SPEC.read_text())
 SCHEMAS: dict[str, Any] = DOCUMENT["components"]["schemas"]
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

@@ -35,7 +35,7 @@ from reservations_client import (
     Unauthorized,
     UnitsUnavailable,
 )
-from tests.e2e.api_tools import (
+from tests.support.api_tools import (
     DOCUMENT,
     KEYS,
     LOOPBACK_HOOK,
@@ -44,10 +44,10 @@ from tests.e2e.api_tools import (
     demo_stack,
     refusals,
 )
-from tests.e2e.stack import Stack
-from tests.e2e.support import REPORTS, TIMINGS
+from tests.support.e2e import REPORTS, TIMINGS
+from tests.support.stack import Stack
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 T = TypeVar("T")
 A1, C3, N1 = "node-a1", "node-c3", "node-n1"
 WAIT = 60  # seconds: a node agent stops a terminated VM and reports; a term starts

@@ -28,6 +28,8 @@ from tests.support.event_table import StreamRelay, name_workload_orgs, write_eve
 from tests.support.fuzzing import call_and_check
 from tests.support.wsgi import LambdaApi
 
+pytestmark = pytest.mark.fuzz
+
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
 CODES = {400: {"invalid_request"}, 401: {"unauthorized"}, 404: {"not_found"}}
 AUTHORIZATIONS = [*(s.bearer(kind) for kind in s.CALLERS), "Bearer vl_unknown_key", None]

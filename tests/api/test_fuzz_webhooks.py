@@ -24,6 +24,8 @@ from tests.support.fuzzing import (
     with_key,
 )
 
+pytestmark = pytest.mark.fuzz
+
 CODES = {
     400: {"invalid_request"},
     401: {"unauthorized"},

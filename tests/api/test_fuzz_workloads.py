@@ -13,6 +13,8 @@ import pytest
 from devstack import fleet_documents as f
 from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_world, tally, with_key
 
+pytestmark = pytest.mark.fuzz
+
 CODES = {
     400: {"invalid_request"},
     415: {"unsupported_media_type"},

@@ -29,6 +29,8 @@ from devstack.api_events import (
 from devstack.functions import invoke, load_function
 from tests.support.bodies import unidentified
 
+pytestmark = pytest.mark.moto
+
 UNIT = "0000:04:00.0"
 BODY = {"unitIds": [UNIT]}
 MALFORMED = ['a"b', "a#b", "\N{SNOWMAN}", "bad id", "-starts-badly", "n" * 129, "a\\b", "a`b"]

@@ -19,6 +19,8 @@ from devstack.functions import invoke, load_function
 from tests.support.event_scenario import node_feed_event, org_feed_event
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 OWNER = "Bearer vl_local_test_owner"
 FEEDS = {"key": "vl_local_test_feeds", "orgId": "org-platform",
          "permissions": ["reservation.read", "events.read"]}  # fmt: skip

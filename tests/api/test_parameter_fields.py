@@ -15,6 +15,8 @@ from reservations.kernel.http.openapi import (
     parameter_fields,
 )
 
+pytestmark = pytest.mark.disable_socket
+
 
 def test_a_path_parameter_is_a_resource_id() -> None:
     assert parameter_fields("path", "nodeId") == PATH_ID

@@ -72,6 +72,8 @@ from tests.support import invariants as inv
 from tests.support import state
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 SEEDS = [int(s) for s in os.environ.get("WALK_SEEDS", "1,2,3,4").split(",")]
 CALLS = 250
 START = datetime(2031, 3, 3, 8, 0, tzinfo=UTC)

@@ -23,6 +23,8 @@ from devstack.api_events import list_units_event, reclaim_event
 from devstack.functions import invoke, load_function
 from reservations.kernel.http.resolver import key_cache
 
+pytestmark = pytest.mark.moto
+
 BROKER = "Bearer vl_local_test_broker"
 
 

@@ -38,6 +38,8 @@ from reservations.webhooks.table.subscriptions import HookTable
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay
 
+pytestmark = pytest.mark.moto
+
 UNITS = [f"0000:{0x10 + i:02x}:00.0" for i in range(8)]
 KEYS = [
     {"key": "vl_local_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]},

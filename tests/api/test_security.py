@@ -20,6 +20,8 @@ from devstack.api_events import list_units_event, reclaim_event
 from devstack.fleet_documents import ROOT
 from devstack.functions import invoke, load_function
 
+pytestmark = pytest.mark.moto
+
 
 @pytest.fixture(scope="module")
 def handlers():

@@ -28,6 +28,8 @@ from reservations.kernel.aws import clients
 from reservations.nodes.models.partition import ReservationStatus
 from tests.support.query_parameters import allows
 
+pytestmark = pytest.mark.moto
+
 DOCUMENT = json.loads(SPEC.read_text())
 OWNER = "Bearer vl_local_test_owner"
 OPERATOR = "Bearer vl_local_test_nodes"

@@ -25,10 +25,12 @@ from devstack.api_events import create_event, list_units_event, reclaim_event
 from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.observability import logger
-from tests.handlers.test_reclaim import standard_fleet
-from tests.handlers.test_reservations_api import WRITERS
+from tests.capacity.test_reclaim_handler import standard_fleet
+from tests.reservations.test_reservations_handler import WRITERS
 from tests.support import state
 from tests.support.faults import on_call
+
+pytestmark = pytest.mark.moto
 
 BROKER = "Bearer vl_local_test_broker"
 OWNER = "Bearer vl_local_test_writer"

@@ -13,6 +13,8 @@ from devstack import fleet_documents as f
 from devstack.api_events import cancel_event, list_units_event, release_event
 from devstack.functions import invoke, load_function
 
+pytestmark = pytest.mark.moto
+
 OWNER = "Bearer vl_local_test_writer"
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 ONE_WRITE = [("dynamodb", "Query"), ("dynamodb", "TransactWriteItems")]

@@ -20,9 +20,11 @@ from reservations.kernel.observability import metrics
 from reservations.nodes.models.writes import WriteConflict
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import ReportConflict, apply_report
-from tests.logic.conftest import BROKER, NOW, UNITS
 from tests.support.fakes import FakeQueue, FakeTable, ports
+from tests.support.use_cases import BROKER, NOW, UNITS
 from tests.support.writes import reclaim
+
+pytestmark = pytest.mark.disable_socket
 
 UNSENT = "terminations committed but not sent; the sweeper will deliver them"
 CONFIRMED = "termination confirmed; units free"

@@ -25,7 +25,8 @@ from reservations.nodes.models.writes import WriteConflict
 from reservations.terminations import outbox
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
-from tests.logic.conftest import (
+from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.use_cases import (
     AUDIENCE,
     BROKER,
     NOW,
@@ -38,8 +39,9 @@ from tests.logic.conftest import (
     unit,
     workload,
 )
-from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.writes import reclaim
+
+pytestmark = pytest.mark.disable_socket
 
 
 def run(store, queue, clock, unit_ids, *, caller=BROKER, node="node-a", res="res-1", **body):

@@ -14,6 +14,8 @@ from reservations.kernel import bodies as parsing
 from reservations.kernel.bodies import MAX_BODY_BYTES, RawBody, parse_capacity_request
 from reservations.kernel.errors import InvalidRequest
 
+pytestmark = pytest.mark.disable_socket
+
 UNIT = "0000:04:00.0"
 
 

@@ -21,10 +21,12 @@ from reservations.events.rules.builders import event_id
 from reservations.kernel import retries
 from reservations.kernel.aws import clients
 from reservations.terminations.models import SpotTermination
-from tests.handlers.test_nodes import transactions
+from tests.nodes.test_nodes_handler import transactions
 from tests.support import state
 from tests.support.bodies import comparable
 from tests.support.faults import on_call
+
+pytestmark = pytest.mark.moto
 
 BROKER = "Bearer vl_local_test_broker"
 U1, U2 = "0000:04:00.0", "0000:05:00.0"  # two reservations' units

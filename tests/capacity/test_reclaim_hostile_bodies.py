@@ -17,6 +17,8 @@ from devstack.functions import HttpResult, invoke, load_function
 from tests.support import state
 from tests.support.bodies import comparable
 
+pytestmark = pytest.mark.moto
+
 UNIT = "0000:04:00.0"
 BROKER = "Bearer vl_local_test_broker"
 AUDIENCE_ONLY = "Bearer vl_local_test_lab_read"  # the reservation's audience, reservation.read only

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from devstack import fleet_documents as f
 from devstack.api_events import reclaim_event
-from tests.races.forks import (
+from tests.support import state
+from tests.support.forks import (
     ActBetweenFirstReadAndWrite,
     PlaceSpotWorkload,
     ReadHook,
     barrier_after_first_read,
     concurrently,
 )
-from tests.support import state
+
+pytestmark = pytest.mark.races
 
 BROKER = "Bearer vl_local_test_broker"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

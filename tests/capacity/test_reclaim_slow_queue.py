@@ -23,9 +23,11 @@ from devstack.api_events import event_file, list_units_event, reclaim_event
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.settings import settings
-from tests.handlers.test_reclaim import standard_fleet
+from tests.capacity.test_reclaim_handler import standard_fleet
 from tests.support import state
 from tests.support.bodies import unidentified
+
+pytestmark = pytest.mark.moto
 
 BROKER = "Bearer vl_local_test_broker"
 

@@ -49,6 +49,8 @@ from reservations.nodes.table.items import (
 )
 from reservations.nodes.table.keys import OPEN_TERMINATION, node_events_pk
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 Key = tuple[str, str]

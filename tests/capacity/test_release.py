@@ -19,7 +19,8 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.nodes.models.partition import ReservationStatus, Tier
-from tests.logic.conftest import (
+from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.use_cases import (
     AUDIENCE,
     BROKER,
     NOW,
@@ -28,8 +29,9 @@ from tests.logic.conftest import (
     STRANGER,
     UNITS,
 )
-from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.writes import release
+
+pytestmark = pytest.mark.disable_socket
 
 
 def run(store, clock, unit_ids, *, caller=BROKER, node="node-a", res="res-1", key=None, **body):

@@ -12,10 +12,14 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from devstack import fleet_documents as f
 from devstack.api_events import cancel_event, reclaim_event, release_event
-from tests.races.forks import barrier_after_first_read, concurrently
 from tests.support import state
+from tests.support.forks import barrier_after_first_read, concurrently
+
+pytestmark = pytest.mark.races
 
 BROKER = "Bearer vl_local_test_broker"
 OWNER = "Bearer vl_local_test_writer"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.support import TIMINGS, Emulator, sam_env_vars
-from tests.e2e.test_sam_invoke import Invocation, assert_contract_error, sam_invoke
+from tests.local.test_sam_invoke import Invocation, assert_contract_error, sam_invoke
+from tests.support.e2e import TIMINGS, Emulator, sam_env_vars
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ from tests.support import state
 from tests.support.bodies import comparable
 from tests.support.faults import on_call
 
+pytestmark = pytest.mark.moto
+
 BROKER = "Bearer vl_local_test_broker"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"]
 

@@ -37,6 +37,8 @@ from tests.support.event_table import StreamRelay
 from tests.support.ports import swap_ports
 from tests.support.wsgi import LambdaApi
 
+pytestmark = pytest.mark.moto
+
 ROOT = Path(__file__).resolve().parents[2]
 A1, RES = "node-a1", "res-a-active"
 KEYS = {kind: f"vl_local_only_{kind}" for kind in ("operator", "owner", "broker", "spotbuyer")}

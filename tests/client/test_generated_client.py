@@ -40,6 +40,8 @@ from reservations_client.errors import error_for
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.wsgi import LambdaApi
 
+pytestmark = pytest.mark.moto
+
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 BASE = "http://api.test"
 

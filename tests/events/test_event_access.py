@@ -35,6 +35,8 @@ from tests.support.bodies import unidentified
 from tests.support.event_table import StreamRelay
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 TYPES = sorted(s.SEES)
 U4, U5 = "0000:04:00.0", "0000:05:00.0"
 

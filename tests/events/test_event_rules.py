@@ -33,6 +33,8 @@ from reservations.nodes.models.partition import Caller
 from reservations.nodes.rules.history import LAST_MOMENT
 from tests.support import event_scenario as s
 
+pytestmark = pytest.mark.disable_socket
+
 ACCESS = NodeFeedAccess("org-acme",
                         dict.fromkeys(("org-broker", "org-lab", "org-reclaimer", "org-lab2"),
                                       LAST_MOMENT),

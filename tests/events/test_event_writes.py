@@ -24,6 +24,8 @@ from tests.support import state
 from tests.support.event_table import BusWatch, StreamRelay
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 UNITS = [f"0000:{0x10 + i:02x}:00.0" for i in range(8)]
 BROKER = "Bearer vl_local_test_broker"
 OPERATOR = "Bearer vl_local_test_node_operator"

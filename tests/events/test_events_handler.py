@@ -34,6 +34,8 @@ from tests.support.event_table import BusWatch, StreamRelay, name_workload_orgs,
 from tests.support.paging import bounded_pages
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 U4, U5 = "0000:04:00.0", "0000:05:00.0"
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from devstack.events import WATCH_QUEUE, received
-from tests.e2e.support import (
+from tests.local.test_sam_invoke import Invocation, assert_contract_error, sam_invoke
+from tests.support.e2e import (
     LAMBDA_IMAGE,
     ROOT,
     TIMINGS,
@@ -20,9 +21,8 @@ from tests.e2e.support import (
     sam_env_vars,
     sam_executable,
 )
-from tests.e2e.test_sam_invoke import Invocation, assert_contract_error, sam_invoke
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ import requests
 
 from devstack import fleet_documents as f
 from devstack.events import received, watch
-from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
-from tests.e2e.support import TIMINGS
+from tests.support.e2e import TIMINGS
+from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 NODE_FEED = "/v1/nodes/node-a1/events"
 SOURCE = "/v1/nodes/node-a1"
 BROKER = "Bearer vl_local_only_broker"

@@ -22,6 +22,8 @@ from tests.support.event_fakes import PLATFORM, FakeEvents
 from tests.support.fakes import FakeClock, FakeTable
 from tests.support.paging import bounded_pages
 
+pytestmark = pytest.mark.disable_socket
+
 KEY = b"k" * 32
 NOW = s.T0 + timedelta(days=1)
 FEEDS = frozenset({"reservation.read", "events.read"})

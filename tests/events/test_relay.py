@@ -16,6 +16,8 @@ from reservations.kernel.observability import metrics
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, CrashingFeeds, Down, FakeBus, FakeEvents, FakeFeeds
 
+pytestmark = pytest.mark.disable_socket
+
 GRACE = timedelta(seconds=60)
 
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from reservations.events.models import PendingEvent
 from reservations.events.relay import relay, relay_backlog
 from reservations.events.rules import builders as build
 from reservations.kernel.observability import metrics
 from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeBus, FakeEvents, FakeFeeds
+
+pytestmark = pytest.mark.disable_socket
 
 STAY = "events not relayed everywhere yet; they stay marked"
 

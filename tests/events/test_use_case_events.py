@@ -15,9 +15,11 @@ from reservations.terminations import sweeper
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
 from reservations.terminations.rules import RedeliveryPolicy
-from tests.logic.conftest import BROKER, NOW, UNITS
 from tests.support.fakes import ports
+from tests.support.use_cases import BROKER, NOW, UNITS
 from tests.support.writes import reclaim
+
+pytestmark = pytest.mark.disable_socket
 
 
 def run(store, queue, clock, body, key=None):

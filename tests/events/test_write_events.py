@@ -48,6 +48,8 @@ from reservations.reservations.create import create_events
 from reservations.reservations.reaffirm import reaffirm_events
 from reservations.workloads.scheduler import end_events, placement_events
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TIME = "2026-11-29T12:00:00.000Z"
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

@@ -8,6 +8,8 @@ from reservations.kernel.auth import KeyCache, authenticate, bearer_token, deriv
 from reservations.kernel.errors import Unauthorized
 from reservations.nodes.models.partition import ApiKey
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 KEY = "vl_local_only_owner"
 

@@ -24,6 +24,8 @@ from reservations.kernel.cursors import (
 )
 from reservations.kernel.errors import FieldProblem, InvalidRequest
 
+pytestmark = pytest.mark.disable_socket
+
 KEY = b"k" * 32
 LIST = CursorScope("node-a", "active", "org-lab")
 FEED = CursorScope("node-a", "", "org-lab", "node-events", "2026-11-30T12:00:00.000Z#~")

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from devstack.functions import FakeContext
 from reservations.kernel.observability import SCHEDULED_EVENT, SQS_BATCH, logger
 from reservations.kernel.wiring import entry_point
+
+pytestmark = pytest.mark.disable_socket
 
 
 def correlation_id(path: str, event: dict[str, Any]) -> Any:

@@ -15,6 +15,8 @@ from reservations.kernel.errors import ERRORS, ApiError, documented_errors
 from reservations.kernel.http import routes
 from reservations.kernel.idempotency.rules import is_kept
 
+pytestmark = pytest.mark.disable_socket
+
 # The contract's "Errors" table, each (status, code) with whether its "Idempotency" section
 # stores it ("any 2xx, 409 reservation_not_active / units_unavailable / workload_exists /
 # stale_topology / reservation_not_in_review, and any 422 but idempotency_key_reused").

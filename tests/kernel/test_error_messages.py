@@ -28,6 +28,8 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.wire import error_json
 
+pytestmark = pytest.mark.disable_socket
+
 
 def test_unauthorized_says_one_message_whatever_the_cause() -> None:
     error = Unauthorized()

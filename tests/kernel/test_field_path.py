@@ -4,6 +4,8 @@ import pytest
 
 from reservations.kernel.errors import field_path
 
+pytestmark = pytest.mark.disable_socket
+
 
 @pytest.mark.parametrize(
     ("location", "named"),

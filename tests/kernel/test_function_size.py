@@ -7,6 +7,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.disable_socket
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECKED = ("layers", "functions", "tools", "agent", "local", "bench")
 LIMIT = 40

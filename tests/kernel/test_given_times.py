@@ -20,6 +20,8 @@ from reservations.reservations.rules.term import new_term
 from reservations_tools import keys
 from reservations_tools.fleet.loader import main
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 OUTSIDE = [
     "9999-12-31T23:59:59-01:00",  # year 10000 in UTC

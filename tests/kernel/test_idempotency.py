@@ -19,10 +19,12 @@ from reservations.kernel.errors import (
 from reservations.kernel.idempotency.rules import KEPT_FOR
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.nodes.models.partition import ReservationStatus
-from tests.logic.conftest import BROKER, QUEUE, STRANGER, UNITS
-from tests.logic.test_reclaim import Conflicting
+from tests.capacity.test_reclaim import Conflicting
 from tests.support.fakes import ports
+from tests.support.use_cases import BROKER, QUEUE, STRANGER, UNITS
 from tests.support.writes import reclaim
+
+pytestmark = pytest.mark.disable_socket
 
 ONE = {"unitIds": [UNITS[0]]}
 

@@ -19,10 +19,12 @@ from devstack.api_events import reclaim_event
 from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.http.resolver import key_cache
-from tests.handlers.test_reclaim import standard_fleet
+from tests.capacity.test_reclaim_handler import standard_fleet
 from tests.support import state
 from tests.support.faults import on_call
 from tests.support.ports import swap_ports
+
+pytestmark = pytest.mark.moto
 
 BROKER = "Bearer vl_local_test_broker"
 ONE = {"unitIds": ["0000:04:00.0"], "reason": "once"}

@@ -18,6 +18,8 @@ from reservations.kernel.idempotency.rules import (
     keyed_request,
 )
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 

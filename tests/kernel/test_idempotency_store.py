@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from reservations.kernel.idempotency.models import (
     AnswerRecord,
     IdempotentRequest,
@@ -15,6 +17,8 @@ from reservations.kernel.idempotency.models import (
 )
 from reservations.kernel.idempotency.table import keep_answer, stored_answer, stored_in_cancellation
 from reservations.nodes.table.items import idempotency_item, to_attributes
+
+pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 OUTCOME = Outcome(201, '{"id":"res-1"}', (("Location", "/v1/nodes/node-a/reservations/res-1"),))

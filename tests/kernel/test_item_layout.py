@@ -40,6 +40,8 @@ from reservations.nodes.table.items import (
 from reservations.nodes.table.keys import reservation_key, unit_key, workload_key
 from reservations.nodes.table.records import HISTORY_DAYS, history_item
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 U = ["0000:04:00.0", "0000:05:00.0"]
 

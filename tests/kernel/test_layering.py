@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.disable_socket
+
 PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "common" / "reservations"
 
 # What each part of ``reservations`` may import from ``reservations`` (itself included).

@@ -18,6 +18,8 @@ from types import FunctionType
 import pytest
 from pytest_socket import disable_socket, enable_socket
 
+pytestmark = pytest.mark.disable_socket
+
 
 @dataclass(frozen=True)
 class Mutant:
@@ -28,12 +30,12 @@ class Mutant:
     tests: tuple[str, ...]
 
 
-LIST = "tests/logic/test_list_units.py"
-RECLAIM = "tests/logic/test_reclaim.py"
-REPORTS = "tests/logic/test_termination_reports.py"
-HOLES = "tests/logic/test_reclaim.py"  # a spanning workload, a late report
-TRANSACTION = "tests/unit/test_reclaim_transaction.py"
-SIGNALS = "tests/logic/test_operator_signals.py"
+LIST = "tests/nodes/test_list_units.py"
+RECLAIM = "tests/capacity/test_reclaim.py"
+REPORTS = "tests/terminations/test_reports.py"
+HOLES = "tests/capacity/test_reclaim.py"  # a spanning workload, a late report
+TRANSACTION = "tests/capacity/test_reclaim_transaction.py"
+SIGNALS = "tests/capacity/test_operator_signals.py"
 
 MUTANTS = [
     Mutant(
@@ -41,7 +43,7 @@ MUTANTS = [
         "reservations.nodes.rules.units",
         "if not unit.sellable:",
         "if unit.sellable is None:",
-        (LIST, "tests/unit/test_rules.py"),
+        (LIST, "tests/reservations/test_rules.py"),
     ),
     Mutant(
         "any allocation class is reservable",
@@ -111,21 +113,21 @@ MUTANTS = [
         "reservations.capacity.rules.lending",
         "if before.issuperset(unit_ids):",
         "if before.intersection(unit_ids):",
-        ("tests/logic/test_release.py",),
+        ("tests/capacity/test_release.py",),
     ),
     Mutant(
         "a sweep sends again what another sweep delivered since the index was read",
         "reservations.terminations.sweeper",
         "    if not is_due(termination.workload, policy, now):\n        return SweepOutcome.WAITING",
         "    if False:\n        pass",
-        ("tests/logic/test_sweeper.py",),
+        ("tests/terminations/test_sweeper.py",),
     ),
     Mutant(
         "no time is kept back for the answer after the last try",
         "reservations.kernel.aws.clients",
         "seconds_left - ANSWER_SECONDS",
         "seconds_left",
-        ("tests/unit/test_request_deadline.py",),
+        ("tests/kernel/test_request_deadline.py",),
     ),
     Mutant(
         "a path id no route takes is a 404 before the key is looked at",
@@ -133,7 +135,7 @@ MUTANTS = [
         "        current_caller(app)\n",
         "        pass\n",
         (
-            "tests/handlers/test_key_before_path.py::"
+            "tests/api/test_key_before_path.py::"
             "test_no_key_or_an_unknown_one_is_401_before_any_404_for_a_malformed_path",
         ),
     ),

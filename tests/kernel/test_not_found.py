@@ -13,6 +13,8 @@ from devstack.api_events import EVENTS, event_file, list_units_event
 from devstack.functions import invoke, load_function
 from tests.support.bodies import comparable
 
+pytestmark = pytest.mark.moto
+
 EVENT_FILES = sorted(
     p.relative_to(EVENTS).as_posix() for p in (EVENTS / "not_found").glob("*.json")
 )

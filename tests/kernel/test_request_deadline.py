@@ -13,6 +13,8 @@ from botocore.hooks import HierarchicalEmitter
 
 from reservations.kernel.aws import clients
 
+pytestmark = pytest.mark.disable_socket
+
 
 class FrozenClock:
     """``time.monotonic`` as the deadline reads it, moved by the test alone."""

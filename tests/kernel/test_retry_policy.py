@@ -10,6 +10,8 @@ from reservations.kernel.errors import Conflict
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.retries import MAX_ATTEMPTS, backoff, retried
 
+pytestmark = pytest.mark.disable_socket
+
 
 def test_the_longest_wait_after_each_lost_race_doubles_up_to_the_cap(monkeypatch):
     monkeypatch.setattr(retries.random, "uniform", lambda low, high: (low, high))

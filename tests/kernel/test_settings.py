@@ -19,6 +19,8 @@ from reservations.kernel.settings import (
     webhook_delivery_queue_url,
 )
 
+pytestmark = pytest.mark.disable_socket
+
 
 @pytest.fixture(autouse=True)
 def _fresh_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

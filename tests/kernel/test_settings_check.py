@@ -11,6 +11,8 @@ from devstack.api_events import event_file
 from devstack.functions import FakeContext, load_function
 from reservations.kernel.settings import SettingsError, settings
 
+pytestmark = pytest.mark.moto
+
 EVENTS = {
     "list_units": "list_units/allowed.json",
     "reclaim": "reclaim/real_run.json",

@@ -82,6 +82,8 @@ from reservations.terminations.table.store import TerminationTable
 from reservations.workloads.table import placement_actions, workload_end_actions
 from tests.support.event_scenario import NODE_A, RES_1, RES_2, VM_1, every_type
 
+pytestmark = pytest.mark.disable_socket
+
 TABLE = "ReservationsTable"
 # The TTL of an event that never expires: the end of year 9999, UTC.
 LAST_EPOCH = 253402300800

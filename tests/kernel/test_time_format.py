@@ -19,6 +19,8 @@ from reservations.kernel.times import (
     to_millisecond,
 )
 
+pytestmark = pytest.mark.disable_socket
+
 
 @pytest.fixture
 def host_in_another_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

@@ -13,6 +13,8 @@ from reservations.kernel.aws import clients, transactions
 from reservations.kernel.errors import StorageLimit
 from reservations.nodes.models.writes import WriteConflict
 
+pytestmark = pytest.mark.disable_socket
+
 TOO_LARGE = "Item size to update has exceeded the maximum allowed size"
 
 

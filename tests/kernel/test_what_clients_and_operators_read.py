@@ -27,10 +27,12 @@ from reservations.kernel.pipeline import _lost_race
 from reservations.nodes.models.partition import Caller, ReservationStatus
 from reservations.nodes.models.writes import WriteConflict
 from reservations.reservations.create import CREATE
-from tests.logic.conftest import UNITS, unit
 from tests.support.event_fakes import FakeEvents
 from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.use_cases import UNITS, unit
 from tests.support.writes import create_reservation, reaffirm
+
+pytestmark = pytest.mark.disable_socket
 
 OWNER = Caller("key-owner", "org-acme", frozenset({"reservation.write"}), key_hash="h-owner")
 READER = Caller("key-lab", "org-lab", frozenset({"events.read"}), key_hash="h-lab")

@@ -21,8 +21,10 @@ from devstack.functions import FakeContext, load_function
 from reservations.kernel.http import resolver, routes
 from reservations.nodes.models.partition import ApiKey
 from reservations.reservations.create import CREATE
-from tests.logic.conftest import unit
 from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.use_cases import unit
+
+pytestmark = pytest.mark.disable_socket
 
 FREE = ["0000:0b:00.0", "0000:0c:00.0", "0000:0d:00.0"]
 BODY = {"unitIds": FREE[:2], "allowedOrgIds": ["org-lab"]}

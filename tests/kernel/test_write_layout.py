@@ -51,6 +51,8 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.records import HISTORY_DAYS, ended_workload_item
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-29T12:00:00Z"
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

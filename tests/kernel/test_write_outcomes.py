@@ -18,9 +18,11 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.nodes.models.partition import ReservationStatus
 from reservations.nodes.models.writes import WriteConflict
 from reservations.nodes.ports import Ports
-from tests.logic.conftest import BROKER, OPERATOR, OWNER, UNITS, reservation, unit
 from tests.support import writes
 from tests.support.fakes import FakeTable, ports
+from tests.support.use_cases import BROKER, OPERATOR, OWNER, UNITS, reservation, unit
+
+pytestmark = pytest.mark.disable_socket
 
 FREE = "0000:09:00.0"
 OWNER_W = replace(OWNER, permissions=frozenset({"reservation.read", "reservation.write"}))

@@ -17,11 +17,13 @@ from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import Conflict, NotFound, ReservationNotActive
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.nodes.models.partition import ReservationStatus
-from tests.logic.conftest import BROKER, NOW, OPERATOR, UNITS
-from tests.logic.test_reclaim import Conflicting
-from tests.logic.test_workloads import SCHEDULER, body, node_store
+from tests.capacity.test_reclaim import Conflicting
 from tests.support.fakes import FakeClock, ports
+from tests.support.use_cases import BROKER, NOW, OPERATOR, UNITS
 from tests.support.writes import end_workload, place_workload, reclaim, release
+from tests.workloads.test_workloads import SCHEDULER, body, node_store
+
+pytestmark = pytest.mark.disable_socket
 
 
 def test_a_keys_record_keeps_the_fingerprint_of_the_body_as_the_contract_spells_it(

@@ -12,9 +12,9 @@ import pytest
 
 from devstack.fleet_documents import demo_fleet
 from devstack.net import free_port, listening
-from tests.e2e.support import ROOT, local_aws_environment
+from tests.support.e2e import ROOT, local_aws_environment
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 
 
 def test_a_bad_fleet_fails_fast_naming_the_field_and_starts_nothing(tmp_path: Path) -> None:

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from reservations_client import verify_webhook
-from tests.e2e.api_tools import KEYS
-from tests.e2e.stack import Stack, run_stack
-from tests.e2e.support import ROOT
+from tests.support.api_tools import KEYS
+from tests.support.e2e import ROOT
+from tests.support.stack import Stack, run_stack
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 A1, RES = "node-a1", "res-a-active"
 COMMAND = str(Path(sys.executable).parent / "reservations")
 WAIT = 90  # seconds: a cold function container, the stream's relay to the org feed

@@ -9,8 +9,11 @@ import json
 from typing import Any
 
 import boto3
+import pytest
 
 from devstack.pump import DELIVERY_QUEUE, _reports_queue, pump_queue
+
+pytestmark = pytest.mark.moto
 
 
 class FakeLambda:

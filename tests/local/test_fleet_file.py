@@ -25,6 +25,8 @@ from reservations_tools.fleet.loader import (
 from reservations_tools.fleet.model import parse_fleet
 from reservations_tools.fleet.size import item_size
 
+pytestmark = pytest.mark.disable_socket
+
 
 def good() -> dict:
     return f.fleet(

@@ -21,6 +21,8 @@ from reservations_tools.fleet.loader import FleetError, main, write_fleet
 from reservations_tools.fleet.model import parse_fleet
 from tests.support import state
 
+pytestmark = pytest.mark.moto
+
 TABLE = "ReservationsTable"
 BROKER = "Bearer vl_local_test_broker"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

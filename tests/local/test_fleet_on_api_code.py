@@ -25,6 +25,8 @@ from reservations_tools.fleet.model import parse_fleet
 from tests.support import state
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 OPERATOR = {
     "key": "vl_local_test_node_operator",
     "orgId": "org-platform",

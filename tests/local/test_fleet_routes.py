@@ -15,6 +15,8 @@ from reservations_tools.fleet.api_rules import Route
 from reservations_tools.fleet.loader import main, routes
 from reservations_tools.fleet.model import parse_fleet
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 U4, U5, U6, HOST = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:0a:00.0"
 

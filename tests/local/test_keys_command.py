@@ -17,6 +17,8 @@ from reservations.kernel.http.resolver import key_cache
 from reservations_tools import keys
 from tests.support import state
 
+pytestmark = pytest.mark.moto
+
 KEY_LINE = re.compile(r"^key: +(vl_\S+)$", re.M)
 
 

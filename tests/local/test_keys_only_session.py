@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import requests
 
-from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
-from tests.e2e.support import ROOT, TIMINGS
+from tests.support.e2e import ROOT, TIMINGS
+from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 HEADING = "## From an empty stack, through the API alone"
 SESSION_TIMEOUT = 240  # seconds; cold Lambda containers on a busy small machine
 

@@ -20,10 +20,10 @@ import pytest
 import requests
 
 from devstack import fleet_documents as f
-from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
-from tests.e2e.support import ROOT, TIMINGS, tail
+from tests.support.e2e import ROOT, TIMINGS, tail
+from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 OWNER = "Bearer vl_local_only_owner"
 BROKER = "Bearer vl_local_only_broker"
 NODE = "node-c3"

@@ -8,6 +8,8 @@ from samcli.local.events import api_event
 
 from devstack import sam_cli
 
+pytestmark = pytest.mark.disable_socket
+
 
 def test_sam_cli_alone_gives_every_request_the_same_id() -> None:
     """Why the shim exists: if this fails, SAM CLI mends it and the shim can go."""

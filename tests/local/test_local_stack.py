@@ -24,7 +24,8 @@ import requests
 from devstack.events import received, watch
 from devstack.net import docker_bridge_address, listening
 from devstack.run import sam_containers
-from tests.e2e.stack import (
+from tests.support.e2e import TIMINGS, tail
+from tests.support.stack import (
     BROKER,
     EVENTS_KEY,
     NODE,
@@ -41,9 +42,8 @@ from tests.e2e.stack import (
     run_stack,
     stack_fleet,
 )
-from tests.e2e.support import TIMINGS, tail
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,8 @@ import pytest
 
 from devstack import image, local_templates, run, sam_cli, template
 
+pytestmark = pytest.mark.disable_socket
+
 SOURCE = template.document(template.TEMPLATE)
 
 

@@ -12,6 +12,8 @@ from botocore.exceptions import ClientError
 
 from reservations.nodes.table.items import from_attributes, to_attributes
 
+pytestmark = pytest.mark.moto
+
 TABLE = "ReservationsTable"
 
 

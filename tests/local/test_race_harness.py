@@ -11,7 +11,9 @@ import pytest
 
 from devstack import fleet_documents as f
 from devstack.api_events import reclaim_event
-from tests.races.forks import BarrierAfterFirstRead, RaceCallFailed, Read, concurrently
+from tests.support.forks import BarrierAfterFirstRead, RaceCallFailed, Read, concurrently
+
+pytestmark = pytest.mark.races
 
 BROKER = "Bearer vl_local_test_broker"
 UNIT = "0000:04:00.0"

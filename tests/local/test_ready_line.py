@@ -8,11 +8,15 @@ import json
 import re
 import shlex
 
+import pytest
+
 from devstack import fleet_documents as f
 from devstack.run import demo_curl
 from reservations.kernel.bodies import RawBody
 from reservations.nodes.models.requests import parse_node_request
 from reservations_tools.fleet.model import Fleet, parse_fleet
+
+pytestmark = pytest.mark.disable_socket
 
 API = "http://127.0.0.1:3000"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.support import (
+from tests.support.e2e import (
     DEMO_FLEET,
     LAMBDA_IMAGE,
     ROOT,
@@ -28,7 +28,7 @@ from tests.e2e.support import (
     sam_executable,
 )
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 
 FUNCTIONS = {
     "list_units": "ListUnitsFunction",

@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from devstack import template
 from devstack.streams import Mapping, StreamPump, matches
+
+pytestmark = pytest.mark.disable_socket
 
 
 def record(

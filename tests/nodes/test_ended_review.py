@@ -27,6 +27,8 @@ from devstack.api_events import (
 )
 from devstack.functions import invoke, load_function
 
+pytestmark = pytest.mark.moto
+
 U4, U5 = "0000:04:00.0", "0000:05:00.0"
 OPERATOR, BROKER, REVIEWER = (
     "Bearer vl_local_test_operator",

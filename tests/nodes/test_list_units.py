@@ -10,7 +10,9 @@ import pytest
 from reservations.kernel.errors import NotFound
 from reservations.nodes.list_units import list_units
 from reservations.nodes.models.partition import ReservationStatus, Unit
-from tests.logic.conftest import AUDIENCE, BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
+from tests.support.use_cases import AUDIENCE, BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
+
+pytestmark = pytest.mark.disable_socket
 
 
 def _reservation_status(store, status, **changes):

@@ -13,6 +13,8 @@ from devstack.api_events import event_file, list_units_event
 from devstack.functions import invoke, load_function
 from tests.support.bodies import comparable, unidentified
 
+pytestmark = pytest.mark.moto
+
 OWNER = "Bearer vl_local_test_owner"
 
 

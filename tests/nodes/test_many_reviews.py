@@ -26,6 +26,8 @@ from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.event_table import StreamRelay
 
+pytestmark = pytest.mark.moto
+
 OPERATOR = "Bearer vl_local_test_node_operator"
 OPERATOR_KEY = {"key": OPERATOR.removeprefix("Bearer "), "orgId": "org-platform",
                 "permissions": ["node.write", "reservation.read"]}  # fmt: skip

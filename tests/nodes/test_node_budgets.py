@@ -18,6 +18,8 @@ from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
 from reservations_tools.fleet.loader import local_dead_letter_arn
 
+pytestmark = pytest.mark.moto
+
 OPERATOR = "Bearer vl_local_test_node_operator"
 KEYS = [
     {"key": "vl_local_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]}

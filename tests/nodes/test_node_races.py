@@ -17,13 +17,15 @@ from reservations.kernel.aws import clients
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.table.store import NodeTable
 from reservations_tools.fleet.loader import local_dead_letter_arn
-from tests.races.forks import (
+from tests.support import state
+from tests.support.forks import (
     ActBetweenFirstReadAndWrite,
     PlaceSpotWorkload,
     barrier_after_first_read,
     concurrently,
 )
-from tests.support import state
+
+pytestmark = pytest.mark.races
 
 OPERATOR = "Bearer vl_local_test_node_operator"
 BROKER = "Bearer vl_local_test_broker"

@@ -18,7 +18,9 @@ from reservations.nodes.read import (
     get_node,
     list_workloads,
 )
-from tests.logic.conftest import BOTH, NOW, OPERATOR, OWNER, STRANGER, workload
+from tests.support.use_cases import BOTH, NOW, OPERATOR, OWNER, STRANGER, workload
+
+pytestmark = pytest.mark.disable_socket
 
 KEY = b"k" * 32
 TERMINATING = WorkloadState.TERMINATING

@@ -18,6 +18,8 @@ from devstack.api_events import node_get_event, workload_get_event, workloads_ev
 from devstack.functions import invoke, load_function
 from tests.support.bodies import unidentified
 
+pytestmark = pytest.mark.moto
+
 OPERATOR = "Bearer vl_local_test_operator"
 OWNER = "Bearer vl_local_test_owner"
 BROKER = "Bearer vl_local_test_broker"

@@ -20,7 +20,9 @@ from reservations.nodes.table.items import (
     workload_item,
 )
 from reservations.nodes.table.reads import NodeReads
-from tests.logic.conftest import reservation, workload
+from tests.support.use_cases import reservation, workload
+
+pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
 
 TABLE = "ReservationsTable"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

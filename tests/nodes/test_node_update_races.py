@@ -35,6 +35,8 @@ from tests.support import state
 from tests.support.faults import on_call
 from tests.support.writes import put_node, release
 
+pytestmark = pytest.mark.moto
+
 U4, U5, U6, U7 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"
 BROKER, OPERATOR = "Bearer vl_local_test_broker", "Bearer vl_local_test_operator"
 WRITER = {"key": "vl_local_test_writer", "orgId": "org-acme",

@@ -13,6 +13,8 @@ from reservations.kernel.wire import response_json
 from reservations.nodes.models.partition import Node, Tier, Workload, WorkloadKind, WorkloadState
 from reservations.nodes.views import node_view, read_workload_view
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 CREATED = NOW - timedelta(days=9)
 UPDATED = NOW - timedelta(days=1)

@@ -21,9 +21,11 @@ from reservations.kernel.errors import (
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
 from reservations.nodes.rules.status import effective_status
-from tests.logic.conftest import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
 from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.use_cases import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
 from tests.support.writes import put_node, reaffirm
+
+pytestmark = pytest.mark.disable_socket
 
 NODE_OP = replace(OPERATOR, permissions=frozenset({"node.write"}))
 OWNER_NODES = replace(OWNER, permissions=frozenset({"node.write"}))

@@ -16,10 +16,10 @@ import requests
 from devstack import fleet_documents as f
 from reservations.nodes.models.partition import WorkloadKind
 from reservations.terminations.models import SpotTermination
-from tests.e2e.stack import NODE, OPERATOR, REQUEST_TIMEOUT, RESERVATION, Stack, run_stack
-from tests.e2e.stack import stack_fleet as base_fleet
+from tests.support.stack import NODE, OPERATOR, REQUEST_TIMEOUT, RESERVATION, Stack, run_stack
+from tests.support.stack import stack_fleet as base_fleet
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 NODE_OPERATOR = "Bearer vl_local_test_node_operator"
 NEW_NODE = "node-e2e-new"
 CONSUMED_WITHIN = 30  # seconds: the watch looks every 2 s; this is the test's patience

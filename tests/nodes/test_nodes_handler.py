@@ -27,6 +27,8 @@ from tests.support.faults import on_call
 from tests.support.paging import bounded_pages
 from tests.support.writes import put_node
 
+pytestmark = pytest.mark.moto
+
 OPERATOR = "Bearer vl_local_test_node_operator"
 NODE_WRITERS = [
     {"key": "vl_local_test_node_operator", "orgId": "org-platform", "permissions": ["node.write"]},

@@ -13,6 +13,8 @@ from reservations.events.models import ReviewScope
 from reservations.nodes.models.partition import Reservation, ReservationStatus
 from reservations.nodes.rules.topology import reviewed_units
 
+pytestmark = pytest.mark.disable_socket
+
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
 # Generation 3 changed 04 and removed 06; 05 last changed at generation 2.

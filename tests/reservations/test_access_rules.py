@@ -25,6 +25,8 @@ from reservations.nodes.rules.access import (
 )
 from reservations.nodes.rules.history import LAST_MOMENT
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SNAPSHOT = NodeSnapshot(Node("node-a", "org-acme"))
 RESERVATION = Reservation(

@@ -18,9 +18,11 @@ from reservations.kernel.errors import (
 from reservations.nodes.models.partition import ReservationStatus
 from reservations.nodes.models.writes import TopologyRead
 from reservations.nodes.rules.units import governing_reservation
-from tests.logic.conftest import BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
 from tests.support.fakes import FakeTable, ports
+from tests.support.use_cases import BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
 from tests.support.writes import cancel
+
+pytestmark = pytest.mark.disable_socket
 
 WRITE = frozenset({"reservation.read", "reservation.capacity", "reservation.write"})
 OWNER_W, OPERATOR_W, BROKER_W, STRANGER_W = (

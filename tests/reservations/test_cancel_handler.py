@@ -13,6 +13,8 @@ from devstack.functions import invoke, load_function
 from tests.support import state
 from tests.support.bodies import comparable, unidentified
 
+pytestmark = pytest.mark.moto
+
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 OWNER = "Bearer vl_local_test_writer"
 OPERATOR = "Bearer vl_local_test_op_writer"

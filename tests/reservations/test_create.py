@@ -26,9 +26,11 @@ from reservations.nodes.models.partition import Caller, ReservationStatus, Tier,
 from reservations.nodes.models.writes import WriteConflict
 from reservations.nodes.ports import Ports
 from reservations.reservations.create import CREATE, new_reservation_id
-from tests.logic.conftest import NOW, UNITS, reservation, unit, workload
 from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.use_cases import NOW, UNITS, reservation, unit, workload
 from tests.support.writes import create_reservation
+
+pytestmark = pytest.mark.disable_socket
 
 WRITE = frozenset({"reservation.read", "reservation.write"})
 OWNER = Caller("key-owner", "org-acme", WRITE, key_hash="hash-owner")

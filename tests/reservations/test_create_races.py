@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from devstack import fleet_documents as f
 from devstack.api_events import create_event
 from reservations.kernel.times import parse_time
-from tests.races.forks import ReadHook, barrier_after_first_read, concurrently
 from tests.support import state
+from tests.support.forks import ReadHook, barrier_after_first_read, concurrently
+
+pytestmark = pytest.mark.races
 
 WRITER = "Bearer vl_local_test_writer"
 UNITS = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]

@@ -33,6 +33,8 @@ from tests.support import state
 from tests.support.paging import bounded_pages
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]
 OWNER = "Bearer vl_local_test_writer"
 DEMO_OWNER = "Bearer vl_local_only_owner"

@@ -31,6 +31,8 @@ from devstack.functions import invoke, load_function
 from reservations.kernel.http.resolver import key_cache
 from tests.support import state
 
+pytestmark = pytest.mark.moto
+
 OPERATOR = "Bearer vl_local_test_everything"
 EVERYTHING = {
     "key": "vl_local_test_everything",

@@ -13,9 +13,11 @@ import pytest
 from reservations.kernel.observability import metrics
 from reservations.nodes.models.partition import Reservation
 from reservations.reservations.history_mover import MOVE_RESERVE_SECONDS, MoveOutcome, move_expired
-from tests.logic.conftest import NOW
-from tests.logic.conftest import reservation as listed_reservation
 from tests.support.fakes import FakeTable, ports
+from tests.support.use_cases import NOW
+from tests.support.use_cases import reservation as listed_reservation
+
+pytestmark = pytest.mark.disable_socket
 
 
 def _expire(store: FakeTable) -> Reservation:

@@ -6,8 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from reservations.nodes.models.partition import Reservation, ReservationStatus
 from reservations.nodes.rules.history import LAST_MOMENT, due_to_move, named_after_end, named_until
+
+pytestmark = pytest.mark.disable_socket
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 DAYS = 30

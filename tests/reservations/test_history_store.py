@@ -19,6 +19,8 @@ from reservations.reservations.table import history
 from reservations.reservations.table.history import prune_named
 from tests.support import state
 
+pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TABLE = "ReservationsTable"
 

@@ -22,6 +22,8 @@ from reservations.nodes.table.items import NAMED_UNTIL
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state
 
+pytestmark = pytest.mark.moto
+
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
 READ_WRITE = ["reservation.read", "reservation.write"]
 KEYS = [

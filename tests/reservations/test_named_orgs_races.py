@@ -11,11 +11,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from devstack import fleet_documents as f
 from devstack.api_events import cancel_event, create_event
 from reservations.kernel.times import parse_time
-from tests.races.forks import barrier_after_first_read, concurrently
 from tests.support import state
+from tests.support.forks import barrier_after_first_read, concurrently
+
+pytestmark = pytest.mark.races
 
 OWNER = "Bearer vl_local_test_writer"
 WRITE = ["reservation.read", "reservation.capacity", "reservation.write"]

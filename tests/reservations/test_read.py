@@ -16,9 +16,11 @@ from reservations.reservations.read import (
     get_reservation,
     list_reservations,
 )
-from tests.logic.conftest import NOW, reservation
 from tests.support.fakes import FakeTable
 from tests.support.paging import bounded_pages
+from tests.support.use_cases import NOW, reservation
+
+pytestmark = pytest.mark.disable_socket
 
 KEY = b"k" * 32
 READ = frozenset({"reservation.read"})

@@ -15,6 +15,8 @@ from devstack.functions import invoke, load_function
 from tests.support import state
 from tests.support.bodies import comparable
 
+pytestmark = pytest.mark.moto
+
 WRITE = ["reservation.read", "reservation.write", "reservation.capacity"]
 KEYS = [
     {"key": "vl_local_test_writer", "orgId": "org-acme", "permissions": WRITE},

@@ -16,6 +16,8 @@ from devstack.api_events import create_event, get_event, list_event
 from devstack.functions import invoke, load_function
 from reservations.kernel.http.resolver import key_cache
 
+pytestmark = pytest.mark.moto
+
 OWNER = "Bearer vl_local_test_writer"
 WRITER = {"key": "vl_local_test_writer", "orgId": "org-acme",
           "permissions": ["reservation.read", "reservation.write"]}  # fmt: skip

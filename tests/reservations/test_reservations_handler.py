@@ -16,6 +16,8 @@ from reservations.kernel.idempotency.models import Outcome
 from tests.support import state
 from tests.support.paging import bounded_pages
 
+pytestmark = pytest.mark.moto
+
 OWNER = "Bearer vl_local_test_writer"
 OPERATOR = "Bearer vl_local_test_operator_writer"
 LAB = "Bearer vl_local_test_lab"

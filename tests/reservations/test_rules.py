@@ -17,6 +17,8 @@ from reservations.nodes.rules.access import may_list_units, may_manage_capacity
 from reservations.nodes.rules.status import effective_status, in_term
 from reservations.nodes.rules.units import governing_reservation, is_released, not_reservable_reason
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 S = ReservationStatus
 U4, U5, U6 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"

@@ -15,8 +15,8 @@ from typing import Any, cast
 
 import requests
 
-from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
-from tests.e2e.support import ROOT, TIMINGS
+from tests.support.e2e import ROOT, TIMINGS
+from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
 DOCUMENT = ROOT / "docs" / "openapi.json"
 # Containers started at once: sam local trips over two dozen (a runtime waits forever for its

@@ -1,4 +1,4 @@
-"""End-to-end fixtures: Docker and the Lambda image, one `sam build`, the demo fleet's AWS
+"""End-to-end fixtures (a plugin of the root conftest, for the files marked ``e2e``): Docker and the Lambda image, one `sam build`, the demo fleet's AWS
 emulator, and the timings printed at the end of the run.
 
 In CI (``CI=true``) these tests must run: a machine where Docker cannot be had fails them.
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.support import (
+from tests.support.e2e import (
     DEMO_FLEET,
     REPORTS,
     ROOT,
@@ -89,7 +89,7 @@ def demo_emulator(
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the slow Docker tests last, so a broken unit test fails the run fast."""
-    items.sort(key=lambda item: item.get_closest_marker("docker") is not None)
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -1,4 +1,5 @@
-"""The local emulator in this process: moto's server with DynamoDB requests one at a time."""
+"""The local emulator in this process: moto's server with DynamoDB requests one at a time (the
+race tests' and the installed agent's; a plugin of the root conftest, started once a session)."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ Read = Callable[[str], Any]
 
 CONTEXT = multiprocessing.get_context("forkserver")
 # Imported once in the fork server, so that each fork starts with the layer loaded.
-CONTEXT.set_forkserver_preload(["tests.races.child"])
+CONTEXT.set_forkserver_preload(["tests.support.race_child"])
 # How long a call may run: a race call takes well under a second, seconds on a loaded machine.
 DEADLINE_SECONDS = 120.0
 BARRIER_SECONDS = 60.0
@@ -174,7 +174,7 @@ def concurrently(
 
 
 def _start(index: int, call: Call, hook: ReadHook, environment: dict[str, str]) -> _Child:
-    from tests.races.child import run_call
+    from tests.support.race_child import run_call
 
     receive, send = CONTEXT.Pipe(duplex=False)
     handle, name = tempfile.mkstemp(prefix="race-stacks-", suffix=".txt")

@@ -11,7 +11,7 @@ from botocore.config import Config
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.http import resolver
-from tests.races.forks import Call, ReadHook, child_main
+from tests.support.forks import Call, ReadHook, child_main
 
 # The emulator stands in for DynamoDB and SQS, slowly on a loaded machine. These tests are
 # about concurrency, not timeouts (tests/handlers/test_bounded_request_path.py is), so no try

@@ -21,7 +21,7 @@ import requests
 from devstack import fleet_documents as f
 from devstack.net import free_port
 from devstack.run import sam_containers
-from tests.e2e.support import ROOT, TIMINGS, local_aws_environment, tail
+from tests.support.e2e import ROOT, TIMINGS, local_aws_environment, tail
 
 NODE = "node-e2e-a"
 OTHER_NODE = "node-e2e-b"

@@ -1,4 +1,6 @@
-"""Use cases over in-memory fakes: no moto, no sockets (a test that opens one fails)."""
+"""The fixtures and the fleet of the use cases' tests over in-memory fakes (no moto): node-a,
+its units, workloads and reservation, a clock the test moves, what the code logs and counts.
+A plugin of the root conftest; its files forbid sockets by their own marker."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from pytest_socket import disable_socket, enable_socket
 
 from reservations.kernel.observability import metrics
 from reservations.nodes.models.partition import (
@@ -32,13 +33,6 @@ OWNER = Caller("key-owner", "org-acme", BOTH, key_hash="hash-owner")
 OPERATOR = Caller("key-op", "org-op", BOTH, platform_operator=True, key_hash="hash-op")
 STRANGER = Caller("key-stranger", "org-other", BOTH, key_hash="hash-stranger")
 AUDIENCE = Caller("key-lab", "org-lab", BOTH, key_hash="hash-lab")
-
-
-@pytest.fixture(autouse=True)
-def _no_network() -> Iterator[None]:
-    disable_socket()
-    yield
-    enable_socket()
 
 
 def reservation(

@@ -12,8 +12,10 @@ from reservations.nodes.models.writes import WriteConflict
 from reservations.terminations import reports as termination_reports
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import ReportConflict, apply_report
-from tests.logic.conftest import NOW, UNITS
 from tests.support.fakes import FakeTable
+from tests.support.use_cases import NOW, UNITS
+
+pytestmark = pytest.mark.disable_socket
 
 
 def report(termination_id="t-old", workload_id="vm-term", outcome="terminated", node="node-a"):

@@ -18,9 +18,11 @@ from reservations.terminations.models import TerminationReport
 from reservations.terminations.outbox import message
 from reservations.terminations.reports import apply_report
 from reservations.terminations.rules import RedeliveryPolicy
-from tests.logic.conftest import BROKER, NOW, QUEUE, UNITS, workload
 from tests.support.fakes import FakeTable, ports
+from tests.support.use_cases import BROKER, NOW, QUEUE, UNITS, workload
 from tests.support.writes import reclaim
+
+pytestmark = pytest.mark.disable_socket
 
 POLICY = RedeliveryPolicy(
     grace=timedelta(seconds=60),

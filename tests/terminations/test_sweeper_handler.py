@@ -33,6 +33,8 @@ from reservations_tools import terminations as command
 from tests.support import state
 from tests.support.faults import on_call
 
+pytestmark = pytest.mark.moto
+
 TERMINATION = "t-vm-1"
 POLICY = RedeliveryPolicy(
     grace=timedelta(seconds=60),

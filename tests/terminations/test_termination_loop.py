@@ -29,6 +29,8 @@ from reservations.nodes.models.writes import WriteConflict
 from tests.support import state
 from tests.support.faults import on_call
 
+pytestmark = pytest.mark.moto
+
 BROKER = "Bearer vl_local_test_broker"
 
 

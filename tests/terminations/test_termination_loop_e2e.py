@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.stack import BROKER, NODE, OPERATOR, OTHER_NODE, Stack, run_stack, stack_fleet
-from tests.e2e.support import TIMINGS
+from tests.support.e2e import TIMINGS
+from tests.support.stack import BROKER, NODE, OPERATOR, OTHER_NODE, Stack, run_stack, stack_fleet
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 FREE_WITHIN = 30  # seconds; the contract says "within a few seconds", this is the test's patience
 
 

@@ -23,6 +23,8 @@ from reservations.terminations.rules import (
 from reservations.terminations.table.queues import MAX_QUEUE_PREFIX, node_queue_name
 from reservations_tools.terminations import age
 
+pytestmark = pytest.mark.disable_socket
+
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 POLICY = RedeliveryPolicy(
     grace=timedelta(seconds=60),

@@ -34,6 +34,8 @@ from reservations.webhooks.table.deliveries import WebhookTable
 from reservations.webhooks.table.subscriptions import HookTable
 from tests.support.webhook_receiver import Receiver
 
+pytestmark = pytest.mark.moto
+
 BUYER, OTHER = "Bearer vl_local_test_buyer", "Bearer vl_local_test_other"
 SUBSCRIPTION = "whsub-buyer0000000000000"
 SECRET = "whsec_" + base64.b64encode(b"r" * 32).decode()

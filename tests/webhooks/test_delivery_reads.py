@@ -30,9 +30,11 @@ from reservations.webhooks.models.domain import (
     SigningSecrets,
     Subscription,
 )
-from tests.logic.conftest import NOW
 from tests.support.fakes import FakeClock, FakeTable
 from tests.support.hook_fakes import FakeHooks
+from tests.support.use_cases import NOW
+
+pytestmark = pytest.mark.disable_socket
 
 READS = frozenset({"events.read"})
 CALLER = Caller("key-buyer", "org-buyer", READS, key_hash="hash-buyer")

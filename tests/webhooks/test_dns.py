@@ -13,6 +13,8 @@ import pytest
 
 from reservations.webhooks.egress import dns
 
+pytestmark = pytest.mark.disable_socket
+
 
 def info(address: str) -> tuple[Any, ...]:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET

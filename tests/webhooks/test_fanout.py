@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
 from reservations.webhooks.models.domain import SigningSecrets, Subscription
 from reservations.webhooks.rules.fanout import deliveries_for, orgs_to_notify
 from tests.support import event_scenario as s
+
+pytestmark = pytest.mark.disable_socket
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

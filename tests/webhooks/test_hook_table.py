@@ -29,6 +29,8 @@ from reservations.webhooks.table.deliveries import WebhookTable
 from reservations.webhooks.table.items import attempt_sk
 from reservations.webhooks.table.subscriptions import HookTable
 
+pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
+
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 OLD, NEW = "whsec_" + "A" * 44, "whsec_" + "B" * 44
 

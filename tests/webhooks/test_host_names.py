@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import ipaddress
 
+import pytest
+
 from reservations.webhooks.rules.urls import SendTarget, address_problem, send_target, url_problem
+
+pytestmark = pytest.mark.disable_socket
 
 LABEL = "a" * 63
 # 63 + 1 + 63 + 1 + 63 + 1 + 61 = 253 characters: the longest name DNS takes.

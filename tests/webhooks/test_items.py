@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
+
 from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,
@@ -28,6 +30,8 @@ from reservations.webhooks.table.items import (
     subscription_item,
     subscription_key,
 )
+
+pytestmark = pytest.mark.disable_socket
 
 AT = datetime(2026, 11, 29, 12, 0, 5, 123456, tzinfo=UTC)
 CURRENT = "whsec_" + "A" * 44

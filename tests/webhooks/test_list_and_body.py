@@ -28,8 +28,10 @@ from reservations.webhooks.subscriptions import (
     subscribe_parser,
     subscribe_spec,
 )
-from tests.logic.conftest import NOW
 from tests.support.fakes import FakeClock, FakeTable, ports
+from tests.support.use_cases import NOW
+
+pytestmark = pytest.mark.disable_socket
 
 CALLER = Caller("key-buyer", "org-buyer", frozenset({"events.read"}), key_hash="hash-buyer")
 KEY = b"k" * 32

@@ -24,6 +24,8 @@ from reservations.webhooks.table.items import delivery_key
 from reservations.webhooks.table.outlet import WebhookDeliveries
 from tests.support import event_scenario as s
 
+pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
+
 TERMINATED = next(e for e in s.every_type() if e.event.type.value == "workload.terminated")
 PLACED = next(e for e in s.every_type() if e.event.type.value == "workload.placed")
 

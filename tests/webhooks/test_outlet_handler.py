@@ -32,6 +32,8 @@ from reservations.webhooks.table.subscriptions import HookTable
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay, name_workload_orgs, write_events
 
+pytestmark = pytest.mark.moto
+
 U4, U5 = "0000:04:00.0", "0000:05:00.0"
 NOW = datetime.now(UTC)
 # subscription id -> (caller kind of its org, types or None, status)

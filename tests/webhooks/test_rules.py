@@ -39,6 +39,8 @@ from reservations.webhooks.rules.attempts import (
 )
 from reservations.webhooks.rules.signing import delivery_headers, signature
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 12, 1, 5, 8, 47, tzinfo=UTC)
 SECRET = "whsec_" + base64.b64encode(bytes(range(32))).decode()
 OTHER = "whsec_" + base64.b64encode(bytes(range(100, 132))).decode()

@@ -23,6 +23,8 @@ from reservations.webhooks.table.deliveries import WebhookTable
 from reservations.webhooks.table.items import delivery_pk
 from tests.support.webhook_receiver import Receiver, status
 
+pytestmark = pytest.mark.moto
+
 SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
 BODY = json.dumps({"specversion": "1.0", "id": "evt-9", "type": "workload.terminated"})
 

@@ -22,7 +22,7 @@ from devstack.webhook_receiver import serve
 from reservations.nodes.table.items import from_attributes, to_attributes
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
 from reservations.webhooks.table.items import delivery_key, subscription_item
-from tests.e2e.support import (
+from tests.support.e2e import (
     LAMBDA_IMAGE,
     ROOT,
     Emulator,
@@ -31,7 +31,7 @@ from tests.e2e.support import (
     sam_executable,
 )
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 
 SECRET = "whsec_" + base64.b64encode(b"e" * 32).decode()
 

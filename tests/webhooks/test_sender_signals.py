@@ -31,6 +31,8 @@ from reservations.webhooks.rules.signing import delivery_headers
 from reservations.webhooks.sender import ReceivedMessage, SenderPorts, deliver_batch
 from tests.support.webhook_fakes import FakeWebhookStore
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 CURRENT = "whsec_" + "Y3VycmVudA" * 4 + "Y3U="
 PREVIOUS = "whsec_" + "cHJldmlvdXM" * 4 + "cA=="

@@ -30,11 +30,11 @@ from devstack.webhook_receiver import serve
 from reservations.events.models import Actor, EventContext
 from reservations.events.rules import builders as build
 from reservations.events.table.feeds import event_put
-from tests.e2e.stack import REQUEST_TIMEOUT, Stack, run_stack
-from tests.e2e.support import ROOT, TIMINGS
 from tests.support import event_scenario as s
+from tests.support.e2e import ROOT, TIMINGS
+from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.e2e
 HEADING = "## Webhooks locally"
 BUYER = "Bearer vl_local_only_spotbuyer"
 DELIVERY_TIMEOUT = 120  # seconds: the relay, the pump and a cold sender container

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from devstack import fleet_documents as f
 from devstack.api_events import webhook_event
 from reservations.kernel.http import routes
@@ -18,8 +20,10 @@ from reservations.webhooks.models.domain import (
     Subscription,
 )
 from reservations.webhooks.table.subscriptions import HookTable
-from tests.races.forks import barrier_after_first_read, concurrently
 from tests.support import state
+from tests.support.forks import barrier_after_first_read, concurrently
+
+pytestmark = pytest.mark.races
 
 ORG = "org-racehooks"
 KEY = "vl_local_test_racehooks"

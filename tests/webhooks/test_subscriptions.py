@@ -33,9 +33,11 @@ from reservations.webhooks.subscriptions import (
     list_subscriptions,
     subscribe_spec,
 )
-from tests.logic.conftest import NOW
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.hook_fakes import FakeHooks
+from tests.support.use_cases import NOW
+
+pytestmark = pytest.mark.disable_socket
 
 READS = frozenset({"events.read"})
 BUYER = Caller("key-buyer", "org-buyer", READS, key_hash="hash-buyer")

@@ -18,6 +18,8 @@ from reservations.webhooks.models.domain import MAX_SUBSCRIPTIONS_PER_ORG, is_se
 from reservations.webhooks.table.subscriptions import HookTable
 from tests.support.ports import swap_ports
 
+pytestmark = pytest.mark.moto
+
 URL = "https://hooks.example.com/reservations"
 HOOK_KEYS = {
     "buyer": ("vl_local_test_buyer", "org-spotbuyer"),

@@ -26,6 +26,8 @@ from reservations.webhooks.rules.attempts import Health
 from reservations.webhooks.table.deliveries import DeliveryQueue, WebhookTable
 from reservations.webhooks.table.items import delivery_key, subscription_key
 
+pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
+
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SUBSCRIPTION = Subscription(
     id="whsub-1", org_id="org-acme", url="https://hooks.example.com/in",

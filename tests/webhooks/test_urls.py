@@ -14,6 +14,8 @@ from reservations.webhooks.rules.urls import (
     url_problem,
 )
 
+pytestmark = pytest.mark.disable_socket
+
 # --- subscribe time: the URL itself --------------------------------------------------------
 
 REFUSED_URLS = [

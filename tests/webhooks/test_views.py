@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from reservations.kernel.wire import response_json
 from reservations.webhooks.models.api import SubscriptionView, SubscriptionWithSecret
 from reservations.webhooks.models.domain import (
@@ -18,6 +20,8 @@ from reservations.webhooks.models.domain import (
     Subscription,
     SubscriptionStatus,
 )
+
+pytestmark = pytest.mark.disable_socket
 
 AT = datetime(2026, 11, 29, 12, 0, 5, 900000, tzinfo=UTC)
 SECRET = "whsec_" + "A" * 44

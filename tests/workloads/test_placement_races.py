@@ -19,10 +19,14 @@ import random
 from collections import Counter
 from typing import Any
 
+import pytest
+
 from devstack import fleet_documents as f
 from devstack.api_events import end_event, place_event, reclaim_event
-from tests.races.forks import Call, barrier_after_first_read, concurrently
 from tests.support import state
+from tests.support.forks import Call, barrier_after_first_read, concurrently
+
+pytestmark = pytest.mark.races
 
 BROKER = "Bearer vl_local_test_broker"
 SCHEDULER = "Bearer vl_local_test_scheduler"

@@ -24,6 +24,8 @@ from reservations.workloads.rules import (
     unit_refusal,
 )
 
+pytestmark = pytest.mark.disable_socket
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 U = "0000:04:00.0"
 AUDIENCE = "org-lab"

@@ -15,6 +15,8 @@ from devstack.functions import invoke, load_function
 from tests.support import state
 from tests.support.bodies import comparable
 
+pytestmark = pytest.mark.moto
+
 KEYS = [
     {"key": "vl_local_test_scheduler", "orgId": "org-platform", "permissions": ["workload.place"]},
     {"key": "vl_local_test_owner_places", "orgId": "org-acme", "permissions": ["workload.place"]},

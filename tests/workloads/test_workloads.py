@@ -31,14 +31,16 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.models.writes import ItemVersion
-from tests.logic.conftest import BROKER, NOW, OPERATOR, QUEUE, reservation, unit, workload
 from tests.support.fakes import (
     FakeClock,
     FakeQueue,
     FakeTable,
     ports,
 )
+from tests.support.use_cases import BROKER, NOW, OPERATOR, QUEUE, reservation, unit, workload
 from tests.support.writes import end_workload, place_workload, reclaim
+
+pytestmark = pytest.mark.disable_socket
 
 PLACE = frozenset({"workload.place"})
 SCHEDULER = Caller("key-sched", "org-op", PLACE, platform_operator=True, key_hash="hash-sched")

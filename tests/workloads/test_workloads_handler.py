@@ -19,6 +19,8 @@ from reservations.nodes.table.keys import ACCESS_SK, HISTORY_PREFIX, OPEN_TERMIN
 from tests.support import state
 from tests.support.faults import on_call
 
+pytestmark = pytest.mark.moto
+
 SCHEDULER = "Bearer vl_local_test_scheduler"
 RELEASED, KEPT, REVIEW, FREE = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"
 CLAIMED, TERMINATING, HOST = "0000:08:00.0", "0000:09:00.0", "0000:0a:00.0"
