@@ -330,17 +330,6 @@ def test_the_unrelayed_events_are_read_page_by_page_from_the_sparse_index(dynamo
     assert read[1] == UnreadableEvent("NODEEVT#node-a y", "KeyError('event')")
 
 
-def test_an_unreadable_items_problem_is_cut_to_200_characters(dynamodb):
-    (broken,) = as_items(stored_events()[1:])
-    broken.update({"PK": {"S": "P"}, "SK": {"S": "S"}, "expiresAtEpoch": {"S": "x" * 500}})
-    dynamodb.answers = {"query": [{"Items": [broken]}]}
-    (read,) = events.RelayMarks().unrelayed("z", 1)
-    assert isinstance(read, UnreadableEvent)
-    assert read.key == "P S"
-    assert len(read.problem) == 200
-    assert read.problem.startswith("ValueError(")
-
-
 def test_a_node_feed_page_after_a_position_reads_past_it(dynamodb):
     dynamodb.answers = {"query": [{"Items": []}]}
     events.EventTable().node_events("node-a", "2026-11-30T12:00:01.001Z#~", "z", 5)
@@ -795,12 +784,6 @@ def test_a_reservation_reads_live_before_its_history_and_unknown_as_none(dynamod
     assert table.load_reservation("node-b", "res-1") == (None, None)
 
 
-def test_a_termination_table_given_a_client_uses_it(dynamodb):
-    given = Recorder(get_item=[{}])
-    assert TerminationTable(given).read("node-a", "vm-1") is None
-    assert (len(given.calls), dynamodb.calls) == (1, [])
-
-
 def test_a_termination_is_read_again_consistently(dynamodb):
     dynamodb.answers = {"get_item": [{}]}
     assert TerminationTable(dynamodb, "Other").read("node-a", "vm-1") is None
@@ -974,16 +957,6 @@ def test_a_release_writes_the_units_released_at_the_version_read():
             },
         }
     }
-
-
-def test_a_status_change_names_the_status_attribute():
-    update, _topology = change_actions(change(status_after=ReservationStatus.EXPIRED))
-    assert update["Update"]["UpdateExpression"] == (
-        "SET updatedAt = :now, version = version + :one, #status = :status"
-    )
-    assert update["Update"]["ExpressionAttributeNames"] == {"#status": "status"}
-    assert update["Update"]["ExpressionAttributeValues"][":status"] == {"S": "expired"}
-    assert "ExpressionAttributeNames" not in change_actions(change(released_after=()))[0]["Update"]
 
 
 # --- a cancel's write: the list access the ended reservation leaves ------------------------
