@@ -2,7 +2,7 @@
 it: every condition is checked against the items as they are, then every change is made, or
 nothing is. Only the expression forms the DAL writes are understood; anything else fails the
 test, so a garbled expression cannot pass. (The same transaction against moto:
-tests/handlers and tests/races.)"""
+test_reclaim_handler.py and test_reclaim_races.py.)"""
 
 from __future__ import annotations
 

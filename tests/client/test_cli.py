@@ -2,7 +2,7 @@
 demo fleet) behind API Gateway's routing: every command's output (table and JSON), exit
 status, and error lines; the key is never in any output. ``--help`` of every command.
 
-The same commands against ``make run``: tests/e2e/test_cli_session.py."""
+The same commands against ``make run``: tests/local/test_cli_session.py."""
 
 from __future__ import annotations
 

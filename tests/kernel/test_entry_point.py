@@ -1,6 +1,6 @@
 """The stack every function's handler wears (``wiring.entry_point``): a scheduled or queued
 invocation logs under its own id, EventBridge's event id or the batch's first message id
-(an API request's is its request id, set by the resolver: tests/logic/test_write_function)."""
+(an API request's is its request id, set by the resolver: tests/kernel/test_write_function)."""
 
 from __future__ import annotations
 

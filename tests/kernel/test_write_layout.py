@@ -1,5 +1,5 @@
 """The layout of what the create, release, cancel, place and end endpoints write (their
-events: tests/unit/test_write_events.py): a workload that ends leaves its history, which
+events: tests/events/test_write_events.py): a workload that ends leaves its history, which
 expires by the table's TTL; the readers of the reservation endpoints read back exactly what
 the builders write."""
 

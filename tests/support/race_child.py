@@ -14,7 +14,7 @@ from reservations.kernel.http import resolver
 from tests.support.forks import Call, ReadHook, child_main
 
 # The emulator stands in for DynamoDB and SQS, slowly on a loaded machine. These tests are
-# about concurrency, not timeouts (tests/handlers/test_bounded_request_path.py is), so no try
+# about concurrency, not timeouts (tests/capacity/test_reclaim_slow_queue.py is), so no try
 # is cut short and none is retried by botocore: moto ignores ClientRequestToken, so a retried
 # transaction that had in fact committed would fail where DynamoDB would answer it again, and
 # the call would decide a second time on its own write.
