@@ -52,20 +52,20 @@ fmt: $(STAMP)
 	@$(BIN)/ruff format .
 	@$(BIN)/ruff check --fix .
 
-# End-to-end tests start Docker and the Lambda image themselves (tests/e2e/conftest.py);
-# in CI they must run, elsewhere they skip with the reason when Docker cannot be had.
-# The in-process tests on every core (a test file per worker); then, one at a time, the
-# races (one emulator, one DynamoDB request at a time), the fuzzers (their counts are added
-# up across files) and the end-to-end tests (Docker, sam local, make run).
-SERIAL := tests/races $(wildcard tests/contract/test_fuzz*.py)
+# The tier of a test is its marker (tests/README.md), its folder the behaviour it specifies.
+# End-to-end tests (`e2e`) start Docker and the Lambda image themselves
+# (tests/support/e2e_fixtures.py); in CI they must run, elsewhere they skip with the reason
+# when Docker cannot be had. The in-process tests on every core (a test file per worker);
+# then, one at a time, the races (`races`: one emulator, one DynamoDB request at a time) and
+# the fuzzers (`fuzz`: their counts are added up across files); then the end-to-end tests
+# (Docker, sam local, make run).
 test: lint
-	@$(BIN)/python -m pytest -m "not docker" -n auto --dist loadfile \
-	  --ignore=tests/races $(addprefix --ignore=,$(wildcard tests/contract/test_fuzz*.py))
-	@$(BIN)/python -m pytest -m "not docker" $(SERIAL)
-	@$(BIN)/python -m pytest -m docker
+	@$(BIN)/python -m pytest -m "not races and not fuzz and not e2e" -n auto --dist loadfile
+	@$(BIN)/python -m pytest -m "races or fuzz"
+	@$(BIN)/python -m pytest -m e2e
 
 test-fast: $(STAMP)
-	@$(BIN)/python -m pytest -m "not docker"
+	@$(BIN)/python -m pytest -m "not e2e"
 
 openapi: $(STAMP)
 	@$(BIN)/python -m devstack.openapi
@@ -76,7 +76,7 @@ client: $(STAMP)
 	@$(BIN)/python -m devstack.client
 
 fuzz: $(STAMP)
-	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest tests/contract/test_fuzz*.py -q -s -p no:cacheprovider
+	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(BIN)/python -m pytest -m fuzz -q -s -p no:cacheprovider
 
 # What only a benchmark can show, measured (never asserted): tables, and the figures in
 # .local/bench/results.json. Cold init runs in the Lambda image, so Docker is set up first.
@@ -86,7 +86,7 @@ bench: $(STAMP)
 
 # Mutation testing against the fast tests, in a staging copy (.mutmut/): prints the kill
 # ratio and every mutant not killed (docs/mutation.md). Not in CI: `make test` runs the
-# fixed hand-written mutants of tests/unit/test_mutation_guard.py instead.
+# fixed hand-written mutants of tests/kernel/test_mutation_guard.py instead.
 mutate: $(STAMP)
 	@bash local/mutate.sh
 

@@ -18,6 +18,7 @@ What each module is judged by, and why: docs/mutation.md.
 from __future__ import annotations
 
 import collections
+import functools
 import importlib
 import json
 import logging
@@ -28,54 +29,72 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FAST = ("tests/unit/", "tests/logic/", "tests/webhooks/")
+# A fast test: its file is in process without moto (no `pytest.mark.moto` in its
+# `pytestmark`), or is one of these, which call the DAL over moto once a test.
+DAL_OVER_MOTO = (
+    "tests/kernel/test_idempotency_store.py",
+    "tests/nodes/test_node_reads_store.py",
+    "tests/reservations/test_history_store.py",
+    "tests/webhooks/test_hook_table.py",
+    "tests/webhooks/test_outlet.py",
+    "tests/webhooks/test_table.py",
+)
 # The document's generator is judged by the test that compares it with the committed one
 # (the other contract tests run handlers over moto: slow, like the handler files).
-SPEC_DRIFT = "tests/contract/test_openapi.py::test_the_committed_spec_matches_the_code"
-H = "tests/handlers/test_"
-SECURITY = ("tests/security/test_security.py",)
-EVENTS = (f"{H}events.py", "tests/security/test_event_access.py")
-WRITES = (f"{H}reservations_api.py", f"{H}idempotency.py")
-REQUEST_PATH = (*SECURITY, f"{H}reservations_api.py")
-WEBHOOKS = (f"{H}webhook_sender.py", f"{H}webhooks_api.py", f"{H}webhook_relay.py")
+SPEC_DRIFT = "tests/api/test_openapi.py::test_the_committed_spec_matches_the_code"
+SECURITY = ("tests/api/test_security.py",)
+EVENTS = ("tests/events/test_events_handler.py", "tests/events/test_event_access.py")
+IDEMPOTENCY = "tests/kernel/test_idempotency_handler.py"
+RESERVATIONS = "tests/reservations/test_reservations_handler.py"
+WRITES = (RESERVATIONS, IDEMPOTENCY)
+REQUEST_PATH = (*SECURITY, RESERVATIONS)
+NODES = "tests/nodes/test_nodes_handler.py"
+WORKLOADS = "tests/workloads/test_workloads_handler.py"
+LOOP = "tests/terminations/test_termination_loop.py"
+HISTORY = "tests/reservations/test_history_handler.py"
+NODE_READS = "tests/nodes/test_node_reads_handler.py"
+DELIVERIES = "tests/webhooks/test_deliveries_handler.py"
+SUBSCRIPTIONS = "tests/webhooks/test_subscriptions_handler.py"
+OUTLET = "tests/webhooks/test_outlet_handler.py"
+WEBHOOKS = ("tests/webhooks/test_sender_handler.py", SUBSCRIPTIONS, OUTLET)
 # A module's dotted name prefix -> the moto-based test files its mutants also run; the
 # first prefix that matches wins. A module listed nowhere runs the fast tests only.
 MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("reservations.nodes.table.writes.", (f"{H}nodes.py",)),
-    ("reservations.workloads.table.", (f"{H}workloads.py", f"{H}nodes.py")),
-    ("reservations.terminations.table.store.", (f"{H}termination_loop.py",)),
-    ("reservations.terminations.table.queues.", (f"{H}termination_loop.py",)),
+    ("reservations.nodes.table.writes.", (NODES,)),
+    ("reservations.workloads.table.", (WORKLOADS, NODES)),
+    ("reservations.terminations.table.store.", (LOOP,)),
+    ("reservations.terminations.table.queues.", (LOOP,)),
     ("reservations.events.table.feeds.", EVENTS),
     ("reservations.events.table.outlets.", EVENTS),
     ("reservations.reservations.table.changes.", EVENTS),
     ("reservations.webhooks.table.deliveries.", WEBHOOKS),
-    ("reservations.webhooks.table.items.", (*WEBHOOKS, f"{H}webhook_deliveries.py")),
+    ("reservations.webhooks.table.items.", (*WEBHOOKS, DELIVERIES)),
     (
         "reservations.webhooks.table.subscriptions.",
-        (f"{H}webhooks_api.py", f"{H}webhook_deliveries.py"),
+        (SUBSCRIPTIONS, DELIVERIES),
     ),
-    ("reservations.webhooks.table.outlet.", (f"{H}webhook_relay.py",)),
-    ("reservations.reservations.table.history.", (f"{H}history.py",)),
-    ("reservations.nodes.table.reads.", (f"{H}node_reads.py",)),
-    ("reservations.kernel.aws.queries.", (*WRITES, f"{H}history.py")),
+    ("reservations.webhooks.table.outlet.", (OUTLET,)),
+    ("reservations.reservations.table.history.", (HISTORY,)),
+    ("reservations.nodes.table.reads.", (NODE_READS,)),
+    ("reservations.kernel.aws.queries.", (*WRITES, HISTORY)),
     # Use cases and rules that only the real handlers reach (reads, history, deliveries).
-    ("reservations.nodes.read.", (f"{H}node_reads.py",)),
-    ("reservations.webhooks.deliveries.", (f"{H}webhook_deliveries.py",)),
-    ("reservations.nodes.rules.history.", (f"{H}history.py",)),
-    ("reservations.kernel.idempotency.table.", (f"{H}idempotency.py",)),
+    ("reservations.nodes.read.", (NODE_READS,)),
+    ("reservations.webhooks.deliveries.", (DELIVERIES,)),
+    ("reservations.nodes.rules.history.", (HISTORY,)),
+    ("reservations.kernel.idempotency.table.", (IDEMPOTENCY,)),
     ("reservations.reservations.table.create.", WRITES),
     (
         "reservations.nodes.table.store.",
-        (*WRITES, f"{H}nodes.py", f"{H}workloads.py", f"{H}history.py"),
+        (*WRITES, NODES, WORKLOADS, HISTORY),
     ),
-    ("reservations.kernel.aws.actions.", (*WRITES, f"{H}nodes.py", f"{H}workloads.py")),
-    ("reservations.kernel.aws.transactions.", (*WRITES, f"{H}nodes.py")),
-    ("reservations.kernel.aws.clients.", (*WRITES, f"{H}termination_loop.py")),
-    ("reservations.kernel.http.openapi.", ("tests/contract/test_openapi.py", *REQUEST_PATH)),
+    ("reservations.kernel.aws.actions.", (*WRITES, NODES, WORKLOADS)),
+    ("reservations.kernel.aws.transactions.", (*WRITES, NODES)),
+    ("reservations.kernel.aws.clients.", (*WRITES, LOOP)),
+    ("reservations.kernel.http.openapi.", ("tests/api/test_openapi.py", *REQUEST_PATH)),
     ("reservations.http.", REQUEST_PATH),
     ("reservations.auth.", SECURITY),
-    ("reservations.kernel.settings.", (f"{H}termination_loop.py",)),
-    ("reservations.kernel.wiring.", (f"{H}nodes.py", f"{H}termination_loop.py")),
+    ("reservations.kernel.settings.", (LOOP,)),
+    ("reservations.kernel.wiring.", (NODES, LOOP)),
 )
 # The most fast tests, and then moto-based tests, one mutant runs; of the fast ones, the
 # FOCUSED_TESTS that reached the fewest functions of the layer come first, wherever they are
@@ -99,6 +118,12 @@ def _module(mutant: str) -> str:
 
 def _file(test: str) -> str:
     return test.split("::")[0]
+
+
+@functools.cache
+def _fast(file: str) -> bool:
+    """No moto (its marker says so), or one DAL call over it a test (DAL_OVER_MOTO)."""
+    return file in DAL_OVER_MOTO or "pytest.mark.moto" not in Path(file).read_text()
 
 
 # Test -> how many functions of the layer it reached, written at the end of the recording run
@@ -141,8 +166,8 @@ def _kept(module: str, tests: list[str]) -> list[str]:
     file reaches, or a function no fast test reaches, is judged by any moto-based test
     that reached it (the map is a preference, never a reason to judge by nothing)."""
     mapped = next((files for prefix, files in MOTO if module.startswith(prefix)), None)
-    fast = [test for test in tests if test.startswith(FAST)]
-    slow = [test for test in tests if not test.startswith(FAST)]
+    fast = [test for test in tests if _fast(_file(test))]
+    slow = [test for test in tests if not _fast(_file(test))]
     preferred = [test for test in slow if _file(test) in (mapped or ())]
     if preferred:
         slow = preferred
@@ -203,9 +228,9 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
 AT_IMPORT = Path("import_time.json")
 FIRST_PARTY = {"reservations", "tests", "devstack", "reservations_tools", "node_agent"}
 DECLARATION_TESTS = [
-    "tests/contract/test_openapi.py",
-    "tests/unit/test_error_codes.py",
-    "tests/unit/test_request_bodies.py",
+    "tests/api/test_openapi.py",
+    "tests/kernel/test_error_codes.py",
+    "tests/capacity/test_reclaim_bodies.py",
 ]
 
 

@@ -30,6 +30,10 @@ from devstack import fleets, moto_costs, template
 from reservations.kernel.aws import clients
 from reservations.kernel.observability import metrics
 
+# The fixtures every folder may use, kept with the shared helpers: the use cases' fakes and
+# fleet, the emulator the race tests fork against, and the end-to-end stack (started once).
+pytest_plugins = ["tests.support.use_cases", "tests.support.emulator", "tests.support.e2e_fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def _metrics_of_this_test_only() -> None:

@@ -15,9 +15,6 @@ from moto import mock_aws
 
 from tests.agent.support import domain_xml
 
-# The emulator of the race tests, for the installed agent's end-to-end test.
-from tests.races.conftest import emulated, emulator, load_emulated_fleet  # noqa: F401
-
 
 class Hypervisor:
     """Domains on ``test:///default``: its state is shared by every connection of this

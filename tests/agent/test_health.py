@@ -19,6 +19,8 @@ from node_agent.drivers import LogDriver, Result
 from node_agent.metrics import AgentMetrics
 from tests.agent.support import termination
 
+pytestmark = pytest.mark.moto
+
 
 def value(metrics: AgentMetrics, name: str, **labels: str) -> float:
     found = metrics.registry.get_sample_value(name, labels)

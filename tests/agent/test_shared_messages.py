@@ -10,6 +10,7 @@ from pathlib import Path
 
 import boto3
 import libvirt
+import pytest
 
 import reservations.nodes.models.partition
 import reservations.terminations.models
@@ -18,6 +19,8 @@ from node_agent.consumer import Consumer
 from node_agent.libvirt_driver import LibvirtDriver
 from tests.agent import api_side
 from tests.support import state
+
+pytestmark = pytest.mark.moto
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@
 demo fleet) behind API Gateway's routing: every command's output (table and JSON), exit
 status, and error lines; the key is never in any output. ``--help`` of every command.
 
-The same commands against ``make run``: tests/e2e/test_cli_session.py."""
+The same commands against ``make run``: tests/local/test_cli_session.py."""
 
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ from tests.client.conftest import Answer
 from tests.support.event_table import StreamRelay
 from tests.support.ports import swap_ports
 from tests.support.wsgi import LambdaApi
+
+pytestmark = pytest.mark.moto
 
 ROOT = Path(__file__).resolve().parents[2]
 A1, RES = "node-a1", "res-a-active"

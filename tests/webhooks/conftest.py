@@ -1,5 +1,6 @@
-"""Webhook deliveries over real sockets, to receivers on 127.0.0.1 only: a connection to any
-other address fails the test (pytest-socket), and every host name is resolved by a resolver
+"""Webhook deliveries over real sockets, to receivers on 127.0.0.1 only (each file that opens
+one says so with ``pytest.mark.allow_hosts(["127.0.0.1"])``: a connection to any other
+address fails the test), and every host name is resolved by a resolver
 the test controls, so no traffic leaves the machine and no DNS query is made."""
 
 from __future__ import annotations
@@ -7,25 +8,15 @@ from __future__ import annotations
 import ipaddress
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from pytest_socket import enable_socket, socket_allow_hosts
 
 from reservations.webhooks.egress.client import SendLimits, WebhookClient
 from reservations.webhooks.rules.urls import Address, address_problem
-from tests.support.webhook_fakes import Clock
 from tests.support.webhook_receiver import Certificates, Receiver, certificates
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
-
-
-@pytest.fixture(autouse=True)
-def _loopback_only() -> Iterator[None]:
-    socket_allow_hosts(["127.0.0.1"])
-    yield
-    enable_socket()
 
 
 class FakeResolver:
@@ -103,10 +94,3 @@ def make_client(resolver: FakeResolver, tls: Certificates) -> Callable[..., Webh
         return WebhookClient(**fields)  # type: ignore[arg-type]
 
     return make
-
-
-@pytest.fixture
-def clock() -> Clock:
-    """Starts at the real time (receivers verify the signature's timestamp against theirs),
-    then moves only when a test moves it."""
-    return Clock(datetime.now(UTC).replace(microsecond=0))

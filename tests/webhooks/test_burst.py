@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import standardwebhooks.webhooks
 from standardwebhooks import Webhook
 
@@ -21,6 +22,8 @@ from reservations.webhooks.sender import SenderPorts
 from tests.support import event_scenario as s
 from tests.support.webhook_fakes import FakeDeliveryQueue, FakeWebhookStore
 from tests.support.webhook_receiver import Received, garbage, status
+
+pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
 
 ROUNDS = 4  # every type, four times over: 52 events
 SECRETS = {

@@ -9,7 +9,7 @@ import base64
 import itertools
 import json
 import threading
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from standardwebhooks import Webhook
@@ -25,12 +25,21 @@ from reservations.webhooks.sender import SenderPorts
 from tests.support.webhook_fakes import Clock, Crash, FakeDeliveryQueue, FakeWebhookStore
 from tests.support.webhook_receiver import Received, garbage, hang, status
 
+pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
+
 SECRET = "whsec_" + base64.b64encode(b"s" * 32).decode()
 NEW_SECRET = "whsec_" + base64.b64encode(b"n" * 32).decode()
 SCHEDULE = [
     timedelta(seconds=5), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
     timedelta(hours=5), timedelta(hours=10), timedelta(hours=10),
 ]  # fmt: skip
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """Starts at the real time (receivers verify the signature's timestamp against theirs),
+    then moves only when a test moves it."""
+    return Clock(datetime.now(UTC).replace(microsecond=0))
 
 
 def event(event_id: str = "evt-1", event_type: str = "workload.termination_requested") -> str:

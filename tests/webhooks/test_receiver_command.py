@@ -9,10 +9,14 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
+import pytest
+
 from devstack.net import free_port, wait_for_port
 from devstack.webhook_receiver import serve
 from reservations.webhooks.egress.client import WebhookClient
 from reservations.webhooks.rules.signing import delivery_headers
+
+pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
 
 SECRET = "whsec_" + base64.b64encode(b"r" * 32).decode()
 OTHER = "whsec_" + base64.b64encode(b"o" * 32).decode()

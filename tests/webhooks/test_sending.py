@@ -21,8 +21,10 @@ from tests.support.webhook_receiver import (
     hang,
     status,
 )
-from tests.unit.test_webhook_urls import REFUSED_ADDRESSES
 from tests.webhooks.conftest import loopback_disguised_as_public
+from tests.webhooks.test_urls import REFUSED_ADDRESSES
+
+pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
 
 BODY = '{"id":"evt-1"}'
 HEADERS = {"webhook-id": "evt-1"}

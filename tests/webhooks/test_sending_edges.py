@@ -13,6 +13,8 @@ from reservations.webhooks.egress import client as webhook_client
 from reservations.webhooks.rules.urls import SendTarget
 from tests.webhooks.conftest import LOOPBACK, loopback_disguised_as_public
 
+pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
+
 BODY = '{"id":"evt-1"}'
 HEADERS = {"webhook-id": "evt-1"}
 

@@ -1,0 +1,110 @@
+"""Schemathesis against the webhook subscription operations, in-process over moto: no 5xx,
+only documented statuses and shapes, each error code the contract's for its status; no
+answer shows another org's subscription, and only a subscribe's and a rotation's show a
+secret."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from devstack import fleet_documents as f
+from reservations.kernel.settings import settings
+from tests.support.fuzzing import (
+    FUZZED,
+    api_schema,
+    call_and_check,
+    chooser,
+    fleet_world,
+    tally,
+    with_key,
+)
+
+pytestmark = pytest.mark.fuzz
+
+CODES = {
+    400: {"invalid_request"},
+    401: {"unauthorized"},
+    404: {"not_found"},
+    # conflict: a write's race; the other two: a retry of a delivery not failed, or of a
+    # disabled subscription's
+    409: {"subscription_limit", "conflict", "delivery_not_failed", "subscription_disabled"},
+    415: {"unsupported_media_type"},
+    422: {"idempotency_key_reused"},
+}
+KEYS = {
+    "Bearer vl_local_test_hooks_a": "org-hooks-a",
+    "Bearer vl_local_test_hooks_b": "org-hooks-b",
+    "Bearer vl_local_test_hooks_none": "org-hooks-a",  # no events.read
+}
+AUTHORIZATIONS = [*KEYS, "Bearer vl_local_test_hooks_a", "Bearer vl_unknown_key", None]
+URLS = ["https://hooks.example.com/in", "https://a.example.org:8443/x?y=1", "https://10.0.0.1/"]
+OPERATIONS = ["createWebhook", "listWebhooks", "getWebhook", "deleteWebhook",
+              "rotateWebhookSecret", "listWebhookDeliveries", "retryWebhookDelivery"]  # fmt: skip
+FUNCTIONS = ["create_webhook", "list_webhooks", "get_webhook", "delete_webhook",
+             "rotate_webhook_secret", "list_webhook_deliveries",
+             "retry_webhook_delivery"]  # fmt: skip
+STATUSES: Counter[str] = Counter()
+# Subscription id -> its org, as the subscribes answered.
+MADE: dict[str, str] = {}
+schema = api_schema(FUNCTIONS, OPERATIONS)
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[None]:
+    keys = [
+        {"key": key.removeprefix("Bearer "), "orgId": org,
+         "permissions": [] if key.endswith("none") else ["events.read"]}
+        for key, org in KEYS.items()
+    ]  # fmt: skip
+    saved = os.environ.get("CURSOR_SIGNING_KEY")
+    os.environ["CURSOR_SIGNING_KEY"] = "fuzz-only-cursor-signing-key-32-characters"
+    settings.cache_clear()
+    with fleet_world(f.fleet([], extra_keys=keys)):
+        yield
+    if saved is None:
+        os.environ.pop("CURSOR_SIGNING_KEY", None)
+    settings.cache_clear()
+
+
+def _aim(case: Any) -> None:
+    """Subscribable URLs and known subscription ids most of the time, a mix of keys."""
+    choose = chooser(case)
+    if isinstance(case.body, dict) and choose.random() < 0.7:
+        case.body["url"] = choose.choice(URLS)
+        if choose.random() < 0.5:
+            case.body.pop("types", None)
+    if case.path_parameters and MADE and choose.random() < 0.7:
+        case.path_parameters["subscriptionId"] = choose.choice(sorted(MADE))
+    with_key(case, choose.choice(AUTHORIZATIONS))
+
+
+@schema.parametrize()
+@FUZZED
+def test_the_webhook_operations_never_break_the_contract_nor_leak(case, world):
+    _aim(case)
+    response = call_and_check(case, CODES)
+    if response is None:
+        STATUSES["no route (API Gateway)"] += 1
+        return
+    operation = case.operation
+    name = operation.definition.raw["operationId"]
+    STATUSES[f"{operation.method.upper()} {operation.path} {response.status_code}"] += 1
+    caller_org = KEYS.get(case.headers.get("Authorization", ""))
+    body = response.json() if response.text else {}
+    if name == "createWebhook" and response.status_code == 201:
+        MADE[body["id"]] = caller_org or ""
+    if response.status_code < 300 and name in ("getWebhook", "listWebhooks"):
+        shown = body.get("items", [body])
+        assert all(MADE.get(item["id"], caller_org) == caller_org for item in shown)
+        assert "whsec_" not in response.text
+
+
+def test_webhook_fuzz_counts_are_printed():
+    """Runs last in this module: the tally of statuses seen."""
+    seen = tally("webhook fuzz", STATUSES)
+    assert {"POST /v1/webhooks 201", "GET /v1/webhooks 200"} <= seen

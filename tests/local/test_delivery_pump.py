@@ -1,0 +1,48 @@
+"""The local stack's pump for the webhook delivery queue, over moto: a batch goes to the
+sender as the event source mapping hands it, and only the messages the sender did not
+report back are deleted (the others it holds until their next attempt)."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from devstack.pump import DELIVERY_QUEUE, _reports_queue, pump_queue
+
+pytestmark = pytest.mark.moto
+
+
+class FakeLambda:
+    """``start-lambda`` for one function: records each event, reports the first message."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def invoke(self, FunctionName: str, Payload: bytes) -> dict[str, Any]:
+        event = json.loads(Payload)
+        self.events.append((FunctionName, event))
+        kept = [{"itemIdentifier": event["Records"][0]["messageId"]}]
+        return {"Payload": io.BytesIO(json.dumps({"batchItemFailures": kept}).encode())}
+
+
+def test_the_sender_gets_the_batch_and_what_it_reports_back_stays(aws):
+    sqs = boto3.client("sqs")
+    queue = _reports_queue(sqs, DELIVERY_QUEUE)
+    for n in range(3):
+        sqs.send_message(QueueUrl=queue[0], MessageBody=json.dumps({"n": n}))
+    sender = FakeLambda()
+    assert pump_queue(sqs, sender, "WebhookSenderFunction", queue, wait=0) == 2
+    [(function, event)] = sender.events
+    assert function == "WebhookSenderFunction"
+    assert len(event["Records"]) == 3
+    assert event["Records"][0]["eventSourceARN"] == queue[1]
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=queue[0], AttributeNames=["ApproximateNumberOfMessagesNotVisible",
+                                           "ApproximateNumberOfMessages"]
+    )["Attributes"]  # fmt: skip
+    assert int(attributes["ApproximateNumberOfMessagesNotVisible"]) == 1
+    assert int(attributes["ApproximateNumberOfMessages"]) == 0

@@ -1,0 +1,153 @@
+"""The sessions of docs/sessions.md over HTTP through `make run` with the demo fleet (node-d9's made-up
+past included, as `make run` loads it): the lifecycle, create a reservation on node-c3
+(starting a few seconds ahead, over the spot VM vm-31), release two units, see them
+released, reclaim one, watch the node's agent free it, cancel; then a node with a long
+past, its commands as docs/sessions.md has them (last: its history page keeps the emulator busy
+for seconds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import requests
+
+from devstack import fleet_documents as f
+from tests.support.e2e import ROOT, TIMINGS, tail
+from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
+
+pytestmark = pytest.mark.e2e
+OWNER = "Bearer vl_local_only_owner"
+BROKER = "Bearer vl_local_only_broker"
+NODE = "node-c3"
+LENT = ["0000:21:00.0", "0000:22:00.0"]
+FREE_WITHIN = 30  # seconds; the test's patience, not a promise
+
+
+@pytest.fixture(scope="module")
+def demo_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    fleet = f.demo_fleet(with_past=True)
+    yield from run_stack(tmp_path_factory.mktemp("lifecycle"), fleet, consumers=True)
+
+
+def call(stack: Stack, key: str, path: str, body: Any = None, method: str = "POST") -> Any:
+    return requests.request(
+        method,
+        f"{stack.api}/v1/nodes/{NODE}/reservations{path}",
+        headers={"Authorization": key},
+        data=None if body is None else json.dumps(body),
+        timeout=REQUEST_TIMEOUT,
+    )
+
+
+def units(stack: Stack, key: str = OWNER) -> dict[str, dict[str, Any]]:
+    response = call(stack, key, "/units", method="GET")
+    assert response.status_code == 200, response.text
+    return {unit["id"]: unit for unit in response.json()}
+
+
+def test_create_release_reclaim_cancel_through_the_local_api(demo_stack: Stack) -> None:
+    # The stack starts each function on its first request: a body-less create (a 400 that
+    # changes nothing) starts create's now, so its cold start does not eat the 5 s below.
+    assert call(demo_stack, OWNER, "", {}).status_code == 400
+    starts = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=5)
+    created = call(
+        demo_stack,
+        OWNER,
+        "",
+        {"unitIds": LENT, "allowedOrgIds": ["org-lab"], "managingOrgIds": ["org-broker"],
+         "startsAt": starts.strftime("%Y-%m-%dT%H:%M:%SZ")},
+    )  # fmt: skip
+    assert created.status_code == 201, created.text
+    reservation = created.json()["id"]
+    assert created.json()["status"] == "pending"
+    time.sleep(max(0.0, (starts - datetime.now(UTC)).total_seconds()) + 1)
+
+    released = call(demo_stack, BROKER, f"/{reservation}/release", {"unitIds": LENT})
+    assert released.status_code == 200, released.text
+    assert (released.json()["status"], released.json()["releasedUnitIds"]) == ("active", LENT)
+    listed = units(demo_stack, BROKER)
+    for unit_id in LENT:
+        assert (listed[unit_id]["reservationId"], listed[unit_id]["released"]) == (
+            reservation,
+            True,
+        )
+    assert listed[LENT[0]]["claimedBy"] == "vm:vm-31"
+
+    reclaimed = call(demo_stack, BROKER, f"/{reservation}/reclaim", {"unitIds": [LENT[0]]})
+    assert reclaimed.status_code == 200, reclaimed.text
+    assert (reclaimed.json()["terminated"], reclaimed.json()["releasedUnitIds"]) == (
+        ["vm-31"],
+        [LENT[1]],
+    )
+    started = time.monotonic()
+    while units(demo_stack)[LENT[0]]["state"] != "free":
+        assert time.monotonic() - started < FREE_WITHIN
+        time.sleep(0.5)
+    TIMINGS["lifecycle: reclaim to unit free (make run)"] = time.monotonic() - started
+
+    cancelled = call(demo_stack, OWNER, f"/{reservation}/cancel")  # no body at all
+    assert cancelled.status_code == 200, cancelled.text
+    assert (cancelled.json()["status"], cancelled.json()["releasedUnitIds"]) == ("cancelled", [])
+    after = units(demo_stack)
+    assert all("reservationId" not in after[unit_id] for unit_id in LENT)
+    again = call(demo_stack, OWNER, f"/{reservation}/cancel", {})
+    assert (again.status_code, again.json()["code"]) == (409, "reservation_not_active")
+    # The manager of nothing live on node-c3 no longer sees it.
+    assert call(demo_stack, BROKER, "/units", method="GET").status_code == 404
+
+
+def session_commands(heading: str) -> str:
+    """The first bash block under docs/sessions.md's ``## heading``."""
+    section = (ROOT / "docs" / "sessions.md").read_text().split(f"## {heading}\n", 1)[1]
+    return section.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_a_node_with_a_long_past_answers_as_its_session_says(demo_stack: Stack) -> None:
+    """The session's commands, run as written against this stack: node-d9 (3,000 ended
+    reservations) and node-c3 (none) answer list units alike, a page of node-d9's history
+    answers its first three, alternately expired and cancelled, with a cursor, and make run's load line says how long the load
+    took."""
+    commands = session_commands("A node with a long past")
+    ran = subprocess.run(
+        ["bash", "-c", commands.replace("http://127.0.0.1:3000", demo_stack.api)],
+        env={**os.environ, "OWNER": f"Authorization: {OWNER}"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    sized = dict(re.findall(r"^(node-\w+): (\d+) bytes in [\d.]+ s$", ran.stdout, re.M))
+    assert set(sized) == {"node-c3", "node-d9"}, ran.stdout
+    # About the same bytes: node-c3's spot VM claims a unit, node-d9's past adds nothing.
+    assert abs(int(sized["node-d9"]) - int(sized["node-c3"])) < int(sized["node-c3"]) // 5
+    page = json.loads(ran.stdout.splitlines()[-1])
+    assert [(item["id"], item["status"]) for item in page["items"]] == [
+        ("past-000001", "expired"), ("past-000002", "cancelled"), ("past-000003", "expired")
+    ], ran.stdout  # fmt: skip
+    assert page["nextCursor"]
+    for node in ("node-c3", "node-d9"):
+        answer = units_of(demo_stack, node)
+        assert answer.status_code == 200, f"{answer.text}\n{demo_stack.diagnostics()}"
+        assert [unit["state"] for unit in answer.json()].count("free") >= 2
+    load = re.search(
+        r"make run: loaded .*: \d+ nodes, \d+ items into \S+ in (\d+\.\d) s \(.*3000 generated",
+        tail(demo_stack.stdout, 100_000),
+    )
+    assert load is not None, tail(demo_stack.stdout, 4000)
+    TIMINGS["demo fleet load (make run's load line)"] = float(load.group(1))
+
+
+def units_of(stack: Stack, node: str) -> requests.Response:
+    return requests.get(
+        f"{stack.api}/v1/nodes/{node}/reservations/units",
+        headers={"Authorization": OWNER},
+        timeout=REQUEST_TIMEOUT,
+    )

@@ -1,0 +1,88 @@
+"""The local stack's stand-in for Lambda's stream event source mapping: the template's filter
+matched as AWS matches it, and a batch retried from its first failure as often as the
+mapping says, then left (to the scheduled relay)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from devstack import template
+from devstack.streams import Mapping, StreamPump, matches
+
+pytestmark = pytest.mark.disable_socket
+
+
+def record(
+    sequence: str, name: str = "INSERT", partition: str = "NODEEVT#node-a"
+) -> dict[str, Any]:
+    return {
+        "eventID": sequence,
+        "eventName": name,
+        "dynamodb": {"Keys": {"PK": {"S": partition}}, "SequenceNumber": sequence},
+    }
+
+
+def mapping() -> Mapping:
+    [properties] = template.stream_mappings().values()
+    return Mapping.from_template(properties)
+
+
+def test_the_templates_filter_passes_only_new_event_items():
+    relay = mapping()
+    assert relay.function == "EventRelayFunction"
+    assert relay.passes(record("1"))
+    assert not relay.passes(record("2", name="MODIFY"))
+    assert not relay.passes(record("3", name="REMOVE"))
+    assert not relay.passes(record("4", partition="NODE#node-a"))
+    assert not relay.passes(record("5", partition="ORGEVT#org-a"))
+    assert not relay.passes({"eventName": "INSERT", "dynamodb": {}})
+
+
+def test_matching_follows_eventbridge_patterns():
+    pattern = json.loads('{"a": ["x", "y"], "b": {"c": [{"prefix": "P#"}]}}')
+    assert matches(pattern, {"a": "y", "b": {"c": "P#1"}, "extra": 1})
+    assert not matches(pattern, {"a": "z", "b": {"c": "P#1"}})
+    assert not matches(pattern, {"a": "x", "b": {"c": "Q#1"}})
+    assert not matches(pattern, {"a": "x"})
+
+
+class FakeStreams:
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.records = records
+
+    def describe_stream(self, StreamArn: str) -> dict[str, Any]:
+        return {"StreamDescription": {"Shards": [{"ShardId": "shard-1"}]}}
+
+    def get_shard_iterator(self, **_: Any) -> dict[str, Any]:
+        return {"ShardIterator": "it-0"}
+
+    def get_records(self, ShardIterator: str, Limit: int) -> dict[str, Any]:
+        records, self.records = self.records, []
+        return {"Records": records, "NextShardIterator": "it-1"}
+
+
+def test_a_batch_is_retried_from_its_first_failure_then_left():
+    handed: list[list[str]] = []
+
+    def invoke(event: dict[str, Any]) -> set[str]:
+        handed.append([r["dynamodb"]["SequenceNumber"] for r in event["Records"]])
+        return {"3"}  # record 3 keeps failing
+
+    records = [record(str(n)) for n in range(1, 6)] + [record("6", name="MODIFY")]
+    pump = StreamPump(FakeStreams(records), "arn", mapping(), invoke)
+    assert pump.poll() == 5
+    retries = mapping().retries
+    assert handed == [["1", "2", "3", "4", "5"]] + [["3", "4", "5"]] * retries
+    assert pump.poll() == 0  # nothing new: nothing handed again
+
+
+def test_a_batch_that_succeeds_is_handed_once():
+    handed: list[int] = []
+    pump = StreamPump(
+        FakeStreams([record("1")]), "arn", mapping(), lambda e: handed.append(1) or set()
+    )
+    pump.poll()
+    assert handed == [1]

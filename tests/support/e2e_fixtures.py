@@ -1,0 +1,104 @@
+"""End-to-end fixtures (a plugin of the root conftest, for the files marked ``e2e``): Docker and the Lambda image, one `sam build`, the demo fleet's AWS
+emulator, and the timings printed at the end of the run.
+
+In CI (``CI=true``) these tests must run: a machine where Docker cannot be had fails them.
+Elsewhere they skip, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.e2e import (
+    DEMO_FLEET,
+    REPORTS,
+    ROOT,
+    TIMINGS,
+    Emulator,
+    in_ci,
+    local_aws_environment,
+    running_emulator,
+    sam_executable,
+)
+
+
+@pytest.fixture(scope="session")
+def docker_ready() -> None:
+    """Docker runs and the Lambda image exists (started / built / installed if need be)."""
+    env = local_aws_environment()
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        env.setdefault("AUTO_INSTALL", "1")
+    started = time.monotonic()
+    result = subprocess.run(
+        ["bash", "-c", "bash local/ensure-docker.sh && bash local/build-lambda-image.sh"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    TIMINGS["docker + Lambda image ready"] = time.monotonic() - started
+    if result.returncode == 0:
+        return
+    output = (result.stdout + result.stderr).strip()
+    if in_ci():
+        pytest.fail(
+            "end-to-end tests must run in CI, but Docker / the Lambda image could not be set up "
+            f"(exit {result.returncode}):\n{output}",
+            pytrace=False,
+        )
+    reason = output.splitlines()[-1] if output else f"exit {result.returncode}"
+    pytest.skip(f"Docker is not available: {reason}")
+
+
+@pytest.fixture(scope="session")
+def sam_built(docker_ready: None) -> None:
+    """`sam build --cached --parallel`, once per session."""
+    started = time.monotonic()
+    result = subprocess.run(
+        [sam_executable(), "build", "--cached", "--parallel"],
+        cwd=ROOT,
+        env=local_aws_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    TIMINGS["sam build --cached --parallel"] = time.monotonic() - started
+    if result.returncode != 0:
+        pytest.fail(f"sam build failed:\n{result.stdout[-4000:]}{result.stderr[-4000:]}")
+
+
+@pytest.fixture(scope="module")
+def demo_emulator(
+    docker_ready: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Emulator]:
+    """The emulator with the demo fleet, on a free port."""
+    log = tmp_path_factory.mktemp("emulator") / "emulator.log"
+    with running_emulator(DEMO_FLEET, log) as emulator:
+        yield emulator
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the slow Docker tests last, so a broken unit test fails the run fast."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for report in REPORTS:
+        terminalreporter.section("end-to-end counts")
+        for line in report.splitlines():
+            terminalreporter.write_line(line)
+    if not TIMINGS:
+        return
+    terminalreporter.section("end-to-end timings")
+    for name, seconds in TIMINGS.items():
+        terminalreporter.write_line(f"{name:<55} {seconds:7.1f} s")

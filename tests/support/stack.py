@@ -1,0 +1,221 @@
+"""The local stack as a black-box user runs it: `python -m devstack.run` (= `make run`) with
+a fleet file of the test's own, on free ports, stopped with Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from devstack import fleet_documents as f
+from devstack.net import free_port
+from devstack.run import sam_containers
+from tests.support.e2e import ROOT, TIMINGS, local_aws_environment, tail
+
+NODE = "node-e2e-a"
+OTHER_NODE = "node-e2e-b"
+RESERVATION = "res-e2e"
+RELEASED = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
+OPERATOR, OWNER, BROKER, STRANGER = (
+    f"Bearer {f.KEYS[role][0]}" for role in ("operator", "owner", "broker", "stranger")
+)
+EVENTS_KEY = "vl_local_test_owner_events"
+READY = re.compile(r"make run: ready in (\d+) s\. API: (http://\S+)")
+READY_TIMEOUT = 600  # the first start in a fresh checkout builds everything
+REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy small machine
+
+
+def stack_fleet() -> dict[str, Any]:
+    """Two nodes; on the first, an active reservation lends three of its four units to the
+    spot market, where a spot VM, a spot pod and an on-demand VM run."""
+    node_a = f.node(
+        NODE,
+        units=[
+            f.unit("0000:06:00.0"),
+            f.unit("0000:04:00.0"),
+            f.unit("0000:05:00.0"),
+            f.unit("0000:07:00.0", sellableGpus=2),
+            f.unit(
+                "0000:0a:00.0",
+                allocClass="host",
+                sellable=False,
+                notSellableReason="held for the host",
+            ),
+        ],
+        reservations=[
+            f.reservation(
+                RESERVATION,
+                ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0"],
+                releasedUnitIds=RELEASED,
+                contractRef="C-E2E",
+            )
+        ],
+        workloads=[
+            f.workload("vm-s1", ["0000:04:00.0"]),
+            f.workload("pod-s2", ["0000:05:00.0"], kind="pod"),
+            f.workload("vm-o1", ["0000:06:00.0"], tier="on-demand", orgId="org-walkin"),
+            f.workload("vm-r1", ["0000:07:00.0"], tier="reserved", orgId="org-lab"),
+        ],
+    )
+    node_b = f.node(
+        OTHER_NODE,
+        units=[
+            f.unit("0000:17:00.0", allocClass="device-request"),
+            f.unit("0000:18:00.0", allocClass="device-request"),
+        ],
+        workloads=[f.workload("pod-b1", ["0000:17:00.0"], kind="pod")],
+        owner="org-globex",
+    )
+    # The owner's org reads its event feed with this key.
+    events_key = {"key": EVENTS_KEY, "orgId": "org-acme", "permissions": ["events.read"]}
+    return f.fleet([node_a, node_b], extra_keys=[events_key])
+
+
+def _default_sigint() -> None:
+    # As in a terminal: Ctrl-C must reach make run even when whoever started pytest runs it
+    # with SIGINT ignored (a background job of a non-interactive shell does).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@dataclass
+class Stack:
+    process: subprocess.Popen[str]
+    api_port: int
+    emulator_port: int
+    stdout: Path
+    stderr: Path
+    containers_before: set[str]
+    sam_tmp: Path
+    children: set[int] = field(default_factory=set)
+
+    @property
+    def api(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    def get_units(self, node_id: str, authorization: str | None) -> requests.Response:
+        headers = {} if authorization is None else {"Authorization": authorization}
+        return requests.get(
+            f"{self.api}/v1/nodes/{node_id}/reservations/units",
+            headers=headers,
+            timeout=REQUEST_TIMEOUT,
+        )
+
+    def reclaim(self, body: dict[str, Any], authorization: str = BROKER) -> requests.Response:
+        return requests.post(
+            f"{self.api}/v1/nodes/{NODE}/reservations/{RESERVATION}/reclaim",
+            headers={"Authorization": authorization, "Content-Type": "application/json"},
+            data=json.dumps(body),
+            timeout=REQUEST_TIMEOUT,
+        )
+
+    def aws(self, service: str) -> Any:
+        import boto3
+
+        return boto3.client(
+            service,
+            endpoint_url=f"http://127.0.0.1:{self.emulator_port}",
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+
+    def diagnostics(self) -> str:
+        return (
+            f"--- make run stdout\n{tail(self.stdout)}\n--- make run stderr\n{tail(self.stderr)}"
+            f"\n--- .local/sam.log\n{tail(ROOT / '.local' / 'sam.log')}"
+        )
+
+
+def children_of(pid: int) -> set[int]:
+    """Direct children of ``pid`` (from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def run_stack(
+    directory: Path, fleet: dict[str, Any], consumers: bool, warm: str = "LAZY"
+) -> Iterator[Stack]:
+    """`python -m devstack.run` on free ports with ``fleet``, until the generator is closed.
+    Its API functions start on their first request (``warm``): a session calls a few of the
+    API's two dozen functions, each a second or so on its first call; the stack of
+    ``test_local_stack.py`` starts them all, as ``make run`` does by default."""
+    fleet_file = directory / "fleet.json"
+    fleet_file.write_text(json.dumps(fleet, indent=2))
+    api_port, emulator_port = free_port(), free_port()
+    while emulator_port == api_port:
+        emulator_port = free_port()
+    cold = not (ROOT / ".aws-sam" / "build" / "template.yaml").exists()
+    stdout, stderr = directory / "stdout.log", directory / "stderr.log"
+    sam_tmp = directory / "tmp"  # SAM keeps its image-build locks in the temp dir
+    sam_tmp.mkdir()
+    containers_before = sam_containers()
+    started = time.monotonic()
+    with stdout.open("w") as out, stderr.open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devstack.run"],
+            cwd=ROOT,
+            env=local_aws_environment(
+                API_PORT=str(api_port),
+                AWS_EMULATOR_PORT=str(emulator_port),
+                FLEET=str(fleet_file),
+                RUN_CONSUMERS="1" if consumers else "0",
+                TMPDIR=str(sam_tmp),
+                API_WARM_CONTAINERS=warm,
+            ),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+            preexec_fn=_default_sigint,
+        )
+    stack = Stack(process, api_port, emulator_port, stdout, stderr, containers_before, sam_tmp)
+    try:
+        while not READY.search(tail(stdout, 100_000)):
+            if process.poll() is not None:
+                pytest.fail(f"make run exited ({process.returncode}):\n{stack.diagnostics()}")
+            if time.monotonic() - started > READY_TIMEOUT:
+                pytest.fail(f"make run not ready in {READY_TIMEOUT} s:\n{stack.diagnostics()}")
+            time.sleep(0.5)
+        label = "cold: first sam build here" if cold else "warm: sam build cached"
+        TIMINGS[f"make run ready ({label})"] = time.monotonic() - started
+        stack.children = children_of(process.pid)
+        yield stack
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        # Never leave containers behind on a CI machine, even when the last test failed.
+        leftovers = sam_containers() - containers_before
+        if leftovers:
+            subprocess.run(["docker", "rm", "-f", *leftovers], capture_output=True, check=False)
