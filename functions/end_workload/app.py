@@ -2,8 +2,8 @@
 scheduler's: the workload stopped on its own)."""
 
 from reservations.kernel.http.functions import write_function
-from reservations.nodes.wiring import node_ports
 from reservations.workloads import endpoints
+from reservations.workloads.wiring import workload_ports
 
-function = write_function(endpoints.END_WORKLOAD, node_ports())
+function = write_function(endpoints.END_WORKLOAD, workload_ports())
 app, lambda_handler = function.app, function.lambda_handler

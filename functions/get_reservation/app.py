@@ -3,11 +3,11 @@
 from reservations.kernel.http.functions import api_function
 from reservations.kernel.http.resolver import current_caller
 from reservations.nodes.models.views import ReservationView
-from reservations.nodes.wiring import node_ports
 from reservations.reservations import endpoints
 from reservations.reservations.read import get_reservation
+from reservations.reservations.wiring import reservation_ports
 
-function = api_function(node_ports())
+function = api_function(reservation_ports())
 app, lambda_handler = function.app, function.lambda_handler
 
 

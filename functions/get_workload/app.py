@@ -5,10 +5,10 @@ from reservations.kernel.http.resolver import current_caller
 from reservations.nodes.models.views import WorkloadView
 from reservations.nodes.read import get_workload
 from reservations.nodes.table.reads import NodeReads
-from reservations.nodes.wiring import node_ports
 from reservations.workloads import endpoints
+from reservations.workloads.wiring import workload_ports
 
-function = api_function(node_ports())
+function = api_function(workload_ports())
 app, lambda_handler = function.app, function.lambda_handler
 reads = NodeReads()
 

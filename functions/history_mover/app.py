@@ -7,10 +7,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.kernel.observability import SCHEDULED_EVENT, logger
 from reservations.kernel.wiring import entry_point
-from reservations.nodes.wiring import node_ports
 from reservations.reservations.history_mover import move_expired
+from reservations.reservations.wiring import reservation_ports
 
-ports = node_ports()  # clients are made on first use, never at import
+ports = reservation_ports()  # clients are made on first use, never at import
 
 
 @entry_point(SCHEDULED_EVENT)

@@ -9,14 +9,14 @@ from reservations.kernel.http.openapi import comma_list, query_parameter
 from reservations.kernel.http.resolver import current_caller
 from reservations.kernel.settings import cursor_signing_key
 from reservations.nodes.models.views import ReservationPage
-from reservations.nodes.wiring import node_ports
 from reservations.reservations import endpoints
 from reservations.reservations.read import (
     ListQuery,
     list_reservations,
 )
+from reservations.reservations.wiring import reservation_ports
 
-function = api_function(node_ports())
+function = api_function(reservation_ports())
 app, lambda_handler = function.app, function.lambda_handler
 
 

@@ -14,10 +14,10 @@ from reservations.nodes.read import (
     list_workloads,
 )
 from reservations.nodes.table.reads import NodeReads
-from reservations.nodes.wiring import node_ports
 from reservations.workloads import endpoints
+from reservations.workloads.wiring import workload_ports
 
-function = api_function(node_ports())
+function = api_function(workload_ports())
 app, lambda_handler = function.app, function.lambda_handler
 reads = NodeReads()
 

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from devstack import openapi
 from reservations.events.feeds import FeedQuery, node_feed
-from reservations.events.models import EventType, NodeFeedAccess
+from reservations.events.models import NodeFeedAccess
 from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import EventType
 from reservations.kernel.errors import InvalidRequest
 from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeEvents

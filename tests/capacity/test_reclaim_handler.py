@@ -16,10 +16,9 @@ from devstack import fleet_documents as f
 from devstack.api_events import event_file, list_units_event, reclaim_event
 from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import sqs_event
-from reservations.events.models import EventType
-from reservations.events.rules.builders import event_id
 from reservations.kernel import retries
 from reservations.kernel.aws import clients
+from reservations.kernel.envelope import EventType, event_id
 from reservations.terminations.models import SpotTermination
 from tests.nodes.test_nodes_handler import transactions
 from tests.support import state

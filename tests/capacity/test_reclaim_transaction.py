@@ -37,7 +37,6 @@ from reservations.nodes.models.writes import (
     ReclaimWrite,
     TopologyRead,
 )
-from reservations.nodes.table import store
 from reservations.nodes.table.items import (
     node_item,
     reservation_item,
@@ -46,6 +45,7 @@ from reservations.nodes.table.items import (
     workload_item,
 )
 from reservations.nodes.table.keys import OPEN_TERMINATION, node_events_pk
+from tests.support.ports import every_writer_table
 
 pytestmark = pytest.mark.disable_socket
 
@@ -225,7 +225,7 @@ def snapshot(table: dict[Key, dict[str, Any]]) -> Any:
 
 
 def test_applied_to_what_was_read_it_releases_terminates_and_writes_its_events(table):
-    apply(table, store.transaction(write()))
+    apply(table, every_writer_table().transaction(write()))
     after = snapshot(table)
     [reservation] = after.reservations
     assert reservation.released_unit_ids == (U[1],)
@@ -267,7 +267,7 @@ def test_any_item_decided_from_that_moved_on_cancels_it_whole(table, moved, rele
     table[("NODE#node-a", moved)]["version"] += 1
     before = copy.deepcopy(table)
     with pytest.raises(Cancelled):
-        apply(table, store.transaction(write(released_after)))
+        apply(table, every_writer_table().transaction(write(released_after)))
     assert table == before
 
 
@@ -276,11 +276,11 @@ def test_a_node_update_since_the_read_cancels_it_and_a_create_does_not(table):
     generation is what the reclaim read its effective status from. A create only bumps the
     node's version."""
     table[("NODE#node-a", "#NODE")]["version"] += 1
-    apply(table, store.transaction(write()))
+    apply(table, every_writer_table().transaction(write()))
     table[("NODE#node-a", "#NODE")]["topologyGen"] = 3
     before = copy.deepcopy(table)
     with pytest.raises(Cancelled):
-        apply(table, store.transaction(write(released_after=None)))
+        apply(table, every_writer_table().transaction(write(released_after=None)))
     assert table == before
 
 
@@ -288,11 +288,11 @@ def test_a_node_update_since_the_read_cancels_it_and_a_create_does_not(table):
 def test_an_item_deleted_since_the_read_cancels_it(table, gone):
     del table[("NODE#node-a", gone)]
     with pytest.raises(Cancelled):
-        apply(table, store.transaction(write()))
+        apply(table, every_writer_table().transaction(write()))
 
 
 def test_unchanged_releases_leave_the_reservation_as_it_was(table):
-    apply(table, store.transaction(write(released_after=None)))
+    apply(table, every_writer_table().transaction(write(released_after=None)))
     [reservation] = snapshot(table).reservations
     assert reservation == RESERVATION  # version and updatedAt untouched: only checked
     # Its event still says what stays released.
@@ -300,12 +300,12 @@ def test_unchanged_releases_leave_the_reservation_as_it_was(table):
 
 
 def test_without_a_reason_the_termination_has_none(table):
-    apply(table, store.transaction(write(reason=None)))
+    apply(table, every_writer_table().transaction(write(reason=None)))
     assert "terminationReason" not in table[("NODE#node-a", "WL#vm-1")]
 
 
 def test_the_same_reclaim_cannot_be_written_twice(table):
-    actions = store.transaction(write(released_after=None))
+    actions = every_writer_table().transaction(write(released_after=None))
     apply(table, actions)
     with pytest.raises(Cancelled):  # its events exist: a replayed transaction is refused
         apply(table, actions)
@@ -317,10 +317,10 @@ def test_the_answer_is_recorded_in_the_same_transaction_as_the_effect(monkeypatc
     answer = AnswerRecord(
         IdempotentRequest("scope-1", "hash-1"), Outcome(200, "{}"), NOW, NOW + timedelta(days=1)
     )
-    store.NodeTable().commit(write(), answer)
-    store.NodeTable().commit(write())
+    every_writer_table().commit(write(), answer)
+    every_writer_table().commit(write())
     [(keyed, keyed_token, record_at), (plain, plain_token, no_record)] = sent
-    assert keyed[:-1] == plain == store.transaction(write())
+    assert keyed[:-1] == plain == every_writer_table().transaction(write())
     assert from_attributes(keyed[-1]["Put"]["Item"])["PK"] == "IDEMPOTENCY#scope-1"
     # The reclaim id is the request token; the record's index lets a cancellation be read.
     assert (keyed_token, record_at) == ("rc-1", len(keyed) - 1)
@@ -329,7 +329,7 @@ def test_the_answer_is_recorded_in_the_same_transaction_as_the_effect(monkeypatc
 
 @pytest.mark.parametrize("which", [0, 1])
 def test_an_event_already_there_cancels_it(table, which):
-    actions = store.transaction(write())
+    actions = every_writer_table().transaction(write())
     puts = [a["Put"] for a in actions if "Put" in a]
     assert len(puts) == 2  # reservation.reclaimed, one workload.termination_requested
     item = from_attributes(puts[which]["Item"])
@@ -341,7 +341,7 @@ def test_an_event_already_there_cancels_it(table, which):
 def test_its_event_names_the_reclaim_the_caller_and_every_decision(table):
     """The event is the reclaim's record: who, why, the units, what it terminated and
     skipped; in the node's feed, unrelayed, expiring with the retention."""
-    apply(table, store.transaction(write()))
+    apply(table, every_writer_table().transaction(write()))
     feed = {k: i for k, i in table.items() if k[0] == "NODEEVT#node-a"}
     [reclaimed] = [i for i in feed.values() if i["type"] == "reservation.reclaimed"]
     event_id = reclaimed["eventId"]
@@ -374,6 +374,6 @@ def test_its_event_names_the_reclaim_the_caller_and_every_decision(table):
         },
     }
     # The same write rebuilt (a retry of the same decision) carries the same ids.
-    assert [a["Put"]["Item"] for a in store.transaction(write()) if "Put" in a] == [
-        a["Put"]["Item"] for a in store.transaction(write()) if "Put" in a
+    assert [a["Put"]["Item"] for a in every_writer_table().transaction(write()) if "Put" in a] == [
+        a["Put"]["Item"] for a in every_writer_table().transaction(write()) if "Put" in a
     ]

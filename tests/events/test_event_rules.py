@@ -11,8 +11,8 @@ from typing import get_args
 
 import pytest
 
-from reservations.events.models import EventType, EventTypeName, NodeFeedAccess
-from reservations.events.rules import builders as build
+from reservations.capacity.rules import events as capacity_events
+from reservations.events.models import EventTypeName, NodeFeedAccess
 from reservations.events.rules.visibility import (
     feed_org_ids,
     in_node_feed_of,
@@ -22,10 +22,14 @@ from reservations.events.rules.visibility import (
     shows_key_id,
 )
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import Actor, CloudEvent
+from reservations.kernel.envelope import Actor, CloudEvent, EventType, event_id
 from reservations.kernel.times import format_event_time
 from reservations.nodes.models.partition import ReviewScope
+from reservations.nodes.rules import events as nodes_events
 from reservations.nodes.rules.history import LAST_MOMENT
+from reservations.reservations.rules import events as reservations_events
+from reservations.terminations.rules import events as terminations_events
+from reservations.workloads.rules import events as workloads_events
 from tests.support import event_scenario as s
 
 pytestmark = pytest.mark.disable_socket
@@ -43,7 +47,7 @@ def caller(kind: str, permissions: tuple[str, ...] = ("reservation.read", "event
 
 
 def test_the_envelope_is_cloudevents_json_as_the_contract_shows():
-    stored = build.reservation_reclaimed(
+    stored = capacity_events.reservation_reclaimed(
         s.context(1), s.RES_1, ["0000:04:00.0"], "lab needs them", ["vm-17"], []
     )
     envelope = stored.event.envelope(show_key_id=False)
@@ -117,7 +121,9 @@ def test_the_data_of_each_type_says_what_its_consumers_need():
 
 def test_an_event_id_is_the_same_when_the_write_is_rebuilt_and_differs_otherwise():
     def reclaimed(context):
-        return build.reservation_reclaimed(context, s.RES_1, ["0000:04:00.0"], None, [], [])
+        return capacity_events.reservation_reclaimed(
+            context, s.RES_1, ["0000:04:00.0"], None, [], []
+        )
 
     first, again = reclaimed(s.context(1)), reclaimed(s.context(1))
     assert first.id == again.id
@@ -127,7 +133,7 @@ def test_an_event_id_is_the_same_when_the_write_is_rebuilt_and_differs_otherwise
     other_node = type(later)("node-b", later.owner_org_id, later.change_id, later.at)
     assert reclaimed(other_node).id != first.id
     # One reclaim makes several events: each its own id.
-    requested = build.termination_requested(
+    requested = terminations_events.termination_requested(
         s.context(1), s.VM_1_TERMINATING, "term-1", s.RES_1, None
     )
     assert requested.id != first.id
@@ -138,8 +144,8 @@ def test_an_events_time_is_kept_to_the_millisecond_and_sorts_as_text():
     assert format_event_time(moment) == "2026-01-02T03:04:05.678Z"
     times = [moment + timedelta(microseconds=n * 999) for n in range(50)]
     assert sorted(format_event_time(t) for t in times) == [format_event_time(t) for t in times]
-    early = build.workload_placed(s.context(1), s.VM_2)
-    late = build.workload_placed(s.context(2), s.VM_2)
+    early = workloads_events.workload_placed(s.context(1), s.VM_2)
+    late = workloads_events.workload_placed(s.context(2), s.VM_2)
     assert format_event_time(early.event.time) < format_event_time(late.event.time)
 
 
@@ -166,7 +172,7 @@ def test_an_event_goes_to_the_feeds_of_exactly_the_orgs_that_may_see_it(stored):
 
 
 def test_a_workload_org_sees_its_own_workloads_events_only():
-    walkin = build.workload_placed(s.context(1), s.VM_3)
+    walkin = workloads_events.workload_placed(s.context(1), s.VM_3)
     who = caller("workload_org")
     assert not in_node_feed_of(walkin, who, sees_whole_node(who, ACCESS))
     assert feed_org_ids(walkin) == {"org-acme", "org-walkin"}
@@ -189,13 +195,13 @@ def test_the_node_feed_is_for_named_orgs_with_reservation_read_and_the_org_feed_
 
 
 def test_actor_is_absent_when_no_key_made_the_change():
-    stuck = build.termination_stuck(s.context(3, None), s.VM_1_TERMINATING, 5)
+    stuck = terminations_events.termination_stuck(s.context(3, None), s.VM_1_TERMINATING, 5)
     assert "actor" not in stuck.event.envelope(True)["data"]
     assert json.loads(stuck.event.to_json())["data"]["deliveries"] == 5
 
 
 def test_the_bus_and_the_feeds_get_the_same_envelope_text():
-    stored = build.reservation_cancelled(s.context(4), s.RES_1, None, "pending")
+    stored = reservations_events.reservation_cancelled(s.context(4), s.RES_1, None, "pending")
     assert json.loads(stored.event.to_json()) == stored.event.envelope(True)
     assert Actor("org-broker", "key-broker-1") == stored.event.actor
 
@@ -203,24 +209,28 @@ def test_the_bus_and_the_feeds_get_the_same_envelope_text():
 def test_an_event_id_is_a_fixed_digest_of_node_write_type_and_subject():
     # Known answers: a consumer deduplicating by id across a relay's restarts relies on the
     # same inputs giving this very id (lower-case base32, fields kept apart).
-    placed = build.event_id("node-a", "change-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
+    placed = event_id("node-a", "change-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
     assert placed == "evt-psaue472nmejbdkthb5w2ytim3"
     # The fields are kept apart: moving a character across a boundary changes the id.
-    shifted = build.event_id("node-ac", "hange-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
+    shifted = event_id("node-ac", "hange-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
     assert shifted != placed
 
 
 def test_each_types_data_names_every_field_as_the_contract_does():
     terms = replace(s.RES_1, contract_ref="contract-7")
-    created = build.reservation_created(s.context(1), terms).event.data
+    created = reservations_events.reservation_created(s.context(1), terms).event.data
     assert created["contractRef"] == "contract-7"
-    cancelled = build.reservation_cancelled(s.context(2), s.RES_1, "contract ended", "active")
+    cancelled = reservations_events.reservation_cancelled(
+        s.context(2), s.RES_1, "contract ended", "active"
+    )
     assert cancelled.event.data == {
         "reason": "contract ended",
         "previousStatus": "active",
         "unitIds": ["0000:04:00.0", "0000:05:00.0"],
     }
-    registered = build.node_registered(s.context(3), s.NODE_A, ["0000:05:00.0", "0000:04:00.0"])
+    registered = nodes_events.node_registered(
+        s.context(3), s.NODE_A, ["0000:05:00.0", "0000:04:00.0"]
+    )
     assert registered.event.data == {
         "topologyGen": 2,
         "addedUnitIds": ["0000:04:00.0", "0000:05:00.0"],
@@ -233,14 +243,16 @@ def test_a_terminations_events_carry_its_id_reservation_and_request_time():
     vm = s.VM_1_TERMINATING
     workload = {"kind": "vm", "tier": "spot", "orgId": "org-spotbuyer", "unitIds": ["0000:06:00.0"]}
     termination = {"terminationId": "term-1", "reservationId": "res-2"}
-    ended = build.workload_ended(s.context(1), vm, ["0000:06:00.0"])
+    ended = workloads_events.workload_ended(s.context(1), vm, ["0000:06:00.0"])
     assert ended.event.data == {
         **workload,
         "freedUnitIds": ["0000:06:00.0"],
         "terminationId": "term-1",
     }
     stopped_at = s.T0 + timedelta(seconds=9)
-    terminated = build.workload_terminated(s.context(2), vm, "gone", stopped_at, ["org-reclaimer"])
+    terminated = terminations_events.workload_terminated(
+        s.context(2), vm, "gone", stopped_at, ["org-reclaimer"]
+    )
     assert terminated.event.data == {
         **workload,
         **termination,
@@ -248,7 +260,7 @@ def test_a_terminations_events_carry_its_id_reservation_and_request_time():
         "time": "2026-11-30T12:00:09.000Z",
         "requestedAt": "2026-11-30T12:00:00Z",
     }
-    stuck = build.termination_stuck(s.context(3), vm, 4)
+    stuck = terminations_events.termination_stuck(s.context(3), vm, 4)
     assert stuck.event.data == {
         **workload,
         **termination,
@@ -260,16 +272,16 @@ def test_a_terminations_events_carry_its_id_reservation_and_request_time():
 def test_a_node_update_puts_its_new_generation_on_each_review_it_derives():
     units = {"0000:04:00.0": 0, "0000:05:00.0": 0}  # 05 removed by generation 7
     scope = ReviewScope("wr-7", 7, frozenset({"0000:05:00.0"}), units, {"0000:04:00.0": 0})
-    updated = build.node_updated(
+    updated = nodes_events.node_updated(
         s.context(1), replace(s.NODE_A, topology_gen=7), [], ["0000:05:00.0"], [], 1, scope
     )
     other = replace(s.RES_2, reserved_unit_ids=("0000:06:00.0",))
-    (review,) = build.reviews_derived(updated, [replace(s.RES_1, topology_gen=2), other])
+    (review,) = nodes_events.reviews_derived(updated, [replace(s.RES_1, topology_gen=2), other])
     assert review.event.data == {"topologyGen": 7, "unitIds": ["0000:05:00.0"]}
     assert review.event.time == updated.event.time
     assert review.event.actor == updated.event.actor
     assert updated.event.data["reviewedReservationCount"] == 1
     # An update that reviews none keeps no scope, and derives none.
-    none = build.node_updated(s.context(1), s.NODE_A, [], [], ["0000:05:00.0"], 0, scope)
-    assert (none.review, build.reviews_derived(none, [s.RES_1])) == (None, [])
+    none = nodes_events.node_updated(s.context(1), s.NODE_A, [], [], ["0000:05:00.0"], 0, scope)
+    assert (none.review, nodes_events.reviews_derived(none, [s.RES_1])) == (None, [])
     assert "reviewedReservationCount" not in none.event.data

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 
+from reservations.capacity.rules import events as capacity_events
 from reservations.events.feeds import FeedQuery, node_feed, org_feed
 from reservations.events.models import NodeFeedAccess
-from reservations.events.rules import builders as build
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import InvalidRequest, NotFound
@@ -264,7 +264,7 @@ def test_a_new_owner_sees_the_nodes_past_with_key_ids_and_the_old_one_loses_it(t
 
 
 def test_the_node_owner_sees_another_orgs_key_id_but_the_calling_org_does_not(table):
-    reclaimed = build.reservation_reclaimed(s.context(99), s.RES_1, [], None, [], [])
+    reclaimed = capacity_events.reservation_reclaimed(s.context(99), s.RES_1, [], None, [], [])
     table.commit(reclaimed)
     owner = node_page(table, "owner", types="reservation.reclaimed").items[-1]
     broker = node_page(table, "manager", types="reservation.reclaimed").items[-1]

@@ -10,9 +10,9 @@ import pytest
 
 from reservations.events.models import PendingEvent, UnreadableEvent
 from reservations.events.relay import BACKLOG_PAGE, relay, relay_backlog
-from reservations.events.rules import builders as build
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.observability import metrics
+from reservations.workloads.rules import events as workloads_events
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, CrashingFeeds, Down, FakeBus, FakeEvents, FakeFeeds
 
@@ -26,7 +26,9 @@ def committed(table: FakeEvents, count: int = 14) -> list[PendingEvent]:
     type; more: as many placements."""
     events = s.every_type()[:count]
     if count > len(events):
-        events = [build.workload_placed(s.context(n), s.VM_1) for n in range(1, count + 1)]
+        events = [
+            workloads_events.workload_placed(s.context(n), s.VM_1) for n in range(1, count + 1)
+        ]
     return [PendingEvent(table.commit(stored)) for stored in events]
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from reservations.events.models import PendingEvent
 from reservations.events.relay import relay, relay_backlog
-from reservations.events.rules import builders as build
 from reservations.kernel.observability import metrics
+from reservations.workloads.rules import events as workloads_events
 from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeBus, FakeEvents, FakeFeeds
 
@@ -22,7 +22,7 @@ STAY = "events not relayed everywhere yet; they stay marked"
 
 
 def placements(table: FakeEvents, count: int) -> list[PendingEvent]:
-    made = [build.workload_placed(s.context(n), s.VM_1) for n in range(1, count + 1)]
+    made = [workloads_events.workload_placed(s.context(n), s.VM_1) for n in range(1, count + 1)]
     return [PendingEvent(table.commit(stored)) for stored in made]
 
 

@@ -14,7 +14,7 @@ from reservations.kernel.errors import ApiError
 from reservations.terminations import sweeper
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
-from reservations.terminations.rules import RedeliveryPolicy
+from reservations.terminations.rules.delivery import RedeliveryPolicy
 from tests.support.fakes import ports
 from tests.support.use_cases import BROKER, NOW, UNITS
 from tests.support.writes import reclaim

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from reservations.events.rules.builders import reviews_derived
 from reservations.kernel.aws import transactions
 from reservations.kernel.aws.codec import from_attributes
 from reservations.kernel.caller import Caller
@@ -41,12 +40,13 @@ from reservations.nodes.models.writes import (
     WorkloadEnd,
 )
 from reservations.nodes.register import node_events
-from reservations.nodes.table import store
+from reservations.nodes.rules.events import reviews_derived
 from reservations.reservations import changes
 from reservations.reservations.create import _create_write as create_write
 from reservations.reservations.create import create_events
 from reservations.reservations.reaffirm import reaffirm_events
 from reservations.workloads.scheduler import end_events, placement_events
+from tests.support.ports import every_writer_table
 
 pytestmark = pytest.mark.disable_socket
 
@@ -79,7 +79,7 @@ SNAPSHOT = NodeSnapshot(NODE, UNITS, (RESERVATION,), (WORKLOAD,))
 
 def put_events(write: PartitionWrite) -> list[dict[str, Any]]:
     """The event items the write's transaction puts, conditional on being new."""
-    puts = [a["Put"] for a in store.transaction(write) if "Put" in a]
+    puts = [a["Put"] for a in every_writer_table().transaction(write) if "Put" in a]
     items = [(from_attributes(put["Item"]), put.get("ConditionExpression")) for put in puts]
     feed = [(item, condition) for item, condition in items if item["PK"].startswith("NODEEVT#")]
     assert all(condition == "attribute_not_exists(PK)" for _, condition in feed)
@@ -303,7 +303,7 @@ def test_a_node_update_with_many_reviews_is_one_small_event_item():
     [item] = written(put, built)
     assert len(json.dumps(item, default=str)) < 2_000
     assert len(reviews_derived(built[0], many)) == 10_000
-    assert len(store.transaction(replace(put, events=built))) <= 100
+    assert len(every_writer_table().transaction(replace(put, events=built))) <= 100
 
 
 def test_a_reaffirmed_event_says_the_status_the_reservation_takes_not_the_one_it_had():
@@ -321,7 +321,7 @@ def test_a_create_keeps_each_org_it_names_listed_as_long_as_a_longer_reservation
     short = replace(RESERVATION, id="res-2", ends_at=NOW + timedelta(days=1), version=0)
     write = create_write(Caller("key-owner", "org-acme", frozenset()), SNAPSHOT, short)
     assert write.named_by == (RESERVATION,)
-    [access] = [a["Update"] for a in store.transaction(write) if "~ACCESS" in str(a)]
+    [access] = [a["Update"] for a in every_writer_table().transaction(write) if "~ACCESS" in str(a)]
     values = from_attributes(access["ExpressionAttributeValues"])
     until = int((RESERVATION.ends_at + timedelta(days=400)).timestamp())  # type: ignore[operator]
     assert until in values.values()
@@ -339,9 +339,9 @@ def test_a_node_updates_deletes_fill_the_transaction_to_100_actions_with_its_key
     put = replace(_node_put(SNAPSHOT, NODE), leftovers=leftovers)
     put = replace(put, events=node_events(SNAPSHOT, put))
     answer = AnswerRecord(IdempotentRequest("scope-1", "hash-1"), Outcome(200, "{}"), NOW, NOW)
-    store.NodeTable().commit(put, answer if answered else None)
+    every_writer_table().commit(put, answer if answered else None)
     [(actions, token, record_at)] = sent
     assert (len(actions), token) == (100, "wr-n")
     assert record_at == (99 if answered else None)
     assert ("IDEMPOTENCY#" in str(actions[-1])) is answered
-    assert len(store.transaction(put)) == 100
+    assert len(every_writer_table().transaction(put)) == 100

@@ -103,7 +103,7 @@ MUTANTS = [
     ),
     Mutant(
         "a report of another termination of the workload closes it",
-        "reservations.terminations.rules",
+        "reservations.terminations.rules.delivery",
         "open_here and workload.termination_id == termination_id",
         "open_here",
         (REPORTS,),
@@ -155,7 +155,7 @@ MUTANTS = [
     ),
     Mutant(
         "a late report frees a unit another workload holds",
-        "reservations.terminations.rules",
+        "reservations.terminations.rules.delivery",
         " and unit.claimed_by == workload.claim",
         "",
         (REPORTS, HOLES),

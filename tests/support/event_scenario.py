@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from devstack.api_events import event_file
-from reservations.events.rules import builders as build
+from reservations.capacity.rules import events as capacity_events
 from reservations.kernel.envelope import Actor, EventContext, StoredEvent
 from reservations.nodes.models.partition import (
     Node,
@@ -31,6 +31,10 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
+from reservations.nodes.rules import events as nodes_events
+from reservations.reservations.rules import events as reservations_events
+from reservations.terminations.rules import events as terminations_events
+from reservations.workloads.rules import events as workloads_events
 
 NODE = "node-a"
 OWNER_ORG = "org-acme"
@@ -139,40 +143,46 @@ def every_type(base: datetime = T0) -> list[StoredEvent]:
         return at(n, actor, base)
 
     builders: list[Callable[[int], StoredEvent]] = [
-        lambda n: build.node_registered(context(n, OPERATOR_ACTOR), NODE_A, ["0000:04:00.0"]),
-        lambda n: build.reservation_created(context(n, Actor("org-acme", "key-owner-1")), RES_1),
-        lambda n: build.reservation_released(context(n), RES_1, ["0000:05:00.0"], None),
-        lambda n: build.workload_placed(context(n, OPERATOR_ACTOR), VM_1),
-        lambda n: build.reservation_reclaimed(
+        lambda n: nodes_events.node_registered(
+            context(n, OPERATOR_ACTOR), NODE_A, ["0000:04:00.0"]
+        ),
+        lambda n: reservations_events.reservation_created(
+            context(n, Actor("org-acme", "key-owner-1")), RES_1
+        ),
+        lambda n: capacity_events.reservation_released(context(n), RES_1, ["0000:05:00.0"], None),
+        lambda n: workloads_events.workload_placed(context(n, OPERATOR_ACTOR), VM_1),
+        lambda n: capacity_events.reservation_reclaimed(
             context(n), RES_1, ["0000:04:00.0"], "lab needs them", [], ["vm-9"]
         ),
-        lambda n: build.termination_requested(
+        lambda n: terminations_events.termination_requested(
             context(n, Actor("org-reclaimer", "key-reclaimer-1")),
             VM_1_TERMINATING,
             "term-1",
             RES_2,
             "lab needs them",
         ),
-        lambda n: build.termination_stuck(context(n, None), VM_1_TERMINATING, 5),
-        lambda n: build.workload_terminated(
+        lambda n: terminations_events.termination_stuck(context(n, None), VM_1_TERMINATING, 5),
+        lambda n: terminations_events.workload_terminated(
             context(n, None),
             VM_1_TERMINATING,
             "terminated",
             base + timedelta(seconds=n),
             RES_2.managing_org_ids,
         ),
-        lambda n: build.workload_placed(context(n, OPERATOR_ACTOR), VM_2),
-        lambda n: build.workload_ended(context(n, OPERATOR_ACTOR), VM_2, ["0000:07:00.0"]),
-        lambda n: build.node_updated(
+        lambda n: workloads_events.workload_placed(context(n, OPERATOR_ACTOR), VM_2),
+        lambda n: workloads_events.workload_ended(
+            context(n, OPERATOR_ACTOR), VM_2, ["0000:07:00.0"]
+        ),
+        lambda n: nodes_events.node_updated(
             context(n, OPERATOR_ACTOR), NODE_A, ["0000:08:00.0"], [], ["0000:04:00.0"]
         ),
-        lambda n: build.reservation_needs_review(
+        lambda n: nodes_events.reservation_needs_review(
             context(n, OPERATOR_ACTOR), RES_1, 2, ["0000:04:00.0"]
         ),
-        lambda n: build.reservation_reaffirmed(
+        lambda n: reservations_events.reservation_reaffirmed(
             context(n, OPERATOR_ACTOR), RES_1, "checked the new board"
         ),
-        lambda n: build.reservation_cancelled(
+        lambda n: reservations_events.reservation_cancelled(
             context(n, Actor("org-acme", "key-owner-1")), RES_1, "contract ended", "active"
         ),
     ]

@@ -9,19 +9,24 @@ from typing import Any
 import pytest
 
 from reservations.capacity.ports import CapacityPorts
+from reservations.capacity.table import WRITERS as RECLAIMS
 from reservations.kernel.clock import utc_now
 from reservations.nodes.ports import RegisterPorts
 from reservations.nodes.table.store import NodeTable
+from reservations.nodes.wiring import node_table
+from reservations.reservations.table import WRITERS as RESERVATION_WRITES
 from reservations.terminations.ports import TerminationPorts
 from reservations.terminations.table.queues import (
     make_node_queue,
     send_termination,
     send_terminations,
 )
+from reservations.terminations.table.store import WRITERS as CLOSES
 from reservations.terminations.table.store import TerminationTable
 from reservations.webhooks.ports import WebhookPorts
 from reservations.webhooks.table.deliveries import DeliveryQueue
 from reservations.webhooks.table.subscriptions import HookTable
+from reservations.workloads.table import WRITERS as WORKLOAD_WRITES
 
 
 def swap_ports(monkeypatch: pytest.MonkeyPatch, module: ModuleType, **changes: Any) -> None:
@@ -37,10 +42,15 @@ class AllPorts(RegisterPorts, CapacityPorts, TerminationPorts, WebhookPorts):
     its slice declares)."""
 
 
+def every_writer_table() -> NodeTable:
+    """The node table committing every slice's writes, as the functions' tables together do."""
+    return node_table(*RECLAIMS, *RESERVATION_WRITES, *CLOSES, *WORKLOAD_WRITES)
+
+
 def real_ports(**overrides: Any) -> AllPorts:
     """Every slice's real ports (the table, the queues, the clock): a moto test's."""
     real: dict[str, Any] = {
-        "store": NodeTable(),
+        "store": every_writer_table(),
         "terminations": TerminationTable(),
         "clock": utc_now,
         "send_terminations": send_terminations,

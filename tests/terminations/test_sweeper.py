@@ -17,7 +17,7 @@ from reservations.terminations import sweeper
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.outbox import message
 from reservations.terminations.reports import apply_report
-from reservations.terminations.rules import RedeliveryPolicy
+from reservations.terminations.rules.delivery import RedeliveryPolicy
 from tests.support.fakes import FakeTable, ports
 from tests.support.use_cases import BROKER, NOW, QUEUE, UNITS, workload
 from tests.support.writes import reclaim

@@ -21,17 +21,17 @@ from reservations.kernel.aws import clients
 from reservations.kernel.settings import settings
 from reservations.kernel.times import parse_time
 from reservations.nodes.models.partition import TerminationState
-from reservations.nodes.table.store import NodeTable
 from reservations.terminations import sweeper
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report, close_termination
-from reservations.terminations.rules import RedeliveryPolicy
+from reservations.terminations.rules.delivery import RedeliveryPolicy
 from reservations.terminations.sweeper import stuck_event
 from reservations.terminations.table import queues
 from reservations.terminations.table.store import TerminationTable
 from reservations_tools import terminations as command
 from tests.support import state
 from tests.support.faults import on_call
+from tests.support.ports import every_writer_table
 
 pytestmark = pytest.mark.moto
 
@@ -242,7 +242,7 @@ def test_a_report_closes_a_stuck_termination_like_an_open_one(world):
         outcome="terminated",
         reported_at=datetime.now(UTC),
     )
-    assert close_termination(report, datetime.now(UTC), NodeTable()) == "closed"
+    assert close_termination(report, datetime.now(UTC), every_writer_table()) == "closed"
     assert state.item(world.db, "node-a", "WL#vm-1") is None
     assert "claimedBy" not in state.unit(world.db, "node-a", "0000:04:00.0")
     assert world.index("stuck") == []
@@ -265,7 +265,7 @@ def test_a_failed_report_is_stored_on_the_item_and_moves_a_stuck_one_back_to_ope
     version = world.workload()["version"]
     reported_at = stuck_at + timedelta(seconds=30)
     assert (
-        apply_report(node_report("failed"), reported_at, NodeTable(), TerminationTable())
+        apply_report(node_report("failed"), reported_at, every_writer_table(), TerminationTable())
         == "failed"
     )
     workload = world.workload()
@@ -291,12 +291,16 @@ def test_a_failed_report_is_stored_on_the_item_and_moves_a_stuck_one_back_to_ope
 
 def test_a_late_failed_report_for_a_closed_termination_writes_nothing(world):
     assert (
-        apply_report(node_report("terminated"), datetime.now(UTC), NodeTable(), TerminationTable())
+        apply_report(
+            node_report("terminated"), datetime.now(UTC), every_writer_table(), TerminationTable()
+        )
         == "closed"
     )
     before = state.whole_table(world.db)
     assert (
-        apply_report(node_report("failed"), datetime.now(UTC), NodeTable(), TerminationTable())
+        apply_report(
+            node_report("failed"), datetime.now(UTC), every_writer_table(), TerminationTable()
+        )
         == "unknown"
     )
     assert state.whole_table(world.db) == before
@@ -307,7 +311,9 @@ def test_the_flag_is_not_set_on_a_read_a_report_has_since_answered(world):
         world.sweep(world.after(seconds))
     [read] = TerminationTable().listed(TerminationState.OPEN)
     assert (
-        apply_report(node_report("failed"), world.after(1800), NodeTable(), TerminationTable())
+        apply_report(
+            node_report("failed"), world.after(1800), every_writer_table(), TerminationTable()
+        )
         == "failed"
     )
     stale = stuck_event(read, "org-acme", world.after(1860))
@@ -340,7 +346,7 @@ class StaleIndex(TerminationTable):
                 outcome="gone",
                 reported_at=datetime.now(UTC),
             )
-            assert close_termination(report, datetime.now(UTC), NodeTable()) == "closed"
+            assert close_termination(report, datetime.now(UTC), every_writer_table()) == "closed"
         return iter(rows)
 
 

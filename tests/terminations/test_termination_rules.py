@@ -13,7 +13,7 @@ from devstack import template
 from reservations.kernel.ids import MAX_TERMINATION_ID
 from reservations.nodes.models.partition import Tier, Workload, WorkloadKind, WorkloadState
 from reservations.terminations.models import SpotTermination, TerminationReport
-from reservations.terminations.rules import (
+from reservations.terminations.rules.delivery import (
     RedeliveryPolicy,
     deduplication_id,
     gives_up,

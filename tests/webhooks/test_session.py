@@ -27,10 +27,10 @@ import requests
 
 from devstack.net import free_port
 from devstack.webhook_receiver import serve
-from reservations.events.rules import builders as build
 from reservations.kernel.aws.event_items import event_put
 from reservations.kernel.envelope import Actor, EventContext
 from reservations.nodes.table.keys import node_events_pk
+from reservations.terminations.rules import events as terminations_events
 from tests.support import event_scenario as s
 from tests.support.e2e import ROOT, TIMINGS
 from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
@@ -73,7 +73,9 @@ def termination_requested(now: datetime) -> dict[str, Any]:
     as the reclaim's transaction will put it (marked for the relay)."""
     context = EventContext("node-a1", "org-acme", f"e2e-{int(now.timestamp())}", now,
                            Actor("org-broker", "key-broker"))  # fmt: skip
-    stored = build.termination_requested(context, s.VM_1, "term-e2e", s.RES_2, "lab needs them")
+    stored = terminations_events.termination_requested(
+        context, s.VM_1, "term-e2e", s.RES_2, "lab needs them"
+    )
     request: dict[str, Any] = event_put(stored, node_events_pk(stored.event.node_id), 400)["Put"]
     return request
 

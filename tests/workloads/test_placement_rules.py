@@ -16,7 +16,7 @@ from reservations.nodes.models.partition import (
     Tier,
     Unit,
 )
-from reservations.workloads.rules import (
+from reservations.workloads.rules.placement import (
     PlacementRefusal,
     not_sellable,
     reservations_read,

@@ -14,10 +14,10 @@ from datetime import datetime
 
 from reservations.capacity.models import CapacityRequest, ReclaimResponse, parse_capacity_request
 from reservations.capacity.ports import CapacityPorts
+from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal
 from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim
 from reservations.capacity.views import reclaim_response
-from reservations.events.rules import builders as events
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
@@ -41,6 +41,7 @@ from reservations.nodes.models.writes import (
 from reservations.nodes.partition import node_partition, with_events
 from reservations.reservations.changes import MANAGERS, managed
 from reservations.terminations import outbox
+from reservations.terminations.rules import events as terminations_events
 
 
 def decide(
@@ -114,11 +115,11 @@ def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[
     audit = write.audit
     workloads = {w.id: w for w in snapshot.workloads}
     return (
-        events.reservation_reclaimed(
+        capacity_events.reservation_reclaimed(
             context, after, audit.unit_ids, write.reason, audit.terminated, audit.skipped
         ),
         *(
-            events.termination_requested(
+            terminations_events.termination_requested(
                 context, workloads[t.workload.id], t.termination_id, before, write.reason
             )
             for t in write.terminations

@@ -11,6 +11,7 @@ from reservations.nodes.models.partition import TerminationState
 from reservations.nodes.models.writes import NewTermination, ReclaimWrite
 from reservations.nodes.table.actions import topology_check
 from reservations.nodes.table.keys import OPEN_TERMINATION, reservation_key, unit_key, workload_key
+from reservations.nodes.table.store import Writer
 
 
 def reclaim_actions(write: ReclaimWrite) -> list[Action]:
@@ -81,3 +82,7 @@ def _termination_update(write: ReclaimWrite, termination: NewTermination) -> Act
             "ExpressionAttributeValues": to_attributes(values),
         }
     }
+
+
+# How its writes are committed (the wiring hands them to the node table).
+WRITERS = (Writer.sized(ReclaimWrite, reclaim_actions),)

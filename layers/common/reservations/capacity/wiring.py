@@ -4,10 +4,14 @@ reclaim's terminations to the node's queue."""
 from __future__ import annotations
 
 from reservations.capacity.ports import CapacityPorts
+from reservations.capacity.table import WRITERS
 from reservations.kernel.clock import utc_now
-from reservations.nodes.table.store import NodeTable
+from reservations.nodes.wiring import node_table
+from reservations.reservations.table import WRITERS as CHANGES
 from reservations.terminations.table.queues import send_terminations
 
 
 def capacity_ports() -> CapacityPorts:
-    return CapacityPorts(store=NodeTable(), clock=utc_now, send_terminations=send_terminations)
+    """A release is a reservation's change; a reclaim is its own write."""
+    store = node_table(*WRITERS, *CHANGES)
+    return CapacityPorts(store=store, clock=utc_now, send_terminations=send_terminations)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.events.models import EventPage, EventType
+from reservations.events.models import EventPage
+from reservations.kernel.envelope import EventType
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, page_route
 from reservations.kernel.times import RFC3339

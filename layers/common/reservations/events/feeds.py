@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from reservations.events.models import EventPage, EventsRead, EventType
+from reservations.events.models import EventPage, EventsRead
 from reservations.events.ports import EventReader
 from reservations.events.rules.visibility import (
     in_node_feed_of,
@@ -37,7 +37,7 @@ from reservations.kernel.cursors import (
     encode_cursor,
     page_limit,
 )
-from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.envelope import EventType, StoredEvent
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.event_log import after_instant, horizon
 from reservations.kernel.ids import is_resource_id

@@ -6,32 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.envelope import EventType, StoredEvent
 from reservations.kernel.wire import WireModel
-
-
-class EventType(StrEnum):
-    """Every type of the contract's table."""
-
-    RESERVATION_CREATED = "reservation.created"
-    RESERVATION_RELEASED = "reservation.released"
-    RESERVATION_RECLAIMED = "reservation.reclaimed"
-    RESERVATION_CANCELLED = "reservation.cancelled"
-    RESERVATION_REAFFIRMED = "reservation.reaffirmed"
-    RESERVATION_NEEDS_REVIEW = "reservation.needs_review"
-    WORKLOAD_PLACED = "workload.placed"
-    WORKLOAD_ENDED = "workload.ended"
-    WORKLOAD_TERMINATION_REQUESTED = "workload.termination_requested"
-    WORKLOAD_TERMINATED = "workload.terminated"
-    WORKLOAD_TERMINATION_STUCK = "workload.termination_stuck"
-    NODE_REGISTERED = "node.registered"
-    NODE_UPDATED = "node.updated"
-
 
 # An event type's name as a response shows it: a string (not checked again when shown), one
 # of :class:`EventType`'s as the document declares it.

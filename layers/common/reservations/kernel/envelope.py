@@ -4,13 +4,16 @@ slice builds its own events in it; the contract's types are named there, not her
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
-from reservations.kernel.times import format_event_time, parse_time
+from reservations.kernel.times import format_event_time, format_time, parse_time, to_millisecond
 
 SPEC_VERSION = "1.0"
 CONTENT_TYPE = "application/json"
@@ -120,3 +123,61 @@ class StoredEvent:
     @property
     def id(self) -> str:
         return self.event.id
+
+
+class EventType(StrEnum):
+    """Every type of the contract's table."""
+
+    RESERVATION_CREATED = "reservation.created"
+    RESERVATION_RELEASED = "reservation.released"
+    RESERVATION_RECLAIMED = "reservation.reclaimed"
+    RESERVATION_CANCELLED = "reservation.cancelled"
+    RESERVATION_REAFFIRMED = "reservation.reaffirmed"
+    RESERVATION_NEEDS_REVIEW = "reservation.needs_review"
+    WORKLOAD_PLACED = "workload.placed"
+    WORKLOAD_ENDED = "workload.ended"
+    WORKLOAD_TERMINATION_REQUESTED = "workload.termination_requested"
+    WORKLOAD_TERMINATED = "workload.terminated"
+    WORKLOAD_TERMINATION_STUCK = "workload.termination_stuck"
+    NODE_REGISTERED = "node.registered"
+    NODE_UPDATED = "node.updated"
+
+
+EVENT_ID_PREFIX = "evt-"
+_ID_LENGTH = 26  # base32 characters: 130 bits of the digest
+
+
+def event_id(node_id: str, change_id: str, event_type: str, subject: str) -> str:
+    """``evt-`` and 26 lower-case base32 characters of a SHA-256 over what identifies the
+    event: the same inputs, the same id."""
+    digest = hashlib.sha256(
+        "\x00".join((node_id, change_id, event_type, subject)).encode()
+    ).digest()
+    return EVENT_ID_PREFIX + base64.b32encode(digest).decode().lower()[:_ID_LENGTH]
+
+
+def present(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in data.items() if value is not None}
+
+
+def new_event(
+    context: EventContext,
+    event_type: str,
+    subject: str,
+    data: Mapping[str, Any],
+    audience: Iterable[str],
+) -> StoredEvent:
+    event = CloudEvent(
+        id=event_id(context.node_id, context.change_id, event_type, subject),
+        type=event_type,
+        node_id=context.node_id,
+        subject=subject,
+        time=to_millisecond(context.at),
+        data=present(data),
+        actor=context.actor,
+    )
+    return StoredEvent(event, context.owner_org_id, frozenset(audience))
+
+
+def optional_time(moment: datetime | None) -> str | None:
+    return format_time(moment) if moment is not None else None

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.events.rules import builders as events
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, StaleTopology, UnitsUnavailable
@@ -29,6 +28,7 @@ from reservations.nodes.models.requests import NodeRequest, UnitSpec, parse_node
 from reservations.nodes.models.writes import NodePut, UnitPut
 from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import RegisterPorts
+from reservations.nodes.rules import events as nodes_events
 from reservations.nodes.rules.access import may_write_nodes
 from reservations.nodes.rules.topology import (
     TopologyChange,
@@ -205,7 +205,7 @@ def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEv
     context = by_caller(write, node.id, node.owner_org_id, write.write_id)
     put_ids = [put.unit.id for put in write.units]
     if snapshot is None:
-        return (events.node_registered(context, node, put_ids),)
+        return (nodes_events.node_registered(context, node, put_ids),)
     before = {unit.id for unit in snapshot.units}
     removed = [unit.id for unit in write.removed]
     added = [unit_id for unit_id in put_ids if unit_id not in before]
@@ -219,7 +219,9 @@ def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEv
         before=snapshot.node.unit_changed_at,
         after=node.unit_changed_at or {},
     )
-    updated = events.node_updated(context, node, added, removed, changed, write.reviewed, review)
+    updated = nodes_events.node_updated(
+        context, node, added, removed, changed, write.reviewed, review
+    )
     return (updated,)
 
 

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from reservations.capacity.models import CapacityRequest
+from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
-from reservations.events.rules import builders as events
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import NotFound
@@ -30,6 +30,7 @@ from reservations.nodes.rules.access import (
 )
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.views import reservation_view
+from reservations.reservations.rules import events as reservations_events
 
 Found = tuple[NodeSnapshot, Reservation]
 
@@ -153,5 +154,5 @@ def change_events(
     after = change.applied_to(before)
     if change.action == "cancel":
         status = change.status_before.value
-        return (events.reservation_cancelled(context, after, change.reason, status),)
-    return (events.reservation_released(context, after, change.unit_ids, change.reason),)
+        return (reservations_events.reservation_cancelled(context, after, change.reason, status),)
+    return (capacity_events.reservation_released(context, after, change.unit_ids, change.reason),)

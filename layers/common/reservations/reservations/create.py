@@ -14,7 +14,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from reservations.events.rules import builders as events
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import Actor, EventContext, StoredEvent
 from reservations.kernel.errors import (
@@ -39,6 +38,7 @@ from reservations.nodes.rules.units import UnitReason
 from reservations.nodes.views import reservation_view
 from reservations.reservations.changes import OWNERS
 from reservations.reservations.models import CreateReservationRequest, parse_create_request
+from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.term import (
     Term,
     initial_status,
@@ -166,7 +166,7 @@ def create_events(
     made = write.reservation
     actor = Actor(write.caller_org_id, write.caller_key_id)
     context = EventContext(made.node_id, write.owner_org_id, made.id, made.created_at, actor)
-    return (events.reservation_created(context, made),)
+    return (reservations_events.reservation_created(context, made),)
 
 
 def committed(write: ReservationCreate) -> Committed:

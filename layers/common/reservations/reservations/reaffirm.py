@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.events.rules import builders as events
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
@@ -34,6 +33,7 @@ from reservations.nodes.register import OPERATOR
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.views import reservation_view
 from reservations.reservations.changes import found
+from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.term import initial_status, not_reservable
 
 
@@ -122,7 +122,7 @@ def reaffirm_events(snapshot: NodeSnapshot | None, write: ReaffirmWrite) -> tupl
     after = replace(
         before, status=write.status, topology_gen=write.topology_gen, released_unit_ids=()
     )
-    return (events.reservation_reaffirmed(context, after, write.reason),)
+    return (reservations_events.reservation_reaffirmed(context, after, write.reason),)
 
 
 def committed(write: ReaffirmWrite) -> Committed:

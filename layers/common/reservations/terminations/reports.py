@@ -9,7 +9,6 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.events.rules import builders as events
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import ItemVersion, WriteConflict
@@ -18,7 +17,8 @@ from reservations.nodes.models.writes import TerminationClose
 from reservations.nodes.ports import NodeStore
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.ports import TerminationStore
-from reservations.terminations.rules import closed_by, freed_units
+from reservations.terminations.rules import events as terminations_events
+from reservations.terminations.rules.delivery import closed_by, freed_units
 
 _ATTEMPTS = 3
 
@@ -134,6 +134,6 @@ def terminated_event(
     report closes once."""
     context = EventContext(report.node_id, snapshot.node.owner_org_id, report.termination_id, now)
     managers = workload.termination_managing_org_ids
-    return events.workload_terminated(
+    return terminations_events.workload_terminated(
         context, workload, report.outcome, report.reported_at, managers
     )

@@ -23,14 +23,14 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.events.rules import builders as events
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.nodes.models.partition import OpenTermination, TerminationState
 from reservations.terminations.models import SendResult
 from reservations.terminations.outbox import message
 from reservations.terminations.ports import Sender, TerminationStore
-from reservations.terminations.rules import (
+from reservations.terminations.rules import events as terminations_events
+from reservations.terminations.rules.delivery import (
     RedeliveryPolicy,
     deduplication_id,
     gives_up,
@@ -149,7 +149,7 @@ def stuck_event(
     deliveries = workload.termination_deliveries
     change_id = f"{termination.termination_id}#stuck#{deliveries}"
     context = EventContext(termination.node_id, owner_org_id or "", change_id, now)
-    return events.termination_stuck(context, workload, deliveries)
+    return terminations_events.termination_stuck(context, workload, deliveries)
 
 
 def _context(termination: OpenTermination) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from reservations.events.models import EventType
 from reservations.events.rules.visibility import EVENTS_READ
 from reservations.kernel.bodies import RawBody, optional_body, required_body
 from reservations.kernel.caller import Caller
@@ -30,6 +29,7 @@ from reservations.kernel.cursors import (
     encode_cursor,
     page_limit,
 )
+from reservations.kernel.envelope import EventType
 from reservations.kernel.errors import (
     ApiError,
     FieldProblem,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.events.rules import builders as events
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
@@ -40,9 +39,10 @@ from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import NodePorts
 from reservations.nodes.rules.access import may_place_workloads
 from reservations.nodes.views import workload_view
-from reservations.terminations.rules import freed_units
+from reservations.terminations.rules.delivery import freed_units
 from reservations.workloads.models import PlaceWorkloadRequest, parse_place_request
-from reservations.workloads.rules import (
+from reservations.workloads.rules import events as workloads_events
+from reservations.workloads.rules.placement import (
     PlacementRefusal,
     not_sellable,
     reservations_read,
@@ -180,7 +180,7 @@ def placement_events(
     """``workload.placed``: the workload as placed."""
     assert snapshot is not None  # a placement is only decided on a node it read
     context = by_caller(write, write.node.id, snapshot.node.owner_org_id, write.write_id)
-    return (events.workload_placed(context, write.workload),)
+    return (workloads_events.workload_placed(context, write.workload),)
 
 
 def end_events(snapshot: NodeSnapshot | None, write: WorkloadEnd) -> tuple[StoredEvent, ...]:
@@ -188,7 +188,7 @@ def end_events(snapshot: NodeSnapshot | None, write: WorkloadEnd) -> tuple[Store
     assert snapshot is not None  # an end is only decided on a node it read
     context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
     freed = (unit.id for unit in write.freed_units)
-    return (events.workload_ended(context, write.workload, freed),)
+    return (workloads_events.workload_ended(context, write.workload, freed),)
 
 
 def _no_body(_raw: RawBody) -> None:

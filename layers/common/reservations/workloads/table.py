@@ -17,6 +17,7 @@ from reservations.nodes.table.keys import (
     workload_key,
 )
 from reservations.nodes.table.records import ended_workload_item
+from reservations.nodes.table.store import Writer
 
 
 def placement_actions(write: PlacementWrite) -> list[Action]:
@@ -90,3 +91,10 @@ def _claim(write: PlacementWrite, unit: ItemVersion) -> Action:
             ),
         }
     }
+
+
+# How its writes are committed (the wiring hands them to the node table).
+WRITERS = (
+    Writer.sized(PlacementWrite, placement_actions),
+    Writer.sized(WorkloadEnd, workload_end_actions),
+)

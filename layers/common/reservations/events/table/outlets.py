@@ -18,7 +18,6 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from reservations.events.rules.builders import reviews_derived
 from reservations.events.table.feeds import (
     DERIVED_BATCH,
     feed_item,
@@ -35,6 +34,7 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.event_log import record_position, written_late
 from reservations.kernel.settings import event_bus_name, settings
 from reservations.kernel.times import to_millisecond
+from reservations.nodes.rules.events import reviews_derived
 from reservations.nodes.table.items import reservation_from_item
 
 FEEDS = "feeds"

@@ -2,18 +2,18 @@
 on it committed as one TransactWriteItems, and the Idempotency-Key's records; and the API
 key lookup.
 
-Every write goes through :meth:`NodeTable.commit`: its own actions (:func:`own_actions`, one
-row per write type), what every write puts beside them (``records.written_with``: its
-events), then the key's record.
+Every write goes through :meth:`NodeTable.commit`: its own actions (each write type's
+:class:`Writer`, which its slice's table declares and its wiring hands the table), what every
+write puts beside them (``records.written_with``: its events), then the key's record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, assert_never
+from typing import Any, Generic, TypeVar
 
-from reservations.capacity.table import reclaim_actions
 from reservations.kernel.aws import clients, transactions
 from reservations.kernel.aws.actions import MAX_ACTIONS, Action, table
 from reservations.kernel.aws.codec import from_attributes, to_attributes
@@ -22,7 +22,6 @@ from reservations.kernel.aws.queries import batch_get, get_item, query_items
 from reservations.kernel.idempotency import table as idempotency
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.times import format_time
-from reservations.nodes.models import writes
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -31,6 +30,7 @@ from reservations.nodes.models.partition import (
     ReservationsRead,
 )
 from reservations.nodes.models.writes import PartitionWrite
+from reservations.nodes.table.access import prune_named
 from reservations.nodes.table.items import (
     access_from_item,
     node_from_item,
@@ -54,57 +54,36 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.queries import up_to_access
 from reservations.nodes.table.records import written_with
-from reservations.nodes.table.writes import node_put_actions, reaffirm_actions
-from reservations.reservations.table.changes import change_actions
-from reservations.reservations.table.create import create_actions
-from reservations.reservations.table.history import history_move_actions, prune_named
-from reservations.terminations.table.store import close_actions
-from reservations.workloads.table import placement_actions, workload_end_actions
+
+W = TypeVar("W", bound=PartitionWrite)
 
 
-def transaction(write: PartitionWrite, room: int = MAX_ACTIONS) -> list[Action]:
-    """The write as TransactWriteItems actions, in at most ``room``: its own, then what
-    every write puts beside them (``records.written_with``: its events), which take their
-    room from a node update's unit deletes."""
-    records = written_with(write)
-    return own_actions(write, room - len(records)) + records
+def write_id(write: Any) -> str | None:
+    """The write's own id, its ClientRequestToken: a retry of a request whose answer was
+    lost is then DynamoDB's to recognise, not a lost race."""
+    return str(write.write_id)
 
 
-def own_actions(write: PartitionWrite, room: int) -> list[Action]:
-    """The actions of the write's own changes, conditioned on what it was decided from (a
-    node update's unit deletes fill ``room``)."""
-    match write:
-        case writes.ReclaimWrite():
-            return reclaim_actions(write)
-        case writes.ReservationChange():
-            return change_actions(write)
-        case writes.ReservationCreate():
-            return create_actions(write)
-        case writes.PlacementWrite():
-            return placement_actions(write)
-        case writes.WorkloadEnd():
-            return workload_end_actions(write)
-        case writes.NodePut():
-            return node_put_actions(write, room)
-        case writes.ReaffirmWrite():
-            return reaffirm_actions(write)
-        case writes.TerminationClose():  # its history item is one of its own actions
-            return close_actions(write)
-        case writes.HistoryMove():  # the clock's doing, no caller's: the history item says it
-            return history_move_actions(write)
-        case _:
-            assert_never(write)
+def no_token(_write: Any) -> str | None:
+    """No ClientRequestToken: for a write retried under the same id with other versions,
+    which DynamoDB would refuse as a token reused with other parameters."""
+    return None
 
 
-def _token(write: PartitionWrite) -> str | None:
-    """The write's ClientRequestToken: its id (a create's is its reservation's). A close has
-    none: a report retries it under the same termination id with other versions, which
-    DynamoDB would refuse as a token reused with other parameters."""
-    if isinstance(write, writes.TerminationClose | writes.HistoryMove):
-        return None
-    if isinstance(write, writes.ReservationCreate):
-        return write.reservation.id
-    return write.write_id
+@dataclass(frozen=True)
+class Writer(Generic[W]):
+    """How one type of write on a node's partition is committed: its own actions,
+    conditioned on what it was decided from, in at most ``room`` (a node update's unit
+    deletes fill it; any other takes what it needs), and its ClientRequestToken."""
+
+    kind: type[W]
+    actions: Callable[[W, int], list[Action]]
+    token: Callable[[W], str | None] = write_id
+
+    @classmethod
+    def sized(cls, kind: type[W], actions: Callable[[W], list[Action]]) -> Writer[W]:
+        """A write whose actions are as many as it needs, whatever the room."""
+        return cls(kind, lambda write, _room: actions(write))
 
 
 # What a page of a list with history reads: the largest page (100) plus one item, so a full
@@ -114,7 +93,12 @@ HISTORY_WINDOW = 100
 
 
 class NodeTable:
-    """Node partitions and the writes on them; clients are made on first use, not here."""
+    """Node partitions and the writes on them, each type of write committed by its
+    :class:`Writer` (a table without the writer of a write refuses to commit it); clients
+    are made on first use, not here."""
+
+    def __init__(self, *writers: Writer[Any]) -> None:
+        self._writers: dict[type[Any], Writer[Any]] = {writer.kind: writer for writer in writers}
 
     def load_node(self, node_id: str) -> NodeSnapshot | None:
         """The node's partition up to its list access item (which only the reservation list
@@ -239,10 +223,27 @@ class NodeTable:
         """The write all or nothing, with the key's record (``answer``) when there is one;
         :class:`WriteConflict` when anything it was decided from changed (carrying the
         live record that stood in the way, if that is what did)."""
-        records = written_with(write)
-        room = MAX_ACTIONS - (answer is not None) - len(records)
-        transactions.run_answered(own_actions(write, room) + records, _token(write), answer)
+        own, records = self._actions(write, MAX_ACTIONS - (answer is not None))
+        transactions.run_answered(own + records, self._writer(write).token(write), answer)
         rewrite_late(records)  # its events, where the write took a feed's settle window
+
+    def transaction(self, write: PartitionWrite, room: int = MAX_ACTIONS) -> list[Action]:
+        """The write as TransactWriteItems actions, in at most ``room``: its own, then what
+        every write puts beside them (``records.written_with``: its events), which take
+        their room from a node update's unit deletes."""
+        own, records = self._actions(write, room)
+        return own + records
+
+    def _actions(self, write: PartitionWrite, room: int) -> tuple[list[Action], list[Action]]:
+        """The write's own actions, and its records, which take their room first."""
+        records = written_with(write)
+        return self._writer(write).actions(write, room - len(records)), records
+
+    def _writer(self, write: PartitionWrite) -> Writer[Any]:
+        writer = self._writers.get(type(write))
+        if writer is None:
+            raise TypeError(f"this table has no writer of {type(write).__name__}")
+        return writer
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
         return idempotency.keep_answer(answer)

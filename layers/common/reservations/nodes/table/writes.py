@@ -18,6 +18,7 @@ from reservations.nodes.table.keys import (
     reservation_key,
     unit_key,
 )
+from reservations.nodes.table.store import Writer
 
 
 def node_put_actions(write: NodePut, room: int) -> list[Action]:
@@ -125,3 +126,7 @@ def _reaffirm_update(write: ReaffirmWrite) -> Action:
             "ExpressionAttributeValues": to_attributes(values),
         }
     }
+
+
+# How a node's own writes are committed (an update's unit deletes fill the room).
+WRITERS = (Writer(NodePut, node_put_actions), Writer.sized(ReaffirmWrite, reaffirm_actions))

@@ -1,0 +1,20 @@
+"""How a reservation's writes are committed on its node's partition: a create, a change
+(release, cancel, reclaim's sibling writes share it), a move to the node's history."""
+
+from __future__ import annotations
+
+from reservations.nodes.models.writes import HistoryMove, ReservationChange, ReservationCreate
+from reservations.nodes.table.store import Writer, no_token
+from reservations.reservations.table.changes import change_actions
+from reservations.reservations.table.create import create_actions
+from reservations.reservations.table.history import history_move_actions
+
+# The wiring hands them to the node table. A create's token is its reservation's id; a move
+# (the clock's doing) has none.
+WRITERS = (
+    Writer.sized(ReservationChange, change_actions),
+    Writer(
+        ReservationCreate, lambda create, _room: create_actions(create), lambda c: c.reservation.id
+    ),
+    Writer(HistoryMove, lambda move, _room: history_move_actions(move), no_token),
+)

@@ -35,6 +35,7 @@ from reservations.nodes.table.keys import (
     workload_key,
 )
 from reservations.nodes.table.records import history_item
+from reservations.nodes.table.store import Writer, no_token
 from reservations.terminations.models import TerminationReport
 
 _OPEN = TerminationState.OPEN.value
@@ -229,3 +230,7 @@ class TerminationTable:
 
 def _open_termination(item: dict[str, Any]) -> OpenTermination:
     return OpenTermination(node_id=node_id_of(item["PK"]), workload=workload_from_item(item))
+
+
+# How a close is committed: no token, as a report retries it with other versions.
+WRITERS = (Writer(TerminationClose, lambda close, _room: close_actions(close), no_token),)

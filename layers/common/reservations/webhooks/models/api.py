@@ -10,8 +10,9 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
-from reservations.events.models import EVENT_TYPE_SCHEMA, EventType, EventTypeText
+from reservations.events.models import EVENT_TYPE_SCHEMA, EventTypeText
 from reservations.kernel.bodies import StrictBody
+from reservations.kernel.envelope import EventType
 from reservations.kernel.times import format_time
 from reservations.kernel.wire import NextCursor, Timestamp, WireModel
 from reservations.webhooks.models.domain import SigningSecrets, Subscription, SubscriptionStatus

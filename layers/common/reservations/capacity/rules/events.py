@@ -1,0 +1,53 @@
+"""The events of capacity lent and taken back: released, reclaimed (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reservations.kernel.envelope import (
+    EventContext,
+    EventType,
+    StoredEvent,
+)
+from reservations.nodes.models.partition import Reservation
+from reservations.nodes.rules.events import reservation_event
+
+
+def reservation_released(
+    context: EventContext, reservation: Reservation, unit_ids: Iterable[str], reason: str | None
+) -> StoredEvent:
+    """A release: the units named, and what is on the spot market after it."""
+    return reservation_event(
+        context,
+        EventType.RESERVATION_RELEASED,
+        reservation,
+        {
+            "reason": reason,
+            "unitIds": sorted(unit_ids),
+            "releasedUnitIds": sorted(reservation.released_unit_ids),
+        },
+    )
+
+
+def reservation_reclaimed(
+    context: EventContext,
+    reservation: Reservation,
+    unit_ids: Iterable[str],
+    reason: str | None,
+    terminated: Iterable[str],
+    skipped: Iterable[str],
+) -> StoredEvent:
+    """A reclaim (real run): the units named, what stays released, the workloads terminated
+    and those skipped (not spot)."""
+    return reservation_event(
+        context,
+        EventType.RESERVATION_RECLAIMED,
+        reservation,
+        {
+            "reason": reason,
+            "unitIds": sorted(unit_ids),
+            "releasedUnitIds": sorted(reservation.released_unit_ids),
+            "terminated": sorted(terminated),
+            "skipped": sorted(skipped),
+        },
+    )

@@ -1,0 +1,104 @@
+"""The events of a node's own changes (registered, updated, and the reviews an update
+derives), and what every event about a reservation or a workload on it is made of (pure:
+no clock, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from reservations.kernel.envelope import (
+    EventContext,
+    EventType,
+    StoredEvent,
+    new_event,
+)
+from reservations.nodes.models.partition import Node, Reservation, ReviewScope, Workload
+from reservations.nodes.rules.topology import reviewed_units
+
+
+def reservation_event(
+    context: EventContext, event_type: EventType, reservation: Reservation, data: Mapping[str, Any]
+) -> StoredEvent:
+    audience = (*reservation.managing_org_ids, *reservation.allowed_org_ids)
+    return new_event(context, event_type, f"reservations/{reservation.id}", data, audience)
+
+
+def reservation_needs_review(
+    context: EventContext,
+    reservation: Reservation,
+    topology_gen: int | None,
+    unit_ids: Iterable[str],
+) -> StoredEvent:
+    """A node update changed or removed units the reservation holds (``unit_ids``)."""
+    return reservation_event(
+        context,
+        EventType.RESERVATION_NEEDS_REVIEW,
+        reservation,
+        {"topologyGen": topology_gen, "unitIds": sorted(unit_ids)},
+    )
+
+
+def workload_data(workload: Workload) -> dict[str, Any]:
+    return {
+        "kind": workload.kind.value,
+        "tier": workload.tier.value,
+        "orgId": workload.org_id,
+        "unitIds": sorted(workload.unit_ids),
+    }
+
+
+def node_registered(context: EventContext, node: Node, unit_ids: Iterable[str]) -> StoredEvent:
+    """A new node: its generation and units (all added)."""
+    data = {
+        "topologyGen": node.topology_gen,
+        "addedUnitIds": sorted(unit_ids),
+        "removedUnitIds": [],
+        "changedUnitIds": [],
+    }
+    return new_event(context, EventType.NODE_REGISTERED, f"nodes/{node.id}", data, ())
+
+
+def node_updated(
+    context: EventContext,
+    node: Node,
+    added: Iterable[str],
+    removed: Iterable[str],
+    changed: Iterable[str],
+    reviewed: int = 0,
+    review: ReviewScope | None = None,
+) -> StoredEvent:
+    """A node update: its generation and the units added, removed and changed; and, when it
+    puts reservations under review, how many (``reviewedReservationCount``, as the update
+    read them) and its ``review`` scope, from which the relay derives their
+    ``reservation.needs_review`` (:func:`reviews_derived`). Bounded by the node's units,
+    whatever the number of its reservations."""
+    data = {
+        "topologyGen": node.topology_gen,
+        "addedUnitIds": sorted(added),
+        "removedUnitIds": sorted(removed),
+        "changedUnitIds": sorted(changed),
+        "reviewedReservationCount": reviewed or None,
+    }
+    updated = new_event(context, EventType.NODE_UPDATED, f"nodes/{node.id}", data, ())
+    return replace(updated, review=review if reviewed else None)
+
+
+def reviews_derived(updated: StoredEvent, reservations: Iterable[Reservation]) -> list[StoredEvent]:
+    """The ``reservation.needs_review`` of each of ``reservations`` the node update put under
+    review (none without a review scope): in the update's context (its write's id, time and
+    actor), so the same reservation always gets the same event, the same id, however often
+    and whenever it is derived."""
+    scope = updated.review if isinstance(updated.review, ReviewScope) else None
+    if scope is None:
+        return []
+    event = updated.event
+    context = EventContext(
+        event.node_id, updated.owner_org_id, scope.change_id, event.time, event.actor
+    )
+    return [
+        reservation_needs_review(context, reservation, scope.topology_gen, unit_ids)
+        for reservation in reservations
+        if (unit_ids := reviewed_units(scope, reservation, event.time))
+    ]

@@ -1,0 +1,14 @@
+"""The reservations slice's real ports: the node table committing its writes, and the clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reservations.nodes.ports import NodePorts
+from reservations.nodes.wiring import node_ports
+from reservations.reservations.table import WRITERS
+
+
+def reservation_ports(**overrides: Any) -> NodePorts:
+    """``overrides``: a function's own (a create's reservation ids)."""
+    return node_ports(*WRITERS, **overrides)

@@ -1,0 +1,84 @@
+"""The events of a termination: requested, done (or failed), stuck (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from reservations.kernel.envelope import (
+    EventContext,
+    EventType,
+    StoredEvent,
+    new_event,
+    optional_time,
+)
+from reservations.kernel.times import format_event_time, format_time
+from reservations.nodes.models.partition import Reservation, Workload
+from reservations.nodes.rules.events import workload_data
+
+
+def termination_requested(
+    context: EventContext,
+    workload: Workload,
+    termination_id: str,
+    reservation: Reservation,
+    reason: str | None,
+) -> StoredEvent:
+    """A reclaim terminates the workload: which reservation took its units back, why, and
+    when. Seen by the workload's org and that reservation's managers too."""
+    data = {
+        **workload_data(workload),
+        "terminationId": termination_id,
+        "reservationId": reservation.id,
+        "reason": reason,
+        "requestedAt": format_time(context.at),
+    }
+    audience = (workload.org_id, *reservation.managing_org_ids)
+    return new_event(
+        context,
+        EventType.WORKLOAD_TERMINATION_REQUESTED,
+        f"workloads/{workload.id}",
+        data,
+        audience,
+    )
+
+
+def workload_terminated(
+    context: EventContext,
+    workload: Workload,
+    outcome: str,
+    stopped_at: datetime,
+    reclaiming_managers: Iterable[str],
+) -> StoredEvent:
+    """The node reported the workload stopped (``terminated``) or already not running
+    (``gone``), at ``stopped_at`` (its report's time): what billing stops at."""
+    data = {
+        **workload_data(workload),
+        "outcome": outcome,
+        "time": format_event_time(stopped_at),
+        "terminationId": workload.termination_id,
+        "reservationId": workload.termination_reservation_id,
+        "requestedAt": optional_time(workload.termination_requested_at),
+    }
+    return new_event(
+        context,
+        EventType.WORKLOAD_TERMINATED,
+        f"workloads/{workload.id}",
+        data,
+        (workload.org_id, *reclaiming_managers),
+    )
+
+
+def termination_stuck(context: EventContext, workload: Workload, deliveries: int) -> StoredEvent:
+    """The sweeper flagged the termination: delivered ``deliveries`` times without a report.
+    The operator's and the node owner's business only."""
+    data = {
+        **workload_data(workload),
+        "terminationId": workload.termination_id,
+        "reservationId": workload.termination_reservation_id,
+        "requestedAt": optional_time(workload.termination_requested_at),
+        "deliveries": deliveries,
+    }
+    return new_event(
+        context, EventType.WORKLOAD_TERMINATION_STUCK, f"workloads/{workload.id}", data, ()
+    )
