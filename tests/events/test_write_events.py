@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from reservations.capacity.release import release_events
 from reservations.kernel.aws import transactions
 from reservations.kernel.aws.codec import from_attributes
 from reservations.kernel.caller import Caller
@@ -41,7 +42,7 @@ from reservations.nodes.models.writes import (
 )
 from reservations.nodes.register import node_events
 from reservations.nodes.rules.events import reviews_derived
-from reservations.reservations import changes
+from reservations.reservations.cancel import cancel_events
 from reservations.reservations.create import _create_write as create_write
 from reservations.reservations.create import create_events
 from reservations.reservations.reaffirm import reaffirm_events
@@ -118,7 +119,7 @@ def _change(**changed: Any) -> ReservationChange:
 
 def test_a_release_writes_reservation_released_with_its_caller_reason_and_releases():
     change = _change()
-    [item] = written(change, changes.change_events(SNAPSHOT, change))
+    [item] = written(change, release_events(SNAPSHOT, change))
     event = envelope(item)
     assert (event["type"], event["subject"], event["time"]) == (
         "reservation.released",
@@ -136,7 +137,7 @@ def test_a_release_writes_reservation_released_with_its_caller_reason_and_releas
 
 def test_a_release_that_changes_nothing_still_writes_its_event():
     change = _change(released_after=None, reason=None)
-    [item] = written(change, changes.change_events(SNAPSHOT, change))
+    [item] = written(change, release_events(SNAPSHOT, change))
     assert envelope(item)["data"]["releasedUnitIds"] == [U[1]]  # as it stays
     assert "reason" not in envelope(item)["data"]
 
@@ -149,7 +150,7 @@ def test_a_cancel_writes_reservation_cancelled_with_the_effective_status_it_ende
         status_before=ReservationStatus.NEEDS_REVIEW,
         unit_ids=(),
     )
-    [item] = written(cancel, changes.change_events(SNAPSHOT, cancel))
+    [item] = written(cancel, cancel_events(SNAPSHOT, cancel))
     assert envelope(item)["type"] == "reservation.cancelled"
     assert envelope(item)["data"]["previousStatus"] == "needs-review"
 

@@ -1,13 +1,22 @@
 """GPU reservations service: the one package every function, tool and test imports.
 
-- ``models``: the domain entities, the API's request/response shapes, the errors.
-- ``rules``: pure domain rules (effective status, who may see what, reservability).
-- ``auth``: API keys: parsing the header, hashing, the per-container cache.
-- ``dal``: DynamoDB access: the single-table layout and the node partition.
-- ``logic``: one module per use case, tying auth, rules and data access together.
-- ``http``: the API Gateway resolver and the mapping of errors to responses.
-- ``config``: the function's settings, validated before a handler runs.
-- ``observability``: the one Logger, Metrics and Tracer.
+Arranged by feature around a kernel that names none:
 
-The fleet file and its loader are an operator tool (``reservations_tools.fleet``), not here.
+- ``kernel``: ids, times, the caller and its API keys, the errors, the event envelope and
+  its log, the write pipeline and idempotency, retries, settings, observability, the
+  resolver and the OpenAPI declarations, the DynamoDB codec, actions and transactions.
+- ``nodes``: a node's partition (its units, reservations and workloads), its registration
+  and reads; what every slice writing a node's partition shares.
+- ``reservations``: create, cancel, read, list, re-affirm; the history.
+- ``capacity``: release and reclaim.
+- ``workloads``: the platform scheduler's placements and ends.
+- ``terminations``: the outbox, the node queues, a node's reports, the sweeper.
+- ``events``: the feeds, the relay and its outlets, who may see which event.
+- ``webhooks``: subscriptions, the fan-out, the sender, deliveries, egress.
+
+Inside a slice, one way: ``endpoints`` / ``wiring`` -> use cases and ``ports`` -> ``table``
+/ ``egress`` -> ``rules`` -> ``models``. Slices import the kernel, and one another only
+through a slice's ``__init__``; the kernel imports no slice. ``endpoints`` (this package's
+own) lists every slice's endpoints for the OpenAPI document. The fleet file and its loader
+are an operator tool (``reservations_tools.fleet``), not here.
 """

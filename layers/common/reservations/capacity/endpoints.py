@@ -8,7 +8,7 @@ from reservations.capacity.models import CapacityRequest, ReclaimResponse
 from reservations.capacity.reclaim import RECLAIM as RECLAIM_SPEC
 from reservations.capacity.release import RELEASE as RELEASE_SPEC
 from reservations.kernel.http.routes import ApiRoute
-from reservations.nodes.models.views import ReservationView
+from reservations.nodes import ReservationView
 
 RESERVATION = "/v1/nodes/{nodeId}/reservations/{reservationId}"
 TAG = "reservations"

@@ -14,7 +14,7 @@ from reservations.kernel.bodies import (
     required_body,
     unit_ids_field,
 )
-from reservations.nodes.models.views import ReservationView
+from reservations.nodes import ReservationView
 
 
 class ReclaimResponse(ReservationView):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reservations.nodes.ports import NodePorts
+from reservations.nodes import NodePorts
 from reservations.terminations import ports as termination_ports
 
 

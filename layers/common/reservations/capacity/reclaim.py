@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
+from reservations.capacity.managing import MANAGERS, managed
 from reservations.capacity.models import CapacityRequest, ReclaimResponse, parse_capacity_request
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules import events as capacity_events
@@ -31,17 +32,17 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes.models.partition import Node, NodeSnapshot
-from reservations.nodes.models.writes import (
+from reservations.nodes import (
     NewTermination,
+    Node,
+    NodeSnapshot,
     ReclaimAudit,
     ReclaimWrite,
     TopologyRead,
+    node_partition,
+    with_events,
 )
-from reservations.nodes.partition import node_partition, with_events
-from reservations.reservations.changes import MANAGERS, managed
-from reservations.terminations import outbox
-from reservations.terminations.rules import events as terminations_events
+from reservations.terminations import outbox, termination_requested
 
 
 def decide(
@@ -119,7 +120,7 @@ def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[
             context, after, audit.unit_ids, write.reason, audit.terminated, audit.skipped
         ),
         *(
-            terminations_events.termination_requested(
+            termination_requested(
                 context, workloads[t.workload.id], t.termination_id, before, write.reason
             )
             for t in write.terminations

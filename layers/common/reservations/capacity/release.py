@@ -10,20 +10,27 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reservations.capacity.managing import MANAGERS, managed
 from reservations.capacity.models import CapacityRequest, parse_capacity_request
+from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal, released_after_release
 from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
     ApiError,
     NotFound,
     ReservationNotActive,
     UnitsNotInReservation,
 )
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
-from reservations.nodes.models.partition import NodeSnapshot
-from reservations.nodes.models.writes import ReservationChange
-from reservations.nodes.partition import node_partition, with_events
-from reservations.nodes.ports import NodePorts
+from reservations.nodes import (
+    NodePorts,
+    NodeSnapshot,
+    ReservationChange,
+    node_partition,
+    with_events,
+)
 from reservations.reservations import changes
 
 
@@ -31,7 +38,7 @@ def decide(
     snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
 ) -> NotFound | CapacityRefusal | Decision[ReservationChange]:
     """The named units lent; a dry run's, unwritten."""
-    acted_on = changes.managed(snapshot, request, caller, now)
+    acted_on = managed(snapshot, request, caller, now)
     if isinstance(acted_on, ApiError):
         return acted_on
     body, reservation = request.body, acted_on[1]
@@ -43,14 +50,26 @@ def decide(
     return changes.decided(acted_on, release, dry_run=body.dry_run)
 
 
+def release_events(
+    snapshot: NodeSnapshot | None, change: ReservationChange
+) -> tuple[StoredEvent, ...]:
+    """``reservation.released``: the units named, what is released after it (also when
+    nothing changed)."""
+    assert snapshot is not None  # a change is only decided on a node it read
+    context = by_caller(change, change.node_id, snapshot.node.owner_org_id, change.write_id)
+    before = next(r for r in snapshot.reservations if r.id == change.reservation.id)
+    after = change.applied_to(before)
+    return (capacity_events.reservation_released(context, after, change.unit_ids, change.reason),)
+
+
 RELEASE: WriteSpec[CapacityRequest, NodeSnapshot | None, ReservationChange, NodePorts] = WriteSpec(
     name="Release",
     conflict="reservation {reservationId} kept changing while releasing",
-    access=changes.MANAGERS,
+    access=MANAGERS,
     parse=parse_capacity_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,
-    finish=with_events(changes.change_events),
+    finish=with_events(release_events),
     partition=node_partition,
     refusals=(ReservationNotActive, UnitsNotInReservation),
     committed=changes.committed,

@@ -7,11 +7,17 @@ from typing import Any
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
-from reservations.nodes.models.partition import TerminationState
-from reservations.nodes.models.writes import NewTermination, ReclaimWrite
-from reservations.nodes.table.actions import topology_check
-from reservations.nodes.table.keys import OPEN_TERMINATION, reservation_key, unit_key, workload_key
-from reservations.nodes.table.store import Writer
+from reservations.nodes import (
+    OPEN_TERMINATION,
+    NewTermination,
+    ReclaimWrite,
+    TerminationState,
+    Writer,
+    reservation_key,
+    topology_check,
+    unit_key,
+    workload_key,
+)
 
 
 def reclaim_actions(write: ReclaimWrite) -> list[Action]:

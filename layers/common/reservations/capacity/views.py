@@ -6,8 +6,7 @@ from datetime import datetime
 
 from reservations.capacity.models import ReclaimResponse
 from reservations.capacity.rules.plan import ReclaimPlan
-from reservations.nodes.models.partition import Node, Reservation
-from reservations.nodes.views import reservation_view
+from reservations.nodes import Node, Reservation, reservation_view
 
 
 def reclaim_response(

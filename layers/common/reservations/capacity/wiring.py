@@ -6,12 +6,12 @@ from __future__ import annotations
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.table import WRITERS
 from reservations.kernel.clock import utc_now
-from reservations.nodes.wiring import node_table
-from reservations.reservations.table import WRITERS as CHANGES
-from reservations.terminations.table.queues import send_terminations
+from reservations.nodes import node_table
+from reservations.reservations import WRITERS as RESERVATION_WRITERS
+from reservations.terminations import send_terminations
 
 
 def capacity_ports() -> CapacityPorts:
     """A release is a reservation's change; a reclaim is its own write."""
-    store = node_table(*WRITERS, *CHANGES)
+    store = node_table(*WRITERS, *RESERVATION_WRITERS)
     return CapacityPorts(store=store, clock=utc_now, send_terminations=send_terminations)

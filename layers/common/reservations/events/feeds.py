@@ -42,7 +42,7 @@ from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.event_log import after_instant, horizon
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import parse_given_time, to_millisecond
-from reservations.nodes.rules.access import READ
+from reservations.nodes import READ
 
 NODE_FEED = "node-events"
 ORG_FEED = "events"

@@ -1,0 +1,1 @@
+"""The kernel: what every slice builds on, naming none of them."""

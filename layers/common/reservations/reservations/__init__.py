@@ -1,0 +1,10 @@
+"""The reservations slice: create, cancel, read, list, re-affirm, the history.
+
+What other slices may use of it: they import it from here, never from its modules."""
+
+from __future__ import annotations
+
+from reservations.reservations.changes import Found, found
+from reservations.reservations.table import WRITERS
+
+__all__ = ["WRITERS", "Found", "found"]

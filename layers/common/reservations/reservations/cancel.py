@@ -12,16 +12,23 @@ from dataclasses import replace
 from datetime import datetime
 
 from reservations.kernel.caller import Caller
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import NotFound, ReservationNotActive
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
-from reservations.nodes.models.partition import NodeSnapshot, ReservationStatus
-from reservations.nodes.models.writes import ReservationChange
-from reservations.nodes.partition import node_partition, with_events
-from reservations.nodes.ports import NodePorts
-from reservations.nodes.rules.access import may_write_reservations
-from reservations.nodes.rules.history import naming_the_same
+from reservations.nodes import (
+    NodePorts,
+    NodeSnapshot,
+    ReservationChange,
+    ReservationStatus,
+    may_write_reservations,
+    naming_the_same,
+    node_partition,
+    with_events,
+)
 from reservations.reservations import changes
 from reservations.reservations.models import CancelRequest, parse_cancel_request
+from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.cancel import cancel_refusal
 
 
@@ -54,6 +61,18 @@ def decide(
     return changes.decided(acted_on, moved)
 
 
+def cancel_events(
+    snapshot: NodeSnapshot | None, change: ReservationChange
+) -> tuple[StoredEvent, ...]:
+    """``reservation.cancelled``, with the effective status it ended."""
+    assert snapshot is not None  # a change is only decided on a node it read
+    context = by_caller(change, change.node_id, snapshot.node.owner_org_id, change.write_id)
+    before = next(r for r in snapshot.reservations if r.id == change.reservation.id)
+    after = change.applied_to(before)
+    status = change.status_before.value
+    return (reservations_events.reservation_cancelled(context, after, change.reason, status),)
+
+
 CANCEL: WriteSpec[CancelRequest, NodeSnapshot | None, ReservationChange, NodePorts] = WriteSpec(
     name="Cancel",
     conflict="reservation {reservationId} kept changing while cancelling",
@@ -61,7 +80,7 @@ CANCEL: WriteSpec[CancelRequest, NodeSnapshot | None, ReservationChange, NodePor
     # The validated body: no body, {} and {"reason": null} are the same request.
     parse=parse_cancel_request,
     decide=decide,
-    finish=with_events(changes.change_events),
+    finish=with_events(cancel_events),
     partition=node_partition,
     refusals=(ReservationNotActive,),
     committed=changes.committed,

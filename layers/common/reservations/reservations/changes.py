@@ -1,6 +1,6 @@
-"""What the writes on one reservation share (release, cancel, reclaim, re-affirm): the
-reservation the caller may act on now, and for release and cancel the change as one write,
-its answer and its log line."""
+"""What the writes on one reservation share (cancel, re-affirm, and the capacity slice's
+release and reclaim): the reservation the caller may act on now, and for release and cancel
+the change as one write, its answer and its log line."""
 
 from __future__ import annotations
 
@@ -8,29 +8,23 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from reservations.capacity.models import CapacityRequest
-from reservations.capacity.rules import events as capacity_events
-from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import NotFound
-from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, Route
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
-from reservations.nodes.models.writes import ReservationChange, TopologyRead
-from reservations.nodes.rules.access import (
-    CAPACITY,
+from reservations.nodes import (
     WRITE,
-    may_manage_capacity,
-    may_manage_capacity_of,
+    NodeSnapshot,
+    Reservation,
+    ReservationChange,
+    ReservationStatus,
+    TopologyRead,
+    effective_status,
     may_write_reservations,
+    reservation_view,
 )
-from reservations.nodes.rules.status import effective_status
-from reservations.nodes.views import reservation_view
-from reservations.reservations.rules import events as reservations_events
 
 Found = tuple[NodeSnapshot, Reservation]
 
@@ -52,39 +46,12 @@ def found(
     return snapshot, reservation
 
 
-def managed(
-    snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
-) -> CapacityRefusal | NotFound | Found:
-    """Release, reclaim: the route's reservation, for a caller who may manage its capacity,
-    active with the named units reserved by it."""
-    acted_on = found(
-        snapshot,
-        request.route,
-        lambda read, reservation: may_manage_capacity(caller, read, reservation),
-    )
-    if isinstance(acted_on, NotFound):
-        return acted_on
-    read, reservation = acted_on
-    return capacity_refusal(reservation, read.node, request.body.unit_ids, now) or acted_on
-
-
-def _may_manage_capacity_on(caller: Caller, snapshot: NodeSnapshot | None, route: Route) -> bool:
-    return snapshot is not None and may_manage_capacity_of(
-        caller, snapshot, route.params["reservationId"]
-    )
-
-
 def _may_write_reservations_on(
     caller: Caller, snapshot: NodeSnapshot | None, _route: Route
 ) -> bool:
     return snapshot is not None and may_write_reservations(caller, snapshot)
 
 
-# Release and reclaim: ``reservation.capacity``, and the operator, the node's owner or a
-# manager of the route's reservation.
-MANAGERS: Access[NodeSnapshot | None] = Access(
-    lambda caller: caller.has(CAPACITY), _may_manage_capacity_on
-)
 # Create and cancel: ``reservation.write``, and the operator or the node's owner.
 OWNERS: Access[NodeSnapshot | None] = Access(
     lambda caller: caller.has(WRITE), _may_write_reservations_on
@@ -141,18 +108,3 @@ def committed(change: ReservationChange) -> Committed:
         },
         {f"Reservation{change.action.title()}s": 1},
     )
-
-
-def change_events(
-    snapshot: NodeSnapshot | None, change: ReservationChange
-) -> tuple[StoredEvent, ...]:
-    """``reservation.released`` (the units named, what is released after it; also when
-    nothing changed) or ``reservation.cancelled`` (with the effective status it ended)."""
-    assert snapshot is not None  # a change is only decided on a node it read
-    context = by_caller(change, change.node_id, snapshot.node.owner_org_id, change.write_id)
-    before = next(r for r in snapshot.reservations if r.id == change.reservation.id)
-    after = change.applied_to(before)
-    if change.action == "cancel":
-        status = change.status_before.value
-        return (reservations_events.reservation_cancelled(context, after, change.reason, status),)
-    return (capacity_events.reservation_released(context, after, change.unit_ids, change.reason),)

@@ -28,14 +28,18 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes.models.partition import NodeSnapshot, Reservation
-from reservations.nodes.models.writes import ReservationCreate
-from reservations.nodes.partition import node_partition, with_events
-from reservations.nodes.ports import NodePorts
-from reservations.nodes.rules.access import may_write_reservations
-from reservations.nodes.rules.history import naming_the_same
-from reservations.nodes.rules.units import UnitReason
-from reservations.nodes.views import reservation_view
+from reservations.nodes import (
+    NodePorts,
+    NodeSnapshot,
+    Reservation,
+    ReservationCreate,
+    UnitReason,
+    may_write_reservations,
+    naming_the_same,
+    node_partition,
+    reservation_view,
+    with_events,
+)
 from reservations.reservations.changes import OWNERS
 from reservations.reservations.models import CreateReservationRequest, parse_create_request
 from reservations.reservations.rules import events as reservations_events

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, Link, page_route, read_route
-from reservations.nodes.models.partition import ReservationStatus
-from reservations.nodes.models.requests import ReaffirmRequest
-from reservations.nodes.models.views import ReservationPage, ReservationView
+from reservations.nodes import ReaffirmRequest, ReservationPage, ReservationStatus, ReservationView
 from reservations.reservations.cancel import CANCEL as CANCEL_SPEC
 from reservations.reservations.create import CREATE
 from reservations.reservations.models import CancelRequest, CreateReservationRequest

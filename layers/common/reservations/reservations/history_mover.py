@@ -18,10 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import WriteConflict
-from reservations.nodes.models.partition import Reservation
-from reservations.nodes.models.writes import HistoryMove
-from reservations.nodes.ports import NodePorts
-from reservations.nodes.rules.history import due_to_move
+from reservations.nodes import HistoryMove, NodePorts, Reservation, due_to_move
 
 # A pass stops starting moves with less than this left of its invocation (seconds): one
 # move is one transaction, bounded by its client's deadline.

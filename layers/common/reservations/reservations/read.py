@@ -27,23 +27,22 @@ from reservations.kernel.cursors import (
 )
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id
-from reservations.nodes.models.partition import (
+from reservations.nodes import (
+    READ,
     ListAccess,
     NodeSnapshot,
+    NodeStore,
     Reservation,
+    ReservationPage,
     ReservationStatus,
+    ReservationView,
     UnitGenerations,
-)
-from reservations.nodes.models.views import ReservationPage, ReservationView
-from reservations.nodes.ports import NodeStore
-from reservations.nodes.rules.access import (
-    READ,
+    effective_status,
     may_list_reservations,
     may_read_reservation,
+    reservation_view,
     sees_every_reservation,
 )
-from reservations.nodes.rules.status import effective_status
-from reservations.nodes.views import reservation_view
 
 # A list asking only for these reads the node's partition alone: no reservation in the
 # node's history can have them (it ended), and one that ended but has not moved yet is

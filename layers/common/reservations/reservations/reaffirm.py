@@ -24,14 +24,20 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
-from reservations.nodes.models.requests import ReaffirmRequest, parse_reaffirm_request
-from reservations.nodes.models.writes import ReaffirmWrite
-from reservations.nodes.partition import node_partition, with_events
-from reservations.nodes.ports import NodePorts
-from reservations.nodes.register import OPERATOR
-from reservations.nodes.rules.status import effective_status
-from reservations.nodes.views import reservation_view
+from reservations.nodes import (
+    OPERATOR,
+    NodePorts,
+    NodeSnapshot,
+    ReaffirmRequest,
+    ReaffirmWrite,
+    Reservation,
+    ReservationStatus,
+    effective_status,
+    node_partition,
+    parse_reaffirm_request,
+    reservation_view,
+    with_events,
+)
 from reservations.reservations.changes import found
 from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.term import initial_status, not_reservable

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.nodes.ports import NodePorts
-from reservations.nodes.wiring import node_ports
+from reservations.nodes import NodePorts, node_ports
 from reservations.reservations.table import WRITERS
 
 

@@ -10,8 +10,7 @@ from datetime import datetime
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
-from reservations.nodes.models.partition import Node, OpenTermination, Workload, WorkloadState
-from reservations.nodes.models.writes import ReclaimWrite
+from reservations.nodes import Node, OpenTermination, ReclaimWrite, Workload, WorkloadState
 from reservations.terminations.models import SpotTermination
 from reservations.terminations.ports import BatchSender
 

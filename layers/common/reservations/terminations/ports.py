@@ -10,8 +10,7 @@ from datetime import datetime
 from typing import Protocol
 
 from reservations.kernel.envelope import StoredEvent
-from reservations.nodes.models.partition import OpenTermination, TerminationState, Workload
-from reservations.nodes.ports import NodePorts
+from reservations.nodes import NodePorts, OpenTermination, TerminationState, Workload
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 
 # (queue URL, messages) -> the termination ids the queue accepted; never raises.

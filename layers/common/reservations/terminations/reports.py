@@ -12,9 +12,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import ItemVersion, WriteConflict
-from reservations.nodes.models.partition import NodeSnapshot, Workload
-from reservations.nodes.models.writes import TerminationClose
-from reservations.nodes.ports import NodeStore
+from reservations.nodes import NodeSnapshot, NodeStore, TerminationClose, Workload
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.ports import TerminationStore
 from reservations.terminations.rules import events as terminations_events

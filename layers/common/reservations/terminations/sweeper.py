@@ -25,7 +25,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
-from reservations.nodes.models.partition import OpenTermination, TerminationState
+from reservations.nodes import OpenTermination, TerminationState
 from reservations.terminations.models import SendResult
 from reservations.terminations.outbox import message
 from reservations.terminations.ports import Sender, TerminationStore

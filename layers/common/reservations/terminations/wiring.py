@@ -4,7 +4,7 @@ send and the clock."""
 from __future__ import annotations
 
 from reservations.kernel.clock import utc_now
-from reservations.nodes.wiring import node_table
+from reservations.nodes import node_table
 from reservations.terminations.ports import TerminationPorts
 from reservations.terminations.table.queues import send_termination
 from reservations.terminations.table.store import WRITERS, TerminationTable

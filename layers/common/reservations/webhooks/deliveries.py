@@ -14,7 +14,7 @@ from datetime import datetime
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from reservations.events.rules.visibility import EVENTS_READ
+from reservations.events import EVENTS_READ
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import (
     Cursor,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from reservations.events.rules.visibility import EVENTS_READ
+from reservations.events import EVENTS_READ
 from reservations.kernel.bodies import RawBody, optional_body, required_body
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import (

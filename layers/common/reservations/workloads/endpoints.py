@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, Link, page_route, read_route
-from reservations.nodes.models.views import WorkloadPage, WorkloadView
-from reservations.nodes.read import STATES
+from reservations.nodes import STATES, WorkloadPage, WorkloadView
 from reservations.workloads.models import PlaceWorkloadRequest
 from reservations.workloads.scheduler import END, PLACE
 

@@ -27,19 +27,21 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes.models.partition import (
+from reservations.nodes import (
+    NodePorts,
     NodeSnapshot,
+    PlacementWrite,
     Tier,
     Workload,
+    WorkloadEnd,
     WorkloadKind,
     WorkloadState,
+    may_place_workloads,
+    node_partition,
+    with_events,
+    workload_view,
 )
-from reservations.nodes.models.writes import PlacementWrite, WorkloadEnd
-from reservations.nodes.partition import node_partition, with_events
-from reservations.nodes.ports import NodePorts
-from reservations.nodes.rules.access import may_place_workloads
-from reservations.nodes.views import workload_view
-from reservations.terminations.rules.delivery import freed_units
+from reservations.terminations import freed_units
 from reservations.workloads.models import PlaceWorkloadRequest, parse_place_request
 from reservations.workloads.rules import events as workloads_events
 from reservations.workloads.rules.placement import (

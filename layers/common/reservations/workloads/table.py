@@ -6,18 +6,20 @@ from __future__ import annotations
 from reservations.kernel.aws.actions import Action, delete, overwrite, put, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes.models.writes import PlacementWrite, WorkloadEnd
-from reservations.nodes.table.actions import free_unit
-from reservations.nodes.table.items import PLACEMENTS, workload_item
-from reservations.nodes.table.keys import (
+from reservations.nodes import (
+    PLACEMENTS,
+    PlacementWrite,
+    WorkloadEnd,
+    Writer,
     access_key,
+    ended_workload_item,
+    free_unit,
     node_key,
     reservation_key,
     unit_key,
+    workload_item,
     workload_key,
 )
-from reservations.nodes.table.records import ended_workload_item
-from reservations.nodes.table.store import Writer
 
 
 def placement_actions(write: PlacementWrite) -> list[Action]:

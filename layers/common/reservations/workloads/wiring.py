@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from reservations.nodes.ports import NodePorts
-from reservations.nodes.wiring import node_ports
+from reservations.nodes import NodePorts, node_ports
 from reservations.workloads.table import WRITERS
 
 

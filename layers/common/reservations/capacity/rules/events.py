@@ -9,8 +9,7 @@ from reservations.kernel.envelope import (
     EventType,
     StoredEvent,
 )
-from reservations.nodes.models.partition import Reservation
-from reservations.nodes.rules.events import reservation_event
+from reservations.nodes import Reservation, reservation_event
 
 
 def reservation_released(

@@ -12,8 +12,7 @@ from reservations.kernel.errors import (
     ReservationNotActive,
     UnitsNotInReservation,
 )
-from reservations.nodes.models.partition import Node, Reservation, ReservationStatus
-from reservations.nodes.rules.status import effective_status, in_term
+from reservations.nodes import Node, Reservation, ReservationStatus, effective_status, in_term
 
 # What a release or a reclaim may be refused with, on a reservation it may act on.
 CapacityRefusal = ReservationNotActive | UnitsNotInReservation

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from reservations.nodes.models.partition import (
+from reservations.nodes import (
     CLAIMING_STATES,
     NodeSnapshot,
     Reservation,

@@ -24,8 +24,7 @@ from datetime import datetime
 from reservations.events.models import NodeFeedAccess
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.nodes.rules.access import READ
-from reservations.nodes.rules.history import named_at
+from reservations.nodes import READ, named_at
 
 EVENTS_READ = "events.read"
 

@@ -44,14 +44,14 @@ from reservations.kernel.aws.queries import batch_get
 from reservations.kernel.envelope import CloudEvent, StoredEvent
 from reservations.kernel.event_log import just_after
 from reservations.kernel.settings import settings
-from reservations.nodes.models.partition import ReviewScope
-from reservations.nodes.table.items import named_from_item
-from reservations.nodes.table.keys import (
+from reservations.nodes import (
     NODE_EVENTS_PREFIX,
     PLATFORM_FEED,
     RESERVATION_PREFIX,
+    ReviewScope,
     access_key,
     event_key,
+    named_from_item,
     node_events_pk,
     node_pk,
     org_events_pk,

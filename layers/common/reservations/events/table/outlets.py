@@ -34,8 +34,7 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.event_log import record_position, written_late
 from reservations.kernel.settings import event_bus_name, settings
 from reservations.kernel.times import to_millisecond
-from reservations.nodes.rules.events import reviews_derived
-from reservations.nodes.table.items import reservation_from_item
+from reservations.nodes import reservation_from_item, reviews_derived
 
 FEEDS = "feeds"
 BUS = "bus"

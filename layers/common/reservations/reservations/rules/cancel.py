@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from reservations.kernel.errors import ReservationNotActive
-from reservations.nodes.models.partition import Node, Reservation, ReservationStatus
-from reservations.nodes.rules.status import effective_status
+from reservations.nodes import Node, Reservation, ReservationStatus, effective_status
 
 # What has not ended may end early; expired and cancelled ones are over.
 CANCELLABLE = frozenset(

@@ -7,9 +7,14 @@ from datetime import datetime, timedelta
 
 from reservations.kernel.errors import FieldProblem, InvalidRequest
 from reservations.kernel.times import format_time, term_problem
-from reservations.nodes.models.partition import NodeSnapshot, Reservation, ReservationStatus
-from reservations.nodes.rules.status import effective_status
-from reservations.nodes.rules.units import UnitReason, not_reservable_reason
+from reservations.nodes import (
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+    UnitReason,
+    effective_status,
+    not_reservable_reason,
+)
 
 # A client's clock may lag, and a request may wait in a retry: a start this close to now
 # is "now"; an older one is a mistake about the term, not a backdated contract.

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from reservations.nodes.models.writes import HistoryMove, ReservationChange, ReservationCreate
-from reservations.nodes.table.store import Writer, no_token
+from reservations.nodes import HistoryMove, ReservationChange, ReservationCreate, Writer, no_token
 from reservations.reservations.table.changes import change_actions
 from reservations.reservations.table.create import create_actions
 from reservations.reservations.table.history import history_move_actions

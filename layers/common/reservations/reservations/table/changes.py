@@ -9,10 +9,15 @@ from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
-from reservations.nodes.models.writes import ReservationChange
-from reservations.nodes.rules.history import named_after_end
-from reservations.nodes.table.actions import named_sets, topology_check
-from reservations.nodes.table.keys import access_key, node_key, reservation_key
+from reservations.nodes import (
+    ReservationChange,
+    access_key,
+    named_after_end,
+    named_sets,
+    node_key,
+    reservation_key,
+    topology_check,
+)
 from reservations.reservations.table.history import move_actions
 
 

@@ -6,11 +6,17 @@ from __future__ import annotations
 from reservations.kernel.aws.actions import Action, put, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.settings import settings
-from reservations.nodes.models.writes import ReservationCreate
-from reservations.nodes.rules.history import named_after_create
-from reservations.nodes.table.actions import named_sets
-from reservations.nodes.table.items import reservation_item
-from reservations.nodes.table.keys import LIST_PK, access_key, node_key, node_pk, unit_key
+from reservations.nodes import (
+    LIST_PK,
+    ReservationCreate,
+    access_key,
+    named_after_create,
+    named_sets,
+    node_key,
+    node_pk,
+    reservation_item,
+    unit_key,
+)
 
 
 def create_actions(write: ReservationCreate) -> list[Action]:

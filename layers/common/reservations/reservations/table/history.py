@@ -9,13 +9,13 @@ from __future__ import annotations
 from reservations.kernel.aws.actions import Action, put, table
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.settings import settings
-from reservations.nodes.models.partition import Reservation
-from reservations.nodes.models.writes import HistoryMove
-from reservations.nodes.rules.history import retained_until
-from reservations.nodes.table.items import (
+from reservations.nodes import (
+    HistoryMove,
+    Reservation,
     reservation_history_item,
+    reservation_key,
+    retained_until,
 )
-from reservations.nodes.table.keys import reservation_key
 
 
 def move_actions(after: Reservation, version_read: int) -> list[Action]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from reservations.kernel.ids import is_termination_id
-from reservations.nodes.models.partition import Unit, Workload, WorkloadState
+from reservations.nodes import Unit, Workload, WorkloadState
 
 
 def closed_by(

@@ -13,8 +13,7 @@ from reservations.kernel.envelope import (
     optional_time,
 )
 from reservations.kernel.times import format_event_time, format_time
-from reservations.nodes.models.partition import Reservation, Workload
-from reservations.nodes.rules.events import workload_data
+from reservations.nodes import Reservation, Workload, workload_data
 
 
 def termination_requested(

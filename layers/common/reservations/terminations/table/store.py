@@ -17,25 +17,24 @@ from reservations.kernel.aws.event_items import event_put, rewrite_late
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
-from reservations.nodes.models.partition import (
+from reservations.nodes import (
+    OPEN_TERMINATION,
+    OPEN_TERMINATIONS_INDEX,
     OpenTermination,
+    TerminationClose,
     TerminationState,
     Workload,
     WorkloadState,
-)
-from reservations.nodes.models.writes import TerminationClose
-from reservations.nodes.table.actions import free_unit
-from reservations.nodes.table.items import workload_from_item
-from reservations.nodes.table.keys import (
-    OPEN_TERMINATION,
-    OPEN_TERMINATIONS_INDEX,
+    Writer,
+    free_unit,
+    history_item,
+    no_token,
     node_events_pk,
     node_id_of,
     node_key,
+    workload_from_item,
     workload_key,
 )
-from reservations.nodes.table.records import history_item
-from reservations.nodes.table.store import Writer, no_token
 from reservations.terminations.models import TerminationReport
 
 _OPEN = TerminationState.OPEN.value

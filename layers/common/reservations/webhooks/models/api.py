@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
-from reservations.events.models import EVENT_TYPE_SCHEMA, EventTypeText
+from reservations.events import EVENT_TYPE_SCHEMA, EventTypeText
 from reservations.kernel.bodies import StrictBody
 from reservations.kernel.envelope import EventType
 from reservations.kernel.times import format_time

@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reservations.events.models import EventTypeText
+from reservations.events import EventTypeText
 from reservations.kernel.ids import RESOURCE_ID
 from reservations.kernel.times import format_time
 from reservations.kernel.wire import Timestamp, WireModel

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from reservations.events.rules.visibility import feed_org_ids
+from reservations.events import feed_org_ids
 from reservations.kernel.envelope import StoredEvent
 from reservations.webhooks.models.domain import DeliveryRequest, Subscription, SubscriptionStatus
 

@@ -23,7 +23,7 @@ from reservations.kernel.aws.batches import sized_batches
 from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings, webhook_delivery_queue_url
-from reservations.nodes.table.keys import platform_key
+from reservations.nodes import platform_key
 from reservations.webhooks.models.domain import Delivery, DeliveryRequest, Subscription
 from reservations.webhooks.rules.fanout import deliveries_for, orgs_to_notify
 from reservations.webhooks.table.items import EXPIRES, delivery_item, expires_epoch

@@ -10,8 +10,7 @@ from reservations.kernel.envelope import (
     StoredEvent,
     new_event,
 )
-from reservations.nodes.models.partition import Workload
-from reservations.nodes.rules.events import workload_data
+from reservations.nodes import Workload, workload_data
 
 
 def workload_placed(context: EventContext, workload: Workload) -> StoredEvent:

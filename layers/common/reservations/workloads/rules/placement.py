@@ -22,8 +22,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from reservations.kernel.times import format_time
-from reservations.nodes.models import partition as domain
-from reservations.nodes.rules.status import effective_status, in_term
+from reservations.nodes import (
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationStatus,
+    Tier,
+    Unit,
+    effective_status,
+    in_term,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +42,7 @@ class PlacementRefusal:
     reason: str
 
 
-def not_sellable(unit_ids: Sequence[str], units: Iterable[domain.Unit]) -> list[PlacementRefusal]:
+def not_sellable(unit_ids: Sequence[str], units: Iterable[Unit]) -> list[PlacementRefusal]:
     """The named units that are not on the node, or not sellable (a 422 when any)."""
     by_id = {unit.id: unit for unit in units}
     refusals = []
@@ -49,10 +57,10 @@ def not_sellable(unit_ids: Sequence[str], units: Iterable[domain.Unit]) -> list[
 
 
 def unavailable(
-    snapshot: domain.NodeSnapshot,
+    snapshot: NodeSnapshot,
     unit_ids: Sequence[str],
     org_id: str,
-    tier: domain.Tier,
+    tier: Tier,
     now: datetime,
 ) -> list[PlacementRefusal]:
     """The named units of the node that are claimed, or not open to ``org_id`` at ``tier``
@@ -69,12 +77,12 @@ def unavailable(
     return refusals
 
 
-def _claimed(unit: domain.Unit) -> str | None:
+def _claimed(unit: Unit) -> str | None:
     return f"unit is claimed by {unit.claimed_by}" if unit.claimed_by else None
 
 
 def unit_refusal(
-    unit_id: str, snapshot: domain.NodeSnapshot, org_id: str, tier: domain.Tier, now: datetime
+    unit_id: str, snapshot: NodeSnapshot, org_id: str, tier: Tier, now: datetime
 ) -> str | None:
     """Why the (free) unit is not open to ``org_id`` at ``tier`` now; None when it is."""
     node = snapshot.node
@@ -84,10 +92,10 @@ def unit_refusal(
     governing = [r for r in holding if _governs(r, node, now)]
     if governing:
         return _governed_refusal(governing[0], node, unit_id, org_id, tier, now)
-    if tier is domain.Tier.RESERVED:
+    if tier is Tier.RESERVED:
         return "tier reserved needs an active reservation of this org governing the unit"
     for later in (r for r in holding if _holds_later(r, node, now)):
-        if tier is not domain.Tier.SPOT and org_id not in later.allowed_org_ids:
+        if tier is not Tier.SPOT and org_id not in later.allowed_org_ids:
             return (
                 f"reservation {later.id} holds the unit from {format_time(later.starts_at)}: "
                 "only its audience may place there, others only at tier spot"
@@ -96,46 +104,46 @@ def unit_refusal(
 
 
 def _governed_refusal(
-    reservation: domain.Reservation,
-    node: domain.Node,
+    reservation: Reservation,
+    node: Node,
     unit_id: str,
     org_id: str,
-    tier: domain.Tier,
+    tier: Tier,
     now: datetime,
 ) -> str | None:
-    if effective_status(reservation, node, now) is domain.ReservationStatus.NEEDS_REVIEW:
+    if effective_status(reservation, node, now) is ReservationStatus.NEEDS_REVIEW:
         return f"reservation {reservation.id} is under review: the unit is withheld"
     if org_id in reservation.allowed_org_ids:
         return None
-    if tier is domain.Tier.RESERVED:
+    if tier is Tier.RESERVED:
         return f"tier reserved needs this org in the audience of reservation {reservation.id}"
-    if tier is not domain.Tier.SPOT:
+    if tier is not Tier.SPOT:
         return f"reservation {reservation.id} holds the unit: others may place only at tier spot"
     if unit_id not in reservation.released_unit_ids:
         return f"reservation {reservation.id} has not released the unit to the spot market"
     return None
 
 
-def _governs(reservation: domain.Reservation, node: domain.Node, now: datetime) -> bool:
+def _governs(reservation: Reservation, node: Node, now: datetime) -> bool:
     """Active inside its term, or under review (which withholds the unit)."""
     status = effective_status(reservation, node, now)
-    if status is domain.ReservationStatus.NEEDS_REVIEW:
+    if status is ReservationStatus.NEEDS_REVIEW:
         return True
-    return status is domain.ReservationStatus.ACTIVE and in_term(reservation, now)
+    return status is ReservationStatus.ACTIVE and in_term(reservation, now)
 
 
-def _holds_later(reservation: domain.Reservation, node: domain.Node, now: datetime) -> bool:
+def _holds_later(reservation: Reservation, node: Node, now: datetime) -> bool:
     """Pending, or stored active with a term that has not started: it holds the unit later."""
     status = effective_status(reservation, node, now)
     return status in (
-        domain.ReservationStatus.PENDING,
-        domain.ReservationStatus.ACTIVE,
+        ReservationStatus.PENDING,
+        ReservationStatus.ACTIVE,
     ) and not in_term(reservation, now)
 
 
 def reservations_read(
-    snapshot: domain.NodeSnapshot, unit_ids: Sequence[str], now: datetime
-) -> list[domain.Reservation]:
+    snapshot: NodeSnapshot, unit_ids: Sequence[str], now: datetime
+) -> list[Reservation]:
     """The reservations the write conditions on: those governing a named unit now, whose
     writes could close a unit the decision found open (a reclaim takes units back; a unit
     under review is withheld until a re-affirm). No others can: an ended one never governs
@@ -153,5 +161,5 @@ def reservations_read(
     )
 
 
-def _by_id(reservation: domain.Reservation) -> str:
+def _by_id(reservation: Reservation) -> str:
     return reservation.id
