@@ -53,6 +53,8 @@ class NodePartition:
     workloads: dict[str, Workload] = field(default_factory=dict)
     # The node's history (NODEHIST#): ended reservations moved out of the partition.
     history: dict[str, Reservation] = field(default_factory=dict)
+    # The node's list access (~ACCESS): until when each org is named, as the writes set it.
+    named: dict[str, datetime] = field(default_factory=dict)
 
     def snapshot(self) -> NodeSnapshot:
         """As the table reads it: unit items the node does not list are left over."""
@@ -116,7 +118,19 @@ class FakeTable:
             {u.id: u for u in units},
             {r.id: r for r in reservations},
             {w.id: w for w in workloads},
+            named=named_orgs_until(reservations, 400),  # as the loader's creates leave it
         )
+
+    def seed(self, node_id: str, *reservations: Reservation) -> None:
+        """Reservations put on a node as the loader's creates leave them: each org they
+        name named in the node's list access until the latest of its moments."""
+        partition = self.nodes[node_id]
+        for reservation in reservations:
+            partition.reservations[reservation.id] = reservation
+        named = named_orgs_until(
+            (*partition.reservations.values(), *partition.history.values()), 400
+        )
+        partition.named.update(named)
 
     # --- the node store ----------------------------------------------------------------
 
@@ -217,6 +231,7 @@ class FakeTable:
             raise WriteConflict("ConditionalCheckFailed")
         partition.node = replace(partition.node, version=partition.node.version + 1)
         partition.reservations[reservation.id] = reservation
+        partition.named.update(write.named_until)
         self.created.append(write)
 
     def load_reservation(
@@ -249,10 +264,8 @@ class FakeTable:
         read = following[:window]
         more = len(following) > len(read)
         self.reads += more
-        reservations = [*partition.reservations.values(), *partition.history.values()]
         node = partition.node
-        named = named_orgs_until(reservations, 400)
-        access = ListAccess(node.owner_org_id, named, node.unit_changed_at)
+        access = ListAccess(node.owner_org_id, dict(partition.named), node.unit_changed_at)
         return ReservationsRead(access, tuple(read), more)
 
     def _placement(self, write: PlacementWrite) -> None:
@@ -337,8 +350,11 @@ class FakeTable:
 
     def _change(self, change: ReservationChange) -> None:
         partition = self.nodes[change.node_id]
-        stale = _stale(partition.reservations, [change.reservation]) or _moved(
-            partition, change.topology
+        names = bool(change.named_until) and change.node_version is not None
+        stale = (
+            _stale(partition.reservations, [change.reservation, *change.named_deciding])
+            or (names and partition.node.version != change.node_version)
+            or (not names and _moved(partition, change.topology))
         )
         if stale:
             raise WriteConflict("ConditionalCheckFailed")
@@ -346,6 +362,7 @@ class FakeTable:
         if change.ended is not None:  # a cancel: out to the node's history
             del partition.reservations[reservation.id]
             partition.history[reservation.id] = _retained(change.ended)
+            partition.named.update(change.named_until if names else {})
         else:
             partition.reservations[reservation.id] = change.applied_to(reservation)
         self.changes.append(change)
@@ -364,8 +381,12 @@ class FakeTable:
         return partition.history.get(reservation_id) if partition else None
 
     def prune_named(self, node_id: str, now: datetime) -> int:
-        """Nothing to take out: the fake derives the list access from its reservations."""
-        return 0
+        """The orgs named no more at ``now`` taken out of the node's list access."""
+        partition = self.nodes.get(node_id)
+        stale = [] if partition is None else [o for o, u in partition.named.items() if u <= now]
+        for org_id in stale:
+            del partition.named[org_id]  # type: ignore[union-attr]
+        return len(stale)
 
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
         """The sparse index of live reservations' ends (here it never lags)."""

@@ -14,10 +14,12 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from reservations.kernel import clock
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
+from reservations.webhooks.rules.fanout import pending_deliveries
 from reservations.webhooks.table import outlet as webhook_outlet
 from reservations.webhooks.table.deliveries import WebhookTable
 from reservations.webhooks.table.items import delivery_key
@@ -151,18 +153,20 @@ def test_a_claimed_delivery_expires_its_retention_after_now_in_utc_whatever_the_
     put: list[dict[str, Any]] = []
     dynamodb = SimpleNamespace(put_item=lambda **request: put.append(request))
     monkeypatch.setattr(clients, "dynamodb", lambda: dynamodb)
-    monkeypatch.setattr(webhook_outlet, "datetime", _March1st)
+    monkeypatch.setattr(clock, "datetime", _March1st)
     monkeypatch.setenv("TZ", "Europe/Berlin")
     time.tzset()
+    retention = settings().history_retention_days
     try:
-        request = DeliveryRequest(
-            subscriptionId="whsub-1", orgId="org-acme", eventId="evt-1",
-            eventType="workload.placed", body="{}",
-        )  # fmt: skip
-        assert WebhookDeliveries()._claim(request) is True
+        hook = Subscription("whsub-1", "org-platform", "https://hooks.example.com/",
+                            SigningSecrets("x"), s.T0)  # fmt: skip
+        now = clock.utc_now()
+        [made] = pending_deliveries(
+            TERMINATED, {"org-platform": [hook]}, "org-platform", now, retention
+        )
+        assert WebhookDeliveries()._claim(made) is True
     finally:
         monkeypatch.undo()
         time.tzset()
-    retention = timedelta(days=settings().history_retention_days)
-    expected = int((datetime(2026, 3, 1, 12, 0, tzinfo=UTC) + retention).timestamp())
-    assert from_attributes(put[0]["Item"])["expiresAtEpoch"] == expected
+    expected = datetime(2026, 3, 1, 12, 0, tzinfo=UTC) + timedelta(days=retention)
+    assert from_attributes(put[0]["Item"])["expiresAtEpoch"] == int(expected.timestamp())

@@ -8,17 +8,16 @@ through the write pipeline, which moves it out of the node's partition into its 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from reservations.kernel.bodies import CancelRequest, parse_cancel_request
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound, ReservationNotActive
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
+from reservations.kernel.settings import settings
 from reservations.nodes.models.partition import NodeSnapshot, ReservationStatus
 from reservations.nodes.models.writes import ReservationChange
 from reservations.nodes.rules.access import may_write_reservations
-from reservations.nodes.rules.history import naming_the_same
 from reservations.reservations import changes
 from reservations.reservations.rules.cancel import cancel_refusal
 
@@ -40,15 +39,8 @@ def decide(
     cancelled = changes.change(
         "cancel", caller, acted_on, request, now, released_after=(), status_after=status
     )
-    # Ended, it leaves the node's partition for its history in the same write, and the orgs
-    # it names are named until its history's end unless another reservation names them longer.
-    snapshot, reservation = acted_on
-    moved = replace(
-        cancelled,
-        ended=cancelled.applied_to(reservation),
-        named_by=naming_the_same(snapshot.reservations, reservation),
-        node_version=snapshot.node.version,
-    )
+    retention = settings().history_retention_days
+    moved = changes.ended(cancelled, acted_on, retention)
     return changes.decided(acted_on, moved)
 
 
