@@ -54,7 +54,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
         "reservations.webhooks.table.subscriptions.",
         (f"{H}webhooks_api.py", f"{H}webhook_deliveries.py"),
     ),
-    ("reservations.webhooks.table.outlet.", (f"{H}webhook_relay.py",)),
+    ("reservations.webhooks.table.relay_outlet.", (f"{H}webhook_relay.py",)),
     ("reservations.reservations.table.history.", (f"{H}history.py",)),
     ("reservations.nodes.table.reads.", (f"{H}node_reads.py",)),
     ("reservations.kernel.aws.queries.", (*WRITES, f"{H}history.py")),

@@ -35,7 +35,7 @@ from reservations.webhooks.subscriptions import (
 )
 from tests.logic.conftest import NOW
 from tests.support.fakes import FakeClock, FakeTable, ports
-from tests.support.hook_fakes import FakeHooks
+from tests.support.hook_fakes import FakeSubscriptionStore
 
 READS = frozenset({"events.read"})
 BUYER = Caller("key-buyer", "org-buyer", READS, key_hash="hash-buyer")
@@ -57,9 +57,9 @@ class World:
         )
 
     @property
-    def hooks(self) -> FakeHooks:
+    def hooks(self) -> FakeSubscriptionStore:
         hooks = self.ports.webhooks
-        assert isinstance(hooks, FakeHooks)
+        assert isinstance(hooks, FakeSubscriptionStore)
         return hooks
 
     def subscribe(self, caller: Caller = BUYER, key: str | None = None, **body: Any) -> Any:

@@ -576,7 +576,7 @@ def ports(
 ) -> Ports:
     """Every port over the fakes: the table as both node stores, the org webhooks beside it,
     the queue's two sends, queues named after their node, numbered ids, no backoff."""
-    from tests.support.hook_fakes import FakeHooks  # it builds on FakeTable
+    from tests.support.hook_fakes import FakeSubscriptionStore  # it builds on FakeTable
 
     queue = queue or FakeQueue()
     fakes: dict[str, Any] = {
@@ -586,7 +586,7 @@ def ports(
         "send_terminations": queue.send_batch,
         "send_termination": queue.send,
         "make_queue": lambda node_id: f"https://sqs.test/{node_id}.fifo",
-        "webhooks": FakeHooks(store),
+        "webhooks": FakeSubscriptionStore(store),
         "queue_delivery": lambda _request: None,
         "new_id": lambda: f"id-{next(_IDS)}",
         "sleep": lambda _s: None,

@@ -20,10 +20,10 @@ from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
 from reservations.webhooks.rules.fanout import pending_deliveries
-from reservations.webhooks.table import outlet as webhook_outlet
-from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table import relay_outlet as webhook_outlet
+from reservations.webhooks.table.deliveries import DeliveryTable
 from reservations.webhooks.table.items import delivery_key
-from reservations.webhooks.table.outlet import WebhookDeliveries
+from reservations.webhooks.table.relay_outlet import WebhookOutlet
 from tests.support import event_scenario as s
 
 TERMINATED = next(e for e in s.every_type() if e.event.type.value == "workload.terminated")
@@ -48,7 +48,7 @@ def queue(aws: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def subscribe(subscription_id: str, org_id: str) -> None:
     url = "https://hooks.example.com/"
-    WebhookTable().put_subscription(
+    DeliveryTable().put_subscription(
         Subscription(subscription_id, org_id, url, SigningSecrets("x"), s.T0)
     )
 
@@ -62,7 +62,7 @@ def queued(url: str) -> list[DeliveryRequest]:
 
 def test_every_delivery_is_queued_in_batches_of_ten_each_claimed_pending_with_an_expiry(queue, aws):
     before = int(time.time())
-    assert WebhookDeliveries().deliver([TERMINATED]) == set()
+    assert WebhookOutlet().deliver([TERMINATED]) == set()
     after = int(time.time())
     requests = queued(queue)
     expected = {f"whsub-acme{n:02d}" for n in range(11)} | {"whsub-platform"}
@@ -97,7 +97,7 @@ def test_an_event_not_all_queued_or_not_read_is_reported_and_the_platform_read_o
     monkeypatch.setattr(webhook_outlet.time, "monotonic", lambda: now[0])
     sqs = FailingSqs()
     monkeypatch.setattr(clients.sqs(), "send_message_batch", sqs.send_message_batch)
-    outlet = WebhookDeliveries()
+    outlet = WebhookOutlet()
     # TERMINATED: 12 messages, 2 batches, the second failing; PLACED: the same.
     assert outlet.deliver([TERMINATED]) == {TERMINATED.id}
     assert [len(batch) for batch in sqs.batches] == [10, 2]
@@ -129,7 +129,7 @@ def test_the_platforms_org_is_read_consistently(monkeypatch):
         return {"Item": to_attributes({"orgId": "org-platform"})}
 
     monkeypatch.setattr(clients, "dynamodb", lambda: SimpleNamespace(get_item=get_item))
-    assert WebhookDeliveries()._platform_org_id() == "org-platform"
+    assert WebhookOutlet()._platform_org_id() == "org-platform"
     assert asked == [
         {
             "TableName": "ReservationsTable",
@@ -164,7 +164,7 @@ def test_a_claimed_delivery_expires_its_retention_after_now_in_utc_whatever_the_
         [made] = pending_deliveries(
             TERMINATED, {"org-platform": [hook]}, "org-platform", now, retention
         )
-        assert WebhookDeliveries()._claim(made) is True
+        assert WebhookOutlet()._claim(made) is True
     finally:
         monkeypatch.undo()
         time.tzset()

@@ -18,7 +18,7 @@ from reservations.nodes.table.writes import make_node_queue
 from reservations.terminations.table.queues import send_termination, send_terminations
 from reservations.terminations.table.store import TerminationTable
 from reservations.webhooks.table.deliveries import DeliveryQueue
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 
 Handler = Callable[[dict[str, Any], LambdaContext], Any]
 
@@ -45,7 +45,7 @@ def real_ports(**overrides: Any) -> Ports:
         "send_terminations": send_terminations,
         "send_termination": send_termination,
         "make_queue": make_node_queue,
-        "webhooks": HookTable(),
+        "webhooks": SubscriptionTable(),
         "queue_delivery": DeliveryQueue().send,
     }
     return Ports(**(real | overrides))

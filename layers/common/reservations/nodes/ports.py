@@ -103,7 +103,7 @@ class TerminationStore(Protocol):
         written, when no such termination is open."""
 
 
-class HookStore(Protocol):
+class SubscriptionStore(Protocol):
     """An org's webhook subscriptions (``ORGHOOK#<org>``): read strongly consistent, with
     the counter the writes are conditioned on, and written one transaction at a time with
     the Idempotency-Key's records beside it."""
@@ -149,7 +149,7 @@ class Ports:
     send_terminations: BatchSender
     send_termination: Sender
     make_queue: QueueMaker
-    webhooks: HookStore
+    webhooks: SubscriptionStore
     queue_delivery: DeliveryQueuer
     new_id: Callable[[], str] = field(default=_new_id)
     new_secret: Callable[[], str] = field(default=new_secret)

@@ -23,7 +23,7 @@ from reservations.kernel.idempotency.rules import check_header
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.wire import response_json
-from reservations.nodes.ports import DeliveryQueuer, HookStore
+from reservations.nodes.ports import DeliveryQueuer, SubscriptionStore
 from reservations.webhooks.models.api import RetryQueued
 from reservations.webhooks.models.domain import (
     Delivery,
@@ -41,7 +41,9 @@ from reservations.webhooks.table.items import attempt_sk
 DELIVERIES_LIST = "webhook-deliveries"
 
 
-def _own_subscription(caller: Caller, subscription_id: str, store: HookStore) -> Subscription:
+def _own_subscription(
+    caller: Caller, subscription_id: str, store: SubscriptionStore
+) -> Subscription:
     """The caller's org's subscription; the one 404 otherwise (checked before anything)."""
     if not (is_resource_id(subscription_id) and caller.has(EVENTS_READ)):
         raise NotFound()
@@ -56,7 +58,7 @@ def list_deliveries(
     subscription_id: str,
     limit: str | None,
     cursor: str | None,
-    store: HookStore,
+    store: SubscriptionStore,
     key: bytes,
 ) -> DeliveryPage:
     """A page of the subscription's attempts, newest first."""
@@ -96,7 +98,7 @@ def retry_delivery(
     subscription_id: str,
     event_id: str,
     idempotency_key: str | None,
-    store: HookStore,
+    store: SubscriptionStore,
     queue: DeliveryQueuer,
     now: datetime,
 ) -> Outcome:

@@ -45,7 +45,7 @@ from reservations.kernel.pipeline import (
     WriteSpec,
 )
 from reservations.kernel.wire import response_json
-from reservations.nodes.ports import HookStore, Ports
+from reservations.nodes.ports import Ports, SubscriptionStore
 from reservations.reservations.read import DEFAULT_LIMIT, MAX_LIMIT
 from reservations.webhooks.models.api import (
     HookWrite,
@@ -78,7 +78,7 @@ HOOKS_ACCESS = Access(permitted=lambda caller: caller.has(EVENTS_READ))
 class HookPartition(StoreBacked):
     """The caller's org's webhooks, through the hook store: a write's :class:`Partition`."""
 
-    store: HookStore
+    store: SubscriptionStore
 
     def read(self, route: Route, caller: Caller) -> OrgHooks:
         return self.store.load_hooks(caller.org_id)
@@ -229,7 +229,9 @@ ROTATE_SECRET: WriteSpec[None, HookWrite] = _hook_spec(
 )
 
 
-def get_subscription(caller: Caller, subscription_id: str, store: HookStore) -> SubscriptionView:
+def get_subscription(
+    caller: Caller, subscription_id: str, store: SubscriptionStore
+) -> SubscriptionView:
     """The caller's org's subscription (never its secret); the one 404 otherwise."""
     if not (is_resource_id(subscription_id) and caller.has(EVENTS_READ)):
         raise NotFound()
@@ -240,7 +242,7 @@ def get_subscription(caller: Caller, subscription_id: str, store: HookStore) -> 
 
 
 def list_subscriptions(
-    caller: Caller, limit: str | None, cursor: str | None, store: HookStore, key: bytes
+    caller: Caller, limit: str | None, cursor: str | None, store: SubscriptionStore, key: bytes
 ) -> SubscriptionPage:
     """A page of the org's subscriptions, sorted by id (one Query: an org has at most 10)."""
     if not caller.has(EVENTS_READ):

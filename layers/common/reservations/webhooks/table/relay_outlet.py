@@ -30,7 +30,7 @@ from reservations.nodes.table.keys import platform_key
 from reservations.webhooks.models.domain import DeliveryRequest, Subscription
 from reservations.webhooks.rules.fanout import PendingDelivery, orgs_to_notify, pending_deliveries
 from reservations.webhooks.table.items import EXPIRES, delivery_item
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 
 WEBHOOKS = "webhooks"
 # SendMessageBatch takes 10 entries.
@@ -41,13 +41,13 @@ PLATFORM_TTL_SECONDS = 60.0
 AwsFailure = (BotoCoreError, ClientError)
 
 
-class WebhookDeliveries:
+class WebhookOutlet:
     """Queues each event's webhook deliveries; clients are made on first use, not here."""
 
     name = WEBHOOKS
 
     def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
-        self._hooks = HookTable()
+        self._hooks = SubscriptionTable()
         self._platform: tuple[float, str | None] | None = None
         self._clock = clock
 
