@@ -22,10 +22,12 @@ from reservations.nodes.models.partition import (
     OpenTermination,
     Reservation,
     ReservationsRead,
+    Termination,
     TerminationState,
     Unit,
     Workload,
     WorkloadState,
+    termination_of,
 )
 from reservations.nodes.models.writes import (
     HistoryMove,
@@ -185,7 +187,7 @@ class FakeTable:
         if (
             current is None
             or current.version != closing.workload.version
-            or current.termination_id != closing.termination_id
+            or termination_of(current).id != closing.termination_id
             or _stale(partition.units, closing.freed_units)
         ):
             raise WriteConflict("ConditionalCheckFailed")
@@ -206,16 +208,18 @@ class FakeTable:
             partition is None
             or current is None
             or current.state is not WorkloadState.TERMINATING
-            or current.termination_id != report.termination_id
+            or termination_of(current).id != report.termination_id
         ):
             return None
-        partition.workloads[current.id] = replace(
-            current,
-            termination_reported_deliveries=current.termination_deliveries,
-            termination_last_reported_at=at.replace(microsecond=0),  # as the table stores it
-            termination_failed_reports=current.termination_failed_reports + 1,
-            termination_stuck_at=None,
+        before = termination_of(current)
+        reported = replace(
+            before,
+            reported_deliveries=before.deliveries,
+            last_reported_at=at.replace(microsecond=0),  # as the table stores it
+            failed_reports=before.failed_reports + 1,
+            stuck_at=None,
         )
+        partition.workloads[current.id] = replace(current, termination=reported)
         self.failed_reports.append(report)
         return current
 
@@ -416,11 +420,7 @@ class FakeTable:
     def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
         self._termination_update(
             termination,
-            lambda w: replace(
-                w,
-                termination_deliveries=w.termination_deliveries + 1,
-                termination_last_delivered_at=now,
-            ),
+            lambda t: replace(t, deliveries=t.deliveries + 1, last_delivered_at=now),
         )
 
     def node_owner(self, node_id: str) -> str | None:
@@ -433,26 +433,23 @@ class FakeTable:
         current = self.read(termination.node_id, termination.workload.id)
         if (
             current is None
-            or current.workload.termination_stuck_at is not None
-            or current.workload.termination_failed_reports
-            != termination.workload.termination_failed_reports
+            or current.termination.stuck_at is not None
+            or current.termination.failed_reports != termination.termination.failed_reports
         ):
             return False
-        marked = self._termination_update(
-            termination, lambda w: replace(w, termination_stuck_at=now)
-        )
+        marked = self._termination_update(termination, lambda t: replace(t, stuck_at=now))
         if marked:
             self.events.append(stuck)
         return marked
 
     def _termination_update(
-        self, termination: OpenTermination, change: Callable[[Workload], Workload]
+        self, termination: OpenTermination, change: Callable[[Termination], Termination]
     ) -> bool:
         workloads = self.nodes[termination.node_id].workloads
         current = workloads.get(termination.workload.id)
-        if current is None or current.termination_id != termination.termination_id:
+        if current is None or termination_of(current).id != termination.termination_id:
             return False  # a report closed it meanwhile
-        workloads[current.id] = change(current)
+        workloads[current.id] = replace(current, termination=change(termination_of(current)))
         return True
 
     # --- semantics ---------------------------------------------------------------------
@@ -491,11 +488,13 @@ class FakeTable:
             partition.workloads[workload.id] = replace(
                 workload,
                 state=WorkloadState.TERMINATING,
-                termination_id=termination.termination_id,
-                termination_reservation_id=write.reservation.id,
-                termination_reason=write.reason,
-                termination_requested_at=write.at.replace(microsecond=0),  # as the table stores it
-                termination_managing_org_ids=write.managing_org_ids,
+                termination=Termination(
+                    termination.termination_id,
+                    write.reservation.id,
+                    write.reason,
+                    write.at.replace(microsecond=0),  # as the table stores it
+                    write.managing_org_ids,
+                ),
                 version=workload.version + 1,
             )
 

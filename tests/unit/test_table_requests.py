@@ -34,6 +34,7 @@ from reservations.nodes.models.partition import (
     OpenTermination,
     ReservationStatus,
     ReviewScope,
+    Termination,
     Tier,
     Unit,
     Workload,
@@ -607,8 +608,7 @@ def test_a_node_without_an_owner_has_none(dynamodb, answer):
 def terminating(failed_reports: int) -> OpenTermination:
     workload = Workload(
         "vm-1", WorkloadKind.VM, Tier.SPOT, "org-spot", ("0000:06:00.0",),
-        WorkloadState.TERMINATING, termination_id="term-1", termination_reservation_id="res-2",
-        termination_requested_at=T0, termination_failed_reports=failed_reports,
+        WorkloadState.TERMINATING, termination=Termination(id="term-1", reservation_id="res-2", requested_at=T0, failed_reports=failed_reports),
     )  # fmt: skip
     return OpenTermination("node-a", workload)
 

@@ -13,7 +13,7 @@ from reservations.events.rules import builders as events
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import ItemVersion, WriteConflict
-from reservations.nodes.models.partition import NodeSnapshot, Workload
+from reservations.nodes.models.partition import NodeSnapshot, Workload, termination_of
 from reservations.nodes.models.writes import TerminationClose
 from reservations.nodes.ports import NodeStore, TerminationStore
 from reservations.terminations.models import TerminationReport
@@ -84,12 +84,12 @@ def record_failure(
         extra={
             **context,
             "detail": report.detail,
-            "deliveries": before.termination_deliveries,
-            "failedReports": before.termination_failed_reports + 1,
+            "deliveries": termination_of(before).deliveries,
+            "failedReports": termination_of(before).failed_reports + 1,
         },
     )
     metrics.add_metric(name="TerminationFailuresReported", unit=MetricUnit.Count, value=1)
-    if before.termination_stuck_at is not None:
+    if termination_of(before).stuck_at is not None:
         logger.warning("stuck termination answered by its node: open again", extra=context)
         metrics.add_metric(name="TerminationsReopened", unit=MetricUnit.Count, value=1)
     return ReportOutcome.FAILED
@@ -132,7 +132,7 @@ def terminated_event(
     reclaim). The service made it (no actor); its id is the termination's, which one
     report closes once."""
     context = EventContext(report.node_id, snapshot.node.owner_org_id, report.termination_id, now)
-    managers = workload.termination_managing_org_ids
+    managers = termination_of(workload).managing_org_ids
     return events.workload_terminated(
         context, workload, report.outcome, report.reported_at, managers
     )

@@ -23,7 +23,13 @@ from typing import Any
 from reservations.events.models import EventType
 from reservations.kernel.envelope import CloudEvent, EventContext, StoredEvent
 from reservations.kernel.times import format_event_time, format_time, to_millisecond
-from reservations.nodes.models.partition import Node, Reservation, ReviewScope, Workload
+from reservations.nodes.models.partition import (
+    Node,
+    Reservation,
+    ReviewScope,
+    Termination,
+    Workload,
+)
 from reservations.nodes.rules.topology import reviewed_units
 
 EVENT_ID_PREFIX = "evt-"
@@ -215,7 +221,7 @@ def workload_ended(
     data = {
         **_workload_data(workload),
         "freedUnitIds": sorted(freed_unit_ids),
-        "terminationId": workload.termination_id,
+        "terminationId": workload.termination.id if workload.termination else None,
     }
     return _event(
         context, EventType.WORKLOAD_ENDED, f"workloads/{workload.id}", data, (workload.org_id,)
@@ -261,9 +267,7 @@ def workload_terminated(
         **_workload_data(workload),
         "outcome": outcome,
         "time": format_event_time(stopped_at),
-        "terminationId": workload.termination_id,
-        "reservationId": workload.termination_reservation_id,
-        "requestedAt": _optional_time(workload.termination_requested_at),
+        **_termination_data(workload.termination),
     }
     return _event(
         context,
@@ -279,14 +283,23 @@ def termination_stuck(context: EventContext, workload: Workload, deliveries: int
     The operator's and the node owner's business only."""
     data = {
         **_workload_data(workload),
-        "terminationId": workload.termination_id,
-        "reservationId": workload.termination_reservation_id,
-        "requestedAt": _optional_time(workload.termination_requested_at),
+        **_termination_data(workload.termination),
         "deliveries": deliveries,
     }
     return _event(
         context, EventType.WORKLOAD_TERMINATION_STUCK, f"workloads/{workload.id}", data, ()
     )
+
+
+def _termination_data(termination: Termination | None) -> dict[str, Any]:
+    """The termination an event is about: its id, reservation and when it was asked for."""
+    if termination is None:
+        return {"terminationId": None, "reservationId": None, "requestedAt": None}
+    return {
+        "terminationId": termination.id,
+        "reservationId": termination.reservation_id,
+        "requestedAt": _optional_time(termination.requested_at),
+    }
 
 
 # --- nodes: the operator's and the owner's ------------------------------------------------------
