@@ -73,7 +73,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
         "reservations.webhooks.table.subscriptions.",
         (SUBSCRIPTIONS, DELIVERIES),
     ),
-    ("reservations.webhooks.table.outlet.", (OUTLET,)),
+    ("reservations.webhooks.table.relay_outlet.", (OUTLET,)),
     ("reservations.reservations.table.history.", (HISTORY,)),
     ("reservations.nodes.table.reads.", (NODE_READS,)),
     ("reservations.kernel.aws.queries.", (*WRITES, HISTORY)),

@@ -12,10 +12,10 @@ from reservations.events.table.outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.kernel.clock import utc_now
 from reservations.kernel.observability import SCHEDULED_EVENT, logger, metrics, tracer
 from reservations.kernel.settings import check_settings, settings
-from reservations.webhooks.table.outlet import WebhookDeliveries
+from reservations.webhooks.table.relay_outlet import WebhookOutlet
 
 # The same outlets as the stream's relay (functions/event_relay).
-OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookDeliveries())
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookOutlet())
 marks = RelayMarks()
 
 

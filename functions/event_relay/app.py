@@ -11,13 +11,13 @@ from reservations.events.table.feeds import RelayMarks, pending_event_from_strea
 from reservations.events.table.outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.kernel.observability import STREAM_BATCH, logger, metrics, tracer
 from reservations.kernel.settings import check_settings
-from reservations.webhooks.table.outlet import WebhookDeliveries
+from reservations.webhooks.table.relay_outlet import WebhookOutlet
 
 # Where every event must go (made at import: none opens a connection before use): the org
 # feeds, the bus, the events derived from it (a node update's reviews, in its node feed),
 # and one webhook delivery queued per active subscription of each org that may see the
 # event whose types take it.
-OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookDeliveries())
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookOutlet())
 marks = RelayMarks()
 
 

@@ -14,7 +14,7 @@ from reservations.kernel.settings import check_settings, settings
 from reservations.webhooks.egress.client import WebhookClient
 from reservations.webhooks.models.domain import DeliveryRequest
 from reservations.webhooks.sender import ReceivedMessage, SenderPorts, deliver_batch
-from reservations.webhooks.table.deliveries import DeliveryQueue, WebhookTable
+from reservations.webhooks.table.deliveries import DeliveryQueue, DeliveryTable
 
 
 @cache
@@ -25,7 +25,7 @@ def ports() -> SenderPorts:
         allow_local=config.webhook_allow_local_receiver,
         local_receiver_host=config.webhook_local_receiver_host,
     )
-    return SenderPorts(store=WebhookTable(), queue=DeliveryQueue(), client=client, now=utc_now)
+    return SenderPorts(store=DeliveryTable(), queue=DeliveryQueue(), client=client, now=utc_now)
 
 
 def received(record: dict[str, Any]) -> ReceivedMessage:

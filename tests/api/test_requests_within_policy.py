@@ -34,7 +34,7 @@ from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.api import SubscriptionCreate
 from reservations.webhooks.models.domain import SigningSecrets, Subscription
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay
 
@@ -306,7 +306,7 @@ def subscribed(node_a: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     settings.cache_clear()
     made = Subscription("whsub-owner0000000000000", "org-acme", "https://hooks.example.com/o",
                         SigningSecrets("whsec_x"), datetime.now(UTC))  # fmt: skip
-    HookTable().commit(SubscriptionCreate("w-owner", made, 0))
+    SubscriptionTable().commit(SubscriptionCreate("w-owner", made, 0))
     yield
     settings.cache_clear()
 

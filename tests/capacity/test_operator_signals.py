@@ -173,8 +173,11 @@ def test_a_failed_report_on_a_stuck_termination_also_says_and_counts_it_reopened
     partition = store.nodes["node-a"]
     partition.workloads["vm-term"] = replace(
         partition.workloads["vm-term"],
-        termination_deliveries=3,
-        termination_stuck_at=NOW - timedelta(minutes=1),
+        termination=replace(
+            partition.workloads["vm-term"].termination,
+            deliveries=3,
+            stuck_at=NOW - timedelta(minutes=1),
+        ),
     )
     assert apply_report(report("failed"), NOW, store, store) == "failed"
     assert counted(emitted) == {"TerminationFailuresReported": [1.0], "TerminationsReopened": [1.0]}

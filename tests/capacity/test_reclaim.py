@@ -193,7 +193,7 @@ def test_spot_is_terminated_others_skipped_terminating_counted_but_not_messaged(
     for message in sent:
         terminating = workloads[message.workload_id]
         assert terminating.state is WorkloadState.TERMINATING
-        assert terminating.termination_id == message.termination_id
+        assert terminating.termination.id == message.termination_id
         assert message.reason == "lab needs them"
         assert message.reservation_id == "res-1"
         assert message.unit_ids == list(terminating.unit_ids)
@@ -214,16 +214,16 @@ def test_the_outbox_holds_each_new_termination_as_its_workload_terminating_since
     read = list(store.nodes["node-a"].workloads.values())
     answer(store, queue, clock, [UNITS[1]], reason="lab")
     [write] = store.audit
-    [opened] = outbox.committed(write, read)
+    [opened] = outbox.opened_by(write, read)
     [new] = write.terminations
     terminating = opened.workload
     assert (opened.node_id, terminating.id) == ("node-a", "vm-span")
     assert terminating.state is WorkloadState.TERMINATING
-    assert (terminating.termination_id, terminating.termination_reservation_id) == (
+    assert (terminating.termination.id, terminating.termination.reservation_id) == (
         new.termination_id,
         "res-1",
     )
-    assert (terminating.termination_reason, terminating.termination_requested_at) == (
+    assert (terminating.termination.reason, terminating.termination.requested_at) == (
         "lab",
         write.at,
     )
@@ -361,7 +361,7 @@ def test_each_terminated_workload_gets_its_own_termination_id(store, queue, cloc
     assert len({m.termination_id for m in messages}) == len(messages) == 2
     workloads = store.nodes["node-a"].workloads
     for message in messages:
-        assert workloads[message.workload_id].termination_id == message.termination_id
+        assert workloads[message.workload_id].termination.id == message.termination_id
 
 
 def test_the_audit_record_says_who_reclaimed_what_and_each_reclaim_has_its_own(store, queue, clock):
@@ -489,7 +489,7 @@ def test_a_spanning_workload_reclaimed_through_two_reservations_at_once_is_termi
     assert inner[0]["terminated"] == outer["terminated"] == ["vm-span"]
     [message] = queue.sent(QUEUE)
     span = store.nodes["node-a"].workloads["vm-span"]
-    assert (span.state, span.termination_id) == (WorkloadState.TERMINATING, message.termination_id)
+    assert (span.state, span.termination.id) == (WorkloadState.TERMINATING, message.termination_id)
     assert len(store.audit) == 2  # both reclaims took their units back
 
 

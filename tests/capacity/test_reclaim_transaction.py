@@ -233,8 +233,8 @@ def test_applied_to_what_was_read_it_releases_terminates_and_writes_its_events(t
     workloads = {w.id: w for w in after.workloads}
     terminating = workloads["vm-1"]
     assert terminating.state is WorkloadState.TERMINATING
-    assert (terminating.termination_id, terminating.termination_reservation_id) == ("t-1", "res-1")
-    assert (terminating.termination_requested_at, terminating.termination_reason) == (NOW, "lab")
+    assert (terminating.termination.id, terminating.termination.reservation_id) == ("t-1", "res-1")
+    assert (terminating.termination.requested_at, terminating.termination.reason) == (NOW, "lab")
     assert terminating.version == 2
     assert workloads["vm-2"] == RESERVED  # skipped: checked, not changed
     assert after.units == tuple(UNITS)  # the units are checked; reports free them later

@@ -86,7 +86,7 @@ def test_a_replay_is_no_second_event(store, queue, clock):
 def test_a_report_closes_with_workload_terminated_for_the_reclaimers_too(store, queue, clock):
     """The reservation's managers, stored on the workload by the reclaim, see its end."""
     run(store, queue, clock, {"unitIds": [UNITS[0]]})
-    termination_id = store.nodes["node-a"].workloads["vm-spot"].termination_id
+    termination_id = store.nodes["node-a"].workloads["vm-spot"].termination.id
     reported = NOW + timedelta(seconds=3, milliseconds=250)
     report = TerminationReport(termination_id=termination_id, node_id="node-a",
                                workload_id="vm-spot", outcome="gone", reported_at=reported)  # fmt: skip

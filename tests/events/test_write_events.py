@@ -320,8 +320,8 @@ def test_a_create_keeps_each_org_it_names_listed_as_long_as_a_longer_reservation
     """res-1 names org-lab for 30 more days; a create naming it for one day must not cut
     the list access's moment for org-lab short."""
     short = replace(RESERVATION, id="res-2", ends_at=NOW + timedelta(days=1), version=0)
-    write = create_write(Caller("key-owner", "org-acme", frozenset()), SNAPSHOT, short)
-    assert write.named_by == (RESERVATION,)
+    write = create_write(Caller("key-owner", "org-acme", frozenset()), SNAPSHOT, short, 400)
+    assert write.named_until["org-lab"] == RESERVATION.ends_at + timedelta(days=400)  # type: ignore[operator]
     [access] = [a["Update"] for a in every_writer_table().transaction(write) if "~ACCESS" in str(a)]
     values = from_attributes(access["ExpressionAttributeValues"])
     until = int((RESERVATION.ends_at + timedelta(days=400)).timestamp())  # type: ignore[operator]

@@ -20,6 +20,7 @@ from reservations.nodes.models.partition import (
     NodeSnapshot,
     Reservation,
     ReservationStatus,
+    Termination,
     Tier,
     Unit,
     Workload,
@@ -89,13 +90,15 @@ TERMINATING = Workload(
     "org-spot",
     (U[0],),
     WorkloadState.TERMINATING,
-    termination_id="t-1",
-    termination_reservation_id="res-1",
-    termination_reason="lab needs it",
-    termination_requested_at=NOW - timedelta(minutes=9),
-    termination_deliveries=2,
-    termination_last_delivered_at=NOW - timedelta(minutes=1),
-    termination_stuck_at=NOW,
+    termination=Termination(
+        id="t-1",
+        reservation_id="res-1",
+        reason="lab needs it",
+        requested_at=NOW - timedelta(minutes=9),
+        deliveries=2,
+        last_delivered_at=NOW - timedelta(minutes=1),
+        stuck_at=NOW,
+    ),
     version=4,
     created_at=NOW - timedelta(days=3),
 )
@@ -165,7 +168,7 @@ def _index_keys() -> list[str]:
     ("workload", "listed_as"),
     [
         (TERMINATING, "stuck"),
-        (replace(TERMINATING, termination_stuck_at=None), "open"),
+        (replace(TERMINATING, termination=replace(TERMINATING.termination, stuck_at=None)), "open"),
     ],
 )
 def test_a_terminating_workload_is_in_the_open_terminations_index(workload, listed_as):
@@ -261,10 +264,13 @@ def test_a_workload_with_failed_reports_and_its_terminations_managers_reads_back
     # What the sweeper counts towards giving up starts after the last failed report.
     reported = replace(
         TERMINATING,
-        termination_reported_deliveries=2,
-        termination_last_reported_at=NOW - timedelta(seconds=30),
-        termination_failed_reports=3,
-        termination_managing_org_ids=("org-broker", "org-b2"),
+        termination=replace(
+            TERMINATING.termination,
+            reported_deliveries=2,
+            last_reported_at=NOW - timedelta(seconds=30),
+            failed_reports=3,
+            managing_org_ids=("org-broker", "org-b2"),
+        ),
     )
     items = [stored(workload_item("node-a", reported)), stored(node_item(NODE))]
     snapshot = snapshot_from_items(items)

@@ -104,7 +104,7 @@ MUTANTS = [
     Mutant(
         "a report of another termination of the workload closes it",
         "reservations.terminations.rules.delivery",
-        "open_here and workload.termination_id == termination_id",
+        "open_here and same",
         "open_here",
         (REPORTS,),
     ),

@@ -34,6 +34,7 @@ from reservations.nodes.models.partition import (
     OpenTermination,
     ReservationStatus,
     ReviewScope,
+    Termination,
     Tier,
     Unit,
     Workload,
@@ -75,7 +76,7 @@ from reservations.terminations.models import SendResult, SpotTermination, Termin
 from reservations.terminations.table import queues
 from reservations.terminations.table.store import TerminationTable
 from reservations.workloads.table import placement_actions, workload_end_actions
-from tests.support.event_scenario import NODE_A, RES_1, RES_2, VM_1, every_type
+from tests.support.event_scenario import NODE_A, RES_1, VM_1, every_type
 
 pytestmark = pytest.mark.disable_socket
 
@@ -598,8 +599,7 @@ def test_a_node_without_an_owner_has_none(dynamodb, answer):
 def terminating(failed_reports: int) -> OpenTermination:
     workload = Workload(
         "vm-1", WorkloadKind.VM, Tier.SPOT, "org-spot", ("0000:06:00.0",),
-        WorkloadState.TERMINATING, termination_id="term-1", termination_reservation_id="res-2",
-        termination_requested_at=T0, termination_failed_reports=failed_reports,
+        WorkloadState.TERMINATING, termination=Termination(id="term-1", reservation_id="res-2", requested_at=T0, failed_reports=failed_reports),
     )  # fmt: skip
     return OpenTermination("node-a", workload)
 
@@ -980,13 +980,19 @@ def test_a_release_writes_the_units_released_at_the_version_read():
 # --- a cancel's write: the list access the ended reservation leaves ------------------------
 
 
-def cancel(named_by: tuple[Any, ...], node_version: int | None) -> ReservationChange:
+def cancel(
+    named_until: dict[str, datetime], deciding: tuple[ItemVersion, ...], node_version: int | None
+) -> ReservationChange:
     ended = replace(RES_1, status=ReservationStatus.CANCELLED, updated_at=T0, version=5)
-    return change(ended=ended, named_by=named_by, node_version=node_version)
+    return change(
+        ended=ended, named_until=named_until, named_deciding=deciding, node_version=node_version
+    )
 
 
 def test_a_cancel_brings_the_orgs_it_names_forward_under_the_nodes_version_read():
-    *_, node, access = change_actions(cancel((RES_1,), node_version=9))
+    kept_until = T0 + timedelta(days=400)
+    named = {"org-lab": kept_until, "org-broker": kept_until}
+    *_, node, access = change_actions(cancel(named, (), node_version=9))
     assert node == {
         "ConditionCheck": {
             "TableName": TABLE,
@@ -995,7 +1001,7 @@ def test_a_cancel_brings_the_orgs_it_names_forward_under_the_nodes_version_read(
             "ExpressionAttributeValues": {":v": {"N": "9"}},
         }
     }
-    kept = str(int((T0 + timedelta(days=400)).timestamp()))  # the retention: 400 days after
+    kept = str(int(kept_until.timestamp()))  # as the change carries it, in epoch seconds
     assert access == {
         "Update": {
             "TableName": TABLE,
@@ -1017,8 +1023,7 @@ def test_a_cancel_brings_the_orgs_it_names_forward_under_the_nodes_version_read(
 
 
 def test_a_cancel_whose_orgs_another_reservation_names_longer_checks_it_and_the_topology():
-    longer = replace(RES_2, allowed_org_ids=("org-lab",), managing_org_ids=("org-broker",))
-    *_, topology, other = change_actions(cancel((RES_1, longer), node_version=9))
+    *_, topology, other = change_actions(cancel({}, (ItemVersion("res-2", 3),), node_version=9))
     assert topology == {
         "ConditionCheck": {
             "TableName": TABLE,
@@ -1028,8 +1033,9 @@ def test_a_cancel_whose_orgs_another_reservation_names_longer_checks_it_and_the_
         }
     }
     assert other["ConditionCheck"]["Key"] == {"PK": {"S": "NODE#node-a"}, "SK": {"S": "RES#res-2"}}
+    assert other["ConditionCheck"]["ExpressionAttributeValues"] == {":v": {"N": "3"}}
     # The node's version unread: the topology, never an update of the list access.
-    *_, last = change_actions(cancel((RES_1,), node_version=None))
+    *_, last = change_actions(cancel({"org-lab": T0}, (), node_version=None))
     assert last["ConditionCheck"]["ConditionExpression"] == "topologyGen = :gen"
 
 

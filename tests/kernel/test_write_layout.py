@@ -18,6 +18,7 @@ from reservations.nodes.models.partition import (
     Node,
     Reservation,
     ReservationStatus,
+    Termination,
     Tier,
     Unit,
     Workload,
@@ -108,10 +109,12 @@ TERMINATING = Workload(
     "org-lab",
     (U[2],),
     WorkloadState.TERMINATING,
-    termination_id="t-1",
-    termination_reservation_id="res-1",
-    termination_reason="lab needs it",
-    termination_requested_at=NOW - timedelta(minutes=9),
+    termination=Termination(
+        id="t-1",
+        reservation_id="res-1",
+        reason="lab needs it",
+        requested_at=NOW - timedelta(minutes=9),
+    ),
 )
 
 

@@ -11,7 +11,13 @@ import pytest
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.errors import InvalidRequest, NotFound
-from reservations.nodes.models.partition import ListAccess, Node, Workload, WorkloadState
+from reservations.nodes.models.partition import (
+    ListAccess,
+    Node,
+    Termination,
+    Workload,
+    WorkloadState,
+)
 from reservations.nodes.models.reads import WorkloadsRead
 from reservations.nodes.read import (
     WORKLOAD_FEED,
@@ -58,9 +64,9 @@ def reader(*live: Workload) -> Reader:
 
 FOUR = (
     workload("1-first", ("0000:04:00.0",)),  # sorts before any capital or lower-case id
-    workload("vm-b", ("0000:05:00.0",), state=TERMINATING, termination_id="t-1"),
+    workload("vm-b", ("0000:05:00.0",), state=TERMINATING, termination=Termination(id="t-1")),
     workload("vm-c", ("0000:06:00.0",)),
-    workload("vm-d", ("0000:07:00.0",), state=TERMINATING, termination_id="t-2"),
+    workload("vm-d", ("0000:07:00.0",), state=TERMINATING, termination=Termination(id="t-2")),
 )
 
 

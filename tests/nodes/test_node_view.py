@@ -10,7 +10,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reservations.kernel.wire import response_json
-from reservations.nodes.models.partition import Node, Tier, Workload, WorkloadKind, WorkloadState
+from reservations.nodes.models.partition import (
+    Node,
+    Termination,
+    Tier,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
 from reservations.nodes.views import node_view, read_workload_view
 
 pytestmark = pytest.mark.disable_socket
@@ -58,7 +65,9 @@ def a_workload(state: WorkloadState, **fields: object) -> Workload:
 
 def test_a_running_workload_is_read_with_when_it_was_placed_and_no_termination():
     # A termination id left from a reopened termination says nothing while it runs.
-    running = a_workload(WorkloadState.RUNNING, termination_id="t-1", created_at=CREATED)
+    running = a_workload(
+        WorkloadState.RUNNING, termination=Termination(id="t-1"), created_at=CREATED
+    )
     assert json.loads(response_json(read_workload_view("node-a", running))) == {
         "id": "vm-1",
         "nodeId": "node-a",
@@ -74,9 +83,7 @@ def test_a_running_workload_is_read_with_when_it_was_placed_and_no_termination()
 def test_a_terminating_workload_is_read_with_its_termination():
     terminating = a_workload(
         WorkloadState.TERMINATING,
-        termination_id="t-1",
-        termination_reservation_id="res-1",
-        termination_requested_at=UPDATED,
+        termination=Termination(id="t-1", reservation_id="res-1", requested_at=UPDATED),
     )
     body = json.loads(response_json(read_workload_view("node-a", terminating)))
     assert body["state"] == "terminating"

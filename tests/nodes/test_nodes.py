@@ -19,7 +19,7 @@ from reservations.kernel.errors import (
     UnitsUnavailable,
 )
 from reservations.kernel.retries import MAX_ATTEMPTS
-from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
+from reservations.nodes.models.partition import Node, ReservationStatus, Termination, WorkloadState
 from reservations.nodes.rules.status import effective_status
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
@@ -206,7 +206,7 @@ def test_removing_units_workloads_claim_names_each_in_the_message(small, clock):
 def test_a_terminating_workload_still_claims_its_units(small, clock):
     small.nodes["node-a"].units[UNITS[2]] = unit(UNITS[2])  # claim not on the unit item
     small.nodes["node-a"].workloads["vm-1"] = workload(
-        "vm-1", (UNITS[2],), state=WorkloadState.TERMINATING, termination_id="t-1"
+        "vm-1", (UNITS[2],), state=WorkloadState.TERMINATING, termination=Termination(id="t-1")
     )
     with pytest.raises(UnitsUnavailable):
         put(small, clock, 4, [spec(UNITS[0]), spec(UNITS[1])])

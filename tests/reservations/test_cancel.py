@@ -15,6 +15,7 @@ from reservations.kernel.errors import (
     NotFound,
     ReservationNotActive,
 )
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import ReservationStatus
 from reservations.nodes.models.writes import TopologyRead
 from reservations.nodes.rules.units import governing_reservation
@@ -250,10 +251,24 @@ def test_a_cancel_hands_the_store_what_decides_until_when_its_orgs_stay_named(st
         partition.reservations["res-1"], id="res-3", allowed_org_ids=("org-x",),
         managing_org_ids=(),
     )  # fmt: skip
-    before = partition.reservations["res-1"]
     run(store, clock)
     [change] = store.changes
     assert change.node_version == 6
-    assert change.named_by == (before, partition.reservations["res-2"])
+    # res-2 names them as long as res-1 did: no moment moves, and res-2 must stay as read.
+    assert change.named_until == {}
+    res_2 = partition.reservations["res-2"]
+    assert change.named_deciding == (ItemVersion(res_2.id, res_2.version),)
     assert change.ended is not None
     assert change.ended.status is ReservationStatus.CANCELLED
+
+
+def test_a_cancel_naming_orgs_alone_brings_them_forward_to_its_retentions_end(store, clock):
+    # No other reservation names them: each is named until the cancel plus the retention.
+    before = store.nodes["node-a"].reservations["res-1"]
+    run(store, clock)
+    [change] = store.changes
+    until = clock() + timedelta(days=400)
+    orgs = (*before.allowed_org_ids, *before.managing_org_ids)
+    assert orgs
+    assert change.named_until == dict.fromkeys(orgs, until)
+    assert change.named_deciding == ()

@@ -37,16 +37,17 @@ DAY = timedelta(days=1)
 def many(store: FakeTable) -> FakeTable:
     """node-a with res-1 (active) plus res-2 (pending, another audience), res-3 (expired),
     res-4 (cancelled) and res-5 (needs-review)."""
-    reservations = store.nodes["node-a"].reservations
-    reservations["res-2"] = reservation(
-        "res-2", ReservationStatus.PENDING, allowed_org_ids=("org-other",),
-        managing_org_ids=(), starts_at=NOW + DAY,
+    store.seed(
+        "node-a",
+        reservation(
+            "res-2", ReservationStatus.PENDING, allowed_org_ids=("org-other",),
+            managing_org_ids=(), starts_at=NOW + DAY,
+        ),
+        reservation("res-3", ends_at=NOW - DAY, starts_at=NOW - 9 * DAY, managing_org_ids=()),
+        reservation("res-4", ReservationStatus.CANCELLED, managing_org_ids=()),
+        reservation("res-5", ReservationStatus.NEEDS_REVIEW, allowed_org_ids=("org-other",),
+                    managing_org_ids=()),
     )  # fmt: skip
-    reservations["res-3"] = reservation("res-3", ends_at=NOW - DAY, starts_at=NOW - 9 * DAY,
-                                        managing_org_ids=())  # fmt: skip
-    reservations["res-4"] = reservation("res-4", ReservationStatus.CANCELLED, managing_org_ids=())
-    reservations["res-5"] = reservation("res-5", ReservationStatus.NEEDS_REVIEW,
-                                        allowed_org_ids=("org-other",), managing_org_ids=())  # fmt: skip
     return store
 
 
@@ -223,7 +224,7 @@ def test_a_cursor_is_a_position_and_the_owner_that_lost_the_node_gets_the_404(ma
     with pytest.raises(NotFound):
         page(many, OWNER, limit="1", cursor=cursor)
     # An old owner that some reservation names sees those only, on the same cursor.
-    partition.reservations["res-6"] = reservation("res-6", allowed_org_ids=("org-acme",))
+    many.seed("node-a", reservation("res-6", allowed_org_ids=("org-acme",)))
     assert ids(page(many, OWNER, cursor=cursor)) == ["res-6"]
 
 

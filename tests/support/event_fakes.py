@@ -72,7 +72,7 @@ class FakeEvents:
         stopped = page[-1] if len(positions) > count else None
         return EventsRead(tuple(feed[p] for p in page), stopped)
 
-    # --- RelayMarks ---------------------------------------------------------------------------
+    # --- UnrelayedEvents ----------------------------------------------------------------------
 
     def unrelayed(self, before: str, page_size: int) -> Iterator[PendingEvent | UnreadableEvent]:
         yield from self.unreadable

@@ -26,6 +26,7 @@ from reservations.nodes.models.partition import (
     Node,
     Reservation,
     ReservationStatus,
+    Termination,
     Tier,
     Workload,
     WorkloadKind,
@@ -104,8 +105,7 @@ VM_1 = Workload(
 )
 VM_1_TERMINATING = Workload(
     "vm-1", WorkloadKind.VM, Tier.SPOT, "org-spotbuyer", ("0000:06:00.0",),
-    WorkloadState.TERMINATING, termination_id="term-1", termination_reservation_id="res-2",
-    termination_reason="lab needs them", termination_requested_at=T0,
+    WorkloadState.TERMINATING, termination=Termination(id="term-1", reservation_id="res-2", reason="lab needs them", requested_at=T0),
 )  # fmt: skip
 VM_2 = Workload(
     "vm-2", WorkloadKind.POD, Tier.ON_DEMAND, "org-spotbuyer", ("0000:07:00.0",),

@@ -22,10 +22,12 @@ from reservations.nodes.models.partition import (
     OpenTermination,
     Reservation,
     ReservationsRead,
+    Termination,
     TerminationState,
     Unit,
     Workload,
     WorkloadState,
+    termination_of,
 )
 from reservations.nodes.models.writes import (
     HistoryMove,
@@ -53,6 +55,8 @@ class NodePartition:
     workloads: dict[str, Workload] = field(default_factory=dict)
     # The node's history (NODEHIST#): ended reservations moved out of the partition.
     history: dict[str, Reservation] = field(default_factory=dict)
+    # The node's list access (~ACCESS): until when each org is named, as the writes set it.
+    named: dict[str, datetime] = field(default_factory=dict)
 
     def snapshot(self) -> NodeSnapshot:
         """As the table reads it: unit items the node does not list are left over."""
@@ -116,7 +120,19 @@ class FakeTable:
             {u.id: u for u in units},
             {r.id: r for r in reservations},
             {w.id: w for w in workloads},
+            named=named_orgs_until(reservations, 400),  # as the loader's creates leave it
         )
+
+    def seed(self, node_id: str, *reservations: Reservation) -> None:
+        """Reservations put on a node as the loader's creates leave them: each org they
+        name named in the node's list access until the latest of its moments."""
+        partition = self.nodes[node_id]
+        for reservation in reservations:
+            partition.reservations[reservation.id] = reservation
+        named = named_orgs_until(
+            (*partition.reservations.values(), *partition.history.values()), 400
+        )
+        partition.named.update(named)
 
     # --- the node store ----------------------------------------------------------------
 
@@ -171,7 +187,7 @@ class FakeTable:
         if (
             current is None
             or current.version != closing.workload.version
-            or current.termination_id != closing.termination_id
+            or termination_of(current).id != closing.termination_id
             or _stale(partition.units, closing.freed_units)
         ):
             raise WriteConflict("ConditionalCheckFailed")
@@ -192,16 +208,18 @@ class FakeTable:
             partition is None
             or current is None
             or current.state is not WorkloadState.TERMINATING
-            or current.termination_id != report.termination_id
+            or termination_of(current).id != report.termination_id
         ):
             return None
-        partition.workloads[current.id] = replace(
-            current,
-            termination_reported_deliveries=current.termination_deliveries,
-            termination_last_reported_at=at.replace(microsecond=0),  # as the table stores it
-            termination_failed_reports=current.termination_failed_reports + 1,
-            termination_stuck_at=None,
+        before = termination_of(current)
+        reported = replace(
+            before,
+            reported_deliveries=before.deliveries,
+            last_reported_at=at.replace(microsecond=0),  # as the table stores it
+            failed_reports=before.failed_reports + 1,
+            stuck_at=None,
         )
+        partition.workloads[current.id] = replace(current, termination=reported)
         self.failed_reports.append(report)
         return current
 
@@ -217,6 +235,7 @@ class FakeTable:
             raise WriteConflict("ConditionalCheckFailed")
         partition.node = replace(partition.node, version=partition.node.version + 1)
         partition.reservations[reservation.id] = reservation
+        partition.named.update(write.named_until)
         self.created.append(write)
 
     def load_reservation(
@@ -249,10 +268,8 @@ class FakeTable:
         read = following[:window]
         more = len(following) > len(read)
         self.reads += more
-        reservations = [*partition.reservations.values(), *partition.history.values()]
         node = partition.node
-        named = named_orgs_until(reservations, 400)
-        access = ListAccess(node.owner_org_id, named, node.unit_changed_at)
+        access = ListAccess(node.owner_org_id, dict(partition.named), node.unit_changed_at)
         return ReservationsRead(access, tuple(read), more)
 
     def _placement(self, write: PlacementWrite) -> None:
@@ -337,8 +354,11 @@ class FakeTable:
 
     def _change(self, change: ReservationChange) -> None:
         partition = self.nodes[change.node_id]
-        stale = _stale(partition.reservations, [change.reservation]) or _moved(
-            partition, change.topology
+        names = bool(change.named_until) and change.node_version is not None
+        stale = (
+            _stale(partition.reservations, [change.reservation, *change.named_deciding])
+            or (names and partition.node.version != change.node_version)
+            or (not names and _moved(partition, change.topology))
         )
         if stale:
             raise WriteConflict("ConditionalCheckFailed")
@@ -346,6 +366,7 @@ class FakeTable:
         if change.ended is not None:  # a cancel: out to the node's history
             del partition.reservations[reservation.id]
             partition.history[reservation.id] = _retained(change.ended)
+            partition.named.update(change.named_until if names else {})
         else:
             partition.reservations[reservation.id] = change.applied_to(reservation)
         self.changes.append(change)
@@ -364,8 +385,12 @@ class FakeTable:
         return partition.history.get(reservation_id) if partition else None
 
     def prune_named(self, node_id: str, now: datetime) -> int:
-        """Nothing to take out: the fake derives the list access from its reservations."""
-        return 0
+        """The orgs named no more at ``now`` taken out of the node's list access."""
+        partition = self.nodes.get(node_id)
+        stale = [] if partition is None else [o for o, u in partition.named.items() if u <= now]
+        for org_id in stale:
+            del partition.named[org_id]  # type: ignore[union-attr]
+        return len(stale)
 
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
         """The sparse index of live reservations' ends (here it never lags)."""
@@ -395,11 +420,7 @@ class FakeTable:
     def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
         self._termination_update(
             termination,
-            lambda w: replace(
-                w,
-                termination_deliveries=w.termination_deliveries + 1,
-                termination_last_delivered_at=now,
-            ),
+            lambda t: replace(t, deliveries=t.deliveries + 1, last_delivered_at=now),
         )
 
     def node_owner(self, node_id: str) -> str | None:
@@ -412,26 +433,23 @@ class FakeTable:
         current = self.read(termination.node_id, termination.workload.id)
         if (
             current is None
-            or current.workload.termination_stuck_at is not None
-            or current.workload.termination_failed_reports
-            != termination.workload.termination_failed_reports
+            or current.termination.stuck_at is not None
+            or current.termination.failed_reports != termination.termination.failed_reports
         ):
             return False
-        marked = self._termination_update(
-            termination, lambda w: replace(w, termination_stuck_at=now)
-        )
+        marked = self._termination_update(termination, lambda t: replace(t, stuck_at=now))
         if marked:
             self.events.append(stuck)
         return marked
 
     def _termination_update(
-        self, termination: OpenTermination, change: Callable[[Workload], Workload]
+        self, termination: OpenTermination, change: Callable[[Termination], Termination]
     ) -> bool:
         workloads = self.nodes[termination.node_id].workloads
         current = workloads.get(termination.workload.id)
-        if current is None or current.termination_id != termination.termination_id:
+        if current is None or termination_of(current).id != termination.termination_id:
             return False  # a report closed it meanwhile
-        workloads[current.id] = change(current)
+        workloads[current.id] = replace(current, termination=change(termination_of(current)))
         return True
 
     # --- semantics ---------------------------------------------------------------------
@@ -470,11 +488,13 @@ class FakeTable:
             partition.workloads[workload.id] = replace(
                 workload,
                 state=WorkloadState.TERMINATING,
-                termination_id=termination.termination_id,
-                termination_reservation_id=write.reservation.id,
-                termination_reason=write.reason,
-                termination_requested_at=write.at.replace(microsecond=0),  # as the table stores it
-                termination_managing_org_ids=write.managing_org_ids,
+                termination=Termination(
+                    termination.termination_id,
+                    write.reservation.id,
+                    write.reason,
+                    write.at.replace(microsecond=0),  # as the table stores it
+                    write.managing_org_ids,
+                ),
                 version=workload.version + 1,
             )
 
@@ -555,7 +575,7 @@ def ports(
 ) -> AllPorts:
     """Every port over the fakes: the table as both node stores, the org webhooks beside it,
     the queue's two sends, queues named after their node, numbered ids, no backoff."""
-    from tests.support.hook_fakes import FakeHooks  # it builds on FakeTable
+    from tests.support.hook_fakes import FakeSubscriptionStore  # it builds on FakeTable
 
     queue = queue or FakeQueue()
     fakes: dict[str, Any] = {
@@ -565,7 +585,7 @@ def ports(
         "send_terminations": queue.send_batch,
         "send_termination": queue.send,
         "make_queue": lambda node_id: f"https://sqs.test/{node_id}.fifo",
-        "webhooks": FakeHooks(store),
+        "webhooks": FakeSubscriptionStore(store),
         "queue_delivery": lambda _request: None,
         "new_id": lambda: f"id-{next(_IDS)}",
         "sleep": lambda _s: None,

@@ -21,7 +21,7 @@ from tests.support.fakes import FakeTable
 
 
 @dataclass
-class FakeHooks:
+class FakeSubscriptionStore:
     answers: FakeTable
     subscriptions: dict[tuple[str, str], Subscription] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)

@@ -25,7 +25,7 @@ from reservations.terminations.table.store import WRITERS as CLOSES
 from reservations.terminations.table.store import TerminationTable
 from reservations.webhooks.ports import WebhookPorts
 from reservations.webhooks.table.deliveries import DeliveryQueue
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 from reservations.workloads.table import WRITERS as WORKLOAD_WRITES
 
 
@@ -56,7 +56,7 @@ def real_ports(**overrides: Any) -> AllPorts:
         "send_terminations": send_terminations,
         "send_termination": send_termination,
         "make_queue": make_node_queue,
-        "webhooks": HookTable(),
+        "webhooks": SubscriptionTable(),
         "queue_delivery": DeliveryQueue().send,
     }
     return AllPorts(**(real | overrides))

@@ -16,6 +16,7 @@ from reservations.nodes.models.partition import (
     Node,
     Reservation,
     ReservationStatus,
+    Termination,
     Tier,
     Unit,
     Workload,
@@ -105,9 +106,9 @@ def store(clock: FakeClock) -> FakeTable:
             "vm-term",
             (UNITS[4],),
             state=WorkloadState.TERMINATING,
-            termination_id="t-old",
-            termination_reservation_id="res-1",
-            termination_requested_at=NOW - timedelta(minutes=5),
+            termination=Termination(
+                id="t-old", reservation_id="res-1", requested_at=NOW - timedelta(minutes=5)
+            ),
         ),
     ]
     claims = {u: f"vm:{w.id}" for w in workloads for u in w.unit_ids}

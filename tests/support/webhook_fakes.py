@@ -39,7 +39,7 @@ class Crash(BaseException):
 
 
 @dataclass
-class FakeWebhookStore:
+class FakeDeliveryStore:
     subscriptions: dict[tuple[str, str], Subscription] = field(default_factory=dict)
     deliveries: dict[tuple[str, str], Delivery] = field(default_factory=dict)
     attempts: list[DeliveryAttempt] = field(default_factory=list)

@@ -71,12 +71,13 @@ def vm_term(store):
 
 def delivered(store, deliveries: int, **changes) -> None:
     """vm-term as the sweeper leaves it after ``deliveries`` accepted sends."""
-    store.nodes["node-a"].workloads["vm-term"] = replace(
-        vm_term(store),
-        termination_deliveries=deliveries,
-        termination_last_delivered_at=NOW - timedelta(minutes=1),
+    termination = replace(
+        vm_term(store).termination,
+        deliveries=deliveries,
+        last_delivered_at=NOW - timedelta(minutes=1),
         **changes,
     )
+    store.nodes["node-a"].workloads["vm-term"] = replace(vm_term(store), termination=termination)
 
 
 def test_failed_is_recorded_and_leaves_the_termination_open_for_the_node_to_retry(store):
@@ -85,10 +86,10 @@ def test_failed_is_recorded_and_leaves_the_termination_open_for_the_node_to_retr
     assert apply_report(report(outcome="failed"), NOW, store, store) == "failed"
     after = vm_term(store)
     assert after.state is WorkloadState.TERMINATING
-    assert after.termination_reported_deliveries == 2  # the deliveries it answered
-    assert after.termination_last_reported_at == NOW
-    assert after.termination_failed_reports == 1
-    assert after.termination_deliveries == 2  # never reset: the de-duplication ids need it
+    assert after.termination.reported_deliveries == 2  # the deliveries it answered
+    assert after.termination.last_reported_at == NOW
+    assert after.termination.failed_reports == 1
+    assert after.termination.deliveries == 2  # never reset: the de-duplication ids need it
     assert after.version == before.version
     assert store.nodes["node-a"].units[UNITS[4]].claimed_by == "vm:vm-term"
     assert store.history == []
@@ -96,20 +97,20 @@ def test_failed_is_recorded_and_leaves_the_termination_open_for_the_node_to_retr
 
 def test_each_failed_report_moves_the_reported_count_to_the_deliveries_so_far(store):
     assert apply_report(report(outcome="failed"), NOW, store, store) == "failed"
-    assert vm_term(store).termination_reported_deliveries == 0  # before any sweeper send
+    assert vm_term(store).termination.reported_deliveries == 0  # before any sweeper send
     delivered(store, 4)
     later = NOW + timedelta(minutes=30)
     assert apply_report(report(outcome="failed"), later, store, store) == "failed"
-    assert vm_term(store).termination_reported_deliveries == 4
-    assert vm_term(store).termination_last_reported_at == later
-    assert vm_term(store).termination_failed_reports == 2
+    assert vm_term(store).termination.reported_deliveries == 4
+    assert vm_term(store).termination.last_reported_at == later
+    assert vm_term(store).termination.failed_reports == 2
 
 
 def test_a_failed_report_on_a_stuck_termination_opens_it_again(store):
-    delivered(store, 5, termination_stuck_at=NOW - timedelta(minutes=1))
+    delivered(store, 5, stuck_at=NOW - timedelta(minutes=1))
     assert apply_report(report(outcome="failed"), NOW, store, store) == "failed"
-    assert vm_term(store).termination_stuck_at is None
-    assert vm_term(store).termination_reported_deliveries == 5
+    assert vm_term(store).termination.stuck_at is None
+    assert vm_term(store).termination.reported_deliveries == 5
 
 
 @pytest.mark.parametrize(
@@ -171,7 +172,7 @@ def test_a_failed_report_is_logged_with_its_detail_and_counted(store, told):
 
 def test_reopening_a_stuck_termination_is_said_and_counted(store, told):
     said, counted = told
-    delivered(store, 5, termination_stuck_at=NOW - timedelta(minutes=1))
+    delivered(store, 5, stuck_at=NOW - timedelta(minutes=1))
     apply_report(report(outcome="failed"), NOW, store, store)
     assert [m for m, _ in said] == [
         "node could not stop the workload yet",

@@ -12,7 +12,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from devstack import template
 from reservations.kernel.bodies import RawBody
-from reservations.nodes.models.partition import OpenTermination, TerminationState, WorkloadState
+from reservations.nodes.models.partition import (
+    OpenTermination,
+    Termination,
+    TerminationState,
+    WorkloadState,
+)
 from reservations.terminations import sweeper
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.outbox import message
@@ -58,7 +63,7 @@ def test_after_the_grace_period_it_is_sent_under_the_termination_id(store, outbo
     assert (message.termination_id, message.workload_id) == ("t-old", "vm-term")
     assert message.requested_at == REQUESTED
     assert queue.deduplication_ids == ["t-old"]
-    assert vm_term(store).termination_deliveries == 1
+    assert vm_term(store).termination.deliveries == 1
 
 
 def test_a_delivered_one_is_sent_again_after_the_confirm_deadline_under_a_new_id(outbox, queue):
@@ -72,8 +77,8 @@ def test_an_outage_of_any_length_is_not_a_delivery(store, outbox, queue):
     queue.down = True
     for hours in range(1, 30):
         assert sweep(outbox, queue, hours * 3600) == {"unsent": 1}
-    assert vm_term(store).termination_deliveries == 0
-    assert vm_term(store).termination_stuck_at is None
+    assert vm_term(store).termination.deliveries == 0
+    assert vm_term(store).termination.stuck_at is None
     queue.down = False
     assert sweep(outbox, queue, 30 * 3600) == {"redelivered": 1}
     assert queue.deduplication_ids == ["t-old"]  # the id of the send that never made it
@@ -82,7 +87,7 @@ def test_an_outage_of_any_length_is_not_a_delivery(store, outbox, queue):
 def test_a_node_without_its_queue_waits_visibly(store, outbox, queue):
     queue.missing.add(QUEUE)
     assert sweep(outbox, queue, 61) == {"waiting_for_queue": 1}
-    assert vm_term(store).termination_deliveries == 0
+    assert vm_term(store).termination.deliveries == 0
 
 
 def test_after_max_deliveries_it_is_flagged_stuck_and_still_sent_slowly(store, outbox, queue):
@@ -91,7 +96,7 @@ def test_after_max_deliveries_it_is_flagged_stuck_and_still_sent_slowly(store, o
         assert sweep(outbox, queue, at) == {"redelivered": 1}
         at += 600
     assert sweep(outbox, queue, at) == {"gave_up": 1}
-    assert vm_term(store).termination_stuck_at is not None
+    assert vm_term(store).termination.stuck_at is not None
     assert sweep(outbox, queue, at + 600) == {"stuck": 1}
     assert sweep(outbox, queue, at + 3600) == {"redelivered": 1}
     assert vm_term(store).state is WorkloadState.TERMINATING
@@ -116,7 +121,7 @@ def test_one_another_sweep_delivered_after_the_index_was_read_is_not_sent_again(
 
     assert sweep(DeliveredMeanwhile.sharing(store), queue, 61) == {"waiting": 1}
     assert queue.deduplication_ids == ["t-old"]  # one send, the other sweep's
-    assert vm_term(store).termination_deliveries == 1
+    assert vm_term(store).termination.deliveries == 1
 
 
 def hanging_sends(store, queue, count: int, timeout: float = 60.0, per_send: float = 3.0):
@@ -124,7 +129,11 @@ def hanging_sends(store, queue, count: int, timeout: float = 60.0, per_send: flo
     ``per_send`` seconds with each send (an SQS that hangs until the client gives up)."""
     partition = store.nodes["node-a"]
     for n in range(count):
-        term = replace(vm_term(store), id=f"vm-t{n:02}", termination_id=f"t-{n:02}")
+        term = replace(
+            vm_term(store),
+            id=f"vm-t{n:02}",
+            termination=replace(vm_term(store).termination, id=f"t-{n:02}"),
+        )
         partition.workloads[term.id] = term
     elapsed = [0.0]
     real_send = queue.send
@@ -195,8 +204,8 @@ def test_a_node_that_reports_failed_after_every_delivery_is_never_flagged_stuck(
         assert sweep(outbox, queue, at) == {"redelivered": 1}
         failed(store, at + 5)
         at += 600
-    assert vm_term(store).termination_stuck_at is None
-    assert vm_term(store).termination_deliveries == 12  # every send counted all the same
+    assert vm_term(store).termination.stuck_at is None
+    assert vm_term(store).termination.deliveries == 12  # every send counted all the same
     assert queue.deduplication_ids[-2:] == ["t-old#r10", "t-old#r11"]
 
 
@@ -212,7 +221,7 @@ def test_a_node_silent_after_a_failed_report_is_flagged_after_max_deliveries_mor
         assert sweep(outbox, queue, at) == {"redelivered": 1}
         at += 600
     assert sweep(outbox, queue, at) == {"gave_up": 1}
-    assert vm_term(store).termination_stuck_at is not None
+    assert vm_term(store).termination.stuck_at is not None
 
 
 def until_stuck(outbox, queue) -> float:
@@ -227,7 +236,7 @@ def until_stuck(outbox, queue) -> float:
 def test_a_failed_report_on_a_stuck_one_opens_it_again_at_the_normal_pace(store, outbox, queue):
     at = until_stuck(outbox, queue)
     failed(store, at + 60)
-    assert vm_term(store).termination_stuck_at is None
+    assert vm_term(store).termination.stuck_at is None
     assert [t.workload.id for t in outbox.listed(TerminationState.OPEN)] == ["vm-term"]
     assert list(outbox.listed(TerminationState.STUCK)) == []
     # The last send was 600 s before the give-up: the confirm deadline, not the stuck pace.
@@ -252,7 +261,7 @@ def test_a_report_between_the_sweepers_read_and_its_flag_keeps_it_open(store, ou
             return read
 
     assert sweep(AnsweredMeanwhile.sharing(store), queue, at) == {"changed": 1}
-    assert vm_term(store).termination_stuck_at is None
+    assert vm_term(store).termination.stuck_at is None
 
 
 def test_the_reclaims_send_and_the_sweepers_carry_the_same_requested_at(store, queue, clock):
@@ -266,15 +275,13 @@ def test_the_reclaims_send_and_the_sweepers_carry_the_same_requested_at(store, q
     assert json.loads(own.to_json()) == json.loads(again.to_json())
 
 
-def terminating(workload_id: str, requested_ago: timedelta | None, **changes: object):
+def terminating(workload_id: str, requested_ago: timedelta | None, **termination: object):
+    requested = None if requested_ago is None else NOW - requested_ago
     return workload(
         workload_id,
         (UNITS[3],),
         state=WorkloadState.TERMINATING,
-        termination_id=f"t-{workload_id}",
-        termination_reservation_id="res-1",
-        termination_requested_at=None if requested_ago is None else NOW - requested_ago,
-        **changes,
+        termination=Termination(f"t-{workload_id}", "res-1", requested_at=requested, **termination),
     )
 
 
@@ -303,15 +310,15 @@ def test_one_given_up_in_a_pass_is_not_sent_and_other_stuck_ones_still_are(store
         terminating(
             "vm-tired",
             timedelta(hours=4),
-            termination_deliveries=POLICY.max_deliveries,
-            termination_last_delivered_at=long_ago,
+            deliveries=POLICY.max_deliveries,
+            last_delivered_at=long_ago,
         ),
         terminating(
             "vm-stuck",
             timedelta(hours=9),
-            termination_deliveries=POLICY.max_deliveries,
-            termination_last_delivered_at=long_ago,
-            termination_stuck_at=long_ago,
+            deliveries=POLICY.max_deliveries,
+            last_delivered_at=long_ago,
+            stuck_at=long_ago,
         ),
     )
     del store.nodes["node-a"].workloads["vm-term"]
@@ -327,8 +334,8 @@ def test_giving_up_emits_the_metric_the_stack_alarms_on(store, queue, emitted):
         terminating(
             "vm-tired",
             timedelta(hours=4),
-            termination_deliveries=POLICY.max_deliveries,
-            termination_last_delivered_at=NOW - timedelta(hours=1),
+            deliveries=POLICY.max_deliveries,
+            last_delivered_at=NOW - timedelta(hours=1),
         ),
     )
     sweeper.sweep(NOW, POLICY, store, queue.send)
@@ -358,8 +365,11 @@ def test_a_closed_termination_is_recorded_at_the_time_the_report_was_applied(sto
 def _delivered_to_the_limit(store, queue):
     tired = replace(
         vm_term(store),
-        termination_deliveries=POLICY.max_deliveries,
-        termination_last_delivered_at=REQUESTED,
+        termination=replace(
+            vm_term(store).termination,
+            deliveries=POLICY.max_deliveries,
+            last_delivered_at=REQUESTED,
+        ),
     )
     store.nodes["node-a"].workloads["vm-term"] = tired
 
@@ -401,8 +411,7 @@ def test_a_stuck_termination_of_a_node_without_an_owner_names_no_owner():
         "vm-term",
         (UNITS[4],),
         state=WorkloadState.TERMINATING,
-        termination_id="t-old",
-        termination_deliveries=3,
+        termination=Termination(id="t-old", deliveries=3),
     )
     stuck = sweeper.stuck_event(OpenTermination("node-a", terminating), None, NOW)
     assert stuck.owner_org_id == ""
@@ -415,6 +424,6 @@ def test_a_stuck_termination_of_a_node_without_an_owner_names_no_owner():
 
 def test_a_termination_stored_without_its_reservation_is_sent_naming_none():
     stored = workload("vm-old", (UNITS[0],), state=WorkloadState.TERMINATING,
-                      termination_id="t-old", termination_requested_at=NOW)  # fmt: skip
+                      termination=Termination(id="t-old", requested_at=NOW))  # fmt: skip
     sent = message(OpenTermination("node-a", stored), NOW + timedelta(minutes=5))
     assert (sent.termination_id, sent.reservation_id, sent.requested_at) == ("t-old", "", NOW)

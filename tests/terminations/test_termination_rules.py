@@ -11,7 +11,13 @@ import pytest
 
 from devstack import template
 from reservations.kernel.ids import MAX_TERMINATION_ID
-from reservations.nodes.models.partition import Tier, Workload, WorkloadKind, WorkloadState
+from reservations.nodes.models.partition import (
+    Termination,
+    Tier,
+    Workload,
+    WorkloadKind,
+    WorkloadState,
+)
 from reservations.terminations.models import SpotTermination, TerminationReport
 from reservations.terminations.rules.delivery import (
     RedeliveryPolicy,
@@ -47,14 +53,16 @@ def terminating(
         org_id="org-spot",
         unit_ids=("0000:04:00.0",),
         state=WorkloadState.TERMINATING,
-        termination_id="t-1",
-        termination_requested_at=T0,
-        termination_deliveries=deliveries,
-        termination_last_delivered_at=last,
-        termination_stuck_at=stuck,
-        termination_reported_deliveries=reported or 0,
-        termination_last_reported_at=None if reported is None else at(1),
-        termination_failed_reports=0 if reported is None else 1,
+        termination=Termination(
+            id="t-1",
+            requested_at=T0,
+            deliveries=deliveries,
+            last_delivered_at=last,
+            stuck_at=stuck,
+            reported_deliveries=reported or 0,
+            last_reported_at=None if reported is None else at(1),
+            failed_reports=0 if reported is None else 1,
+        ),
     )
 
 

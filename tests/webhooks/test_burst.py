@@ -20,7 +20,7 @@ from reservations.webhooks.models.domain import DeliveryState, SigningSecrets, S
 from reservations.webhooks.rules.fanout import deliveries_for
 from reservations.webhooks.sender import SenderPorts
 from tests.support import event_scenario as s
-from tests.support.webhook_fakes import FakeDeliveryQueue, FakeWebhookStore
+from tests.support.webhook_fakes import FakeDeliveryQueue, FakeDeliveryStore
 from tests.support.webhook_receiver import Received, garbage, status
 
 pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
@@ -67,7 +67,7 @@ def verified(secret: str, request: Received, monkeypatch) -> object:  # type: ig
 def test_a_burst_to_receivers_failing_half_the_time_arrives_whole_and_verified(
     clock, make_client, receivers, monkeypatch
 ):
-    store, queue = FakeWebhookStore(), FakeDeliveryQueue(clock)
+    store, queue = FakeDeliveryStore(), FakeDeliveryQueue(clock)
     ports = SenderPorts(store, queue, make_client(seconds=1.0, allow_local=True), clock,
                         jitter=lambda: 0.5)  # fmt: skip
     endpoints = {kind: receivers(answer=HalfFailing()) for kind in SECRETS}

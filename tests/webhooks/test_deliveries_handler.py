@@ -30,8 +30,8 @@ from reservations.webhooks.models.domain import (
     Subscription,
 )
 from reservations.webhooks.rules.attempts import MAX_ATTEMPTS, after_attempt
-from reservations.webhooks.table.deliveries import WebhookTable
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.deliveries import DeliveryTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 from tests.support.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.moto
@@ -68,14 +68,14 @@ def world(aws: Any, load_fleet: Any, monkeypatch: pytest.MonkeyPatch, receiver) 
     settings.cache_clear()
     made = Subscription(SUBSCRIPTION, "org-spotbuyer", receiver.local_url(),
                         SigningSecrets(SECRET), START)  # fmt: skip
-    HookTable().commit(SubscriptionCreate("w-1", made, 0))
+    SubscriptionTable().commit(SubscriptionCreate("w-1", made, 0))
     yield url
     settings.cache_clear()
 
 
 def attempts(event_id: str, results: list[AttemptResult], start: datetime) -> None:
     """The attempts the sender would have recorded, one a minute from ``start``."""
-    table = WebhookTable()
+    table = DeliveryTable()
     request = DeliveryRequest(subscriptionId=SUBSCRIPTION, orgId="org-spotbuyer",
                               eventId=event_id, eventType="workload.terminated",
                               body='{"id":"' + event_id + '"}')  # fmt: skip
@@ -133,7 +133,7 @@ def test_a_failed_delivery_retried_by_hand_is_attempted_once_more_and_delivered(
     functions, world, receiver
 ):
     attempts("evt-lost", [AttemptResult(status=503)] * MAX_ATTEMPTS, START)
-    stored = WebhookTable().load_delivery(SUBSCRIPTION, "evt-lost")
+    stored = DeliveryTable().load_delivery(SUBSCRIPTION, "evt-lost")
     assert stored is not None
     assert stored.state is DeliveryState.FAILED
     answer = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-lost")
@@ -153,7 +153,7 @@ def test_a_failed_delivery_retried_by_hand_is_attempted_once_more_and_delivered(
     assert {r.headers["webhook-id"] for r in receiver.received} == {"evt-lost"}
     for request in receiver.received:
         Webhook(SECRET).verify(request.body, request.headers)
-    delivered = WebhookTable().load_delivery(SUBSCRIPTION, "evt-lost")
+    delivered = DeliveryTable().load_delivery(SUBSCRIPTION, "evt-lost")
     assert delivered is not None
     assert (delivered.state, delivered.attempts) == (DeliveryState.DELIVERED, MAX_ATTEMPTS + 1)
     listed = call(functions, endpoints.LIST_DELIVERIES, BUYER, query={"limit": "1"})
@@ -180,9 +180,9 @@ def test_a_retry_on_a_disabled_subscription_is_refused_and_nothing_is_queued(
     functions, world, receiver
 ):
     attempts("evt-lost", [AttemptResult(status=503)] * MAX_ATTEMPTS, START)
-    subscription = HookTable().load_subscription("org-spotbuyer", SUBSCRIPTION)
+    subscription = SubscriptionTable().load_subscription("org-spotbuyer", SUBSCRIPTION)
     assert subscription is not None
-    WebhookTable().put_subscription(subscription.disabled(START + timedelta(days=5)))
+    DeliveryTable().put_subscription(subscription.disabled(START + timedelta(days=5)))
     answer = call(functions, endpoints.RETRY_DELIVERY, BUYER, event_id="evt-lost",
                   idempotency_key="retry-disabled")  # fmt: skip
     assert (answer.status, answer.body["code"]) == (409, "subscription_disabled")

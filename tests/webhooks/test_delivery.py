@@ -22,7 +22,7 @@ from reservations.webhooks.models.domain import (
     SubscriptionStatus,
 )
 from reservations.webhooks.sender import SenderPorts
-from tests.support.webhook_fakes import Clock, Crash, FakeDeliveryQueue, FakeWebhookStore
+from tests.support.webhook_fakes import Clock, Crash, FakeDeliveryQueue, FakeDeliveryStore
 from tests.support.webhook_receiver import Received, garbage, hang, status
 
 pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
@@ -61,7 +61,7 @@ class World:
 
     def __init__(self, clock: Clock, client, jitter: float = 0.5) -> None:
         self.clock = clock
-        self.store = FakeWebhookStore()
+        self.store = FakeDeliveryStore()
         self.queue = FakeDeliveryQueue(clock)
         self.ports = SenderPorts(self.store, self.queue, client, clock, jitter=lambda: jitter)
 

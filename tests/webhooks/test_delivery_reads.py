@@ -31,7 +31,7 @@ from reservations.webhooks.models.domain import (
     Subscription,
 )
 from tests.support.fakes import FakeClock, FakeTable
-from tests.support.hook_fakes import FakeHooks
+from tests.support.hook_fakes import FakeSubscriptionStore
 from tests.support.use_cases import NOW
 
 pytestmark = pytest.mark.disable_socket
@@ -45,8 +45,8 @@ KEY = b"k" * 32
 BODY = '{"id":"evt-1"}'
 
 
-def store() -> FakeHooks:
-    hooks = FakeHooks(FakeTable(FakeClock(NOW)))
+def store() -> FakeSubscriptionStore:
+    hooks = FakeSubscriptionStore(FakeTable(FakeClock(NOW)))
     for org, hook in (("org-buyer", HOOK), ("org-buyer", "whsub-2"), ("org-other", "whsub-3")):
         hooks.subscriptions[(org, hook)] = Subscription(
             hook, org, "https://hooks.example.com/", SigningSecrets("whsec_x"), NOW
@@ -64,7 +64,9 @@ def attempt(hook: str, n: int) -> DeliveryAttempt:
     )  # fmt: skip
 
 
-def events(limit: str | None, cursor: str | None, hooks: FakeHooks) -> tuple[list[str], str | None]:
+def events(
+    limit: str | None, cursor: str | None, hooks: FakeSubscriptionStore
+) -> tuple[list[str], str | None]:
     page = list_deliveries(CALLER, HOOK, limit, cursor, hooks, KEY)
     return [item.event_id for item in page.items], page.next_cursor
 

@@ -25,9 +25,9 @@ from reservations.webhooks.models.domain import (
     SigningSecrets,
     Subscription,
 )
-from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table.deliveries import DeliveryTable
 from reservations.webhooks.table.items import attempt_sk
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 
 pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
 
@@ -43,7 +43,7 @@ def hook(subscription_id: str) -> Subscription:
 
 
 def test_the_counter_conditions_every_subscribe_and_delete_and_a_rotation_its_secret(aws):
-    table = HookTable()
+    table = SubscriptionTable()
     assert table.load_hooks("org-acme").count == 0
     table.commit(SubscriptionCreate("w-1", hook("whsub-1"), 0))  # no counter yet: 0
     with pytest.raises(WriteConflict):
@@ -78,11 +78,11 @@ def attempt(minute: int, number: int = 1) -> DeliveryAttempt:
 
 
 def test_the_attempts_are_read_newest_first_from_before_the_one_named(aws):
-    table = WebhookTable()
+    table = DeliveryTable()
     for minute in range(1, 6):
         delivery = Delivery("whsub-1", f"evt-{minute}", "workload.terminated", "{}")
         table.record_attempt(None, replace(delivery, attempts=1), attempt(minute))
-    hooks = HookTable()
+    hooks = SubscriptionTable()
     first = hooks.attempts_page("whsub-1", None, 2)
     assert [a.event_id for a in first] == ["evt-5", "evt-4"]
     assert first[0] == replace(attempt(5), next_attempt_at=None)
@@ -106,7 +106,7 @@ def test_a_page_is_one_query_naming_what_it_uses_and_reading_one_more_at_most(aw
         return query(**request)
 
     monkeypatch.setattr(dynamodb, "query", spy)
-    HookTable().attempts_page("whsub-1", None, 2)
+    SubscriptionTable().attempts_page("whsub-1", None, 2)
     [request] = asked
     named = set(re.findall(r":\w+", request["KeyConditionExpression"]))
     assert named == set(request["ExpressionAttributeValues"])
@@ -114,7 +114,7 @@ def test_a_page_is_one_query_naming_what_it_uses_and_reading_one_more_at_most(aw
 
 
 def test_a_keyed_answer_is_kept_once_and_read_back(aws):
-    table = HookTable()
+    table = SubscriptionTable()
     outcome = Outcome(201, '{"id":"whsub-1"}', (("Location", "/v1/webhooks/whsub-1"),))
     answer = AnswerRecord(IdempotentRequest("scope-1", "hash-1"), outcome, AT,
                           AT + timedelta(hours=24))  # fmt: skip
@@ -129,7 +129,7 @@ def test_a_hook_write_is_one_transaction_under_its_write_id_with_the_keys_record
     sent: list[tuple[Any, ...]] = []
     monkeypatch.setattr(transactions, "run", lambda *call: sent.append(call))
     answer = AnswerRecord(IdempotentRequest("scope-1", "hash-1"), Outcome(201, "{}"), AT, AT)
-    HookTable().commit(SubscriptionCreate("w-1", hook("whsub-1"), 0), answer)
+    SubscriptionTable().commit(SubscriptionCreate("w-1", hook("whsub-1"), 0), answer)
     [(actions, token, record_at)] = sent
     assert (token, record_at) == ("w-1", len(actions) - 1)
     assert from_attributes(actions[-1]["Put"]["Item"])["PK"] == "IDEMPOTENCY#scope-1"
@@ -145,5 +145,5 @@ def test_an_orgs_hooks_are_read_consistently(monkeypatch):
     monkeypatch.setattr(
         queries, "clients", SimpleNamespace(dynamodb=lambda: SimpleNamespace(query=query))
     )
-    assert HookTable().load_hooks("org-acme").count == 0
+    assert SubscriptionTable().load_hooks("org-acme").count == 0
     assert [request["ConsistentRead"] for request in asked] == [True]

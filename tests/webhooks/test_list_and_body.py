@@ -190,13 +190,13 @@ def test_each_webhook_write_says_it_committed_naming_the_subscription_and_counts
 def test_a_subscribe_that_always_loses_says_so_and_is_the_409_naming_why(caplog):
     from reservations.kernel.errors import Conflict
     from reservations.kernel.writes import WriteConflict
-    from tests.support.hook_fakes import FakeHooks
+    from tests.support.hook_fakes import FakeSubscriptionStore
 
     caplog.set_level(logging.DEBUG, logger="reservations")
     clock = FakeClock(NOW)
     the_ports = ports(FakeTable(clock), clock, new_secret=lambda: "whsec_" + "0" * 44)
     hooks = the_ports.webhooks
-    assert isinstance(hooks, FakeHooks)
+    assert isinstance(hooks, FakeSubscriptionStore)
 
     def someone_else_always_wrote_first(_write: object) -> None:
         raise WriteConflict("ConditionalCheckFailed")
@@ -215,9 +215,9 @@ def test_a_subscribe_that_always_loses_says_so_and_is_the_409_naming_why(caplog)
 
 def test_a_key_without_events_read_does_not_see_its_own_orgs_subscription():
     from reservations.webhooks.subscriptions import get_subscription
-    from tests.support.hook_fakes import FakeHooks
+    from tests.support.hook_fakes import FakeSubscriptionStore
 
-    hooks = FakeHooks(FakeTable(FakeClock(NOW)))
+    hooks = FakeSubscriptionStore(FakeTable(FakeClock(NOW)))
     hooks.subscriptions[("org-buyer", "whsub-1")] = subscription("whsub-1")
     assert get_subscription(CALLER, "whsub-1", hooks).id == "whsub-1"
     reader = Caller("key-ro", "org-buyer", frozenset({"reservation.read"}), key_hash="hash-ro")
@@ -227,7 +227,7 @@ def test_a_key_without_events_read_does_not_see_its_own_orgs_subscription():
 
 def test_a_subscribe_past_the_limit_is_counted_as_a_subscribe_refusal(monkeypatch):
     from reservations.kernel.errors import SubscriptionLimit
-    from tests.support.hook_fakes import FakeHooks
+    from tests.support.hook_fakes import FakeSubscriptionStore
 
     counted: list[tuple[str, object, float]] = []
     monkeypatch.setattr(
@@ -238,7 +238,7 @@ def test_a_subscribe_past_the_limit_is_counted_as_a_subscribe_refusal(monkeypatc
     clock = FakeClock(NOW)
     the_ports = ports(FakeTable(clock), clock, new_secret=lambda: "whsec_" + "0" * 44)
     hooks = the_ports.webhooks
-    assert isinstance(hooks, FakeHooks)
+    assert isinstance(hooks, FakeSubscriptionStore)
     hooks.counts["org-buyer"] = 10
     raw = RawBody(json.dumps({"url": URL}))
     with pytest.raises(SubscriptionLimit):

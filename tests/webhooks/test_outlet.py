@@ -14,14 +14,16 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from reservations.kernel import clock
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
-from reservations.webhooks.table import outlet as webhook_outlet
-from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.rules.fanout import pending_deliveries
+from reservations.webhooks.table import relay_outlet as webhook_outlet
+from reservations.webhooks.table.deliveries import DeliveryTable
 from reservations.webhooks.table.items import delivery_key
-from reservations.webhooks.table.outlet import WebhookDeliveries
+from reservations.webhooks.table.relay_outlet import WebhookOutlet
 from tests.support import event_scenario as s
 
 pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
@@ -48,7 +50,7 @@ def queue(aws: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def subscribe(subscription_id: str, org_id: str) -> None:
     url = "https://hooks.example.com/"
-    WebhookTable().put_subscription(
+    DeliveryTable().put_subscription(
         Subscription(subscription_id, org_id, url, SigningSecrets("x"), s.T0)
     )
 
@@ -62,7 +64,7 @@ def queued(url: str) -> list[DeliveryRequest]:
 
 def test_every_delivery_is_queued_in_batches_of_ten_each_claimed_pending_with_an_expiry(queue, aws):
     before = int(time.time())
-    assert WebhookDeliveries().deliver([TERMINATED]) == set()
+    assert WebhookOutlet().deliver([TERMINATED]) == set()
     after = int(time.time())
     requests = queued(queue)
     expected = {f"whsub-acme{n:02d}" for n in range(11)} | {"whsub-platform"}
@@ -97,7 +99,7 @@ def test_an_event_not_all_queued_or_not_read_is_reported_and_the_platform_read_o
     monkeypatch.setattr(webhook_outlet.time, "monotonic", lambda: now[0])
     sqs = FailingSqs()
     monkeypatch.setattr(clients.sqs(), "send_message_batch", sqs.send_message_batch)
-    outlet = WebhookDeliveries()
+    outlet = WebhookOutlet()
     # TERMINATED: 12 messages, 2 batches, the second failing; PLACED: the same.
     assert outlet.deliver([TERMINATED]) == {TERMINATED.id}
     assert [len(batch) for batch in sqs.batches] == [10, 2]
@@ -129,7 +131,7 @@ def test_the_platforms_org_is_read_consistently(monkeypatch):
         return {"Item": to_attributes({"orgId": "org-platform"})}
 
     monkeypatch.setattr(clients, "dynamodb", lambda: SimpleNamespace(get_item=get_item))
-    assert WebhookDeliveries()._platform_org_id() == "org-platform"
+    assert WebhookOutlet()._platform_org_id() == "org-platform"
     assert asked == [
         {
             "TableName": "ReservationsTable",
@@ -153,18 +155,20 @@ def test_a_claimed_delivery_expires_its_retention_after_now_in_utc_whatever_the_
     put: list[dict[str, Any]] = []
     dynamodb = SimpleNamespace(put_item=lambda **request: put.append(request))
     monkeypatch.setattr(clients, "dynamodb", lambda: dynamodb)
-    monkeypatch.setattr(webhook_outlet, "datetime", _March1st)
+    monkeypatch.setattr(clock, "datetime", _March1st)
     monkeypatch.setenv("TZ", "Europe/Berlin")
     time.tzset()
+    retention = settings().history_retention_days
     try:
-        request = DeliveryRequest(
-            subscriptionId="whsub-1", orgId="org-acme", eventId="evt-1",
-            eventType="workload.placed", body="{}",
-        )  # fmt: skip
-        assert WebhookDeliveries()._claim(request) is True
+        hook = Subscription("whsub-1", "org-platform", "https://hooks.example.com/",
+                            SigningSecrets("x"), s.T0)  # fmt: skip
+        now = clock.utc_now()
+        [made] = pending_deliveries(
+            TERMINATED, {"org-platform": [hook]}, "org-platform", now, retention
+        )
+        assert WebhookOutlet()._claim(made) is True
     finally:
         monkeypatch.undo()
         time.tzset()
-    retention = timedelta(days=settings().history_retention_days)
-    expected = int((datetime(2026, 3, 1, 12, 0, tzinfo=UTC) + retention).timestamp())
-    assert from_attributes(put[0]["Item"])["expiresAtEpoch"] == expected
+    expected = datetime(2026, 3, 1, 12, 0, tzinfo=UTC) + timedelta(days=retention)
+    assert from_attributes(put[0]["Item"])["expiresAtEpoch"] == int(expected.timestamp())

@@ -26,9 +26,9 @@ from reservations.webhooks.models.domain import (
     SubscriptionStatus,
 )
 from reservations.webhooks.rules.attempts import after_attempt
-from reservations.webhooks.table.deliveries import WebhookTable
-from reservations.webhooks.table.outlet import WebhookDeliveries
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.deliveries import DeliveryTable
+from reservations.webhooks.table.relay_outlet import WebhookOutlet
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay, name_workload_orgs, write_events
 
@@ -72,7 +72,9 @@ def world(aws: Any, load_fleet: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
         org = s.CALLERS[kind][1]
         made = Subscription(subscription_id, org, "https://hooks.example.com/" + kind,
                             SigningSecrets("whsec_x"), NOW, types=types, status=status)  # fmt: skip
-        HookTable().commit(SubscriptionCreate("w-" + subscription_id, made, counts.get(org, 0)))
+        SubscriptionTable().commit(
+            SubscriptionCreate("w-" + subscription_id, made, counts.get(org, 0))
+        )
         counts[org] = counts.get(org, 0) + 1
     yield url
     settings.cache_clear()
@@ -124,20 +126,20 @@ def test_a_delivery_the_sender_attempted_is_not_queued_again_one_not_attempted_i
     [stored] = write_events(
         [e for e in s.every_type(recent()) if e.event.type.value == "workload.terminated"]
     )
-    outlet = WebhookDeliveries()
+    outlet = WebhookOutlet()
     assert outlet.deliver([stored]) == set()
     first = queued(world)
     assert len(first) == 3  # the operator's, the owner's and the buyer's subscriptions
     attempted = next(r for r in first if r.subscription_id == "whsub-owner0000000000000")
     after, record = after_attempt(None, attempted, 1, AttemptResult(status=200), NOW, 0.5)
-    before = WebhookTable().load_delivery(attempted.subscription_id, attempted.event_id)
-    WebhookTable().record_attempt(before, after, record)
+    before = DeliveryTable().load_delivery(attempted.subscription_id, attempted.event_id)
+    DeliveryTable().record_attempt(before, after, record)
     assert outlet.deliver([stored]) == set()  # a replayed stream record
     again = queued(world)
     assert sorted(r.subscription_id for r in again) == sorted(
         r.subscription_id for r in first if r is not attempted
     )
-    delivery = WebhookTable().load_delivery(attempted.subscription_id, attempted.event_id)
+    delivery = DeliveryTable().load_delivery(attempted.subscription_id, attempted.event_id)
     assert delivery is not None
     assert delivery.attempts == 1
 

@@ -19,7 +19,7 @@ from devstack.functions import FakeContext, load_function
 from devstack.sqs_events import sqs_event
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
-from reservations.webhooks.table.deliveries import WebhookTable
+from reservations.webhooks.table.deliveries import DeliveryTable
 from reservations.webhooks.table.items import delivery_pk
 from tests.support.webhook_receiver import Receiver, status
 
@@ -48,7 +48,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 def subscribe(url: str) -> None:
-    WebhookTable().put_subscription(
+    DeliveryTable().put_subscription(
         Subscription(
             id="whsub-h1", org_id="org-spotbuyer", url=url, secrets=SigningSecrets(SECRET),
             created_at=datetime.now(UTC),
@@ -115,7 +115,7 @@ def test_a_failed_attempt_is_recorded_and_its_message_held_until_the_next(sender
     # Held: the message is not visible again now (its visibility runs to the next attempt).
     again = boto3.client("sqs").receive_message(QueueUrl=url, MaxNumberOfMessages=10)
     assert again.get("Messages", []) == []
-    subscription = WebhookTable().load_subscription("org-spotbuyer", "whsub-h1")
+    subscription = DeliveryTable().load_subscription("org-spotbuyer", "whsub-h1")
     assert subscription is not None
     assert subscription.failing_since is not None
 

@@ -29,7 +29,7 @@ from reservations.webhooks.models.domain import (
 from reservations.webhooks.rules.attempts import Health
 from reservations.webhooks.rules.signing import delivery_headers
 from reservations.webhooks.sender import ReceivedMessage, SenderPorts, deliver_batch
-from tests.support.webhook_fakes import FakeWebhookStore
+from tests.support.webhook_fakes import FakeDeliveryStore
 
 pytestmark = pytest.mark.disable_socket
 
@@ -75,7 +75,7 @@ class Holder:
         self.held.append((receipt_handle, until, now))
 
 
-class Store(FakeWebhookStore):
+class Store(FakeDeliveryStore):
     """The fake store, recording what the sender asks of it; ``conflict``: another copy
     recorded first; ``healthy``: what update_health answers (None: the fake's own)."""
 

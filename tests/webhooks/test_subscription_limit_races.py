@@ -19,7 +19,7 @@ from reservations.webhooks.models.domain import (
     SigningSecrets,
     Subscription,
 )
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 from tests.support import state
 from tests.support.forks import barrier_after_first_read, concurrently
 
@@ -40,7 +40,7 @@ def test_concurrent_subscribes_for_the_last_two_places_make_exactly_ten(
 ):
     keys = [{"key": KEY, "orgId": ORG, "permissions": ["events.read"]}]
     load_emulated_fleet(f.fleet([], extra_keys=keys))
-    table = HookTable()
+    table = SubscriptionTable()
     for n in range(TAKEN):
         made = Subscription(f"whsub-taken{n:015d}", ORG, "https://hooks.example.com/x",
                             SigningSecrets("whsec_x"), parse_time("2026-12-01T00:00:00Z"))  # fmt: skip

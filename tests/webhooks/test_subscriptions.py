@@ -34,7 +34,7 @@ from reservations.webhooks.subscriptions import (
     subscribe_spec,
 )
 from tests.support.fakes import FakeClock, FakeTable, ports
-from tests.support.hook_fakes import FakeHooks
+from tests.support.hook_fakes import FakeSubscriptionStore
 from tests.support.use_cases import NOW
 
 pytestmark = pytest.mark.disable_socket
@@ -59,9 +59,9 @@ class World:
         )
 
     @property
-    def hooks(self) -> FakeHooks:
+    def hooks(self) -> FakeSubscriptionStore:
         hooks = self.ports.webhooks
-        assert isinstance(hooks, FakeHooks)
+        assert isinstance(hooks, FakeSubscriptionStore)
         return hooks
 
     def subscribe(self, caller: Caller = BUYER, key: str | None = None, **body: Any) -> Any:

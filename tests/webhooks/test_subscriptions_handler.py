@@ -16,7 +16,7 @@ from reservations import endpoints
 from reservations.kernel.http import resolver
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import MAX_SUBSCRIPTIONS_PER_ORG, is_secret
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 from tests.support.ports import swap_ports
 
 pytestmark = pytest.mark.moto
@@ -193,7 +193,7 @@ def test_a_rotation_shows_the_new_secret_and_both_sign_for_a_day(functions, orgs
     new = rotated.body["secret"]
     assert is_secret(new)
     assert new != made["secret"]
-    stored = HookTable().load_subscription("org-spotbuyer", made["id"])
+    stored = SubscriptionTable().load_subscription("org-spotbuyer", made["id"])
     assert stored is not None
     assert stored.secrets.current == new
     assert stored.secrets.previous == made["secret"]
@@ -282,7 +282,7 @@ def test_a_keyed_rotation_replays_its_answer_byte_for_byte_and_rotates_once(
     first = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", made["id"],
                  idempotency_key="rot-1")  # fmt: skip
     assert first.status == 200
-    stored = HookTable().load_subscription("org-spotbuyer", made["id"])
+    stored = SubscriptionTable().load_subscription("org-spotbuyer", made["id"])
     assert stored is not None
     for later, body in ((timedelta(0), None), (timedelta(hours=23, minutes=59), {})):
         hook_clock[0] += later
@@ -291,12 +291,12 @@ def test_a_keyed_rotation_replays_its_answer_byte_for_byte_and_rotates_once(
         assert (again.status, again.body_text) == (first.status, first.body_text)
         assert again.headers["idempotent-replayed"] == "true"
         # No third secret: the stored secrets are the first rotation's.
-        assert HookTable().load_subscription("org-spotbuyer", made["id"]) == stored
+        assert SubscriptionTable().load_subscription("org-spotbuyer", made["id"]) == stored
     other = subscribe(functions).body["id"]
     reused = call(functions, endpoints.ROTATE_WEBHOOK_SECRET, "buyer", other,
                   idempotency_key="rot-1")  # fmt: skip
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
-    untouched = HookTable().load_subscription("org-spotbuyer", other)
+    untouched = SubscriptionTable().load_subscription("org-spotbuyer", other)
     assert untouched is not None
     assert untouched.secrets.previous is None
     # Once the key's 24 hours are over, the same key acts again: a new secret.
@@ -323,7 +323,7 @@ def test_a_keyed_subscribe_replayed_within_a_day_makes_one_subscription_and_one_
         assert again.headers["idempotent-replayed"] == "true"
     listed = call(functions, endpoints.LIST_WEBHOOKS, "buyer").body["items"]
     assert [item["id"] for item in listed] == [first.body["id"]]
-    stored = HookTable().load_subscription("org-spotbuyer", first.body["id"])
+    stored = SubscriptionTable().load_subscription("org-spotbuyer", first.body["id"])
     assert stored is not None
     assert stored.secrets.current == first.body["secret"]
     for changed in ({**body, "description": "other"}, {"url": URL}):

@@ -23,7 +23,7 @@ from reservations.webhooks.models.domain import (
     SubscriptionStatus,
 )
 from reservations.webhooks.rules.attempts import Health
-from reservations.webhooks.table.deliveries import DeliveryQueue, WebhookTable
+from reservations.webhooks.table.deliveries import DeliveryQueue, DeliveryTable
 from reservations.webhooks.table.items import delivery_key, subscription_key
 
 pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
@@ -52,7 +52,7 @@ def stored(aws: Any, key: dict[str, str]) -> dict[str, Any] | None:
 
 
 def test_an_attempt_is_recorded_only_over_the_delivery_as_it_was_read(aws):
-    table = WebhookTable()
+    table = DeliveryTable()
     table.record_attempt(None, FIRST, attempt(1))
     with pytest.raises(WriteConflict):
         table.record_attempt(None, FIRST, attempt(1))  # another copy recorded the first
@@ -70,7 +70,7 @@ def test_an_attempt_is_recorded_only_over_the_delivery_as_it_was_read(aws):
 
 
 def test_each_health_change_holds_only_while_what_it_assumes_does(aws):
-    table = WebhookTable()
+    table = DeliveryTable()
     key = subscription_key("org-acme", "whsub-1")
     assert table.update_health(SUBSCRIPTION, Health.UNCHANGED, AT) is True
     assert stored(aws, key) is None  # nothing written for no change
@@ -135,7 +135,7 @@ def test_a_message_is_held_until_its_next_attempt_rounded_up_within_sqs_bounds(
 
 
 def test_a_pending_delivery_is_abandoned_as_failed_unless_it_changed_since_read(aws):
-    table = WebhookTable()
+    table = DeliveryTable()
     assert table.load_delivery("whsub-1", "evt-9") is None
     table.record_attempt(None, FIRST, attempt(1))
     table.abandon(replace(FIRST, attempts=2), "the subscription is disabled")  # stale read

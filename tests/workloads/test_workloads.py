@@ -27,6 +27,7 @@ from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import (
     Node,
     ReservationStatus,
+    Termination,
     TerminationState,
     Tier,
     WorkloadState,
@@ -63,9 +64,9 @@ def node_store(clock: FakeClock) -> FakeTable:
         "vm-term",
         (TERMINATING,),
         state=WorkloadState.TERMINATING,
-        termination_id="t-1",
-        termination_reservation_id="res-1",
-        termination_requested_at=NOW - timedelta(minutes=1),
+        termination=Termination(
+            id="t-1", reservation_id="res-1", requested_at=NOW - timedelta(minutes=1)
+        ),
     )
     store.add(
         Node("node-a", "org-acme", queue_url=QUEUE),

@@ -46,16 +46,16 @@ def stuck_rows(terminations: Iterable[OpenTermination], now: datetime) -> list[t
     """One row per stuck termination, oldest request first."""
     rows: list[tuple[str, ...]] = []
     for termination in terminations:
-        workload = termination.workload
-        requested = workload.termination_requested_at
-        last = workload.termination_last_delivered_at
+        workload, record = termination.workload, termination.termination
+        requested = record.requested_at
+        last = record.last_delivered_at
         rows.append(
             (
                 termination.node_id,
                 workload.id,
                 termination.termination_id,
                 age(now - requested) if requested else "?",
-                str(workload.termination_deliveries),
+                str(record.deliveries),
                 format_time(last) if last else "-",
             )
         )
@@ -84,7 +84,7 @@ def redrive(store: TerminationTable, sqs: object, node_id: str, workload_id: str
         return 1
     result = deliver(termination, utc_now(), store, partial(send_termination, sqs=sqs))
     if result is SendResult.ACCEPTED:
-        count = termination.workload.termination_deliveries + 1
+        count = termination.termination.deliveries + 1
         print(f"sent {termination.termination_id} to node {node_id} (delivery {count})")
         return 0
     if result is SendResult.NO_QUEUE:

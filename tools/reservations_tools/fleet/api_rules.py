@@ -40,6 +40,7 @@ from reservations.nodes.models.partition import (
     NodeSnapshot,
     Reservation,
     ReservationStatus,
+    Termination,
     Workload,
     WorkloadState,
 )
@@ -199,6 +200,16 @@ def _stated_workload(
     sweeper, and its message must name the reservation the units go back to."""
     terminating = stated.state is WorkloadState.TERMINATING
     reservation_id = fleet_node.termination_reservation_id(stated, node, loaded_at)
+    termination_id = stated.termination_id or (
+        fleet_termination_id(fleet_node.id, stated.id) if terminating else None
+    )
+    termination = None
+    if termination_id is not None:
+        termination = Termination(
+            termination_id,
+            reservation_id=reservation_id if terminating else None,
+            requested_at=loaded_at if terminating else None,
+        )
     return Workload(
         id=stated.id,
         kind=stated.kind,
@@ -206,10 +217,7 @@ def _stated_workload(
         org_id=stated.org_id,
         unit_ids=tuple(stated.unit_ids),
         state=stated.state,
-        termination_id=stated.termination_id
-        or (fleet_termination_id(fleet_node.id, stated.id) if terminating else None),
-        termination_reservation_id=reservation_id if terminating else None,
-        termination_requested_at=loaded_at if terminating else None,
+        termination=termination,
     )
 
 

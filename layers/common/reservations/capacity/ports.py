@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reservations.nodes import NodePorts
-from reservations.terminations import ports as termination_ports
+from reservations.terminations import BatchSender
 
 
 @dataclass(frozen=True, kw_only=True)
 class CapacityPorts(NodePorts):
     """The node store and the reclaim's batch send."""
 
-    send_terminations: termination_ports.BatchSender
+    send_terminations: BatchSender

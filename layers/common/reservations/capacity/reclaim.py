@@ -42,7 +42,7 @@ from reservations.nodes import (
     node_partition,
     with_events,
 )
-from reservations.terminations import outbox, termination_requested
+from reservations.terminations import opened_by, send_committed, termination_requested
 
 
 def decide(
@@ -152,8 +152,8 @@ def send_terminations(
     """After the commit: one message per new termination to the node's queue; what cannot
     be sent is still open on its workload, and the sweeper delivers it."""
     assert snapshot is not None  # a reclaim is only decided on a node it read
-    opened = outbox.committed(write, snapshot.workloads)
-    outbox.send_committed(snapshot.node, opened, ports.send_terminations, now)
+    opened = opened_by(write, snapshot.workloads)
+    send_committed(snapshot.node, opened, ports.send_terminations, now)
 
 
 RECLAIM: WriteSpec[CapacityRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(

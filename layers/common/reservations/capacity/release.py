@@ -31,7 +31,7 @@ from reservations.nodes import (
     node_partition,
     with_events,
 )
-from reservations.reservations import changes
+from reservations.reservations import change, committed, decided
 
 
 def decide(
@@ -44,10 +44,10 @@ def decide(
     body, reservation = request.body, acted_on[1]
     released = released_after_release(reservation, body.unit_ids)
     lent = tuple(sorted(body.unit_ids))
-    release = changes.change(
+    release = change(
         "release", caller, acted_on, request, now, released_after=released, unit_ids=lent
     )
-    return changes.decided(acted_on, release, dry_run=body.dry_run)
+    return decided(acted_on, release, dry_run=body.dry_run)
 
 
 def release_events(
@@ -72,5 +72,5 @@ RELEASE: WriteSpec[CapacityRequest, NodeSnapshot | None, ReservationChange, Node
     finish=with_events(release_events),
     partition=node_partition,
     refusals=(ReservationNotActive, UnitsNotInReservation),
-    committed=changes.committed,
+    committed=committed,
 )

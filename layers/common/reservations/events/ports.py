@@ -37,8 +37,8 @@ class Outlet(Protocol):
         """Deliver them; the ids it could not deliver (never raises for an outage)."""
 
 
-class RelayMarks(Protocol):
-    """Which events still owe an outlet."""
+class UnrelayedEvents(Protocol):
+    """Which events still owe an outlet (the table's relay marks, ``events.table.feeds``)."""
 
     def unrelayed(self, before: str, page_size: int) -> Iterator[PendingEvent | UnreadableEvent]:
         """The events still marked, positioned before ``before``, oldest first (an item

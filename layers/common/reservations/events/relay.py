@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.events.models import PendingEvent, UnreadableEvent
-from reservations.events.ports import Outlet, RelayMarks
+from reservations.events.ports import Outlet, UnrelayedEvents
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.times import format_event_time
 
@@ -51,7 +51,7 @@ class RelayResult:
 def relay(
     pending: Sequence[PendingEvent],
     outlets: Sequence[Outlet],
-    marks: RelayMarks,
+    marks: UnrelayedEvents,
     down: frozenset[str] = frozenset(),
 ) -> RelayResult:
     """Each outlet takes the events that still owe it (those in ``down`` are not asked: they
@@ -81,7 +81,7 @@ def relay(
 
 
 def relay_stream(
-    pending: Sequence[PendingEvent], outlets: Sequence[Outlet], marks: RelayMarks
+    pending: Sequence[PendingEvent], outlets: Sequence[Outlet], marks: UnrelayedEvents
 ) -> RelayResult:
     """The events of a stream batch, as their marks stand now: a batch handed over again
     (the stream retries from a failure, a replay) delivers only what is still owed."""
@@ -107,7 +107,7 @@ class _Pass:
     """One backlog pass as it goes: what it counted, the outlets found down, the oldest."""
 
     outlets: Sequence[Outlet]
-    marks: RelayMarks
+    marks: UnrelayedEvents
     time_left: Callable[[], float]
     counts: Counter[str] = field(default_factory=Counter)
     down: frozenset[str] = frozenset()
@@ -131,7 +131,7 @@ class _Pass:
 def relay_backlog(
     now: datetime,
     grace: timedelta,
-    marks: RelayMarks,
+    marks: UnrelayedEvents,
     outlets: Sequence[Outlet],
     time_left: Callable[[], float] = lambda: math.inf,
 ) -> Counter[str]:

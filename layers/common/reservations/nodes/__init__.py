@@ -15,6 +15,7 @@ from reservations.nodes.models.partition import (
     Reservation,
     ReservationStatus,
     ReviewScope,
+    Termination,
     TerminationState,
     Tier,
     Unit,
@@ -22,6 +23,7 @@ from reservations.nodes.models.partition import (
     Workload,
     WorkloadKind,
     WorkloadState,
+    termination_of,
 )
 from reservations.nodes.models.requests import ReaffirmRequest, parse_reaffirm_request
 from reservations.nodes.models.views import (
@@ -138,6 +140,7 @@ __all__ = [
     "ReservationStatus",
     "ReservationView",
     "ReviewScope",
+    "Termination",
     "TerminationClose",
     "TerminationState",
     "Tier",
@@ -193,6 +196,7 @@ __all__ = [
     "retained_until",
     "reviews_derived",
     "sees_every_reservation",
+    "termination_of",
     "topology_check",
     "unit_key",
     "with_events",

@@ -80,11 +80,12 @@ def workload_view(node_id: str, workload: Workload, created_at: datetime) -> Wor
 def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
     """A workload as read: ``running`` or ``terminating`` (with its termination)."""
     termination = None
-    if workload.state is WorkloadState.TERMINATING and workload.termination_id is not None:
-        requested = workload.termination_requested_at
+    record = workload.termination
+    if workload.state is WorkloadState.TERMINATING and record is not None:
+        requested = record.requested_at
         termination = WorkloadTermination(
-            id=workload.termination_id,
-            reservation_id=workload.termination_reservation_id,
+            id=record.id,
+            reservation_id=record.reservation_id,
             requested_at=format_time(requested) if requested is not None else None,
         )
     return _workload_view(

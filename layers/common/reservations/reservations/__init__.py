@@ -4,7 +4,7 @@ What other slices may use of it: they import it from here, never from its module
 
 from __future__ import annotations
 
-from reservations.reservations.changes import Found, found
+from reservations.reservations.changes import Found, change, committed, decided, found
 from reservations.reservations.table import WRITERS
 
-__all__ = ["WRITERS", "Found", "found"]
+__all__ = ["WRITERS", "Found", "change", "committed", "decided", "found"]

@@ -8,7 +8,6 @@ through the write pipeline, which moves it out of the node's partition into its 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from reservations.kernel.caller import Caller
@@ -16,13 +15,13 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import NotFound, ReservationNotActive
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
+from reservations.kernel.settings import settings
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     ReservationChange,
     ReservationStatus,
     may_write_reservations,
-    naming_the_same,
     node_partition,
     with_events,
 )
@@ -49,15 +48,8 @@ def decide(
     cancelled = changes.change(
         "cancel", caller, acted_on, request, now, released_after=(), status_after=status
     )
-    # Ended, it leaves the node's partition for its history in the same write, and the orgs
-    # it names are named until its history's end unless another reservation names them longer.
-    snapshot, reservation = acted_on
-    moved = replace(
-        cancelled,
-        ended=cancelled.applied_to(reservation),
-        named_by=naming_the_same(snapshot.reservations, reservation),
-        node_version=snapshot.node.version,
-    )
+    retention = settings().history_retention_days
+    moved = changes.ended(cancelled, acted_on, retention)
     return changes.decided(acted_on, moved)
 
 

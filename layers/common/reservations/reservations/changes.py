@@ -5,6 +5,7 @@ the change as one write, its answer and its log line."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +24,8 @@ from reservations.nodes import (
     TopologyRead,
     effective_status,
     may_write_reservations,
+    named_after_end,
+    naming_the_same,
     reservation_view,
 )
 
@@ -87,6 +90,23 @@ def change(
         released_before=reservation.released_unit_ids,
         status_before=effective_status(reservation, node, now),
         at=now,
+    )
+
+
+def ended(change: ReservationChange, acted_on: Found, retention_days: int) -> ReservationChange:
+    """A change that ends the reservation: it leaves the node's partition for its history in
+    the same write, and the orgs it names are named until its history's end unless another
+    reservation names them longer (those reservations checked at their versions read)."""
+    snapshot, reservation = acted_on
+    after = change.applied_to(reservation)
+    named_by = naming_the_same(snapshot.reservations, reservation)
+    before, until, deciding = named_after_end(after, named_by, retention_days)
+    return replace(
+        change,
+        ended=after,
+        named_until={org: until[org] for org in until if until[org] != before[org]},
+        named_deciding=tuple(ItemVersion(r.id, r.version) for r in deciding),
+        node_version=snapshot.node.version,
     )
 
 

@@ -26,6 +26,7 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.settings import settings
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
@@ -35,6 +36,7 @@ from reservations.nodes import (
     ReservationCreate,
     UnitReason,
     may_write_reservations,
+    named_after_create,
     naming_the_same,
     node_partition,
     reservation_view,
@@ -78,13 +80,17 @@ def decide(
     view = reservation_view(made, snapshot.node, now, (), made.updated_at)
     location = f"{request.route.path}/{made.id}"
     answer = Outcome(201, response_json(view), (("Location", location),))
-    return Decision(_create_write(caller, snapshot, made), answer)
+    retention = settings().history_retention_days
+    return Decision(_create_write(caller, snapshot, made, retention), answer)
 
 
 def _create_write(
-    caller: Caller, snapshot: NodeSnapshot, reservation: Reservation
+    caller: Caller, snapshot: NodeSnapshot, reservation: Reservation, retention_days: int
 ) -> ReservationCreate:
+    """Conditioned on the node and the units read; each org it names, named until the
+    latest end among it and the node's reservations as read naming that org."""
     named = set(reservation.reserved_unit_ids)
+    named_by = naming_the_same(snapshot.reservations, reservation)
     return ReservationCreate(
         reservation=reservation,
         node=ItemVersion(snapshot.node.id, snapshot.node.version),
@@ -92,7 +98,7 @@ def _create_write(
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         owner_org_id=snapshot.node.owner_org_id,
-        named_by=naming_the_same(snapshot.reservations, reservation),
+        named_until=named_after_create(reservation, named_by, retention_days),
     )
 
 

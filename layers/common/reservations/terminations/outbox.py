@@ -10,7 +10,14 @@ from datetime import datetime
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
-from reservations.nodes import Node, OpenTermination, ReclaimWrite, Workload, WorkloadState
+from reservations.nodes import (
+    Node,
+    OpenTermination,
+    ReclaimWrite,
+    Termination,
+    Workload,
+    WorkloadState,
+)
 from reservations.terminations.models import SpotTermination
 from reservations.terminations.ports import BatchSender
 
@@ -22,21 +29,21 @@ def message(termination: OpenTermination, now: datetime) -> SpotTermination:
     from its clock, the sweeper from the table (which stores seconds), and the two sends of
     one termination must say the same.
     """
-    workload = termination.workload
-    requested = workload.termination_requested_at or now
+    workload, record = termination.workload, termination.termination
+    requested = record.requested_at or now
     return SpotTermination(
         termination_id=termination.termination_id,
         node_id=termination.node_id,
         workload_id=workload.id,
         workload_kind=workload.kind,
         unit_ids=list(workload.unit_ids),
-        reservation_id=workload.termination_reservation_id or "",
-        reason=workload.termination_reason,
+        reservation_id=record.reservation_id or "",
+        reason=record.reason,
         requested_at=requested.replace(microsecond=0),
     )
 
 
-def committed(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTermination]:
+def opened_by(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTermination]:
     """The terminations ``write`` opened, as the outbox now holds them."""
     by_id = {w.id: w for w in workloads}
     return [
@@ -45,10 +52,9 @@ def committed(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTe
             replace(
                 by_id[t.workload.id],
                 state=WorkloadState.TERMINATING,
-                termination_id=t.termination_id,
-                termination_reservation_id=write.reservation.id,
-                termination_reason=write.reason,
-                termination_requested_at=write.at,
+                termination=Termination(
+                    t.termination_id, write.reservation.id, write.reason, write.at
+                ),
             ),
         )
         for t in write.terminations

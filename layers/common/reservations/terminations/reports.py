@@ -12,7 +12,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import ItemVersion, WriteConflict
-from reservations.nodes import NodeSnapshot, NodeStore, TerminationClose, Workload
+from reservations.nodes import NodeSnapshot, NodeStore, TerminationClose, Workload, termination_of
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.ports import TerminationStore
 from reservations.terminations.rules import events as terminations_events
@@ -83,12 +83,12 @@ def record_failure(
         extra={
             **context,
             "detail": report.detail,
-            "deliveries": before.termination_deliveries,
-            "failedReports": before.termination_failed_reports + 1,
+            "deliveries": termination_of(before).deliveries,
+            "failedReports": termination_of(before).failed_reports + 1,
         },
     )
     metrics.add_metric(name="TerminationFailuresReported", unit=MetricUnit.Count, value=1)
-    if before.termination_stuck_at is not None:
+    if termination_of(before).stuck_at is not None:
         logger.warning("stuck termination answered by its node: open again", extra=context)
         metrics.add_metric(name="TerminationsReopened", unit=MetricUnit.Count, value=1)
     return ReportOutcome.FAILED
@@ -131,7 +131,7 @@ def terminated_event(
     reclaim). The service made it (no actor); its id is the termination's, which one
     report closes once."""
     context = EventContext(report.node_id, snapshot.node.owner_org_id, report.termination_id, now)
-    managers = workload.termination_managing_org_ids
+    managers = termination_of(workload).managing_org_ids
     return terminations_events.workload_terminated(
         context, workload, report.outcome, report.reported_at, managers
     )

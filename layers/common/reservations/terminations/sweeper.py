@@ -59,8 +59,7 @@ def deliver(
     url = terminations.node_queue_url(termination.node_id)
     if url is None:
         return SendResult.NO_QUEUE
-    workload = termination.workload
-    dedup = deduplication_id(termination.termination_id, workload.termination_deliveries)
+    dedup = deduplication_id(termination.termination_id, termination.termination.deliveries)
     result = send(url, message(termination, now), dedup)
     if result is SendResult.ACCEPTED:
         terminations.record_delivery(termination, now)
@@ -146,7 +145,7 @@ def stuck_event(
     it was flagged after (``<terminationId>#stuck#<deliveries>``): flagged again after a
     failed report reopened it, it is another event."""
     workload = termination.workload
-    deliveries = workload.termination_deliveries
+    deliveries = termination.termination.deliveries
     change_id = f"{termination.termination_id}#stuck#{deliveries}"
     context = EventContext(termination.node_id, owner_org_id or "", change_id, now)
     return terminations_events.termination_stuck(context, workload, deliveries)
@@ -157,5 +156,5 @@ def _context(termination: OpenTermination) -> dict[str, Any]:
         "terminationId": termination.termination_id,
         "nodeId": termination.node_id,
         "workloadId": termination.workload.id,
-        "deliveries": termination.workload.termination_deliveries,
+        "deliveries": termination.termination.deliveries,
     }

@@ -1,1 +1,1 @@
-"""The webhooks slice (subscriptions, the fan-out, the sender, deliveries.). No other slice uses any of it."""
+"""The webhooks slice: subscriptions, fan-out, sender, deliveries. No other slice uses any of it."""

@@ -39,14 +39,16 @@ from reservations.webhooks.models.domain import (
     Subscription,
     SubscriptionStatus,
 )
-from reservations.webhooks.ports import DeliveryQueuer, HookStore
+from reservations.webhooks.ports import DeliveryQueuer, SubscriptionStore
 from reservations.webhooks.rules.attempts import DISABLE_AFTER
 from reservations.webhooks.table.items import attempt_sk
 
 DELIVERIES_LIST = "webhook-deliveries"
 
 
-def _own_subscription(caller: Caller, subscription_id: str, store: HookStore) -> Subscription:
+def _own_subscription(
+    caller: Caller, subscription_id: str, store: SubscriptionStore
+) -> Subscription:
     """The caller's org's subscription; the one 404 otherwise (checked before anything)."""
     if not (is_resource_id(subscription_id) and caller.has(EVENTS_READ)):
         raise NotFound()
@@ -61,7 +63,7 @@ def list_deliveries(
     subscription_id: str,
     limit: str | None,
     cursor: str | None,
-    store: HookStore,
+    store: SubscriptionStore,
     key: bytes,
 ) -> DeliveryPage:
     """A page of the subscription's attempts, newest first."""
@@ -101,7 +103,7 @@ def retry_delivery(
     subscription_id: str,
     event_id: str,
     idempotency_key: str | None,
-    store: HookStore,
+    store: SubscriptionStore,
     queue: DeliveryQueuer,
     now: datetime,
 ) -> Outcome:

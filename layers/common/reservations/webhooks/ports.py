@@ -19,7 +19,7 @@ from reservations.webhooks.models.domain import (
 )
 
 
-class HookStore(Protocol):
+class SubscriptionStore(Protocol):
     """An org's webhook subscriptions (``ORGHOOK#<org>``): read strongly consistent, with
     the counter the writes are conditioned on, and written one transaction at a time with
     the Idempotency-Key's records beside it."""
@@ -53,6 +53,6 @@ DeliveryQueuer = Callable[[DeliveryRequest], None]
 class WebhookPorts(Ports):
     """An org's subscriptions, the delivery queue, and Standard Webhooks secrets."""
 
-    webhooks: HookStore
+    webhooks: SubscriptionStore
     queue_delivery: DeliveryQueuer
     new_secret: Callable[[], str] = field(default=new_secret)

@@ -48,7 +48,7 @@ from reservations.webhooks.rules.signing import delivery_headers
 Clock = Callable[[], datetime]
 
 
-class WebhookStore(Protocol):
+class DeliveryStore(Protocol):
     """Subscriptions and deliveries, read strongly consistent."""
 
     def load_subscription(self, org_id: str, subscription_id: str) -> Subscription | None: ...
@@ -77,7 +77,7 @@ class EndpointClient(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class SenderPorts:
-    store: WebhookStore
+    store: DeliveryStore
     queue: MessageHolder
     client: EndpointClient
     now: Clock

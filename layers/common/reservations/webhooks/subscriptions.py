@@ -68,7 +68,7 @@ from reservations.webhooks.models.domain import (
     SigningSecrets,
     Subscription,
 )
-from reservations.webhooks.ports import HookStore, WebhookPorts
+from reservations.webhooks.ports import SubscriptionStore, WebhookPorts
 from reservations.webhooks.rules.urls import url_problem
 
 WEBHOOKS_LIST = "webhooks"
@@ -82,7 +82,7 @@ HOOKS_ACCESS: Access[OrgHooks] = Access(permitted=lambda caller: caller.has(EVEN
 class HookPartition(StoreBacked[HookWrite]):
     """The caller's org's webhooks, through the hook store: a write's :class:`Partition`."""
 
-    store: HookStore
+    store: SubscriptionStore
 
     def read(self, route: Route, caller: Caller) -> OrgHooks:
         return self.store.load_hooks(caller.org_id)
@@ -238,7 +238,9 @@ ROTATE_SECRET: WriteSpec[None, OrgHooks, HookWrite, WebhookPorts] = _hook_spec(
 )
 
 
-def get_subscription(caller: Caller, subscription_id: str, store: HookStore) -> SubscriptionView:
+def get_subscription(
+    caller: Caller, subscription_id: str, store: SubscriptionStore
+) -> SubscriptionView:
     """The caller's org's subscription (never its secret); the one 404 otherwise."""
     if not (is_resource_id(subscription_id) and caller.has(EVENTS_READ)):
         raise NotFound()
@@ -249,7 +251,7 @@ def get_subscription(caller: Caller, subscription_id: str, store: HookStore) -> 
 
 
 def list_subscriptions(
-    caller: Caller, limit: str | None, cursor: str | None, store: HookStore, key: bytes
+    caller: Caller, limit: str | None, cursor: str | None, store: SubscriptionStore, key: bytes
 ) -> SubscriptionPage:
     """A page of the org's subscriptions, sorted by id (one Query: an org has at most 10)."""
     if not caller.has(EVENTS_READ):

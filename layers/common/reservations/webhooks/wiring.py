@@ -8,13 +8,13 @@ from typing import Any
 from reservations.kernel.clock import utc_now
 from reservations.webhooks.ports import WebhookPorts
 from reservations.webhooks.table.deliveries import DeliveryQueue
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 
 
 def webhook_ports(**overrides: Any) -> WebhookPorts:
     """``overrides``: a function's own (a subscription's ids)."""
     real: dict[str, Any] = {
-        "webhooks": HookTable(),
+        "webhooks": SubscriptionTable(),
         "queue_delivery": DeliveryQueue().send,
         "clock": utc_now,
     }

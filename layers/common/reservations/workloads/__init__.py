@@ -1,1 +1,1 @@
-"""The workloads slice (the platform scheduler's placements and ends.). No other slice uses any of it."""
+"""The workloads slice: the scheduler's placements and ends. No other slice uses any of it."""

@@ -115,6 +115,30 @@ class Reservation:
 
 
 @dataclass(frozen=True, slots=True)
+class Termination:
+    """A workload's termination, as one value: its id and what its message carries (the
+    reclaiming reservation, the reason, when it was asked for), the reservation's managers
+    (its ``workload.terminated`` is theirs too), and the outbox's record of it."""
+
+    id: str
+    reservation_id: str | None = None
+    reason: str | None = None
+    requested_at: datetime | None = None
+    managing_org_ids: tuple[str, ...] = ()
+    # The sweeper's record: sends SQS accepted (the reclaim's own send is not counted, it
+    # cannot be told from a lost one), the last of them, and when it was flagged stuck.
+    deliveries: int = 0
+    last_delivered_at: datetime | None = None
+    stuck_at: datetime | None = None
+    # The node's last ``failed`` report: how many of those deliveries had been made when it
+    # came (giving up counts only the deliveries since), when it was applied, and how many
+    # such reports there were (a report is proof the node is alive, even if not done).
+    reported_deliveries: int = 0
+    last_reported_at: datetime | None = None
+    failed_reports: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     id: str
     kind: WorkloadKind
@@ -122,24 +146,8 @@ class Workload:
     org_id: str
     unit_ids: tuple[str, ...]
     state: WorkloadState
-    termination_id: str | None = None
-    # Set with the termination: what the message carries.
-    termination_reservation_id: str | None = None
-    termination_reason: str | None = None
-    termination_requested_at: datetime | None = None
-    # The reclaiming reservation's managers: its ``workload.terminated`` is theirs too.
-    termination_managing_org_ids: tuple[str, ...] = ()
-    # The sweeper's record: sends SQS accepted (the reclaim's own send is not counted, it
-    # cannot be told from a lost one), the last of them, and when it was flagged stuck.
-    termination_deliveries: int = 0
-    termination_last_delivered_at: datetime | None = None
-    termination_stuck_at: datetime | None = None
-    # The node's last ``failed`` report: how many of those deliveries had been made when it
-    # came (giving up counts only the deliveries since), when it was applied, and how many
-    # such reports there were (a report is proof the node is alive, even if not done).
-    termination_reported_deliveries: int = 0
-    termination_last_reported_at: datetime | None = None
-    termination_failed_reports: int = 0
+    # Set while it is terminating (and kept on the workload's history when it ends).
+    termination: Termination | None = None
     version: int = 1
     # When the scheduler placed it (absent for workloads a fleet file states directly).
     created_at: datetime | None = None
@@ -149,7 +157,7 @@ class Workload:
         """Open or stuck while it is terminating; None otherwise."""
         if self.state is not WorkloadState.TERMINATING:
             return None
-        if self.termination_stuck_at is not None:
+        if self.termination is not None and self.termination.stuck_at is not None:
             return TerminationState.STUCK
         return TerminationState.OPEN
 
@@ -157,6 +165,15 @@ class Workload:
     def claim(self) -> str:
         """What a unit held by this workload shows as ``claimedBy``: ``vm:<id>`` or ``pod:<id>``."""
         return f"{self.kind.value}:{self.id}"
+
+
+# What a workload with no termination reads as: nothing asked, delivered or reported.
+NO_TERMINATION = Termination("")
+
+
+def termination_of(workload: Workload) -> Termination:
+    """The workload's termination, or :data:`NO_TERMINATION` when it has none."""
+    return workload.termination or NO_TERMINATION
 
 
 @dataclass(frozen=True)
@@ -168,7 +185,12 @@ class OpenTermination:
 
     @property
     def termination_id(self) -> str:
-        return self.workload.termination_id or ""
+        return self.termination.id
+
+    @property
+    def termination(self) -> Termination:
+        """The workload's termination (an open one always has one)."""
+        return termination_of(self.workload)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ writer makes it fail whole, with :class:`WriteConflict`, and the logic reads aga
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -88,9 +89,10 @@ class ReservationCreate(EventedWrite):
     # The node's owner as read (the node's version holds it still at the commit): the
     # node's list access keeps it beside the orgs the reservation names.
     owner_org_id: str
-    # The node's reservations as read that name an org this one names: with it, until when
-    # each of those orgs is named (``rules.history.named_orgs_until``).
-    named_by: tuple[Reservation, ...] = ()
+    # Each org the reservation names, with until when the node's list access names it:
+    # the latest end among it and the node's reservations as read naming the org
+    # (``rules.history.named_after_create``; the node's version holds what was read).
+    named_until: Mapping[str, datetime] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +212,13 @@ class ReservationChange(EventedWrite):
     # A change that ends the reservation (a cancel) moves it out of the node's partition
     # into its history, as it leaves it; None for a change that keeps it there.
     ended: Reservation | None = None
-    # With ``ended``: the node's reservations as read that name an org the ended one names
-    # (itself included, as read), and the node's version read: the orgs' moments in the
-    # list access come forward to the end's (``dal.changes``).
-    named_by: tuple[Reservation, ...] = ()
+    # With ``ended``: the orgs whose moment in the node's list access the end brings
+    # forward, each with its new "named until" (``rules.history.named_after_end``; empty
+    # when none moves); the node's reservations as read that name one of its orgs longer
+    # (their versions decide those moments, so the write checks them); and the node's
+    # version read (a create since, which names orgs again, bumps it).
+    named_until: Mapping[str, datetime] = field(default_factory=dict)
+    named_deciding: tuple[ItemVersion, ...] = ()
     node_version: int | None = None
 
     @property

@@ -17,6 +17,7 @@ from reservations.nodes.models.partition import (
     NodeSnapshot,
     Reservation,
     ReservationStatus,
+    Termination,
     Tier,
     Unit,
     UnitGenerations,
@@ -189,31 +190,59 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         "orgId": workload.org_id,
         "unitIds": list(workload.unit_ids),
         "state": workload.state.value,
-        "terminationId": workload.termination_id,
-        "terminationReservationId": workload.termination_reservation_id,
-        "terminationReason": workload.termination_reason,
-        "terminationRequestedAt": _optional_time(workload.termination_requested_at),
-        "terminationManagingOrgIds": list(workload.termination_managing_org_ids) or None,
-        "deliveries": workload.termination_deliveries or None,
-        "lastDeliveredAt": _optional_time(workload.termination_last_delivered_at),
-        "stuckAt": _optional_time(workload.termination_stuck_at),
-        **_last_report(workload),
+        **_termination_attributes(workload.termination),
         OPEN_TERMINATION: workload.termination_state,
         "createdAt": _optional_time(workload.created_at),
         "version": workload.version,
     }
 
 
-def _last_report(workload: Workload) -> Item:
+def _termination_attributes(termination: Termination | None) -> Item:
+    """The workload's termination, flat on its item as it has always been stored."""
+    t = termination or Termination("")
+    return {
+        "terminationId": termination.id if termination else None,
+        "terminationReservationId": t.reservation_id,
+        "terminationReason": t.reason,
+        "terminationRequestedAt": _optional_time(t.requested_at),
+        "terminationManagingOrgIds": list(t.managing_org_ids) or None,
+        "deliveries": t.deliveries or None,
+        "lastDeliveredAt": _optional_time(t.last_delivered_at),
+        "stuckAt": _optional_time(t.stuck_at),
+        **_last_report(t),
+    }
+
+
+def _last_report(termination: Termination) -> Item:
     """The node's last failed report, all three attributes or none: a report made before
     any delivery stores its count of 0, so the item still says a report came."""
-    if workload.termination_last_reported_at is None:
+    if termination.last_reported_at is None:
         return {}
     return {
-        "terminationReportedDeliveries": workload.termination_reported_deliveries,
-        "terminationLastReportedAt": format_time(workload.termination_last_reported_at),
-        "terminationFailedReports": workload.termination_failed_reports,
+        "terminationReportedDeliveries": termination.reported_deliveries,
+        "terminationLastReportedAt": format_time(termination.last_reported_at),
+        "terminationFailedReports": termination.failed_reports,
     }
+
+
+def _termination_from_item(item: Item) -> Termination | None:
+    """The termination's attributes as one value; None when the item has no termination."""
+    termination_id = item.get("terminationId")
+    if termination_id is None:
+        return None
+    return Termination(
+        id=termination_id,
+        reservation_id=item.get("terminationReservationId"),
+        reason=item.get("terminationReason"),
+        requested_at=_parse_optional(item.get("terminationRequestedAt")),
+        managing_org_ids=_strings(item.get("terminationManagingOrgIds")),
+        deliveries=int(item.get("deliveries", 0)),
+        last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),
+        stuck_at=_parse_optional(item.get("stuckAt")),
+        reported_deliveries=int(item.get("terminationReportedDeliveries", 0)),
+        last_reported_at=_parse_optional(item.get("terminationLastReportedAt")),
+        failed_reports=int(item.get("terminationFailedReports", 0)),
+    )
 
 
 def _parse_optional(text: str | None) -> datetime | None:
@@ -290,17 +319,7 @@ def workload_from_item(item: Item) -> Workload:
         org_id=item["orgId"],
         unit_ids=_strings(item.get("unitIds")),
         state=WorkloadState(item["state"]),
-        termination_id=item.get("terminationId"),
-        termination_reservation_id=item.get("terminationReservationId"),
-        termination_reason=item.get("terminationReason"),
-        termination_requested_at=_parse_optional(item.get("terminationRequestedAt")),
-        termination_managing_org_ids=_strings(item.get("terminationManagingOrgIds")),
-        termination_deliveries=int(item.get("deliveries", 0)),
-        termination_last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),
-        termination_stuck_at=_parse_optional(item.get("stuckAt")),
-        termination_reported_deliveries=int(item.get("terminationReportedDeliveries", 0)),
-        termination_last_reported_at=_parse_optional(item.get("terminationLastReportedAt")),
-        termination_failed_reports=int(item.get("terminationFailedReports", 0)),
+        termination=_termination_from_item(item),
         version=int(item["version"]),
         created_at=_parse_optional(item.get("createdAt")),
     )

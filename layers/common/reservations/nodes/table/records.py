@@ -39,6 +39,7 @@ def written_with(write: PartitionWrite) -> list[Action]:
 
 def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> Item:
     """What every history item says: the workload that left, and when it expires."""
+    termination = workload.termination
     return {
         **history_key(node_id, format_time(at), workload.id, ended_by),
         "workloadId": workload.id,
@@ -46,8 +47,8 @@ def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> I
         "tier": workload.tier.value,
         "orgId": workload.org_id,
         "unitIds": list(workload.unit_ids),
-        "reservationId": workload.termination_reservation_id,
-        "requestedAt": _optional_time(workload.termination_requested_at),
+        "reservationId": termination.reservation_id if termination else None,
+        "requestedAt": _optional_time(termination.requested_at if termination else None),
         "expiresAtEpoch": int((at + timedelta(days=HISTORY_DAYS)).timestamp()),
     }
 
@@ -66,10 +67,11 @@ def ended_workload_item(end: WorkloadEnd) -> Item:
     """A workload that stopped on its own, out of the hot partition like a closed
     termination (outcome ``ended``), kept HISTORY_DAYS."""
     workload = end.workload
-    ended_by = workload.termination_id or end.write_id
+    termination_id = workload.termination.id if workload.termination else None
+    ended_by = termination_id or end.write_id
     return {
         **_history(end.node_id, workload, end.at, ended_by),
-        "terminationId": workload.termination_id,
+        "terminationId": termination_id,
         "outcome": "ended",
         "createdAt": _optional_time(workload.created_at),
         "endedAt": format_time(end.at),

@@ -7,12 +7,10 @@ from typing import Any
 
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
 from reservations.nodes import (
     ReservationChange,
     access_key,
-    named_after_end,
     named_sets,
     node_key,
     reservation_key,
@@ -30,19 +28,18 @@ def change_actions(change: ReservationChange) -> list[Action]:
 
 
 def _named_ends(change: ReservationChange) -> list[Action]:
-    """The orgs the ended reservation names, named in the list access until the end's
-    retention unless another reservation names them longer: each other one that decides it
-    checked still at its version read (two ends racing, each on the other: one reads
-    again); when a moment changes, the node at its version read instead of its topology
-    (a create since, which names orgs again, bumps it)."""
-    assert change.ended is not None
-    retention = settings().history_retention_days
-    before, after, deciding = named_after_end(change.ended, change.named_by, retention)
-    checks = [version_check(reservation_key(r.node_id, r.id), r.version) for r in deciding]
-    orgs = [org for org in sorted(after) if after[org] != before[org]]
-    if not orgs or change.node_version is None:
+    """The orgs whose moments the end brings forward, set in the list access as the change
+    carries them; each reservation that decided them checked still at its version read
+    (two ends racing, each on the other: one reads again); when a moment changes, the node
+    at its version read instead of its topology (a create since, which names orgs again,
+    bumps it)."""
+    checks = [
+        version_check(reservation_key(change.node_id, r.id), r.version)
+        for r in change.named_deciding
+    ]
+    if not change.named_until or change.node_version is None:
         return [topology_check(change.topology), *checks]
-    sets, names, values = named_sets({org: after[org] for org in orgs})
+    sets, names, values = named_sets(change.named_until)
     access: Action = {
         "TableName": table(),
         "Key": to_attributes(access_key(change.node_id)),

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from reservations.kernel.aws.actions import Action, put, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.kernel.settings import settings
 from reservations.nodes import (
     LIST_PK,
     ReservationCreate,
     access_key,
-    named_after_create,
     named_sets,
     node_key,
     node_pk,
@@ -44,13 +42,11 @@ def _node_bump(write: ReservationCreate) -> Action:
 
 
 def _access_update(write: ReservationCreate) -> Action:
-    """Each org the new reservation names, named in the node's list access until the latest
-    end of the reservations naming it (``rules.history.named_after_create``: the node's
-    version, which the bump conditions on, holds what the create read), beside the owner."""
+    """Each org the new reservation names, named in the node's list access until the moment
+    the create decided (the node's version, which the bump conditions on, holds what it
+    read), beside the owner."""
     reservation = write.reservation
-    retention = settings().history_retention_days
-    named = named_after_create(reservation, write.named_by, retention)
-    sets, names, values = named_sets(named)
+    sets, names, values = named_sets(write.named_until)
     action: Action = {
         "TableName": table(),
         "Key": to_attributes(access_key(reservation.node_id)),

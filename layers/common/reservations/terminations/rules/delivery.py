@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from reservations.kernel.ids import is_termination_id
-from reservations.nodes import Unit, Workload, WorkloadState
+from reservations.nodes import Unit, Workload, WorkloadState, termination_of
 
 
 def closed_by(
@@ -22,7 +22,8 @@ def closed_by(
     for workload in workloads:
         if workload.id == workload_id:
             open_here = workload.state is WorkloadState.TERMINATING
-            return workload if open_here and workload.termination_id == termination_id else None
+            same = termination_of(workload).id == termination_id
+            return workload if open_here and same else None
     return None
 
 
@@ -51,11 +52,12 @@ class RedeliveryPolicy:
 
 def is_due(workload: Workload, policy: RedeliveryPolicy, now: datetime) -> bool:
     """Whether the sweeper should act on this terminating workload now."""
-    last = workload.termination_last_delivered_at
-    if workload.termination_deliveries == 0 or last is None:
-        requested = workload.termination_requested_at
+    termination = termination_of(workload)
+    last = termination.last_delivered_at
+    if termination.deliveries == 0 or last is None:
+        requested = termination.requested_at
         return requested is None or now - requested >= policy.grace
-    if workload.termination_stuck_at is not None:
+    if termination.stuck_at is not None:
         return now - last >= policy.stuck_resend
     return now - last >= policy.confirm_deadline
 
@@ -66,14 +68,15 @@ def unreported_deliveries(workload: Workload) -> int:
     A ``failed`` report proves the node alive and trying, so only the silence after it
     counts. The delivery count itself is never reset: the de-duplication ids derive from it.
     """
-    return max(workload.termination_deliveries - workload.termination_reported_deliveries, 0)
+    termination = termination_of(workload)
+    return max(termination.deliveries - termination.reported_deliveries, 0)
 
 
 def gives_up(workload: Workload, policy: RedeliveryPolicy) -> bool:
     """Delivered ``max_deliveries`` times since the last report (or since the request, if
     none came), and not flagged yet."""
     return (
-        workload.termination_stuck_at is None
+        termination_of(workload).stuck_at is None
         and unreported_deliveries(workload) >= policy.max_deliveries
     )
 

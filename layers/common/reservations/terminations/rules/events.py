@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from reservations.kernel.envelope import (
     EventContext,
@@ -13,7 +14,7 @@ from reservations.kernel.envelope import (
     optional_time,
 )
 from reservations.kernel.times import format_event_time, format_time
-from reservations.nodes import Reservation, Workload, workload_data
+from reservations.nodes import Reservation, Termination, Workload, workload_data
 
 
 def termination_requested(
@@ -55,9 +56,7 @@ def workload_terminated(
         **workload_data(workload),
         "outcome": outcome,
         "time": format_event_time(stopped_at),
-        "terminationId": workload.termination_id,
-        "reservationId": workload.termination_reservation_id,
-        "requestedAt": optional_time(workload.termination_requested_at),
+        **_termination_data(workload.termination),
     }
     return new_event(
         context,
@@ -73,11 +72,20 @@ def termination_stuck(context: EventContext, workload: Workload, deliveries: int
     The operator's and the node owner's business only."""
     data = {
         **workload_data(workload),
-        "terminationId": workload.termination_id,
-        "reservationId": workload.termination_reservation_id,
-        "requestedAt": optional_time(workload.termination_requested_at),
+        **_termination_data(workload.termination),
         "deliveries": deliveries,
     }
     return new_event(
         context, EventType.WORKLOAD_TERMINATION_STUCK, f"workloads/{workload.id}", data, ()
     )
+
+
+def _termination_data(termination: Termination | None) -> dict[str, Any]:
+    """The termination an event is about: its id, reservation and when it was asked for."""
+    if termination is None:
+        return {"terminationId": None, "reservationId": None, "requestedAt": None}
+    return {
+        "terminationId": termination.id,
+        "reservationId": termination.reservation_id,
+        "requestedAt": optional_time(termination.requested_at),
+    }

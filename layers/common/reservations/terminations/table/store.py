@@ -149,7 +149,7 @@ class TerminationTable:
             ":now": format_time(now),
             ":open": _OPEN,
         }
-        reports = termination.workload.termination_failed_reports
+        reports = termination.termination.failed_reports
         if reports:
             values[":reports"] = reports
             unanswered = "terminationFailedReports = :reports"

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from reservations.events import feed_org_ids
 from reservations.kernel.envelope import StoredEvent
-from reservations.webhooks.models.domain import DeliveryRequest, Subscription, SubscriptionStatus
+from reservations.webhooks.models.domain import (
+    Delivery,
+    DeliveryRequest,
+    Subscription,
+    SubscriptionStatus,
+)
 
 
 def orgs_to_notify(stored: StoredEvent, platform_org_id: str | None) -> frozenset[str]:
@@ -53,3 +60,33 @@ def deliveries_for(
                 )
             )
     return requests
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDelivery:
+    """A delivery an event makes, finished: its message, and its record, pending with no
+    attempt, kept until ``expires_at``."""
+
+    request: DeliveryRequest
+    record: Delivery
+    expires_at: datetime
+
+
+def pending_deliveries(
+    stored: StoredEvent,
+    subscriptions: Mapping[str, Sequence[Subscription]],
+    platform_org_id: str | None,
+    now: datetime,
+    retention_days: int,
+) -> list[PendingDelivery]:
+    """The event's deliveries (:func:`deliveries_for`), each kept ``retention_days`` from
+    ``now``, when it is queued."""
+    expires_at = now + timedelta(days=retention_days)
+    return [
+        PendingDelivery(
+            request,
+            Delivery(request.subscription_id, request.event_id, request.event_type, request.body),
+            expires_at,
+        )
+        for request in deliveries_for(stored, subscriptions, platform_org_id)
+    ]

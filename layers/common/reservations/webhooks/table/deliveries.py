@@ -63,8 +63,9 @@ class WebhookReads:
         return None if item is None else delivery_from_item(subscription_id, item)
 
 
-class WebhookTable(WebhookReads):
-    """Subscriptions and deliveries; clients are made on first use, not here."""
+class DeliveryTable(WebhookReads):
+    """The sender's writes: deliveries, their attempts, and a subscription's health;
+    clients are made on first use, not here."""
 
     def record_attempt(
         self, before: Delivery | None, after: Delivery, attempt: DeliveryAttempt

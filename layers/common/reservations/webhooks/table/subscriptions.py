@@ -95,7 +95,7 @@ def _rotation(write: SecretRotation) -> Action:
     }
 
 
-class HookTable(WebhookReads):
+class SubscriptionTable(WebhookReads):
     """Org webhook partitions; clients are made on first use, not here."""
 
     def load_hooks(self, org_id: str) -> OrgHooks:

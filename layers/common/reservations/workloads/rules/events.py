@@ -32,7 +32,7 @@ def workload_ended(
     data = {
         **workload_data(workload),
         "freedUnitIds": sorted(freed_unit_ids),
-        "terminationId": workload.termination_id,
+        "terminationId": workload.termination.id if workload.termination else None,
     }
     return new_event(
         context, EventType.WORKLOAD_ENDED, f"workloads/{workload.id}", data, (workload.org_id,)

@@ -1,6 +1,8 @@
 """The relay's third outlet: each event queued for delivery to every webhook subscription
-that takes it (``rules.webhook_fanout``), one message per (subscription, event) on the
-delivery queue.
+that takes it, one message per (subscription, event) on the delivery queue. Which
+deliveries an event makes, and until when each is kept, is the fan-out rule's
+(``webhooks.rules.fanout``), at the time the outlet's clock gives; this only reads the
+subscriptions and the platform's org, and claims and queues what it decided.
 
 Idempotent by (subscription, event): before its message is sent, the delivery's record is
 put, pending with no attempt, unless the sender has already attempted it. A replayed stream
@@ -13,21 +15,22 @@ once all its messages are on the queue.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.batches import sized_batches
 from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.clock import utc_now
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings, webhook_delivery_queue_url
 from reservations.nodes import platform_key
-from reservations.webhooks.models.domain import Delivery, DeliveryRequest, Subscription
-from reservations.webhooks.rules.fanout import deliveries_for, orgs_to_notify
-from reservations.webhooks.table.items import EXPIRES, delivery_item, expires_epoch
-from reservations.webhooks.table.subscriptions import HookTable
+from reservations.webhooks.models.domain import DeliveryRequest, Subscription
+from reservations.webhooks.rules.fanout import PendingDelivery, orgs_to_notify, pending_deliveries
+from reservations.webhooks.table.items import EXPIRES, delivery_item
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 
 WEBHOOKS = "webhooks"
 # SendMessageBatch takes 10 entries.
@@ -38,14 +41,15 @@ PLATFORM_TTL_SECONDS = 60.0
 AwsFailure = (BotoCoreError, ClientError)
 
 
-class WebhookDeliveries:
+class WebhookOutlet:
     """Queues each event's webhook deliveries; clients are made on first use, not here."""
 
     name = WEBHOOKS
 
-    def __init__(self) -> None:
-        self._hooks = HookTable()
+    def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
+        self._hooks = SubscriptionTable()
         self._platform: tuple[float, str | None] | None = None
+        self._clock = clock
 
     def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
         """Queue every delivery of the events; the ids of those not all queued."""
@@ -55,11 +59,12 @@ class WebhookDeliveries:
             return {stored.id for stored in events}
         subscriptions: dict[str, list[Subscription]] = {}
         failed: set[str] = set()
+        now, retention = self._clock(), settings().history_retention_days
         for stored in events:
             try:
                 self._read(orgs_to_notify(stored, platform), subscriptions)
-                requests = deliveries_for(stored, subscriptions, platform)
-                if not self._queue([r for r in requests if self._claim(r)]):
+                made = pending_deliveries(stored, subscriptions, platform, now, retention)
+                if not self._queue([d.request for d in made if self._claim(d)]):
                     failed.add(stored.id)
             except AwsFailure:
                 failed.add(stored.id)
@@ -70,14 +75,12 @@ class WebhookDeliveries:
         for org_id in orgs - set(known):
             known[org_id] = list(self._hooks.load_hooks(org_id).subscriptions)
 
-    def _claim(self, request: DeliveryRequest) -> bool:
-        """The delivery's record, pending with no attempt; False when the sender has
-        attempted it already (its message was sent and dealt with)."""
-        now = datetime.now(UTC)
-        delivery = Delivery(request.subscription_id, request.event_id, request.event_type,
-                            request.body)  # fmt: skip
+    def _claim(self, delivery: PendingDelivery) -> bool:
+        """The delivery's record as decided, pending with no attempt; False when the sender
+        has attempted it already (its message was sent and dealt with)."""
         retention = settings().history_retention_days
-        item = {**delivery_item(delivery, retention), EXPIRES: expires_epoch(now, retention)}
+        expires = int(delivery.expires_at.timestamp())
+        item = {**delivery_item(delivery.record, retention), EXPIRES: expires}
         try:
             clients.dynamodb().put_item(
                 TableName=settings().table_name,
