@@ -141,6 +141,7 @@ _WEBHOOK_FILES = {
     endpoints.DELETE_WEBHOOK: "delete_webhook/unknown.json",
     endpoints.ROTATE_WEBHOOK_SECRET: "rotate_webhook_secret/unknown.json",
     endpoints.LIST_DELIVERIES: "list_webhook_deliveries/unknown.json",
+    endpoints.GET_DELIVERY: "get_webhook_delivery/unknown.json",
     endpoints.RETRY_DELIVERY: "retry_webhook_delivery/unknown.json",
 }
 

@@ -112,6 +112,28 @@ EXAMPLES: dict[str, list[Any]] = {
     "SubscriptionStatus": ["active"],
     "DeliveryView": [_DELIVERY],
     "DeliveryPage": [{"items": [_DELIVERY], "nextCursor": _CURSOR}],
+    "DeliveryDetail": [
+        {
+            "subscriptionId": "whsub-0123456789abcdefghij",
+            "eventId": _DELIVERY["eventId"],
+            "type": _DELIVERY["type"],
+            "state": "pending",
+            "attemptCount": 2,
+            "lastAttemptAt": _T1,
+            "nextAttemptAt": _DELIVERY["nextAttemptAt"],
+            "attempts": [
+                _DELIVERY,
+                {
+                    **_DELIVERY,
+                    "attempt": 1,
+                    "at": "2026-11-30T08:14:55Z",
+                    "status": 500,
+                    "error": "the endpoint answered 500",
+                    "nextAttemptAt": _T1,
+                },
+            ],
+        }
+    ],
     "DeliveryState": ["failed"],
     "RetryQueued": [{"eventId": _DELIVERY["eventId"], "attempt": 9, "queuedAt": _T1}],
     "ErrorBody": [

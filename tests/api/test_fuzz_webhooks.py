@@ -1,19 +1,30 @@
 """Schemathesis against the webhook subscription operations, in-process over moto: no 5xx,
 only documented statuses and shapes, each error code the contract's for its status; no
 answer shows another org's subscription, and only a subscribe's and a rotation's show a
-secret."""
+secret; one delivery is shown only to its subscription's org, never with its body."""
 
 from __future__ import annotations
 
 import os
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from devstack import fleet_documents as f
 from reservations.kernel.settings import settings
+from reservations.webhooks.models.api import SubscriptionCreate
+from reservations.webhooks.models.domain import (
+    AttemptResult,
+    DeliveryRequest,
+    SigningSecrets,
+    Subscription,
+)
+from reservations.webhooks.rules.attempts import after_attempt
+from reservations.webhooks.table.deliveries import DeliveryTable
+from reservations.webhooks.table.subscriptions import SubscriptionTable
 from tests.support.fuzzing import (
     FUZZED,
     api_schema,
@@ -44,10 +55,11 @@ KEYS = {
 AUTHORIZATIONS = [*KEYS, "Bearer vl_local_test_hooks_a", "Bearer vl_unknown_key", None]
 URLS = ["https://hooks.example.com/in", "https://a.example.org:8443/x?y=1", "https://10.0.0.1/"]
 OPERATIONS = ["createWebhook", "listWebhooks", "getWebhook", "deleteWebhook",
-              "rotateWebhookSecret", "listWebhookDeliveries", "retryWebhookDelivery"]  # fmt: skip
+              "rotateWebhookSecret", "listWebhookDeliveries", "getWebhookDelivery",
+              "retryWebhookDelivery"]  # fmt: skip
 FUNCTIONS = ["create_webhook", "list_webhooks", "get_webhook", "delete_webhook",
              "rotate_webhook_secret", "list_webhook_deliveries",
-             "retry_webhook_delivery"]  # fmt: skip
+             "get_webhook_delivery", "retry_webhook_delivery"]  # fmt: skip
 STATUSES: Counter[str] = Counter()
 # Subscription id -> its org, as the subscribes answered.
 MADE: dict[str, str] = {}
@@ -65,10 +77,31 @@ def world() -> Iterator[None]:
     os.environ["CURSOR_SIGNING_KEY"] = "fuzz-only-cursor-signing-key-32-characters"
     settings.cache_clear()
     with fleet_world(f.fleet([], extra_keys=keys)):
+        _seed_delivery()
         yield
     if saved is None:
         os.environ.pop("CURSOR_SIGNING_KEY", None)
     settings.cache_clear()
+
+
+# org-hooks-a's subscription with one delivery of two attempts (the only event delivered),
+# aimed at by the delivery operations only (so no delete removes it)
+SEEDED, SEEDED_EVENT = "whsub-fuzzseed0000000000", "evt-fuzzseed"
+SEEDED_BODY = '{"id":"evt-fuzzseed","secretish":"body-only-sent-to-the-receiver"}'
+
+
+def _seed_delivery() -> None:
+    at = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    made = Subscription(SEEDED, "org-hooks-a", URLS[0], SigningSecrets("whsec_" + "A" * 44), at)
+    SubscriptionTable().commit(SubscriptionCreate("w-seed", made, 0))
+    request = DeliveryRequest(subscriptionId=SEEDED, orgId="org-hooks-a", eventId=SEEDED_EVENT,
+                              eventType="workload.terminated", body=SEEDED_BODY)  # fmt: skip
+    before = None
+    for number in (1, 2):
+        result = AttemptResult(status=500)
+        after, record = after_attempt(before, request, number, result, at, 0.5)
+        DeliveryTable().record_attempt(before, after, record)
+        before = after
 
 
 def _aim(case: Any) -> None:
@@ -80,6 +113,8 @@ def _aim(case: Any) -> None:
             case.body.pop("types", None)
     if case.path_parameters and MADE and choose.random() < 0.7:
         case.path_parameters["subscriptionId"] = choose.choice(sorted(MADE))
+    if case.path_parameters and "eventId" in case.path_parameters and choose.random() < 0.7:
+        case.path_parameters.update(subscriptionId=SEEDED, eventId=SEEDED_EVENT)
     with_key(case, choose.choice(AUTHORIZATIONS))
 
 
@@ -102,9 +137,13 @@ def test_the_webhook_operations_never_break_the_contract_nor_leak(case, world):
         shown = body.get("items", [body])
         assert all(MADE.get(item["id"], caller_org) == caller_org for item in shown)
         assert "whsec_" not in response.text
+    if response.status_code < 300 and name == "getWebhookDelivery":
+        assert {**MADE, SEEDED: "org-hooks-a"}[body["subscriptionId"]] == caller_org
+        assert "secretish" not in response.text  # the event's body is not shown
 
 
 def test_webhook_fuzz_counts_are_printed():
     """Runs last in this module: the tally of statuses seen."""
     seen = tally("webhook fuzz", STATUSES)
     assert {"POST /v1/webhooks 201", "GET /v1/webhooks 200"} <= seen
+    assert "GET /v1/webhooks/{subscriptionId}/deliveries/{eventId} 200" in seen

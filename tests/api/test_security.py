@@ -367,6 +367,10 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:GetItem": {hooks, key},
             "dynamodb:Query": {"WHDELIV#*"},
         },
+        "GetWebhookDeliveryFunction": {
+            "dynamodb:GetItem": {hooks, key},
+            "dynamodb:Query": {"WHDELIV#*"},
+        },
         "RetryWebhookDeliveryFunction": {"dynamodb:GetItem": {hooks, key, "WHDELIV#*"}},
         "RotateWebhookSecretFunction": {
             "dynamodb:Query": {hooks},

@@ -49,7 +49,7 @@ EVERY_COMMAND = {
     "reservations create", "reservations cancel", "nodes get", "workloads list",
     "workloads get", "events list", "events tail", "webhooks create", "webhooks list",
     "webhooks get", "webhooks delete", "webhooks rotate", "webhooks deliveries",
-    "webhooks retry", "webhooks listen",
+    "webhooks delivery", "webhooks retry", "webhooks listen",
 }  # fmt: skip
 
 
@@ -257,6 +257,9 @@ def test_webhooks_create_list_get_rotate_deliveries_delete(cli):
     missing = cli("webhooks", "retry", made["id"], "evt-nothing")
     assert missing.code == 1
     assert "code: not_found" in missing.err
+    unknown = cli("webhooks", "delivery", made["id"], "evt-nothing")
+    assert (unknown.code, unknown.out) == (1, "")
+    assert "code: not_found  status: 404" in unknown.err
     deleted = cli("webhooks", "delete", made["id"])
     assert (deleted.code, deleted.err.strip()) == (0, f"deleted {made['id']}")
     gone = cli("webhooks", "get", made["id"])

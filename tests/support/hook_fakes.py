@@ -78,6 +78,16 @@ class FakeSubscriptionStore:
     def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
         return self.deliveries.get((subscription_id, event_id))
 
+    def load_delivery_attempts(
+        self, subscription_id: str, event_id: str
+    ) -> tuple[Delivery, list[DeliveryAttempt]] | None:
+        delivery = self.deliveries.get((subscription_id, event_id))
+        if delivery is None:
+            return None
+        mine = [a for a in self.attempts
+                if (a.subscription_id, a.event_id) == (subscription_id, event_id)]  # fmt: skip
+        return delivery, sorted(mine, key=lambda a: a.attempt, reverse=True)
+
     def attempts_page(
         self, subscription_id: str, before: str | None, count: int
     ) -> list[DeliveryAttempt]:

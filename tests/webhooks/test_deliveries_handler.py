@@ -20,6 +20,7 @@ from devstack.api_events import webhook_event
 from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import sqs_event
 from reservations import endpoints
+from reservations.kernel.http.resolver import key_cache
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.api import SubscriptionCreate
 from reservations.webhooks.models.domain import (
@@ -44,7 +45,8 @@ START = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
 
 @pytest.fixture(scope="module")
 def functions() -> dict[str, ModuleType]:
-    names = ("list_webhook_deliveries", "retry_webhook_delivery", "webhook_sender")
+    names = ("list_webhook_deliveries", "get_webhook_delivery", "retry_webhook_delivery",
+             "webhook_sender")  # fmt: skip
     return {name: load_function(name) for name in names}
 
 
@@ -117,11 +119,32 @@ def test_the_attempts_are_listed_newest_first_a_page_at_a_time(functions, world)
     assert "nextCursor" not in second.body
 
 
+def test_one_delivery_is_read_with_its_attempts_newest_first(functions, world):
+    attempts("evt-ok", [AttemptResult(status=500), AttemptResult(status=204)], START)
+    attempts("evt-down", [AttemptResult(error="connection refused")], START + timedelta(hours=1))
+    ok = call(functions, endpoints.GET_DELIVERY, BUYER, event_id="evt-ok")
+    assert ok.status == 200
+    assert [(a["attempt"], a.get("status"), a["state"]) for a in ok.body["attempts"]] == [
+        (2, 204, "delivered"), (1, 500, "pending"),
+    ]  # fmt: skip
+    assert (ok.body["state"], ok.body["attemptCount"]) == ("delivered", 2)
+    assert "nextAttemptAt" not in ok.body
+    down = call(functions, endpoints.GET_DELIVERY, BUYER, event_id="evt-down").body
+    listed = call(functions, endpoints.LIST_DELIVERIES, BUYER, query={"limit": "1"}).body
+    assert down["attempts"] == listed["items"]  # the listing's shape, attempt for attempt
+    assert (down["state"], down["nextAttemptAt"]) == (
+        "pending",
+        listed["items"][0]["nextAttemptAt"],
+    )
+    assert down["lastAttemptAt"] == listed["items"][0]["at"]
+
+
 def test_another_orgs_subscription_is_the_one_404(functions, world):
     attempts("evt-ok", [AttemptResult(status=200)], START)
     unknown = call(functions, endpoints.LIST_DELIVERIES, OTHER, "whsub-nosuch00000000000")
     for route, extra in (
         (endpoints.LIST_DELIVERIES, {}),
+        (endpoints.GET_DELIVERY, {"event_id": "evt-ok"}),
         (endpoints.RETRY_DELIVERY, {"event_id": "evt-ok"}),
     ):
         answer = call(functions, route, OTHER, **extra)
@@ -200,3 +223,25 @@ def test_a_retry_on_a_disabled_subscription_is_refused_and_nothing_is_queued(
     listed = call(functions, endpoints.LIST_DELIVERIES, BUYER, query={"limit": "1"})
     assert listed.body["items"][0]["attempt"] == MAX_ATTEMPTS
     assert receiver.received == []
+
+
+def test_one_delivery_is_two_requests_warm_three_cold_reading_its_own_items_only(
+    functions, world, sent_requests
+):
+    """The subscription (GetItem) and one Query of the delivery and its attempts' copies;
+    cold, the caller's key first. Other events' deliveries are never read."""
+    attempts("evt-ok", [AttemptResult(status=500), AttemptResult(status=204)], START)
+    for n in range(20):
+        attempts(f"evt-ok{n}", [AttemptResult(status=500)], START + timedelta(seconds=n))
+    key_cache.clear()
+    sent_requests.clear()
+    assert call(functions, endpoints.GET_DELIVERY, BUYER, event_id="evt-ok").status == 200
+    assert sent_requests.sent == [("dynamodb", "GetItem")] * 2 + [("dynamodb", "Query")]
+    assert sent_requests.items_read == [(3, 3)]  # the delivery and its two attempts
+    sent_requests.clear()
+    assert call(functions, endpoints.GET_DELIVERY, BUYER, event_id="evt-ok").status == 200
+    assert sent_requests.sent == [("dynamodb", "GetItem"), ("dynamodb", "Query")]
+    sent_requests.clear()
+    assert call(functions, endpoints.GET_DELIVERY, BUYER, event_id="evt-none").status == 404
+    assert sent_requests.sent == [("dynamodb", "GetItem"), ("dynamodb", "Query")]
+    assert sent_requests.items_read == [(0, 0)]

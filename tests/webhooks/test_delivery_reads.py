@@ -20,7 +20,7 @@ from reservations.kernel.errors import (
     SubscriptionDisabled,
 )
 from reservations.webhooks import deliveries as webhook_deliveries
-from reservations.webhooks.deliveries import list_deliveries, retry_delivery
+from reservations.webhooks.deliveries import get_delivery, list_deliveries, retry_delivery
 from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,
@@ -217,3 +217,69 @@ def test_no_delivery_of_a_disabled_subscription_is_retried(state):
     )
     assert refused.value.retry_after is None
     assert sent == []
+
+
+def history(hooks: FakeSubscriptionStore, state: DeliveryState, count: int) -> FakeSubscriptionStore:
+    """evt-7's delivery after ``count`` attempts, one a minute, the last leaving it ``state``."""
+    for n in range(1, count + 1):
+        made = DeliveryAttempt(
+            HOOK, "evt-7", "workload.terminated", n, NOW + timedelta(minutes=n),
+            AttemptResult(500, "HTTP 500"), DeliveryState.PENDING, NOW + timedelta(minutes=n + 1),
+        )  # fmt: skip
+        hooks.attempts.append(made)
+    hooks.deliveries[(HOOK, "evt-7")] = Delivery(
+        HOOK, "evt-7", "workload.terminated", BODY, state, count,
+        NOW + timedelta(minutes=count), NOW + timedelta(minutes=count + 1),
+    )  # fmt: skip
+    return hooks
+
+
+def test_one_delivery_shows_where_it_stands_and_every_attempt_newest_first():
+    detail = get_delivery(CALLER, HOOK, "evt-7", history(store(), DeliveryState.PENDING, 3))
+    shown = json.loads(detail.model_dump_json(by_alias=True, exclude_none=True))
+    assert {k: v for k, v in shown.items() if k != "attempts"} == {
+        "subscriptionId": HOOK, "eventId": "evt-7", "type": "workload.terminated",
+        "state": "pending", "attemptCount": 3, "lastAttemptAt": "2026-11-29T12:03:00Z",
+        "nextAttemptAt": "2026-11-29T12:04:00Z",
+    }  # fmt: skip
+    assert [a["attempt"] for a in shown["attempts"]] == [3, 2, 1]
+    assert shown["attempts"][-1] == {
+        "eventId": "evt-7", "type": "workload.terminated", "attempt": 1,
+        "at": "2026-11-29T12:01:00Z", "status": 500, "error": "HTTP 500",
+        "nextAttemptAt": "2026-11-29T12:02:00Z", "state": "pending",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("state", [DeliveryState.DELIVERED, DeliveryState.FAILED])
+def test_a_delivery_no_longer_pending_has_no_next_attempt_due(state):
+    detail = get_delivery(CALLER, HOOK, "evt-7", history(store(), state, 2))
+    assert (detail.state, detail.next_attempt_at, detail.attempt_count) == (state, None, 2)
+
+
+def test_a_delivery_not_yet_attempted_is_pending_with_no_attempts():
+    hooks = store()
+    hooks.deliveries[(HOOK, "evt-7")] = Delivery(HOOK, "evt-7", "workload.terminated", BODY)
+    detail = get_delivery(CALLER, HOOK, "evt-7", hooks)
+    assert (detail.state, detail.attempt_count, detail.attempts) == (DeliveryState.PENDING, 0, [])
+    assert (detail.last_attempt_at, detail.next_attempt_at) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("caller", "hook", "event_id"),
+    [
+        (OTHER, HOOK, "evt-7"),  # another org's subscription
+        (NO_EVENTS, HOOK, "evt-7"),  # without events.read
+        (CALLER, "whsub-3", "evt-7"),
+        (CALLER, "whsub-9", "evt-7"),  # unknown subscription
+        (CALLER, "x/y", "evt-7"),
+        (CALLER, HOOK, "evt-1"),  # an event not delivered to it
+        (CALLER, HOOK, "evt-2"),  # unknown event
+        (CALLER, HOOK, "evt/7"),
+        (CALLER, "whsub-2", "evt-7"),  # the caller's, but not delivered there
+    ],
+)
+def test_one_delivery_not_the_callers_to_see_is_the_one_404(caller, hook, event_id):
+    hooks = history(store(), DeliveryState.FAILED, 1)
+    with pytest.raises(NotFound) as refused:
+        get_delivery(caller, hook, event_id, hooks)
+    assert refused.value.message == NotFound().message

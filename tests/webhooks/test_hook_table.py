@@ -1,6 +1,7 @@
 """An org's webhook partition as DynamoDB takes it: the counter every subscribe and delete
 is conditioned on (absent is 0), a rotation conditioned on the secret read, and a
-subscription's attempts read backwards a page at a time."""
+subscription's attempts read backwards a page at a time, and one delivery with all its
+attempts."""
 
 from __future__ import annotations
 
@@ -147,3 +148,27 @@ def test_an_orgs_hooks_are_read_consistently(monkeypatch):
     )
     assert SubscriptionTable().load_hooks("org-acme").count == 0
     assert [request["ConsistentRead"] for request in asked] == [True]
+
+
+def test_one_delivery_is_read_with_every_attempt_of_it_and_no_other_events(aws):
+    table = DeliveryTable()
+    delivery: Delivery | None = None
+    # evt-1 and evt-1.5 and evt-10: ids that share a prefix with evt-1 stay out of its range
+    for event_id, attempts in (("evt-1", 3), ("evt-1.5", 1), ("evt-10", 2)):
+        delivery = None
+        for number in range(1, attempts + 1):
+            made = replace(attempt(number, number), event_id=event_id)
+            after = Delivery("whsub-1", event_id, "workload.terminated", "{}", attempts=number,
+                             last_attempt_at=made.at)  # fmt: skip
+            table.record_attempt(delivery, after, made)
+            delivery = after
+    found = SubscriptionTable().load_delivery_attempts("whsub-1", "evt-1")
+    assert found is not None
+    read, attempts = found
+    assert (read.event_id, read.attempts, read.state) == ("evt-1", 3, DeliveryState.PENDING)
+    assert [(a.event_id, a.attempt) for a in attempts] == [("evt-1", 3), ("evt-1", 2), ("evt-1", 1)]
+    assert attempts[-1] == replace(attempt(1, 1), event_id="evt-1", next_attempt_at=None)
+    assert SubscriptionTable().load_delivery_attempts("whsub-1", "evt-2") is None
+    assert SubscriptionTable().load_delivery_attempts("whsub-2", "evt-1") is None
+    # the listing still shows each attempt once
+    assert len(SubscriptionTable().attempts_page("whsub-1", None, 20)) == 6

@@ -82,6 +82,10 @@ def partition(aws: Any) -> list[dict[str, Any]]:
     return [from_attributes(item) for item in answer["Items"]]
 
 
+def kind(sk: str) -> str:
+    return "COPY" if "#ATT#" in sk else sk.split("#")[0]
+
+
 def test_a_delivered_event_is_recorded_and_its_message_done_with(sender, receiver, aws):
     subscribe(receiver.local_url())
     event, _url = received_batch()
@@ -89,13 +93,18 @@ def test_a_delivered_event_is_recorded_and_its_message_done_with(sender, receive
     assert answer == {"batchItemFailures": []}
     (request,) = receiver.received
     Webhook(SECRET).verify(request.body, request.headers)
-    items = {item["SK"].split("#")[0]: item for item in partition(aws)}
+    # the delivery (EVT#), its attempt (ATT#) and the attempt's copy beside the delivery
+    items = {kind(item["SK"]): item for item in partition(aws)}
+    assert set(items) == {"EVT", "ATT", "COPY"}
     assert items["EVT"]["state"] == "delivered"
     assert items["EVT"]["attempts"] == 1
     assert items["EVT"]["body"] == BODY
     assert items["EVT"]["expiresAtEpoch"] > datetime.now(UTC).timestamp() + 399 * 86400
     assert items["ATT"]["status"] == 200
     assert items["ATT"]["attempt"] == 1
+    assert {k: v for k, v in items["COPY"].items() if k != "SK"} == {
+        k: v for k, v in items["ATT"].items() if k != "SK"
+    }
 
 
 def test_a_failed_attempt_is_recorded_and_its_message_held_until_the_next(sender, aws):
@@ -108,7 +117,7 @@ def test_a_failed_attempt_is_recorded_and_its_message_held_until_the_next(sender
         failing.stop()
     message_id = event["Records"][0]["messageId"]
     assert answer == {"batchItemFailures": [{"itemIdentifier": message_id}]}
-    items = {item["SK"].split("#")[0]: item for item in partition(aws)}
+    items = {kind(item["SK"]): item for item in partition(aws)}
     assert items["EVT"]["state"] == "pending"
     assert items["ATT"]["status"] == 500
     assert "nextAttemptAt" in items["EVT"]

@@ -27,6 +27,7 @@ from reservations_api_client.api.webhooks import (
     create_webhook,
     delete_webhook,
     get_webhook,
+    get_webhook_delivery,
     list_webhook_deliveries,
     list_webhooks,
     retry_webhook_delivery,
@@ -41,6 +42,7 @@ from reservations_api_client.api.workloads import (
 from reservations_api_client.models import (
     CancelRequest,
     CreateReservationRequest,
+    DeliveryDetail,
     DeliveryPage,
     DeliveryView,
     Event,
@@ -327,6 +329,11 @@ class Reservations:
     ) -> Iterator[DeliveryView]:
         return list_items(lambda cursor: self.webhook_deliveries(
             subscription_id, limit=page_size, cursor=cursor))  # fmt: skip
+
+    def webhook_delivery(self, subscription_id: str, event_id: str) -> DeliveryDetail:
+        """One delivery: its state, when its next attempt is due, its attempts newest first."""
+        return _expect(DeliveryDetail, get_webhook_delivery.sync_detailed(
+            subscription_id, event_id, client=self.client))  # fmt: skip
 
     def retry_webhook_delivery(self, subscription_id: str, event_id: str) -> RetryQueued:
         return _expect(RetryQueued, retry_webhook_delivery.sync_detailed(

@@ -17,6 +17,7 @@ from reservations.reservations.endpoints import (
 from reservations.webhooks.endpoints import (
     CREATE_WEBHOOK,
     DELETE_WEBHOOK,
+    GET_DELIVERY,
     GET_WEBHOOK,
     LIST_DELIVERIES,
     LIST_WEBHOOKS,
@@ -50,6 +51,7 @@ ALL = (
     DELETE_WEBHOOK,
     ROTATE_WEBHOOK_SECRET,
     LIST_DELIVERIES,
+    GET_DELIVERY,
     RETRY_DELIVERY,
     GET_NODE,
     LIST_WORKLOADS,

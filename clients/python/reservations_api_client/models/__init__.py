@@ -2,6 +2,8 @@
 
 from .cancel_request import CancelRequest
 from .create_reservation_request import CreateReservationRequest
+from .delivery_detail import DeliveryDetail
+from .delivery_detail_type import DeliveryDetailType
 from .delivery_page import DeliveryPage
 from .delivery_state import DeliveryState
 from .delivery_view import DeliveryView
@@ -53,6 +55,8 @@ from .workload_tier import WorkloadTier
 __all__ = (
     "CancelRequest",
     "CreateReservationRequest",
+    "DeliveryDetail",
+    "DeliveryDetailType",
     "DeliveryPage",
     "DeliveryState",
     "DeliveryView",

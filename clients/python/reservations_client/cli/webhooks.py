@@ -1,4 +1,4 @@
-"""``webhooks create|list|get|delete|rotate|deliveries|retry`` and ``webhooks listen``."""
+"""``webhooks create|list|get|delete|rotate|deliveries|delivery|retry`` and ``webhooks listen``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from reservations_client.api import POLL_SECONDS
 from reservations_client.cli.events import Types
 from reservations_client.cli.forward import NotLoopback, forward, loopback_target, sender
 from reservations_client.cli.options import IdempotencyKey, listed
-from reservations_client.cli.output import show_line, show_record, show_records
+from reservations_client.cli.output import Output, show_line, show_record, show_records
 from reservations_client.cli.session import session
 from reservations_client.cli.waiting import Waiting, until_interrupted
 from reservations_client.webhooks import new_secret
@@ -78,6 +78,22 @@ def deliveries(
     run = session(ctx)
     found = islice(run.api.iter_webhook_deliveries(subscription), limit)
     show_records(run.output, [d.to_dict() for d in found], DELIVERY_COLUMNS)
+
+
+@app.command("delivery")
+def delivery(
+    ctx: typer.Context,
+    subscription: Subscription,
+    event: Annotated[str, typer.Argument(help="The delivery's event id.")],
+) -> None:
+    """One delivery: where it stands, when it is next attempted, its attempts newest first."""
+    run = session(ctx)
+    found = run.api.webhook_delivery(subscription, event).to_dict()
+    if run.output is Output.json:
+        show_record(run.output, found)
+        return
+    show_record(run.output, {k: v for k, v in found.items() if k != "attempts"})
+    show_records(run.output, found["attempts"], DELIVERY_COLUMNS)
 
 
 @app.command("retry")

@@ -1,11 +1,13 @@
-"""``GET /v1/webhooks/{id}/deliveries`` and ``POST /v1/webhooks/{id}/deliveries/{eventId}/retry``:
-a subscription's recent attempts, newest first, and a failed delivery sent again now.
+"""``GET /v1/webhooks/{id}/deliveries``, ``GET /v1/webhooks/{id}/deliveries/{eventId}`` and
+``POST /v1/webhooks/{id}/deliveries/{eventId}/retry``: a subscription's recent attempts, newest
+first; one delivery with every attempt of it; and a failed delivery sent again now.
 
-Both look at the caller's org's subscription first: another org's, like an unknown one, is
+All look at the caller's org's subscription first: another org's, like an unknown one, is
 the one 404. A listing page is one Query backwards over the subscription's attempts from the
-cursor on. A retry queues one message naming the attempts the delivery failed after; the
-sender makes one more attempt while it still stands so (``rules.webhook_delivery``), so a
-retry asked twice, or its message received twice, is one attempt: it needs no key record.
+cursor on. One delivery is one Query of its item and its attempts' copies. A retry queues
+one message naming the attempts the delivery failed after; the sender makes one more attempt
+while it still stands so (``rules.webhook_delivery``), so a retry asked twice, or its message
+received twice, is one attempt: it needs no key record.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from reservations.kernel.wire import response_json
 from reservations.webhooks.models.api import RetryQueued
 from reservations.webhooks.models.domain import (
     Delivery,
+    DeliveryDetail,
     DeliveryPage,
     DeliveryRequest,
     DeliveryState,
@@ -76,6 +79,20 @@ def list_deliveries(
     more = len(attempts) > size
     next_cursor = encode_cursor(Cursor(attempt_sk(page[-1])), scope, key) if more else None
     return DeliveryPage(items=[DeliveryView.of(a) for a in page], next_cursor=next_cursor)
+
+
+def get_delivery(
+    caller: Caller, subscription_id: str, event_id: str, store: SubscriptionStore
+) -> DeliveryDetail:
+    """One event's delivery to the caller's org's subscription and its attempts, newest
+    first; the one 404 for anything not found or not well-formed."""
+    _own_subscription(caller, subscription_id, store)
+    if not is_resource_id(event_id):
+        raise NotFound()
+    found = store.load_delivery_attempts(subscription_id, event_id)
+    if found is None:
+        raise NotFound()
+    return DeliveryDetail.of(*found)
 
 
 def _retryable(subscription: Subscription, delivery: Delivery) -> None:

@@ -1,5 +1,6 @@
 """The webhooks slice's endpoints, each declared once: an org's subscriptions to its own feed
-(subscribe, list, read, delete, rotate a secret) and their deliveries (list, retry one)."""
+(subscribe, list, read, delete, rotate a secret) and their deliveries (list, read one, retry
+one)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from reservations.webhooks.models.api import (
     SubscriptionView,
     SubscriptionWithSecret,
 )
-from reservations.webhooks.models.domain import DeliveryPage
+from reservations.webhooks.models.domain import DeliveryDetail, DeliveryPage
 from reservations.webhooks.subscriptions import ROTATE_SECRET, UNSUBSCRIBE, subscribe_spec
 
 WEBHOOKS = "/v1/webhooks"
@@ -109,6 +110,15 @@ LIST_DELIVERIES = page_route(
     TAG,
     PAGE_QUERY,
 )
+GET_DELIVERY = read_route(
+    "get_webhook_delivery",
+    WEBHOOK + "/deliveries/{eventId}",
+    "One event's delivery to a subscription: where it stands and every attempt, newest first",
+    "getWebhookDelivery",
+    "the delivery, its state, when its next attempt is due, and its attempts newest first",
+    DeliveryDetail,
+    TAG,
+)
 RETRY_DELIVERY = ApiRoute(
     "retry_webhook_delivery",
     "POST",
@@ -146,5 +156,6 @@ ENDPOINTS = (
     DELETE_WEBHOOK,
     ROTATE_WEBHOOK_SECRET,
     LIST_DELIVERIES,
+    GET_DELIVERY,
     RETRY_DELIVERY,
 )

@@ -39,6 +39,12 @@ class SubscriptionStore(Protocol):
     def load_delivery(self, subscription_id: str, event_id: str) -> Delivery | None:
         """One event's delivery to the subscription, where it stands."""
 
+    def load_delivery_attempts(
+        self, subscription_id: str, event_id: str
+    ) -> tuple[Delivery, list[DeliveryAttempt]] | None:
+        """One event's delivery and every attempt made of it, newest first; None when the
+        subscription has no delivery of that event."""
+
     def attempts_page(
         self, subscription_id: str, before: str | None, count: int
     ) -> list[DeliveryAttempt]:

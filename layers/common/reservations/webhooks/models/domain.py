@@ -221,3 +221,37 @@ class DeliveryView(WireModel):
 class DeliveryPage(WireModel):
     items: list[DeliveryView]
     next_cursor: str | None = None
+
+
+class DeliveryDetail(WireModel):
+    """``GET /v1/webhooks/{id}/deliveries/{eventId}``: one event's delivery, where it stands
+    and every attempt made of it, newest first, each as the listing shows it."""
+
+    subscription_id: str
+    event_id: str
+    type: EventTypeText
+    state: DeliveryState = Field(
+        description="pending (attempted again at nextAttemptAt), delivered, or failed "
+        "(no attempt is due; POST .../retry sends it again)"
+    )
+    attempt_count: int = Field(description="How many attempts were made")
+    last_attempt_at: Timestamp | None = Field(None, description="Absent before the first")
+    next_attempt_at: Timestamp | None = Field(
+        None, description="When the next attempt is due; absent unless pending and scheduled"
+    )
+    attempts: list[DeliveryView] = Field(description="Every attempt made, newest first")
+
+    @classmethod
+    def of(cls, delivery: Delivery, attempts: list[DeliveryAttempt]) -> DeliveryDetail:
+        last, next_at = delivery.last_attempt_at, delivery.next_attempt_at
+        pending = delivery.state is DeliveryState.PENDING
+        return cls(
+            subscription_id=delivery.subscription_id,
+            event_id=delivery.event_id,
+            type=delivery.event_type,
+            state=delivery.state,
+            attempt_count=delivery.attempts,
+            last_attempt_at=None if last is None else format_time(last),
+            next_attempt_at=None if next_at is None or not pending else format_time(next_at),
+            attempts=[DeliveryView.of(a) for a in attempts],
+        )

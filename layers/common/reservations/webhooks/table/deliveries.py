@@ -23,6 +23,7 @@ from reservations.webhooks.models.domain import (
 )
 from reservations.webhooks.rules.attempts import Health
 from reservations.webhooks.table.items import (
+    attempt_copy_item,
     attempt_item,
     delivery_from_item,
     delivery_item,
@@ -70,13 +71,15 @@ class DeliveryTable(WebhookReads):
     def record_attempt(
         self, before: Delivery | None, after: Delivery, attempt: DeliveryAttempt
     ) -> None:
-        """The delivery as the attempt left it and the attempt's record, in one transaction
-        conditioned on the delivery being as read; WriteConflict when another copy of the
-        message recorded first."""
+        """The delivery as the attempt left it and the attempt's record (in the listing's
+        order, and again beside the delivery), in one transaction conditioned on the
+        delivery being as read; WriteConflict when another copy of the message recorded
+        first."""
         retention = settings().history_retention_days
         delivery = {**_conditioned_on(before), "Item": _attrs(delivery_item(after, retention))}
         record = {"TableName": _table(), "Item": _attrs(attempt_item(attempt, retention))}
-        transactions.run([{"Put": delivery}, {"Put": record}])
+        copy = {"TableName": _table(), "Item": _attrs(attempt_copy_item(attempt, retention))}
+        transactions.run([{"Put": delivery}, {"Put": record}, {"Put": copy}])
 
     def abandon(self, delivery: Delivery, reason: str) -> None:
         """A pending delivery that will not be attempted again becomes ``failed``, unless it

@@ -7,6 +7,10 @@ partitions' layout, as a layout of its own).
 - ``WHDELIV#<subscription>`` / ``EVT#<event>``: one event's delivery to it, where it stands.
 - ``WHDELIV#<subscription>`` / ``ATT#<at>#<event>#<attempt>``: one attempt, so the listing
   is one Query of ``ATT#`` backwards (newest first).
+- ``WHDELIV#<subscription>`` / ``EVT#<event>#ATT#<attempt>``: the same attempt again, beside
+  its delivery, so one delivery and all its attempts are one Query of ``EVT#<event>`` to
+  ``EVT#<event>#~`` (an id's characters all sort after ``#``, so no other event's items fall
+  in that range).
 
 Delivery items and attempts expire (TTL) ``HistoryRetentionDays`` after their last write.
 Times are kept to the millisecond (``at`` sorts the attempts; a 5 s retry is kept as such).
@@ -70,6 +74,12 @@ def delivery_pk(subscription_id: str) -> str:
 
 def delivery_key(subscription_id: str, event_id: str) -> Item:
     return {"PK": delivery_pk(subscription_id), "SK": DELIVERY_SK_PREFIX + event_id}
+
+
+def delivery_range(subscription_id: str, event_id: str) -> tuple[str, str, str]:
+    """The partition and the sort-key bounds of one delivery and its attempts' copies."""
+    first = DELIVERY_SK_PREFIX + event_id
+    return delivery_pk(subscription_id), first, first + "#~"
 
 
 def attempt_sk(attempt: DeliveryAttempt) -> str:
@@ -161,6 +171,17 @@ def attempt_item(attempt: DeliveryAttempt, retention_days: int) -> Item:
         "nextAttemptAt": _stamp_or_none(attempt.next_attempt_at),
         EXPIRES: expires_epoch(attempt.at, retention_days),
     }
+
+
+def attempt_copy_item(attempt: DeliveryAttempt, retention_days: int) -> Item:
+    """The attempt beside its delivery (``EVT#<event>#ATT#<attempt>``), read by the view of
+    one delivery."""
+    sk = f"{DELIVERY_SK_PREFIX}{attempt.event_id}#{ATTEMPT_SK_PREFIX}{attempt.attempt:02d}"
+    return {**attempt_item(attempt, retention_days), "SK": sk}
+
+
+def is_attempt_copy(item: Item) -> bool:
+    return "#" + ATTEMPT_SK_PREFIX in str(item["SK"]).removeprefix(DELIVERY_SK_PREFIX)
 
 
 def attempt_from_item(subscription_id: str, item: Item) -> DeliveryAttempt:

@@ -20,7 +20,7 @@ from reservations.webhooks.models.api import (
     SubscriptionCreate,
     SubscriptionDelete,
 )
-from reservations.webhooks.models.domain import DeliveryAttempt
+from reservations.webhooks.models.domain import Delivery, DeliveryAttempt
 from reservations.webhooks.table.deliveries import WebhookReads
 from reservations.webhooks.table.items import (
     ATTEMPT_SK_PREFIX,
@@ -28,7 +28,10 @@ from reservations.webhooks.table.items import (
     SUBSCRIPTION_SK_PREFIX,
     attempt_from_item,
     counter_key,
+    delivery_from_item,
     delivery_pk,
+    delivery_range,
+    is_attempt_copy,
     stamp,
     subscription_from_item,
     subscription_item,
@@ -142,3 +145,23 @@ class SubscriptionTable(WebhookReads):
         )
         items = [from_attributes(i) for i in answer["Items"]]
         return [attempt_from_item(subscription_id, i) for i in items if i["SK"] != before][:count]
+
+    def load_delivery_attempts(
+        self, subscription_id: str, event_id: str
+    ) -> tuple[Delivery, list[DeliveryAttempt]] | None:
+        """One delivery and every attempt of it, newest first: one strongly consistent
+        Query of the delivery's item and its attempts' copies (more only past 1 MB)."""
+        pk, first, last = delivery_range(subscription_id, event_id)
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :last",
+            "ExpressionAttributeValues": to_attributes({":pk": pk, ":first": first, ":last": last}),
+            "ConsistentRead": True,
+        }
+        items = list(query_items(query))
+        found = [i for i in items if i["SK"] == first]
+        if not found:
+            return None
+        copies = [attempt_from_item(subscription_id, i) for i in items if is_attempt_copy(i)]
+        copies.sort(key=lambda a: a.attempt, reverse=True)
+        return delivery_from_item(subscription_id, found[0]), copies
