@@ -25,7 +25,7 @@ from reservations.nodes import (
     node_partition,
     with_events,
 )
-from reservations.reservations import changes
+from reservations.reservations.changes import OWNERS, change, committed, decided, ended, found
 from reservations.reservations.models import CancelRequest, parse_cancel_request
 from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.cancel import cancel_refusal
@@ -35,7 +35,7 @@ def decide(
     snapshot: NodeSnapshot | None, request: Request[CancelRequest], caller: Caller, now: datetime
 ) -> NotFound | ReservationNotActive | Decision[ReservationChange]:
     """Any reservation of a node the caller may write reservations on, cancelled."""
-    acted_on = changes.found(
+    acted_on = found(
         snapshot,
         request.route,
         lambda read, _reservation: may_write_reservations(caller, read),
@@ -45,12 +45,12 @@ def decide(
     if refusal := cancel_refusal(acted_on[1], acted_on[0].node, now):
         return refusal
     status = ReservationStatus.CANCELLED
-    cancelled = changes.change(
+    cancelled = change(
         "cancel", caller, acted_on, request, now, released_after=(), status_after=status
     )
     retention = settings().history_retention_days
-    moved = changes.ended(cancelled, acted_on, retention)
-    return changes.decided(acted_on, moved)
+    moved = ended(cancelled, acted_on, retention)
+    return decided(acted_on, moved)
 
 
 def cancel_events(
@@ -68,12 +68,12 @@ def cancel_events(
 CANCEL: WriteSpec[CancelRequest, NodeSnapshot | None, ReservationChange, NodePorts] = WriteSpec(
     name="Cancel",
     conflict="reservation {reservationId} kept changing while cancelling",
-    access=changes.OWNERS,
+    access=OWNERS,
     # The validated body: no body, {} and {"reason": null} are the same request.
     parse=parse_cancel_request,
     decide=decide,
     finish=with_events(cancel_events),
     partition=node_partition,
     refusals=(ReservationNotActive,),
-    committed=changes.committed,
+    committed=committed,
 )
