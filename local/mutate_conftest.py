@@ -34,7 +34,7 @@ from typing import Any
 DAL_OVER_MOTO = (
     "tests/kernel/test_idempotency_store.py",
     "tests/nodes/test_node_reads_store.py",
-    "tests/reservations/test_history_store.py",
+    "tests/nodes/test_named_orgs_pruning.py",
     "tests/webhooks/test_hook_table.py",
     "tests/webhooks/test_outlet.py",
     "tests/webhooks/test_table.py",

@@ -15,9 +15,9 @@ from botocore.exceptions import ClientError
 from reservations.kernel.aws import clients, queries
 from reservations.kernel.aws.codec import to_attributes
 from reservations.nodes.models.partition import ListAccess
+from reservations.nodes.table import access as access_table
 from reservations.nodes.table.access import prune_named
 from reservations.nodes.table.items import access_item
-from reservations.nodes.table import access as access_table
 from tests.support import state
 
 pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
