@@ -125,7 +125,9 @@ def test_any_other_refusal_of_the_update_is_raised(
 ) -> None:
     named(aws, **{"org-a": NOW - timedelta(days=1)})
     client = clients.dynamodb()
-    monkeypatch.setattr(access_table, "clients", SimpleNamespace(dynamodb=lambda: _Refusing(client)))
+    monkeypatch.setattr(
+        access_table, "clients", SimpleNamespace(dynamodb=lambda: _Refusing(client))
+    )
     with pytest.raises(ClientError, match="ProvisionedThroughputExceeded"):
         prune_named("node-a", NOW)
     assert names(access(aws)) == {"namedUntil:org-a": int((NOW - timedelta(days=1)).timestamp())}

@@ -24,8 +24,6 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
     ApiError,
     NotFound,
-    ReservationNotActive,
-    UnitsNotInReservation,
 )
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
@@ -165,7 +163,6 @@ RECLAIM: WriteSpec[CapacityRequest, NodeSnapshot | None, ReclaimWrite, CapacityP
     decide=decide,
     finish=with_events(reclaim_events),
     partition=node_partition,
-    refusals=(ReservationNotActive, UnitsNotInReservation),
     committed=committed,
     after_commit=send_terminations,
 )

@@ -19,8 +19,6 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import (
     ApiError,
     NotFound,
-    ReservationNotActive,
-    UnitsNotInReservation,
 )
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
@@ -71,6 +69,5 @@ RELEASE: WriteSpec[CapacityRequest, NodeSnapshot | None, ReservationChange, Node
     decide=decide,
     finish=with_events(release_events),
     partition=node_partition,
-    refusals=(ReservationNotActive, UnitsNotInReservation),
     committed=committed,
 )

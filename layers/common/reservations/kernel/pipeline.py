@@ -26,7 +26,10 @@ refused (``<name>Refusals``), replayed (``IdempotentReplays``), lost a race
 
 from __future__ import annotations
 
+import functools
 import re
+import types
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,7 +40,7 @@ from pydantic import BaseModel
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import ApiError, NotFound
+from reservations.kernel.errors import ERRORS, ApiError, NotFound
 from reservations.kernel.idempotency import replay as idempotency
 from reservations.kernel.idempotency.models import (
     AnswerRecord,
@@ -166,6 +169,21 @@ class StoreBacked(Generic[W]):
         return self.store.stored_answer(scope)
 
 
+def _members(annotation: object) -> set[object]:
+    """The types a return annotation's unions name, flattened."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return set().union(*(_members(member) for member in typing.get_args(annotation)))
+    return {annotation}
+
+
+@functools.cache
+def refusals_of(decide: Callable[..., object]) -> tuple[type[ApiError], ...]:
+    """The errors a ``decide`` may return, by its return type, in the contract's order."""
+    returned = typing.get_type_hints(decide)["return"]
+    named = (m for m in _members(returned) if isinstance(m, type) and issubclass(m, ApiError))
+    return tuple(sorted(named, key=ERRORS.index))
+
+
 def _never(_body: object) -> bool:
     return False
 
@@ -178,8 +196,9 @@ def _as_validated(body: object) -> object:
 @dataclass(frozen=True)
 class WriteSpec(Generic[B, S, W, P]):
     """What one write endpoint brings to the pipeline; the options are its real variations.
-    ``refusals``: every refusal its ``decide`` (or ``timely``) may answer, declared here once
-    (its route's errors and its OpenAPI document are made from them)."""
+    Its refusals are declared once, in its ``decide``'s return type, which mypy holds the
+    code to: :attr:`refusals` reads them, and its route's errors and OpenAPI responses are
+    made from them."""
 
     name: str  # metrics: <name>Refusals, ...; log lines: "<name in words> refused", ...
     conflict: str  # the 409 after every attempt lost: over the path ids and ``body``
@@ -188,7 +207,6 @@ class WriteSpec(Generic[B, S, W, P]):
     decide: Decide[S, B, W]
     committed: Callable[[W], Committed]
     partition: Callable[[P], Partition[S, W]]  # where it reads and commits
-    refusals: tuple[type[ApiError], ...] = ()
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
     document: Callable[[B], object] = _as_validated  # the body as the key compares it
@@ -200,6 +218,11 @@ class WriteSpec(Generic[B, S, W, P]):
     # The write made whole from what it was decided from (a node's: its events).
     finish: Callable[[S, W], W] | None = None
     after_commit: Callable[[S, W, P, datetime], None] | None = None
+
+    @property
+    def refusals(self) -> tuple[type[ApiError], ...]:
+        """Every refusal ``decide`` may return, as its return type names them."""
+        return refusals_of(self.decide)
 
     @property
     def noun(self) -> str:

@@ -252,7 +252,6 @@ PUT_NODE: WriteSpec[NodeRequest, NodeSnapshot | None, NodePut, RegisterPorts] = 
     decide=decide,
     finish=with_events(node_events),
     partition=node_partition,
-    refusals=(StaleTopology, UnitsUnavailable),
     committed=committed,
     before_write=with_queue,
 )

@@ -74,6 +74,5 @@ CANCEL: WriteSpec[CancelRequest, NodeSnapshot | None, ReservationChange, NodePor
     decide=decide,
     finish=with_events(cancel_events),
     partition=node_partition,
-    refusals=(ReservationNotActive,),
     committed=committed,
 )

@@ -208,7 +208,6 @@ CREATE: WriteSpec[CreateReservationRequest, NodeSnapshot | None, ReservationCrea
         decide=decide,
         finish=with_events(create_events),
         partition=node_partition,
-        refusals=(UnitsUnavailable, UnitsNotReservable),
         committed=committed,
     )
 )

@@ -144,6 +144,5 @@ REAFFIRM: WriteSpec[ReaffirmRequest, NodeSnapshot | None, ReaffirmWrite, NodePor
     decide=decide,
     finish=with_events(reaffirm_events),
     partition=node_partition,
-    refusals=(ReservationNotInReview, UnitsNotReservable),
     committed=committed,
 )

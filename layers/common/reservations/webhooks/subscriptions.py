@@ -31,7 +31,6 @@ from reservations.kernel.cursors import (
 )
 from reservations.kernel.envelope import EventType
 from reservations.kernel.errors import (
-    ApiError,
     FieldProblem,
     InvalidRequest,
     NotFound,
@@ -191,7 +190,6 @@ def _hook_spec(
     parse: Callable[[RawBody], B],
     decide: Decide[OrgHooks, B, HookWrite],
     message: str,
-    refusals: tuple[type[ApiError], ...] = (),
 ) -> WriteSpec[B, OrgHooks, HookWrite, WebhookPorts]:
     """A write of the org's webhooks, in its partition, under the webhooks' access;
     ``message``: the log line once committed."""
@@ -203,7 +201,6 @@ def _hook_spec(
         decide=decide,
         committed=_committed(message),
         partition=hook_partition,
-        refusals=refusals,
     )
 
 
@@ -217,7 +214,6 @@ def subscribe_spec(
         subscribe_parser(allow_local),
         decide_subscribe,
         "webhook subscribed",
-        (SubscriptionLimit,),
     )
 
 

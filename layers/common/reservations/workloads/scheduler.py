@@ -217,7 +217,6 @@ PLACE: WriteSpec[PlaceWorkloadRequest, NodeSnapshot | None, PlacementWrite, Node
     decide=decide_placement,
     finish=with_events(placement_events),
     partition=node_partition,
-    refusals=(WorkloadExists, UnitsUnavailable, UnitsNotSellable),
     committed=_placed,
 )
 

@@ -1,8 +1,9 @@
 """How an endpoint of the API is declared: its method and path as the contract spells them,
 what the OpenAPI document says of it, what it answers besides its success, and, for a write,
-its use case (``spec``: its refusals and whether it keeps an Idempotency-Key are declared
-there, once). Each slice declares its own endpoints (``<slice>/endpoints.py``); a function
-(``kernel.http.functions``) is built from one. Nothing here is computed at import.
+its use case (``spec``: its refusals, named by its ``decide``'s return type, and whether it
+keeps an Idempotency-Key are declared there, once). Each slice declares its own endpoints
+(``<slice>/endpoints.py``); a function (``kernel.http.functions``) is built from one.
+Nothing here is computed at import.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ class ApiRoute:
         pipeline answers and its use case's refusals; any other, what it declares."""
         if self.spec is None:
             return self.declared_errors
-        return (*(KEYED_WRITE if self.spec.keyed else WRITE), *self.spec.refusals)
+        pipeline = KEYED_WRITE if self.spec.keyed else WRITE
+        return (*pipeline, *(error for error in self.spec.refusals if error not in pipeline))
 
     @property
     def error_classes(self) -> Errors:
