@@ -69,7 +69,7 @@ _ID_RULES: dict[str, Callable[[str], bool]] = {"workloadId": is_workload_id}
 @dataclass(frozen=True)
 class Route:
     """The route a request came by: its method, its path as the contract spells it
-    (``/v1/nodes/{nodeId}/workloads``), and the path's ids by name."""
+    (``/v1/.../{id}``), and the path's ids by name."""
 
     method: str
     template: str
@@ -79,10 +79,6 @@ class Route:
     def path(self) -> str:
         """The request's own path: the template with its ids."""
         return self.template.format_map(self.params)
-
-    @property
-    def node_id(self) -> str:
-        return self.params["nodeId"]
 
 
 @dataclass(frozen=True)

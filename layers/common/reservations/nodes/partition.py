@@ -25,7 +25,9 @@ class NodePartition(StoreBacked[PartitionWrite]):
     clock: Clock
 
     def read(self, route: Route, caller: Caller) -> NodeSnapshot | None:
-        return _with_ended(self.store.load_node(route.node_id), route, self.store, self.clock())
+        return _with_ended(
+            self.store.load_node(route.params["nodeId"]), route, self.store, self.clock()
+        )
 
 
 E = TypeVar("E", bound=EventedWrite)
@@ -58,7 +60,7 @@ def _with_ended(
         return snapshot
     if any(reservation.id == reservation_id for reservation in snapshot.reservations):
         return snapshot
-    ended = store.load_ended(route.node_id, reservation_id)
+    ended = store.load_ended(route.params["nodeId"], reservation_id)
     if ended is None or not ended.retained_at(now):
         return snapshot
     return replace(snapshot, reservations=(*snapshot.reservations, ended))

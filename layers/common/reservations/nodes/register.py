@@ -56,7 +56,9 @@ def decide(
     unit_ids = [spec.id for spec in body.units]
     if snapshot is not None and _unchanged(snapshot, body, change):
         return Decision(None, Outcome(200, response_json(node_view(snapshot.node, unit_ids, now))))
-    write = node_put(caller, request.route.node_id, snapshot, body, change, request.new_id(), now)
+    write = node_put(
+        caller, request.route.params["nodeId"], snapshot, body, change, request.new_id(), now
+    )
     node = write.node
     if snapshot is not None:  # the stored creation time stays
         node = replace(node, created_at=snapshot.node.created_at)
