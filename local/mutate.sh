@@ -50,7 +50,7 @@ import collections
 import sys
 from pathlib import Path
 
-# "    reservations.rules.x_f__mutmut_3: killed", one line per mutant.
+# "    reservations.nodes.rules.units.x_f__mutmut_3: killed", one line per mutant.
 verdicts = dict(
     line.strip().rsplit(": ", 1) for line in Path("verdicts.txt").read_text().splitlines()
 )
