@@ -15,9 +15,9 @@ from botocore.exceptions import ClientError
 from reservations.kernel.aws import clients, queries
 from reservations.kernel.aws.codec import to_attributes
 from reservations.nodes.models.partition import ListAccess
+from reservations.nodes.table import access as access_table
 from reservations.nodes.table.access import prune_named
 from reservations.nodes.table.items import access_item
-from reservations.reservations.table import history
 from tests.support import state
 
 pytestmark = [pytest.mark.moto, pytest.mark.disable_socket]
@@ -72,7 +72,7 @@ def test_each_prune_counts_the_version_on_by_one(aws: Any) -> None:
 
 
 def renamed_between(aws: Any, org: str, until: datetime) -> Callable[[Any], Any]:
-    """history's read of the access item, with ``org`` named again right after it."""
+    """The prune's read of the access item, with ``org`` named again right after it."""
     read = queries.get_item
 
     def racing(key: Any) -> Any:
@@ -94,7 +94,7 @@ def test_an_org_named_again_since_the_read_is_kept_and_none_counted(
 ) -> None:
     later = NOW + timedelta(days=30)
     named(aws, **{"org-a": NOW - timedelta(days=1), "org-b": NOW - timedelta(days=2)})
-    monkeypatch.setattr(history, "get_item", renamed_between(aws, "org-a", later))
+    monkeypatch.setattr(access_table, "get_item", renamed_between(aws, "org-a", later))
     assert prune_named("node-a", NOW) == 0
     item = access(aws)
     assert names(item) == {
@@ -125,7 +125,9 @@ def test_any_other_refusal_of_the_update_is_raised(
 ) -> None:
     named(aws, **{"org-a": NOW - timedelta(days=1)})
     client = clients.dynamodb()
-    monkeypatch.setattr(history, "clients", SimpleNamespace(dynamodb=lambda: _Refusing(client)))
+    monkeypatch.setattr(
+        access_table, "clients", SimpleNamespace(dynamodb=lambda: _Refusing(client))
+    )
     with pytest.raises(ClientError, match="ProvisionedThroughputExceeded"):
         prune_named("node-a", NOW)
     assert names(access(aws)) == {"namedUntil:org-a": int((NOW - timedelta(days=1)).timestamp())}
