@@ -219,7 +219,9 @@ def test_no_delivery_of_a_disabled_subscription_is_retried(state):
     assert sent == []
 
 
-def history(hooks: FakeSubscriptionStore, state: DeliveryState, count: int) -> FakeSubscriptionStore:
+def history(
+    hooks: FakeSubscriptionStore, state: DeliveryState, count: int
+) -> FakeSubscriptionStore:
     """evt-7's delivery after ``count`` attempts, one a minute, the last leaving it ``state``."""
     for n in range(1, count + 1):
         made = DeliveryAttempt(
