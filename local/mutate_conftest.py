@@ -32,6 +32,7 @@ from typing import Any
 # A fast test: its file is in process without moto (no `pytest.mark.moto` in its
 # `pytestmark`), or is one of these, which call the DAL over moto once a test.
 DAL_OVER_MOTO = (
+    "tests/events/test_late_event_writes.py",
     "tests/kernel/test_idempotency_store.py",
     "tests/nodes/test_node_reads_store.py",
     "tests/reservations/test_history_store.py",
