@@ -53,6 +53,8 @@ NODES = "tests/nodes/test_nodes_handler.py"
 WORKLOADS = "tests/workloads/test_workloads_handler.py"
 LOOP = "tests/terminations/test_termination_loop.py"
 HISTORY = "tests/reservations/test_history_handler.py"
+CANCEL = "tests/reservations/test_cancel_handler.py"
+RELEASE = "tests/capacity/test_release_handler.py"
 NODE_READS = "tests/nodes/test_node_reads_handler.py"
 DELIVERIES = "tests/webhooks/test_deliveries_handler.py"
 SUBSCRIPTIONS = "tests/webhooks/test_subscriptions_handler.py"
@@ -74,7 +76,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reservations.workloads.table.", (WORKLOADS, NODES)),
     ("reservations.terminations.table.", (LOOP,)),  # the store and the queues
     ("reservations.events.table.", EVENTS),  # the feeds and the outlets
-    ("reservations.reservations.table.changes.", EVENTS),
+    ("reservations.reservations.table.changes.", (CANCEL, RELEASE, *EVENTS)),
     ("reservations.reservations.table.history.", (HISTORY,)),
     ("reservations.reservations.table.create.", WRITES),
     ("reservations.webhooks.table.deliveries.", WEBHOOKS),
@@ -110,7 +112,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reservations.terminations.wiring.", (LOOP,)),
     ("reservations.events.wiring.", EVENTS),
     ("reservations.webhooks.wiring.", (*WEBHOOKS, DELIVERIES)),
-    ("reservations.capacity.wiring.", SECURITY),
+    ("reservations.capacity.wiring.", (RELEASE, *SECURITY)),
 )
 # The most fast tests, and then moto-based tests, one mutant runs; of the fast ones, the
 # FOCUSED_TESTS that reached the fewest functions of the layer come first, wherever they are
