@@ -33,8 +33,8 @@ cp "$STAGE/local/mutate_conftest.py" "$STAGE/mutants/conftest.py"
 
 cd "$STAGE"
 # mutmut's type check runs `mypy` (local/mypy_mutants.ini); every mutant's pytest session
-# loads only the plugins the tests use (none installed by entry point: a tenth of a second
-# per mutant saved, over thousands of mutants).
+# loads only the plugins the tests use (by entry point none; pytest-socket by name, in
+# pyproject.toml: a tenth of a second per mutant saved, over thousands of mutants).
 export PATH="$ROOT/.venv/bin:$PATH" PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 started=$(date +%s)
 "$ROOT/.venv/bin/python" local/mutmut_run.py run --max-children "$JOBS" > run.log 2>&1 || {
@@ -50,7 +50,7 @@ import collections
 import sys
 from pathlib import Path
 
-# "    reservations.rules.x_f__mutmut_3: killed", one line per mutant.
+# "    reservations.nodes.rules.units.x_f__mutmut_3: killed", one line per mutant.
 verdicts = dict(
     line.strip().rsplit(": ", 1) for line in Path("verdicts.txt").read_text().splitlines()
 )

@@ -32,6 +32,7 @@ from typing import Any
 # A fast test: its file is in process without moto (no `pytest.mark.moto` in its
 # `pytestmark`), or is one of these, which call the DAL over moto once a test.
 DAL_OVER_MOTO = (
+    "tests/events/test_late_event_writes.py",
     "tests/kernel/test_idempotency_store.py",
     "tests/nodes/test_node_reads_store.py",
     "tests/nodes/test_named_orgs_pruning.py",
@@ -52,6 +53,8 @@ NODES = "tests/nodes/test_nodes_handler.py"
 WORKLOADS = "tests/workloads/test_workloads_handler.py"
 LOOP = "tests/terminations/test_termination_loop.py"
 HISTORY = "tests/reservations/test_history_handler.py"
+CANCEL = "tests/reservations/test_cancel_handler.py"
+RELEASE = "tests/capacity/test_release_handler.py"
 NODE_READS = "tests/nodes/test_node_reads_handler.py"
 DELIVERIES = "tests/webhooks/test_deliveries_handler.py"
 SUBSCRIPTIONS = "tests/webhooks/test_subscriptions_handler.py"
@@ -60,41 +63,56 @@ WEBHOOKS = ("tests/webhooks/test_sender_handler.py", SUBSCRIPTIONS, OUTLET)
 # A module's dotted name prefix -> the moto-based test files its mutants also run; the
 # first prefix that matches wins. A module listed nowhere runs the fast tests only.
 MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # The node partition's table: each write's own handler file, then the files that write
+    # or read through the shared store, keys, items and records.
     ("reservations.nodes.table.writes.", (NODES,)),
+    ("reservations.nodes.table.reads.", (NODE_READS, WORKLOADS)),
+    ("reservations.nodes.table.access.", (RESERVATIONS, HISTORY, NODES)),
+    ("reservations.nodes.table.actions.", (*WRITES, NODES, WORKLOADS)),
+    (
+        "reservations.nodes.table.",  # store, keys, items, records, queries
+        (*WRITES, NODES, WORKLOADS, HISTORY, NODE_READS),
+    ),
     ("reservations.workloads.table.", (WORKLOADS, NODES)),
-    ("reservations.terminations.table.store.", (LOOP,)),
-    ("reservations.terminations.table.queues.", (LOOP,)),
-    ("reservations.events.table.feeds.", EVENTS),
-    ("reservations.events.table.outlets.", EVENTS),
-    ("reservations.reservations.table.changes.", EVENTS),
+    ("reservations.terminations.table.", (LOOP,)),  # the store and the queues
+    ("reservations.events.table.", EVENTS),  # the feeds and the outlets
+    ("reservations.reservations.table.changes.", (CANCEL, RELEASE, *EVENTS)),
+    ("reservations.reservations.table.history.", (HISTORY,)),
+    ("reservations.reservations.table.create.", WRITES),
     ("reservations.webhooks.table.deliveries.", WEBHOOKS),
     ("reservations.webhooks.table.items.", (*WEBHOOKS, DELIVERIES)),
-    (
-        "reservations.webhooks.table.subscriptions.",
-        (SUBSCRIPTIONS, DELIVERIES),
-    ),
+    ("reservations.webhooks.table.subscriptions.", (SUBSCRIPTIONS, DELIVERIES)),
     ("reservations.webhooks.table.relay_outlet.", (OUTLET,)),
-    ("reservations.reservations.table.history.", (HISTORY,)),
-    ("reservations.nodes.table.reads.", (NODE_READS,)),
-    ("reservations.kernel.aws.queries.", (*WRITES, HISTORY)),
     # Use cases and rules that only the real handlers reach (reads, history, deliveries).
     ("reservations.nodes.read.", (NODE_READS,)),
     ("reservations.webhooks.deliveries.", (DELIVERIES,)),
     ("reservations.nodes.rules.history.", (HISTORY,)),
+    # The kernel's AWS access, which every slice's table goes through.
     ("reservations.kernel.idempotency.table.", (IDEMPOTENCY,)),
-    ("reservations.reservations.table.create.", WRITES),
-    (
-        "reservations.nodes.table.store.",
-        (*WRITES, NODES, WORKLOADS, HISTORY),
-    ),
+    ("reservations.kernel.aws.queries.", (*WRITES, HISTORY)),
     ("reservations.kernel.aws.actions.", (*WRITES, NODES, WORKLOADS)),
     ("reservations.kernel.aws.transactions.", (*WRITES, NODES)),
     ("reservations.kernel.aws.clients.", (*WRITES, LOOP)),
+    ("reservations.kernel.aws.codec.", (*WRITES, NODES, WORKLOADS)),
+    ("reservations.kernel.aws.event_items.", (*EVENTS, RESERVATIONS, NODES)),
+    ("reservations.kernel.aws.batches.", (*EVENTS, OUTLET)),
+    # The request path: routes, the resolver, the functions' signatures, the keys.
     ("reservations.kernel.http.openapi.", ("tests/api/test_openapi.py", *REQUEST_PATH)),
-    ("reservations.http.", REQUEST_PATH),
-    ("reservations.auth.", SECURITY),
+    ("reservations.kernel.http.", REQUEST_PATH),
+    ("reservations.kernel.auth.", SECURITY),
+    ("reservations.kernel.api_keys.", SECURITY),
+    ("reservations.events.endpoints.", EVENTS),
+    ("reservations.webhooks.endpoints.", (SUBSCRIPTIONS,)),
+    # What the functions are wired from: settings, the entry point, each slice's ports.
     ("reservations.kernel.settings.", (LOOP,)),
     ("reservations.kernel.wiring.", (NODES, LOOP)),
+    ("reservations.nodes.wiring.", (NODES, NODE_READS)),
+    ("reservations.reservations.wiring.", (RESERVATIONS, HISTORY)),
+    ("reservations.workloads.wiring.", (WORKLOADS,)),
+    ("reservations.terminations.wiring.", (LOOP,)),
+    ("reservations.events.wiring.", EVENTS),
+    ("reservations.webhooks.wiring.", (*WEBHOOKS, DELIVERIES)),
+    ("reservations.capacity.wiring.", (RELEASE, *SECURITY)),
 )
 # The most fast tests, and then moto-based tests, one mutant runs; of the fast ones, the
 # FOCUSED_TESTS that reached the fewest functions of the layer come first, wherever they are
