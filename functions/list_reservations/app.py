@@ -24,7 +24,7 @@ app, lambda_handler = function.app, function.lambda_handler
 def get_page(
     nodeId: str,
     # Plain strings here: the logic checks them after the key (401 before 400); the
-    # document declares what the logic accepts (``http.openapi.QUERY_PARAMETERS``).
+    # document declares what the logic accepts (``ApiRoute.query``).
     limit: Annotated[
         str | None, Query(**query_parameter(endpoints.LIST_RESERVATIONS, "limit"))
     ] = None,

@@ -26,7 +26,7 @@ reads = NodeReads()
 def get_page(
     nodeId: str,
     # Plain strings here: the logic checks them after the key (401 before 400); the
-    # document declares what the logic accepts (``http.openapi.QUERY_PARAMETERS``).
+    # document declares what the logic accepts (``ApiRoute.query``).
     limit: Annotated[
         str | None, Query(**query_parameter(endpoints.LIST_WORKLOADS, "limit"))
     ] = None,

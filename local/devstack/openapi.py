@@ -68,7 +68,7 @@ def _with_examples(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parameters_declared(document: dict[str, Any]) -> dict[str, Any]:
-    """Each parameter as ``http.openapi.parameter_fields`` declares it (the handlers take
+    """Each parameter as ``kernel.http.openapi.parameter_fields`` declares it (the handlers take
     plain strings and check them after the key): its schema, and how a query's is sent."""
     for operations in document["paths"].values():
         for operation in operations.values():

@@ -1,4 +1,4 @@
-"""The stack every function's handler wears (``wiring.entry_point``): a scheduled or queued
+"""The stack every function's handler wears (``kernel.wiring.entry_point``): a scheduled or queued
 invocation logs under its own id, EventBridge's event id or the batch's first message id
 (an API request's is its request id, set by the resolver: tests/kernel/test_write_function)."""
 

@@ -1,4 +1,4 @@
-"""An error code is one definition (``models.errors``): its status, its code, whether a keyed
+"""An error code is one definition (``kernel.errors``): its status, its code, whether a keyed
 request keeps it, and its OpenAPI text. Here the contract's table is written down once, and
 every ApiError class, the Idempotency-Key's kept answers and the generated OpenAPI document
 must agree with it; a planted disagreement of each kind is caught."""

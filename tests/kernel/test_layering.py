@@ -3,7 +3,7 @@
 - the kernel (``reservations.kernel``) imports no slice;
 - a slice imports another only through that slice's package (its public ``__init__``),
   never one of its modules, and no two slices need each other (no cycle);
-- inside a slice, ``endpoints`` / ``wiring`` -> use cases and ``ports`` -> ``table`` /
+- inside a slice, ``endpoints`` / ``kernel.wiring`` -> use cases and ``ports`` -> ``table`` /
   ``egress`` -> ``rules`` -> ``models``; a slice's ``__init__`` names what others may use;
 - ``reservations.endpoints``, the API's table of contents, is imported by no slice.
 

@@ -1,5 +1,5 @@
 """Which reservations a node update put under review, judged by the relay from the update's
-bounded scope (``rules.topology.reviewed_units``) against each reservation as it reads it,
+bounded scope (``nodes.rules.topology.reviewed_units``) against each reservation as it reads it,
 whenever that is: as the update itself judged them, for reservations changed since too."""
 
 from __future__ import annotations

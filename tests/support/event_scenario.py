@@ -1,6 +1,6 @@
 """Synthetic events, one of every type, on one node, with an org for every kind of caller;
 the API Gateway events of the two feeds; and the table-side helpers the event tests share.
-The feed and relay tests write these through ``dal/events.py`` (every type at once, at
+The feed and relay tests write these through ``events/table/feeds.py`` (every type at once, at
 chosen times); the events of the real writes: ``tests/support/event_writes.py``.
 
 The node ``node-a`` is owned by org-acme (the operator's org is org-platform). Reservation

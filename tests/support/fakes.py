@@ -78,7 +78,7 @@ def _retained(reservation: Reservation, days: int = 400) -> Reservation:
 
 class FakeTable:
     """Node partitions keyed by node id, the idempotency records, audit and history: the
-    node store and the terminations store of ``logic.ports``."""
+    node store and the terminations store of ``<slice>.ports``."""
 
     def __init__(self, now: Callable[[], datetime]) -> None:
         self.nodes: dict[str, NodePartition] = {}
@@ -145,7 +145,7 @@ class FakeTable:
         return snapshot
 
     def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
-        """All or nothing, with the key's record, as ``dal.store.NodeTable.commit``."""
+        """All or nothing, with the key's record, as ``nodes.table.store.NodeTable.commit``."""
         self.writes += 1
         apply: Callable[[Any], None] = {
             ReclaimWrite: self._reclaim,
@@ -198,7 +198,7 @@ class FakeTable:
         self.history.append(closing)
 
     def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
-        """As ``dal.terminations.record_failed_report``: only on the workload still open under
+        """As ``terminations.table.store.record_failed_report``: only on the workload still open under
         the report's termination id, the deliveries so far copied, back to "open", the
         version left alone; the workload as it was, or None with nothing written."""
         self.writes += 1
@@ -316,7 +316,7 @@ class FakeTable:
         return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
 
     def _node_put(self, write: NodePut) -> None:
-        """A node registered or updated, all or nothing (as ``dal.nodes.commit_node``): no
+        """A node registered or updated, all or nothing (as ``nodes.table.writes.commit_node``): no
         reservation is written."""
         partition = self.nodes.get(write.node.id)
         if _stale_node(partition, write):

@@ -1,5 +1,5 @@
 """An in-memory stand-in for the logic's hook store (an org's webhook subscriptions and their
-counter), with DynamoDB's conditions as ``dal.hook_store`` writes them; the Idempotency-Key's
+counter), with DynamoDB's conditions as ``webhooks.table.subscriptions`` writes them; the Idempotency-Key's
 records are the node fake's (one table)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``POST /v1/nodes/{nodeId}/reservations/{id}/reclaim``: return units, terminate spot work.
 
-Decided from the node as read (``rules.reclaim_plan``) and written in one conditional
+Decided from the node as read (``capacity.rules.plan``) and written in one conditional
 transaction by the write pipeline. Then one message is sent per new termination. The
 workload item is the outbox: a termination that could not be sent is still open on it, and
 the sweeper delivers it.

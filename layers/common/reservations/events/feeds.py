@@ -2,7 +2,7 @@
 in the order they were recorded, one Query a page.
 
 A page reads ``limit + 1`` events from its position on (the cursor's, else ``after``'s,
-else the feed's start) up to the settle window's horizon (``rules.feeds``: nothing
+else the feed's start) up to the settle window's horizon (``kernel.event_log``: nothing
 recorded in the last few seconds, where a slower write may still land before it), and
 keeps those the caller may see, of the types asked for, not past retention. When more than
 ``limit`` are kept, the page ends at the ``limit``-th and the cursor points there; when the

@@ -1,6 +1,6 @@
 """What the event feeds and the event relay need from the world, as Protocols: the functions
-wire the DynamoDB and EventBridge implementations (``dal/events.py``,
-``dal/event_outlets.py``), the logic tests in-memory fakes."""
+wire the DynamoDB and EventBridge implementations (``events/table/feeds.py``,
+``events/table/outlets.py``), the logic tests in-memory fakes."""
 
 from __future__ import annotations
 

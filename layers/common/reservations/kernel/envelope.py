@@ -111,7 +111,7 @@ class StoredEvent:
     ``reservation.needs_review`` per reservation the update put under review and writes it
     into the node's feed (as many as the node has reservations: they cannot fit in the
     update's own transaction, nor in its event's item). ``position``: where it was recorded
-    in the feed it was read from (None until it is stored; ``rules.feeds``)."""
+    in the feed it was read from (None until it is stored; ``kernel.event_log``)."""
 
     event: CloudEvent
     owner_org_id: str

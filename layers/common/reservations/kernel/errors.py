@@ -2,8 +2,8 @@
 
 Each error code is defined once, here, by its class: its status, its code, whether a keyed
 request keeps it for replay (``kept``: the contract's "Idempotency" list), and what the
-OpenAPI document says of it (its docstring, as ``documented``). ``rules.idempotency`` and
-``http.openapi`` derive from :data:`ERRORS`; nothing else spells a code's facts again.
+OpenAPI document says of it (its docstring, as ``documented``). ``kernel.idempotency.rules`` and
+``kernel.http.openapi`` derive from :data:`ERRORS`; nothing else spells a code's facts again.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The context every write's events are built in (``rules.events``): the node, its owner as
+"""The context every write's events are built in (``<slice>.rules.events``): the node, its owner as
 read, the write's own id, its time and who made it."""
 
 from __future__ import annotations

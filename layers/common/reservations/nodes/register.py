@@ -3,7 +3,7 @@
 Decided from the node as read (rules.topology) and written by the write pipeline in one
 conditional transaction, retried on a lost race: the node item and its changed units,
 never a reservation (a reservation on a changed unit is under review because the node item
-says when each unit changed: ``rules.status``), so a refused or superseded update changes
+says when each unit changed: ``nodes.rules.status``), so a refused or superseded update changes
 nothing. A node without a queue gets one before the write: a crash after it leaves a queue
 and no node, and the retry finds the queue again; the other order could leave a node that
 no one gives a queue. PUT is idempotent by itself: it takes no Idempotency-Key.
@@ -201,7 +201,7 @@ def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEv
     """``node.registered`` (every unit added), or ``node.updated`` with the units added,
     removed and changed (in class, model, GPUs or sellability) and, when it puts
     reservations under review, how many and its review scope: the relay derives each one's
-    ``reservation.needs_review`` from it (``rules.events.reviews_derived``). Its item is
+    ``reservation.needs_review`` from it (``nodes.rules.events.reviews_derived``). Its item is
     bounded by the node's units, whatever the number of reservations."""
     node = write.node
     context = by_caller(write, node.id, node.owner_org_id, write.write_id)

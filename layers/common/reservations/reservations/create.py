@@ -1,6 +1,6 @@
 """``POST /v1/nodes/{nodeId}/reservations``: reserve units of a node for an audience.
 
-Decided from the node as read (``rules.reservations``) and written by the write pipeline in
+Decided from the node as read (``reservations.rules.term``) and written by the write pipeline in
 one conditional transaction on the node item's version (which it bumps, so two creates on
 one node serialize) and on every named unit's. A lost race reads and decides again: the
 loser of two overlapping creates then sees the winner and answers 409 ``units_unavailable``.

@@ -6,7 +6,7 @@ All look at the caller's org's subscription first: another org's, like an unknow
 the one 404. A listing page is one Query backwards over the subscription's attempts from the
 cursor on. One delivery is one Query of its item and its attempts' copies. A retry queues
 one message naming the attempts the delivery failed after; the sender makes one more attempt
-while it still stands so (``rules.webhook_delivery``), so a retry asked twice, or its message
+while it still stands so (``webhooks.rules.attempts``), so a retry asked twice, or its message
 received twice, is one attempt: it needs no key record.
 """
 

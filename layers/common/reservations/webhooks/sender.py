@@ -8,7 +8,7 @@ recorded is sent again: receivers deduplicate by ``webhook-id``). Two copies of 
 both read the record; the one that records second conflicts and is dropped.
 
 No endpoint delays another: one message is one delivery, each attempt has its own deadline
-(``rules.webhook_delivery.ATTEMPT_TIMEOUT``), and a batch's attempts go out at the same
+(``webhooks.rules.attempts.ATTEMPT_TIMEOUT``), and a batch's attempts go out at the same
 time, one thread each, so a batch takes as long as its slowest attempt, never their sum.
 """
 

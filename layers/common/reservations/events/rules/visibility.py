@@ -7,7 +7,7 @@
 | ``workload.termination_requested`` / ``.terminated`` | the same, and the reclaiming reservation's managers |
 | ``workload.termination_stuck``, ``node.*`` | operator, node owner |
 
-The builders (``rules/events.py``) record on each event the orgs of the third column besides
+The builders (``<slice>/rules/events.py``) record on each event the orgs of the third column besides
 the operator and the owner (its audience), as they were when the change committed, so a read
 decides from the event alone. ``actor.keyId`` is shown to the operator and the node's owner
 only, never to the org that made the call.

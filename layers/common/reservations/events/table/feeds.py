@@ -1,6 +1,6 @@
 """Events in the table: the node feeds, the org feeds, and the relay's marks.
 
-- A node's feed: ``NODEEVT#<node>``, sort key the item's position (``rules.feeds``: when it
+- A node's feed: ``NODEEVT#<node>``, sort key the item's position (``kernel.event_log``: when it
   was recorded, to the ms, then the event id), so the feed is in record order and a page's
   position is a key condition. Never in the node partition (``NODE#<node>``): the node's
   present must not grow with its past.
@@ -8,7 +8,7 @@
   every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id).
 - Every feed write is positioned by :func:`record_clock` just before it is sent; one that
   was answered a settle window or more after its position is written again at a newer
-  position with the same event (``rules.feeds``): a feed may hold an event twice, readers
+  position with the same event (``kernel.event_log``): a feed may hold an event twice, readers
   deduplicate by id.
 - A node feed item is born with ``unrelayed`` (the sparse ``UnrelayedEvents`` index, sorted
   by the same sort key) and ``relayedTo``, the outlets it reached so far; it leaves the index

@@ -5,7 +5,7 @@ Each outlet delivers a batch and answers the ids it could not deliver; it never 
 an outage (the event stays marked, and the relay tries it again later). The relay asks an
 outlet only for what the event's marks say it still owes; where a relay died between a
 delivery and its mark, delivering again is harmless: a feed item is positioned when it is
-written (``rules.feeds``), so it is a second copy further on, and every reader, like the
+written (``kernel.event_log``), so it is a second copy further on, and every reader, like the
 bus's subscribers, deduplicates by the event's id.
 """
 

@@ -1,6 +1,6 @@
 """Idempotency-Key for every POST: the first answer is kept with the effect and replayed.
 
-The write pipeline (``logic.pipeline``) asks :func:`keyed` for the request (after the body
+The write pipeline (``kernel.pipeline``) asks :func:`keyed` for the request (after the body
 is valid), writes :func:`answer_record` with its effect, asks :func:`answer_from_conflict`
 when that write is cancelled, and passes refusals through :func:`refuse`.
 """

@@ -3,7 +3,7 @@
 A repeat is answered with the first answer only when that answer reached a decision about
 the domain; answers that say "try again" (400, 401, 404, 409 conflict, 5xx) are not kept, so
 the same key may be retried and then acts. Which error codes are kept is each code's own
-fact (``models.errors``, ``kept``).
+fact (``kernel.errors``, ``kept``).
 """
 
 from __future__ import annotations

@@ -212,8 +212,8 @@ class ListAccess:
     partition after everything else: who may list (the node's owner, and every org its
     reservations name in ``allowedOrgIds`` or ``managingOrgIds``, whatever their status,
     with the moment until which one of them names it: the latest end of their retention,
-    ``rules.history.named_until``), and each unit's generation of last change as the node
-    item keeps it, which the page's effective statuses are derived from (``rules.status``;
+    ``nodes.rules.history.named_until``), and each unit's generation of last change as the node
+    item keeps it, which the page's effective statuses are derived from (``nodes.rules.status``;
     None on an item written before the node kept them)."""
 
     owner_org_id: str
@@ -241,7 +241,7 @@ class ReviewScope:
     64 of each), never by its reservations: the write's id (the derived events' ids follow
     from it), the generation it set, the units it changed or removed, and each unit's
     generation of last change before and after it (None: a node item that kept none). The
-    relay reads the node's reservations and judges each against it (``rules.topology``)."""
+    relay reads the node's reservations and judges each against it (``nodes.rules.topology``)."""
 
     change_id: str
     topology_gen: int | None

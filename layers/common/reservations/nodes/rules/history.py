@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from reservations.nodes.models.partition import Reservation, ReservationStatus
 
-# The last moment a stored time can name (years 1970-9999, ``models.times``).
+# The last moment a stored time can name (years 1970-9999, ``kernel.times``).
 LAST_MOMENT = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 

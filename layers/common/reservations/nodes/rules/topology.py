@@ -1,7 +1,7 @@
 """A node's registration or update, decided from what is stored: which units are new,
 changed or gone, whether the generation may move, which removed units a workload still
 claims, the generation each unit last changed at, and which reservations that puts under
-review (derived when read, by ``rules.status``: the update writes none of them)."""
+review (derived when read, by ``nodes.rules.status``: the update writes none of them)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Each entity as a DynamoDB item and back: the node's partition (node, units,
 reservations, workloads, list access), API keys and Idempotency-Key records. Every item in a
 node partition carries a ``version`` that each writer bumps, so a conditional write can tell
-it saw the latest. Keys come from ``dal.keys``."""
+it saw the latest. Keys come from ``nodes.table.keys``."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def _reservation_attributes(reservation: Reservation) -> Item:
 
 
 # The list access item names each org its reservations name in an attribute of its own,
-# ``namedUntil:<org>`` = until when (epoch seconds; ``rules.history.named_until``): a write
+# ``namedUntil:<org>`` = until when (epoch seconds; ``nodes.rules.history.named_until``): a write
 # sets or removes one org's without reading the others (no map that must exist first).
 NAMED_UNTIL = "namedUntil:"
 # What items written before the moments were kept name: each org, with no end.

@@ -1,5 +1,5 @@
 """What a write leaves outside the node's partition: the events every write puts in the
-same transaction (in the node's feed, ``dal.keys``: who did what, why, and what it
+same transaction (in the node's feed, ``nodes.table.keys``: who did what, why, and what it
 changed, kept ``HistoryRetentionDays``), and the history of a workload that left the node
 (expiring by the table's TTL after ``HISTORY_DAYS``).
 """

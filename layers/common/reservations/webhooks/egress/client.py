@@ -1,7 +1,7 @@
 """One webhook attempt over the network, with no way to forge a request.
 
 Every attempt checks the URL again, resolves its host itself and refuses it when any
-address the name has now is not a global unicast one (``rules.webhook_urls``), then
+address the name has now is not a global unicast one (``webhooks.rules.urls``), then
 connects to a checked address itself: the connection is pinned, TLS's SNI and certificate
 check and the ``Host`` header use the name, so a second resolution (DNS rebinding) has no
 way in. No redirect is followed (``http.client`` follows none), at most the cap of the

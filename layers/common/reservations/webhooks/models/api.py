@@ -1,6 +1,6 @@
 """The webhook endpoints' shapes: the subscribe body, what the answers show, an org's
 subscriptions as the writes read them, and the writes on them (an org's ``ORGHOOK#``
-partition, beside the node partitions' writes of ``models.writes``)."""
+partition, beside the node partitions' writes of ``nodes.models.writes``)."""
 
 from __future__ import annotations
 
