@@ -5,7 +5,10 @@
   position is a key condition. Never in the node partition (``NODE#<node>``): the node's
   present must not grow with its past.
 - An org's feed: ``ORGEVT#<org>``, positioned when the relay wrote it. The operator's feed,
-  every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id).
+  every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id). A feed may be
+  split into shards (``settings().feed_shards``): shard 0 is that partition, shard k is
+  ``<partition>#<k>``; an event goes to the shard of its node (``nodes.feed_shard``), and a
+  page of the feed reads one Query per shard (``events.feeds``).
 - Every feed write is positioned by :func:`record_clock` just before it is sent; one that
   was answered a settle window or more after its position is written again at a newer
   position with the same event (``kernel.event_log``): a feed may hold an event twice, readers
@@ -51,6 +54,8 @@ from reservations.nodes import (
     ReviewScope,
     access_key,
     event_key,
+    feed_shard,
+    feed_shard_pk,
     named_from_item,
     node_events_pk,
     node_pk,
@@ -178,8 +183,21 @@ def feed_item(stored: StoredEvent, partition: str, position: str) -> Item:
 
 
 def feed_partitions(stored: StoredEvent) -> list[str]:
-    """The operator's feed, then the feed of each org that may see the event."""
-    return [PLATFORM_FEED, *(org_events_pk(org) for org in sorted(feed_org_ids(stored)))]
+    """The operator's feed, then the feed of each org that may see the event: in each, the
+    shard the event's node goes to."""
+    node_id = stored.event.node_id
+    return [
+        org_feed_pk(None, feed_shard(node_id, settings().feed_shards(None))),
+        *(
+            org_feed_pk(org, feed_shard(node_id, settings().feed_shards(org)))
+            for org in sorted(feed_org_ids(stored))
+        ),
+    ]
+
+
+def org_feed_pk(org_id: str | None, shard: int) -> str:
+    """The partition of an org feed's shard (``org_id`` None: the operator's feed)."""
+    return feed_shard_pk(PLATFORM_FEED if org_id is None else org_events_pk(org_id), shard)
 
 
 # --- reads ------------------------------------------------------------------------------------
@@ -235,12 +253,14 @@ class EventTable:
     def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
         return read_feed(node_events_pk(node_id), after, before, count)
 
+    def feed_shards(self, org_id: str | None) -> int:
+        return settings().feed_shards(org_id)
+
     def org_events(
-        self, org_id: str | None, after: str | None, before: str, count: int
+        self, org_id: str | None, shard: int, after: str | None, before: str, count: int
     ) -> EventsRead:
         """``org_id`` None: the operator's feed."""
-        partition = PLATFORM_FEED if org_id is None else org_events_pk(org_id)
-        return read_feed(partition, after, before, count)
+        return read_feed(org_feed_pk(org_id, shard), after, before, count)
 
 
 # --- the relay's marks ------------------------------------------------------------------------
