@@ -220,14 +220,22 @@ def test_an_event_item_without_expiry_reads_back_as_never_expiring(dynamodb):
 
 
 def test_the_table_reads_the_node_feed_and_the_org_and_operator_feeds(dynamodb):
-    dynamodb.answers = {"query": [{"Items": []}] * 3}
+    dynamodb.answers = {"query": [{"Items": []}] * 5}
     table = events.EventTable()
     table.node_events("node-a", None, "q", 5)
-    table.org_events("org-lab", "p", "q", 6)
-    table.org_events(None, None, "q", 7)
+    table.org_events("org-lab", 0, "p", "q", 6)
+    table.org_events(None, 0, None, "q", 7)
+    table.org_events(None, 31, None, "q", 8)
+    table.org_events("org-lab", 3, None, "q", 9)
     partitions = [call["ExpressionAttributeValues"][":pk"]["S"] for _, call in dynamodb.calls]
-    assert partitions == [node_events_pk("node-a"), org_events_pk("org-lab"), PLATFORM_FEED]
-    assert [call["Limit"] for _, call in dynamodb.calls] == [5, 6, 7]
+    assert partitions == [
+        node_events_pk("node-a"),
+        org_events_pk("org-lab"),
+        PLATFORM_FEED,  # shard 0 is the feed's own partition: the feed as it was
+        "ORGEVT#/platform#31",
+        "ORGEVT#org-lab#3",
+    ]
+    assert [call["Limit"] for _, call in dynamodb.calls] == [5, 6, 7, 8, 9]
     assert dynamodb.calls[1][1]["ExpressionAttributeValues"][":after"] == {"S": "p "}
     assert {c["ExpressionAttributeValues"][":before"]["S"] for _, c in dynamodb.calls} == {"q"}
 

@@ -76,9 +76,7 @@ class Settings(BaseModel):
     # partition): the stack's PlatformFeedShards and OrgFeedShards. Only ever raised: a
     # cursor remembers the shards it read, and a shard it does not know is read from the
     # start; a shard no longer read would lose what is in it (``docs/scale.md``).
-    platform_feed_shards: int = Field(
-        32, alias="PLATFORM_FEED_SHARDS", ge=1, le=MAX_FEED_SHARDS
-    )
+    platform_feed_shards: int = Field(32, alias="PLATFORM_FEED_SHARDS", ge=1, le=MAX_FEED_SHARDS)
     org_feed_shards: dict[str, int] = Field(
         default_factory=dict, alias="ORG_FEED_SHARDS", validate_default=False
     )
