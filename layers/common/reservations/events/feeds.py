@@ -148,7 +148,9 @@ def merge_shards(reads: Sequence[EventsRead]) -> EventsRead:
     """One read of a sharded feed from its shards' reads (each in record order, from the
     same position to the same horizon): their events in record order up to the first
     position where a shard's Query stopped short (beyond it that shard was not read), and
-    that position as where the read stopped; a single read as it is."""
+    that position as where the read stopped; a single read as it is. (A page reads one
+    event more than it shows from every shard, so a shard that stopped short alone fills
+    the page before that position; the bound keeps the merge right on its own.)"""
     if len(reads) == 1:
         return reads[0]
     stops = [read.last_position for read in reads if read.last_position is not None]
