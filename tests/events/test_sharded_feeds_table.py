@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from devstack import fleet_documents as f
-from devstack.functions import invoke, load_function
+from devstack.functions import FakeContext, invoke, load_function
 from reservations.events.rules.visibility import feed_org_ids
-from reservations.kernel.aws import clients
+from reservations.kernel.aws import clients, event_items
 from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.http.resolver import key_cache
 from reservations.kernel.settings import settings
@@ -33,7 +33,7 @@ NODES = [f"node-{n}" for n in range(12)]
 
 @pytest.fixture(scope="module")
 def functions() -> dict[str, ModuleType]:
-    return {name: load_function(name) for name in ("org_events", "event_relay")}
+    return {name: load_function(name) for name in ("org_events", "event_relay", "event_backlog")}
 
 
 @pytest.fixture
@@ -107,3 +107,31 @@ def test_a_page_costs_one_query_per_shard_of_the_callers_feed(functions, relayed
         assert org_feed(functions, kind, limit="5", cursor=cursor).status == 200
         assert sent_requests.by_service("dynamodb") == Counter({"Query": shards})
     key_cache.clear()
+
+
+def test_the_relays_marks_spread_over_the_index_and_the_backlog_reads_every_one(
+    table, functions, monkeypatch
+):
+    """Events no stream relayed (an outage): each waits under its node's mark, the marks
+    spread over several index partitions, and the scheduled relay's pass finds every one."""
+    base = (datetime.now(UTC) - timedelta(hours=1)).replace(microsecond=0)
+    events = [
+        replace(stored, event=replace(stored.event, id=f"evt-{n:026d}", node_id=NODES[n % 12]))
+        for n, stored in enumerate(s.every_type(base))
+    ]
+    write_events(events)
+    marked = {
+        i["eventId"]: i[event_items.UNRELAYED]
+        for i in state.whole_table(table)
+        if event_items.UNRELAYED in i
+    }
+    assert marked == {e.id: event_items.relay_mark(e.event.node_id) for e in events}
+    assert len(set(marked.values())) > 4
+    grace = timedelta(seconds=settings().event_relay_grace_seconds)
+    due = lambda: datetime.now(UTC) + grace + timedelta(seconds=1)  # noqa: E731
+    monkeypatch.setattr(functions["event_backlog"], "utc_now", due)
+    counts = functions["event_backlog"].lambda_handler({}, FakeContext())
+    assert counts["relayed"] == len(events)
+    assert not [i for i in state.whole_table(table) if event_items.UNRELAYED in i]
+    pages = s.follow(lambda q: org_feed(functions, "operator", **q), {"limit": "50"})
+    assert sorted(s.ids(pages.items)) == sorted(e.id for e in events)

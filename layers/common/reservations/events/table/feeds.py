@@ -14,7 +14,8 @@
   position with the same event (``kernel.event_log``): a feed may hold an event twice, readers
   deduplicate by id.
 - A node feed item is born with ``unrelayed`` (the sparse ``UnrelayedEvents`` index, sorted
-  by the same sort key) and ``relayedTo``, the outlets it reached so far; it leaves the index
+  by the same sort key; its value, the mark, is one of ``RELAY_MARK_SHARDS`` by the node, so
+  no one index partition takes every event) and ``relayedTo``, the outlets it reached so far; it leaves the index
   once it reached every outlet. Org feed items and rewritten copies never carry it.
 - Every event item expires (``expiresAtEpoch``, the table's TTL) ``HistoryRetentionDays``
   after the event; readers treat an item past it as gone before the TTL deletes it.
@@ -25,6 +26,7 @@ The write that makes a change puts its events with :func:`event_put` in its own 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -36,11 +38,11 @@ from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import (
-    PENDING,
     REVIEW,
     UNRELAYED,
     event_put,
     feed_item_of,
+    relay_marks,
     rewrite_late,
 )
 from reservations.kernel.aws.queries import batch_get
@@ -283,20 +285,31 @@ class RelayMarks:
     """Which events still owe an outlet: the sparse index, and settling what they reached."""
 
     def unrelayed(self, before: str, page_size: int) -> Iterator[PendingEvent | UnreadableEvent]:
-        """Every event still marked whose position is before ``before``, oldest first (the
-        index is eventually consistent: one just settled may still show)."""
+        """Every event still marked whose position is before ``before``, oldest first, from
+        every mark's index partition, merged by position (the index is eventually
+        consistent: one just settled may still show)."""
+        marks = [self._marked(mark, before, page_size) for mark in relay_marks()]
+        for _, readable in heapq.merge(*marks, key=lambda pair: pair[0]):
+            yield readable
+
+    @staticmethod
+    def _marked(
+        mark: str, before: str, page_size: int
+    ) -> Iterator[tuple[str, PendingEvent | UnreadableEvent]]:
+        """The events under one mark, oldest first, each with its position."""
         query: dict[str, Any] = {
             "TableName": settings().table_name,
             "IndexName": UNRELAYED_INDEX,
             "KeyConditionExpression": "#mark = :pending AND SK < :before",
             "ExpressionAttributeNames": {"#mark": UNRELAYED},
-            "ExpressionAttributeValues": to_attributes({":pending": PENDING, ":before": before}),
+            "ExpressionAttributeValues": to_attributes({":pending": mark, ":before": before}),
             "Limit": page_size,
         }
         while True:
             page = clients.dynamodb().query(**query)
             for item in page["Items"]:
-                yield _readable(from_attributes(item))
+                plain = from_attributes(item)
+                yield str(plain.get("SK", "")), _readable(plain)
             if "LastEvaluatedKey" not in page:
                 return
             query["ExclusiveStartKey"] = page["LastEvaluatedKey"]

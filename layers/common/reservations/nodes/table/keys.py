@@ -15,9 +15,8 @@ retention ends). Workloads with an open termination are also in the sparse
 
 from __future__ import annotations
 
-import hashlib
-
 from reservations.kernel.aws.codec import Item
+from reservations.kernel.shards import shard_of
 
 NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
@@ -112,9 +111,8 @@ def org_events_pk(org_id: str) -> str:
 
 def feed_shard(node_id: str, shards: int) -> int:
     """The shard of a feed of ``shards`` that a node's events go to: stable across processes
-    and deploys (SHA-256 of the node id, never Python's salted ``hash``)."""
-    digest = hashlib.sha256(node_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") % shards
+    and deploys (``kernel.shards``)."""
+    return shard_of(node_id, shards)
 
 
 def feed_shard_pk(feed_pk: str, shard: int) -> str:
