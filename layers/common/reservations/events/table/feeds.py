@@ -15,8 +15,9 @@
   deduplicate by id.
 - A node feed item is born with ``unrelayed`` (the sparse ``UnrelayedEvents`` index, sorted
   by the same sort key; its value, the mark, is one of ``RELAY_MARK_SHARDS`` by the node, so
-  no one index partition takes every event) and ``relayedTo``, the outlets it reached so far; it leaves the index
-  once it reached every outlet. Org feed items and rewritten copies never carry it.
+  no one index partition takes every event) and ``relayedTo``, the outlets it reached so
+  far; it leaves the index once it reached every outlet. Org feed items and rewritten
+  copies never carry it.
 - Every event item expires (``expiresAtEpoch``, the table's TTL) ``HistoryRetentionDays``
   after the event; readers treat an item past it as gone before the TTL deletes it.
 
