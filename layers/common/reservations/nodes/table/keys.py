@@ -16,6 +16,7 @@ retention ends). Workloads with an open termination are also in the sparse
 from __future__ import annotations
 
 from reservations.kernel.aws.codec import Item
+from reservations.kernel.shards import shard_of
 
 NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
@@ -28,7 +29,10 @@ ACCESS_SK = "~ACCESS"
 # unique across the table, naming its key's hash) and the one item naming the platform's org.
 PLATFORM = "PLATFORM"
 # The feeds: a node's (written by its changes) and an org's (by the relay); the operator's
-# feed of every event is ``ORGEVT#/platform`` ("/" is in no org id).
+# feed of every event is ``ORGEVT#/platform`` ("/" is in no org id). An org feed (the
+# operator's too) may be split into shards, one partition each: shard 0 is the feed's own
+# partition, shard k > 0 is ``<feed>#<k>`` ("#" is in no org id); an event goes to the shard
+# its node hashes to (:func:`feed_shard`), so a feed of one shard is the feed as it was.
 NODE_EVENTS_PREFIX = "NODEEVT#"
 ORG_EVENTS_PREFIX = "ORGEVT#"
 PLATFORM_FEED = ORG_EVENTS_PREFIX + "/platform"
@@ -103,6 +107,18 @@ def node_events_pk(node_id: str) -> str:
 
 def org_events_pk(org_id: str) -> str:
     return ORG_EVENTS_PREFIX + org_id
+
+
+def feed_shard(node_id: str, shards: int) -> int:
+    """The shard of a feed of ``shards`` that a node's events go to: stable across processes
+    and deploys (``kernel.shards``)."""
+    return shard_of(node_id, shards)
+
+
+def feed_shard_pk(feed_pk: str, shard: int) -> str:
+    """Shard ``shard`` of the feed whose own partition is ``feed_pk`` (shard 0 is that
+    partition itself)."""
+    return feed_pk if shard == 0 else f"{feed_pk}#{shard}"
 
 
 def event_key(partition_key: str, position: str) -> Item:
