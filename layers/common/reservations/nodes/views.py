@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Literal
 
+from reservations.kernel.pipeline import Route
 from reservations.kernel.times import format_time
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
     Reservation,
+    ReservationStatus,
     Unit,
     UnitGenerations,
     Workload,
@@ -43,6 +46,36 @@ def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
         reservation_id=governed[0].id if governed else None,
         released=is_released(governed[0], governed[1], unit.id) if governed else None,
     )
+
+
+def version_tag(version: int, status: ReservationStatus) -> str:
+    """The tag of a reservation at its stored item's ``version`` showing ``status``: opaque
+    and strong, the same for the same pair and only for it. Every write to a reservation's
+    item bumps its version; its effective status is the one field the API derives when
+    read (the clock, a node update's review), so the pair changes whenever its view does."""
+    digest = hashlib.sha256(f"{version}:{status.value}".encode()).hexdigest()
+    return digest[:20]
+
+
+def reservation_etag(reservation: Reservation, node: UnitGenerations, now: datetime) -> str:
+    """The reservation's current tag: its stored version and its effective status now, on
+    the node's unit generations (a derived review changes it)."""
+    return version_tag(reservation.version, effective_status(reservation, node, now))
+
+
+def route_reservation_etag(
+    snapshot: NodeSnapshot | None, route: Route, now: datetime
+) -> str | None:
+    """The current tag of the route's reservation (``reservationId``) on the node as read;
+    None when the node has no such reservation. A write's ``WriteSpec.etag``: the
+    pipeline checks If-Match against it."""
+    if snapshot is None:
+        return None
+    reservation_id = route.params.get("reservationId")
+    for reservation in snapshot.reservations:
+        if reservation.id == reservation_id:
+            return reservation_etag(reservation, snapshot.node, now)
+    return None
 
 
 def reservation_view(
