@@ -104,6 +104,7 @@ from reservations.nodes.table.keys import (
 from reservations.nodes.table.records import ended_workload_item, history_item
 from reservations.nodes.table.store import Writer, no_token
 from reservations.nodes.views import (
+    reservation_answer,
     reservation_etag,
     reservation_view,
     route_reservation_etag,
@@ -193,6 +194,7 @@ __all__ = [
     "org_events_pk",
     "parse_reaffirm_request",
     "platform_key",
+    "reservation_answer",
     "reservation_etag",
     "reservation_event",
     "reservation_from_item",

@@ -6,8 +6,11 @@ import hashlib
 from datetime import datetime
 from typing import Literal
 
+from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Route
+from reservations.kernel.preconditions import etag_header
 from reservations.kernel.times import format_time
+from reservations.kernel.wire import response_json
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
@@ -78,19 +81,30 @@ def route_reservation_etag(
     return None
 
 
+def reservation_answer(
+    view: ReservationView, status: int = 200, headers: tuple[tuple[str, str], ...] = ()
+) -> Outcome:
+    """An answer carrying one reservation object: its body, rendered once, and its
+    ``ETag`` (the object's ``etag``, quoted), besides ``headers``; a replay repeats both."""
+    return Outcome(status, response_json(view), (*headers, etag_header(view.etag)))
+
+
 def reservation_view(
     reservation: Reservation,
     node: UnitGenerations,
     now: datetime,
     released: tuple[str, ...],
     updated_at: datetime,
+    etag: str | None = None,
 ) -> ReservationView:
     """A reservation with its effective status (on the node's unit generations, from its
-    node item or its list access item) and sorted ids."""
+    node item or its list access item), sorted ids, and its tag (``etag``: another than the
+    reservation's own, as a dry run names the version it ran against)."""
+    status = effective_status(reservation, node, now)
     return ReservationView(
         id=reservation.id,
         node_id=reservation.node_id,
-        status=effective_status(reservation, node, now).value,
+        status=status.value,
         starts_at=format_time(reservation.starts_at),
         ends_at=format_time(reservation.ends_at) if reservation.ends_at else None,
         allowed_org_ids=sorted(reservation.allowed_org_ids),
@@ -102,6 +116,7 @@ def reservation_view(
         topology_gen=reservation.topology_gen,
         created_at=format_time(reservation.created_at),
         updated_at=format_time(updated_at),
+        etag=etag if etag is not None else version_tag(reservation.version, status),
     )
 
 
