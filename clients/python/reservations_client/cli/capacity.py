@@ -18,6 +18,7 @@ from reservations_api_client.types import UNSET
 from reservations_client.cli.options import (
     DryRun,
     IdempotencyKey,
+    IfMatch,
     NodeId,
     Reason,
     ReservationId,
@@ -96,23 +97,26 @@ def create_reservation(
 @group.command("cancel")
 def cancel_reservation(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, reason: Reason = None,
-    idempotency_key: IdempotencyKey = None,
+    idempotency_key: IdempotencyKey = None, if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """End a reservation now; its units stop being governed."""
     run = session(ctx)
     body = CancelRequest(reason=reason) if reason else None
-    cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key)
+    cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key,
+                               if_match=if_match)  # fmt: skip
     show_record(run.output, cancelled.to_dict())
 
 
 def release(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """Lend some of a reservation's units to the spot market."""
     run = session(ctx)
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-    released = run.api.release(node, reservation, body, idempotency_key=idempotency_key)
+    released = run.api.release(node, reservation, body, idempotency_key=idempotency_key,
+                               if_match=if_match)  # fmt: skip
     show_record(run.output, released.to_dict())
 
 
@@ -121,6 +125,7 @@ def reclaim(
     count: Annotated[int | None, typer.Option(help="Not in this API yet: use --units.")] = None,
     notice: Annotated[str | None, typer.Option(help="Not in this API yet.")] = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """Take released units back; spot workloads on them are terminated."""
     for given, name in ((count, "--count"), (notice, "--notice")):
@@ -129,7 +134,8 @@ def reclaim(
                                      param_hint=name)  # fmt: skip
     run = session(ctx)
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-    result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key)
+    result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
+                             if_match=if_match)  # fmt: skip
     show_record(run.output, result.to_dict())
 
 
