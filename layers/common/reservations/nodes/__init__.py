@@ -33,6 +33,7 @@ from reservations.nodes.models.views import (
     WorkloadView,
 )
 from reservations.nodes.models.writes import (
+    DeadlineChange,
     HistoryMove,
     NewTermination,
     PlacementWrite,
@@ -120,6 +121,7 @@ __all__ = [
     "RESERVATION_PREFIX",
     "STATES",
     "WRITE",
+    "DeadlineChange",
     "HistoryMove",
     "ListAccess",
     "NewTermination",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from reservations.kernel.times import format_time
+from reservations.kernel.times import format_moment, format_time
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
@@ -82,11 +82,12 @@ def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
     termination = None
     record = workload.termination
     if workload.state is WorkloadState.TERMINATING and record is not None:
-        requested = record.requested_at
+        requested, deadline = record.requested_at, record.deadline
         termination = WorkloadTermination(
             id=record.id,
             reservation_id=record.reservation_id,
-            requested_at=format_time(requested) if requested is not None else None,
+            requested_at=format_moment(requested) if requested is not None else None,
+            terminate_at=format_moment(deadline) if deadline is not None else None,
         )
     return _workload_view(
         node_id,
