@@ -9,9 +9,9 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error import Error
+from ...models.reclaim_request import ReclaimRequest
 from ...models.reclaim_result import ReclaimResult
 from ...models.too_many_requests import TooManyRequests
-from ...models.units_request import UnitsRequest
 from ...types import UNSET, Unset
 from typing import cast
 
@@ -21,7 +21,7 @@ def _get_kwargs(
     node_id: str,
     reservation_id: str,
     *,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -140,7 +140,7 @@ def sync_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
@@ -150,7 +150,8 @@ def sync_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -180,7 +181,7 @@ def sync(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
@@ -190,7 +191,8 @@ def sync(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -215,7 +217,7 @@ async def asyncio_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
@@ -225,7 +227,8 @@ async def asyncio_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -255,7 +258,7 @@ async def asyncio(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
@@ -265,7 +268,8 @@ async def asyncio(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
