@@ -8,6 +8,8 @@ import json
 from datetime import timedelta
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import InvalidRequest
@@ -75,6 +77,40 @@ def test_every_notice_in_range_is_taken(store, queue, clock, notice):
     answer(store, queue, clock, [UNITS[0]], noticeSeconds=notice)
     deadline = AT_MS + timedelta(seconds=notice)
     assert workload(store, "vm-spot").termination.terminate_at == deadline
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=5,
+)
+
+
+def _taken(value: object) -> bool:
+    """The contract's rule: a JSON integer 0-3600 (1.0 is the integer 1 to JSON)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return float(value).is_integer() and 0 <= value <= 3600
+
+
+# A dry run writes nothing, so the one store serves every example.
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(notice=JSON | st.integers(-5, 3605))
+def test_any_json_as_notice_is_taken_exactly_when_the_contract_says(store, queue, clock, notice):
+    raw = RawBody(json.dumps({"unitIds": [UNITS[0]], "noticeSeconds": notice, "dryRun": True}))
+    call = lambda: reclaim(BROKER, "node-a", "res-1", raw, None, ports(store, clock, queue))  # noqa: E731
+    if not _taken(notice):
+        with pytest.raises(InvalidRequest) as refused:
+            call()
+        assert [d.field for d in refused.value.details] == ["noticeSeconds"]
+        return
+    assert call().status == 200
 
 
 def test_release_takes_no_notice(store, queue, clock):
