@@ -8,7 +8,7 @@ the sweeper delivers it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -20,7 +20,7 @@ from reservations.capacity.rules.lending import CapacityRefusal
 from reservations.capacity.rules.plan import ReclaimPlan, moved_earlier, plan_reclaim
 from reservations.capacity.views import reclaim_response
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.errors import (
     ApiError,
     NotFound,
@@ -38,7 +38,9 @@ from reservations.nodes import (
     NodeSnapshot,
     ReclaimAudit,
     ReclaimWrite,
+    Reservation,
     TopologyRead,
+    Workload,
     node_partition,
     termination_of,
     with_events,
@@ -81,14 +83,12 @@ def reclaim_write(
     notice: timedelta = timedelta(0),
 ) -> ReclaimWrite:
     """The plan as one conditional write (on the node's topology as read too): new
-    termination ids, a new reclaim id. Each new termination's deadline is the commit (to
-    the millisecond) plus ``notice``; a termination under way whose deadline is later is
-    moved to this one, the others are only checked."""
+    termination ids, due at the commit (to the millisecond) plus ``notice``, the
+    terminations under way due later moved to that, a new reclaim id."""
     reservation = plan.reservation
     at = to_millisecond(now)
     deadline = at + notice
     moved = moved_earlier(plan.already_terminating, deadline)
-    moved_ids = {w.id for w in moved}
     return ReclaimWrite(
         write_id=new_id(),
         node_id=reservation.node_id,
@@ -100,32 +100,46 @@ def reclaim_write(
             NewTermination(ItemVersion(w.id, w.version), new_id(), deadline)
             for w in plan.to_terminate
         ),
-        unchanged_workloads=tuple(
-            ItemVersion(w.id, w.version)
-            for w in (*plan.already_terminating, *plan.skipped)
-            if w.id not in moved_ids
-        ),
+        unchanged_workloads=_only_checked(plan, moved),
         reason=reason,
-        audit=ReclaimAudit(
-            unit_ids=plan.unit_ids,
-            released_before=reservation.released_unit_ids,
-            terminated=tuple(plan.terminated_ids),
-            skipped=tuple(plan.skipped_ids),
-        ),
+        audit=_audit(plan),
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         at=at,
         managing_org_ids=reservation.managing_org_ids,
-        deadline_changes=tuple(
-            DeadlineChange(
-                ItemVersion(w.id, w.version),
-                termination_of(w).id,
-                deadline,
-                termination_of(w).deadline_changes + 1,
-            )
-            for w in moved
-        ),
+        deadline_changes=_moved_to(moved, deadline),
         terminate_at=deadline,
+    )
+
+
+def _audit(plan: ReclaimPlan) -> ReclaimAudit:
+    """What the reclaim says it did."""
+    return ReclaimAudit(
+        unit_ids=plan.unit_ids,
+        released_before=plan.reservation.released_unit_ids,
+        terminated=tuple(plan.terminated_ids),
+        skipped=tuple(plan.skipped_ids),
+    )
+
+
+def _only_checked(plan: ReclaimPlan, moved: Sequence[Workload]) -> tuple[ItemVersion, ...]:
+    """The workloads the write does not change, only conditions on: those skipped, and
+    those terminating whose deadline it does not move."""
+    moved_ids = {w.id for w in moved}
+    kept = (*plan.already_terminating, *plan.skipped)
+    return tuple(ItemVersion(w.id, w.version) for w in kept if w.id not in moved_ids)
+
+
+def _moved_to(moved: Sequence[Workload], deadline: datetime) -> tuple[DeadlineChange, ...]:
+    """Each termination under way moved to ``deadline``: its next move."""
+    return tuple(
+        DeadlineChange(
+            ItemVersion(w.id, w.version),
+            termination_of(w).id,
+            deadline,
+            termination_of(w).deadline_changes + 1,
+        )
+        for w in moved
     )
 
 
@@ -157,19 +171,27 @@ def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[
             )
             for t in write.terminations
         ),
-        *(
-            termination_requested(
-                context,
-                workloads[moved.workload.id],
-                moved.termination_id,
-                before,
-                write.reason,
-                moved.terminate_at,
-                termination_of(workloads[moved.workload.id]).requested_at,
-            )
-            for moved in write.deadline_changes
-        ),
+        *_requested_again(context, write, workloads, before),
     )
+
+
+def _requested_again(
+    context: EventContext, write: ReclaimWrite, workloads: dict[str, Workload], before: Reservation
+) -> list[StoredEvent]:
+    """A termination under way whose deadline the reclaim moved, requested again: its id,
+    its first ``requestedAt``, the new ``terminateAt``."""
+    return [
+        termination_requested(
+            context,
+            workloads[moved.workload.id],
+            moved.termination_id,
+            before,
+            write.reason,
+            moved.terminate_at,
+            termination_of(workloads[moved.workload.id]).requested_at,
+        )
+        for moved in write.deadline_changes
+    ]
 
 
 def committed(write: ReclaimWrite) -> Committed:

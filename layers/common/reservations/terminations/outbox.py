@@ -108,7 +108,12 @@ def send_committed(
         if termination.termination.deadline_changes:
             ids = send_ids(termination)
             dedup[termination.termination_id], groups[termination.termination_id] = ids
-    sent = send(node.queue_url, messages, dedup, groups) if node.queue_url else set()
+    if not node.queue_url:
+        sent: set[str] = set()
+    elif dedup:  # a moved deadline is a new message, under ids of its own
+        sent = send(node.queue_url, messages, dedup, groups)
+    else:
+        sent = send(node.queue_url, messages)
     if unsent := len(terminations) - len(sent):
         logger.error(
             "terminations committed but not sent; the sweeper will deliver them",
