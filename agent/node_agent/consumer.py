@@ -5,15 +5,16 @@ to the queue's visibility timeout and redrive policy (after maxReceiveCount it l
 dead-letter queue). Work is idempotent on the termination id: a redelivered termination
 already done is reported again (harmless) and deleted without stopping anything twice.
 
-A message with a notice (its ``terminateAt`` later than its driver's start, ``terminateAt``
-minus the driver's ``lead_seconds``) never holds up the loop: it waits in a thread of its
-own, its visibility set once, at receipt, to last until its deadline plus
-``STOP_ALLOWANCE_SECONDS`` (so SQS neither shows it again meanwhile nor counts it towards
-maxReceiveCount), and the loop goes on receiving. When its time comes the thread stops,
-reports and deletes it as the loop does any other. A message of the same termination that
-comes meanwhile (a later reclaim moved the deadline earlier: its own message group) joins
-the one waiting: the earlier deadline wins, and both are deleted at the end. When the agent
-is stopped, the messages still waiting are made visible again at once for the next agent.
+A message with a notice (its ``terminateAt`` still ahead) never holds up the loop: it waits
+for its driver's start (``terminateAt`` minus the driver's ``lead_seconds``: at once for a
+pod, whose stop lasts the notice) and is stopped in a thread of its own. Its visibility is
+set once, at receipt, to last until its deadline plus ``STOP_ALLOWANCE_SECONDS`` (so SQS
+neither shows it again meanwhile nor counts it towards maxReceiveCount), and the loop goes
+on receiving. The thread stops, reports and deletes it as the loop does any other. A
+message of the same termination that comes meanwhile (a later reclaim moved the deadline
+earlier: its own message group) joins the one waiting: the earlier deadline wins, and both
+are deleted at the end. When the agent is stopped, the messages still waiting for their
+start are made visible again at once for the next agent.
 A message without a notice is handled in the loop, as before notices existed.
 """
 
@@ -189,7 +190,7 @@ class Consumer:
             waiting = self.waiting.get(tid)
             if waiting is not None:
                 moved = waiting.join(termination, message)
-            elif tid not in self.done and self._starts_in(termination) > 0:
+            elif tid not in self.done and seconds_left(termination, self.now()) > 0:
                 waiting = self.waiting[tid] = Waiting(termination, message)
                 moved = False
                 self._wait_in_thread(waiting)

@@ -86,8 +86,6 @@ def test_one_message_end_to_end_through_the_installed_agent(
 ):
     load_emulated_fleet(api_side.fleet_with_a_spot_workload(NODE, "vm-1"))
     functions = api_side.functions()
-    # A notice of 2 s with a grace of 1 s: the ACPI request a second before terminateAt.
-    answer = api_side.reclaim(functions, NODE, notice_seconds=2)
     # The node's hypervisor: vm-1 runs, and its guest ignores an ACPI shutdown.
     (tmp_path / "node.xml").write_text(f"<node>{domain_xml('vm-1', on_poweroff='restart')}</node>")
     sqs = emulated["sqs"]
@@ -103,12 +101,18 @@ def test_one_message_end_to_end_through_the_installed_agent(
         agent = subprocess.Popen(agent_command(agent_venv, emulator, queue, reports, tmp_path),
                                  env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        said: set[bytes] = set()
         try:
+            while b"READY=1" not in said:  # the agent polls its queue from now on
+                said.add(notify.recv(1024))
+            # A notice of 5 s with a grace of 1 s: the ACPI request a second before
+            # terminateAt, which the guest ignores, then the destroy at terminateAt.
+            answer = api_side.reclaim(functions, NODE, notice_seconds=5)
             wait_for_report(sqs, reports, agent)
         finally:
             agent.send_signal(signal.SIGTERM)
             output, _ = agent.communicate(timeout=30)
-        said = {notify.recv(1024) for _ in range(3)}
+        said.add(notify.recv(1024))  # a round's watchdog ping
     assert agent.returncode == 0, output
     assert {b"READY=1", b"WATCHDOG=1"} <= said
 

@@ -45,7 +45,8 @@ def noticed(
     }
     if notice is not None:
         body["terminateAt"] = (requested + timedelta(seconds=notice)).isoformat()
-    return SpotTermination.model_validate(body)
+    # As the agent reads it off the wire (its times to the millisecond).
+    return SpotTermination.model_validate_json(SpotTermination.model_validate(body).to_json())
 
 
 def wall(fake: FakeClock, start: datetime) -> Clock:
@@ -265,3 +266,33 @@ def test_without_terminate_at_a_message_is_handled_in_the_loop_as_before(queues)
     assert [w for w, _ in driver.stopped] == ["vm-1"]  # no terminateAt: now
     assert agent.waiting == {}
     time.sleep(0)  # nothing left in a thread
+
+
+class Deleting(Recording):
+    """A driver that starts at once and whose stop lasts until the deadline, as the
+    Kubernetes driver's wait for the pod to go does."""
+
+    name = "deleting"
+
+    def lead_seconds(self, termination: SpotTermination) -> float:
+        return termination.notice_seconds
+
+    def stop(self, termination: SpotTermination) -> Result:
+        result = super().stop(termination)
+        time.sleep(max((termination.deadline - datetime.now(UTC)).total_seconds(), 0))
+        return result
+
+
+def test_a_stop_that_lasts_the_notice_runs_in_its_own_thread_too(queues):
+    driver = Deleting()
+    agent = consumer(queues, driver)
+    now = datetime.now(UTC)
+    send(queues, noticed("pod-long", kind="pod", notice=2, requested=now))
+    agent.poll_once()  # its stop starts at once, in its thread, and lasts two seconds
+    send(queues, noticed("pod-now", kind="pod", notice=0, requested=now))
+    agent.poll_once()
+    reported = [r["workloadId"] for r in queues.sent_reports()]
+    assert reported == ["pod-now"]  # while pod-long's stop still runs
+    agent.join_waiting(timeout=30)
+    assert [w for w, _ in driver.stopped] == ["pod-long", "pod-now"]
+    assert [r["workloadId"] for r in queues.sent_reports()] == ["pod-long"]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reservations.kernel.bodies import RawBody
-from reservations.kernel.errors import InvalidRequest
+from reservations.kernel.errors import IdempotencyKeyReused, InvalidRequest
 from reservations.nodes.models.partition import WorkloadState
 from reservations.terminations import sweeper
 from reservations.terminations.rules.delivery import RedeliveryPolicy
@@ -251,3 +251,16 @@ def test_the_sweeper_sends_a_moved_deadline_under_its_own_ids_if_the_resend_was_
     [(again, dedup, group)] = [s for s in sent if s[0].workload_id == "vm-spot"][1:]
     assert again.terminate_at == NOW + timedelta(seconds=601)
     assert (dedup, group) == (f"{tid}#d1", f"vm-spot#{tid}#d1")
+
+
+def test_a_key_takes_a_notice_of_0_as_no_notice_and_another_notice_as_another_request(
+    store, queue, clock
+):
+    def keyed(**body):
+        raw = RawBody(json.dumps({"unitIds": [UNITS[3]], **body}))
+        return reclaim(BROKER, "node-a", "res-1", raw, "key-n", ports(store, clock, queue))
+
+    first = keyed()
+    assert keyed(noticeSeconds=0).body == first.body  # the same request: its replay
+    with pytest.raises(IdempotencyKeyReused):
+        keyed(noticeSeconds=60)

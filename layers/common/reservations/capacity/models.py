@@ -78,6 +78,9 @@ class ReclaimRequest(CapacityRequest):
         alias="noticeSeconds",
         ge=0,
         le=MAX_NOTICE_SECONDS,
+        # Out of the body's Idempotency-Key fingerprint when 0: a reclaim without notice is
+        # the request it was before the field existed (its records outlive a deploy).
+        exclude_if=lambda seconds: seconds == 0,
         description="seconds the spot workloads get before the node stops them (their "
         "terminateAt); the units leave releasedUnitIds at once",
     )
