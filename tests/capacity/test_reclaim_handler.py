@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from types import ModuleType
 from typing import Any
 
@@ -741,3 +741,24 @@ def test_a_dry_run_with_a_notice_changes_nothing(handler, fleet, aws, sqs):
     assert (result.status, "terminateAt" in result.body) == (200, False)
     assert state.whole_table(aws) == before
     assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
+
+
+def test_the_sweepers_record_of_an_old_deadlines_send_does_not_count_for_the_moved_one(
+    handler, fleet, aws
+):
+    from reservations.terminations.table.store import TerminationTable
+
+    post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 3600})
+    table = TerminationTable()
+    read = table.read("node-a", "vm-spot-1")
+    assert read is not None
+    table.record_delivery(read, datetime.now(UTC))  # as read: counted
+    assert state.workload(aws, "node-a", "vm-spot-1")["deliveries"] == 1
+    stale = table.read("node-a", "vm-spot-1")
+    post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 60})  # moved meanwhile
+    table.record_delivery(stale, datetime.now(UTC))
+    moved = state.workload(aws, "node-a", "vm-spot-1")
+    assert "deliveries" not in moved  # the new deadline still waits for its first delivery
+    assert moved["terminationDeadlineChanges"] == 1
+    table.record_delivery(table.read("node-a", "vm-spot-1"), datetime.now(UTC))
+    assert state.workload(aws, "node-a", "vm-spot-1")["deliveries"] == 1

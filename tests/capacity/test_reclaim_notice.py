@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import IdempotencyKeyReused, InvalidRequest
-from reservations.nodes.models.partition import WorkloadState
+from reservations.nodes.models.partition import TerminationState, WorkloadState
 from reservations.terminations import sweeper
 from reservations.terminations.rules.delivery import RedeliveryPolicy
 from tests.support.fakes import FakeTable, ports
@@ -264,3 +264,13 @@ def test_a_key_takes_a_notice_of_0_as_no_notice_and_another_notice_as_another_re
     assert keyed(noticeSeconds=0).body == first.body  # the same request: its replay
     with pytest.raises(IdempotencyKeyReused):
         keyed(noticeSeconds=60)
+
+
+def test_a_send_of_the_old_deadline_is_not_counted_a_delivery_of_the_moved_one(store, queue, clock):
+    answer(store, queue, clock, [UNITS[0]], noticeSeconds=3600)
+    [read] = [t for t in store.listed(TerminationState.OPEN) if t.workload.id == "vm-spot"]
+    clock.now = NOW + timedelta(seconds=1)
+    answer(store, queue, clock, [UNITS[0]], noticeSeconds=60)  # moved after the sweeper read
+    store.record_delivery(read, NOW + timedelta(seconds=2))  # the sweeper's send of the old
+    moved = workload(store, "vm-spot").termination
+    assert (moved.deliveries, moved.last_delivered_at) == (0, None)  # still to be sent

@@ -419,6 +419,11 @@ class FakeTable:
         return self.nodes[node_id].node.queue_url
 
     def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
+        """Of the deadline it carried only (a reclaim may have moved it since the read)."""
+        current = self.nodes[termination.node_id].workloads.get(termination.workload.id)
+        moves = termination.termination.deadline_changes
+        if current is None or termination_of(current).deadline_changes != moves:
+            return
         self._termination_update(
             termination,
             lambda t: replace(t, deliveries=t.deliveries + 1, last_delivered_at=now),
