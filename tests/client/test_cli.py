@@ -11,7 +11,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +227,24 @@ def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
     return Relay(aws)
 
 
+def test_reclaim_with_notice_answers_the_deadline_the_workload_shows(cli):
+    args = ["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "2m"]
+    answer = cli("-o", "json", *args).json()
+    assert answer["terminated"] == ["vm-17"]
+    assert "0000:04:00.0" not in answer["releasedUnitIds"]  # taken back at once
+    workload = cli("-o", "json", "workloads", "get", A1, "vm-17", key="spotbuyer").json()
+    termination = workload["termination"]
+    assert termination["terminateAt"] == answer["terminateAt"]
+    requested = datetime.fromisoformat(termination["requestedAt"])
+    assert datetime.fromisoformat(answer["terminateAt"]) - requested == timedelta(minutes=2)
+    for bad in ("soon", "1d", "-5", "1.5m"):
+        ran = cli(*args[:-1], bad)
+        assert (ran.code, "--notice" in ran.err) == (2, True), bad
+    too_long = cli("reclaim", A1, RES, "--units", "0000:05:00.0", "--notice", "2h")
+    assert too_long.code != 0
+    assert "noticeSeconds" in too_long.err  # the API's 400 names the field
+
+
 def test_events_list_and_tail_after_a_reclaim(cli, relay):
     cli("reclaim", A1, RES, "--units", "0000:04:00.0", "--reason", "lab needs them")
     relay.run()
@@ -295,7 +313,7 @@ def test_an_api_error_exits_1_with_its_code_and_request_id(cli):
 def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
     for args, named in [
         (["reclaim", A1, RES, "--count", "2"], "--count"),
-        (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "120s"], "--notice"),
+        (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "soon"], "--notice"),
         (["reservations", "list"], "--node"),
         (["reclaim", A1, RES], "--units"),
         (["events", "list", "--after", "yesterday"], "--after"),

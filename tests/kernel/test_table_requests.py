@@ -715,7 +715,9 @@ def test_a_delivery_is_recorded_on_the_termination_still_open_or_not_at_all(dyna
             "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "WL#vm-1"}},
             "UpdateExpression": "SET deliveries = if_not_exists(deliveries, :zero) + :one, "
             "lastDeliveredAt = :now",
-            "ConditionExpression": "terminationId = :tid",
+            # Of the deadline it carried: not one a reclaim moved since the read.
+            "ConditionExpression": "terminationId = :tid "
+            "AND attribute_not_exists(terminationDeadlineChanges)",
             "ExpressionAttributeValues": {
                 ":zero": {"N": "0"},
                 ":one": {"N": "1"},

@@ -51,6 +51,7 @@ from reservations_api_client.models import (
     NodeRequest,
     PlaceWorkloadRequest,
     ReaffirmRequest,
+    ReclaimRequest,
     ReclaimResult,
     Reservation,
     ReservationPage,
@@ -70,6 +71,16 @@ from reservations_client.paging import feed_items, follow, list_items
 from reservations_client.retries import RetryingTransport, RetryPolicy
 
 T = TypeVar("T")
+
+
+def reclaim_body(body: ReclaimRequest | UnitsRequest, notice_seconds: int | None) -> ReclaimRequest:
+    """A reclaim's body: release's (``UnitsRequest``) or its own, with the notice if given."""
+    fields = body.to_dict()
+    if notice_seconds is not None:
+        fields["noticeSeconds"] = notice_seconds
+    return ReclaimRequest.from_dict(fields)
+
+
 POLL_SECONDS = 2.0  # a followed feed's pause at its end: events settle for up to 5 s
 
 
@@ -198,12 +209,16 @@ class Reservations:
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def reclaim(
-        self, node_id: str, reservation_id: str, body: UnitsRequest,
-        idempotency_key: str | None = None, if_match: str | None = None,
+        self, node_id: str, reservation_id: str, body: ReclaimRequest | UnitsRequest,
+        idempotency_key: str | None = None, notice_seconds: int | None = None,
+        if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
-        """``if_match``: as :meth:`release`."""
+        """Take units back; ``notice_seconds`` (0-3600) is the spot workloads' notice: the
+        answer's ``terminate_at`` is their deadline (a real run's). ``if_match``: as
+        :meth:`release`."""
         return _expect(ReclaimResult, reclaim_units.sync_detailed(
-            node_id, reservation_id, client=self.client, body=body,
+            node_id, reservation_id, client=self.client,
+            body=reclaim_body(body, notice_seconds),
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def cancel(

@@ -1,6 +1,6 @@
 """Units and reservations: ``units``, ``reservations list|get|create|cancel``, ``release``
-and ``reclaim``. (``reservations change``, the fleet-wide list and reclaim ``--count`` /
-``--notice`` come with the API operations they need.)"""
+and ``reclaim`` (``--notice``). (``reservations change``, the fleet-wide list and reclaim
+``--count`` come with the API operations they need.)"""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from reservations_client.cli.options import (
     Units,
     listed,
     moment,
+    seconds,
 )
 from reservations_client.cli.output import show_record, show_records
 from reservations_client.cli.session import session
@@ -123,19 +124,22 @@ def release(
 def reclaim(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
     count: Annotated[int | None, typer.Option(help="Not in this API yet: use --units.")] = None,
-    notice: Annotated[str | None, typer.Option(help="Not in this API yet.")] = None,
+    notice: Annotated[str | None, typer.Option(
+        help="The spot workloads' notice, 0-3600 s: 90, 90s, 15m or 1h; they are stopped "
+        "at the answer's terminateAt.")] = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
     if_match: IfMatch = None,
 ) -> None:  # fmt: skip
-    """Take released units back; spot workloads on them are terminated."""
-    for given, name in ((count, "--count"), (notice, "--notice")):
-        if given is not None:
-            raise typer.BadParameter(f"reclaim {name} {NOT_YET}: name the units with --units",
-                                     param_hint=name)  # fmt: skip
+    """Take released units back; spot workloads on them are terminated (after --notice)."""
+    if count is not None:
+        raise typer.BadParameter(f"reclaim --count {NOT_YET}: name the units with --units",
+                                 param_hint="--count")  # fmt: skip
+    notice_seconds = seconds(notice, "--notice")
     run = session(ctx)
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
     result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
-                             if_match=if_match)  # fmt: skip
+                             if_match=if_match,
+                             notice_seconds=notice_seconds)  # fmt: skip
     show_record(run.output, result.to_dict())
 
 

@@ -33,6 +33,7 @@ from reservations.nodes.models.views import (
     WorkloadView,
 )
 from reservations.nodes.models.writes import (
+    DeadlineChange,
     HistoryMove,
     NewTermination,
     PlacementWrite,
@@ -129,6 +130,7 @@ __all__ = [
     "RESERVATION_PREFIX",
     "STATES",
     "WRITE",
+    "DeadlineChange",
     "HistoryMove",
     "ListAccess",
     "NewTermination",
