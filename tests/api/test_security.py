@@ -442,15 +442,25 @@ def test_only_the_relays_read_the_stream_and_put_on_the_bus_and_only_this_stacks
         for i, s in _statements()
         if "events:PutEvents" in _listed(s["Action"])
     ]
-    assert readers == {"EventRelayFunction"}
+    assert readers == {"EventRelayFunction", "FleetIndexerFunction"}
     assert putters == [("EventRelayFunction", [bus]), ("EventBacklogFunction", [bus])]
-    # The stream is handed only new event items (never an API key's or a node's).
-    [mapping] = template.stream_mappings().values()
+    # The relay is handed only new event items (never an API key's or a node's).
+    mapping = template.stream_mappings()["EventRelayStream"]
     [pattern] = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
     assert pattern == {
         "eventName": ["INSERT"],
         "dynamodb": {"Keys": {"PK": {"S": [{"prefix": "NODEEVT#"}]}}},
     }
+    # The fleet indexer only reservations' and nodes' items (never an API key's or an
+    # event's), and writes only the fleet index.
+    indexer = template.stream_mappings()["FleetIndexerStream"]
+    [pattern] = [json.loads(f["Pattern"]) for f in indexer["FilterCriteria"]["Filters"]]
+    assert pattern == {"dynamodb": {"Keys": {"SK": {"S": [{"prefix": "RES#"}, "#NODE"]}}}}
+    writes = [s for i, s in _statements() if i == "FleetIndexerFunction"
+              and {"dynamodb:PutItem", "dynamodb:DeleteItem"} & set(_listed(s["Action"]))]  # fmt: skip
+    assert [w["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] for w in writes] == [
+        ["FLEET#*"]
+    ]
 
 
 def test_the_not_found_function_is_the_default_route_and_has_no_aws_permissions():
