@@ -34,6 +34,7 @@ from reservations_client.webhooks import new_secret
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.client.conftest import Answer
 from tests.support.event_table import StreamRelay
+from tests.support.fleet_index import FleetStream
 from tests.support.ports import swap_ports
 from tests.support.wsgi import LambdaApi
 
@@ -366,3 +367,19 @@ def test_listen_forwards_each_new_event_signed_with_the_secret_it_prints(
         assert f"{event.id}  204" in ran.out.replace(f"{event.type_}  ", "")
     with pytest.raises(InvalidWebhook):
         verify_webhook(stand_in.seen[0].body, stand_in.seen[0].headers, new_secret())
+
+
+def test_reservations_list_without_a_node_lists_the_fleet_soonest_end_first(cli, aws):
+    FleetStream(aws).run()  # the stream's indexer, as the stack runs it after the load
+    mine = cli("-o", "json", "reservations", "list", key="broker").json()
+    assert mine  # the broker manages reservations on several nodes
+    assert len({r["nodeId"] for r in mine}) > 1
+    ends = [r.get("endsAt", "~") for r in mine]
+    assert ends == sorted(ends)
+    assert {r["status"] for r in mine} <= {"pending", "active", "needs-review"}
+    assert all("org-broker" in r["managingOrgIds"] + r["allowedOrgIds"] for r in mine)
+    one = cli("-o", "json", "reservations", "list", "--node-id", mine[0]["nodeId"],
+              "--role", "managing", "--limit", "1", key="broker").json()  # fmt: skip
+    assert [r["id"] for r in one] == [mine[0]["id"]]
+    bad = cli("reservations", "list", "--ends-before", "tomorrow", key="broker")
+    assert bad.code == 2
