@@ -126,7 +126,9 @@ def _next_entries(
         # "!" sorts below every character an id may have: just after ``position``.
         low = max(where.low, position + "!") if position is not None else where.low
         if low <= where.high:
-            reads.append(index.entries(Range(where.pk, low, where.high), None, limit))
+            # One more than a page: a page that ends the index says so (no cursor to an
+            # empty page).
+            reads.append(index.entries(Range(where.pk, low, where.high), None, limit + 1))
     merged = sorted((e for read in reads for e in read.entries), key=lambda e: str(e["SK"]))
     ends = [str(read.entries[-1]["SK"]) for read in reads if read.more and read.entries]
     bound = min(ends, default=None)
