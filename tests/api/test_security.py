@@ -258,6 +258,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         "GetWorkloadFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
         "ListWorkloadsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
         "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key, node}},
+        # Across the fleet: a Query of the org's fleet index, then the reservations it names
+        # (live or in history) and their nodes; never a write.
+        "ListFleetReservationsFunction": {
+            "dynamodb:Query": {"FLEET#*"},
+            "dynamodb:BatchGetItem": {node, hist},
+            "dynamodb:GetItem": {key},
+        },
+        # The fleet index from the stream: it writes the index alone; it reads a node's
+        # owner and, when the owner changed, the node's reservations and history.
+        "FleetIndexerFunction": {
+            "dynamodb:PutItem": {"FLEET#*"},
+            "dynamodb:DeleteItem": {"FLEET#*"},
+            "dynamodb:GetItem": {node, hist},
+            "dynamodb:Query": {node, hist},
+        },
         "PutNodeFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key},
