@@ -5,7 +5,10 @@ one entry per org that may see a reservation by role (the node's owner, each man
 each org of the audience) and one in the operator's index, under the org's partition for
 the place the reservation is in (``live``: the node's partition; ``ended``: its history),
 sorted by end (open-ended last), node, id. An entry only finds a reservation: the list
-reads the reservation and its node again and decides from them (:func:`roles_now`).
+reads the reservation and its node again and decides from them (:func:`roles_now`). So an
+entry keeps no status: a change of status alone (a review, a reaffirm, a release, a
+reclaim) writes nothing to the index; only a new place (its end, its move to the history)
+or new orgs do.
 
 A query's statuses decide the partitions and key ranges it reads (:func:`plan`):
 - ``pending``, ``active``, ``needs-review`` are in ``live`` alone, and only those whose end
@@ -68,7 +71,6 @@ def index_entries(image: Mapping[str, Any] | None, owner: str | None) -> dict[En
         "nodeId": image["nodeId"],
         "reservationId": image["id"],
         "liveness": liveness,
-        "status": image.get("status"),
         "version": int(image.get("version", 0)),
         "expiresAtEpoch": image.get("expiresAtEpoch"),
     }
