@@ -61,8 +61,7 @@ def test_the_brokers_fleet_session_answers_as_written(demo_stack):
     commands = section.split("```bash\n", 1)[1].split("```", 1)[0]
     ran = subprocess.run(["bash", "-c", commands.replace("http://127.0.0.1:3000", demo_stack.api)],
                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
-    first, second, one_node, history, refused = (json.loads(line) for line in
-                                                 ran.stdout.splitlines())  # fmt: skip
+    first, second, one_node, history, refused = _answers(ran.stdout)
     assert len(first["items"]) == 2
     assert first["nextCursor"]
     items = first["items"] + second["items"]
@@ -73,3 +72,12 @@ def test_the_brokers_fleet_session_answers_as_written(demo_stack):
     assert {item["nodeId"] for item in one_node["items"]} <= {"node-a1"}
     assert {item["status"] for item in history["items"]} <= {"cancelled", "expired"}
     assert (refused["code"], refused["details"][0]["field"]) == ("invalid_request", "status")
+
+
+def _answers(text: str) -> list[dict]:
+    """The JSON answers the session printed, one after another (curl adds no newline)."""
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while (at := len(text) - len(text[at:].lstrip())) < len(text):
+        answer, at = decoder.raw_decode(text, at)
+        found.append(answer)
+    return found
