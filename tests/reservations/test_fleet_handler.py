@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from devstack import fleet_documents as f
-from devstack.api_events import cancel_event, fleet_event
+from devstack.api_events import cancel_event, event_file, fleet_event
 from devstack.functions import FakeContext, invoke, load_function
 from tests.support.fleet_index import FleetStream
 
@@ -227,3 +227,18 @@ def _index(aws: Any) -> list[dict[str, Any]]:
     items = aws.scan(TableName="ReservationsTable")["Items"]
     return sorted((i for i in items if i["PK"]["S"].startswith("FLEET#")),
                   key=lambda i: (i["PK"]["S"], i["SK"]["S"]))  # fmt: skip
+
+
+def test_the_shipped_stream_event_is_applied_as_the_table_stands(aws, load_fleet, functions):
+    """events/fleet_indexer/cancelled.json (a cancel's two records, for ``sam local
+    invoke``) on the demo fleet, where res-a-active was never cancelled: the index follows
+    the table, not the records, and lists it as live still."""
+    load_fleet(f.demo_fleet())
+    FleetStream(aws, functions["fleet_indexer"]).run()
+    before = _index(aws)
+    answer = functions["fleet_indexer"].lambda_handler(
+        event_file("fleet_indexer/cancelled.json"), FakeContext()
+    )
+    assert answer == {"batchItemFailures": []}
+    assert _index(aws) == before
+    assert any(i["SK"]["S"].endswith("#node-a1#res-a-active") for i in before)
