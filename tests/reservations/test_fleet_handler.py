@@ -242,3 +242,27 @@ def test_the_shipped_stream_event_is_applied_as_the_table_stands(aws, load_fleet
     assert answer == {"batchItemFailures": []}
     assert _index(aws) == before
     assert any(i["SK"]["S"].endswith("#node-a1#res-a-active") for i in before)
+
+
+def test_a_filter_the_index_cannot_serve_answers_what_it_has_after_a_few_reads(
+    aws, load_fleet, functions
+):
+    """gpuModelId=b: node-m's b reservation ends first, node-z's last, 16 of model a
+    between. The first page answers the one it found after five index reads, with a
+    cursor; the next reads on to node-z's rather than answer an empty page."""
+    model_a = [f.unit(u, gpuModelId="a") for u in UNITS]
+    nodes = [f.node("node-m", [f.unit(UNITS[0], gpuModelId="b")], [_res("res-m", UNITS[0], 1)])]
+    nodes += [f.node(n, model_a, [_res(f"res-{n}-{i}", u, 2 + i) for i, u in enumerate(UNITS)])
+              for n in ("node-a", "node-b")]  # fmt: skip
+    nodes.append(
+        f.node("node-z", [f.unit(UNITS[0], gpuModelId="b")], [_res("res-z", UNITS[0], 20)])
+    )
+    load_fleet(f.fleet(nodes))
+    FleetStream(aws, functions["fleet_indexer"]).run()
+    first = _list(functions, "broker", {"gpuModelId": "b", "limit": "2"})
+    assert _ids(first) == ["res-m"]
+    assert first.body["nextCursor"]
+    second = _list(functions, "broker", {"gpuModelId": "b", "limit": "2",
+                                         "cursor": first.body["nextCursor"]})  # fmt: skip
+    assert _ids(second) == ["res-z"]
+    assert "nextCursor" not in second.body

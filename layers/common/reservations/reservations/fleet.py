@@ -52,6 +52,8 @@ from reservations.reservations.table.fleet import EntriesRead, Found
 
 # What binds a fleet list's cursor to this list (no event feed or node list has it).
 FLEET_FEED = "/fleet"
+# Index reads a page makes to fill itself once it has an item.
+MAX_ROUNDS = 5
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,12 @@ def list_fleet_reservations(
     position = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else None
     ranges = plan(FLEET_PLATFORM if everything else caller.org_id, filters, now)
     items: list[ReservationView] = []
-    more = bool(ranges)
-    while more and len(items) < limit:
+    more, rounds = bool(ranges), 0
+    # A filter the index cannot serve (a GPU model, a role, nodes) may skip much of what it
+    # finds: a page reads on to fill itself, but after a few rounds answers what it has
+    # (never an empty page with a cursor: an empty one reads on to the end).
+    while more and len(items) < limit and not (items and rounds >= MAX_ROUNDS):
+        rounds += 1
         entries, more = _next_entries(index, ranges, position, limit)
         wanted = [e for e in entries if filters.node_ids is None or e["nodeId"] in filters.node_ids]
         found = index.read(wanted) if wanted else Found({}, {})
