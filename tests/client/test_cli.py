@@ -291,7 +291,7 @@ def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
     for args, named in [
         (["reclaim", A1, RES, "--count", "2"], "--count"),
         (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "120s"], "--notice"),
-        (["reservations", "list"], "--node"),
+        (["reservations", "list", "--ends-after", "soon"], "--ends-after"),
         (["reclaim", A1, RES], "--units"),
         (["events", "list", "--after", "yesterday"], "--after"),
         (["events", "tail", "--after", "2026-12-01T00:00:00"], "--after"),  # no offset
