@@ -94,6 +94,7 @@ EXAMPLES: dict[str, list[Any]] = {
     "UnitView": [_UNIT],
     "ReservationView": [_RESERVATION],
     "ReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
+    "FleetReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
     "ReclaimResponse": [
         {
             **_RESERVATION,

@@ -40,6 +40,7 @@ from reservations_client.webhooks import new_secret
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.client.conftest import Answer
 from tests.support.event_table import StreamRelay
+from tests.support.fleet_index import FleetStream
 from tests.support.ports import swap_ports
 from tests.support.wsgi import LambdaApi
 
@@ -314,7 +315,7 @@ def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
     for args, named in [
         (["reclaim", A1, RES, "--count", "2"], "--count"),
         (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "soon"], "--notice"),
-        (["reservations", "list"], "--node"),
+        (["reservations", "list", "--ends-after", "soon"], "--ends-after"),
         (["reclaim", A1, RES], "--units"),
         (["events", "list", "--after", "yesterday"], "--after"),
         (["events", "tail", "--after", "2026-12-01T00:00:00"], "--after"),  # no offset
@@ -423,3 +424,19 @@ def test_the_typed_client_polls_by_version_and_names_the_current_one_on_a_412(tr
     changed = broker.get_reservation_if_changed(A1, RES, got.etag)
     assert changed is not None
     assert changed.etag == done.etag != got.etag
+
+
+def test_reservations_list_without_a_node_lists_the_fleet_soonest_end_first(cli, aws):
+    FleetStream(aws).run()  # the stream's indexer, as the stack runs it after the load
+    mine = cli("-o", "json", "reservations", "list", key="broker").json()
+    assert mine  # the broker manages reservations on several nodes
+    assert len({r["nodeId"] for r in mine}) > 1
+    ends = [r.get("endsAt", "~") for r in mine]
+    assert ends == sorted(ends)
+    assert {r["status"] for r in mine} <= {"pending", "active", "needs-review"}
+    assert all("org-broker" in r["managingOrgIds"] + r["allowedOrgIds"] for r in mine)
+    one = cli("-o", "json", "reservations", "list", "--node-id", mine[0]["nodeId"],
+              "--role", "managing", "--limit", "1", key="broker").json()  # fmt: skip
+    assert [r["id"] for r in one] == [mine[0]["id"]]
+    bad = cli("reservations", "list", "--ends-before", "tomorrow", key="broker")
+    assert bad.code == 2

@@ -250,7 +250,7 @@ class FakeTable:
         return partition.node, live or partition.history.get(reservation_id)
 
     def reservation_page(
-        self, node_id: str, after: str | None, history: bool = False, limit: int = 100
+        self, node_id: str, after: str | None, history: bool = False, limit: int | None = 100
     ) -> ReservationsRead:
         """As the Query reads: ids in order, at most ``page_size`` reservations (DynamoDB's
         1 MB), ``more`` when it stopped early, and the node's list access as it is now
@@ -265,7 +265,8 @@ class FakeTable:
         )
         ordered = sorted(listed.values(), key=lambda r: r.id)
         following = [r for r in ordered if after is None or r.id > after]
-        window = min(self.page_size, max(limit, 100) + 1) if history else self.page_size
+        bounded = history and limit is not None
+        window = min(self.page_size, max(limit or 0, 100) + 1) if bounded else self.page_size
         read = following[:window]
         more = len(following) > len(read)
         self.reads += more

@@ -17,6 +17,7 @@ from reservations_api_client.api.reservations import (
     cancel_reservation,
     create_reservation,
     get_reservation,
+    list_fleet_reservations,
     list_reservations,
     list_units,
     reaffirm_reservation,
@@ -47,6 +48,7 @@ from reservations_api_client.models import (
     DeliveryView,
     Event,
     EventPage,
+    FleetReservationPage,
     Node,
     NodeRequest,
     PlaceWorkloadRequest,
@@ -197,6 +199,31 @@ class Reservations:
     ) -> Iterator[Reservation]:
         return list_items(lambda cursor: self.list_reservations(
             node_id, limit=page_size, cursor=cursor, status=status))  # fmt: skip
+
+    def list_fleet_reservations(
+        self, role: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+        node_ids: str | Sequence[str] | None = None, gpu_model_id: str | None = None,
+        ends_before: datetime | str | None = None, ends_after: datetime | str | None = None,
+        limit: int | None = None, cursor: str | None = None,
+    ) -> FleetReservationPage:  # fmt: skip
+        """One page of the reservations the org may see on any node, soonest end first;
+        :meth:`iter_fleet_reservations` reads them all."""
+        return _expect(FleetReservationPage, list_fleet_reservations.sync_detailed(
+            client=self.client, role=_listed(role), status=_listed(status),
+            node_id=_listed(node_ids), gpu_model_id=_given(gpu_model_id),
+            ends_before=_moment(ends_before), ends_after=_moment(ends_after),
+            limit=_given(limit), cursor=_given(cursor)))  # fmt: skip
+
+    def iter_fleet_reservations(
+        self, role: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+        node_ids: str | Sequence[str] | None = None, gpu_model_id: str | None = None,
+        ends_before: datetime | str | None = None, ends_after: datetime | str | None = None,
+        page_size: int = 100,
+    ) -> Iterator[Reservation]:  # fmt: skip
+        return list_items(lambda cursor: self.list_fleet_reservations(
+            role=role, status=status, node_ids=node_ids, gpu_model_id=gpu_model_id,
+            ends_before=ends_before, ends_after=ends_after, limit=page_size,
+            cursor=cursor))  # fmt: skip
 
     def release(
         self, node_id: str, reservation_id: str, body: UnitsRequest,

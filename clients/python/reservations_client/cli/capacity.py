@@ -1,6 +1,6 @@
-"""Units and reservations: ``units``, ``reservations list|get|create|cancel``, ``release``
-and ``reclaim`` (``--notice``). (``reservations change``, the fleet-wide list and reclaim
-``--count`` come with the API operations they need.)"""
+"""Units and reservations: ``units``, ``reservations list|get|create|cancel`` (``list``
+without ``--node``: across the fleet), ``release`` and ``reclaim`` (``--notice``).
+(``reservations change`` and reclaim ``--count`` come with the API operations they need.)"""
 
 from __future__ import annotations
 
@@ -48,17 +48,44 @@ def units(ctx: typer.Context, node: NodeId) -> None:
 @group.command("list")
 def list_reservations(
     ctx: typer.Context,
-    node: Annotated[str | None, typer.Option(help="The node whose reservations to list.")] = None,
+    node: Annotated[
+        str | None, typer.Option(help="One node's reservations, sorted by id (else the fleet's).")
+    ] = None,
     status: Annotated[
         list[str] | None, typer.Option(help="Effective statuses, e.g. active.")
     ] = None,
+    role: Annotated[
+        list[str] | None, typer.Option(help="Across the fleet: owner, managing, audience.")
+    ] = None,
+    node_id: Annotated[
+        list[str] | None, typer.Option(help="Across the fleet: only these nodes (at most 50).")
+    ] = None,
+    gpu_model: Annotated[
+        str | None, typer.Option(help="Across the fleet: holding a unit of this GPU model.")
+    ] = None,
+    ends_before: Annotated[
+        str | None, typer.Option(help="Across the fleet: endsAt before this RFC 3339 time.")
+    ] = None,
+    ends_after: Annotated[
+        str | None, typer.Option(help="Across the fleet: endsAt at or after this time.")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Show at most this many.")] = None,
 ) -> None:
-    """A node's reservations, every page of them."""
-    if node is None:
-        raise typer.BadParameter(f"the fleet-wide list {NOT_YET}: give --node", param_hint="--node")
+    """A node's reservations, or (no --node) every reservation the org may see on any node,
+    soonest end first; every page of them."""
     run = session(ctx)
-    found = run.api.iter_reservations(node, status=listed(status) or None)
+    if node is not None:
+        found = run.api.iter_reservations(node, status=listed(status) or None)
+    else:
+        found = run.api.iter_fleet_reservations(
+            role=listed(role) or None,
+            status=listed(status) or None,
+            node_ids=listed(node_id) or None,
+            gpu_model_id=gpu_model,
+            ends_before=moment(ends_before, "--ends-before"),
+            ends_after=moment(ends_after, "--ends-after"),
+            page_size=min(limit or 100, 100),
+        )
     show_records(run.output, [r.to_dict() for r in islice(found, limit)], RESERVATION_COLUMNS)
 
 

@@ -56,6 +56,16 @@ LIST_PK = "listPK"
 LIVE_ENDS_INDEX = "LiveReservationEnds"
 LIVE_ENDS = "liveEnds"
 LIVE = "live"
+# The fleet index (written from the table's stream): one item per org that may see a
+# reservation by role, and one in the operator's index (``FLEET#/platform#...``; "/" is in
+# no org id), under ``FLEET#<org>#live`` (in a node's partition) or ``FLEET#<org>#ended``
+# (in its history), sorted by ``<endsAt or OPEN_ENDS>#<node>#<reservation>``.
+FLEET_PREFIX = "FLEET#"
+FLEET_PLATFORM = "/platform"
+FLEET_LIVE = "live"
+FLEET_ENDED = "ended"
+# Sorts after every RFC 3339 time: an open-ended reservation's place in the fleet index.
+OPEN_ENDS = "~"
 
 
 def node_pk(node_id: str) -> str:
@@ -130,3 +140,14 @@ def history_key(node_id: str, stamp: str, workload_id: str, ended_by: str) -> It
     """A workload that left the node: when, which, and the termination (or write) that
     ended it, so two lives of one workload id never share a key."""
     return {"PK": HISTORY_PREFIX + node_id, "SK": f"{stamp}#{workload_id}#{ended_by}"}
+
+
+def fleet_pk(org: str, liveness: str) -> str:
+    """An org's (or, for ``FLEET_PLATFORM``, the operator's) fleet index partition."""
+    return f"{FLEET_PREFIX}{org}#{liveness}"
+
+
+def fleet_sk(ends_at: str | None, node_id: str, reservation_id: str) -> str:
+    """A reservation's place in a fleet index: by end (open-ended last), node, id ("#"
+    sorts below every character an id may have, so a shorter id sorts first)."""
+    return f"{ends_at or OPEN_ENDS}#{node_id}#{reservation_id}"
