@@ -89,7 +89,21 @@ EXAMPLES: dict[str, list[Any]] = {
     "ReservationView": [_RESERVATION],
     "ReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
     "ReclaimResponse": [
-        {**_RESERVATION, "releasedUnitIds": [], "terminated": ["vm-17"], "skipped": ["vm-21"]}
+        {
+            **_RESERVATION,
+            "releasedUnitIds": [],
+            "terminated": ["vm-17"],
+            "skipped": ["vm-21"],
+            "reclaimedUnitIds": ["0000:04:00.0"],
+        },
+        {
+            **_RESERVATION,
+            "wouldTerminate": ["vm-17"],
+            "wouldSkip": [],
+            "reclaimedUnitIds": ["0000:04:00.0"],
+            "planId": "eyJ4IjoxNzk2NTU2NDAwMDAwfQ.c2lnbmF0dXJl",
+            "planExpiresAt": "2026-11-29T12:05:00Z",
+        },
     ],
     "NodeView": [
         {

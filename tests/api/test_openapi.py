@@ -28,7 +28,9 @@ def test_both_endpoints_document_every_contract_status_with_the_error_shape():
     assert error_body["required"] == ["error", "code"]
     body = resolved(spec, reclaim["requestBody"]["content"]["application/json"]["schema"])
     assert body["additionalProperties"] is False
-    assert set(body["properties"]) == {"unitIds", "dryRun", "reason"}
+    assert set(body["properties"]) == {"unitIds", "count", "planId", "dryRun", "reason"}
+    # One of three shapes: the units named, a count, or a plan (with no dryRun).
+    assert [option["required"] for option in body["oneOf"]] == [["unitIds"], ["count"], ["planId"]]
     assert spec["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"
 
 

@@ -33,6 +33,8 @@ class ReclaimResult:
             id (str):
             managing_org_ids (list[str]):
             node_id (str):
+            reclaimed_unit_ids (list[str]): the units reclaimed (dry run: that would be), sorted: the named ones, or those
+                chosen by count or by the plan
             released_unit_ids (list[str]):
             reserved_unit_ids (list[str]):
             starts_at (datetime.datetime):
@@ -40,6 +42,9 @@ class ReclaimResult:
             updated_at (datetime.datetime):
             contract_ref (str | Unset):
             ends_at (datetime.datetime | Unset):
+            plan_expires_at (datetime.datetime | Unset): dry run: until when the plan may be applied (5 minutes)
+            plan_id (str | Unset): dry run: the plan, opaque and signed; POST it back as {"planId": ...} to do exactly this
+                reclaim, while nothing it is bound to changes
             reason (str | Unset):
             skipped (list[str] | Unset): real run: not spot, left running
             terminated (list[str] | Unset): real run: workload ids
@@ -53,6 +58,7 @@ class ReclaimResult:
     id: str
     managing_org_ids: list[str]
     node_id: str
+    reclaimed_unit_ids: list[str]
     released_unit_ids: list[str]
     reserved_unit_ids: list[str]
     starts_at: datetime.datetime
@@ -60,6 +66,8 @@ class ReclaimResult:
     updated_at: datetime.datetime
     contract_ref: str | Unset = UNSET
     ends_at: datetime.datetime | Unset = UNSET
+    plan_expires_at: datetime.datetime | Unset = UNSET
+    plan_id: str | Unset = UNSET
     reason: str | Unset = UNSET
     skipped: list[str] | Unset = UNSET
     terminated: list[str] | Unset = UNSET
@@ -87,6 +95,10 @@ class ReclaimResult:
 
         node_id = self.node_id
 
+        reclaimed_unit_ids = self.reclaimed_unit_ids
+
+
+
         released_unit_ids = self.released_unit_ids
 
 
@@ -106,6 +118,12 @@ class ReclaimResult:
         ends_at: str | Unset = UNSET
         if not isinstance(self.ends_at, Unset):
             ends_at = self.ends_at.isoformat()
+
+        plan_expires_at: str | Unset = UNSET
+        if not isinstance(self.plan_expires_at, Unset):
+            plan_expires_at = self.plan_expires_at.isoformat()
+
+        plan_id = self.plan_id
 
         reason = self.reason
 
@@ -144,6 +162,7 @@ class ReclaimResult:
             "id": id,
             "managingOrgIds": managing_org_ids,
             "nodeId": node_id,
+            "reclaimedUnitIds": reclaimed_unit_ids,
             "releasedUnitIds": released_unit_ids,
             "reservedUnitIds": reserved_unit_ids,
             "startsAt": starts_at,
@@ -154,6 +173,10 @@ class ReclaimResult:
             field_dict["contractRef"] = contract_ref
         if ends_at is not UNSET:
             field_dict["endsAt"] = ends_at
+        if plan_expires_at is not UNSET:
+            field_dict["planExpiresAt"] = plan_expires_at
+        if plan_id is not UNSET:
+            field_dict["planId"] = plan_id
         if reason is not UNSET:
             field_dict["reason"] = reason
         if skipped is not UNSET:
@@ -189,6 +212,9 @@ class ReclaimResult:
 
         node_id = d.pop("nodeId")
 
+        reclaimed_unit_ids = cast(list[str], d.pop("reclaimedUnitIds"))
+
+
         released_unit_ids = cast(list[str], d.pop("releasedUnitIds"))
 
 
@@ -222,6 +248,18 @@ class ReclaimResult:
 
 
 
+        _plan_expires_at = d.pop("planExpiresAt", UNSET)
+        plan_expires_at: datetime.datetime | Unset
+        if isinstance(_plan_expires_at,  Unset):
+            plan_expires_at = UNSET
+        else:
+            plan_expires_at = datetime.datetime.fromisoformat(_plan_expires_at)
+
+
+
+
+        plan_id = d.pop("planId", UNSET)
+
         reason = d.pop("reason", UNSET)
 
         skipped = cast(list[str], d.pop("skipped", UNSET))
@@ -244,6 +282,7 @@ class ReclaimResult:
             id=id,
             managing_org_ids=managing_org_ids,
             node_id=node_id,
+            reclaimed_unit_ids=reclaimed_unit_ids,
             released_unit_ids=released_unit_ids,
             reserved_unit_ids=reserved_unit_ids,
             starts_at=starts_at,
@@ -251,6 +290,8 @@ class ReclaimResult:
             updated_at=updated_at,
             contract_ref=contract_ref,
             ends_at=ends_at,
+            plan_expires_at=plan_expires_at,
+            plan_id=plan_id,
             reason=reason,
             skipped=skipped,
             terminated=terminated,

@@ -3,17 +3,25 @@ what it did (or, in a dry run, would do) to the workloads on the units."""
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
 
+from reservations.capacity.rules.plan_id import MAX_PLAN_ID
 from reservations.kernel.bodies import (
     MAX_REASON,
+    MAX_UNITS,
+    JsonInt,
     RawBody,
     StrictBody,
     UnitIds,
+    invalid_body,
     normalized_unit_ids,
     required_body,
     unit_ids_field,
 )
+from reservations.kernel.errors import FieldProblem
+from reservations.kernel.wire import Timestamp
 from reservations.nodes import ReservationView
 
 
@@ -24,6 +32,18 @@ class ReclaimResponse(ReservationView):
     skipped: list[str] | None = Field(default=None, description="real run: not spot, left running")
     would_terminate: list[str] | None = Field(default=None, description="dry run")
     would_skip: list[str] | None = Field(default=None, description="dry run")
+    reclaimed_unit_ids: list[str] = Field(
+        description="the units reclaimed (dry run: that would be), sorted: the named ones, or "
+        "those chosen by count or by the plan"
+    )
+    plan_id: str | None = Field(
+        default=None,
+        description='dry run: the plan, opaque and signed; POST it back as {"planId": ...} '
+        "to do exactly this reclaim, while nothing it is bound to changes",
+    )
+    plan_expires_at: Timestamp | None = Field(
+        default=None, description="dry run: until when the plan may be applied (5 minutes)"
+    )
 
 
 class CapacityRequest(StrictBody):
@@ -52,3 +72,99 @@ def _normalized(request: CapacityRequest) -> CapacityRequest:
 def parse_capacity_request(raw: RawBody) -> CapacityRequest:
     """The validated release or reclaim body, unit ids normalised; 400 naming the field."""
     return _normalized(required_body(raw, CapacityRequest))
+
+
+# The three ways to name what a reclaim takes back: exactly one of them.
+_WAYS = ("unitIds", "count", "planId")
+_UNIQUE: dict[str, Any] = {"uniqueItems": True}
+
+
+def _one_way_only(schema: dict[str, Any]) -> None:
+    """The schema says what the parser enforces: exactly one of ``unitIds``, ``count`` and
+    ``planId``; a plan takes ``reason`` and nothing else."""
+    for way in _WAYS:  # each is absent or given, never null
+        field = schema["properties"][way]
+        [given] = [option for option in field.pop("anyOf") if option != {"type": "null"}]
+        field.pop("default", None)
+        field.update(given)
+    # JSON Schema's words for the bounds pydantic leaves as its own inside the union.
+    count = schema["properties"]["count"]
+    count["minimum"], count["maximum"] = count.pop("ge"), count.pop("le")
+    schema["oneOf"] = [
+        {"required": ["unitIds"]},
+        {"required": ["count"]},
+        {"required": ["planId"], "not": {"required": ["dryRun"]}},
+    ]
+    schema["examples"] = [
+        {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "dryRun": True},
+        {"count": 2, "dryRun": True},
+        {"planId": "eyJ4IjoxNzk2NTU2NDAwMDAwfQ.c2lnbmF0dXJl", "reason": "the lab needs them"},
+    ]
+
+
+class ReclaimRequest(StrictBody):
+    """The reclaim body, one of three shapes: the units by id (``unitIds``), how many of the
+    released units (``count``: the service chooses), or a dry run's plan (``planId``, with
+    an optional ``reason`` and nothing else)."""
+
+    model_config = ConfigDict(json_schema_extra=_one_way_only)
+
+    unit_ids: (
+        Annotated[UnitIds, Field(min_length=1, max_length=MAX_UNITS, json_schema_extra=_UNIQUE)]
+        | None
+    ) = Field(
+        default=None,
+        alias="unitIds",
+        description="PCI addresses dddd:bb:dd.f (hex, compared case-insensitively), no "
+        "duplicates; or count, or planId",
+    )
+    count: Annotated[JsonInt, Field(ge=1, le=MAX_UNITS)] | None = Field(
+        default=None,
+        description="how many released units to reclaim, chosen by the service; a real run "
+        "needs an Idempotency-Key",
+    )
+    plan_id: Annotated[StrictStr, Field(min_length=1, max_length=MAX_PLAN_ID)] | None = Field(
+        default=None,
+        alias="planId",
+        description="a dry run's plan: do exactly it (only reason may come with it)",
+    )
+    dry_run: StrictBool = Field(default=False, alias="dryRun")
+    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
+
+    @property
+    def wants_key(self) -> bool:
+        """A real run by count takes more each time it is sent: not safe without a key."""
+        return self.count is not None and not self.dry_run
+
+
+def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
+    """The validated reclaim body, unit ids normalised; 400 naming the fields when it names
+    its units in none or several of the three ways, or a plan comes with anything but
+    ``reason``."""
+    request = required_body(raw, ReclaimRequest)
+    nulls = {"unit_ids": "unitIds", "count": "count", "plan_id": "planId"}
+    if given_null := [
+        name
+        for field, name in nulls.items()
+        if field in request.model_fields_set and getattr(request, field) is None
+    ]:
+        raise invalid_body([FieldProblem(name, "must not be null") for name in given_null])
+    given = [
+        way
+        for way, value in zip(
+            _WAYS, (request.unit_ids, request.count, request.plan_id), strict=True
+        )
+        if value is not None
+    ]
+    if len(given) != 1:
+        raise invalid_body(
+            [
+                FieldProblem(way, "give exactly one of unitIds, count and planId")
+                for way in (given or _WAYS)
+            ]
+        )
+    if request.plan_id is not None and "dry_run" in request.model_fields_set:
+        raise invalid_body([FieldProblem("dryRun", "a plan takes only reason beside planId")])
+    if request.unit_ids is None:
+        return request
+    return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})

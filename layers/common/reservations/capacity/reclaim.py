@@ -13,18 +13,23 @@ from dataclasses import replace
 from datetime import datetime
 
 from reservations.capacity.managing import MANAGERS, managed
-from reservations.capacity.models import CapacityRequest, ReclaimResponse, parse_capacity_request
+from reservations.capacity.models import ReclaimRequest, ReclaimResponse, parse_reclaim_request
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal
-from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim
+from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim, units_by_count
+from reservations.capacity.rules.plan_id import (
+    PlanScope,
+    SignedPlan,
+    bind,
+    changes_since,
+    decode_plan,
+    encode_plan,
+)
 from reservations.capacity.views import reclaim_response
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.errors import (
-    ApiError,
-    NotFound,
-)
+from reservations.kernel.errors import ApiError, NotEnoughReleased, NotFound, PlanStale
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
@@ -44,19 +49,77 @@ from reservations.terminations import opened_by, send_committed, termination_req
 
 
 def decide(
-    snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
-) -> NotFound | CapacityRefusal | Decision[ReclaimWrite]:
-    """The plan as a write and the reservation after it; a dry run's plan, unwritten."""
-    acted_on = managed(snapshot, request, caller, now)
+    snapshot: NodeSnapshot | None, request: Request[ReclaimRequest], caller: Caller, now: datetime
+) -> NotFound | CapacityRefusal | NotEnoughReleased | PlanStale | Decision[ReclaimWrite]:
+    """The plan as a write and the reservation after it; a dry run's plan, unwritten, and
+    signed for its apply. A ``planId`` that is not this reservation's and this caller's is
+    a 400 (raised: it is the body's)."""
+    body = request.body
+    scope = PlanScope(
+        request.route.params["nodeId"], request.route.params["reservationId"], caller.org_id
+    )
+    signed = None
+    if body.plan_id is not None:
+        signed = decode_plan(body.plan_id, scope, request.signing_key())
+    acted_on = managed(snapshot, request.route, caller, now, body.unit_ids or ())
     if isinstance(acted_on, ApiError):
         return acted_on
-    (read, reservation), body = acted_on, request.body
+    read, reservation = acted_on
     node = read.node
-    plan = plan_reclaim(read, reservation, body.unit_ids)
+    if signed is not None:
+        return _apply(read, signed, caller, request, now)
+    unit_ids = body.unit_ids
+    if body.count is not None:
+        unit_ids = list(units_by_count(read, reservation, body.count))
+        if len(unit_ids) < body.count:
+            return NotEnoughReleased(
+                f"reservation {reservation.id} has {len(unit_ids)} released units; "
+                f"{body.count} were asked for"
+            )
+    plan = plan_reclaim(read, reservation, unit_ids or ())
     if body.dry_run:
-        return Decision(None, _answer(reclaim_response(reservation, node, now, would=plan)))
+        # The notice the plan is bound to: the body's noticeSeconds, where it takes one.
+        bound = bind(plan, node, _NO_NOTICE, now)
+        offer = (encode_plan(bound, scope, request.signing_key()), bound.expires_at)
+        return Decision(
+            None, _answer(reclaim_response(reservation, node, now, would=plan, plan=offer))
+        )
     write = reclaim_write(caller, node, plan, body.reason, request.new_id, now)
     return Decision(write, _answer(reclaim_response(reservation, node, now, done=plan)))
+
+
+# Without a notice (the contract's default): the termination is due at once.
+_NO_NOTICE = 0
+
+
+def _apply(
+    read: NodeSnapshot,
+    signed: SignedPlan,
+    caller: Caller,
+    request: Request[ReclaimRequest],
+    now: datetime,
+) -> PlanStale | Decision[ReclaimWrite]:
+    """Exactly the plan, while everything it is bound to is as it was: its units planned
+    again on the node as read must find the same workloads in the same parts at the same
+    versions, and those versions are the write's conditions. Its apply always moves the
+    reservation's version, so the same plan never applies twice."""
+    reservation = next(
+        r for r in read.reservations if r.id == request.route.params["reservationId"]
+    )
+    plan = plan_reclaim(read, reservation, signed.unit_ids)
+    if changed := changes_since(signed, read, plan, now):
+        return PlanStale(
+            "the plan is stale: "
+            + "; ".join(problem.problem for problem in changed)
+            + "; nothing was done",
+            changed,
+        )
+    write = reclaim_write(
+        caller, read.node, plan, request.body.reason, request.new_id, now, bump=True
+    )
+    return Decision(
+        write, _answer(reclaim_response(reservation, read.node, now, done=plan, applied=True))
+    )
 
 
 def _answer(view: ReclaimResponse) -> Outcome:
@@ -70,16 +133,19 @@ def reclaim_write(
     reason: str | None,
     new_id: Callable[[], str],
     now: datetime,
+    *,
+    bump: bool = False,
 ) -> ReclaimWrite:
     """The plan as one conditional write (on the node's topology as read too): new
-    termination ids, a new reclaim id."""
+    termination ids, a new reclaim id. ``bump``: the reservation's version moves even when
+    its releases do not change (a plan's apply)."""
     reservation = plan.reservation
     return ReclaimWrite(
         write_id=new_id(),
         node_id=reservation.node_id,
         reservation=ItemVersion(reservation.id, reservation.version),
         topology=TopologyRead(node.id, node.topology_gen),
-        released_after=plan.released_after if plan.releases_change else None,
+        released_after=plan.released_after if bump or plan.releases_change else None,
         units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
         terminations=tuple(
             NewTermination(ItemVersion(w.id, w.version), new_id()) for w in plan.to_terminate
@@ -154,12 +220,13 @@ def send_terminations(
     send_committed(snapshot.node, opened, ports.send_terminations, now)
 
 
-RECLAIM: WriteSpec[CapacityRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(
+RECLAIM: WriteSpec[ReclaimRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(
     name="Reclaim",
     conflict="reservation {reservationId} kept changing while reclaiming",
     access=MANAGERS,
-    parse=parse_capacity_request,
+    parse=parse_reclaim_request,
     dry_run=lambda body: body.dry_run,
+    needs_key=lambda body: body.wants_key,
     decide=decide,
     finish=with_events(reclaim_events),
     partition=node_partition,

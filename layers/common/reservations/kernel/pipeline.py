@@ -40,7 +40,7 @@ from pydantic import BaseModel
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import ERRORS, ApiError, NotFound
+from reservations.kernel.errors import ERRORS, ApiError, FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.idempotency import replay as idempotency
 from reservations.kernel.idempotency.models import (
     AnswerRecord,
@@ -48,7 +48,7 @@ from reservations.kernel.idempotency.models import (
     Outcome,
     StoredResponse,
 )
-from reservations.kernel.idempotency.rules import is_kept
+from reservations.kernel.idempotency.rules import HEADER, is_kept
 from reservations.kernel.ids import is_resource_id, is_workload_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.ports import Ports
@@ -90,6 +90,8 @@ class Request(Generic[B]):
     body: B
     new_id: Callable[[], str]
     new_secret: Callable[[], str]
+    # The service's signing key, for what a write hands out signed (read when first needed).
+    signing_key: Callable[[], bytes] = bytes
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,8 @@ class WriteSpec(Generic[B, S, W, P]):
     partition: Callable[[P], Partition[S, W]]  # where it reads and commits
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
+    # Not safe to repeat by itself (each call takes more): without an Idempotency-Key, a 400.
+    needs_key: Callable[[B], bool] = _never
     document: Callable[[B], object] = _as_validated  # the body as the key compares it
     # Checks of the body that need the clock, before any write (a create's term).
     timely: Callable[[B, datetime], None] | None = None
@@ -241,7 +245,7 @@ def run_write(
     read = _reads(spec, route, caller, partition)
     parsed = spec.parse(body)
     keyed = _keyed(spec, route, caller, parsed, idempotency_key)
-    request = Request(route, parsed, ports.new_id, ports.new_secret)
+    request = Request(route, parsed, ports.new_id, ports.new_secret, ports.signing_key)
     try:
         if spec.timely is not None:
             spec.timely(parsed, ports.clock())
@@ -282,6 +286,11 @@ def _keyed(
     """The keyed request, after the body is valid; None without a key to look at."""
     if not spec.keyed or spec.dry_run(body):
         return None
+    if header is None and spec.needs_key(body):
+        raise InvalidRequest(
+            f"this request is not safe to repeat by itself: send an {HEADER}",
+            [FieldProblem(HEADER, "is required for this request")],
+        )
     return idempotency.keyed(caller, header, route.method, route.path, spec.document(body))
 
 

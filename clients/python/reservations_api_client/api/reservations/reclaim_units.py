@@ -11,7 +11,6 @@ from ... import errors
 from ...models.error import Error
 from ...models.reclaim_result import ReclaimResult
 from ...models.too_many_requests import TooManyRequests
-from ...models.units_request import UnitsRequest
 from ...types import UNSET, Unset
 from typing import cast
 
@@ -21,7 +20,7 @@ def _get_kwargs(
     node_id: str,
     reservation_id: str,
     *,
-    body: UnitsRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -40,7 +39,8 @@ def _get_kwargs(
         "url": "/v1/nodes/{node_id}/reservations/{reservation_id}/reclaim".format(node_id=quote(str(node_id), safe=""),reservation_id=quote(str(reservation_id), safe=""),),
     }
 
-    _kwargs["json"] = body.to_dict()
+    
+    _kwargs["json"] = body
 
     headers["Content-Type"] = "application/json"
 
@@ -140,7 +140,7 @@ def sync_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
@@ -150,7 +150,10 @@ def sync_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
+            an optional ``reason`` and nothing else).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -180,7 +183,7 @@ def sync(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
@@ -190,7 +193,10 @@ def sync(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
+            an optional ``reason`` and nothing else).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -215,7 +221,7 @@ async def asyncio_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
@@ -225,7 +231,10 @@ async def asyncio_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
+            an optional ``reason`` and nothing else).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -255,7 +264,7 @@ async def asyncio(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
@@ -265,7 +274,10 @@ async def asyncio(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
+            an optional ``reason`` and nothing else).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
