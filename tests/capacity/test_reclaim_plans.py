@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
+from reservations.capacity.models import MAX_PLAN_ID
 from reservations.capacity.rules.plan import plan_reclaim, units_by_count
 from reservations.capacity.rules.plan_id import (
-    MAX_PLAN_ID,
     PlanScope,
     bind,
     decode_plan,

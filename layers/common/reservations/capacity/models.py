@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
 
-from reservations.capacity.rules.plan_id import MAX_PLAN_ID
 from reservations.kernel.bodies import (
     MAX_REASON,
     MAX_UNITS,
@@ -73,6 +72,10 @@ def parse_capacity_request(raw: RawBody) -> CapacityRequest:
     """The validated release or reclaim body, unit ids normalised; 400 naming the field."""
     return _normalized(required_body(raw, CapacityRequest))
 
+
+# Far above any plan the service makes (32 units and 32 workloads take about 2 KB): a longer
+# one is refused before any decoding work.
+MAX_PLAN_ID = 4096
 
 # The three ways to name what a reclaim takes back: exactly one of them.
 _WAYS = ("unitIds", "count", "planId")
@@ -168,3 +171,13 @@ def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
     if request.unit_ids is None:
         return request
     return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})
+
+
+def reclaim_document(request: ReclaimRequest) -> object:
+    """The body as an Idempotency-Key compares it: the validated body, with the ways it did
+    not take left out, so that a ``unitIds`` body keeps the fingerprint it had before
+    ``count`` and ``planId`` existed (a key's record outlives a deploy)."""
+    document = request.model_dump(mode="json", by_alias=True)
+    return {
+        name: value for name, value in document.items() if name not in _WAYS or value is not None
+    }

@@ -13,7 +13,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from reservations.capacity.managing import MANAGERS, managed
-from reservations.capacity.models import ReclaimRequest, ReclaimResponse, parse_reclaim_request
+from reservations.capacity.models import (
+    ReclaimRequest,
+    ReclaimResponse,
+    parse_reclaim_request,
+    reclaim_document,
+)
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal
@@ -227,6 +232,7 @@ RECLAIM: WriteSpec[ReclaimRequest, NodeSnapshot | None, ReclaimWrite, CapacityPo
     parse=parse_reclaim_request,
     dry_run=lambda body: body.dry_run,
     needs_key=lambda body: body.wants_key,
+    document=reclaim_document,
     decide=decide,
     finish=with_events(reclaim_events),
     partition=node_partition,

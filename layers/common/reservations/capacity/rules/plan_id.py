@@ -24,15 +24,13 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from reservations.capacity.models import MAX_PLAN_ID
 from reservations.capacity.rules.plan import ReclaimPlan
 from reservations.kernel.errors import FieldProblem, InvalidRequest
 from reservations.nodes import Node, NodeSnapshot, Workload
 
 # How long a dry run's plan may be applied.
 PLAN_LIFETIME = timedelta(minutes=5)
-# Far above any plan this module makes (32 units and 32 workloads take about 2 KB): a
-# longer one is refused before any decoding work.
-MAX_PLAN_ID = 4096
 _PURPOSE = b"reservations/reclaim-plan/v1"
 _FIELD = "planId"
 
