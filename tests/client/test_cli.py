@@ -221,6 +221,23 @@ def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
     return Relay(aws)
 
 
+def test_a_reclaim_by_count_planned_first_then_applied(cli):
+    """The broker plans two units by count, applies the plan, and a second apply is stale;
+    a count's real run gets its key from the command (one made for the call)."""
+    plan = cli("-o", "json", "reclaim", A1, RES, "--count", "2", "--dry-run").json()
+    assert len(plan["reclaimedUnitIds"]) == 2
+    assert plan["planExpiresAt"]
+    done = cli("-o", "json", "reclaim", A1, RES, "--plan", plan["planId"]).json()
+    assert done["reclaimedUnitIds"] == plan["reclaimedUnitIds"]
+    assert done["terminated"] == plan["wouldTerminate"]
+    again = cli("reclaim", A1, RES, "--plan", plan["planId"])
+    assert again.code == 1
+    assert "code: plan_stale" in again.err
+    more = cli("-o", "json", "reclaim", A1, RES, "--count", "1").json()
+    assert len(more["reclaimedUnitIds"]) == 1
+    assert not set(more["reclaimedUnitIds"]) & set(done["reclaimedUnitIds"])
+
+
 def test_events_list_and_tail_after_a_reclaim(cli, relay):
     cli("reclaim", A1, RES, "--units", "0000:04:00.0", "--reason", "lab needs them")
     relay.run()
@@ -288,7 +305,9 @@ def test_an_api_error_exits_1_with_its_code_and_request_id(cli):
 
 def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
     for args, named in [
-        (["reclaim", A1, RES, "--count", "2"], "--count"),
+        (["reclaim", A1, RES, "--count", "2", "--units", "0000:04:00.0"], "--count"),
+        (["reclaim", A1, RES, "--count", "0"], "--count"),
+        (["reclaim", A1, RES, "--plan", "p", "--dry-run"], "--dry-run"),
         (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "120s"], "--notice"),
         (["reservations", "list"], "--node"),
         (["reclaim", A1, RES], "--units"),
@@ -298,7 +317,7 @@ def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
         ran = cli(*args)
         assert ran.code == 2, args
         assert named in ran.err, args
-    assert "not in this API yet" in cli("reclaim", A1, RES, "--count", "2").err
+    assert "not in this API yet" in cli("reclaim", A1, RES, "--notice", "120s").err
     units = cli("-o", "json", "units", A1).json()
     assert [u["id"] for u in units if u.get("released")][:1] == ["0000:04:00.0"]  # untouched
 

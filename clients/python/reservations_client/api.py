@@ -178,6 +178,38 @@ class Reservations:
         self, node_id: str, reservation_id: str, body: UnitsRequest,
         idempotency_key: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
+        """Reclaim the named units (a dry run also answers a ``plan_id``)."""
+        return self._reclaim(node_id, reservation_id, body.to_dict(), idempotency_key)
+
+    def reclaim_count(
+        self, node_id: str, reservation_id: str, count: int, *, dry_run: bool = False,
+        reason: str | None = None, idempotency_key: str | None = None,
+    ) -> ReclaimResult:  # fmt: skip
+        """Reclaim ``count`` of the released units, the service choosing which (the answer's
+        ``reclaimed_unit_ids``). A real run needs ``idempotency_key``: each call takes
+        ``count`` more. A dry run answers a ``plan_id`` for :meth:`apply_plan`."""
+        body: dict[str, Any] = {"count": count}
+        if dry_run:
+            body["dryRun"] = True
+        if reason is not None:
+            body["reason"] = reason
+        return self._reclaim(node_id, reservation_id, body, idempotency_key)
+
+    def apply_plan(
+        self, node_id: str, reservation_id: str, plan_id: str, *, reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ReclaimResult:  # fmt: skip
+        """Do exactly what a dry run planned (its ``plan_id``, for 5 minutes), or nothing:
+        409 ``plan_stale`` when anything it is bound to changed, or it expired."""
+        body: dict[str, Any] = {"planId": plan_id}
+        if reason is not None:
+            body["reason"] = reason
+        return self._reclaim(node_id, reservation_id, body, idempotency_key)
+
+    def _reclaim(
+        self, node_id: str, reservation_id: str, body: dict[str, Any],
+        idempotency_key: str | None,
+    ) -> ReclaimResult:  # fmt: skip
         return _expect(ReclaimResult, reclaim_units.sync_detailed(
             node_id, reservation_id, client=self.client, body=body,
             idempotency_key=_key(idempotency_key)))  # fmt: skip

@@ -1,6 +1,7 @@
 """Units and reservations: ``units``, ``reservations list|get|create|cancel``, ``release``
-and ``reclaim``. (``reservations change``, the fleet-wide list and reclaim ``--count`` /
-``--notice`` come with the API operations they need.)"""
+and ``reclaim`` (by units, by ``--count``, or a dry run's ``--plan``). (``reservations
+change``, the fleet-wide list and reclaim ``--notice`` come with the API operations they
+need.)"""
 
 from __future__ import annotations
 
@@ -118,18 +119,33 @@ def release(
 
 def reclaim(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
-    count: Annotated[int | None, typer.Option(help="Not in this API yet: use --units.")] = None,
+    count: Annotated[int | None, typer.Option(
+        min=1, max=32, help="How many released units; the service chooses which.")] = None,
+    plan: Annotated[str | None, typer.Option(
+        help="A dry run's planId: do exactly that plan (5 minutes), or nothing.")] = None,
     notice: Annotated[str | None, typer.Option(help="Not in this API yet.")] = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
 ) -> None:  # fmt: skip
-    """Take released units back; spot workloads on them are terminated."""
-    for given, name in ((count, "--count"), (notice, "--notice")):
-        if given is not None:
-            raise typer.BadParameter(f"reclaim {name} {NOT_YET}: name the units with --units",
-                                     param_hint=name)  # fmt: skip
+    """Take released units back; spot workloads on them are terminated. Name the units
+    (--units), say how many (--count), or apply a dry run's plan (--plan)."""
+    if notice is not None:
+        raise typer.BadParameter(f"reclaim --notice {NOT_YET}", param_hint="--notice")
+    ways = [name for given, name in ((unit_ids, "--units"), (count, "--count"), (plan, "--plan"))
+            if given]  # fmt: skip
+    if len(ways) > 1:
+        raise typer.BadParameter("give one of --units, --count and --plan", param_hint=ways[1])
+    if plan and dry_run:
+        raise typer.BadParameter("a plan is applied, not planned again", param_hint="--dry-run")
     run = session(ctx)
-    body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-    result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key)
+    if count is not None:
+        result = run.api.reclaim_count(node, reservation, count, dry_run=dry_run, reason=reason,
+                                       idempotency_key=idempotency_key)  # fmt: skip
+    elif plan:
+        result = run.api.apply_plan(node, reservation, plan, reason=reason,
+                                    idempotency_key=idempotency_key)  # fmt: skip
+    else:
+        body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
+        result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key)
     show_record(run.output, result.to_dict())
 
 
