@@ -26,8 +26,19 @@ from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.event_log import SETTLE_WINDOW
-from reservations_api_client.models import UnitsRequest
-from reservations_client import InvalidWebhook, Reservations, RetryPolicy, verify_webhook
+from reservations_api_client.models import (
+    CreateReservationRequest,
+    PlaceWorkloadRequest,
+    UnitsRequest,
+)
+from reservations_client import (
+    InvalidWebhook,
+    NotEnoughReleased,
+    PlanStale,
+    Reservations,
+    RetryPolicy,
+    verify_webhook,
+)
 from reservations_client.cli import app
 from reservations_client.cli.settings import Settings
 from reservations_client.webhooks import new_secret
@@ -236,6 +247,44 @@ def test_a_reclaim_by_count_planned_first_then_applied(cli):
     more = cli("-o", "json", "reclaim", A1, RES, "--count", "1").json()
     assert len(more["reclaimedUnitIds"]) == 1
     assert not set(more["reclaimedUnitIds"]) & set(done["reclaimedUnitIds"])
+
+
+def test_the_count_and_plan_session_runs_through_the_typed_client(transport):
+    """docs/sessions.md's "A broker takes units back by count, with the plan first", call
+    by call, with its bodies and keys."""
+    as_ = {kind: Reservations("http://api.test", KEYS[kind], transport=transport, retry=NO_WAIT)
+           for kind in ("owner", "broker", "operator")}  # fmt: skip
+    c3 = "node-c3"
+    res = as_["owner"].create_reservation(c3, CreateReservationRequest(
+        unit_ids=["0000:22:00.0", "0000:23:00.0"], allowed_org_ids=["org-lab"],
+        managing_org_ids=["org-broker"])).id  # fmt: skip
+    broker = as_["broker"]
+    broker.release(c3, res, UnitsRequest(unit_ids=["0000:22:00.0", "0000:23:00.0"]))
+    as_["operator"].place_workload(c3, PlaceWorkloadRequest(
+        id="vm-c3-spot", kind="vm", tier="spot", org_id="org-spotbuyer",
+        unit_ids=["0000:23:00.0"]))  # fmt: skip
+    plan = broker.reclaim_count(c3, res, 2, dry_run=True)
+    assert (plan.reclaimed_unit_ids, plan.would_terminate) == (
+        ["0000:22:00.0", "0000:23:00.0"], ["vm-c3-spot"])  # fmt: skip
+    assert isinstance(plan.plan_id, str)
+    done = broker.apply_plan(c3, res, plan.plan_id, reason="the lab needs both",
+                             idempotency_key="c3-plan-1")  # fmt: skip
+    assert (done.released_unit_ids, done.terminated, done.skipped) == ([], ["vm-c3-spot"], [])
+    assert done.reclaimed_unit_ids == ["0000:22:00.0", "0000:23:00.0"]
+    again = broker.apply_plan(c3, res, plan.plan_id, reason="the lab needs both",
+                              idempotency_key="c3-plan-1")  # fmt: skip
+    assert again.to_dict() == done.to_dict()  # the same key: the first answer
+    with pytest.raises(PlanStale, match=r"reservation res-\S+ changed since the plan"):
+        broker.apply_plan(c3, res, plan.plan_id)
+    # The typed client makes a key for every write; the session's curl sends none.
+    with httpx.Client(transport=transport, base_url="http://api.test") as raw:
+        keyless = raw.post(f"/v1/nodes/{c3}/reservations/{res}/reclaim", json={"count": 1},
+                           headers={"Authorization": f"Bearer {KEYS['broker']}"})  # fmt: skip
+    assert (keyless.status_code, keyless.json()["code"]) == (400, "invalid_request")
+    assert "send an Idempotency-Key" in keyless.json()["error"]
+    with pytest.raises(NotEnoughReleased, match="has 0 released units"):
+        broker.reclaim_count(c3, res, 1, idempotency_key="c3-count-1")
+    assert as_["owner"].cancel(c3, res, None).status == "cancelled"
 
 
 def test_events_list_and_tail_after_a_reclaim(cli, relay):
