@@ -7,7 +7,7 @@ from tests.support.openapi_statuses import BODY_WRITE_STATUSES
 PATH = "/v1/nodes/{nodeId}/reservations/{reservationId}/"
 
 
-def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
+def test_release_takes_reclaims_unit_ids_body_and_cancel_an_optional_reason():
     spec = openapi.generate()
     release = spec["paths"][PATH + "release"]["post"]
     cancel = spec["paths"][PATH + "cancel"]["post"]
@@ -18,7 +18,15 @@ def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
         ok = operation["responses"]["200"]["content"]["application/json"]["schema"]
         assert ok == {"$ref": "#/components/schemas/Reservation"}
         assert "idempotency-key" in {p["name"].lower() for p in operation["parameters"]}
-    assert release["requestBody"] == reclaim["requestBody"]
+    # Release takes the units by id; reclaim takes them so too, or by count, or as a plan.
+    units_body = resolved(spec, release["requestBody"]["content"]["application/json"]["schema"])
+    reclaim_body = resolved(spec, reclaim["requestBody"]["content"]["application/json"]["schema"])
+    assert set(units_body["properties"]) == {"unitIds", "dryRun", "reason"}
+    assert set(reclaim_body["properties"]) == {*units_body["properties"], "count", "planId"}
+    assert reclaim_body["properties"]["unitIds"] == units_body["properties"]["unitIds"] | {
+        "description": reclaim_body["properties"]["unitIds"]["description"]
+    }
+    assert reclaim["requestBody"]["required"] is True
     assert release["requestBody"]["required"] is True
     body = cancel["requestBody"]
     assert body["required"] is False
