@@ -10,7 +10,9 @@ from datetime import timedelta
 
 import pytest
 
+from reservations import endpoints
 from reservations.capacity.models import MAX_PLAN_ID
+from reservations.capacity.reclaim import RECLAIM
 from reservations.capacity.rules.plan import plan_reclaim, units_by_count
 from reservations.capacity.rules.plan_id import (
     PlanScope,
@@ -26,7 +28,9 @@ from reservations.kernel.errors import (
     NotEnoughReleased,
     NotFound,
     PlanStale,
+    PreconditionFailed,
 )
+from reservations.kernel.pipeline import run_write
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import (
@@ -157,12 +161,29 @@ def test_fewer_released_than_the_count_is_409_naming_how_many_and_kept_by_a_key(
         post(lent, clock, queue, {"count": 10, "dryRun": True})
 
 
-def test_a_real_count_needs_an_idempotency_key_and_a_dry_run_does_not(lent, clock, queue):
+def test_a_real_count_needs_an_idempotency_key_or_an_if_match_and_a_dry_run_neither(
+    lent, clock, queue
+):
     with pytest.raises(InvalidRequest) as refused:
         post(lent, clock, queue, {"count": 1})
-    assert [d.field for d in refused.value.details] == ["Idempotency-Key"]
+    assert [d.field for d in refused.value.details] == ["Idempotency-Key", "If-Match"]
+    with pytest.raises(InvalidRequest):  # "*" names no version: a repeat would take more
+        post_matching(lent, clock, queue, {"count": 1}, "*")
     assert lent.writes == 0
     assert post(lent, clock, queue, {"count": 1, "dryRun": True})[0] == 200
+    etag = post(lent, clock, queue, {"count": 1, "dryRun": True})[1]["etag"]
+    status, first = post_matching(lent, clock, queue, {"count": 1}, f'"{etag}"')
+    assert (status, first["reclaimedUnitIds"]) == (200, [P[2]])
+    with pytest.raises(PreconditionFailed):  # its repeat no longer matches: nothing more
+        post_matching(lent, clock, queue, {"count": 1}, f'"{etag}"')
+    assert stored(lent).released_unit_ids == tuple(u for u in P[:8] if u != P[2])
+
+
+def post_matching(store, clock, queue, body, if_match):
+    raw = RawBody(json.dumps(body))
+    route = endpoints.RECLAIM.at(nodeId="node-p", reservationId="res-1")
+    outcome = run_write(RECLAIM, route, BROKER, raw, None, ports(store, clock, queue), if_match)
+    return outcome.status, json.loads(outcome.body)
 
 
 def test_a_keyed_count_is_done_once_and_its_repeat_replays(lent, clock, queue):

@@ -46,11 +46,11 @@ def test_a_count_takes_free_then_unstoppable_then_spot_units(handler, fleet, aws
     assert [m["workloadId"] for m in messages] == ["vm-spot-1"]
 
 
-def test_a_real_count_without_a_key_is_400_naming_the_header(handler, fleet, aws):
+def test_a_real_count_without_a_key_or_if_match_is_400_naming_both(handler, fleet, aws):
     result = post(handler, {"count": 1})
     assert result.status == 400
     assert result.body["code"] == "invalid_request"
-    assert [d["field"] for d in result.body["details"]] == ["Idempotency-Key"]
+    assert [d["field"] for d in result.body["details"]] == ["Idempotency-Key", "If-Match"]
     assert state.reservation(aws, "node-a", "res-1")["releasedUnitIds"] == RELEASED
 
 

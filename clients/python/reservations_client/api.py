@@ -92,6 +92,16 @@ def _key(idempotency_key: str | None) -> str | Unset:
     return UNSET if idempotency_key is None else idempotency_key
 
 
+def _tags(etag: str | None) -> str | Unset:
+    """If-Match / If-None-Match from a reservation's ``etag`` (quoted here), ``*``, or a
+    header value as the API gives one (``"…"``, a list): absent when None."""
+    if etag is None:
+        return UNSET
+    if etag == "*" or etag.startswith(('"', "W/")):
+        return etag
+    return f'"{etag}"'
+
+
 def _given(value: T | None) -> T | Unset:
     """A query parameter: absent when None."""
     return UNSET if value is None else value
@@ -151,6 +161,17 @@ class Reservations:
         return _expect(Reservation, get_reservation.sync_detailed(
             node_id, reservation_id, client=self.client))  # fmt: skip
 
+    def get_reservation_if_changed(
+        self, node_id: str, reservation_id: str, etag: str
+    ) -> Reservation | None:
+        """The reservation, or None while it is still at ``etag`` (its ``etag`` as last
+        read: the API answers 304 and no body)."""
+        response = _checked(get_reservation.sync_detailed(
+            node_id, reservation_id, client=self.client, if_none_match=_tags(etag)))  # fmt: skip
+        if int(response.status_code) == 304:
+            return None
+        return _expect(Reservation, response)
+
     def list_reservations(
         self, node_id: str, limit: int | None = None, cursor: str | None = None,
         status: str | Sequence[str] | None = None,
@@ -168,32 +189,37 @@ class Reservations:
 
     def release(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> Reservation:  # fmt: skip
+        """``if_match``: act only while the reservation is at this ``etag`` (or ``*``),
+        else :class:`PreconditionFailed` and nothing done; a dry run ignores it."""
         return _expect(Reservation, release_units.sync_detailed(
             node_id, reservation_id, client=self.client, body=body,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def reclaim(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
-        """Reclaim the named units (a dry run also answers a ``plan_id``)."""
-        return self._reclaim(node_id, reservation_id, body.to_dict(), idempotency_key)
+        """Reclaim the named units (a dry run also answers a ``plan_id``); ``if_match``: as
+        :meth:`release`."""
+        return self._reclaim(node_id, reservation_id, body.to_dict(), idempotency_key, if_match)
 
     def reclaim_count(
         self, node_id: str, reservation_id: str, count: int, *, dry_run: bool = False,
         reason: str | None = None, idempotency_key: str | None = None,
+        if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
         """Reclaim ``count`` of the released units, the service choosing which (the answer's
-        ``reclaimed_unit_ids``). A real run needs ``idempotency_key``: each call takes
-        ``count`` more. A dry run answers a ``plan_id`` for :meth:`apply_plan`."""
+        ``reclaimed_unit_ids``). A real run needs ``idempotency_key`` or ``if_match`` (the
+        reservation's etag): each call takes ``count`` more. A dry run answers a
+        ``plan_id`` for :meth:`apply_plan`."""
         body: dict[str, Any] = {"count": count}
         if dry_run:
             body["dryRun"] = True
         if reason is not None:
             body["reason"] = reason
-        return self._reclaim(node_id, reservation_id, body, idempotency_key)
+        return self._reclaim(node_id, reservation_id, body, idempotency_key, if_match)
 
     def apply_plan(
         self, node_id: str, reservation_id: str, plan_id: str, *, reason: str | None = None,
@@ -204,31 +230,33 @@ class Reservations:
         body: dict[str, Any] = {"planId": plan_id}
         if reason is not None:
             body["reason"] = reason
-        return self._reclaim(node_id, reservation_id, body, idempotency_key)
+        return self._reclaim(node_id, reservation_id, body, idempotency_key, None)
 
     def _reclaim(
         self, node_id: str, reservation_id: str, body: dict[str, Any],
-        idempotency_key: str | None,
+        idempotency_key: str | None, if_match: str | None,
     ) -> ReclaimResult:  # fmt: skip
         return _expect(ReclaimResult, reclaim_units.sync_detailed(
             node_id, reservation_id, client=self.client, body=body,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def cancel(
         self, node_id: str, reservation_id: str, body: CancelRequest | None = None,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> Reservation:  # fmt: skip
+        """``if_match``: act only while the reservation is at this ``etag`` (or ``*``)."""
         return _expect(Reservation, cancel_reservation.sync_detailed(
             node_id, reservation_id, client=self.client, body=body or UNSET,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def reaffirm(
         self, node_id: str, reservation_id: str, body: ReaffirmRequest | None = None,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> Reservation:  # fmt: skip
+        """``if_match``: act only while the reservation is at this ``etag`` (or ``*``)."""
         return _expect(Reservation, reaffirm_reservation.sync_detailed(
             node_id, reservation_id, client=self.client, body=body or UNSET,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     # --- nodes and workloads --------------------------------------------------------------
 

@@ -38,7 +38,6 @@ from reservations.kernel.errors import ApiError, NotEnoughReleased, NotFound, Pl
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
-from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     NewTermination,
@@ -48,6 +47,8 @@ from reservations.nodes import (
     ReclaimWrite,
     TopologyRead,
     node_partition,
+    reservation_answer,
+    route_reservation_etag,
     with_events,
 )
 from reservations.terminations import opened_by, send_committed, termination_requested
@@ -128,7 +129,8 @@ def _apply(
 
 
 def _answer(view: ReclaimResponse) -> Outcome:
-    return Outcome(200, response_json(view))
+    """200, the reservation and its ETag."""
+    return reservation_answer(view)
 
 
 def reclaim_write(
@@ -238,4 +240,5 @@ RECLAIM: WriteSpec[ReclaimRequest, NodeSnapshot | None, ReclaimWrite, CapacityPo
     partition=node_partition,
     committed=committed,
     after_commit=send_terminations,
+    etag=route_reservation_etag,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from reservations.capacity.models import ReclaimResponse
@@ -20,12 +21,17 @@ def reclaim_response(
     plan: tuple[str, datetime] | None = None,
     applied: bool = False,
 ) -> ReclaimResponse:
-    """The reservation after a reclaim (``done``; ``applied``: a plan's, which always
-    writes it) or as a dry run leaves it (``would``, with its signed ``plan`` and expiry)."""
-    released = reservation.released_unit_ids
-    updated_at = reservation.updated_at
+    """The reservation after a reclaim (``done``: at its next version when the releases
+    change, the write's, or always for a plan's ``applied``) or as a dry run leaves it
+    (``would``: as it is, with its signed ``plan`` and expiry)."""
     if done is not None and (applied or done.releases_change):
-        released, updated_at = done.released_after, now
+        reservation = replace(
+            reservation,
+            released_unit_ids=done.released_after,
+            updated_at=now,
+            version=reservation.version + 1,
+        )
+    released, updated_at = reservation.released_unit_ids, reservation.updated_at
     view = reservation_view(reservation, node, now, released, updated_at)
     acted = done if done is not None else would
     return ReclaimResponse(

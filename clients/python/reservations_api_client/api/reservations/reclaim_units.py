@@ -22,11 +22,15 @@ def _get_kwargs(
     *,
     body: Any,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["idempotency-key"] = idempotency_key
+
+    if not isinstance(if_match, Unset):
+        headers["if-match"] = if_match
 
 
 
@@ -85,6 +89,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_409
 
+    if response.status_code == 412:
+        response_412 = Error.from_dict(response.json())
+
+
+
+        return response_412
+
     if response.status_code == 415:
         response_415 = Error.from_dict(response.json())
 
@@ -142,6 +153,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: Any,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
     """ Reclaim released units and terminate the spot workloads on them
@@ -150,6 +162,7 @@ def sync_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
             released units (``count``: the service chooses), or a dry run's plan (``planId``, with
@@ -169,6 +182,7 @@ def sync_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -185,6 +199,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: Any,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
     """ Reclaim released units and terminate the spot workloads on them
@@ -193,6 +208,7 @@ def sync(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
             released units (``count``: the service chooses), or a dry run's plan (``planId``, with
@@ -213,6 +229,7 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     ).parsed
 
@@ -223,6 +240,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: Any,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | ReclaimResult | TooManyRequests]:
     """ Reclaim released units and terminate the spot workloads on them
@@ -231,6 +249,7 @@ async def asyncio_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
             released units (``count``: the service chooses), or a dry run's plan (``planId``, with
@@ -250,6 +269,7 @@ async def asyncio_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -266,6 +286,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: Any,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | ReclaimResult | TooManyRequests | None:
     """ Reclaim released units and terminate the spot workloads on them
@@ -274,6 +295,7 @@ async def asyncio(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
             released units (``count``: the service chooses), or a dry run's plan (``planId``, with
@@ -294,5 +316,6 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )).parsed
