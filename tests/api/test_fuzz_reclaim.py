@@ -24,6 +24,7 @@ CODES = {
     401: {"unauthorized"},
     404: {"not_found"},
     409: {"reservation_not_active", "conflict", "plan_stale", "not_enough_released"},
+    412: {"precondition_failed"},
     422: {"units_not_in_reservation", "idempotency_key_reused"},
 }
 BROKER = "Bearer vl_local_test_broker"
