@@ -80,6 +80,7 @@ MAX_PLAN_ID = 4096
 # The three ways to name what a reclaim takes back: exactly one of them.
 _WAYS = ("unitIds", "count", "planId")
 _UNIQUE: dict[str, Any] = {"uniqueItems": True}
+_PLAN_FIELDS = frozenset({"plan_id", "reason"})
 
 
 def _one_way_only(schema: dict[str, Any]) -> None:
@@ -93,10 +94,13 @@ def _one_way_only(schema: dict[str, Any]) -> None:
     # JSON Schema's words for the bounds pydantic leaves as its own inside the union.
     count = schema["properties"]["count"]
     count["minimum"], count["maximum"] = count.pop("ge"), count.pop("le")
+    # Beside a plan, nothing but reason: every other field the body takes (dryRun, and any
+    # added later) is named here from the schema itself.
+    beside = [name for name in schema["properties"] if name not in (*_WAYS, "reason")]
     schema["oneOf"] = [
         {"required": ["unitIds"]},
         {"required": ["count"]},
-        {"required": ["planId"], "not": {"required": ["dryRun"]}},
+        {"required": ["planId"], "not": {"anyOf": [{"required": [name]} for name in beside]}},
     ]
     schema["examples"] = [
         {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "dryRun": True},
@@ -166,8 +170,16 @@ def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
                 for way in (given or _WAYS)
             ]
         )
-    if request.plan_id is not None and "dry_run" in request.model_fields_set:
-        raise invalid_body([FieldProblem("dryRun", "a plan takes only reason beside planId")])
+    # A plan is done as it was planned: whatever else the body may take (dryRun, and any
+    # field added later) is refused beside it, given or not at its default.
+    if request.plan_id is not None and (beside := request.model_fields_set - _PLAN_FIELDS):
+        fields = ReclaimRequest.model_fields
+        raise invalid_body(
+            [
+                FieldProblem(fields[name].alias or name, "a plan takes only reason beside planId")
+                for name in sorted(beside)
+            ]
+        )
     if request.unit_ids is None:
         return request
     return request.model_copy(update={"unit_ids": normalized_unit_ids(request.unit_ids)})
