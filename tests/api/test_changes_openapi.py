@@ -19,16 +19,21 @@ def test_release_takes_reclaims_unit_ids_body_and_cancel_an_optional_reason():
         assert ok == {"$ref": "#/components/schemas/Reservation"}
         named = {p["name"].lower() for p in operation["parameters"]}
         assert {"idempotency-key", "if-match"} <= named
-    # Release takes the units by id; reclaim takes them so too, or by count, or as a plan.
+    # Release takes the units by id; reclaim takes them so too, or by count, or as a plan,
+    # and the notice, which only a reclaim gives.
     units_body = resolved(spec, release["requestBody"]["content"]["application/json"]["schema"])
     reclaim_body = resolved(spec, reclaim["requestBody"]["content"]["application/json"]["schema"])
     assert set(units_body["properties"]) == {"unitIds", "dryRun", "reason"}
-    assert set(reclaim_body["properties"]) == {*units_body["properties"], "count", "planId"}
+    assert set(reclaim_body["properties"]) == {
+        *units_body["properties"],
+        "count",
+        "planId",
+        "noticeSeconds",
+    }
     assert reclaim_body["properties"]["unitIds"] == units_body["properties"]["unitIds"] | {
         "description": reclaim_body["properties"]["unitIds"]["description"]
     }
-    assert reclaim["requestBody"]["required"] is True
-    assert release["requestBody"]["required"] is True
+    assert release["requestBody"]["required"] is reclaim["requestBody"]["required"] is True
     body = cancel["requestBody"]
     assert body["required"] is False
     schema = resolved(spec, body["content"]["application/json"]["schema"])

@@ -123,6 +123,23 @@ def test_a_plan_is_one_request_and_its_apply_two_plus_one_sqs_request_per_ten(
     assert sent_requests.by_service("sqs") == Counter({"SendMessageBatch": math.ceil(k / 10)})
 
 
+def test_a_notice_costs_nothing_more_nor_does_moving_a_deadline_earlier(
+    functions, load_fleet, sent_requests
+):
+    load_fleet(f.fleet([_node("node-a", 3)]))
+    _warm(functions)
+    units = ["0000:01:00.0", "0000:02:00.0", "0000:03:00.0"]
+    for notice in (3600, 60):  # the second moves all three deadlines: three messages again
+        sent_requests.clear()
+        body = {"unitIds": units, "noticeSeconds": notice}
+        result = invoke(functions["reclaim"], reclaim_event("node-a", "res-1", body, BROKER))
+        assert result.status == 200
+        assert sent_requests.by_service("dynamodb") == Counter(
+            {"Query": 1, "TransactWriteItems": 1}
+        )
+        assert sent_requests.by_service("sqs") == Counter({"SendMessageBatch": 1})
+
+
 def test_a_replay_is_at_most_two_requests(functions, load_fleet, sent_requests):
     load_fleet(f.fleet([_node("node-a", 3)]))
     _warm(functions)

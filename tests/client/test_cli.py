@@ -11,7 +11,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,12 @@ from reservations_api_client.models import (
     PlaceWorkloadRequest,
     UnitsRequest,
 )
+from reservations_api_client.types import Unset
 from reservations_client import (
     InvalidWebhook,
     NotEnoughReleased,
     PlanStale,
+    PreconditionFailed,
     Reservations,
     RetryPolicy,
     verify_webhook,
@@ -45,6 +47,7 @@ from reservations_client.webhooks import new_secret
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.client.conftest import Answer
 from tests.support.event_table import StreamRelay
+from tests.support.fleet_index import FleetStream
 from tests.support.ports import swap_ports
 from tests.support.wsgi import LambdaApi
 
@@ -233,19 +236,27 @@ def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
 
 
 def test_a_reclaim_by_count_planned_first_then_applied(cli):
-    """The broker plans two units by count, applies the plan, and a second apply is stale;
-    a count's real run gets its key from the command (one made for the call)."""
-    plan = cli("-o", "json", "reclaim", A1, RES, "--count", "2", "--dry-run").json()
-    assert len(plan["reclaimedUnitIds"]) == 2
+    """The broker plans three units by count with 2 minutes of notice, applies the plan (its
+    notice with it), and a second apply is stale; a count's real run gets its key from the
+    command (one made for the call)."""
+    plan = cli("-o", "json", "reclaim", A1, RES, "--count", "3", "--notice", "2m", "--dry-run")
+    plan = plan.json()
+    assert len(plan["reclaimedUnitIds"]) == 3
     assert plan["planExpiresAt"]
     done = cli("-o", "json", "reclaim", A1, RES, "--plan", plan["planId"]).json()
     assert done["reclaimedUnitIds"] == plan["reclaimedUnitIds"]
-    assert done["terminated"] == plan["wouldTerminate"]
+    assert done["terminated"] == plan["wouldTerminate"] == ["vm-18"]
+    # The plan's notice: vm-18 is due two minutes after the apply, as its answer says.
+    workload = cli("-o", "json", "workloads", "get", A1, "vm-18", key="spotbuyer").json()
+    requested = datetime.fromisoformat(workload["termination"]["requestedAt"])
+    assert workload["termination"]["terminateAt"] == done["terminateAt"]
+    assert datetime.fromisoformat(done["terminateAt"]) - requested == timedelta(minutes=2)
     again = cli("reclaim", A1, RES, "--plan", plan["planId"])
     assert again.code == 1
     assert "code: plan_stale" in again.err
-    more = cli("-o", "json", "reclaim", A1, RES, "--count", "1").json()
+    more = cli("-o", "json", "reclaim", A1, RES, "--count", "1", "--notice", "90").json()
     assert len(more["reclaimedUnitIds"]) == 1
+    assert more["terminateAt"]
     assert not set(more["reclaimedUnitIds"]) & set(done["reclaimedUnitIds"])
 
 
@@ -263,14 +274,22 @@ def test_the_count_and_plan_session_runs_through_the_typed_client(transport):
     as_["operator"].place_workload(c3, PlaceWorkloadRequest(
         id="vm-c3-spot", kind="vm", tier="spot", org_id="org-spotbuyer",
         unit_ids=["0000:23:00.0"]))  # fmt: skip
-    plan = broker.reclaim_count(c3, res, 2, dry_run=True)
+    plan = broker.reclaim_count(c3, res, 2, notice_seconds=120, dry_run=True)
     assert (plan.reclaimed_unit_ids, plan.would_terminate) == (
         ["0000:22:00.0", "0000:23:00.0"], ["vm-c3-spot"])  # fmt: skip
     assert isinstance(plan.plan_id, str)
+    assert isinstance(plan.terminate_at, Unset)  # a dry run has no deadline yet
     done = broker.apply_plan(c3, res, plan.plan_id, reason="the lab needs both",
                              idempotency_key="c3-plan-1")  # fmt: skip
     assert (done.released_unit_ids, done.terminated, done.skipped) == ([], ["vm-c3-spot"], [])
     assert done.reclaimed_unit_ids == ["0000:22:00.0", "0000:23:00.0"]
+    # The plan's notice: the VM is due 120 s after the apply's commit, as the answer says.
+    termination = as_["operator"].get_workload(c3, "vm-c3-spot").termination
+    assert not isinstance(termination, Unset)
+    due, asked = termination.terminate_at, termination.requested_at
+    assert isinstance(due, datetime)
+    assert isinstance(asked, datetime)
+    assert (due, due - asked) == (done.terminate_at, timedelta(seconds=120))
     again = broker.apply_plan(c3, res, plan.plan_id, reason="the lab needs both",
                               idempotency_key="c3-plan-1")  # fmt: skip
     assert again.to_dict() == done.to_dict()  # the same key: the first answer
@@ -285,6 +304,24 @@ def test_the_count_and_plan_session_runs_through_the_typed_client(transport):
     with pytest.raises(NotEnoughReleased, match="has 0 released units"):
         broker.reclaim_count(c3, res, 1, idempotency_key="c3-count-1")
     assert as_["owner"].cancel(c3, res, None).status == "cancelled"
+
+
+def test_reclaim_with_notice_answers_the_deadline_the_workload_shows(cli):
+    args = ["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "2m"]
+    answer = cli("-o", "json", *args).json()
+    assert answer["terminated"] == ["vm-17"]
+    assert "0000:04:00.0" not in answer["releasedUnitIds"]  # taken back at once
+    workload = cli("-o", "json", "workloads", "get", A1, "vm-17", key="spotbuyer").json()
+    termination = workload["termination"]
+    assert termination["terminateAt"] == answer["terminateAt"]
+    requested = datetime.fromisoformat(termination["requestedAt"])
+    assert datetime.fromisoformat(answer["terminateAt"]) - requested == timedelta(minutes=2)
+    for bad in ("soon", "1d", "-5", "1.5m"):
+        ran = cli(*args[:-1], bad)
+        assert (ran.code, "--notice" in ran.err) == (2, True), bad
+    too_long = cli("reclaim", A1, RES, "--units", "0000:05:00.0", "--notice", "2h")
+    assert too_long.code != 0
+    assert "noticeSeconds" in too_long.err  # the API's 400 names the field
 
 
 def test_events_list_and_tail_after_a_reclaim(cli, relay):
@@ -352,13 +389,15 @@ def test_an_api_error_exits_1_with_its_code_and_request_id(cli):
     assert "vl_local_only_nobody" not in nobody.out + nobody.err
 
 
-def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
+def test_a_usage_error_is_refused_before_any_call(cli):
     for args, named in [
         (["reclaim", A1, RES, "--count", "2", "--units", "0000:04:00.0"], "--count"),
         (["reclaim", A1, RES, "--count", "0"], "--count"),
         (["reclaim", A1, RES, "--plan", "p", "--dry-run"], "--dry-run"),
-        (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "120s"], "--notice"),
-        (["reservations", "list"], "--node"),
+        (["reclaim", A1, RES, "--plan", "p", "--notice", "2m"], "--notice"),  # the plan's own
+        (["reclaim", A1, RES, "--plan", "p", "--if-match", "*"], "--if-match"),
+        (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "soon"], "--notice"),
+        (["reservations", "list", "--ends-after", "soon"], "--ends-after"),
         (["reclaim", A1, RES], "--units"),
         (["events", "list", "--after", "yesterday"], "--after"),
         (["events", "tail", "--after", "2026-12-01T00:00:00"], "--after"),  # no offset
@@ -366,7 +405,6 @@ def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
         ran = cli(*args)
         assert ran.code == 2, args
         assert named in ran.err, args
-    assert "not in this API yet" in cli("reclaim", A1, RES, "--notice", "120s").err
     units = cli("-o", "json", "units", A1).json()
     assert [u["id"] for u in units if u.get("released")][:1] == ["0000:04:00.0"]  # untouched
 
@@ -434,3 +472,52 @@ def test_listen_forwards_each_new_event_signed_with_the_secret_it_prints(
         assert f"{event.id}  204" in ran.out.replace(f"{event.type_}  ", "")
     with pytest.raises(InvalidWebhook):
         verify_webhook(stand_in.seen[0].body, stand_in.seen[0].headers, new_secret())
+
+
+def test_release_and_cancel_act_only_on_the_version_given(cli):
+    got = cli("-o", "json", "reservations", "get", A1, RES).json()
+    args = ["release", A1, RES, "--units", "0000:07:00.0"]  # the one unit not lent
+    stale = cli(*args, "--if-match", "0" * 20)
+    assert stale.code != 0
+    assert "precondition_failed" in stale.err
+    # Lending a unit already lent changes nothing, and so keeps the version.
+    again = ["release", A1, RES, "--units", "0000:05:00.0", "--if-match", got["etag"]]
+    assert cli("-o", "json", *again).json()["etag"] == got["etag"]
+    released = cli("-o", "json", *args, "--if-match", got["etag"]).json()
+    assert "0000:07:00.0" in released["releasedUnitIds"]
+    assert released["etag"] != got["etag"]
+    refused = cli("reservations", "cancel", A1, RES, "--if-match", got["etag"], key="owner")
+    assert (refused.code != 0, "precondition_failed" in refused.err) == (True, True)
+    cancelled = cli("-o", "json", "reservations", "cancel", A1, RES, "--if-match",
+                    released["etag"], key="owner").json()  # fmt: skip
+    assert cancelled["status"] == "cancelled"
+
+
+def test_the_typed_client_polls_by_version_and_names_the_current_one_on_a_412(transport):
+    broker = Reservations("http://api.test", KEYS["broker"], transport=transport, retry=NO_WAIT)
+    got = broker.get_reservation(A1, RES)
+    assert broker.get_reservation_if_changed(A1, RES, got.etag) is None  # 304
+    lend = UnitsRequest(unit_ids=["0000:07:00.0"])
+    with pytest.raises(PreconditionFailed) as refused:
+        broker.release(A1, RES, lend, if_match="0" * 20)
+    assert (refused.value.status, refused.value.etag) == (412, got.etag)
+    done = broker.release(A1, RES, lend, if_match=got.etag)
+    changed = broker.get_reservation_if_changed(A1, RES, got.etag)
+    assert changed is not None
+    assert changed.etag == done.etag != got.etag
+
+
+def test_reservations_list_without_a_node_lists_the_fleet_soonest_end_first(cli, aws):
+    FleetStream(aws).run()  # the stream's indexer, as the stack runs it after the load
+    mine = cli("-o", "json", "reservations", "list", key="broker").json()
+    assert mine  # the broker manages reservations on several nodes
+    assert len({r["nodeId"] for r in mine}) > 1
+    ends = [r.get("endsAt", "~") for r in mine]
+    assert ends == sorted(ends)
+    assert {r["status"] for r in mine} <= {"pending", "active", "needs-review"}
+    assert all("org-broker" in r["managingOrgIds"] + r["allowedOrgIds"] for r in mine)
+    one = cli("-o", "json", "reservations", "list", "--node-id", mine[0]["nodeId"],
+              "--role", "managing", "--limit", "1", key="broker").json()  # fmt: skip
+    assert [r["id"] for r in one] == [mine[0]["id"]]
+    bad = cli("reservations", "list", "--ends-before", "tomorrow", key="broker")
+    assert bad.code == 2

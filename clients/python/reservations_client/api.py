@@ -17,6 +17,7 @@ from reservations_api_client.api.reservations import (
     cancel_reservation,
     create_reservation,
     get_reservation,
+    list_fleet_reservations,
     list_reservations,
     list_units,
     reaffirm_reservation,
@@ -47,6 +48,7 @@ from reservations_api_client.models import (
     DeliveryView,
     Event,
     EventPage,
+    FleetReservationPage,
     Node,
     NodeRequest,
     PlaceWorkloadRequest,
@@ -70,6 +72,15 @@ from reservations_client.paging import feed_items, follow, list_items
 from reservations_client.retries import RetryingTransport, RetryPolicy
 
 T = TypeVar("T")
+
+
+def _with_notice(body: dict[str, Any], notice_seconds: int | None) -> dict[str, Any]:
+    """A reclaim's body, with the notice if given."""
+    if notice_seconds is None:
+        return body
+    return {**body, "noticeSeconds": notice_seconds}
+
+
 POLL_SECONDS = 2.0  # a followed feed's pause at its end: events settle for up to 5 s
 
 
@@ -187,6 +198,31 @@ class Reservations:
         return list_items(lambda cursor: self.list_reservations(
             node_id, limit=page_size, cursor=cursor, status=status))  # fmt: skip
 
+    def list_fleet_reservations(
+        self, role: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+        node_ids: str | Sequence[str] | None = None, gpu_model_id: str | None = None,
+        ends_before: datetime | str | None = None, ends_after: datetime | str | None = None,
+        limit: int | None = None, cursor: str | None = None,
+    ) -> FleetReservationPage:  # fmt: skip
+        """One page of the reservations the org may see on any node, soonest end first;
+        :meth:`iter_fleet_reservations` reads them all."""
+        return _expect(FleetReservationPage, list_fleet_reservations.sync_detailed(
+            client=self.client, role=_listed(role), status=_listed(status),
+            node_id=_listed(node_ids), gpu_model_id=_given(gpu_model_id),
+            ends_before=_moment(ends_before), ends_after=_moment(ends_after),
+            limit=_given(limit), cursor=_given(cursor)))  # fmt: skip
+
+    def iter_fleet_reservations(
+        self, role: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+        node_ids: str | Sequence[str] | None = None, gpu_model_id: str | None = None,
+        ends_before: datetime | str | None = None, ends_after: datetime | str | None = None,
+        page_size: int = 100,
+    ) -> Iterator[Reservation]:  # fmt: skip
+        return list_items(lambda cursor: self.list_fleet_reservations(
+            role=role, status=status, node_ids=node_ids, gpu_model_id=gpu_model_id,
+            ends_before=ends_before, ends_after=ends_after, limit=page_size,
+            cursor=cursor))  # fmt: skip
+
     def release(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
         idempotency_key: str | None = None, if_match: str | None = None,
@@ -199,34 +235,41 @@ class Reservations:
 
     def reclaim(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
-        idempotency_key: str | None = None, if_match: str | None = None,
+        idempotency_key: str | None = None, notice_seconds: int | None = None,
+        if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
-        """Reclaim the named units (a dry run also answers a ``plan_id``); ``if_match``: as
-        :meth:`release`."""
-        return self._reclaim(node_id, reservation_id, body.to_dict(), idempotency_key, if_match)
+        """Reclaim the named units (a dry run also answers a ``plan_id``); ``notice_seconds``
+        (0-3600) is the spot workloads' notice: the answer's ``terminate_at`` is their
+        deadline (a real run's). ``if_match``: as :meth:`release`."""
+        fields = _with_notice(body.to_dict(), notice_seconds)
+        return self._reclaim(node_id, reservation_id, fields, idempotency_key, if_match)
 
     def reclaim_count(
         self, node_id: str, reservation_id: str, count: int, *, dry_run: bool = False,
-        reason: str | None = None, idempotency_key: str | None = None,
-        if_match: str | None = None,
+        notice_seconds: int | None = None, reason: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
         """Reclaim ``count`` of the released units, the service choosing which (the answer's
-        ``reclaimed_unit_ids``). A real run needs ``idempotency_key`` or ``if_match`` (the
-        reservation's etag): each call takes ``count`` more. A dry run answers a
-        ``plan_id`` for :meth:`apply_plan`."""
+        ``reclaimed_unit_ids``), with ``notice_seconds`` as :meth:`reclaim`. A real run needs
+        ``idempotency_key`` or ``if_match`` (the reservation's etag): each call takes
+        ``count`` more. A dry run answers a ``plan_id`` for :meth:`apply_plan`, bound to its
+        notice."""
         body: dict[str, Any] = {"count": count}
         if dry_run:
             body["dryRun"] = True
         if reason is not None:
             body["reason"] = reason
-        return self._reclaim(node_id, reservation_id, body, idempotency_key, if_match)
+        return self._reclaim(
+            node_id, reservation_id, _with_notice(body, notice_seconds), idempotency_key, if_match
+        )
 
     def apply_plan(
         self, node_id: str, reservation_id: str, plan_id: str, *, reason: str | None = None,
         idempotency_key: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
-        """Do exactly what a dry run planned (its ``plan_id``, for 5 minutes), or nothing:
-        409 ``plan_stale`` when anything it is bound to changed, or it expired."""
+        """Do exactly what a dry run planned (its ``plan_id``, for 5 minutes; its notice
+        too), or nothing: 409 ``plan_stale`` when anything it is bound to changed, or it
+        expired."""
         body: dict[str, Any] = {"planId": plan_id}
         if reason is not None:
             body["reason"] = reason

@@ -11,6 +11,7 @@ from reservations.reservations.endpoints import (
     CANCEL,
     CREATE_RESERVATION,
     GET_RESERVATION,
+    LIST_FLEET_RESERVATIONS,
     LIST_RESERVATIONS,
     REAFFIRM,
 )
@@ -56,4 +57,5 @@ ALL = (
     GET_NODE,
     LIST_WORKLOADS,
     GET_WORKLOAD,
+    LIST_FLEET_RESERVATIONS,
 )

@@ -1,7 +1,7 @@
-"""Units and reservations: ``units``, ``reservations list|get|create|cancel``, ``release``
-and ``reclaim`` (by units, by ``--count``, or a dry run's ``--plan``). (``reservations
-change``, the fleet-wide list and reclaim ``--notice`` come with the API operations they
-need.)"""
+"""Units and reservations: ``units``, ``reservations list|get|create|cancel`` (``list``
+without ``--node``: across the fleet), ``release`` and ``reclaim`` (by units, by
+``--count``, or a dry run's ``--plan``; ``--notice``). (``reservations change`` comes with
+the API operation it needs.)"""
 
 from __future__ import annotations
 
@@ -19,12 +19,14 @@ from reservations_api_client.types import UNSET
 from reservations_client.cli.options import (
     DryRun,
     IdempotencyKey,
+    IfMatch,
     NodeId,
     Reason,
     ReservationId,
     Units,
     listed,
     moment,
+    seconds,
 )
 from reservations_client.cli.output import show_record, show_records
 from reservations_client.cli.session import session
@@ -33,7 +35,6 @@ UNIT_COLUMNS = ["id", "allocClass", "gpuModelId", "sellableGpus", "state", "clai
                 "reservable", "reservationId", "released"]  # fmt: skip
 RESERVATION_COLUMNS = ["id", "nodeId", "status", "startsAt", "endsAt", "reservedUnitIds",
                        "releasedUnitIds", "managingOrgIds"]  # fmt: skip
-NOT_YET = "is not in this API yet"
 
 group = typer.Typer(no_args_is_help=True, help="List, get, create and cancel reservations.")
 
@@ -47,17 +48,44 @@ def units(ctx: typer.Context, node: NodeId) -> None:
 @group.command("list")
 def list_reservations(
     ctx: typer.Context,
-    node: Annotated[str | None, typer.Option(help="The node whose reservations to list.")] = None,
+    node: Annotated[
+        str | None, typer.Option(help="One node's reservations, sorted by id (else the fleet's).")
+    ] = None,
     status: Annotated[
         list[str] | None, typer.Option(help="Effective statuses, e.g. active.")
     ] = None,
+    role: Annotated[
+        list[str] | None, typer.Option(help="Across the fleet: owner, managing, audience.")
+    ] = None,
+    node_id: Annotated[
+        list[str] | None, typer.Option(help="Across the fleet: only these nodes (at most 50).")
+    ] = None,
+    gpu_model: Annotated[
+        str | None, typer.Option(help="Across the fleet: holding a unit of this GPU model.")
+    ] = None,
+    ends_before: Annotated[
+        str | None, typer.Option(help="Across the fleet: endsAt before this RFC 3339 time.")
+    ] = None,
+    ends_after: Annotated[
+        str | None, typer.Option(help="Across the fleet: endsAt at or after this time.")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Show at most this many.")] = None,
 ) -> None:
-    """A node's reservations, every page of them."""
-    if node is None:
-        raise typer.BadParameter(f"the fleet-wide list {NOT_YET}: give --node", param_hint="--node")
+    """A node's reservations, or (no --node) every reservation the org may see on any node,
+    soonest end first; every page of them."""
     run = session(ctx)
-    found = run.api.iter_reservations(node, status=listed(status) or None)
+    if node is not None:
+        found = run.api.iter_reservations(node, status=listed(status) or None)
+    else:
+        found = run.api.iter_fleet_reservations(
+            role=listed(role) or None,
+            status=listed(status) or None,
+            node_ids=listed(node_id) or None,
+            gpu_model_id=gpu_model,
+            ends_before=moment(ends_before, "--ends-before"),
+            ends_after=moment(ends_after, "--ends-after"),
+            page_size=min(limit or 100, 100),
+        )
     show_records(run.output, [r.to_dict() for r in islice(found, limit)], RESERVATION_COLUMNS)
 
 
@@ -97,23 +125,26 @@ def create_reservation(
 @group.command("cancel")
 def cancel_reservation(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, reason: Reason = None,
-    idempotency_key: IdempotencyKey = None,
+    idempotency_key: IdempotencyKey = None, if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """End a reservation now; its units stop being governed."""
     run = session(ctx)
     body = CancelRequest(reason=reason) if reason else None
-    cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key)
+    cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key,
+                               if_match=if_match)  # fmt: skip
     show_record(run.output, cancelled.to_dict())
 
 
 def release(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """Lend some of a reservation's units to the spot market."""
     run = session(ctx)
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-    released = run.api.release(node, reservation, body, idempotency_key=idempotency_key)
+    released = run.api.release(node, reservation, body, idempotency_key=idempotency_key,
+                               if_match=if_match)  # fmt: skip
     show_record(run.output, released.to_dict())
 
 
@@ -122,30 +153,42 @@ def reclaim(
     count: Annotated[int | None, typer.Option(
         min=1, max=32, help="How many released units; the service chooses which.")] = None,
     plan: Annotated[str | None, typer.Option(
-        help="A dry run's planId: do exactly that plan (5 minutes), or nothing.")] = None,
-    notice: Annotated[str | None, typer.Option(help="Not in this API yet.")] = None,
+        help="A dry run's planId: do exactly that plan (5 minutes), its notice too, or "
+        "nothing.")] = None,
+    notice: Annotated[str | None, typer.Option(
+        help="The spot workloads' notice, 0-3600 s: 90, 90s, 15m or 1h; they are stopped "
+        "at the answer's terminateAt.")] = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
 ) -> None:  # fmt: skip
-    """Take released units back; spot workloads on them are terminated. Name the units
-    (--units), say how many (--count), or apply a dry run's plan (--plan)."""
-    if notice is not None:
-        raise typer.BadParameter(f"reclaim --notice {NOT_YET}", param_hint="--notice")
+    """Take released units back; spot workloads on them are terminated (after --notice).
+    Name the units (--units), say how many (--count), or apply a dry run's plan (--plan)."""
     ways = [name for given, name in ((unit_ids, "--units"), (count, "--count"), (plan, "--plan"))
             if given]  # fmt: skip
     if len(ways) > 1:
         raise typer.BadParameter("give one of --units, --count and --plan", param_hint=ways[1])
-    if plan and dry_run:
-        raise typer.BadParameter("a plan is applied, not planned again", param_hint="--dry-run")
+    if plan:
+        # The plan is done as planned: its dry run's notice and version, nothing else.
+        for given, name in ((dry_run, "--dry-run"), (notice, "--notice"), (if_match, "--if-match")):
+            if given:
+                raise typer.BadParameter(
+                    f"a plan is applied as its dry run made it: no {name} beside --plan",
+                    param_hint=name)  # fmt: skip
+    notice_seconds = seconds(notice, "--notice")
     run = session(ctx)
     if count is not None:
         result = run.api.reclaim_count(node, reservation, count, dry_run=dry_run, reason=reason,
-                                       idempotency_key=idempotency_key)  # fmt: skip
+                                       notice_seconds=notice_seconds,
+                                       idempotency_key=idempotency_key,
+                                       if_match=if_match)  # fmt: skip
     elif plan:
         result = run.api.apply_plan(node, reservation, plan, reason=reason,
                                     idempotency_key=idempotency_key)  # fmt: skip
     else:
         body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-        result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key)
+        result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
+                                 if_match=if_match,
+                                 notice_seconds=notice_seconds)  # fmt: skip
     show_record(run.output, result.to_dict())
 
 

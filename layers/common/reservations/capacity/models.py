@@ -23,6 +23,9 @@ from reservations.kernel.errors import FieldProblem
 from reservations.kernel.wire import Timestamp
 from reservations.nodes import ReservationView
 
+# The longest notice a reclaim may give its spot workloads, in seconds.
+MAX_NOTICE_SECONDS = 3600
+
 
 class ReclaimResponse(ReservationView):
     """The reservation after the reclaim, plus what was (or, dry run, would be) done."""
@@ -42,6 +45,11 @@ class ReclaimResponse(ReservationView):
     )
     plan_expires_at: Timestamp | None = Field(
         default=None, description="dry run: until when the plan may be applied (5 minutes)"
+    )
+    terminate_at: Timestamp | None = Field(
+        default=None,
+        description="real run: this call's deadline, its commit plus noticeSeconds (to the "
+        "millisecond); each terminated workload's termination has its own terminateAt",
     )
 
 
@@ -69,7 +77,7 @@ def _normalized(request: CapacityRequest) -> CapacityRequest:
 
 
 def parse_capacity_request(raw: RawBody) -> CapacityRequest:
-    """The validated release or reclaim body, unit ids normalised; 400 naming the field."""
+    """The validated release body, unit ids normalised; 400 naming the field."""
     return _normalized(required_body(raw, CapacityRequest))
 
 
@@ -104,15 +112,17 @@ def _one_way_only(schema: dict[str, Any]) -> None:
     ]
     schema["examples"] = [
         {"unitIds": ["0000:04:00.0", "0000:05:00.0"], "dryRun": True},
-        {"count": 2, "dryRun": True},
+        {"count": 2, "noticeSeconds": 120, "dryRun": True},
+        {"unitIds": ["0000:04:00.0"], "noticeSeconds": 120, "reason": "lab at noon"},
         {"planId": "eyJ4IjoxNzk2NTU2NDAwMDAwfQ.c2lnbmF0dXJl", "reason": "the lab needs them"},
     ]
 
 
 class ReclaimRequest(StrictBody):
     """The reclaim body, one of three shapes: the units by id (``unitIds``), how many of the
-    released units (``count``: the service chooses), or a dry run's plan (``planId``, with
-    an optional ``reason`` and nothing else)."""
+    released units (``count``: the service chooses), either with the notice its spot
+    workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+    ``reason`` and nothing else: the plan carries its dry run's notice)."""
 
     model_config = ConfigDict(json_schema_extra=_one_way_only)
 
@@ -128,12 +138,24 @@ class ReclaimRequest(StrictBody):
     count: Annotated[JsonInt, Field(ge=1, le=MAX_UNITS)] | None = Field(
         default=None,
         description="how many released units to reclaim, chosen by the service; a real run "
-        "needs an Idempotency-Key",
+        "needs an Idempotency-Key or an If-Match",
     )
     plan_id: Annotated[StrictStr, Field(min_length=1, max_length=MAX_PLAN_ID)] | None = Field(
         default=None,
         alias="planId",
         description="a dry run's plan: do exactly it (only reason may come with it)",
+    )
+    notice_seconds: JsonInt = Field(
+        default=0,
+        alias="noticeSeconds",
+        ge=0,
+        le=MAX_NOTICE_SECONDS,
+        # Out of the body's Idempotency-Key fingerprint when 0: a reclaim without notice is
+        # the request it was before the field existed (its records outlive a deploy).
+        exclude_if=lambda seconds: seconds == 0,
+        description="seconds the spot workloads get before the node stops them (their "
+        "terminateAt); the units leave releasedUnitIds at once. With unitIds or count; a "
+        "plan carries the notice of its dry run",
     )
     dry_run: StrictBool = Field(default=False, alias="dryRun")
     reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
@@ -187,8 +209,9 @@ def parse_reclaim_request(raw: RawBody) -> ReclaimRequest:
 
 def reclaim_document(request: ReclaimRequest) -> object:
     """The body as an Idempotency-Key compares it: the validated body, with the ways it did
-    not take left out, so that a ``unitIds`` body keeps the fingerprint it had before
-    ``count`` and ``planId`` existed (a key's record outlives a deploy)."""
+    not take left out and a notice of 0 left out (``exclude_if``), so that a ``unitIds`` body
+    keeps the fingerprint it had before ``count``, ``planId`` and ``noticeSeconds`` existed
+    (a key's record outlives a deploy)."""
     document = request.model_dump(mode="json", by_alias=True)
     return {
         name: value for name, value in document.items() if name not in _WAYS or value is not None

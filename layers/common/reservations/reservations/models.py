@@ -21,6 +21,8 @@ from reservations.kernel.bodies import (
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.ids import RESOURCE_ID, normalize_unit_id
 from reservations.kernel.times import RFC3339, parse_given_time
+from reservations.kernel.wire import NextCursor, WireModel
+from reservations.nodes import ReservationView
 
 _OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
 # A time a request gives: RFC 3339 with an offset (the pattern the model checks; the document
@@ -132,3 +134,11 @@ def parse_create_request(raw: RawBody) -> CreateReservationRequest:
     if problems:
         raise invalid_body(problems)
     return request.model_copy(update={"unit_ids": units})
+
+
+class FleetReservationPage(WireModel):
+    """One page of the reservations the caller's org may see across the fleet, by
+    ``endsAt`` (open-ended last), then node id, then id."""
+
+    items: list[ReservationView]
+    next_cursor: NextCursor = None

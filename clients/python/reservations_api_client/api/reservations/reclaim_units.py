@@ -165,8 +165,9 @@ def sync_detailed(
         if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
-            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
-            an optional ``reason`` and nothing else).
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -211,8 +212,9 @@ def sync(
         if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
-            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
-            an optional ``reason`` and nothing else).
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -252,8 +254,9 @@ async def asyncio_detailed(
         if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
-            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
-            an optional ``reason`` and nothing else).
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -298,8 +301,9 @@ async def asyncio(
         if_match (str | Unset):
         body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
             of the
-            released units (``count``: the service chooses), or a dry run's plan (``planId``, with
-            an optional ``reason`` and nothing else).
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

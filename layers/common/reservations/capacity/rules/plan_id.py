@@ -39,7 +39,9 @@ class Part(StrEnum):
     """A workload's part in the plan."""
 
     TERMINATE = "t"
-    TERMINATING = "a"  # already terminating: counted as terminated, not messaged again
+    # Already terminating: counted as terminated; messaged again only when the plan's
+    # notice moves its deadline earlier.
+    TERMINATING = "a"
     SKIP = "s"
 
 
