@@ -4,6 +4,7 @@ signed plan a dry run hands out and its apply does exactly, or refuses as ``plan
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import replace
 from datetime import timedelta
@@ -24,6 +25,7 @@ from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import (
     Conflict,
+    IdempotencyKeyReused,
     InvalidRequest,
     NotEnoughReleased,
     NotFound,
@@ -445,3 +447,78 @@ def test_a_plan_is_stale_when_its_units_were_reclaimed_by_count_meanwhile(lent, 
     with pytest.raises(PlanStale):
         post(lent, clock, queue, {"planId": plan})
     assert [m.workload_id for m in queue.messages.get(QUEUE, [])] == []
+
+
+# --- the notice: a plan is bound to its dry run's -----------------------------------------
+
+
+def requested_events(store: FakeTable) -> dict[str, dict]:
+    """Each ``workload.termination_requested`` event's data, by its workload."""
+    return {
+        e.event.subject: e.event.envelope(True)["data"]
+        for e in store.events
+        if e.event.type.value == "workload.termination_requested"
+    }
+
+
+def test_a_plan_binds_its_dry_runs_notice_and_its_apply_gives_it(lent, clock, queue):
+    """The dry run asks 120 s; the apply, 3 minutes later and saying nothing of a notice,
+    terminates with terminateAt = its own commit (requestedAt) + 120 s, everywhere."""
+    plan = plan_of(lent, clock, queue, {"count": 5, "noticeSeconds": 120})
+    assert plan["wouldTerminate"] == ["vm-b", "vm-t"]
+    assert "terminateAt" not in plan  # a dry run has no deadline
+    clock.now = NOW + timedelta(minutes=3, microseconds=250_700)
+    requested = NOW + timedelta(minutes=3, milliseconds=250)  # the commit, to the millisecond
+    due = requested + timedelta(seconds=120)
+    status, answer = post(lent, clock, queue, {"planId": plan["planId"]})
+    assert status == 200
+    assert answer["terminateAt"] == "2026-11-29T12:05:00.250Z"
+    assert answer["terminated"] == ["vm-b", "vm-t"]
+    termination = lent.nodes["node-p"].workloads["vm-b"].termination
+    assert (termination.requested_at, termination.terminate_at) == (requested, due)
+    # vm-t was terminating before the plan (stored before notices: due at its request, kept)
+    events = requested_events(lent)
+    assert set(events) == {"workloads/vm-b"}
+    assert events["workloads/vm-b"]["requestedAt"] == "2026-11-29T12:03:00.250Z"
+    assert events["workloads/vm-b"]["terminateAt"] == "2026-11-29T12:05:00.250Z"
+    [message] = queue.sent(QUEUE)
+    assert (message.workload_id, message.requested_at, message.terminate_at) == (
+        "vm-b",
+        requested,
+        due,
+    )
+
+
+def test_a_plan_made_without_notice_applies_without_one(lent, clock, queue):
+    plan = plan_of(lent, clock, queue, {"count": 5})
+    clock.now = NOW + timedelta(minutes=1)
+    status, answer = post(lent, clock, queue, {"planId": plan["planId"]})
+    assert status == 200
+    assert answer["terminateAt"] == "2026-11-29T12:01:00Z"  # the apply's commit
+    termination = lent.nodes["node-p"].workloads["vm-b"].termination
+    assert termination.terminate_at == termination.requested_at == NOW + timedelta(minutes=1)
+
+
+def test_the_apply_cannot_change_the_plans_notice(lent, clock, queue):
+    plan = plan_of(lent, clock, queue, {"count": 5, "noticeSeconds": 600})["planId"]
+    with pytest.raises(InvalidRequest) as refused:
+        post(lent, clock, queue, {"planId": plan, "noticeSeconds": 5})
+    assert [d.field for d in refused.value.details] == ["noticeSeconds"]
+    # Nor by editing the payload: the notice is signed.
+    payload, signature = plan.split(".")
+    fields = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert fields["n"] == 600
+    edited = base64.urlsafe_b64encode(json.dumps({**fields, "n": 5}).encode()).decode()
+    with pytest.raises(InvalidRequest, match="planId"):
+        post(lent, clock, queue, {"planId": f"{edited.rstrip('=')}.{signature}"})
+    assert lent.writes == 0
+
+
+def test_a_key_takes_a_count_with_a_notice_of_0_as_without_and_another_as_another_request(
+    lent, clock, queue
+):
+    first = post(lent, clock, queue, {"count": 2}, key="n-0")
+    assert post(lent, clock, queue, {"count": 2, "noticeSeconds": 0}, key="n-0") == first
+    with pytest.raises(IdempotencyKeyReused):
+        post(lent, clock, queue, {"count": 2, "noticeSeconds": 60}, key="n-0")
+    assert stored(lent).released_unit_ids == tuple(u for u in P[:8] if u not in (P[2], P[6]))
