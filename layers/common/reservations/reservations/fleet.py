@@ -86,13 +86,9 @@ def list_fleet_reservations(
     if not caller.has(READ):
         raise NotFound()
     filters = parse_filters(
-        query.role,
-        query.status,
-        query.node_id,
-        query.gpu_model_id,
-        query.ends_before,
-        query.ends_after,
-    )
+        query.role, query.status, query.node_id, query.gpu_model_id,
+        query.ends_before, query.ends_after,
+    )  # fmt: skip
     limit = page_limit(query.limit)
     everything = caller.platform_operator and not filters.role_given
     scope = CursorScope("", filters.canonical(), caller.org_id, FLEET_FEED)
