@@ -41,6 +41,7 @@ from devstack.api_events import (
     place_event,
     reaffirm_event,
     reclaim_event,
+    reclaim_plan_event,
     release_event,
 )
 from devstack.fleets import load_fleet
@@ -331,9 +332,23 @@ BENCHED = (
 )
 
 
+def plan_case(bench: Bench, broker: str) -> Case:
+    """A plan's apply on the 16-GPU node: its dry run by count 16 made now, unmeasured."""
+    bench.restore()
+    dry = reclaim_event("node-16", "res-1", {"count": 16, "dryRun": True}, broker)
+    with redirect_stdout(io.StringIO()):
+        planned = bench.handlers["reclaim"].lambda_handler(dry, FakeContext())
+    plan_id = json.loads(planned["body"])["planId"]
+    apply = reclaim_plan_event("node-16", "res-1", plan_id, broker)
+    return Case(
+        "reclaim as a plan's apply, 16 units (16-GPU node)", "reclaim", apply, terminations=16
+    )
+
+
 def run(runs: int = 15) -> list[dict[str, Any]]:
-    """List on an 8-GPU node (key cached or not), reclaims of 1 and of 16 units, and one
-    call of every other endpoint on a node mid-life."""
+    """List on an 8-GPU node (key cached or not), reclaims of 1 and of 16 units (by id, by
+    count with a key, as a plan's apply), and one call of every other endpoint on a node
+    mid-life."""
     os.environ.update(ENV)
     moto_costs.install()  # a transaction costs what it touches, not a copy of the table
     with mock_aws():
@@ -348,16 +363,23 @@ def run(runs: int = 15) -> list[dict[str, Any]]:
             return reclaim_event(node, "res-1", {"unitIds": ids, "reason": "bench"}, broker)
 
         listing = list_units_event("node-8", broker)
+        count = {"count": 16, "reason": "bench"}
+        by_count = reclaim_event("node-16", "res-1", count, broker, "bench-count")
         cases = [
             Case("list units, 8-GPU node, key cached", "list_units", listing),
             Case("list units, key not cached", "list_units", listing, key_cache.clear),
             Case("reclaim k=1 (8-GPU node)", "reclaim", reclaim("node-8", 1), terminations=1),
             Case("reclaim k=16 (16-GPU node)", "reclaim", reclaim("node-16", 16), terminations=16),
+            Case("reclaim by count=16 (keyed)", "reclaim", by_count, terminations=16),
             *lifecycle_cases(),
         ]
         bench.call(cases[0])  # the key is cached from now on
-        bench.call(cases[4])  # and the operator's
-        rows = [bench.measure(case, runs) for case in cases]
+        bench.call(cases[5])  # and the operator's
+        rows = [bench.measure(case, runs) for case in cases[:5]]
+        # A plan's apply: the plan made now (it lives 5 minutes), the table put back as it was
+        # planned on before each run, so the same plan applies every time.
+        rows.append(bench.measure(plan_case(bench, broker), runs))
+        rows += [bench.measure(case, runs) for case in cases[5:]]
         bench.clients.reset()
         key_cache.clear()
         return rows

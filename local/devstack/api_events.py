@@ -81,6 +81,16 @@ def reclaim_event(
     return api_event(file, endpoints.RECLAIM, ids, authorization, body, idempotency_key)
 
 
+def reclaim_plan_event(
+    node_id: str, reservation_id: str, plan_id: str, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    """A plan's apply: ``{"planId": ...}`` (a dry run's answer gives it)."""
+    ids = {"nodeId": node_id, "reservationId": reservation_id}
+    file = "reclaim/plan_not_ours.json"
+    body = {"planId": plan_id}
+    return api_event(file, endpoints.RECLAIM, ids, authorization, body, idempotency_key)
+
+
 def release_event(
     node_id: str, reservation_id: str, body: Any, authorization: Key, idempotency_key: Key = None
 ) -> dict[str, Any]:

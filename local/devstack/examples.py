@@ -101,8 +101,17 @@ EXAMPLES: dict[str, list[Any]] = {
             "releasedUnitIds": [],
             "terminated": ["vm-17"],
             "skipped": ["vm-21"],
+            "reclaimedUnitIds": ["0000:04:00.0"],
             "terminateAt": "2026-11-30T08:17:00.318Z",
-        }
+        },
+        {
+            **_RESERVATION,
+            "wouldTerminate": ["vm-17"],
+            "wouldSkip": [],
+            "reclaimedUnitIds": ["0000:04:00.0"],
+            "planId": "eyJ4IjoxNzk2NTU2NDAwMDAwfQ.c2lnbmF0dXJl",
+            "planExpiresAt": "2026-11-29T12:05:00Z",
+        },
     ],
     "NodeView": [
         {

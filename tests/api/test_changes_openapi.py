@@ -7,7 +7,7 @@ from tests.support.openapi_statuses import VERSIONED_WRITE_STATUSES
 PATH = "/v1/nodes/{nodeId}/reservations/{reservationId}/"
 
 
-def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
+def test_release_takes_reclaims_unit_ids_body_and_cancel_an_optional_reason():
     spec = openapi.generate()
     release = spec["paths"][PATH + "release"]["post"]
     cancel = spec["paths"][PATH + "cancel"]["post"]
@@ -19,12 +19,21 @@ def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
         assert ok == {"$ref": "#/components/schemas/Reservation"}
         named = {p["name"].lower() for p in operation["parameters"]}
         assert {"idempotency-key", "if-match"} <= named
+    # Release takes the units by id; reclaim takes them so too, or by count, or as a plan,
+    # and the notice, which only a reclaim gives.
+    units_body = resolved(spec, release["requestBody"]["content"]["application/json"]["schema"])
+    reclaim_body = resolved(spec, reclaim["requestBody"]["content"]["application/json"]["schema"])
+    assert set(units_body["properties"]) == {"unitIds", "dryRun", "reason"}
+    assert set(reclaim_body["properties"]) == {
+        *units_body["properties"],
+        "count",
+        "planId",
+        "noticeSeconds",
+    }
+    assert reclaim_body["properties"]["unitIds"] == units_body["properties"]["unitIds"] | {
+        "description": reclaim_body["properties"]["unitIds"]["description"]
+    }
     assert release["requestBody"]["required"] is reclaim["requestBody"]["required"] is True
-    # Release's body is reclaim's without the notice, which only a reclaim gives.
-    lend, take = (resolved(spec, op["requestBody"]["content"]["application/json"]["schema"])
-                  for op in (release, reclaim))  # fmt: skip
-    assert set(take["properties"]) - set(lend["properties"]) == {"noticeSeconds"}
-    assert all(take["properties"][name] == field for name, field in lend["properties"].items())
     body = cancel["requestBody"]
     assert body["required"] is False
     schema = resolved(spec, body["content"]["application/json"]["schema"])

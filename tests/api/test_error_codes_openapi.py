@@ -45,7 +45,8 @@ def test_each_status_lists_exactly_the_codes_the_operation_answers(route):
 
 def test_an_operation_names_none_of_the_codes_only_others_answer():
     reclaim = _responses(endpoints.RECLAIM)
-    assert reclaim["409"][ERROR_CODES] == ["reservation_not_active", "storage_limit",
+    assert reclaim["409"][ERROR_CODES] == ["reservation_not_active", "plan_stale",
+                                           "not_enough_released", "storage_limit",
                                            "conflict", "idempotency_in_progress"]  # fmt: skip
     assert "subscription_limit" not in reclaim["409"]["description"]
     assert reclaim["422"][ERROR_CODES] == ["units_not_in_reservation", "idempotency_key_reused"]

@@ -28,7 +28,17 @@ def test_both_endpoints_document_every_contract_status_with_the_error_shape():
     assert error_body["required"] == ["error", "code"]
     body = resolved(spec, reclaim["requestBody"]["content"]["application/json"]["schema"])
     assert body["additionalProperties"] is False
-    assert set(body["properties"]) == {"unitIds", "dryRun", "reason", "noticeSeconds"}
+    assert set(body["properties"]) == {
+        "unitIds",
+        "count",
+        "planId",
+        "noticeSeconds",
+        "dryRun",
+        "reason",
+    }
+    # One of three shapes: the units named, a count, or a plan (with no dryRun, no notice).
+    assert [option["required"] for option in body["oneOf"]] == [["unitIds"], ["count"], ["planId"]]
+    assert {"required": ["noticeSeconds"]} in body["oneOf"][2]["not"]["anyOf"]
     notice = body["properties"]["noticeSeconds"]
     assert (notice["type"], notice["minimum"], notice["maximum"]) == ("integer", 0, 3600)
     assert spec["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"

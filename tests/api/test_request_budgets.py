@@ -2,7 +2,8 @@
 
 The budgets: list 1 request with the key cached and 2 without; a dry run 1; a reclaim of k
 terminations 2 DynamoDB requests (Query, TransactWriteItems) plus ceil(k/10) SQS requests,
-with or without an Idempotency-Key; a replay at most 2. The same call on a node among 10 and
+with or without an Idempotency-Key, by unit ids, by count or as a plan's apply (its dry run:
+1); a replay at most 2. The same call on a node among 10 and
 among 10,000 nodes sends the same requests and reads the same items.
 """
 
@@ -19,7 +20,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from devstack import fleet_documents as f
-from devstack.api_events import list_units_event, reclaim_event
+from devstack.api_events import list_units_event, reclaim_event, reclaim_plan_event
 from devstack.functions import invoke, load_function
 from reservations.kernel.http.resolver import key_cache
 
@@ -88,6 +89,38 @@ def test_a_reclaim_is_two_dynamodb_requests_and_one_sqs_request_per_ten(
     assert sent_requests.by_service("dynamodb") == Counter({"Query": 1, "TransactWriteItems": 1})
     assert sent_requests.by_service("sqs") == Counter({"SendMessageBatch": math.ceil(k / 10)})
     assert {service for service, _ in sent_requests.sent} == {"dynamodb", "sqs"}
+
+
+@pytest.mark.parametrize("k", [1, 11])
+def test_a_reclaim_by_count_is_two_dynamodb_requests_and_one_sqs_request_per_ten(
+    functions, load_fleet, sent_requests, k
+):
+    load_fleet(f.fleet([_node("node-a", k)]))
+    _warm(functions)
+    sent_requests.clear()
+    event = reclaim_event("node-a", "res-1", {"count": k}, BROKER, "by-count")
+    result = invoke(functions["reclaim"], event)
+    assert len(result.body["terminated"]) == k
+    assert sent_requests.by_service("dynamodb") == Counter({"Query": 1, "TransactWriteItems": 1})
+    assert sent_requests.by_service("sqs") == Counter({"SendMessageBatch": math.ceil(k / 10)})
+
+
+@pytest.mark.parametrize("k", [1, 11])
+@pytest.mark.parametrize("key", [None, "apply-key"])
+def test_a_plan_is_one_request_and_its_apply_two_plus_one_sqs_request_per_ten(
+    functions, load_fleet, sent_requests, k, key
+):
+    load_fleet(f.fleet([_node("node-a", k)]))
+    _warm(functions)
+    sent_requests.clear()
+    dry = reclaim_event("node-a", "res-1", {"count": k, "dryRun": True}, BROKER)
+    plan = invoke(functions["reclaim"], dry).body["planId"]
+    assert sent_requests.sent == [("dynamodb", "Query")]
+    sent_requests.clear()
+    applied = invoke(functions["reclaim"], reclaim_plan_event("node-a", "res-1", plan, BROKER, key))
+    assert len(applied.body["terminated"]) == k
+    assert sent_requests.by_service("dynamodb") == Counter({"Query": 1, "TransactWriteItems": 1})
+    assert sent_requests.by_service("sqs") == Counter({"SendMessageBatch": math.ceil(k / 10)})
 
 
 def test_a_notice_costs_nothing_more_nor_does_moving_a_deadline_earlier(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 
 from devstack import fleet_documents as f
 from devstack import template
-from devstack.api_events import list_units_event, reclaim_event
+from devstack.api_events import list_units_event, reclaim_event, reclaim_plan_event
 from devstack.fleet_documents import ROOT
 from devstack.functions import invoke, load_function
 
@@ -92,6 +93,42 @@ def test_no_key_hash_or_authorization_value_appears_in_any_log_line(
         assert hashlib.sha256(key.encode()).hexdigest() not in logs
     assert "Bearer" not in logs
     assert "bearer" not in logs
+
+
+def test_no_plan_and_no_signing_secret_appears_in_any_log_line_and_a_plan_is_its_orgs(
+    handlers, load_fleet, capfd, caplog, app_logs
+):
+    """Plans are signed with the service's secret: neither it nor a plan is logged, and a
+    plan in another org's hands is that org's 404 (it may not act here) or 400 (it may, but
+    the plan is not its own)."""
+    caplog.set_level(logging.INFO)
+    units = ["0000:04:00.0", "0000:05:00.0"]
+    load_fleet(f.fleet([f.node("node-a", [f.unit(u) for u in units],
+                               [f.reservation("res-1", units, releasedUnitIds=units)],
+                               [f.workload("vm-1", units[:1])])]))  # fmt: skip
+    capfd.readouterr()
+    broker = "Bearer vl_local_test_broker"
+    dry = reclaim_event("node-a", "res-1", {"count": 2, "dryRun": True}, broker)
+    plan = invoke(handlers["reclaim"], dry).body["planId"]
+    applied = {}
+    for key in ("vl_local_test_stranger", "vl_local_test_owner", "vl_local_test_broker"):
+        event = reclaim_plan_event("node-a", "res-1", plan, f"Bearer {key}")
+        applied[key] = invoke(handlers["reclaim"], event).status
+    by_count = reclaim_event("node-a", "res-1", {"count": 1}, broker, "sec-count")
+    invoke(handlers["reclaim"], by_count)
+    assert applied == {
+        "vl_local_test_stranger": 404,  # may not act on res-1
+        "vl_local_test_owner": 400,  # may, but the plan is the broker's org's
+        "vl_local_test_broker": 200,
+    }
+    captured = capfd.readouterr()
+    logs = "\n".join(
+        [captured.out, captured.err, *app_logs, *(r.getMessage() for r in caplog.records)]
+    )
+    assert any("reclaim committed" in line for line in app_logs)
+    assert os.environ["CURSOR_SIGNING_KEY"] not in logs
+    assert plan not in logs
+    assert plan.split(".")[1] not in logs  # not even its signature
 
 
 def test_every_log_line_carries_the_request_id_as_correlation_id(handlers, load_fleet, app_logs):

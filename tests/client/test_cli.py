@@ -26,9 +26,16 @@ from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.event_log import SETTLE_WINDOW
-from reservations_api_client.models import UnitsRequest
+from reservations_api_client.models import (
+    CreateReservationRequest,
+    PlaceWorkloadRequest,
+    UnitsRequest,
+)
+from reservations_api_client.types import Unset
 from reservations_client import (
     InvalidWebhook,
+    NotEnoughReleased,
+    PlanStale,
     PreconditionFailed,
     Reservations,
     RetryPolicy,
@@ -228,6 +235,77 @@ def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
     return Relay(aws)
 
 
+def test_a_reclaim_by_count_planned_first_then_applied(cli):
+    """The broker plans three units by count with 2 minutes of notice, applies the plan (its
+    notice with it), and a second apply is stale; a count's real run gets its key from the
+    command (one made for the call)."""
+    plan = cli("-o", "json", "reclaim", A1, RES, "--count", "3", "--notice", "2m", "--dry-run")
+    plan = plan.json()
+    assert len(plan["reclaimedUnitIds"]) == 3
+    assert plan["planExpiresAt"]
+    done = cli("-o", "json", "reclaim", A1, RES, "--plan", plan["planId"]).json()
+    assert done["reclaimedUnitIds"] == plan["reclaimedUnitIds"]
+    assert done["terminated"] == plan["wouldTerminate"] == ["vm-18"]
+    # The plan's notice: vm-18 is due two minutes after the apply, as its answer says.
+    workload = cli("-o", "json", "workloads", "get", A1, "vm-18", key="spotbuyer").json()
+    requested = datetime.fromisoformat(workload["termination"]["requestedAt"])
+    assert workload["termination"]["terminateAt"] == done["terminateAt"]
+    assert datetime.fromisoformat(done["terminateAt"]) - requested == timedelta(minutes=2)
+    again = cli("reclaim", A1, RES, "--plan", plan["planId"])
+    assert again.code == 1
+    assert "code: plan_stale" in again.err
+    more = cli("-o", "json", "reclaim", A1, RES, "--count", "1", "--notice", "90").json()
+    assert len(more["reclaimedUnitIds"]) == 1
+    assert more["terminateAt"]
+    assert not set(more["reclaimedUnitIds"]) & set(done["reclaimedUnitIds"])
+
+
+def test_the_count_and_plan_session_runs_through_the_typed_client(transport):
+    """docs/sessions.md's "A broker takes units back by count, with the plan first", call
+    by call, with its bodies and keys."""
+    as_ = {kind: Reservations("http://api.test", KEYS[kind], transport=transport, retry=NO_WAIT)
+           for kind in ("owner", "broker", "operator")}  # fmt: skip
+    c3 = "node-c3"
+    res = as_["owner"].create_reservation(c3, CreateReservationRequest(
+        unit_ids=["0000:22:00.0", "0000:23:00.0"], allowed_org_ids=["org-lab"],
+        managing_org_ids=["org-broker"])).id  # fmt: skip
+    broker = as_["broker"]
+    broker.release(c3, res, UnitsRequest(unit_ids=["0000:22:00.0", "0000:23:00.0"]))
+    as_["operator"].place_workload(c3, PlaceWorkloadRequest(
+        id="vm-c3-spot", kind="vm", tier="spot", org_id="org-spotbuyer",
+        unit_ids=["0000:23:00.0"]))  # fmt: skip
+    plan = broker.reclaim_count(c3, res, 2, notice_seconds=120, dry_run=True)
+    assert (plan.reclaimed_unit_ids, plan.would_terminate) == (
+        ["0000:22:00.0", "0000:23:00.0"], ["vm-c3-spot"])  # fmt: skip
+    assert isinstance(plan.plan_id, str)
+    assert isinstance(plan.terminate_at, Unset)  # a dry run has no deadline yet
+    done = broker.apply_plan(c3, res, plan.plan_id, reason="the lab needs both",
+                             idempotency_key="c3-plan-1")  # fmt: skip
+    assert (done.released_unit_ids, done.terminated, done.skipped) == ([], ["vm-c3-spot"], [])
+    assert done.reclaimed_unit_ids == ["0000:22:00.0", "0000:23:00.0"]
+    # The plan's notice: the VM is due 120 s after the apply's commit, as the answer says.
+    termination = as_["operator"].get_workload(c3, "vm-c3-spot").termination
+    assert not isinstance(termination, Unset)
+    due, asked = termination.terminate_at, termination.requested_at
+    assert isinstance(due, datetime)
+    assert isinstance(asked, datetime)
+    assert (due, due - asked) == (done.terminate_at, timedelta(seconds=120))
+    again = broker.apply_plan(c3, res, plan.plan_id, reason="the lab needs both",
+                              idempotency_key="c3-plan-1")  # fmt: skip
+    assert again.to_dict() == done.to_dict()  # the same key: the first answer
+    with pytest.raises(PlanStale, match=r"reservation res-\S+ changed since the plan"):
+        broker.apply_plan(c3, res, plan.plan_id)
+    # The typed client makes a key for every write; the session's curl sends none.
+    with httpx.Client(transport=transport, base_url="http://api.test") as raw:
+        keyless = raw.post(f"/v1/nodes/{c3}/reservations/{res}/reclaim", json={"count": 1},
+                           headers={"Authorization": f"Bearer {KEYS['broker']}"})  # fmt: skip
+    assert (keyless.status_code, keyless.json()["code"]) == (400, "invalid_request")
+    assert "send an Idempotency-Key" in keyless.json()["error"]
+    with pytest.raises(NotEnoughReleased, match="has 0 released units"):
+        broker.reclaim_count(c3, res, 1, idempotency_key="c3-count-1")
+    assert as_["owner"].cancel(c3, res, None).status == "cancelled"
+
+
 def test_reclaim_with_notice_answers_the_deadline_the_workload_shows(cli):
     args = ["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "2m"]
     answer = cli("-o", "json", *args).json()
@@ -311,9 +389,13 @@ def test_an_api_error_exits_1_with_its_code_and_request_id(cli):
     assert "vl_local_only_nobody" not in nobody.out + nobody.err
 
 
-def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
+def test_a_usage_error_is_refused_before_any_call(cli):
     for args, named in [
-        (["reclaim", A1, RES, "--count", "2"], "--count"),
+        (["reclaim", A1, RES, "--count", "2", "--units", "0000:04:00.0"], "--count"),
+        (["reclaim", A1, RES, "--count", "0"], "--count"),
+        (["reclaim", A1, RES, "--plan", "p", "--dry-run"], "--dry-run"),
+        (["reclaim", A1, RES, "--plan", "p", "--notice", "2m"], "--notice"),  # the plan's own
+        (["reclaim", A1, RES, "--plan", "p", "--if-match", "*"], "--if-match"),
         (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "soon"], "--notice"),
         (["reservations", "list", "--ends-after", "soon"], "--ends-after"),
         (["reclaim", A1, RES], "--units"),
@@ -323,7 +405,6 @@ def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
         ran = cli(*args)
         assert ran.code == 2, args
         assert named in ran.err, args
-    assert "not in this API yet" in cli("reclaim", A1, RES, "--count", "2").err
     units = cli("-o", "json", "units", A1).json()
     assert [u["id"] for u in units if u.get("released")][:1] == ["0000:04:00.0"]  # untouched
 

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.disable_socket
 
 # The contract's "Errors" table, each (status, code) with whether its "Idempotency" section
 # stores it ("any 2xx, 409 reservation_not_active / units_unavailable / workload_exists /
-# stale_topology / reservation_not_in_review, and any 422 but idempotency_key_reused").
+# stale_topology / reservation_not_in_review / plan_stale /
+# not_enough_released, and any 422 but idempotency_key_reused").
 CONTRACT: dict[tuple[int, str], bool] = {
     (400, "invalid_request"): False,
     (401, "unauthorized"): False,
@@ -32,6 +33,8 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (409, "stale_topology"): True,
     (409, "reservation_not_in_review"): True,
     (409, "subscription_limit"): False,
+    (409, "plan_stale"): True,
+    (409, "not_enough_released"): True,
     # The project's own (a webhook retry that can never succeed); never kept: the retry
     # keeps no answer, and a pending delivery may fail later and then be retried.
     (409, "delivery_not_failed"): False,

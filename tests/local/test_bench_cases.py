@@ -24,7 +24,15 @@ def test_every_bench_case_runs_and_makes_the_requests_of_its_budget():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     rows = dict(json.loads(result.stdout.strip().splitlines()[-1]))
-    assert len(rows) == 13
+    assert len(rows) == 15
+    by_id = rows["reclaim k=16 (16-GPU node)"]
+    for reclaim in (
+        "reclaim by count=16 (keyed)",
+        "reclaim as a plan's apply, 16 units (16-GPU node)",
+    ):
+        assert rows[reclaim] == by_id == {
+            "dynamodb.Query": 1, "dynamodb.TransactWriteItems": 1, "sqs.SendMessageBatch": 2
+        }, reclaim  # fmt: skip
     writes = [call for call in rows if not call.startswith(("list", "get", "reclaim"))]
     for call in writes:  # every other write: one Query, one TransactWriteItems
         assert rows[call] == {"dynamodb.Query": 1, "dynamodb.TransactWriteItems": 1}, call

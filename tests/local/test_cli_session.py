@@ -137,6 +137,6 @@ def test_an_error_exits_1_with_its_code_and_request_id(stack: Stack) -> None:
     hidden = reservations(stack, "units", "node-nowhere")
     assert (hidden.returncode, hidden.stdout) == (1, "")
     assert "code: not_found  status: 404  request id: " in hidden.stderr
-    refused = reservations(stack, "reclaim", A1, RES, "--count", "1")
-    assert refused.returncode == 2
-    assert "not in this API yet" in refused.stderr
+    refused = reservations(stack, "reclaim", A1, RES, "--plan", "p", "--notice", "2m")
+    assert refused.returncode == 2  # a usage error, before any call: a plan has its notice
+    assert "--notice" in refused.stderr

@@ -53,7 +53,6 @@ from reservations_api_client.models import (
     NodeRequest,
     PlaceWorkloadRequest,
     ReaffirmRequest,
-    ReclaimRequest,
     ReclaimResult,
     Reservation,
     ReservationPage,
@@ -75,12 +74,11 @@ from reservations_client.retries import RetryingTransport, RetryPolicy
 T = TypeVar("T")
 
 
-def reclaim_body(body: ReclaimRequest | UnitsRequest, notice_seconds: int | None) -> ReclaimRequest:
-    """A reclaim's body: release's (``UnitsRequest``) or its own, with the notice if given."""
-    fields = body.to_dict()
-    if notice_seconds is not None:
-        fields["noticeSeconds"] = notice_seconds
-    return ReclaimRequest.from_dict(fields)
+def _with_notice(body: dict[str, Any], notice_seconds: int | None) -> dict[str, Any]:
+    """A reclaim's body, with the notice if given."""
+    if notice_seconds is None:
+        return body
+    return {**body, "noticeSeconds": notice_seconds}
 
 
 POLL_SECONDS = 2.0  # a followed feed's pause at its end: events settle for up to 5 s
@@ -236,16 +234,53 @@ class Reservations:
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def reclaim(
-        self, node_id: str, reservation_id: str, body: ReclaimRequest | UnitsRequest,
+        self, node_id: str, reservation_id: str, body: UnitsRequest,
         idempotency_key: str | None = None, notice_seconds: int | None = None,
         if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
-        """Take units back; ``notice_seconds`` (0-3600) is the spot workloads' notice: the
-        answer's ``terminate_at`` is their deadline (a real run's). ``if_match``: as
-        :meth:`release`."""
+        """Reclaim the named units (a dry run also answers a ``plan_id``); ``notice_seconds``
+        (0-3600) is the spot workloads' notice: the answer's ``terminate_at`` is their
+        deadline (a real run's). ``if_match``: as :meth:`release`."""
+        fields = _with_notice(body.to_dict(), notice_seconds)
+        return self._reclaim(node_id, reservation_id, fields, idempotency_key, if_match)
+
+    def reclaim_count(
+        self, node_id: str, reservation_id: str, count: int, *, dry_run: bool = False,
+        notice_seconds: int | None = None, reason: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
+    ) -> ReclaimResult:  # fmt: skip
+        """Reclaim ``count`` of the released units, the service choosing which (the answer's
+        ``reclaimed_unit_ids``), with ``notice_seconds`` as :meth:`reclaim`. A real run needs
+        ``idempotency_key`` or ``if_match`` (the reservation's etag): each call takes
+        ``count`` more. A dry run answers a ``plan_id`` for :meth:`apply_plan`, bound to its
+        notice."""
+        body: dict[str, Any] = {"count": count}
+        if dry_run:
+            body["dryRun"] = True
+        if reason is not None:
+            body["reason"] = reason
+        return self._reclaim(
+            node_id, reservation_id, _with_notice(body, notice_seconds), idempotency_key, if_match
+        )
+
+    def apply_plan(
+        self, node_id: str, reservation_id: str, plan_id: str, *, reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ReclaimResult:  # fmt: skip
+        """Do exactly what a dry run planned (its ``plan_id``, for 5 minutes; its notice
+        too), or nothing: 409 ``plan_stale`` when anything it is bound to changed, or it
+        expired."""
+        body: dict[str, Any] = {"planId": plan_id}
+        if reason is not None:
+            body["reason"] = reason
+        return self._reclaim(node_id, reservation_id, body, idempotency_key, None)
+
+    def _reclaim(
+        self, node_id: str, reservation_id: str, body: dict[str, Any],
+        idempotency_key: str | None, if_match: str | None,
+    ) -> ReclaimResult:  # fmt: skip
         return _expect(ReclaimResult, reclaim_units.sync_detailed(
-            node_id, reservation_id, client=self.client,
-            body=reclaim_body(body, notice_seconds),
+            node_id, reservation_id, client=self.client, body=body,
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def cancel(

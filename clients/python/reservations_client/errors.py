@@ -69,6 +69,12 @@ class DeliveryNotFailed(ReservationsApiError): ...  # 409: a retry never succeed
 class SubscriptionDisabled(ReservationsApiError): ...  # 409: delete and subscribe again
 
 
+class PlanStale(ReservationsApiError): ...  # 409: nothing done; plan again (dry run)
+
+
+class NotEnoughReleased(ReservationsApiError): ...  # 409: fewer released than the count
+
+
 class PreconditionFailed(ReservationsApiError):
     """412: If-Match named another version; nothing was done. ``etag``: the current one
     (unquoted, as a reservation's ``etag``): read it again, decide again."""
@@ -121,6 +127,8 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "subscription_limit": SubscriptionLimit,
     "delivery_not_failed": DeliveryNotFailed,
     "subscription_disabled": SubscriptionDisabled,
+    "plan_stale": PlanStale,
+    "not_enough_released": NotEnoughReleased,
     "precondition_failed": PreconditionFailed,
     "units_not_in_reservation": UnitsNotInReservation,
     "units_not_reservable": UnitsNotReservable,

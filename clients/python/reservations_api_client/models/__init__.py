@@ -29,7 +29,6 @@ from .place_workload_request import PlaceWorkloadRequest
 from .place_workload_request_kind import PlaceWorkloadRequestKind
 from .place_workload_request_tier import PlaceWorkloadRequestTier
 from .reaffirm_request import ReaffirmRequest
-from .reclaim_request import ReclaimRequest
 from .reclaim_result import ReclaimResult
 from .reclaim_result_status import ReclaimResultStatus
 from .reservation import Reservation
@@ -86,7 +85,6 @@ __all__ = (
     "PlaceWorkloadRequestKind",
     "PlaceWorkloadRequestTier",
     "ReaffirmRequest",
-    "ReclaimRequest",
     "ReclaimResult",
     "ReclaimResultStatus",
     "Reservation",

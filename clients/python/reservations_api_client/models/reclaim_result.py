@@ -35,6 +35,8 @@ class ReclaimResult:
             id (str):
             managing_org_ids (list[str]):
             node_id (str):
+            reclaimed_unit_ids (list[str]): the units reclaimed (dry run: that would be), sorted: the named ones, or those
+                chosen by count or by the plan
             released_unit_ids (list[str]):
             reserved_unit_ids (list[str]):
             starts_at (datetime.datetime):
@@ -42,6 +44,9 @@ class ReclaimResult:
             updated_at (datetime.datetime):
             contract_ref (str | Unset):
             ends_at (datetime.datetime | Unset):
+            plan_expires_at (datetime.datetime | Unset): dry run: until when the plan may be applied (5 minutes)
+            plan_id (str | Unset): dry run: the plan, opaque and signed; POST it back as {"planId": ...} to do exactly this
+                reclaim, while nothing it is bound to changes
             reason (str | Unset):
             skipped (list[str] | Unset): real run: not spot, left running
             terminate_at (datetime.datetime | Unset): real run: this call's deadline, its commit plus noticeSeconds (to the
@@ -58,6 +63,7 @@ class ReclaimResult:
     id: str
     managing_org_ids: list[str]
     node_id: str
+    reclaimed_unit_ids: list[str]
     released_unit_ids: list[str]
     reserved_unit_ids: list[str]
     starts_at: datetime.datetime
@@ -65,6 +71,8 @@ class ReclaimResult:
     updated_at: datetime.datetime
     contract_ref: str | Unset = UNSET
     ends_at: datetime.datetime | Unset = UNSET
+    plan_expires_at: datetime.datetime | Unset = UNSET
+    plan_id: str | Unset = UNSET
     reason: str | Unset = UNSET
     skipped: list[str] | Unset = UNSET
     terminate_at: datetime.datetime | Unset = UNSET
@@ -95,6 +103,10 @@ class ReclaimResult:
 
         node_id = self.node_id
 
+        reclaimed_unit_ids = self.reclaimed_unit_ids
+
+
+
         released_unit_ids = self.released_unit_ids
 
 
@@ -114,6 +126,12 @@ class ReclaimResult:
         ends_at: str | Unset = UNSET
         if not isinstance(self.ends_at, Unset):
             ends_at = self.ends_at.isoformat()
+
+        plan_expires_at: str | Unset = UNSET
+        if not isinstance(self.plan_expires_at, Unset):
+            plan_expires_at = self.plan_expires_at.isoformat()
+
+        plan_id = self.plan_id
 
         reason = self.reason
 
@@ -157,6 +175,7 @@ class ReclaimResult:
             "id": id,
             "managingOrgIds": managing_org_ids,
             "nodeId": node_id,
+            "reclaimedUnitIds": reclaimed_unit_ids,
             "releasedUnitIds": released_unit_ids,
             "reservedUnitIds": reserved_unit_ids,
             "startsAt": starts_at,
@@ -167,6 +186,10 @@ class ReclaimResult:
             field_dict["contractRef"] = contract_ref
         if ends_at is not UNSET:
             field_dict["endsAt"] = ends_at
+        if plan_expires_at is not UNSET:
+            field_dict["planExpiresAt"] = plan_expires_at
+        if plan_id is not UNSET:
+            field_dict["planId"] = plan_id
         if reason is not UNSET:
             field_dict["reason"] = reason
         if skipped is not UNSET:
@@ -206,6 +229,9 @@ class ReclaimResult:
 
         node_id = d.pop("nodeId")
 
+        reclaimed_unit_ids = cast(list[str], d.pop("reclaimedUnitIds"))
+
+
         released_unit_ids = cast(list[str], d.pop("releasedUnitIds"))
 
 
@@ -238,6 +264,18 @@ class ReclaimResult:
 
 
 
+
+        _plan_expires_at = d.pop("planExpiresAt", UNSET)
+        plan_expires_at: datetime.datetime | Unset
+        if isinstance(_plan_expires_at,  Unset):
+            plan_expires_at = UNSET
+        else:
+            plan_expires_at = datetime.datetime.fromisoformat(_plan_expires_at)
+
+
+
+
+        plan_id = d.pop("planId", UNSET)
 
         reason = d.pop("reason", UNSET)
 
@@ -272,6 +310,7 @@ class ReclaimResult:
             id=id,
             managing_org_ids=managing_org_ids,
             node_id=node_id,
+            reclaimed_unit_ids=reclaimed_unit_ids,
             released_unit_ids=released_unit_ids,
             reserved_unit_ids=reserved_unit_ids,
             starts_at=starts_at,
@@ -279,6 +318,8 @@ class ReclaimResult:
             updated_at=updated_at,
             contract_ref=contract_ref,
             ends_at=ends_at,
+            plan_expires_at=plan_expires_at,
+            plan_id=plan_id,
             reason=reason,
             skipped=skipped,
             terminate_at=terminate_at,

@@ -1,6 +1,7 @@
 """Units and reservations: ``units``, ``reservations list|get|create|cancel`` (``list``
-without ``--node``: across the fleet), ``release`` and ``reclaim`` (``--notice``).
-(``reservations change`` and reclaim ``--count`` come with the API operations they need.)"""
+without ``--node``: across the fleet), ``release`` and ``reclaim`` (by units, by
+``--count``, or a dry run's ``--plan``; ``--notice``). (``reservations change`` comes with
+the API operation it needs.)"""
 
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ UNIT_COLUMNS = ["id", "allocClass", "gpuModelId", "sellableGpus", "state", "clai
                 "reservable", "reservationId", "released"]  # fmt: skip
 RESERVATION_COLUMNS = ["id", "nodeId", "status", "startsAt", "endsAt", "reservedUnitIds",
                        "releasedUnitIds", "managingOrgIds"]  # fmt: skip
-NOT_YET = "is not in this API yet"
 
 group = typer.Typer(no_args_is_help=True, help="List, get, create and cancel reservations.")
 
@@ -150,23 +150,45 @@ def release(
 
 def reclaim(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
-    count: Annotated[int | None, typer.Option(help="Not in this API yet: use --units.")] = None,
+    count: Annotated[int | None, typer.Option(
+        min=1, max=32, help="How many released units; the service chooses which.")] = None,
+    plan: Annotated[str | None, typer.Option(
+        help="A dry run's planId: do exactly that plan (5 minutes), its notice too, or "
+        "nothing.")] = None,
     notice: Annotated[str | None, typer.Option(
         help="The spot workloads' notice, 0-3600 s: 90, 90s, 15m or 1h; they are stopped "
         "at the answer's terminateAt.")] = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
     if_match: IfMatch = None,
 ) -> None:  # fmt: skip
-    """Take released units back; spot workloads on them are terminated (after --notice)."""
-    if count is not None:
-        raise typer.BadParameter(f"reclaim --count {NOT_YET}: name the units with --units",
-                                 param_hint="--count")  # fmt: skip
+    """Take released units back; spot workloads on them are terminated (after --notice).
+    Name the units (--units), say how many (--count), or apply a dry run's plan (--plan)."""
+    ways = [name for given, name in ((unit_ids, "--units"), (count, "--count"), (plan, "--plan"))
+            if given]  # fmt: skip
+    if len(ways) > 1:
+        raise typer.BadParameter("give one of --units, --count and --plan", param_hint=ways[1])
+    if plan:
+        # The plan is done as planned: its dry run's notice and version, nothing else.
+        for given, name in ((dry_run, "--dry-run"), (notice, "--notice"), (if_match, "--if-match")):
+            if given:
+                raise typer.BadParameter(
+                    f"a plan is applied as its dry run made it: no {name} beside --plan",
+                    param_hint=name)  # fmt: skip
     notice_seconds = seconds(notice, "--notice")
     run = session(ctx)
-    body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-    result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
-                             if_match=if_match,
-                             notice_seconds=notice_seconds)  # fmt: skip
+    if count is not None:
+        result = run.api.reclaim_count(node, reservation, count, dry_run=dry_run, reason=reason,
+                                       notice_seconds=notice_seconds,
+                                       idempotency_key=idempotency_key,
+                                       if_match=if_match)  # fmt: skip
+    elif plan:
+        result = run.api.apply_plan(node, reservation, plan, reason=reason,
+                                    idempotency_key=idempotency_key)  # fmt: skip
+    else:
+        body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
+        result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
+                                 if_match=if_match,
+                                 notice_seconds=notice_seconds)  # fmt: skip
     show_record(run.output, result.to_dict())
 
 

@@ -3,34 +3,35 @@ reclaim acts on: release and reclaim share them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeVar
 
-from reservations.capacity.models import CapacityRequest
 from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound
-from reservations.kernel.pipeline import Access, Request, Route
+from reservations.kernel.pipeline import Access, Route
 from reservations.nodes import CAPACITY, NodeSnapshot, may_manage_capacity, may_manage_capacity_of
 from reservations.reservations import Found, found
 
-_Body = TypeVar("_Body", bound=CapacityRequest)
-
 
 def managed(
-    snapshot: NodeSnapshot | None, request: Request[_Body], caller: Caller, now: datetime
+    snapshot: NodeSnapshot | None,
+    route: Route,
+    caller: Caller,
+    now: datetime,
+    unit_ids: Sequence[str] = (),
 ) -> CapacityRefusal | NotFound | Found:
     """Release, reclaim: the route's reservation, for a caller who may manage its capacity,
     active with the named units reserved by it."""
     acted_on = found(
         snapshot,
-        request.route,
+        route,
         lambda read, reservation: may_manage_capacity(caller, read, reservation),
     )
     if isinstance(acted_on, NotFound):
         return acted_on
     read, reservation = acted_on
-    return capacity_refusal(reservation, read.node, request.body.unit_ids, now) or acted_on
+    return capacity_refusal(reservation, read.node, unit_ids, now) or acted_on
 
 
 def _may_manage_capacity_on(caller: Caller, snapshot: NodeSnapshot | None, route: Route) -> bool:

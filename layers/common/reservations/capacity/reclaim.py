@@ -13,18 +13,33 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from reservations.capacity.managing import MANAGERS, managed
-from reservations.capacity.models import ReclaimRequest, ReclaimResponse, parse_reclaim_request
+from reservations.capacity.models import (
+    ReclaimRequest,
+    ReclaimResponse,
+    parse_reclaim_request,
+    reclaim_document,
+)
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal
-from reservations.capacity.rules.plan import ReclaimPlan, moved_earlier, plan_reclaim
+from reservations.capacity.rules.plan import (
+    ReclaimPlan,
+    moved_earlier,
+    plan_reclaim,
+    units_by_count,
+)
+from reservations.capacity.rules.plan_id import (
+    PlanScope,
+    SignedPlan,
+    bind,
+    changes_since,
+    decode_plan,
+    encode_plan,
+)
 from reservations.capacity.views import reclaim_response
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import EventContext, StoredEvent
-from reservations.kernel.errors import (
-    ApiError,
-    NotFound,
-)
+from reservations.kernel.errors import ApiError, NotEnoughReleased, NotFound, PlanStale
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
@@ -51,28 +66,84 @@ from reservations.terminations import opened_by, send_committed, termination_req
 
 def decide(
     snapshot: NodeSnapshot | None, request: Request[ReclaimRequest], caller: Caller, now: datetime
-) -> NotFound | CapacityRefusal | Decision[ReclaimWrite]:
-    """The plan as a write and the reservation after it; a dry run's plan, unwritten."""
-    acted_on = managed(snapshot, request, caller, now)
+) -> NotFound | CapacityRefusal | NotEnoughReleased | PlanStale | Decision[ReclaimWrite]:
+    """The plan as a write and the reservation after it; a dry run's plan, unwritten, and
+    signed for its apply. A ``planId`` that is not this reservation's and this caller's is
+    a 400 (raised: it is the body's)."""
+    body = request.body
+    scope = PlanScope(
+        request.route.params["nodeId"], request.route.params["reservationId"], caller.org_id
+    )
+    signed = None
+    if body.plan_id is not None:
+        signed = decode_plan(body.plan_id, scope, request.signing_key())
+    acted_on = managed(snapshot, request.route, caller, now, body.unit_ids or ())
     if isinstance(acted_on, ApiError):
         return acted_on
-    (read, reservation), body = acted_on, request.body
+    read, reservation = acted_on
     node = read.node
-    plan = plan_reclaim(read, reservation, body.unit_ids)
+    if signed is not None:
+        return _apply(read, signed, caller, request, now)
+    unit_ids = body.unit_ids
+    if body.count is not None:
+        unit_ids = list(units_by_count(read, reservation, body.count))
+        if len(unit_ids) < body.count:
+            return NotEnoughReleased(
+                f"reservation {reservation.id} has {len(unit_ids)} released units; "
+                f"{body.count} were asked for"
+            )
+    plan = plan_reclaim(read, reservation, unit_ids or ())
     if body.dry_run:
-        return Decision(None, _answer(reclaim_response(reservation, node, now, would=plan)))
+        # The plan is bound to the notice its dry run was asked for: its apply gives that one.
+        bound = bind(plan, node, body.notice_seconds, now)
+        offer = (encode_plan(bound, scope, request.signing_key()), bound.expires_at)
+        return Decision(
+            None, _answer(reclaim_response(reservation, node, now, would=plan, plan=offer))
+        )
     notice = timedelta(seconds=body.notice_seconds)
     write = reclaim_write(caller, node, plan, body.reason, request.new_id, now, notice)
-    view = reclaim_response(reservation, node, now, done=plan)
-    deadline = write.terminate_at or write.at
-    return Decision(
-        write, _answer(view.model_copy(update={"terminate_at": format_moment(deadline)}))
+    return Decision(write, _answer_due(reclaim_response(reservation, node, now, done=plan), write))
+
+
+def _apply(
+    read: NodeSnapshot,
+    signed: SignedPlan,
+    caller: Caller,
+    request: Request[ReclaimRequest],
+    now: datetime,
+) -> PlanStale | Decision[ReclaimWrite]:
+    """Exactly the plan, while everything it is bound to is as it was: its units planned
+    again on the node as read must find the same workloads in the same parts at the same
+    versions, and those versions are the write's conditions. Its apply always moves the
+    reservation's version, so the same plan never applies twice."""
+    reservation = next(
+        r for r in read.reservations if r.id == request.route.params["reservationId"]
     )
+    plan = plan_reclaim(read, reservation, signed.unit_ids)
+    if changed := changes_since(signed, read, plan, now):
+        return PlanStale(
+            "the plan is stale: "
+            + "; ".join(problem.problem for problem in changed)
+            + "; nothing was done",
+            changed,
+        )
+    notice = timedelta(seconds=signed.notice_seconds)
+    write = reclaim_write(
+        caller, read.node, plan, request.body.reason, request.new_id, now, notice, bump=True
+    )
+    view = reclaim_response(reservation, read.node, now, done=plan, applied=True)
+    return Decision(write, _answer_due(view, write))
 
 
 def _answer(view: ReclaimResponse) -> Outcome:
     """200, the reservation and its ETag."""
     return reservation_answer(view)
+
+
+def _answer_due(view: ReclaimResponse, write: ReclaimWrite) -> Outcome:
+    """A real run's answer: with this call's deadline, its commit plus its notice."""
+    deadline = write.terminate_at or write.at
+    return _answer(view.model_copy(update={"terminate_at": format_moment(deadline)}))
 
 
 def reclaim_write(
@@ -83,10 +154,13 @@ def reclaim_write(
     new_id: Callable[[], str],
     now: datetime,
     notice: timedelta = timedelta(0),
+    *,
+    bump: bool = False,
 ) -> ReclaimWrite:
     """The plan as one conditional write (on the node's topology as read too): new
     termination ids, due at the commit (to the millisecond) plus ``notice``, the
-    terminations under way due later moved to that, a new reclaim id."""
+    terminations under way due later moved to that, a new reclaim id. ``bump``: the
+    reservation's version moves even when its releases do not change (a plan's apply)."""
     reservation = plan.reservation
     at = to_millisecond(now)
     deadline = at + notice
@@ -96,7 +170,7 @@ def reclaim_write(
         node_id=reservation.node_id,
         reservation=ItemVersion(reservation.id, reservation.version),
         topology=TopologyRead(node.id, node.topology_gen),
-        released_after=plan.released_after if plan.releases_change else None,
+        released_after=plan.released_after if bump or plan.releases_change else None,
         units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
         terminations=tuple(
             NewTermination(ItemVersion(w.id, w.version), new_id(), deadline)
@@ -230,6 +304,8 @@ RECLAIM: WriteSpec[ReclaimRequest, NodeSnapshot | None, ReclaimWrite, CapacityPo
     access=MANAGERS,
     parse=parse_reclaim_request,
     dry_run=lambda body: body.dry_run,
+    needs_key=lambda body: body.wants_key,
+    document=reclaim_document,
     decide=decide,
     finish=with_events(reclaim_events),
     partition=node_partition,

@@ -37,10 +37,11 @@ def decide(
     snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
 ) -> NotFound | CapacityRefusal | Decision[ReservationChange]:
     """The named units lent; a dry run's, unwritten."""
-    acted_on = managed(snapshot, request, caller, now)
+    body = request.body
+    acted_on = managed(snapshot, request.route, caller, now, body.unit_ids)
     if isinstance(acted_on, ApiError):
         return acted_on
-    body, reservation = request.body, acted_on[1]
+    reservation = acted_on[1]
     released = released_after_release(reservation, body.unit_ids)
     lent = tuple(sorted(body.unit_ids))
     release = change(

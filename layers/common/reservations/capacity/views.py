@@ -7,6 +7,7 @@ from datetime import datetime
 
 from reservations.capacity.models import ReclaimResponse
 from reservations.capacity.rules.plan import ReclaimPlan
+from reservations.kernel.times import format_time
 from reservations.nodes import Node, Reservation, reservation_view
 
 
@@ -17,10 +18,13 @@ def reclaim_response(
     *,
     done: ReclaimPlan | None = None,
     would: ReclaimPlan | None = None,
+    plan: tuple[str, datetime] | None = None,
+    applied: bool = False,
 ) -> ReclaimResponse:
     """The reservation after a reclaim (``done``: at its next version when the releases
-    change, the write's) or as a dry run leaves it (``would``: as it is)."""
-    if done is not None and done.releases_change:
+    change, the write's, or always for a plan's ``applied``) or as a dry run leaves it
+    (``would``: as it is, with its signed ``plan`` and expiry)."""
+    if done is not None and (applied or done.releases_change):
         reservation = replace(
             reservation,
             released_unit_ids=done.released_after,
@@ -29,10 +33,14 @@ def reclaim_response(
         )
     released, updated_at = reservation.released_unit_ids, reservation.updated_at
     view = reservation_view(reservation, node, now, released, updated_at)
+    acted = done if done is not None else would
     return ReclaimResponse(
         **view.model_dump(),
         terminated=done.terminated_ids if done else None,
         skipped=done.skipped_ids if done else None,
         would_terminate=would.terminated_ids if would else None,
         would_skip=would.skipped_ids if would else None,
+        reclaimed_unit_ids=list(acted.unit_ids) if acted else [],
+        plan_id=plan[0] if plan else None,
+        plan_expires_at=format_time(plan[1]) if plan else None,
     )

@@ -109,6 +109,17 @@ class SubscriptionLimit(ApiError, status=409, code="subscription_limit"):
     """subscribe: the org already has 10 webhook subscriptions"""
 
 
+class PlanStale(ApiError, status=409, code="plan_stale", kept=True):
+    """reclaim with a planId: something the plan was bound to changed (a placement, a
+    release, another reclaim, an end, the plan's own apply), or the plan expired; nothing
+    was done; the message (and details, when it can) name what changed"""
+
+
+class NotEnoughReleased(ApiError, status=409, code="not_enough_released", kept=True):
+    """reclaim by count: fewer released units than asked; the message says how many there
+    are"""
+
+
 class DeliveryNotFailed(ApiError, status=409, code="delivery_not_failed"):
     """webhook delivery retry: the delivery is not failed (pending: it is retried on its
     schedule; delivered: there is nothing to send again); the message names its state. Not

@@ -44,7 +44,14 @@ from pydantic import BaseModel
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import ERRORS, ApiError, NotFound, PreconditionFailed
+from reservations.kernel.errors import (
+    ERRORS,
+    ApiError,
+    FieldProblem,
+    InvalidRequest,
+    NotFound,
+    PreconditionFailed,
+)
 from reservations.kernel.idempotency import replay as idempotency
 from reservations.kernel.idempotency.models import (
     AnswerRecord,
@@ -52,11 +59,11 @@ from reservations.kernel.idempotency.models import (
     Outcome,
     StoredResponse,
 )
-from reservations.kernel.idempotency.rules import is_kept
+from reservations.kernel.idempotency.rules import HEADER, is_kept
 from reservations.kernel.ids import is_resource_id, is_workload_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.ports import Ports
-from reservations.kernel.preconditions import EntityTags, etag_header, parse_if_match
+from reservations.kernel.preconditions import IF_MATCH, EntityTags, etag_header, parse_if_match
 from reservations.kernel.retries import retried
 from reservations.kernel.writes import WriteConflict
 
@@ -98,6 +105,8 @@ class Request(Generic[B]):
     # The request's If-Match as parsed; None without one, for a dry run, or where the
     # spec honours none. The pipeline checks it; a ``decide`` may read it too.
     if_match: EntityTags | None = None
+    # The service's signing key, for what a write hands out signed (read when first needed).
+    signing_key: Callable[[], bytes] = bytes
 
 
 @dataclass(frozen=True)
@@ -216,6 +225,9 @@ class WriteSpec(Generic[B, S, W, P]):
     partition: Callable[[P], Partition[S, W]]  # where it reads and commits
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
+    # Not safe to repeat by itself (each call takes more): without an Idempotency-Key or an
+    # If-Match naming a version (``*`` names none), a 400 naming both.
+    needs_key: Callable[[B], bool] = _never
     document: Callable[[B], object] = _as_validated  # the body as the key compares it
     # Checks of the body that need the clock, before any write (a create's term).
     timely: Callable[[B, datetime], None] | None = None
@@ -257,8 +269,10 @@ def run_write(
     read = _reads(spec, route, caller, partition)
     parsed = spec.parse(body)
     precondition = _precondition(spec, parsed, if_match)
-    keyed = _keyed(spec, route, caller, parsed, idempotency_key)
-    request = Request(route, parsed, ports.new_id, ports.new_secret, precondition)
+    keyed = _keyed(spec, route, caller, parsed, idempotency_key, precondition)
+    request = Request(
+        route, parsed, ports.new_id, ports.new_secret, precondition, ports.signing_key
+    )
     try:
         if spec.timely is not None:
             spec.timely(parsed, ports.clock())
@@ -302,11 +316,27 @@ def _precondition(spec: WriteSpec[B, S, W, P], body: B, header: str | None) -> E
 
 
 def _keyed(
-    spec: WriteSpec[B, S, W, P], route: Route, caller: Caller, body: B, header: str | None
+    spec: WriteSpec[B, S, W, P],
+    route: Route,
+    caller: Caller,
+    body: B,
+    header: str | None,
+    precondition: EntityTags | None = None,
 ) -> IdempotentRequest | None:
-    """The keyed request, after the body is valid; None without a key to look at."""
+    """The keyed request, after the body is valid; None without a key to look at. A body
+    not safe to repeat needs the key or an If-Match naming a version (400 naming both)."""
     if not spec.keyed or spec.dry_run(body):
         return None
+    versioned = precondition is not None and bool(precondition.strong)
+    if header is None and not versioned and spec.needs_key(body):
+        raise InvalidRequest(
+            f"this request is not safe to repeat by itself: send an {HEADER} or an "
+            f"{IF_MATCH} naming the reservation's ETag",
+            [
+                FieldProblem(HEADER, "or If-Match is required for this request"),
+                FieldProblem(IF_MATCH, f"or {HEADER} is required for this request"),
+            ],
+        )
     return idempotency.keyed(caller, header, route.method, route.path, spec.document(body))
 
 

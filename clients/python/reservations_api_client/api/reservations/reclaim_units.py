@@ -9,7 +9,6 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error import Error
-from ...models.reclaim_request import ReclaimRequest
 from ...models.reclaim_result import ReclaimResult
 from ...models.too_many_requests import TooManyRequests
 from ...types import UNSET, Unset
@@ -21,7 +20,7 @@ def _get_kwargs(
     node_id: str,
     reservation_id: str,
     *,
-    body: ReclaimRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -44,7 +43,8 @@ def _get_kwargs(
         "url": "/v1/nodes/{node_id}/reservations/{reservation_id}/reclaim".format(node_id=quote(str(node_id), safe=""),reservation_id=quote(str(reservation_id), safe=""),),
     }
 
-    _kwargs["json"] = body.to_dict()
+    
+    _kwargs["json"] = body
 
     headers["Content-Type"] = "application/json"
 
@@ -151,7 +151,7 @@ def sync_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReclaimRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -163,8 +163,11 @@ def sync_detailed(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
-            get.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -195,7 +198,7 @@ def sync(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReclaimRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -207,8 +210,11 @@ def sync(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
-            get.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -234,7 +240,7 @@ async def asyncio_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReclaimRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -246,8 +252,11 @@ async def asyncio_detailed(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
-            get.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -278,7 +287,7 @@ async def asyncio(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReclaimRequest,
+    body: Any,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -290,8 +299,11 @@ async def asyncio(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
-            get.
+        body (Any): The reclaim body, one of three shapes: the units by id (``unitIds``), how many
+            of the
+            released units (``count``: the service chooses), either with the notice its spot
+            workloads get (``noticeSeconds``), or a dry run's plan (``planId``, with an optional
+            ``reason`` and nothing else: the plan carries its dry run's notice).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -49,6 +49,30 @@ def units_outside(reservation: Reservation, unit_ids: Collection[str]) -> list[s
     return sorted(set(unit_ids) - set(reservation.reserved_unit_ids))
 
 
+def units_by_count(snapshot: NodeSnapshot, reservation: Reservation, count: int) -> tuple[str, ...]:
+    """``count`` of the reservation's released units, chosen as the contract orders them
+    (fewer when there are fewer: the caller refuses that): first released units no workload
+    claims, by id; then those whose workloads need no new termination (not spot, or already
+    terminating), by id; then the units of running spot workloads, the workload holding the
+    most of the reservation's released units first (ties: its lowest unit id), its units by
+    id. Sorted."""
+    released = sorted(set(reservation.released_unit_ids))
+    holders = [w for w in snapshot.workloads if w.state in CLAIMING_STATES]
+    to_stop = [w for w in holders if w.tier is Tier.SPOT and w.state is WorkloadState.RUNNING]
+    claimed = {u for w in holders for u in w.unit_ids}
+    needs_stop = {u for w in to_stop for u in w.unit_ids}
+    chosen = [u for u in released if u not in claimed]
+    chosen += [u for u in released if u in claimed and u not in needs_stop]
+    lent = set(released)
+    by_size = sorted(
+        (w for w in to_stop if lent.intersection(w.unit_ids)),
+        key=lambda w: (-len(lent.intersection(w.unit_ids)), min(lent.intersection(w.unit_ids))),
+    )
+    for spot in by_size:
+        chosen += [u for u in sorted(lent.intersection(spot.unit_ids)) if u not in chosen]
+    return tuple(sorted(chosen[:count]))
+
+
 def plan_reclaim(
     snapshot: NodeSnapshot, reservation: Reservation, unit_ids: Collection[str]
 ) -> ReclaimPlan:
