@@ -31,6 +31,7 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (409, "workload_exists"): True,
     (409, "stale_topology"): True,
     (409, "reservation_not_in_review"): True,
+    (409, "reservation_not_changeable"): True,
     (409, "subscription_limit"): False,
     # The project's own (a webhook retry that can never succeed); never kept: the retry
     # keeps no answer, and a pending delivery may fail later and then be retried.

@@ -13,6 +13,7 @@ from reservations.reservations.endpoints import (
     GET_RESERVATION,
     LIST_RESERVATIONS,
     REAFFIRM,
+    UPDATE_RESERVATION,
 )
 from reservations.webhooks.endpoints import (
     CREATE_WEBHOOK,
@@ -56,4 +57,5 @@ ALL = (
     GET_NODE,
     LIST_WORKLOADS,
     GET_WORKLOAD,
+    UPDATE_RESERVATION,
 )

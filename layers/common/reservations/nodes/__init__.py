@@ -41,6 +41,7 @@ from reservations.nodes.models.writes import (
     ReclaimWrite,
     ReservationChange,
     ReservationCreate,
+    ReservationUpdate,
     TerminationClose,
     TopologyRead,
     WorkloadEnd,
@@ -64,6 +65,7 @@ from reservations.nodes.rules.access import (
 from reservations.nodes.rules.events import reservation_event, reviews_derived, workload_data
 from reservations.nodes.rules.history import (
     due_to_move,
+    named_after_change,
     named_after_create,
     named_after_end,
     named_at,
@@ -138,6 +140,7 @@ __all__ = [
     "ReservationCreate",
     "ReservationPage",
     "ReservationStatus",
+    "ReservationUpdate",
     "ReservationView",
     "ReviewScope",
     "Termination",
@@ -169,6 +172,7 @@ __all__ = [
     "may_place_workloads",
     "may_read_reservation",
     "may_write_reservations",
+    "named_after_change",
     "named_after_create",
     "named_after_end",
     "named_at",

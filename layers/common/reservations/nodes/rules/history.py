@@ -121,3 +121,29 @@ def named_after_end(
         {o: after[o] for o in orgs},
         tuple(deciding[k] for k in sorted(deciding)),
     )
+
+
+def named_after_change(
+    before: Reservation,
+    after: Reservation,
+    named_by: Iterable[Reservation],
+    retention_days: int,
+    now: datetime,
+) -> dict[str, datetime]:
+    """The orgs a changed reservation (``after``; ``before`` as read) names whose moment in
+    the node's list access moves on: newly named ones, until the latest end among it and
+    the node's reservations as read that name them (and never before ``now`` plus the
+    retention, as for a create), and the ones it names longer than before. None is brought
+    forward: an org the change no longer names, or names for less, keeps its moment (it may
+    still read the node's feed, where the change's event is, until then)."""
+    others = tuple(r for r in named_by if r.id != before.id)
+    was = named_orgs_until((*others, before), retention_days)
+    will = named_orgs_until((*others, after), retention_days)
+    floor = _kept(now, retention_days)
+    moved: dict[str, datetime] = {}
+    for org in dict.fromkeys(_names(after)):
+        if org not in _names(before):
+            moved[org] = max(will[org], floor)
+        elif will[org] > was[org]:
+            moved[org] = will[org]
+    return moved
