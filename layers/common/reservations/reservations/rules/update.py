@@ -156,22 +156,22 @@ def _unavailable(
     )
     audience = body.allowed_org_ids or list(reservation.allowed_org_ids)
     added = body.add_unit_ids or []
-    problems = [
-        FieldProblem(f"addUnitIds[{added.index(unit_id)}]", f"{unit_id}: {why}")
+    refusals = [
+        (f"addUnitIds[{added.index(unit_id)}]", unit_id, why)
         for unit_id, why in unavailable(others, added, term, audience, now)
     ]
     kept = [u for u in reservation.reserved_unit_ids if u not in (body.remove_unit_ids or [])]
     field = "startsAt" if term[0] < reservation.starts_at else "endsAt"
     for window in _extensions(reservation, term):
         # Only overlap counts here: the kept units' claims are the reservation's own matter.
-        problems += [
-            FieldProblem(field, f"{unit_id}: {why}")
-            for unit_id, why in held(others, kept, window, now)
-        ]
-    if not problems:
+        refusals += [(field, unit_id, why) for unit_id, why in held(others, kept, window, now)]
+    if not refusals:
         return None
-    named = ", ".join(dict.fromkeys(p.problem.split(":", 1)[0] for p in problems))
-    return UnitsUnavailable(f"units unavailable: {named}", problems)
+    named = ", ".join(dict.fromkeys(unit_id for _, unit_id, _ in refusals))
+    return UnitsUnavailable(
+        f"units unavailable: {named}",
+        [FieldProblem(at, f"{unit_id}: {why}") for at, unit_id, why in refusals],
+    )
 
 
 def _extensions(reservation: Reservation, term: Term) -> list[Term]:
