@@ -19,6 +19,7 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.times import format_time
 from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
+from reservations.webhooks.rules.fanout import body_for, orgs_to_notify
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import (
     AUDIENCE,
@@ -397,3 +398,18 @@ def test_a_create_between_the_read_and_the_write_is_seen_on_the_retry(store, clo
         refused_error = error
     assert refused_error is not None  # decided again on the node with the create
     assert U6 not in stored(store).reserved_unit_ids
+
+
+def test_a_webhook_of_a_removed_org_carries_its_reduced_view(store, clock):
+    assert run(store, clock, {"managingOrgIds": []})[0] == 200
+    (event,) = store.events
+    assert "org-broker" in orgs_to_notify(event, "org-op")
+    sent = json.loads(body_for(event, "org-broker", "org-op"))
+    assert sent["data"] == {
+        "actor": {"orgId": "org-acme"},
+        "changes": {"managingOrgIds": {"removed": True}},
+    }
+    for whole in ("org-op", "org-acme", "org-lab"):
+        assert json.loads(body_for(event, whole, "org-op"))["data"]["changes"] == {
+            "managingOrgIds": {"from": ["org-broker"], "to": []}
+        }
