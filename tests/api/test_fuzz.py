@@ -23,7 +23,13 @@ CODES = {
     415: {"unsupported_media_type"},
     401: {"unauthorized"},
     404: {"not_found"},
-    409: {"reservation_not_active", "conflict", "idempotency_in_progress", "units_unavailable"},
+    409: {
+        "reservation_not_active",
+        "conflict",
+        "idempotency_in_progress",
+        "units_unavailable",
+        "reservation_not_changeable",
+    },
     422: {"units_not_in_reservation", "idempotency_key_reused", "units_not_reservable"},
 }
 AUTHORIZATIONS = [
