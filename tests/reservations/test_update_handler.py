@@ -5,6 +5,7 @@ reads from every feed it has."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from types import ModuleType
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from devstack import fleet_documents as f
 from devstack.api_events import event_file, list_units_event, update_event
+from devstack.fleet_documents import ROOT
 from devstack.functions import invoke, load_function
 from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.times import format_time
@@ -259,3 +261,37 @@ def test_an_org_the_change_removes_reads_a_reduced_event_on_every_feed(
     assert patch(functions, {"endsAt": later(310)}).status == 200
     StreamRelay(aws, functions["event_relay"]).run()
     assert len(_updated(invoke(functions["org_events"], org_feed))) == 1
+
+
+# --- the docs session ---------------------------------------------------------------------------
+
+SESSION_KEYS = {"$OWNER": "Bearer vl_local_only_owner", "$BROKER": "Bearer vl_local_only_broker"}
+_PATCH = re.compile(
+    r"curl -s -X PATCH -H \"(?P<key>\$\w+)\" \$API/reservations/(?P<res>[\w-]+)\s*\\?\s*"
+    r"--json '(?P<body>[^']*)'\s*\n# (?P<status>\d{3})"
+)
+
+
+def session_calls() -> list[tuple[str, str, Any, int]]:
+    """The PATCH calls of docs/sessions.md's "Changing a reservation", in order: key, the
+    reservation, the body, and the status its comment says."""
+    text = (ROOT / "docs" / "sessions.md").read_text()
+    section = text.split("## Changing a reservation", 1)[1].split("\n## ", 1)[0]
+    return [
+        (SESSION_KEYS[m["key"]], m["res"], json.loads(m["body"]), int(m["status"]))
+        for m in _PATCH.finditer(section)
+    ]
+
+
+def test_the_docs_session_answers_as_it_says_on_the_demo_fleet(functions, load_fleet, aws):
+    load_fleet(f.demo_fleet())
+    calls = session_calls()
+    assert len(calls) == 7
+    for key, res, body, status in calls:
+        result = invoke(functions["update_reservation"], update_event("node-a1", res, body, key))
+        assert result.status == status, (body, result.body_text)
+    stored = state.reservation(aws, "node-a1", "res-a-active")
+    assert stored["endsAt"] == "2032-11-01T00:00:00Z"
+    # Two changes of res-a-active, one of res-a-pending: the no-op and the refusals wrote none.
+    assert len(state.reservation_events(aws, "node-a1", "res-a-active")) == 2
+    assert len(state.reservation_events(aws, "node-a1", "res-a-pending")) == 1
