@@ -148,8 +148,10 @@ def _without_powertools_defaults(document: dict[str, Any]) -> dict[str, Any]:
             schema = responses.get("422", {}).get("content", {}).get("application/json", {})
             if schema.get("schema", {}).get("$ref") == default_ref:
                 del responses["422"]
-            # Powertools gives every response the return type's schema; a 204 has no body.
-            responses.get("204", {}).pop("content", None)
+            # Powertools gives every response the return type's schema; a 204 and a 304
+            # have no body.
+            for bodiless in ("204", "304"):
+                responses.get(bodiless, {}).pop("content", None)
     for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         if unused not in json.dumps(document["paths"]):
             document["components"]["schemas"].pop(unused, None)

@@ -40,6 +40,9 @@ CONTRACT: dict[tuple[int, str], bool] = {
     # The project's own: a write that would grow an item past DynamoDB's 400 KB, refused
     # whole; not kept (it fits again once the node's reservations leave its history).
     (409, "storage_limit"): False,
+    # If-Match names another version: never kept (a retry of the same key acts, or gets
+    # its first try's replay).
+    (412, "precondition_failed"): False,
     (422, "units_not_in_reservation"): True,
     (422, "units_not_reservable"): True,
     (422, "units_not_sellable"): True,

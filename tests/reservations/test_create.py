@@ -24,6 +24,7 @@ from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.times import format_time
 from reservations.kernel.writes import WriteConflict
+from reservations.nodes import version_tag
 from reservations.nodes.models.partition import ReservationStatus, Tier, Unit
 from reservations.reservations.create import CREATE, new_reservation_id
 from reservations.reservations.models import parse_create_request
@@ -74,16 +75,20 @@ def test_a_create_stores_the_reservation_and_answers_201_with_its_location(free_
                      reason="new lab", endsAt=format_time(NOW + timedelta(days=30)))  # fmt: skip
     body = json.loads(outcome.body)
     assert outcome.status == 201
-    assert outcome.headers == (("Location", "/v1/nodes/node-a/reservations/res-new0"),)
+    stored = free_store.nodes["node-a"].reservations["res-new0"]
+    tag = version_tag(stored.version, ReservationStatus.ACTIVE)  # the version stored, as shown
+    assert outcome.headers == (
+        ("Location", "/v1/nodes/node-a/reservations/res-new0"),
+        ("ETag", f'"{tag}"'),
+    )
     assert body == {
         "id": "res-new0", "nodeId": "node-a", "status": "active",
         "startsAt": format_time(NOW), "endsAt": format_time(NOW + timedelta(days=30)),
         "allowedOrgIds": ["org-lab"], "managingOrgIds": ["org-broker"],
         "reservedUnitIds": FREE[:2], "releasedUnitIds": [], "contractRef": "C-9",
         "reason": "new lab", "topologyGen": 7,
-        "createdAt": format_time(NOW), "updatedAt": format_time(NOW),
+        "createdAt": format_time(NOW), "updatedAt": format_time(NOW), "etag": tag,
     }  # fmt: skip
-    stored = free_store.nodes["node-a"].reservations["res-new0"]
     assert stored.status is ReservationStatus.ACTIVE
     assert (stored.created_at, stored.updated_at) == (NOW, NOW)
     assert stored.released_unit_ids == ()

@@ -8,17 +8,22 @@ from datetime import timedelta
 
 import pytest
 
+from reservations import endpoints
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import (
     InvalidRequest,
     NotFound,
+    PreconditionFailed,
     ReservationNotChangeable,
     UnitsNotInReservation,
     UnitsNotReservable,
     UnitsUnavailable,
 )
+from reservations.kernel.pipeline import run_write
 from reservations.kernel.times import format_time
+from reservations.nodes import reservation_etag
 from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
+from reservations.reservations.update import UPDATE
 from reservations.webhooks.rules.fanout import body_for, orgs_to_notify
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import (
@@ -413,3 +418,35 @@ def test_a_webhook_of_a_removed_org_carries_its_reduced_view(store, clock):
         assert json.loads(body_for(event, whole, "org-op"))["data"]["changes"] == {
             "managingOrgIds": {"from": ["org-broker"], "to": []}
         }
+
+
+# --- versions -------------------------------------------------------------------------------
+
+
+def _patch_matching(store, clock, body, if_match):
+    route = endpoints.UPDATE_RESERVATION.at(nodeId="node-a", reservationId="res-1")
+    raw = RawBody(json.dumps(body))
+    return run_write(UPDATE, route, OWNER_W, raw, None, ports(store, clock), if_match)
+
+
+def test_a_change_answers_its_new_etag_and_a_no_op_keeps_the_one_it_had(store, clock):
+    before = reservation_etag(stored(store), store.nodes["node-a"].node, NOW)
+    same = _patch_matching(store, clock, {"contractRef": "C-1"}, f'"{before}"')
+    assert (dict(same.headers)["ETag"], json.loads(same.body)["etag"]) == (f'"{before}"', before)
+    changed = _patch_matching(store, clock, {"contractRef": "C-2"}, f'"{before}"')
+    after = reservation_etag(stored(store), store.nodes["node-a"].node, NOW)
+    assert after != before
+    assert (dict(changed.headers)["ETag"], json.loads(changed.body)["etag"]) == (
+        f'"{after}"',
+        after,
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"startsAt": at(1)}, {"endsAt": at(45)}, {"removeUnitIds": ["0000:0f:00.0"]}],
+)
+def test_a_stale_if_match_is_412_before_any_409_or_422_and_changes_nothing(store, clock, body):
+    with pytest.raises(PreconditionFailed):
+        _patch_matching(store, clock, body, '"not-the-tag"')
+    assert (store.updated, store.events) == ([], [])

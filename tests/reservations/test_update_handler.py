@@ -295,3 +295,23 @@ def test_the_docs_session_answers_as_it_says_on_the_demo_fleet(functions, load_f
     # Two changes of res-a-active, one of res-a-pending: the no-op and the refusals wrote none.
     assert len(state.reservation_events(aws, "node-a1", "res-a-active")) == 2
     assert len(state.reservation_events(aws, "node-a1", "res-a-pending")) == 1
+
+
+def test_if_match_over_the_handler_412_with_the_current_etag_then_the_change(functions, fleet, aws):
+    first = patch(functions, {"reason": "lab"})  # changes nothing: its ETag is the current one
+    etag = first.headers["etag"]
+    assert etag == f'"{first.body["etag"]}"'
+    before = state.whole_table(aws)
+    event = update_event("node-a", "res-1", {"reason": "renewed"}, OWNER)
+    event["headers"]["if-match"] = '"stale"'
+    refused = invoke(functions["update_reservation"], event)
+    assert (refused.status, refused.body["code"], refused.headers["etag"]) == (
+        412,
+        "precondition_failed",
+        etag,
+    )
+    assert state.whole_table(aws) == before
+    event["headers"]["if-match"] = etag
+    changed = invoke(functions["update_reservation"], event)
+    assert (changed.status, changed.body["reason"]) == (200, "renewed")
+    assert changed.headers["etag"] not in (etag, None)

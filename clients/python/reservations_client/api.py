@@ -94,6 +94,16 @@ def _key(idempotency_key: str | None) -> str | Unset:
     return UNSET if idempotency_key is None else idempotency_key
 
 
+def _tags(etag: str | None) -> str | Unset:
+    """If-Match / If-None-Match from a reservation's ``etag`` (quoted here), ``*``, or a
+    header value as the API gives one (``"…"``, a list): absent when None."""
+    if etag is None:
+        return UNSET
+    if etag == "*" or etag.startswith(('"', "W/")):
+        return etag
+    return f'"{etag}"'
+
+
 def _given(value: T | None) -> T | Unset:
     """A query parameter: absent when None."""
     return UNSET if value is None else value
@@ -153,6 +163,17 @@ class Reservations:
         return _expect(Reservation, get_reservation.sync_detailed(
             node_id, reservation_id, client=self.client))  # fmt: skip
 
+    def get_reservation_if_changed(
+        self, node_id: str, reservation_id: str, etag: str
+    ) -> Reservation | None:
+        """The reservation, or None while it is still at ``etag`` (its ``etag`` as last
+        read: the API answers 304 and no body)."""
+        response = _checked(get_reservation.sync_detailed(
+            node_id, reservation_id, client=self.client, if_none_match=_tags(etag)))  # fmt: skip
+        if int(response.status_code) == 304:
+            return None
+        return _expect(Reservation, response)
+
     def list_reservations(
         self, node_id: str, limit: int | None = None, cursor: str | None = None,
         status: str | Sequence[str] | None = None,
@@ -170,45 +191,51 @@ class Reservations:
 
     def release(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> Reservation:  # fmt: skip
+        """``if_match``: act only while the reservation is at this ``etag`` (or ``*``),
+        else :class:`PreconditionFailed` and nothing done; a dry run ignores it."""
         return _expect(Reservation, release_units.sync_detailed(
             node_id, reservation_id, client=self.client, body=body,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def reclaim(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
+        """``if_match``: as :meth:`release`."""
         return _expect(ReclaimResult, reclaim_units.sync_detailed(
             node_id, reservation_id, client=self.client, body=body,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def update_reservation(
         self, node_id: str, reservation_id: str, body: UpdateReservationRequest,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> Reservation:  # fmt: skip
         """Change a pending or active reservation (PATCH): only the fields ``body`` sets
-        (``None`` where allowed removes the value: ``ends_at``, ``contract_ref``, ``reason``)."""
+        (``None`` where allowed removes the value: ``ends_at``, ``contract_ref``, ``reason``).
+        ``if_match``: act only while the reservation is at this ``etag`` (or ``*``)."""
         return _expect(Reservation, update_reservation.sync_detailed(
             node_id, reservation_id, client=self.client, body=body,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def cancel(
         self, node_id: str, reservation_id: str, body: CancelRequest | None = None,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> Reservation:  # fmt: skip
+        """``if_match``: act only while the reservation is at this ``etag`` (or ``*``)."""
         return _expect(Reservation, cancel_reservation.sync_detailed(
             node_id, reservation_id, client=self.client, body=body or UNSET,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def reaffirm(
         self, node_id: str, reservation_id: str, body: ReaffirmRequest | None = None,
-        idempotency_key: str | None = None,
+        idempotency_key: str | None = None, if_match: str | None = None,
     ) -> Reservation:  # fmt: skip
+        """``if_match``: act only while the reservation is at this ``etag`` (or ``*``)."""
         return _expect(Reservation, reaffirm_reservation.sync_detailed(
             node_id, reservation_id, client=self.client, body=body or UNSET,
-            idempotency_key=_key(idempotency_key)))  # fmt: skip
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     # --- nodes and workloads --------------------------------------------------------------
 

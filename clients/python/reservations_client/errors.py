@@ -69,6 +69,18 @@ class DeliveryNotFailed(ReservationsApiError): ...  # 409: a retry never succeed
 class SubscriptionDisabled(ReservationsApiError): ...  # 409: delete and subscribe again
 
 
+class PreconditionFailed(ReservationsApiError):
+    """412: If-Match named another version; nothing was done. ``etag``: the current one
+    (unquoted, as a reservation's ``etag``): read it again, decide again."""
+
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+        super().__init__(status, body, headers)
+        current = headers.get("etag", "")
+        self.etag = (
+            current[1:-1] if len(current) >= 2 and current[0] == current[-1] == '"' else None
+        )
+
+
 class UnitsNotInReservation(ReservationsApiError): ...  # 422
 
 
@@ -109,6 +121,7 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "subscription_limit": SubscriptionLimit,
     "delivery_not_failed": DeliveryNotFailed,
     "subscription_disabled": SubscriptionDisabled,
+    "precondition_failed": PreconditionFailed,
     "units_not_in_reservation": UnitsNotInReservation,
     "units_not_reservable": UnitsNotReservable,
     "units_not_sellable": UnitsNotSellable,

@@ -30,6 +30,8 @@ class ReclaimResult:
         Attributes:
             allowed_org_ids (list[str]):
             created_at (datetime.datetime):
+            etag (str): the reservation's version tag: its ETag header without the quotes; changes whenever anything else
+                here does (its effective status too), and only then
             id (str):
             managing_org_ids (list[str]):
             node_id (str):
@@ -50,6 +52,7 @@ class ReclaimResult:
 
     allowed_org_ids: list[str]
     created_at: datetime.datetime
+    etag: str
     id: str
     managing_org_ids: list[str]
     node_id: str
@@ -78,6 +81,8 @@ class ReclaimResult:
 
 
         created_at = self.created_at.isoformat()
+
+        etag = self.etag
 
         id = self.id
 
@@ -141,6 +146,7 @@ class ReclaimResult:
         field_dict.update({
             "allowedOrgIds": allowed_org_ids,
             "createdAt": created_at,
+            "etag": etag,
             "id": id,
             "managingOrgIds": managing_org_ids,
             "nodeId": node_id,
@@ -181,6 +187,8 @@ class ReclaimResult:
 
 
 
+
+        etag = d.pop("etag")
 
         id = d.pop("id")
 
@@ -241,6 +249,7 @@ class ReclaimResult:
         reclaim_result = cls(
             allowed_org_ids=allowed_org_ids,
             created_at=created_at,
+            etag=etag,
             id=id,
             managing_org_ids=managing_org_ids,
             node_id=node_id,

@@ -30,6 +30,8 @@ class Reservation:
         Attributes:
             allowed_org_ids (list[str]):
             created_at (datetime.datetime):
+            etag (str): the reservation's version tag: its ETag header without the quotes; changes whenever anything else
+                here does (its effective status too), and only then
             id (str):
             managing_org_ids (list[str]):
             node_id (str):
@@ -46,6 +48,7 @@ class Reservation:
 
     allowed_org_ids: list[str]
     created_at: datetime.datetime
+    etag: str
     id: str
     managing_org_ids: list[str]
     node_id: str
@@ -70,6 +73,8 @@ class Reservation:
 
 
         created_at = self.created_at.isoformat()
+
+        etag = self.etag
 
         id = self.id
 
@@ -109,6 +114,7 @@ class Reservation:
         field_dict.update({
             "allowedOrgIds": allowed_org_ids,
             "createdAt": created_at,
+            "etag": etag,
             "id": id,
             "managingOrgIds": managing_org_ids,
             "nodeId": node_id,
@@ -141,6 +147,8 @@ class Reservation:
 
 
 
+
+        etag = d.pop("etag")
 
         id = d.pop("id")
 
@@ -189,6 +197,7 @@ class Reservation:
         reservation = cls(
             allowed_org_ids=allowed_org_ids,
             created_at=created_at,
+            etag=etag,
             id=id,
             managing_org_ids=managing_org_ids,
             node_id=node_id,

@@ -28,7 +28,6 @@ from reservations.kernel.errors import (
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
-from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     NewTermination,
@@ -38,6 +37,8 @@ from reservations.nodes import (
     ReclaimWrite,
     TopologyRead,
     node_partition,
+    reservation_answer,
+    route_reservation_etag,
     with_events,
 )
 from reservations.terminations import opened_by, send_committed, termination_requested
@@ -60,7 +61,8 @@ def decide(
 
 
 def _answer(view: ReclaimResponse) -> Outcome:
-    return Outcome(200, response_json(view))
+    """200, the reservation and its ETag."""
+    return reservation_answer(view)
 
 
 def reclaim_write(
@@ -165,4 +167,5 @@ RECLAIM: WriteSpec[CapacityRequest, NodeSnapshot | None, ReclaimWrite, CapacityP
     partition=node_partition,
     committed=committed,
     after_commit=send_terminations,
+    etag=route_reservation_etag,
 )

@@ -27,6 +27,7 @@ from reservations.nodes import (
     NodeSnapshot,
     ReservationChange,
     node_partition,
+    route_reservation_etag,
     with_events,
 )
 from reservations.reservations import change, committed, decided
@@ -70,4 +71,5 @@ RELEASE: WriteSpec[CapacityRequest, NodeSnapshot | None, ReservationChange, Node
     finish=with_events(release_events),
     partition=node_partition,
     committed=committed,
+    etag=route_reservation_etag,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from reservations.capacity.models import ReclaimResponse
@@ -17,11 +18,16 @@ def reclaim_response(
     done: ReclaimPlan | None = None,
     would: ReclaimPlan | None = None,
 ) -> ReclaimResponse:
-    """The reservation after a reclaim (``done``) or as a dry run leaves it (``would``)."""
-    released = reservation.released_unit_ids
-    updated_at = reservation.updated_at
+    """The reservation after a reclaim (``done``: at its next version when the releases
+    change, the write's) or as a dry run leaves it (``would``: as it is)."""
     if done is not None and done.releases_change:
-        released, updated_at = done.released_after, now
+        reservation = replace(
+            reservation,
+            released_unit_ids=done.released_after,
+            updated_at=now,
+            version=reservation.version + 1,
+        )
+    released, updated_at = reservation.released_unit_ids, reservation.updated_at
     view = reservation_view(reservation, node, now, released, updated_at)
     return ReclaimResponse(
         **view.model_dump(),

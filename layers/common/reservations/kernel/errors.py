@@ -55,6 +55,9 @@ class ApiError(Exception):
         super().__init__(message)
         self.message = message
         self.details = details or []
+        # Headers this answer carries besides Content-Type and the class's Retry-After
+        # (a 412's current ETag).
+        self.headers: tuple[tuple[str, str], ...] = ()
 
 
 # Every error code's class, the base's 500 first; subclasses join as they are defined.
@@ -143,6 +146,17 @@ class Conflict(ApiError, status=409, code="conflict", retry_after=1):
 
 class IdempotencyInProgress(ApiError, status=409, code="idempotency_in_progress", retry_after=1):
     """the same Idempotency-Key is still being processed"""
+
+
+class PreconditionFailed(ApiError, status=412, code="precondition_failed"):
+    """If-Match names none of the current version's tags (a weak tag never matches);
+    nothing was done. The answer carries the current ETag. Never kept under an
+    Idempotency-Key: the same key may be retried, and a retry whose first try committed
+    gets that answer, never this"""
+
+    def __init__(self, etag: tuple[str, str]) -> None:
+        super().__init__("If-Match does not match the current ETag; nothing was done")
+        self.headers = (etag,)
 
 
 class UnitsNotInReservation(ApiError, status=422, code="units_not_in_reservation", kept=True):

@@ -10,12 +10,16 @@ in the contract's order of checks:
 2. where the partition settles whether this org may make the call at all, its first read
    (not for the operator), and the same 404 for an org that may not, before the body;
 3. 400 for the body;
-4. the Idempotency-Key (400 when malformed), unless the route takes none (PUT) or the
-   request changes nothing by definition (a dry run);
+4. the If-Match (400 when malformed), where the spec reads a version tag (``etag``) and
+   the request is no dry run; then the Idempotency-Key (400 when malformed), unless the
+   route takes none (PUT) or the request changes nothing by definition (a dry run);
 5. at most ``retries.MAX_ATTEMPTS`` attempts: read (the first reuses the first read),
-   decide, then refuse (a kept refusal is stored with the key, or the key's first answer
-   replayed) or commit the write (with its events, where the spec's ``finish`` adds them)
-   and the key's record in the same transaction; a dry run, or nothing to write, is none.
+   decide; unless it is the 404, an If-Match that names no tag of the version read is
+   412 ``precondition_failed`` before any refusal or write (the key's first answer
+   replayed instead, when it has one: a retry whose first try committed); then refuse
+   (a kept refusal is stored with the key, or the key's first answer replayed) or commit
+   the write (with its events, where the spec's ``finish`` adds them) and the key's
+   record in the same transaction; a dry run, or nothing to write, is none.
    A lost race reads and decides again; a live record of this key that cancelled the write
    is replayed.
 
@@ -40,7 +44,7 @@ from pydantic import BaseModel
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import ERRORS, ApiError, NotFound
+from reservations.kernel.errors import ERRORS, ApiError, NotFound, PreconditionFailed
 from reservations.kernel.idempotency import replay as idempotency
 from reservations.kernel.idempotency.models import (
     AnswerRecord,
@@ -52,6 +56,7 @@ from reservations.kernel.idempotency.rules import is_kept
 from reservations.kernel.ids import is_resource_id, is_workload_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.ports import Ports
+from reservations.kernel.preconditions import EntityTags, etag_header, parse_if_match
 from reservations.kernel.retries import retried
 from reservations.kernel.writes import WriteConflict
 
@@ -90,6 +95,9 @@ class Request(Generic[B]):
     body: B
     new_id: Callable[[], str]
     new_secret: Callable[[], str]
+    # The request's If-Match as parsed; None without one, for a dry run, or where the
+    # spec honours none. The pipeline checks it; a ``decide`` may read it too.
+    if_match: EntityTags | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,9 @@ class Access(Generic[S]):
 
 # What the write decides from (its partition as read), the request, the caller, the clock.
 Decide = Callable[[S, Request[B], Caller, datetime], ApiError | Decision[W]]
+# The current version tag of what the route names, from the partition as read and the
+# clock (None: there is no such thing; ``decide`` answers the 404 for it).
+CurrentTag = Callable[[S, Route, datetime], str | None]
 
 
 class Partition(Protocol[S_co, W_contra]):
@@ -214,6 +225,9 @@ class WriteSpec(Generic[B, S, W, P]):
     # The write made whole from what it was decided from (a node's: its events).
     finish: Callable[[S, W], W] | None = None
     after_commit: Callable[[S, W, P, datetime], None] | None = None
+    # Where the write acts on one versioned thing (a reservation): its current tag as read.
+    # A spec with one honours If-Match (its route declares the header and the 412).
+    etag: CurrentTag[S] | None = None
 
     @property
     def refusals(self) -> tuple[type[ApiError], ...]:
@@ -233,15 +247,18 @@ def run_write(
     body: RawBody,
     idempotency_key: str | None,
     ports: P,
+    if_match: str | None = None,
 ) -> Outcome:
-    """The answer to one write: its outcome or a replay; an ApiError is raised."""
+    """The answer to one write: its outcome or a replay; an ApiError is raised.
+    ``if_match``: the If-Match header as sent, read where the spec has an ``etag``."""
     if not (_ids_look_right(route) and spec.access.permitted(caller)):
         raise NotFound()
     partition = spec.partition(ports)
     read = _reads(spec, route, caller, partition)
     parsed = spec.parse(body)
+    precondition = _precondition(spec, parsed, if_match)
     keyed = _keyed(spec, route, caller, parsed, idempotency_key)
-    request = Request(route, parsed, ports.new_id, ports.new_secret)
+    request = Request(route, parsed, ports.new_id, ports.new_secret, precondition)
     try:
         if spec.timely is not None:
             spec.timely(parsed, ports.clock())
@@ -276,6 +293,14 @@ def _reads(
     return lambda: pending.pop() if pending else partition.read(route, caller)
 
 
+def _precondition(spec: WriteSpec[B, S, W, P], body: B, header: str | None) -> EntityTags | None:
+    """The If-Match to check, after the body is valid (400 when malformed); None where the
+    spec reads no tag, and for a dry run, which changes nothing whatever the version."""
+    if spec.etag is None or spec.dry_run(body):
+        return None
+    return parse_if_match(header)
+
+
 def _keyed(
     spec: WriteSpec[B, S, W, P], route: Route, caller: Caller, body: B, header: str | None
 ) -> IdempotentRequest | None:
@@ -298,6 +323,10 @@ def _attempt(
     now = ports.clock()
     snapshot = read()
     decided = spec.decide(snapshot, request, caller, now)
+    if request.if_match is not None and not isinstance(decided, NotFound):
+        replayed = _check_precondition(spec, request, snapshot, keyed, partition, now)
+        if replayed is not None:
+            return replayed
     if isinstance(decided, ApiError):
         return _refused(spec, decided, keyed, partition, now)
     if decided.write is None:
@@ -313,6 +342,32 @@ def _attempt(
     if spec.after_commit is not None:
         spec.after_commit(snapshot, write, ports, now)
     return decided.answer
+
+
+def _check_precondition(
+    spec: WriteSpec[B, S, W, P],
+    request: Request[B],
+    snapshot: S,
+    keyed: IdempotentRequest | None,
+    partition: Partition[S, W],
+    now: datetime,
+) -> Outcome | None:
+    """None when the request's If-Match names the version read; else the key's live first
+    answer (its first try committed, and so changed the version), or 412 raised with the
+    current ETag, never kept. Only then is the key's record read: one GetItem."""
+    assert spec.etag is not None
+    assert request.if_match is not None
+    current = spec.etag(snapshot, request.route, now)
+    if current is None:  # decide found it; a spec whose tag disagrees answers the 404
+        raise NotFound()
+    if request.if_match.matches(current):
+        return None
+    replayed = idempotency.first_answer(keyed, partition.stored_answer, now)
+    if replayed is not None:
+        return replayed
+    logger.info(f"{spec.noun} refused", extra={"code": PreconditionFailed.code, "kept": False})
+    metrics.add_metric(name=f"{spec.name}Refusals", unit=MetricUnit.Count, value=1)
+    raise PreconditionFailed(etag_header(current))
 
 
 def _refused(

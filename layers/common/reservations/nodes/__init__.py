@@ -105,7 +105,14 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.records import ended_workload_item, history_item
 from reservations.nodes.table.store import Writer, no_token
-from reservations.nodes.views import reservation_view, workload_view
+from reservations.nodes.views import (
+    reservation_answer,
+    reservation_etag,
+    reservation_view,
+    route_reservation_etag,
+    version_tag,
+    workload_view,
+)
 from reservations.nodes.wiring import node_ports, node_table
 
 __all__ = [
@@ -191,6 +198,8 @@ __all__ = [
     "org_events_pk",
     "parse_reaffirm_request",
     "platform_key",
+    "reservation_answer",
+    "reservation_etag",
     "reservation_event",
     "reservation_from_item",
     "reservation_history_item",
@@ -199,10 +208,12 @@ __all__ = [
     "reservation_view",
     "retained_until",
     "reviews_derived",
+    "route_reservation_etag",
     "sees_every_reservation",
     "termination_of",
     "topology_check",
     "unit_key",
+    "version_tag",
     "with_events",
     "workload_data",
     "workload_from_item",

@@ -23,6 +23,7 @@ from reservations.nodes import (
     ReservationStatus,
     may_write_reservations,
     node_partition,
+    route_reservation_etag,
     with_events,
 )
 from reservations.reservations.changes import OWNERS, change, committed, decided, ended, found
@@ -75,4 +76,5 @@ CANCEL: WriteSpec[CancelRequest, NodeSnapshot | None, ReservationChange, NodePor
     finish=with_events(cancel_events),
     partition=node_partition,
     committed=committed,
+    etag=route_reservation_etag,
 )

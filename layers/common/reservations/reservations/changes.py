@@ -11,9 +11,7 @@ from typing import Any
 
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound
-from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, Route
-from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     WRITE,
@@ -26,6 +24,8 @@ from reservations.nodes import (
     may_write_reservations,
     named_after_end,
     naming_the_same,
+    reservation_answer,
+    reservation_etag,
     reservation_view,
 )
 
@@ -113,10 +113,14 @@ def ended(change: ReservationChange, acted_on: Found, retention_days: int) -> Re
 def decided(
     acted_on: Found, change: ReservationChange, dry_run: bool = False
 ) -> Decision[ReservationChange]:
-    """The change (unwritten for a dry run) and 200 with the reservation as it leaves it."""
-    node, after = acted_on[0].node, change.applied_to(acted_on[1])
-    view = reservation_view(after, node, change.at, after.released_unit_ids, after.updated_at)
-    return Decision(None if dry_run else change, Outcome(200, response_json(view)))
+    """The change (unwritten for a dry run) and 200 with the reservation as it leaves it,
+    and its tag after the write; a dry run's, the tag it ran against (the version a real
+    run would be conditioned on with If-Match: nothing was written)."""
+    node, before = acted_on[0].node, acted_on[1]
+    after = change.applied_to(before)
+    tag = reservation_etag(before, node, change.at) if dry_run else None
+    view = reservation_view(after, node, change.at, after.released_unit_ids, after.updated_at, tag)
+    return Decision(None if dry_run else change, reservation_answer(view))
 
 
 def committed(change: ReservationChange) -> Committed:

@@ -24,10 +24,8 @@ from reservations.kernel.errors import (
     UnitsNotReservable,
     UnitsUnavailable,
 )
-from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import settings
-from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     NodePorts,
@@ -39,6 +37,7 @@ from reservations.nodes import (
     named_after_create,
     naming_the_same,
     node_partition,
+    reservation_answer,
     reservation_view,
     with_events,
 )
@@ -79,7 +78,7 @@ def decide(
         return made
     view = reservation_view(made, snapshot.node, now, (), made.updated_at)
     location = f"{request.route.path}/{made.id}"
-    answer = Outcome(201, response_json(view), (("Location", location),))
+    answer = reservation_answer(view, 201, (("Location", location),))
     retention = settings().history_retention_days
     return Decision(_create_write(caller, snapshot, made, retention), answer)
 

@@ -4,6 +4,8 @@ and its key are its use case's (``spec``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, Link, page_route, read_route
 from reservations.nodes import ReaffirmRequest, ReservationPage, ReservationStatus, ReservationView
@@ -42,14 +44,17 @@ CREATE_RESERVATION = ApiRoute(
     ),
     tag=TAG,
 )
-GET_RESERVATION = read_route(
-    "get_reservation",
-    RESERVATION,
-    "Get one reservation of a node",
-    "getReservation",
-    "the reservation, with its effective status",
-    ReservationView,
-    TAG,
+GET_RESERVATION = replace(
+    read_route(
+        "get_reservation",
+        RESERVATION,
+        "Get one reservation of a node",
+        "getReservation",
+        "the reservation, with its effective status; 304 when If-None-Match names its ETag",
+        ReservationView,
+        TAG,
+    ),
+    if_none_match=True,
 )
 LIST_RESERVATIONS = page_route(
     "list_reservations",

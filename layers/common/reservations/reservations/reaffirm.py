@@ -20,9 +20,7 @@ from reservations.kernel.errors import (
     UnitsNotReservable,
 )
 from reservations.kernel.event_context import by_caller
-from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
-from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     OPERATOR,
@@ -35,7 +33,9 @@ from reservations.nodes import (
     effective_status,
     node_partition,
     parse_reaffirm_request,
+    reservation_answer,
     reservation_view,
+    route_reservation_etag,
     with_events,
 )
 from reservations.reservations.changes import found
@@ -64,9 +64,10 @@ def decide(
         topology_gen=write.topology_gen,
         released_unit_ids=(),
         updated_at=now,
+        version=reservation.version + 1,
     )
     view = reservation_view(affirmed, read.node, now, (), now)
-    return Decision(write, Outcome(200, response_json(view)))
+    return Decision(write, reservation_answer(view))
 
 
 ReaffirmRefusal = ReservationNotInReview | UnitsNotReservable
@@ -145,4 +146,5 @@ REAFFIRM: WriteSpec[ReaffirmRequest, NodeSnapshot | None, ReaffirmWrite, NodePor
     finish=with_events(reaffirm_events),
     partition=node_partition,
     committed=committed,
+    etag=route_reservation_etag,
 )

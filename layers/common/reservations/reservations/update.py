@@ -5,7 +5,8 @@ read, like a create (``reservations.rules.update``: the same overlap rules), and
 the write pipeline in one transaction conditioned on what it read: the node item's version
 (bumped, so it serializes with creates, node updates and other changes on the node), the
 reservation's (written whole, from the model), and each added unit's. A change never
-terminates anything. A PATCH that changes nothing writes nothing and emits nothing.
+terminates anything. A PATCH that changes nothing writes nothing, emits nothing and keeps
+its ETag. ``If-Match`` is honoured (``WriteSpec.etag``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import ApiError, FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.event_context import by_caller
-from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import settings
-from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     NodePorts,
@@ -29,7 +28,9 @@ from reservations.nodes import (
     named_after_change,
     naming_the_same,
     node_partition,
+    reservation_answer,
     reservation_view,
+    route_reservation_etag,
     with_events,
 )
 from reservations.reservations.changes import OWNERS, found
@@ -50,8 +51,8 @@ def decide(
     caller: Caller,
     now: datetime,
 ) -> NotFound | UpdateRefusal | Decision[ReservationUpdate]:
-    """The reservation as changed, its write, and 200 with it; the reservation as it is,
-    and no write, when the body changes nothing."""
+    """The reservation as changed, its write, and 200 with it and its new ETag; the
+    reservation as it is, its ETag kept, and no write, when the body changes nothing."""
     acted_on = found(
         snapshot, request.route, lambda read, _reservation: may_write_reservations(caller, read)
     )
@@ -62,7 +63,7 @@ def decide(
     if isinstance(after, ApiError):
         return after
     view = reservation_view(after, read.node, now, after.released_unit_ids, after.updated_at)
-    answer = Outcome(200, response_json(view))
+    answer = reservation_answer(view)
     if after == before:
         return Decision(None, answer)
     added = set(after.reserved_unit_ids) - set(before.reserved_unit_ids)
@@ -141,5 +142,8 @@ UPDATE: WriteSpec[UpdateReservationRequest, NodeSnapshot | None, ReservationUpda
         finish=with_events(update_events),
         partition=node_partition,
         committed=committed,
+        # If-Match: the reservation's tag as read (412 after the 404 and a replay, before
+        # any refusal; a retry whose first try committed gets its replay).
+        etag=route_reservation_etag,
     )
 )

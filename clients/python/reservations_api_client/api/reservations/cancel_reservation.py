@@ -23,11 +23,15 @@ def _get_kwargs(
     *,
     body: CancelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["idempotency-key"] = idempotency_key
+
+    if not isinstance(if_match, Unset):
+        headers["if-match"] = if_match
 
 
 
@@ -87,6 +91,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_409
 
+    if response.status_code == 412:
+        response_412 = Error.from_dict(response.json())
+
+
+
+        return response_412
+
     if response.status_code == 415:
         response_415 = Error.from_dict(response.json())
 
@@ -144,6 +155,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: CancelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Cancel a reservation: its units stop being governed; workloads keep running
@@ -152,6 +164,7 @@ def sync_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (CancelRequest | Unset): The body of cancel: only an optional reason; no body at all
             means none.
 
@@ -169,6 +182,7 @@ def sync_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -185,6 +199,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: CancelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Cancel a reservation: its units stop being governed; workloads keep running
@@ -193,6 +208,7 @@ def sync(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (CancelRequest | Unset): The body of cancel: only an optional reason; no body at all
             means none.
 
@@ -211,6 +227,7 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     ).parsed
 
@@ -221,6 +238,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: CancelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Cancel a reservation: its units stop being governed; workloads keep running
@@ -229,6 +247,7 @@ async def asyncio_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (CancelRequest | Unset): The body of cancel: only an optional reason; no body at all
             means none.
 
@@ -246,6 +265,7 @@ async def asyncio_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -262,6 +282,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: CancelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Cancel a reservation: its units stop being governed; workloads keep running
@@ -270,6 +291,7 @@ async def asyncio(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (CancelRequest | Unset): The body of cancel: only an optional reason; no body at all
             means none.
 
@@ -288,5 +310,6 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )).parsed

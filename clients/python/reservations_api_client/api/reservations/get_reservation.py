@@ -11,6 +11,7 @@ from ... import errors
 from ...models.error import Error
 from ...models.reservation import Reservation
 from ...models.too_many_requests import TooManyRequests
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -18,9 +19,15 @@ from typing import cast
 def _get_kwargs(
     node_id: str,
     reservation_id: str,
+    *,
+    if_none_match: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
-    
+    headers: dict[str, Any] = {}
+    if not isinstance(if_none_match, Unset):
+        headers["if-none-match"] = if_none_match
+
+
 
     
 
@@ -32,17 +39,22 @@ def _get_kwargs(
     }
 
 
+    _kwargs["headers"] = headers
     return _kwargs
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | Reservation | TooManyRequests | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Error | Reservation | TooManyRequests | None:
     if response.status_code == 200:
         response_200 = Reservation.from_dict(response.json())
 
 
 
         return response_200
+
+    if response.status_code == 304:
+        response_304 = cast(Any, None)
+        return response_304
 
     if response.status_code == 401:
         response_401 = Error.from_dict(response.json())
@@ -85,7 +97,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | Reservation | TooManyRequests]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Error | Reservation | TooManyRequests]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -99,26 +111,29 @@ def sync_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
+    if_none_match: str | Unset = UNSET,
 
-) -> Response[Error | Reservation | TooManyRequests]:
+) -> Response[Any | Error | Reservation | TooManyRequests]:
     """ Get one reservation of a node
 
     Args:
         node_id (str):
         reservation_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | Reservation | TooManyRequests]
+        Response[Any | Error | Reservation | TooManyRequests]
      """
 
 
     kwargs = _get_kwargs(
         node_id=node_id,
 reservation_id=reservation_id,
+if_none_match=if_none_match,
 
     )
 
@@ -133,20 +148,22 @@ def sync(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
+    if_none_match: str | Unset = UNSET,
 
-) -> Error | Reservation | TooManyRequests | None:
+) -> Any | Error | Reservation | TooManyRequests | None:
     """ Get one reservation of a node
 
     Args:
         node_id (str):
         reservation_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | Reservation | TooManyRequests
+        Any | Error | Reservation | TooManyRequests
      """
 
 
@@ -154,6 +171,7 @@ def sync(
         node_id=node_id,
 reservation_id=reservation_id,
 client=client,
+if_none_match=if_none_match,
 
     ).parsed
 
@@ -162,26 +180,29 @@ async def asyncio_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
+    if_none_match: str | Unset = UNSET,
 
-) -> Response[Error | Reservation | TooManyRequests]:
+) -> Response[Any | Error | Reservation | TooManyRequests]:
     """ Get one reservation of a node
 
     Args:
         node_id (str):
         reservation_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | Reservation | TooManyRequests]
+        Response[Any | Error | Reservation | TooManyRequests]
      """
 
 
     kwargs = _get_kwargs(
         node_id=node_id,
 reservation_id=reservation_id,
+if_none_match=if_none_match,
 
     )
 
@@ -196,20 +217,22 @@ async def asyncio(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
+    if_none_match: str | Unset = UNSET,
 
-) -> Error | Reservation | TooManyRequests | None:
+) -> Any | Error | Reservation | TooManyRequests | None:
     """ Get one reservation of a node
 
     Args:
         node_id (str):
         reservation_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | Reservation | TooManyRequests
+        Any | Error | Reservation | TooManyRequests
      """
 
 
@@ -217,5 +240,6 @@ async def asyncio(
         node_id=node_id,
 reservation_id=reservation_id,
 client=client,
+if_none_match=if_none_match,
 
     )).parsed

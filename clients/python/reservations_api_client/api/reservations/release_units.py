@@ -23,11 +23,15 @@ def _get_kwargs(
     *,
     body: UnitsRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["idempotency-key"] = idempotency_key
+
+    if not isinstance(if_match, Unset):
+        headers["if-match"] = if_match
 
 
 
@@ -84,6 +88,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
         return response_409
+
+    if response.status_code == 412:
+        response_412 = Error.from_dict(response.json())
+
+
+
+        return response_412
 
     if response.status_code == 415:
         response_415 = Error.from_dict(response.json())
@@ -142,6 +153,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Lend reserved units to the spot market
@@ -150,6 +162,7 @@ def sync_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:
@@ -166,6 +179,7 @@ def sync_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -182,6 +196,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Lend reserved units to the spot market
@@ -190,6 +205,7 @@ def sync(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:
@@ -207,6 +223,7 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     ).parsed
 
@@ -217,6 +234,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Lend reserved units to the spot market
@@ -225,6 +243,7 @@ async def asyncio_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:
@@ -241,6 +260,7 @@ async def asyncio_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -257,6 +277,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: UnitsRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Lend reserved units to the spot market
@@ -265,6 +286,7 @@ async def asyncio(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
 
     Raises:
@@ -282,5 +304,6 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )).parsed

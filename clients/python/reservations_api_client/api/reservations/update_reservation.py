@@ -23,11 +23,15 @@ def _get_kwargs(
     *,
     body: UpdateReservationRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["idempotency-key"] = idempotency_key
+
+    if not isinstance(if_match, Unset):
+        headers["if-match"] = if_match
 
 
 
@@ -84,6 +88,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
         return response_409
+
+    if response.status_code == 412:
+        response_412 = Error.from_dict(response.json())
+
+
+
+        return response_412
 
     if response.status_code == 415:
         response_415 = Error.from_dict(response.json())
@@ -142,6 +153,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: UpdateReservationRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Change a pending or active reservation's term, audience, managers, units or notes
@@ -155,6 +167,7 @@ def sync_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UpdateReservationRequest): The body of a PATCH: a JSON object of changes, at least
             one, each optional. An absent
             field changes nothing; ``null`` (where allowed) removes the value.
@@ -173,6 +186,7 @@ def sync_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -189,6 +203,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: UpdateReservationRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Change a pending or active reservation's term, audience, managers, units or notes
@@ -202,6 +217,7 @@ def sync(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UpdateReservationRequest): The body of a PATCH: a JSON object of changes, at least
             one, each optional. An absent
             field changes nothing; ``null`` (where allowed) removes the value.
@@ -221,6 +237,7 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     ).parsed
 
@@ -231,6 +248,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: UpdateReservationRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Response[Error | Reservation | TooManyRequests]:
     """ Change a pending or active reservation's term, audience, managers, units or notes
@@ -244,6 +262,7 @@ async def asyncio_detailed(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UpdateReservationRequest): The body of a PATCH: a JSON object of changes, at least
             one, each optional. An absent
             field changes nothing; ``null`` (where allowed) removes the value.
@@ -262,6 +281,7 @@ async def asyncio_detailed(
 reservation_id=reservation_id,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )
 
@@ -278,6 +298,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: UpdateReservationRequest,
     idempotency_key: str | Unset = UNSET,
+    if_match: str | Unset = UNSET,
 
 ) -> Error | Reservation | TooManyRequests | None:
     """ Change a pending or active reservation's term, audience, managers, units or notes
@@ -291,6 +312,7 @@ async def asyncio(
         node_id (str):
         reservation_id (str):
         idempotency_key (str | Unset):
+        if_match (str | Unset):
         body (UpdateReservationRequest): The body of a PATCH: a JSON object of changes, at least
             one, each optional. An absent
             field changes nothing; ``null`` (where allowed) removes the value.
@@ -310,5 +332,6 @@ reservation_id=reservation_id,
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+if_match=if_match,
 
     )).parsed

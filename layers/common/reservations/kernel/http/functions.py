@@ -20,6 +20,7 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.observability import API_REQUEST, tracer
 from reservations.kernel.pipeline import WriteSpec, run_write
 from reservations.kernel.ports import Ports
+from reservations.kernel.preconditions import etag_header, parse_if_none_match
 from reservations.kernel.wiring import Handler, entry_point
 
 Registered = TypeVar("Registered", bound=Callable[..., Any])
@@ -27,6 +28,23 @@ P = TypeVar("P", bound=Ports)
 
 IDEMPOTENCY_KEY = Annotated[
     str | None, Header(alias="Idempotency-Key", description="1-255 printable characters; 24 h")
+]
+IF_MATCH = Annotated[
+    str | None,
+    Header(
+        alias="If-Match",
+        description='act only on this version: * or "tag" (ETag / etag), comma-separated; '
+        "W/ tags never match; another version is a 412 and nothing is done; a dry run "
+        "ignores it",
+    ),
+]
+IF_NONE_MATCH = Annotated[
+    str | None,
+    Header(
+        alias="If-None-Match",
+        description='the versions held: * or "tag" (ETag / etag), comma-separated; the '
+        "current one answers 304 with its ETag and no body",
+    ),
 ]
 
 
@@ -76,6 +94,7 @@ def write_function(route: ApiRoute, ports: P) -> ApiFunction[P]:
 
     def write(**ids: str) -> Response[str]:
         header = ids.pop("idempotency_key", None)
+        if_match = ids.pop("if_match", None)
         event = function.app.current_event
         outcome = run_write(
             spec,
@@ -84,6 +103,7 @@ def write_function(route: ApiRoute, ports: P) -> ApiFunction[P]:
             RawBody(event.body, bool(event.is_base64_encoded), event.headers.get("content-type")),
             header,
             function.ports,
+            if_match,
         )
         return answer(outcome)
 
@@ -103,15 +123,27 @@ def answer(outcome: Outcome) -> Response[str]:
     )
 
 
+def versioned_answer(body: str, tag: str, if_none_match: str | None) -> Response[str]:
+    """A read of one versioned thing (``body``, rendered, at version ``tag``) with its
+    ETag: 304 and no body when If-None-Match names the tag (weakly, as RFC 9110 compares
+    for it) or is ``*``; else 200 and the body."""
+    held = parse_if_none_match(if_none_match)
+    if held is not None and held.matches_weakly(tag):
+        return answer(Outcome(304, "", (etag_header(tag),)))
+    return answer(Outcome(200, body, (etag_header(tag),)))
+
+
 def _signature(route: ApiRoute) -> inspect.Signature:
-    """What the resolver reads of a write's handler: the path's ids, and the
-    Idempotency-Key header where the route takes one."""
+    """What the resolver reads of a write's handler: the path's ids, the Idempotency-Key
+    header where the route takes one, and the If-Match where it honours one."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     parameters = [inspect.Parameter(name, keyword, annotation=str) for name in route.path_ids]
     if route.keyed:
         parameters.append(
             inspect.Parameter("idempotency_key", keyword, default=None, annotation=IDEMPOTENCY_KEY)
         )
+    if route.if_match:
+        parameters.append(inspect.Parameter("if_match", keyword, default=None, annotation=IF_MATCH))
     return inspect.Signature(parameters, return_annotation=Response[str])
 
 

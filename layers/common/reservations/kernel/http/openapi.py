@@ -11,6 +11,7 @@ from reservations.kernel.cursors import DEFAULT_LIMIT, MAX_CURSOR, MAX_LIMIT
 from reservations.kernel.errors import documented_errors
 from reservations.kernel.http.routes import ApiRoute, Link
 from reservations.kernel.ids import RESOURCE_ID
+from reservations.kernel.preconditions import MAX_HEADER
 from reservations.kernel.wire import ErrorBody, ThrottledBody
 
 # Headers, as the OpenAPI document declares them on the responses that carry them.
@@ -28,6 +29,11 @@ _REPLAYED = {
     "schema": {"type": "string", "enum": ["true"]},
 }
 _LOCATION = {"description": "the new resource's path", "schema": {"type": "string"}}
+_ETAG = {
+    "description": 'the version answered, strong and quoted ("tag"); the body\'s etag is '
+    "the same tag unquoted. Send it as If-Match to act only on this version",
+    "schema": {"type": "string"},
+}
 _CHALLENGE = {"description": "Bearer", "schema": {"type": "string"}}
 # Where an error response lists the codes the operation may answer with its status, for a
 # client or a test to read (the description says them in words).
@@ -46,6 +52,11 @@ def responses(route: ApiRoute) -> dict[int, dict[str, Any]]:
     documented: dict[int, dict[str, Any]] = {route.status: _success(route, route.success)}
     if route.created is not None:
         documented[201] = _success(route, route.created)
+    if route.if_none_match:
+        documented[304] = {
+            "description": "If-None-Match names the current version: its ETag, no body",
+            "headers": {"X-Request-Id": _REQUEST_ID, "ETag": _ETAG},
+        }
     for status in (*route.error_statuses, 500, 503):
         documented[status] = {
             "description": documented_errors(route.answering(status)),
@@ -64,6 +75,8 @@ def _success(route: ApiRoute, description: str) -> dict[str, Any]:
     headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
     if route.located:
         headers["Location"] = _LOCATION
+    if route.versioned:
+        headers["ETag"] = _ETAG
     if route.keyed:
         headers["Idempotent-Replayed"] = _REPLAYED
     success: dict[str, Any] = {"description": description, "headers": headers}
@@ -96,6 +109,8 @@ def _error_headers(route: ApiRoute, status: int) -> dict[str, Any]:
     headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
     if status == 401:
         headers["WWW-Authenticate"] = _CHALLENGE
+    if status == 412:
+        headers["ETag"] = _ETAG
     if any(error.retry_after is not None for error in codes):
         headers["Retry-After"] = _RETRY_AFTER
     if route.keyed and any(error.kept for error in codes):
@@ -171,6 +186,12 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 }
 
 
+# If-Match and If-None-Match: * or a comma-separated list of quoted tags.
+ENTITY_TAGS: dict[str, Any] = {
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER}
+}
+
+
 def query_parameter(route: ApiRoute, name: str) -> dict[str, Any]:
     """The ``Query(...)`` arguments of one of the route's query parameters: its description
     (the document takes the rest from :func:`parameter_fields`)."""
@@ -191,6 +212,8 @@ def parameter_fields(location: str, name: str, route: ApiRoute) -> dict[str, Any
         return PATH_ID
     if location == "header" and name.lower() == "idempotency-key":
         return IDEMPOTENCY_KEY
+    if location == "header" and name.lower() in ("if-match", "if-none-match"):
+        return ENTITY_TAGS
     if location == "query" and name in route.query:
         return {**route.query[name], "allowEmptyValue": True}
     raise ValueError(f"no declaration of the {location} parameter {name}")

@@ -54,11 +54,13 @@ def with_request_id(event: dict[str, Any], resolve: Callable[[], dict[str, Any]]
 
 
 def error_headers(error: ApiError) -> dict[str, str] | None:
-    """An error's headers besides Content-Type: the 401's challenge, and ``Retry-After``
-    where the error's definition says when to try again."""
+    """An error's headers besides Content-Type: the 401's challenge, ``Retry-After``
+    where the error's definition says when to try again, and the error's own (a 412's
+    current ``ETag``)."""
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else {}
     if error.retry_after is not None:
         headers["Retry-After"] = str(error.retry_after)
+    headers.update(error.headers)
     return headers or None
 
 

@@ -23,6 +23,7 @@ from reservations.kernel.errors import (
     IdempotencyKeyReused,
     InvalidRequest,
     NotFound,
+    PreconditionFailed,
     StorageLimit,
     Unauthorized,
     Unavailable,
@@ -85,6 +86,21 @@ class ApiRoute:
     tag: str = ""  # what the OpenAPI document groups it under (a generated client's module)
     # Its query parameters as the document declares them (``kernel.http.openapi``).
     query: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
+    # A read of one versioned thing that honours If-None-Match: 304, its ETag, no body.
+    if_none_match: bool = False
+
+    @property
+    def if_match(self) -> bool:
+        """It honours If-Match: a write whose use case reads the version tag of what it acts
+        on (``WriteSpec.etag``); it declares the header, and answers 412."""
+        return self.spec is not None and self.spec.etag is not None
+
+    @property
+    def versioned(self) -> bool:
+        """Its success carries one versioned thing, whose ``etag`` field the ``ETag``
+        header repeats, quoted."""
+        fields = getattr(self.response, "model_fields", None)
+        return fields is not None and "etag" in fields
 
     @property
     def keyed(self) -> bool:
@@ -98,6 +114,8 @@ class ApiRoute:
         if self.spec is None:
             return self.declared_errors
         pipeline = KEYED_WRITE if self.spec.keyed else WRITE
+        if self.if_match:
+            pipeline = (*pipeline, PreconditionFailed)
         return (*pipeline, *(error for error in self.spec.refusals if error not in pipeline))
 
     @property

@@ -43,6 +43,10 @@ class ReservationView(WireModel):
     topology_gen: int | None = None
     created_at: Timestamp
     updated_at: Timestamp
+    etag: str = Field(
+        description="the reservation's version tag: its ETag header without the quotes; "
+        "changes whenever anything else here does (its effective status too), and only then"
+    )
 
 
 class ReservationPage(WireModel):
