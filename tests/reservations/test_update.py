@@ -261,8 +261,9 @@ def test_adding_a_unit_not_reservable_or_not_on_the_node_is_a_422_naming_each(st
 
 
 def test_removing_a_unit_it_does_not_hold_is_a_422_naming_it(store, clock):
-    error = refused(store, clock, UnitsNotInReservation, {"removeUnitIds": [U6]})
+    error = refused(store, clock, UnitsNotInReservation, {"removeUnitIds": [U4, U6]})
     assert U6 in error.message
+    assert [p.field for p in error.details] == ["removeUnitIds[1]"]
 
 
 @pytest.mark.parametrize(

@@ -135,7 +135,11 @@ def _units(
         )
     if foreign := [u for u in removed if u not in held]:
         return UnitsNotInReservation(
-            f"units not in reservation {reservation.id}: " + ", ".join(foreign)
+            f"units not in reservation {reservation.id}: " + ", ".join(foreign),
+            [
+                FieldProblem(f"removeUnitIds[{removed.index(u)}]", f"{u} is not reserved")
+                for u in foreign
+            ],
         )
     return after
 
