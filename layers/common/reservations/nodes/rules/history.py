@@ -130,20 +130,21 @@ def named_after_change(
     retention_days: int,
     now: datetime,
 ) -> dict[str, datetime]:
-    """The orgs a changed reservation (``after``; ``before`` as read) names whose moment in
-    the node's list access moves on: newly named ones, until the latest end among it and
-    the node's reservations as read that name them (and never before ``now`` plus the
-    retention, as for a create), and the ones it names longer than before. None is brought
-    forward: an org the change no longer names, or names for less, keeps its moment (it may
-    still read the node's feed, where the change's event is, until then)."""
+    """The orgs a changed reservation (``before`` as read, ``after`` as changed) named or
+    names whose moment in the node's list access the change moves, each with its new one:
+    the latest end among ``after`` and the node's other reservations as read that name it
+    (an extended or opened term names longer, a shortened one less), and, for an org the
+    change no longer names, never before ``now`` plus the retention. That org saw the
+    change's event (reduced), which the node's feed keeps that long; and a reservation in
+    the node's history naming it ended before now, so is named no longer than that."""
     others = tuple(r for r in named_by if r.id != before.id)
     was = named_orgs_until((*others, before), retention_days)
     will = named_orgs_until((*others, after), retention_days)
+    removed = set(_names(before)) - set(_names(after))
     floor = _kept(now, retention_days)
     moved: dict[str, datetime] = {}
-    for org in dict.fromkeys(_names(after)):
-        if org not in _names(before):
-            moved[org] = max(will[org], floor)
-        elif will[org] > was[org]:
-            moved[org] = will[org]
+    for org in dict.fromkeys((*_names(before), *_names(after))):
+        until = max(will.get(org, floor), floor) if org in removed else will[org]
+        if until != was.get(org):
+            moved[org] = until
     return moved
