@@ -239,7 +239,7 @@ def operation(route: routes.ApiRoute) -> dict[str, Any]:
 def test_a_write_function_documents_its_answers_and_whether_its_body_is_required():
     cancel = operation(endpoints.CANCEL)
     assert set(cancel["responses"]) == {
-        "200", "400", "401", "404", "409", "415", "422", "429", "500", "503"
+        "200", "400", "401", "404", "409", "412", "415", "422", "429", "500", "503"
     }  # fmt: skip
     assert cancel["requestBody"]["required"] is False  # no body: no reason given
 
