@@ -34,6 +34,7 @@ _RESERVATION = {
     "topologyGen": 4,
     "createdAt": _T0,
     "updatedAt": _T1,
+    "etag": "3f1c9a27d05e84b6c2aa",
 }
 _TERMINATION = {"id": "term-7f3k", "reservationId": "res-a-active", "requestedAt": _T1}
 _WORKLOAD = {

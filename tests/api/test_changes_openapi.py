@@ -2,7 +2,7 @@
 
 from devstack import openapi
 from tests.support.bodies import resolved
-from tests.support.openapi_statuses import BODY_WRITE_STATUSES
+from tests.support.openapi_statuses import VERSIONED_WRITE_STATUSES
 
 PATH = "/v1/nodes/{nodeId}/reservations/{reservationId}/"
 
@@ -12,12 +12,13 @@ def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
     release = spec["paths"][PATH + "release"]["post"]
     cancel = spec["paths"][PATH + "cancel"]["post"]
     reclaim = spec["paths"][PATH + "reclaim"]["post"]
-    assert set(release["responses"]) == BODY_WRITE_STATUSES
-    assert set(cancel["responses"]) == BODY_WRITE_STATUSES
+    assert set(release["responses"]) == VERSIONED_WRITE_STATUSES
+    assert set(cancel["responses"]) == VERSIONED_WRITE_STATUSES
     for operation in (release, cancel):
         ok = operation["responses"]["200"]["content"]["application/json"]["schema"]
         assert ok == {"$ref": "#/components/schemas/Reservation"}
-        assert "idempotency-key" in {p["name"].lower() for p in operation["parameters"]}
+        named = {p["name"].lower() for p in operation["parameters"]}
+        assert {"idempotency-key", "if-match"} <= named
     assert release["requestBody"] == reclaim["requestBody"]
     assert release["requestBody"]["required"] is True
     body = cancel["requestBody"]

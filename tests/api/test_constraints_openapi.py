@@ -36,10 +36,24 @@ def test_every_parameter_of_an_operation_declares_its_constraints(route):
     assert [p["name"] for p in path_ids] == list(route.path_ids)
     for parameter in path_ids:
         assert parameter["schema"] == {"type": "string", "pattern": RESOURCE_ID}
-    keys = [p for p in parameters if p["in"] == "header"]
-    assert [p["name"].lower() for p in keys] == (["idempotency-key"] if route.keyed else [])
-    for key in keys:
-        assert (key["schema"]["minLength"], key["schema"]["maxLength"]) == (1, 255)
+    headers = {p["name"].lower(): p for p in parameters if p["in"] == "header"}
+    expected = [
+        name
+        for name, declared in (
+            ("idempotency-key", route.keyed),
+            ("if-match", route.if_match),
+            ("if-none-match", route.if_none_match),
+        )
+        if declared
+    ]
+    assert list(headers) == expected
+    if "idempotency-key" in headers:
+        schema = headers["idempotency-key"]["schema"]
+        assert (schema["minLength"], schema["maxLength"]) == (1, 255)
+    for name in ("if-match", "if-none-match"):
+        if name in headers:
+            schema = headers[name]["schema"]
+            assert (schema["type"], schema["minLength"], schema["maxLength"]) == ("string", 1, 4096)
     for parameter in (p for p in parameters if p["in"] == "query"):
         assert parameter["allowEmptyValue"] is True, (route.operation_id, parameter["name"])
         schema = parameter["schema"]
@@ -52,7 +66,7 @@ def test_every_parameter_of_an_operation_declares_its_constraints(route):
 
 
 def test_the_idempotency_key_is_1_to_255_printable_characters():
-    [key] = [p for p in _parameters(endpoints.RECLAIM) if p["in"] == "header"]
+    [key] = [p for p in _parameters(endpoints.RECLAIM) if p["name"] == "idempotency-key"]
     pattern = re.compile(key["schema"]["pattern"])
     for good in ("a", "reclaim-2026-11-29-1", "a b", "~" * 255, "{json: 'ok'}"):
         assert pattern.search(good), good

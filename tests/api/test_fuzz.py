@@ -30,8 +30,12 @@ CODES = {
         "units_unavailable",
         "reservation_not_changeable",
     },
+    412: {"precondition_failed"},
     422: {"units_not_in_reservation", "idempotency_key_reused", "units_not_reservable"},
 }
+# Versions a client may send (the current one is "*" here: any other tag is a 412).
+IF_MATCH = ["*", '"stale"', 'W/"stale"', '"a", *', "no quotes", ""]
+IF_NONE_MATCH = ["*", '"stale"', 'W/"stale"', "no quotes"]
 AUTHORIZATIONS = [
     "Bearer vl_local_test_owner",
     "Bearer vl_local_test_broker",
@@ -80,7 +84,19 @@ def _aim(case: Any) -> None:
             _plausible(case.body, choose, create)
             if create:  # by the owner, who may
                 authorization = "Bearer vl_local_test_writer"
+    _versions(case, choose)
     with_key(case, authorization)
+
+
+def _versions(case: Any, choose: random.Random) -> None:
+    """A share of the cases with If-Match (the writes that honour it) or If-None-Match (a
+    reservation's GET): the tags any, stale, weak, malformed."""
+    names = {p["name"].lower() for p in case.operation.definition.raw.get("parameters", [])}
+    headers = dict(case.headers or {})
+    for name, values in (("if-match", IF_MATCH), ("if-none-match", IF_NONE_MATCH)):
+        if name in names and choose.random() < 0.4:
+            headers[name] = choose.choice(values)
+    case.headers = headers
 
 
 def _plausible(body: dict[str, Any], choose: random.Random, create: bool) -> None:

@@ -12,7 +12,10 @@ def test_create_get_and_list_document_their_answers_parameters_and_body():
     one = spec["paths"]["/v1/nodes/{nodeId}/reservations/{reservationId}"]["get"]
     assert set(create["responses"]) == BODY_WRITE_STATUSES - {"200"} | {"201"}
     assert set(listing["responses"]) == {"200", "400", "401", "404", "429", "500", "503"}
-    assert set(one["responses"]) == {"200", "401", "404", "429", "500", "503"}
+    assert set(one["responses"]) == {"200", "304", "401", "404", "429", "500", "503"}
+    assert "content" not in one["responses"]["304"]  # no body
+    assert set(one["responses"]["304"]["headers"]) == {"ETag", "X-Request-Id"}
+    assert [p["name"] for p in one["parameters"] if p["in"] == "header"] == ["if-none-match"]
     assert {p["name"] for p in listing["parameters"]} == {"nodeId", "limit", "cursor", "status"}
     assert "idempotency-key" in {p["name"].lower() for p in create["parameters"]}
     body = resolved(spec, create["requestBody"]["content"]["application/json"]["schema"])

@@ -34,6 +34,7 @@ def test_every_answer_of_a_function_declares_its_request_id():
     declared = DOCUMENT["components"]["headers"]
     assert set(declared) == {
         "X-Request-Id", "Retry-After", "Idempotent-Replayed", "Location", "WWW-Authenticate",
+        "ETag",
     }  # fmt: skip
     assert declared["Retry-After"]["schema"]["type"] == "integer"
 
@@ -80,3 +81,18 @@ def test_the_document_is_valid_openapi():
     from openapi_spec_validator import validate
 
     validate(DOCUMENT)  # raises, naming the place, when it is not
+
+
+def test_the_etag_on_every_answer_carrying_one_reservation_and_on_a_412():
+    versioned = {
+        endpoints.CREATE_RESERVATION, endpoints.GET_RESERVATION, endpoints.CANCEL,
+        endpoints.REAFFIRM, endpoints.RELEASE, endpoints.RECLAIM,
+    }  # fmt: skip
+    for route in endpoints.ALL:
+        assert ("ETag" in headers(route, route.status)) is (route in versioned), route.operation_id
+        assert "ETag" not in headers(route, 404)
+        if 412 in route.error_statuses:
+            assert "ETag" in headers(route, 412)
+    assert {r for r in endpoints.ALL if r.if_match} == versioned - {
+        endpoints.CREATE_RESERVATION, endpoints.GET_RESERVATION,
+    }  # fmt: skip

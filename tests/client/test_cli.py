@@ -27,7 +27,13 @@ from devstack.functions import load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations_api_client.models import UnitsRequest
-from reservations_client import InvalidWebhook, Reservations, RetryPolicy, verify_webhook
+from reservations_client import (
+    InvalidWebhook,
+    PreconditionFailed,
+    Reservations,
+    RetryPolicy,
+    verify_webhook,
+)
 from reservations_client.cli import app
 from reservations_client.cli.settings import Settings
 from reservations_client.webhooks import new_secret
@@ -378,3 +384,36 @@ def test_listen_forwards_each_new_event_signed_with_the_secret_it_prints(
         assert f"{event.id}  204" in ran.out.replace(f"{event.type_}  ", "")
     with pytest.raises(InvalidWebhook):
         verify_webhook(stand_in.seen[0].body, stand_in.seen[0].headers, new_secret())
+
+
+def test_release_and_cancel_act_only_on_the_version_given(cli):
+    got = cli("-o", "json", "reservations", "get", A1, RES).json()
+    args = ["release", A1, RES, "--units", "0000:07:00.0"]  # the one unit not lent
+    stale = cli(*args, "--if-match", "0" * 20)
+    assert stale.code != 0
+    assert "precondition_failed" in stale.err
+    # Lending a unit already lent changes nothing, and so keeps the version.
+    again = ["release", A1, RES, "--units", "0000:05:00.0", "--if-match", got["etag"]]
+    assert cli("-o", "json", *again).json()["etag"] == got["etag"]
+    released = cli("-o", "json", *args, "--if-match", got["etag"]).json()
+    assert "0000:07:00.0" in released["releasedUnitIds"]
+    assert released["etag"] != got["etag"]
+    refused = cli("reservations", "cancel", A1, RES, "--if-match", got["etag"], key="owner")
+    assert (refused.code != 0, "precondition_failed" in refused.err) == (True, True)
+    cancelled = cli("-o", "json", "reservations", "cancel", A1, RES, "--if-match",
+                    released["etag"], key="owner").json()  # fmt: skip
+    assert cancelled["status"] == "cancelled"
+
+
+def test_the_typed_client_polls_by_version_and_names_the_current_one_on_a_412(transport):
+    broker = Reservations("http://api.test", KEYS["broker"], transport=transport, retry=NO_WAIT)
+    got = broker.get_reservation(A1, RES)
+    assert broker.get_reservation_if_changed(A1, RES, got.etag) is None  # 304
+    lend = UnitsRequest(unit_ids=["0000:07:00.0"])
+    with pytest.raises(PreconditionFailed) as refused:
+        broker.release(A1, RES, lend, if_match="0" * 20)
+    assert (refused.value.status, refused.value.etag) == (412, got.etag)
+    done = broker.release(A1, RES, lend, if_match=got.etag)
+    changed = broker.get_reservation_if_changed(A1, RES, got.etag)
+    assert changed is not None
+    assert changed.etag == done.etag != got.etag

@@ -241,6 +241,7 @@ def test_a_write_function_documents_its_answers_and_whether_its_body_is_required
     assert set(cancel["responses"]) == {
         "200", "400", "401", "404", "409", "412", "415", "422", "429", "500", "503"
     }  # fmt: skip
+    assert "if-match" in {p["name"].lower() for p in cancel["parameters"]}
     assert cancel["requestBody"]["required"] is False  # no body: no reason given
 
 

@@ -151,3 +151,36 @@ def units_of(stack: Stack, node: str) -> requests.Response:
         headers={"Authorization": OWNER},
         timeout=REQUEST_TIMEOUT,
     )
+
+
+def test_the_versions_session_runs_as_written(demo_stack: Stack) -> None:
+    """docs/sessions.md's versions session with the README's API and BROKER: the tag read,
+    a 304 for it, a release conditioned on it that acts (and moves it), then a reclaim
+    with the same, now stale, tag: 412 and nothing done."""
+    commands = session_commands("Versions: act only on what you read")
+    ran = subprocess.run(
+        ["bash", "-c", commands],
+        env={
+            **os.environ,
+            "API": f"{demo_stack.api}/v1/nodes/node-a1",
+            "BROKER": f"Authorization: {BROKER}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lines = ran.stdout.split("\n", 2)
+    tag, polled, rest = lines[0], lines[1], lines[2]
+    assert re.fullmatch(r"[0-9a-f]{20}", tag), ran.stdout
+    assert polled == "304", ran.stdout
+    decoder = json.JSONDecoder()
+    released, at = decoder.raw_decode(rest)
+    refused, _ = decoder.raw_decode(rest[at:].lstrip())
+    assert "0000:07:00.0" in released["releasedUnitIds"], ran.stdout
+    assert released["etag"] != tag
+    assert refused["code"] == "precondition_failed", ran.stdout
+    after = requests.get(f"{demo_stack.api}/v1/nodes/node-a1/reservations/res-a-active",
+                         headers={"Authorization": BROKER}, timeout=REQUEST_TIMEOUT)  # fmt: skip
+    assert after.headers["ETag"] == f'"{released["etag"]}"'
+    assert "0000:07:00.0" in after.json()["releasedUnitIds"]  # the reclaim did nothing

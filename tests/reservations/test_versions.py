@@ -31,9 +31,12 @@ from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.pipeline import run_write
 from reservations.nodes import ReservationStatus, reservation_etag, version_tag
 from reservations.reservations.cancel import CANCEL
+from reservations.reservations.history_mover import MoveOutcome, move_expired
 from reservations.reservations.read import ListQuery, get_reservation, list_reservations
 from reservations.reservations.reaffirm import REAFFIRM
 from reservations.reservations.update import UPDATE
+from reservations.terminations.models import TerminationReport
+from reservations.terminations.reports import apply_report
 from tests.support.fakes import FakeTable, ports
 from tests.support.use_cases import AUDIENCE, BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
 from tests.support.writes import end_workload, place_workload
@@ -190,6 +193,22 @@ def test_a_placement_and_a_workload_end_keep_the_tag(store, clock):
     assert current(store, clock) == before
     assert end_workload(OPERATOR_ALL, "node-a", "vm-new", None, ports(store, clock)).status == 204
     assert current(store, clock) == before
+
+
+def test_a_termination_report_keeps_the_tag(store, clock):
+    before = current(store, clock)
+    report = TerminationReport(termination_id="t-old", node_id="node-a", workload_id="vm-term",
+                               outcome="terminated", reported_at=NOW)  # fmt: skip
+    assert apply_report(report, NOW, store, store) == "closed"
+    assert current(store, clock) == before
+
+
+def test_the_move_to_the_nodes_history_keeps_the_tag_of_an_expired_reservation(store, clock):
+    _with_reservation(store, ends_at=NOW - timedelta(hours=1))
+    expired = current(store, clock)
+    assert move_expired(ports(store, clock), time_left=lambda: 60.0)[MoveOutcome.MOVED] == 1
+    assert "res-1" in store.nodes["node-a"].history
+    assert current(store, clock) == expired
 
 
 # --- If-Match: the version acted on ------------------------------------------------------------

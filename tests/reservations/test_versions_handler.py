@@ -242,3 +242,25 @@ def test_the_412_body_is_json_and_says_nothing_of_the_reservation(fleet):
     assert result.headers["content-type"] == "application/json"
     assert "res-1" not in result.body_text
     assert json.loads(result.body_text)["error"]
+
+
+# --- what they cost ---------------------------------------------------------------------------
+
+
+def test_a_304_costs_the_one_read_a_get_costs(fleet, sent_requests):
+    etag = tag_of(get())  # the key cached
+    sent_requests.clear()
+    assert get(if_none_match=etag).status == 304
+    assert sent_requests.sent == [("dynamodb", "BatchGetItem")]
+
+
+def test_a_412_is_the_writes_one_read_and_with_a_key_one_getitem_of_its_record_more(
+    fleet, sent_requests
+):
+    release({"unitIds": [UNITS[1]]}, if_match='"stale"')  # the key cached
+    sent_requests.clear()
+    assert release({"unitIds": [UNITS[1]]}, if_match='"stale"').status == 412
+    assert sent_requests.sent == [("dynamodb", "Query")]  # nothing written
+    sent_requests.clear()
+    assert release({"unitIds": [UNITS[1]]}, idem="k-9", if_match='"stale"').status == 412
+    assert sent_requests.sent == [("dynamodb", "Query"), ("dynamodb", "GetItem")]

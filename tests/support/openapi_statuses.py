@@ -5,3 +5,5 @@ and 503."""
 BODY_WRITE_STATUSES = frozenset(
     {"200", "400", "401", "404", "409", "415", "422", "429", "500", "503"}
 )
+# ... and one that acts on one reservation's version: If-Match's 412.
+VERSIONED_WRITE_STATUSES = BODY_WRITE_STATUSES | {"412"}

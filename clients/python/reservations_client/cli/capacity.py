@@ -19,6 +19,7 @@ from reservations_api_client.types import UNSET
 from reservations_client.cli.options import (
     DryRun,
     IdempotencyKey,
+    IfMatch,
     NodeId,
     Reason,
     ReservationId,
@@ -112,6 +113,7 @@ def change_reservation(
     contract_ref: Annotated[str | None, typer.Option(help="Your contract's reference.")] = None,
     reason: Reason = None,
     idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
 ) -> None:
     """Change a pending or active reservation: only what is given changes."""
     if ends_at is not None and open_ended:
@@ -132,7 +134,7 @@ def change_reservation(
         raise typer.BadParameter("give at least one change", param_hint="--ends-at")
     run = session(ctx)
     changed = run.api.update_reservation(
-        node, reservation, request, idempotency_key=idempotency_key
+        node, reservation, request, idempotency_key=idempotency_key, if_match=if_match
     )
     show_record(run.output, changed.to_dict())
 
@@ -140,23 +142,26 @@ def change_reservation(
 @group.command("cancel")
 def cancel_reservation(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, reason: Reason = None,
-    idempotency_key: IdempotencyKey = None,
+    idempotency_key: IdempotencyKey = None, if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """End a reservation now; its units stop being governed."""
     run = session(ctx)
     body = CancelRequest(reason=reason) if reason else None
-    cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key)
+    cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key,
+                               if_match=if_match)  # fmt: skip
     show_record(run.output, cancelled.to_dict())
 
 
 def release(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """Lend some of a reservation's units to the spot market."""
     run = session(ctx)
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-    released = run.api.release(node, reservation, body, idempotency_key=idempotency_key)
+    released = run.api.release(node, reservation, body, idempotency_key=idempotency_key,
+                               if_match=if_match)  # fmt: skip
     show_record(run.output, released.to_dict())
 
 
@@ -165,6 +170,7 @@ def reclaim(
     count: Annotated[int | None, typer.Option(help="Not in this API yet: use --units.")] = None,
     notice: Annotated[str | None, typer.Option(help="Not in this API yet.")] = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
 ) -> None:  # fmt: skip
     """Take released units back; spot workloads on them are terminated."""
     for given, name in ((count, "--count"), (notice, "--notice")):
@@ -173,7 +179,8 @@ def reclaim(
                                      param_hint=name)  # fmt: skip
     run = session(ctx)
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
-    result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key)
+    result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
+                             if_match=if_match)  # fmt: skip
     show_record(run.output, result.to_dict())
 
 

@@ -11,6 +11,13 @@ NodeId = Annotated[str, typer.Argument(help="The node's id, e.g. node-a1.", show
 ReservationId = Annotated[str, typer.Argument(help="The reservation's id.", show_default=False)]
 Reason = Annotated[str | None, typer.Option(help="Why; recorded in the audit trail.")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Change nothing; say what would happen.")]
+IfMatch = Annotated[
+    str | None,
+    typer.Option(
+        help="Act only while the reservation is at this version (its etag, or *); another "
+        "version is an error and nothing is done. A dry run ignores it."
+    ),
+]
 IdempotencyKey = Annotated[
     str | None,
     typer.Option(
