@@ -26,6 +26,7 @@ log = logging.getLogger("node_agent")
 
 DRIVERS = ("log", "command", "libvirt", "kubernetes")
 MAX_GRACE_SECONDS = 300
+DEFAULT_GRACE_SECONDS = 30
 EXTRA = "pip install 'spot-termination-agent[{0}]'"
 
 
@@ -58,9 +59,12 @@ def driver_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--grace-seconds",
         type=grace_seconds,
-        default=0,
-        help="libvirt: ACPI shutdown, destroy at the deadline; kubernetes: the pod's "
-        "gracePeriodSeconds; command: {graceSeconds} (default 0)",
+        default=DEFAULT_GRACE_SECONDS,
+        help="clamped to a reclaim's notice (none without one): libvirt: ACPI shutdown this "
+        "long before terminateAt, destroy at it; command: run this long before terminateAt, "
+        "as {graceSeconds}; kubernetes ignores it when a message has terminateAt (the pod's "
+        "grace is the time left); for messages without terminateAt, the old behaviour "
+        f"(default {DEFAULT_GRACE_SECONDS})",
     )
     group.add_argument(
         "--libvirt-uri", default="qemu:///system", help="libvirt: the hypervisor's URI"

@@ -13,12 +13,14 @@ live in their own modules, so their client libraries are needed only where they 
 from __future__ import annotations
 
 import logging
+import math
 import re
 import shlex
 import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol
 
 from termination_messages import Outcome, SpotTermination, WorkloadKind
@@ -88,12 +90,46 @@ def unhandled(termination: SpotTermination) -> Result:
     return Result("failed", f"no driver on this node stops {kind}s ({termination.workload_id})")
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 @dataclass(frozen=True)
 class Clock:
-    """Time for the drivers that wait, a parameter so tests need not sleep."""
+    """Time for the drivers that wait, a parameter so tests need not sleep; ``now`` is the
+    wall clock a message's ``terminateAt`` is compared with."""
 
     monotonic: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
+    now: Callable[[], datetime] = _utc_now
+
+    def seconds_left(self, termination: SpotTermination) -> float:
+        """Seconds until the message's ``terminateAt`` (0 once it passed)."""
+        return seconds_left(termination, self.now())
+
+
+def seconds_left(termination: SpotTermination, now: datetime) -> float:
+    """Seconds from ``now`` until the message's deadline; 0 once it passed, and 0 for a
+    message without ``terminateAt`` (an older sender: stop now)."""
+    if termination.terminate_at is None:
+        return 0.0
+    return max((termination.terminate_at - now).total_seconds(), 0.0)
+
+
+def lead_seconds(driver: object, termination: SpotTermination) -> float:
+    """How long before the message's deadline the driver starts its stop: its own
+    ``lead_seconds`` when it has one, else 0 (it stops the workload at the deadline)."""
+    lead: Callable[[SpotTermination], float] | None = getattr(driver, "lead_seconds", None)
+    return lead(termination) if lead is not None else 0.0
+
+
+def clamped_grace(grace: float, termination: SpotTermination) -> float:
+    """The agent's grace, clamped to the notice the reclaim gave: without a notice there is
+    no grace (the spot tier's contract); a message without ``terminateAt`` (an older
+    sender) keeps the whole grace, as agents always gave it."""
+    if termination.terminate_at is None:
+        return grace
+    return min(grace, termination.notice_seconds)
 
 
 def poll_until(done: Callable[[], bool], seconds: float, clock: Clock, every: float) -> bool:
@@ -138,11 +174,24 @@ class CommandDriver:
         timeout: float = 30.0,
         gone_pattern: str = DEFAULT_GONE_PATTERN,
         grace_seconds: int = 0,
+        clock: Clock | None = None,
     ) -> None:
         self._command = command
         self._timeout = timeout
         self._gone = re.compile(gone_pattern, re.IGNORECASE)
         self._grace = grace_seconds
+        self._clock = clock or Clock()
+
+    def lead_seconds(self, termination: SpotTermination) -> float:
+        """The command runs its grace (clamped to the notice) before the deadline."""
+        return clamped_grace(self._grace, termination)
+
+    def grace_seconds(self, termination: SpotTermination) -> int:
+        """``{graceSeconds}``: the seconds left until the deadline, at most the grace (the
+        whole grace for a message without ``terminateAt``)."""
+        if termination.terminate_at is None:
+            return self._grace
+        return min(self._grace, math.ceil(self._clock.seconds_left(termination)))
 
     def argv(self, termination: SpotTermination) -> list[str]:
         # Substituted per argument after splitting: an id can never inject shell syntax.
@@ -151,7 +200,7 @@ class CommandDriver:
             "workloadKind": termination.workload_kind.value,
             "nodeId": termination.node_id,
             "terminationId": termination.termination_id,
-            "graceSeconds": str(self._grace),
+            "graceSeconds": str(self.grace_seconds(termination)),
         }
         return [part.format(**values) for part in shlex.split(self._command)]
 

@@ -6,6 +6,11 @@
       404     -> gone
       409, 5xx, any other status, no answer                                       -> failed
 
+With a reclaim's notice (the message's ``terminateAt``) the pod is deleted as soon as the
+message comes, with the seconds left until ``terminateAt`` as its grace period: its SIGTERM
+is its notice, and the kubelet kills it at the deadline. Without a notice the grace is 0; a
+message without ``terminateAt`` (an older sender) gets the agent's ``--grace-seconds``.
+
 "terminated" frees the pod's units, so it waits for the pod to be gone, not only for the API
 to accept the delete: with a grace period the kubelet may run it that long. A grace of 0 asks
 the API to remove the pod at once (as ``kubectl delete --grace-period=0 --force``); the kubelet
@@ -17,6 +22,7 @@ Credentials come from a kubeconfig file, or, without one, from the pod's service
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -85,27 +91,39 @@ class KubernetesDriver:
         self._clock = clock or Clock()
         self._poll_every = poll_every
 
+    def lead_seconds(self, termination: SpotTermination) -> float:
+        """The pod is deleted at once: its grace period is the whole notice."""
+        return termination.notice_seconds
+
+    def grace_seconds(self, termination: SpotTermination) -> int:
+        """The seconds left until the deadline (rounded up: never sooner), or the agent's
+        grace for a message without ``terminateAt``."""
+        if termination.terminate_at is None:
+            return self._grace
+        return math.ceil(self._clock.seconds_left(termination))
+
     def stop(self, termination: SpotTermination) -> Result:
         pod = f"{self._namespace}/{termination.workload_id}"
+        grace = self.grace_seconds(termination)
         try:
             deleted = self._pods.delete_namespaced_pod(
                 termination.workload_id,
                 self._namespace,
-                body=client.V1DeleteOptions(grace_period_seconds=self._grace),
+                body=client.V1DeleteOptions(grace_period_seconds=grace),
                 _request_timeout=self._timeout,
             )
-            if self._await_gone(termination.workload_id, _uid(deleted)):
-                return Result("terminated", f"pod {pod} deleted (grace {self._grace} s)")
+            if self._await_gone(termination.workload_id, _uid(deleted), grace):
+                return Result("terminated", f"pod {pod} deleted (grace {grace} s)")
         except ApiException as error:
             if error.status == 404:
                 return Result("gone", f"pod {pod} not found")
             return Result("failed", f"pod {pod}: HTTP {error.status} {error.reason}")
         except (HTTPError, OSError) as error:
             return Result("failed", f"pod {pod}: the API did not answer: {error}")
-        waited = self._grace + self._settle
+        waited = grace + self._settle
         return Result("failed", f"pod {pod} still there {waited:g} s after its delete")
 
-    def _await_gone(self, name: str, uid: str | None) -> bool:
+    def _await_gone(self, name: str, uid: str | None, grace: int) -> bool:
         """Whether the pod deleted (``uid``) is gone before grace + settle seconds pass."""
 
         def gone() -> bool:
@@ -119,7 +137,7 @@ class KubernetesDriver:
                 raise
             return uid is not None and _uid(pod) not in (None, uid)
 
-        return poll_until(gone, self._grace + self._settle, self._clock, self._poll_every)
+        return poll_until(gone, grace + self._settle, self._clock, self._poll_every)
 
 
 def _uid(pod: Any) -> str | None:

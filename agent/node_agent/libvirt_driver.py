@@ -6,6 +6,12 @@
     no such domain, or defined but shut off                             -> gone
     any other libvirt error (a lost connection, a refused destroy)      -> failed
 
+With a reclaim's notice (the message's ``terminateAt``) the grace is clamped to the notice:
+the consumer calls ``stop`` that long before ``terminateAt`` (``lead_seconds``), so the ACPI
+request comes at ``terminateAt`` minus the grace and the destroy at ``terminateAt``, unless
+the guest went off by itself. Without a notice (``terminateAt`` = ``requestedAt``) there is
+no grace: destroyed at once. A message without ``terminateAt`` keeps the whole grace.
+
 The domain is named by the workload id. "No such domain" is read from libvirt's error code
 (``VIR_ERR_NO_DOMAIN``), never from a message's text. Only a shut-off domain runs nothing:
 paused, crashed or suspended ones still hold their devices and are destroyed. After a failure
@@ -22,7 +28,7 @@ from typing import Any
 
 import libvirt
 
-from node_agent.drivers import Clock, Result, poll_until
+from node_agent.drivers import Clock, Result, clamped_grace, poll_until
 from termination_messages import SpotTermination, WorkloadKind
 
 log = logging.getLogger("node_agent")
@@ -72,28 +78,36 @@ class LibvirtDriver:
         self._poll_every = poll_every
         self._conn: Any = None
 
+    def lead_seconds(self, termination: SpotTermination) -> float:
+        """The ACPI request comes this long before the deadline: the grace, clamped."""
+        return clamped_grace(self._grace, termination)
+
     def stop(self, termination: SpotTermination) -> Result:
+        grace, deadline = self._grace, f"the {self._grace:g} s deadline"
+        if termination.terminate_at is not None:  # until the deadline, at most the grace
+            grace = min(grace, self._clock.seconds_left(termination))
+            deadline = f"terminateAt {termination.terminate_at.isoformat()}"
         try:
-            return self._stop(self._connection(), termination.workload_id)
+            return self._stop(self._connection(), termination.workload_id, grace, deadline)
         except libvirt.libvirtError as error:
             # Whatever it was, nothing says the domain stopped: never "terminated" or "gone".
             self._drop_connection()
             return Result("failed", f"libvirt {self._uri}: {describe(error)}")
 
-    def _stop(self, conn: Any, name: str) -> Result:
+    def _stop(self, conn: Any, name: str, grace: float, deadline: str) -> Result:
         state = domain_state(conn, name)
         if state is None:
             return Result("gone", f"no domain {name}")
         if state == libvirt.VIR_DOMAIN_SHUTOFF:
             return Result("gone", f"domain {name} is shut off")
-        if self._grace > 0 and self._shut_down(conn, name):
-            return Result("terminated", f"domain {name} shut down within {self._grace:g} s")
-        return self._destroy(conn, name)
+        if grace > 0 and self._shut_down(conn, name, grace):
+            return Result("terminated", f"domain {name} shut down within {grace:g} s")
+        return self._destroy(conn, name, grace, deadline)
 
     def _running(self, conn: Any, name: str) -> bool:
         return domain_state(conn, name) not in (None, libvirt.VIR_DOMAIN_SHUTOFF)
 
-    def _shut_down(self, conn: Any, name: str) -> bool:
+    def _shut_down(self, conn: Any, name: str, grace: float) -> bool:
         """Ask the guest to power off (ACPI); whether it is off before the deadline."""
         try:
             conn.lookupByName(name).shutdown()
@@ -102,10 +116,10 @@ class LibvirtDriver:
                 log.warning("shutdown of %s refused, destroying it: %s", name, describe(error))
                 return False
         return poll_until(
-            lambda: not self._running(conn, name), self._grace, self._clock, self._poll_every
+            lambda: not self._running(conn, name), grace, self._clock, self._poll_every
         )
 
-    def _destroy(self, conn: Any, name: str) -> Result:
+    def _destroy(self, conn: Any, name: str, grace: float, deadline: str) -> Result:
         try:
             conn.lookupByName(name).destroy()
         except libvirt.libvirtError as error:
@@ -113,8 +127,8 @@ class LibvirtDriver:
             benign = (libvirt.VIR_ERR_NO_DOMAIN, libvirt.VIR_ERR_OPERATION_INVALID)
             if error.get_error_code() not in benign or self._running(conn, name):
                 raise
-            return Result("terminated" if self._grace else "gone", f"domain {name} went off")
-        at_deadline = f" at the {self._grace:g} s deadline" if self._grace else ""
+            return Result("terminated" if grace else "gone", f"domain {name} went off")
+        at_deadline = f" at {deadline}" if grace else ""
         return Result("terminated", f"domain {name} destroyed{at_deadline}")
 
     def _connection(self) -> Any:

@@ -26,7 +26,7 @@ from prometheus_client import (
 )
 
 OUTCOMES = ("terminated", "gone", "failed", "duplicate", "poison", "foreign")
-STAGES = ("receive", "stop", "report", "delete")
+STAGES = ("receive", "stop", "report", "delete", "visibility")
 # A destroy takes well under a second; a grace period and a pod's wait take up to minutes.
 STOP_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 

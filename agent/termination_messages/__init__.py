@@ -12,13 +12,13 @@ until every consumer reads the new one. Optional fields are absent when unset, n
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-__all__ = ["Outcome", "SpotTermination", "TerminationReport", "WorkloadKind"]
+__all__ = ["Outcome", "SpotTermination", "TerminationReport", "WorkloadKind", "wire_time"]
 
 # What a node made of a termination: stopped it now, it was not running, or try again.
 Outcome = Literal["terminated", "gone", "failed"]
@@ -29,8 +29,18 @@ class WorkloadKind(StrEnum):
     POD = "pod"
 
 
+def wire_time(moment: datetime) -> str:
+    """A message's time: RFC 3339 in UTC with a ``Z``, to the millisecond; a whole second is
+    written without a fraction (as senders before ``terminateAt`` wrote every time)."""
+    utc = moment.astimezone(UTC)
+    whole = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    millis = utc.microsecond // 1000
+    return f"{whole}.{millis:03d}Z" if millis else f"{whole}Z"
+
+
 class SpotTermination(BaseModel):
-    """Stop one spot workload on one node, now, and report back."""
+    """Stop one spot workload on one node by ``terminateAt`` (now when absent), and report
+    back."""
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -46,6 +56,26 @@ class SpotTermination(BaseModel):
     reservation_id: str = Field(alias="reservationId")
     reason: str | None = Field(default=None, description="the reclaim's reason, if given")
     requested_at: datetime = Field(alias="requestedAt")
+    terminate_at: datetime | None = Field(
+        default=None,
+        alias="terminateAt",
+        description="the deadline: requestedAt plus the reclaim's notice; absent (an older "
+        "sender) means now",
+    )
+
+    @field_serializer("requested_at", "terminate_at")
+    def _times(self, moment: datetime | None) -> str | None:
+        return wire_time(moment) if moment is not None else None
+
+    @property
+    def deadline(self) -> datetime:
+        """When the workload must be stopped: ``terminateAt``, or the request without it."""
+        return self.terminate_at or self.requested_at
+
+    @property
+    def notice_seconds(self) -> float:
+        """The notice the reclaim gave (0 without ``terminateAt``)."""
+        return max((self.deadline - self.requested_at).total_seconds(), 0.0)
 
     def to_json(self) -> str:
         """The wire form: optional fields that are unset are absent, never ``null``."""

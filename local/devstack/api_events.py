@@ -202,3 +202,15 @@ def workloads_event(
 def workload_get_event(node_id: str, workload_id: str, authorization: Key) -> dict[str, Any]:
     ids = {"nodeId": node_id, "workloadId": workload_id}
     return api_event("get_workload/own.json", endpoints.GET_WORKLOAD, ids, authorization)
+
+
+def fleet_event(authorization: Key, query: dict[str, str] | None = None) -> dict[str, Any]:
+    """``GET /v1/reservations`` with this key and query (none: no query string)."""
+    event = api_event(
+        "list_fleet_reservations/broker.json", endpoints.LIST_FLEET_RESERVATIONS, {}, authorization
+    )
+    event["rawQueryString"] = urlencode(query or {})
+    event.pop("queryStringParameters", None)
+    if query:
+        event["queryStringParameters"] = dict(query)
+    return event

@@ -2,8 +2,11 @@
 
 Each runs the same Consumer as ``spot-termination-agent`` with the ``log`` driver (it
 pretends to stop the workload), in a thread of this one process to spare the machine a
-Python per node. Nodes are found in the table, every ``--every`` seconds (2 by default), so a
-node registered through ``PUT /v1/nodes/{nodeId}`` gets its consumer within a few seconds,
+Python per node. The ``log`` driver starts no stop before a message's ``terminateAt``: a
+workload given notice is pretended to use all of it, and reported stopped at its
+``terminateAt`` (its message waits in a thread of its own meanwhile, as the agent's do).
+Nodes are found in the table, every ``--every`` seconds (2 by default), so a node
+registered through ``PUT /v1/nodes/{nodeId}`` gets its consumer within a few seconds,
 as one loaded from the fleet file does at start.
 
     python -m devstack.consumers --emulator http://127.0.0.1:5000 [--table T] [--every 2]

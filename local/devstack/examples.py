@@ -36,7 +36,12 @@ _RESERVATION = {
     "updatedAt": _T1,
     "etag": "3f1c9a27d05e84b6c2aa",
 }
-_TERMINATION = {"id": "term-7f3k", "reservationId": "res-a-active", "requestedAt": _T1}
+_TERMINATION = {
+    "id": "term-7f3k",
+    "reservationId": "res-a-active",
+    "requestedAt": "2026-11-30T08:15:00.318Z",
+    "terminateAt": "2026-11-30T08:17:00.318Z",
+}
 _WORKLOAD = {
     "id": "vm-17",
     "nodeId": "node-a1",
@@ -89,8 +94,15 @@ EXAMPLES: dict[str, list[Any]] = {
     "UnitView": [_UNIT],
     "ReservationView": [_RESERVATION],
     "ReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
+    "FleetReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
     "ReclaimResponse": [
-        {**_RESERVATION, "releasedUnitIds": [], "terminated": ["vm-17"], "skipped": ["vm-21"]}
+        {
+            **_RESERVATION,
+            "releasedUnitIds": [],
+            "terminated": ["vm-17"],
+            "skipped": ["vm-21"],
+            "terminateAt": "2026-11-30T08:17:00.318Z",
+        }
     ],
     "NodeView": [
         {

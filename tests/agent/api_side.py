@@ -34,9 +34,13 @@ def fleet_with_a_spot_workload(node_id: str, workload_id: str, kind: str = "vm")
     )
 
 
-def reclaim(functions: dict[str, ModuleType], node_id: str) -> Any:
-    """The broker takes unit 04 back: its workload is terminated, a message sent."""
-    event = reclaim_event(node_id, "res-1", {"unitIds": [UNIT]}, BROKER)
+def reclaim(functions: dict[str, ModuleType], node_id: str, notice_seconds: int = 0) -> Any:
+    """The broker takes unit 04 back: its workload is terminated, a message sent (with the
+    notice, if one is given)."""
+    body: dict[str, Any] = {"unitIds": [UNIT]}
+    if notice_seconds:
+        body["noticeSeconds"] = notice_seconds
+    event = reclaim_event(node_id, "res-1", body, BROKER)
     result = invoke(functions["reclaim"], event)
     assert result.status == 200, result.body
     return result.body

@@ -1,7 +1,8 @@
 """The agent as an operator installs it: ``pip install './agent[libvirt]'`` into a fresh venv
 (no Lambda layer, no repository on its path), then one termination the API wrote, end to
 end against the local AWS emulator: reclaim -> the installed agent stops the domain through
-libvirt, with a grace period the guest ignores -> its report frees the unit.
+libvirt, with a notice and a grace period the guest ignores (the ACPI request a grace before
+``terminateAt``, the destroy at it) -> its report frees the unit.
 
 pip installs from its cache: the versions are constrained to requirements-dev.txt, which the
 project's venv has just installed (libvirt-python's compiled wheel included).
@@ -17,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -84,7 +86,6 @@ def test_one_message_end_to_end_through_the_installed_agent(
 ):
     load_emulated_fleet(api_side.fleet_with_a_spot_workload(NODE, "vm-1"))
     functions = api_side.functions()
-    api_side.reclaim(functions, NODE)
     # The node's hypervisor: vm-1 runs, and its guest ignores an ACPI shutdown.
     (tmp_path / "node.xml").write_text(f"<node>{domain_xml('vm-1', on_poweroff='restart')}</node>")
     sqs = emulated["sqs"]
@@ -100,18 +101,26 @@ def test_one_message_end_to_end_through_the_installed_agent(
         agent = subprocess.Popen(agent_command(agent_venv, emulator, queue, reports, tmp_path),
                                  env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        said: set[bytes] = set()
         try:
+            while b"READY=1" not in said:  # the agent polls its queue from now on
+                said.add(notify.recv(1024))
+            # A notice of 5 s with a grace of 1 s: the ACPI request a second before
+            # terminateAt, which the guest ignores, then the destroy at terminateAt.
+            answer = api_side.reclaim(functions, NODE, notice_seconds=5)
             wait_for_report(sqs, reports, agent)
         finally:
             agent.send_signal(signal.SIGTERM)
             output, _ = agent.communicate(timeout=30)
-        said = {notify.recv(1024) for _ in range(3)}
+        said.add(notify.recv(1024))  # a round's watchdog ping
     assert agent.returncode == 0, output
     assert {b"READY=1", b"WATCHDOG=1"} <= said
 
     [report] = [json.loads(body) for body in api_side.apply_reports(functions, sqs, reports)]
     assert (report["workloadId"], report["outcome"]) == ("vm-1", "terminated")
-    assert report["detail"] == "domain vm-1 destroyed at the 1 s deadline"
+    terminate_at = datetime.fromisoformat(answer["terminateAt"])
+    assert report["detail"] == f"domain vm-1 destroyed at terminateAt {terminate_at.isoformat()}"
+    assert datetime.fromisoformat(report["reportedAt"]) >= terminate_at  # never before
     assert api_side.unit(functions, NODE)["state"] == "free"
     metrics = (tmp_path / "spot_agent.prom").read_text()
     assert 'spot_agent_outcomes_total{outcome="terminated"} 1.0' in metrics

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import socket
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from node_agent.cli import main
+from node_agent.drivers import Clock, lead_seconds
 from node_agent.kubernetes_driver import KubernetesDriver, api_client
+from termination_messages import SpotTermination
 from tests.agent.kube_api import KubeApi, make_tls, pod, status
 from tests.agent.support import FakeClock, termination
 
@@ -150,3 +153,44 @@ def test_without_a_kubeconfig_or_a_service_account_the_agent_says_so(monkeypatch
     with pytest.raises(SystemExit, match="--driver kubernetes: no usable configuration"):
         main(["--node-id", "n", "--queue-url", "q", "--reports-queue-url", "r",
               "--driver", "kubernetes"])  # fmt: skip
+
+
+# --- a reclaim's notice: delete at once, the seconds left as the pod's grace --------------
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def noticed_pod(notice: int) -> SpotTermination:
+    """pod-5's termination, requested at T0 with ``notice`` seconds."""
+    message = termination("pod-5", kind="pod")
+    return message.model_copy(
+        update={"requested_at": T0, "terminate_at": T0 + timedelta(seconds=notice)}
+    )
+
+
+def wall(fake: FakeClock, start: datetime) -> Clock:
+    return Clock(fake.monotonic, fake.sleep, lambda: start + timedelta(seconds=fake.now - 1000))
+
+
+def test_kubernetes_deletes_at_once_with_the_seconds_left_as_the_pods_grace(kube, tls, tmp_path):
+    kube.answer("DELETE", POD, (200, pod("pod-5", NAMESPACE)))
+    kube.answer("GET", POD, (404, status(404, "NotFound")))
+    api = api_client(kubeconfig(tmp_path / "kubeconfig", kube.url, tls.ca))
+    fake = FakeClock()
+    # The message came 2.5 s after the reclaim: 117.5 s left, rounded up (never sooner).
+    clock = wall(fake, T0 + timedelta(seconds=2.5))
+    driver = KubernetesDriver(api, NAMESPACE, grace_seconds=5, clock=clock)
+    message = noticed_pod(notice=120)
+    assert lead_seconds(driver, message) == 120  # started as soon as it comes
+    assert driver.stop(message).outcome == "terminated"
+    assert kube.seen[0].body == {"gracePeriodSeconds": 118}
+
+
+def test_kubernetes_without_a_notice_deletes_with_no_grace(kube, tls, tmp_path):
+    kube.answer("DELETE", POD, (200, pod("pod-5", NAMESPACE)))
+    kube.answer("GET", POD, (404, status(404, "NotFound")))
+    api = api_client(kubeconfig(tmp_path / "kubeconfig", kube.url, tls.ca))
+    clock = wall(FakeClock(), T0 + timedelta(seconds=1))  # past terminateAt already
+    driver = KubernetesDriver(api, NAMESPACE, grace_seconds=5, clock=clock)
+    assert driver.stop(noticed_pod(notice=0)).outcome == "terminated"
+    assert kube.seen[0].body == {"gracePeriodSeconds": 0}

@@ -128,7 +128,9 @@ def test_every_operation_answers_as_its_schema_says(api):
     s.call("broker", "POST", one + "/reclaim", res + "/reclaim", json={"unitIds": [U[0]]})
     w = "/v1/nodes/{nodeId}/workloads/{workloadId}"
     terminating = s.call("operator", "GET", f"{NODE}/workloads/vm-1", w)
-    assert set(terminating["termination"]) == {"id", "reservationId", "requestedAt"}
+    termination = terminating["termination"]
+    assert set(termination) == {"id", "reservationId", "requestedAt", "terminateAt"}
+    assert termination["terminateAt"] == termination["requestedAt"]  # no notice: due at once
     s.call("owner", "GET", f"{NODE}/workloads", "/v1/nodes/{nodeId}/workloads")
     s.call("broker", "GET", f"{NODE}/reservations/units", r + "/units")
     s.call("owner", "GET", one, res)

@@ -19,8 +19,12 @@ def test_release_takes_reclaims_body_and_cancel_an_optional_reason():
         assert ok == {"$ref": "#/components/schemas/Reservation"}
         named = {p["name"].lower() for p in operation["parameters"]}
         assert {"idempotency-key", "if-match"} <= named
-    assert release["requestBody"] == reclaim["requestBody"]
-    assert release["requestBody"]["required"] is True
+    assert release["requestBody"]["required"] is reclaim["requestBody"]["required"] is True
+    # Release's body is reclaim's without the notice, which only a reclaim gives.
+    lend, take = (resolved(spec, op["requestBody"]["content"]["application/json"]["schema"])
+                  for op in (release, reclaim))  # fmt: skip
+    assert set(take["properties"]) - set(lend["properties"]) == {"noticeSeconds"}
+    assert all(take["properties"][name] == field for name, field in lend["properties"].items())
     body = cancel["requestBody"]
     assert body["required"] is False
     schema = resolved(spec, body["content"]["application/json"]["schema"])

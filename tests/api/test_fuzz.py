@@ -104,6 +104,8 @@ def _plausible(body: dict[str, Any], choose: random.Random, create: bool) -> Non
     of its own: so that a share of the cases get past validation and write."""
     if "unitIds" in body:
         body["unitIds"] = choose.sample(FREE_UNITS if create else RES_UNITS, choose.randint(1, 2))
+    if "noticeSeconds" in body:  # a notice that is taken, now and then at its ends
+        body["noticeSeconds"] = choose.choice([0, 3600, choose.randint(0, 3600)])
     if create:
         starts = choose.randrange(1, 10**5)
         body.update(startsAt=f.days(starts / 24), endsAt=f.days((starts + 1) / 24))

@@ -28,7 +28,9 @@ def test_both_endpoints_document_every_contract_status_with_the_error_shape():
     assert error_body["required"] == ["error", "code"]
     body = resolved(spec, reclaim["requestBody"]["content"]["application/json"]["schema"])
     assert body["additionalProperties"] is False
-    assert set(body["properties"]) == {"unitIds", "dryRun", "reason"}
+    assert set(body["properties"]) == {"unitIds", "dryRun", "reason", "noticeSeconds"}
+    notice = body["properties"]["noticeSeconds"]
+    assert (notice["type"], notice["minimum"], notice["maximum"]) == ("integer", 0, 3600)
     assert spec["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"
 
 

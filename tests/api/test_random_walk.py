@@ -565,15 +565,24 @@ TERMINATION_REQUESTED = "workload.termination_requested"
 def newly_terminating(
     before: dict[str, inv.Partition], after: dict[str, inv.Partition], node: str
 ) -> list[str]:
-    """The subjects of the workloads the call moved from running to terminating."""
+    """The subjects of the workloads the call moved from running to terminating, or whose
+    termination's deadline it moved earlier (a reclaim with a shorter notice)."""
     if node not in before or node not in after:
         return []
-    was = {w["id"]: w["state"] for w in before[node].workloads.values()}
+    was = before[node].workloads
     return sorted(
         f"workloads/{w['id']}"
         for w in after[node].workloads.values()
-        if w["state"] == "terminating" and was.get(w["id"]) == "running"
+        if w["state"] == "terminating"
+        and w["id"] in was
+        and (was[w["id"]]["state"] == "running" or deadline(w) < deadline(was[w["id"]]))
     )
+
+
+def deadline(workload: dict[str, Any]) -> datetime:
+    """A terminating workload's deadline (its request, on an item from before notices)."""
+    text = workload.get("terminateAt") or workload.get("terminationRequestedAt")
+    return datetime.fromisoformat(text) if text else datetime.max.replace(tzinfo=UTC)
 
 
 def expected_subject(call: Call, result: HttpResult) -> str:
@@ -943,6 +952,8 @@ def capacity(walk: Walk, function: str) -> Call:
     body: dict[str, Any] = {"unitIds": unit_ids, **({"dryRun": True} if dry else {})}
     if walk.rng.random() < 0.3:
         body["reason"] = "walk"
+    if function == "reclaim" and walk.rng.random() < 0.3:  # a notice: new, or moving one
+        body["noticeSeconds"] = walk.pick([0, 30, 600, 3600])
     make = reclaim_event if function == "reclaim" else release_event
     event = make(node, res, body, auth(role), key)
     return Call(function, event, role, node, res, unit_ids, dry, key is not None)

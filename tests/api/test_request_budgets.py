@@ -90,6 +90,23 @@ def test_a_reclaim_is_two_dynamodb_requests_and_one_sqs_request_per_ten(
     assert {service for service, _ in sent_requests.sent} == {"dynamodb", "sqs"}
 
 
+def test_a_notice_costs_nothing_more_nor_does_moving_a_deadline_earlier(
+    functions, load_fleet, sent_requests
+):
+    load_fleet(f.fleet([_node("node-a", 3)]))
+    _warm(functions)
+    units = ["0000:01:00.0", "0000:02:00.0", "0000:03:00.0"]
+    for notice in (3600, 60):  # the second moves all three deadlines: three messages again
+        sent_requests.clear()
+        body = {"unitIds": units, "noticeSeconds": notice}
+        result = invoke(functions["reclaim"], reclaim_event("node-a", "res-1", body, BROKER))
+        assert result.status == 200
+        assert sent_requests.by_service("dynamodb") == Counter(
+            {"Query": 1, "TransactWriteItems": 1}
+        )
+        assert sent_requests.by_service("sqs") == Counter({"SendMessageBatch": 1})
+
+
 def test_a_replay_is_at_most_two_requests(functions, load_fleet, sent_requests):
     load_fleet(f.fleet([_node("node-a", 3)]))
     _warm(functions)

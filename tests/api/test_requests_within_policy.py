@@ -27,7 +27,15 @@ import pytest
 
 from devstack import fleet_documents as f
 from devstack import template
-from devstack.api_events import create_event, event_file, node_event, place_event, reclaim_event
+from devstack.api_events import (
+    cancel_event,
+    create_event,
+    event_file,
+    fleet_event,
+    node_event,
+    place_event,
+    reclaim_event,
+)
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.event_log import SETTLE_WINDOW
@@ -37,6 +45,7 @@ from reservations.webhooks.models.domain import SigningSecrets, Subscription
 from reservations.webhooks.table.subscriptions import SubscriptionTable
 from tests.support import event_scenario as s
 from tests.support.event_table import StreamRelay
+from tests.support.fleet_index import FleetStream
 
 pytestmark = pytest.mark.moto
 
@@ -272,7 +281,7 @@ def assert_within_policies(recorder: Recorder) -> None:
 @pytest.fixture(scope="module")
 def functions() -> dict[str, ModuleType]:
     names = ("put_node", "event_relay", "event_backlog", "reclaim", "create_reservation",
-             "place_workload")  # fmt: skip
+             "place_workload", "fleet_indexer", "list_fleet_reservations", "cancel")  # fmt: skip
     return {name: load_function(name) for name in names}
 
 
@@ -386,4 +395,30 @@ def test_a_write_and_its_replay_ask_only_what_the_function_may(
     assert first.status == status, first.body_text
     assert again.status == status, again.body_text
     assert function in recorder.functions()
+    assert_within_policies(recorder)
+
+
+def test_the_fleet_indexer_and_the_fleet_list_ask_only_what_they_may(node_a, functions, recorder):
+    """The indexer over the load, a create, a cancel (to the history) and a new owner (a
+    node's reservations indexed again), every record twice; then the fleet list's pages,
+    live and ended, as the operator and as an org."""
+    stream = FleetStream(node_a, functions["fleet_indexer"])
+    with recorder.run("fleet_indexer"):
+        stream.run()
+    assert invoke(functions["create_reservation"], _create()).status == 201
+    cancel = cancel_event("node-a", "res-3", None, bearer("writer"))
+    assert invoke(functions["cancel"], cancel).status == 200
+    body = {"ownerOrgId": "org-other", "topologyGen": 1, "units": [f.unit(u) for u in UNITS]}
+    answer = invoke(functions["put_node"], node_event("node-a", body, bearer("node_operator")))
+    assert answer.status == 200, answer.body_text
+    with recorder.run("fleet_indexer"):
+        stream.run()
+        for batch in stream.batches:  # every batch handed over again (a retry)
+            functions["fleet_indexer"].lambda_handler(batch, FakeContext())
+    with recorder.run("list_fleet_reservations"):
+        for key in (bearer("writer"), "Bearer vl_local_test_operator"):
+            for query in ({}, {"status": "cancelled,expired,active", "limit": "1"}):
+                listed = invoke(functions["list_fleet_reservations"], fleet_event(key, query))
+                assert listed.status == 200, listed.body_text
+    assert {"fleet_indexer", "list_fleet_reservations"} <= recorder.functions()
     assert_within_policies(recorder)

@@ -265,6 +265,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         "GetWorkloadFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
         "ListWorkloadsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
         "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key, node}},
+        # Across the fleet: a Query of the org's fleet index, then the reservations it names
+        # (live or in history) and their nodes; never a write.
+        "ListFleetReservationsFunction": {
+            "dynamodb:Query": {"FLEET#*"},
+            "dynamodb:BatchGetItem": {node, hist},
+            "dynamodb:GetItem": {key},
+        },
+        # The fleet index from the stream: it writes the index alone; it reads a node's
+        # owner and, when the owner changed, the node's reservations and history.
+        "FleetIndexerFunction": {
+            "dynamodb:PutItem": {"FLEET#*"},
+            "dynamodb:DeleteItem": {"FLEET#*"},
+            "dynamodb:GetItem": {node, hist},
+            "dynamodb:Query": {node, hist},
+        },
         "PutNodeFunction": {
             "dynamodb:Query": {node},
             "dynamodb:GetItem": {key},
@@ -449,15 +464,25 @@ def test_only_the_relays_read_the_stream_and_put_on_the_bus_and_only_this_stacks
         for i, s in _statements()
         if "events:PutEvents" in _listed(s["Action"])
     ]
-    assert readers == {"EventRelayFunction"}
+    assert readers == {"EventRelayFunction", "FleetIndexerFunction"}
     assert putters == [("EventRelayFunction", [bus]), ("EventBacklogFunction", [bus])]
-    # The stream is handed only new event items (never an API key's or a node's).
-    [mapping] = template.stream_mappings().values()
+    # The relay is handed only new event items (never an API key's or a node's).
+    mapping = template.stream_mappings()["EventRelayStream"]
     [pattern] = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
     assert pattern == {
         "eventName": ["INSERT"],
         "dynamodb": {"Keys": {"PK": {"S": [{"prefix": "NODEEVT#"}]}}},
     }
+    # The fleet indexer only reservations' and nodes' items (never an API key's or an
+    # event's), and writes only the fleet index.
+    indexer = template.stream_mappings()["FleetIndexerStream"]
+    [pattern] = [json.loads(f["Pattern"]) for f in indexer["FilterCriteria"]["Filters"]]
+    assert pattern == {"dynamodb": {"Keys": {"SK": {"S": [{"prefix": "RES#"}, "#NODE"]}}}}
+    writes = [s for i, s in _statements() if i == "FleetIndexerFunction"
+              and {"dynamodb:PutItem", "dynamodb:DeleteItem"} & set(_listed(s["Action"]))]  # fmt: skip
+    assert [w["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] for w in writes] == [
+        ["FLEET#*"]
+    ]
 
 
 def test_the_not_found_function_is_the_default_route_and_has_no_aws_permissions():

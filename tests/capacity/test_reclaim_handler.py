@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from types import ModuleType
 from typing import Any
 
@@ -292,6 +293,12 @@ def test_a_dry_run_changes_nothing_and_reports_what_would_happen(
         ({"unitIds": ["0000:0a:00.0", "0000:0A:00.0"]}, "unitIds[1]"),
         ({"unitIds": ["0000:04:00.0", "04:00.0"]}, "unitIds[1]"),
         ({"unitIds": ["0000:04:00.0"], "reason": "x" * 1001}, "reason"),
+        ({"unitIds": ["0000:04:00.0"], "noticeSeconds": 3601}, "noticeSeconds"),
+        ({"unitIds": ["0000:04:00.0"], "noticeSeconds": -1}, "noticeSeconds"),
+        ({"unitIds": ["0000:04:00.0"], "noticeSeconds": "60"}, "noticeSeconds"),
+        ({"unitIds": ["0000:04:00.0"], "noticeSeconds": True}, "noticeSeconds"),
+        ({"unitIds": ["0000:04:00.0"], "noticeSeconds": 0.5}, "noticeSeconds"),
+        ({"unitIds": ["0000:04:00.0"], "noticeSeconds": None}, "noticeSeconds"),
         ({"unitIds": ["0000:04:00.0"], "reason": 7}, "reason"),
         ('{"unitIds": ["0000:04:00.0"], "dryRun": true, "dryRun": false}', "dryRun"),
     ],
@@ -529,7 +536,13 @@ def test_failed_batch_entries_are_retried(handler, fleet, aws, sqs):
 
 @pytest.mark.parametrize(
     ("event_name", "status"),
-    [("dry_run", 200), ("real_run", 200), ("typo_field", 400), ("not_in_reservation", 422)],
+    [
+        ("dry_run", 200),
+        ("real_run", 200),
+        ("typo_field", 400),
+        ("not_in_reservation", 422),
+        ("with_notice", 200),
+    ],
 )
 def test_the_sam_local_events_against_the_demo_fleet(handler, load_fleet, event_name, status):
     load_fleet(f.demo_fleet())
@@ -677,3 +690,75 @@ def test_a_late_report_leaves_a_unit_another_workload_holds_by_now(functions, lo
     assert state.item(aws, "node-a", "WL#vm-old") is None  # the termination is closed
     assert state.unit(aws, "node-a", U1)["claimedBy"] == "vm:vm-new"  # still the new one's
     assert "claimedBy" not in state.unit(aws, "node-a", U2)  # the old one's is freed
+
+
+# --- with notice ----------------------------------------------------------------------------
+
+
+def test_a_notice_is_stored_on_the_item_sent_in_the_message_and_answered(handler, fleet, aws, sqs):
+    result = post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 90})
+    assert result.status == 200
+    spot = state.workload(aws, "node-a", "vm-spot-1")
+    requested = state.parse_time(spot["terminationRequestedAt"])
+    deadline = state.parse_time(spot["terminateAt"])
+    assert deadline - requested == timedelta(seconds=90)
+    assert result.body["terminateAt"] == spot["terminateAt"]
+    assert "0000:04:00.0" not in result.body["releasedUnitIds"]
+    [message] = state.drain(sqs, state.node_queue_url(aws, "node-a"))
+    assert (message["requestedAt"], message["terminateAt"]) == (
+        spot["terminationRequestedAt"],
+        spot["terminateAt"],
+    )
+    requested_event = [
+        e for e in state.events(aws, "node-a") if e["type"] == "workload.termination_requested"
+    ]
+    assert [e["data"]["terminateAt"] for e in requested_event] == [spot["terminateAt"]]
+
+
+def test_an_earlier_deadline_is_written_and_sent_again_a_later_one_is_not(handler, fleet, aws, sqs):
+    queue = state.node_queue_url(aws, "node-a")
+    post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 3600})
+    [first] = state.drain(sqs, queue)
+    before = state.workload(aws, "node-a", "vm-spot-1")
+    assert post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 3600}).status == 200
+    assert state.workload(aws, "node-a", "vm-spot-1") == before  # later (or equal): kept
+    assert state.drain(sqs, queue) == []
+    result = post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 10})
+    moved = state.workload(aws, "node-a", "vm-spot-1")
+    assert moved["terminateAt"] == result.body["terminateAt"]
+    assert moved["terminateAt"] < before["terminateAt"]
+    assert moved["terminationId"] == before["terminationId"]
+    assert moved["terminationRequestedAt"] == before["terminationRequestedAt"]
+    assert (moved["terminationDeadlineChanges"], moved["version"]) == (1, before["version"] + 1)
+    [again] = state.drain(sqs, queue)  # not swallowed by the first one's de-duplication
+    assert again["terminationId"] == first["terminationId"]
+    assert again["terminateAt"] == moved["terminateAt"]
+
+
+def test_a_dry_run_with_a_notice_changes_nothing(handler, fleet, aws, sqs):
+    before = state.whole_table(aws)
+    result = post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 60, "dryRun": True})
+    assert (result.status, "terminateAt" in result.body) == (200, False)
+    assert state.whole_table(aws) == before
+    assert state.drain(sqs, state.node_queue_url(aws, "node-a")) == []
+
+
+def test_the_sweepers_record_of_an_old_deadlines_send_does_not_count_for_the_moved_one(
+    handler, fleet, aws
+):
+    from reservations.terminations.table.store import TerminationTable
+
+    post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 3600})
+    table = TerminationTable()
+    read = table.read("node-a", "vm-spot-1")
+    assert read is not None
+    table.record_delivery(read, datetime.now(UTC))  # as read: counted
+    assert state.workload(aws, "node-a", "vm-spot-1")["deliveries"] == 1
+    stale = table.read("node-a", "vm-spot-1")
+    post(handler, {"unitIds": ["0000:04:00.0"], "noticeSeconds": 60})  # moved meanwhile
+    table.record_delivery(stale, datetime.now(UTC))
+    moved = state.workload(aws, "node-a", "vm-spot-1")
+    assert "deliveries" not in moved  # the new deadline still waits for its first delivery
+    assert moved["terminationDeadlineChanges"] == 1
+    table.record_delivery(table.read("node-a", "vm-spot-1"), datetime.now(UTC))
+    assert state.workload(aws, "node-a", "vm-spot-1")["deliveries"] == 1

@@ -115,3 +115,23 @@ def test_a_spot_vm_placed_between_read_and_write_is_terminated_by_the_retry(
     assert state.workload(db, "race-3", "vm-late")["state"] == "terminating"
     [message] = state.drain(emulated["sqs"], state.node_queue_url(db, "race-3"))
     assert message["workloadId"] == "vm-late"
+
+
+@pytest.mark.parametrize("order", ["short-first", "long-first"])
+def test_concurrent_notices_leave_the_earliest_deadline_whoever_commits_first(
+    emulated, load_emulated_fleet, order
+):
+    node = f"race-notice-{order}"
+    load_emulated_fleet(_fleet(node))
+    notices = [30, 3600] if order == "short-first" else [3600, 30]
+    calls = [(node, {"unitIds": ["0000:04:00.0"], "noticeSeconds": n}) for n in notices]
+    results = _reclaims(calls, barrier_after_first_read(2))
+    assert [r.status for r in results] == [200, 200]
+    answered = {n: r.body["terminateAt"] for n, r in zip(notices, results, strict=True)}
+    db = emulated["dynamodb"]
+    workload = state.workload(db, node, "vm-a")
+    assert workload["terminateAt"] == answered[30]  # the earlier deadline, whatever the order
+    messages = state.drain(emulated["sqs"], state.node_queue_url(db, node))
+    assert {m["terminationId"] for m in messages} == {workload["terminationId"]}
+    # The node's last word is the earliest deadline: the message that carries it was sent.
+    assert answered[30] in {m["terminateAt"] for m in messages}

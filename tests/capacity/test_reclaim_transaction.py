@@ -353,7 +353,7 @@ def test_its_event_names_the_reclaim_the_caller_and_every_decision(table):
         "type": "reservation.reclaimed",
         "ownerOrgId": "org-acme",
         "audienceOrgIds": {"org-broker"},
-        "unrelayed": "pending",
+        "unrelayed": event_items.relay_mark("node-a"),  # its node's mark: "pending#4"
         "expiresAtEpoch": int((NOW + timedelta(days=400)).timestamp()),
     }
     assert json.loads(reclaimed["event"]) == {

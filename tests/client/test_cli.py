@@ -11,7 +11,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from reservations_client.webhooks import new_secret
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.client.conftest import Answer
 from tests.support.event_table import StreamRelay
+from tests.support.fleet_index import FleetStream
 from tests.support.ports import swap_ports
 from tests.support.wsgi import LambdaApi
 
@@ -239,6 +240,24 @@ def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
     return Relay(aws)
 
 
+def test_reclaim_with_notice_answers_the_deadline_the_workload_shows(cli):
+    args = ["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "2m"]
+    answer = cli("-o", "json", *args).json()
+    assert answer["terminated"] == ["vm-17"]
+    assert "0000:04:00.0" not in answer["releasedUnitIds"]  # taken back at once
+    workload = cli("-o", "json", "workloads", "get", A1, "vm-17", key="spotbuyer").json()
+    termination = workload["termination"]
+    assert termination["terminateAt"] == answer["terminateAt"]
+    requested = datetime.fromisoformat(termination["requestedAt"])
+    assert datetime.fromisoformat(answer["terminateAt"]) - requested == timedelta(minutes=2)
+    for bad in ("soon", "1d", "-5", "1.5m"):
+        ran = cli(*args[:-1], bad)
+        assert (ran.code, "--notice" in ran.err) == (2, True), bad
+    too_long = cli("reclaim", A1, RES, "--units", "0000:05:00.0", "--notice", "2h")
+    assert too_long.code != 0
+    assert "noticeSeconds" in too_long.err  # the API's 400 names the field
+
+
 def test_events_list_and_tail_after_a_reclaim(cli, relay):
     cli("reclaim", A1, RES, "--units", "0000:04:00.0", "--reason", "lab needs them")
     relay.run()
@@ -307,8 +326,8 @@ def test_an_api_error_exits_1_with_its_code_and_request_id(cli):
 def test_what_the_api_does_not_do_yet_is_refused_before_any_call(cli):
     for args, named in [
         (["reclaim", A1, RES, "--count", "2"], "--count"),
-        (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "120s"], "--notice"),
-        (["reservations", "list"], "--node"),
+        (["reclaim", A1, RES, "--units", "0000:04:00.0", "--notice", "soon"], "--notice"),
+        (["reservations", "list", "--ends-after", "soon"], "--ends-after"),
         (["reclaim", A1, RES], "--units"),
         (["events", "list", "--after", "yesterday"], "--after"),
         (["events", "tail", "--after", "2026-12-01T00:00:00"], "--after"),  # no offset
@@ -417,3 +436,19 @@ def test_the_typed_client_polls_by_version_and_names_the_current_one_on_a_412(tr
     changed = broker.get_reservation_if_changed(A1, RES, got.etag)
     assert changed is not None
     assert changed.etag == done.etag != got.etag
+
+
+def test_reservations_list_without_a_node_lists_the_fleet_soonest_end_first(cli, aws):
+    FleetStream(aws).run()  # the stream's indexer, as the stack runs it after the load
+    mine = cli("-o", "json", "reservations", "list", key="broker").json()
+    assert mine  # the broker manages reservations on several nodes
+    assert len({r["nodeId"] for r in mine}) > 1
+    ends = [r.get("endsAt", "~") for r in mine]
+    assert ends == sorted(ends)
+    assert {r["status"] for r in mine} <= {"pending", "active", "needs-review"}
+    assert all("org-broker" in r["managingOrgIds"] + r["allowedOrgIds"] for r in mine)
+    one = cli("-o", "json", "reservations", "list", "--node-id", mine[0]["nodeId"],
+              "--role", "managing", "--limit", "1", key="broker").json()  # fmt: skip
+    assert [r["id"] for r in one] == [mine[0]["id"]]
+    bad = cli("reservations", "list", "--ends-before", "tomorrow", key="broker")
+    assert bad.code == 2

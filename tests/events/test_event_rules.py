@@ -96,7 +96,8 @@ def test_the_data_of_each_type_says_what_its_consumers_need():
     assert requested["reservationId"] == "res-2"
     assert requested["unitIds"] == ["0000:06:00.0"]
     assert requested["reason"] == "lab needs them"
-    assert requested["requestedAt"] == "2026-11-30T12:00:06Z"
+    # The commit's time to the millisecond; without a notice the deadline is the request.
+    assert requested["requestedAt"] == requested["terminateAt"] == "2026-11-30T12:00:06.006Z"
     assert requested["terminationId"] == "term-1"
     terminated = data["workload.terminated"]
     assert terminated["outcome"] == "terminated"

@@ -316,13 +316,18 @@ def cursor_fields(cursor: str | None) -> dict[str, str]:
 
 def test_a_page_reads_one_event_more_than_its_limit_from_its_position(table, monkeypatch):
     reads: list[tuple[str, str | None, int]] = []
-    for name in ("node_events", "org_events"):
-        read = getattr(table, name)
-        monkeypatch.setattr(
-            table, name, lambda feed, after, before, count, read=read, name=name: (
-                reads.append((name, after, count)) or read(feed, after, before, count)
-            ),
-        )  # fmt: skip
+    node_read, org_read = table.node_events, table.org_events
+    monkeypatch.setattr(
+        table, "node_events", lambda feed, after, before, count: (
+            reads.append(("node_events", after, count)) or node_read(feed, after, before, count)
+        ),
+    )  # fmt: skip
+    monkeypatch.setattr(
+        table, "org_events", lambda feed, shard, after, before, count: (
+            reads.append(("org_events", after, count))
+            or org_read(feed, shard, after, before, count)
+        ),
+    )  # fmt: skip
     after = "2026-11-30T12:00:02Z"
     node_page(table, "owner", limit="3", after=after)
     org_feed(who("owner"), FeedQuery(limit="7", after=after), table, KEY, NOW)

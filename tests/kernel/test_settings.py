@@ -54,6 +54,12 @@ def test_a_missing_or_empty_table_name_is_an_error_naming_the_variable(monkeypat
         ("KEY_CACHE_TTL_SECONDS", "-1"),
         ("TERMINATION_MAX_DELIVERIES", "0"),
         ("SWEEPER_GRACE_SECONDS", "soon"),
+        ("PLATFORM_FEED_SHARDS", "0"),
+        ("PLATFORM_FEED_SHARDS", "65"),
+        ("ORG_FEED_SHARDS", "org-a"),
+        ("ORG_FEED_SHARDS", "org-a=0"),
+        ("ORG_FEED_SHARDS", "org-a=65"),
+        ("ORG_FEED_SHARDS", "=4"),
     ],
 )
 def test_a_garbled_setting_is_an_error_naming_the_variable(monkeypatch, variable, value):
@@ -84,6 +90,24 @@ def test_the_defaults_are_the_deployed_values():
     )
     assert globals_["HISTORY_RETENTION_DAYS"] == {"Ref": "HistoryRetentionDays"}
     assert defaults.event_relay_grace_seconds == parameters["EventRelayGraceSeconds"]["Default"]
+    assert defaults.platform_feed_shards == parameters["PlatformFeedShards"]["Default"]
+    assert globals_["PLATFORM_FEED_SHARDS"] == {"Ref": "PlatformFeedShards"}
+    assert defaults.org_feed_shards == {}
+    assert parameters["OrgFeedShards"]["Default"] == ""
+    assert globals_["ORG_FEED_SHARDS"] == {"Ref": "OrgFeedShards"}
+
+
+def test_feed_shards_the_operators_and_the_named_orgs_others_one(monkeypatch):
+    monkeypatch.setenv("PLATFORM_FEED_SHARDS", "40")
+    monkeypatch.setenv("ORG_FEED_SHARDS", " org-broker=8, org-spot.buyer=16 ,")
+    current = settings()
+    assert current.feed_shards(None) == 40
+    assert current.feed_shards("org-broker") == 8
+    assert current.feed_shards("org-spot.buyer") == 16
+    assert current.feed_shards("org-lab") == 1
+    monkeypatch.setenv("ORG_FEED_SHARDS", "")
+    clients.reset()
+    assert settings().feed_shards("org-broker") == 1
 
 
 def test_the_template_declares_the_standard_endpoint_variable_empty():

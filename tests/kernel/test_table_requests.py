@@ -220,14 +220,22 @@ def test_an_event_item_without_expiry_reads_back_as_never_expiring(dynamodb):
 
 
 def test_the_table_reads_the_node_feed_and_the_org_and_operator_feeds(dynamodb):
-    dynamodb.answers = {"query": [{"Items": []}] * 3}
+    dynamodb.answers = {"query": [{"Items": []}] * 5}
     table = events.EventTable()
     table.node_events("node-a", None, "q", 5)
-    table.org_events("org-lab", "p", "q", 6)
-    table.org_events(None, None, "q", 7)
+    table.org_events("org-lab", 0, "p", "q", 6)
+    table.org_events(None, 0, None, "q", 7)
+    table.org_events(None, 31, None, "q", 8)
+    table.org_events("org-lab", 3, None, "q", 9)
     partitions = [call["ExpressionAttributeValues"][":pk"]["S"] for _, call in dynamodb.calls]
-    assert partitions == [node_events_pk("node-a"), org_events_pk("org-lab"), PLATFORM_FEED]
-    assert [call["Limit"] for _, call in dynamodb.calls] == [5, 6, 7]
+    assert partitions == [
+        node_events_pk("node-a"),
+        org_events_pk("org-lab"),
+        PLATFORM_FEED,  # shard 0 is the feed's own partition: the feed as it was
+        "ORGEVT#/platform#31",
+        "ORGEVT#org-lab#3",
+    ]
+    assert [call["Limit"] for _, call in dynamodb.calls] == [5, 6, 7, 8, 9]
     assert dynamodb.calls[1][1]["ExpressionAttributeValues"][":after"] == {"S": "p "}
     assert {c["ExpressionAttributeValues"][":before"]["S"] for _, c in dynamodb.calls} == {"q"}
 
@@ -304,35 +312,58 @@ def test_derived_events_dynamodb_did_not_take_are_answered(dynamodb, failure, an
     assert events.put_derived(two, 30) == failed
 
 
-def test_the_unrelayed_events_are_read_page_by_page_from_the_sparse_index(dynamodb):
+def test_the_unrelayed_events_are_read_page_by_page_from_every_marks_index_partition(dynamodb):
     first, second = stored_events()
+    other = replace(first, event=replace(first.event, id="evt-other"))
+
+    def at(stored: StoredEvent, seconds: int) -> dict[str, Any]:
+        position = record_position(RECORDED + timedelta(seconds=seconds), stored.id)
+        item = event_items.event_item(stored, node_events_pk(stored.event.node_id), 400, position)
+        return to_attributes(item)
+
     more = {"PK": {"S": "NODEEVT#node-a"}, "SK": {"S": "x"}, "unrelayed": {"S": "pending"}}
-    bad = {"PK": {"S": "NODEEVT#node-a"}, "SK": {"S": "y"}}
+    bad = {
+        "PK": {"S": "NODEEVT#node-a"},
+        "SK": {"S": record_position(RECORDED + timedelta(seconds=3), "evt-y")},
+    }
+    empty: dict[str, Any] = {"Items": []}
     dynamodb.answers = {
         "query": [
-            {"Items": as_items([first]), "LastEvaluatedKey": more},
-            {"Items": [bad, *as_items([second])]},
+            {"Items": [at(first, 1)], "LastEvaluatedKey": more},  # mark 0, its first page
+            *[empty] * 4,
+            {"Items": [at(other, 2)]},  # mark 5
+            *[empty] * 26,
+            {"Items": [bad, at(second, 4)]},  # mark 0, its second page
         ]
     }
     read = list(events.RelayMarks().unrelayed("2026-12-01T00:00:00.000Z", 25))
-    expected = {
-        "TableName": TABLE,
-        "IndexName": "UnrelayedEvents",
-        "KeyConditionExpression": "#mark = :pending AND SK < :before",
-        "ExpressionAttributeNames": {"#mark": "unrelayed"},
-        "ExpressionAttributeValues": {
-            ":pending": {"S": "pending"},
-            ":before": {"S": "2026-12-01T00:00:00.000Z"},
-        },
-        "Limit": 25,
-    }
+
+    def query(mark: str) -> dict[str, Any]:
+        return {
+            "TableName": TABLE,
+            "IndexName": "UnrelayedEvents",
+            "KeyConditionExpression": "#mark = :pending AND SK < :before",
+            "ExpressionAttributeNames": {"#mark": "unrelayed"},
+            "ExpressionAttributeValues": {
+                ":pending": {"S": mark},
+                ":before": {"S": "2026-12-01T00:00:00.000Z"},
+            },
+            "Limit": 25,
+        }
+
+    marks = ["pending", *(f"pending#{k}" for k in range(1, 32))]
     assert dynamodb.calls == [
-        ("query", expected),
-        ("query", {**expected, "ExclusiveStartKey": more}),
+        *[("query", query(mark)) for mark in marks],
+        ("query", {**query("pending"), "ExclusiveStartKey": more}),
     ]
-    assert read[0] == PendingEvent(first)
-    assert read[2] == PendingEvent(second)
-    assert read[1] == UnreadableEvent("NODEEVT#node-a y", "KeyError('event')")
+    # Oldest first across the marks.
+    assert [r.stored.id if isinstance(r, PendingEvent) else r.key for r in read] == [
+        first.id,
+        other.id,
+        f"NODEEVT#node-a {bad['SK']['S']}",
+        second.id,
+    ]
+    assert read[2] == UnreadableEvent(f"NODEEVT#node-a {bad['SK']['S']}", "KeyError('event')")
 
 
 def test_a_node_feed_page_after_a_position_reads_past_it(dynamodb):
@@ -684,7 +715,9 @@ def test_a_delivery_is_recorded_on_the_termination_still_open_or_not_at_all(dyna
             "Key": {"PK": {"S": "NODE#node-a"}, "SK": {"S": "WL#vm-1"}},
             "UpdateExpression": "SET deliveries = if_not_exists(deliveries, :zero) + :one, "
             "lastDeliveredAt = :now",
-            "ConditionExpression": "terminationId = :tid",
+            # Of the deadline it carried: not one a reclaim moved since the read.
+            "ConditionExpression": "terminationId = :tid "
+            "AND attribute_not_exists(terminationDeadlineChanges)",
             "ExpressionAttributeValues": {
                 ":zero": {"N": "0"},
                 ":one": {"N": "1"},

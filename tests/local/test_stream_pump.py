@@ -26,8 +26,7 @@ def record(
 
 
 def mapping() -> Mapping:
-    [properties] = template.stream_mappings().values()
-    return Mapping.from_template(properties)
+    return Mapping.from_template(template.stream_mappings()["EventRelayStream"])
 
 
 def test_the_templates_filter_passes_only_new_event_items():

@@ -135,6 +135,7 @@ def test_the_owner_sees_every_workload_sorted_and_as_place_answers_them(function
     assert by_id["vm-t"]["state"] == "terminating"
     assert by_id["vm-t"]["termination"] == {
         "id": "t-1", "reservationId": "res-1", "requestedAt": "2026-11-30T10:00:00Z",
+        "terminateAt": "2026-11-30T10:00:00Z",  # stored before notices: due at its request
     }  # fmt: skip
     assert listing(functions, OPERATOR).body == result.body
 

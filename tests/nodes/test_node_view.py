@@ -91,6 +91,7 @@ def test_a_terminating_workload_is_read_with_its_termination():
         "id": "t-1",
         "reservationId": "res-1",
         "requestedAt": "2026-11-28T12:00:00Z",
+        "terminateAt": "2026-11-28T12:00:00Z",  # an item from before notices: due at once
     }
     assert "createdAt" not in body  # a workload stated by a fleet file has no placement time
 

@@ -131,3 +131,36 @@ def test_a_patch_is_a_query_and_a_transaction_and_a_no_op_a_query_alone(
     sent_requests.clear()
     assert _patch(reservation_id, {"reason": "more"}).status == 200  # changes nothing
     assert sent_requests.sent == [("dynamodb", "Query")]
+
+
+@pytest.mark.parametrize("status", [None, "pending,active", "cancelled,active"])
+def test_an_audience_whose_one_reservation_sorts_behind_200_others_gets_it_first(
+    functions, load_fleet, sent_requests, status
+):
+    """200 reservations of others (100 live, 100 in the history) sort before the lab's
+    one: the lab's first page has it, read by one Query; the owner's page is one Query."""
+    others = [
+        f.reservation(f"res-a{i:03d}", [UNITS[0]], status="pending", startsAt=f.days(i + 1),
+                      endsAt=f.days(i + 1.5), allowedOrgIds=["org-x"], managingOrgIds=[])
+        for i in range(100)
+    ] + [
+        f.reservation(f"res-b{i:03d}", [UNITS[1]], status="cancelled", allowedOrgIds=["org-x"],
+                      managingOrgIds=[])
+        for i in range(100)
+    ]  # fmt: skip
+    mine = f.reservation("res-zzz", [UNITS[2]], allowedOrgIds=["org-lab"], managingOrgIds=[])
+    node = f.node("node-a", [f.unit(u) for u in UNITS], [*others, mine])
+    load_fleet(f.fleet([node], extra_keys=[WRITER]))
+    query = {"limit": "5", **({"status": status} if status else {})}
+    for key, first in (("Bearer vl_local_test_lab", ["res-zzz"]), (OWNER, None)):
+        invoke(functions["list_reservations"], list_event("node-a", key, query))  # key cached
+        sent_requests.clear()
+        result = invoke(functions["list_reservations"], list_event("node-a", key, query))
+        assert result.status == 200
+        ids = [item["id"] for item in result.body["items"]]
+        if first is not None:
+            assert ids == first
+            assert "nextCursor" not in result.body
+        else:
+            assert len(ids) == 5
+        assert sent_requests.sent == [("dynamodb", "Query")]

@@ -14,6 +14,7 @@ from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent,
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.event_log import record_position
+from reservations.nodes import feed_shard
 
 PLATFORM = None  # the operator's feed, as the reader port names it
 
@@ -32,6 +33,9 @@ class FakeEvents:
     settle_fails: bool = False
     # The writers' clock: None, each item is recorded at its event's time.
     recording_at: datetime | None = None
+    # How many shards each org feed has (the operator's: None); one where not said. An org
+    # feed holds every event of the org; a shard's read takes those of its nodes.
+    shards: dict[str | None, int] = field(default_factory=dict)
 
     def position(self, stored: StoredEvent) -> str:
         """Where an item of ``stored`` written now is recorded."""
@@ -58,10 +62,19 @@ class FakeEvents:
     def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
         return self._read(self.node_feeds.get(node_id, {}), after, before, count)
 
+    def feed_shards(self, org_id: str | None) -> int:
+        return self.shards.get(org_id, 1)
+
     def org_events(
-        self, org_id: str | None, after: str | None, before: str, count: int
+        self, org_id: str | None, shard: int, after: str | None, before: str, count: int
     ) -> EventsRead:
-        return self._read(self.org_feeds.get(org_id, {}), after, before, count)
+        shards = self.feed_shards(org_id)
+        feed = {
+            position: stored
+            for position, stored in self.org_feeds.get(org_id, {}).items()
+            if feed_shard(stored.event.node_id, shards) == shard
+        }
+        return self._read(feed, after, before, count)
 
     def _read(
         self, feed: dict[str, StoredEvent], after: str | None, before: str, count: int

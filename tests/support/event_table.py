@@ -46,7 +46,7 @@ class StreamRelay:
     as the template's event source mapping says (filter, batch size, retries)."""
 
     def __init__(self, dynamodb: Any, relay: ModuleType) -> None:
-        [properties] = template.stream_mappings().values()
+        properties = template.stream_mappings()["EventRelayStream"]
         arn = dynamodb.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
         self.invocations: list[dict[str, Any]] = []
         self.relay = relay

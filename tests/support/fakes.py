@@ -7,13 +7,14 @@ stores (the node store and the terminations store), as the one table is."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Self
 
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
+from reservations.kernel.times import to_millisecond
 from reservations.kernel.writes import ItemVersion, WriteConflict
 from reservations.nodes.models.partition import (
     ListAccess,
@@ -269,7 +270,7 @@ class FakeTable:
         return partition.node, live or partition.history.get(reservation_id)
 
     def reservation_page(
-        self, node_id: str, after: str | None, history: bool = False, limit: int = 100
+        self, node_id: str, after: str | None, history: bool = False, limit: int | None = 100
     ) -> ReservationsRead:
         """As the Query reads: ids in order, at most ``page_size`` reservations (DynamoDB's
         1 MB), ``more`` when it stopped early, and the node's list access as it is now
@@ -284,7 +285,8 @@ class FakeTable:
         )
         ordered = sorted(listed.values(), key=lambda r: r.id)
         following = [r for r in ordered if after is None or r.id > after]
-        window = min(self.page_size, max(limit, 100) + 1) if history else self.page_size
+        bounded = history and limit is not None
+        window = min(self.page_size, max(limit or 0, 100) + 1) if bounded else self.page_size
         read = following[:window]
         more = len(following) > len(read)
         self.reads += more
@@ -438,6 +440,11 @@ class FakeTable:
         return self.nodes[node_id].node.queue_url
 
     def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
+        """Of the deadline it carried only (a reclaim may have moved it since the read)."""
+        current = self.nodes[termination.node_id].workloads.get(termination.workload.id)
+        moves = termination.termination.deadline_changes
+        if current is None or termination_of(current).deadline_changes != moves:
+            return
         self._termination_update(
             termination,
             lambda t: replace(t, deliveries=t.deliveries + 1, last_delivered_at=now),
@@ -486,6 +493,7 @@ class FakeTable:
     @staticmethod
     def _stale_reclaim(partition: NodePartition, write: ReclaimWrite) -> bool:
         workloads = [t.workload for t in write.terminations] + list(write.unchanged_workloads)
+        workloads += [change.workload for change in write.deadline_changes]
         return (
             _moved(partition, write.topology)
             or _stale(partition.reservations, [write.reservation])
@@ -512,8 +520,26 @@ class FakeTable:
                     termination.termination_id,
                     write.reservation.id,
                     write.reason,
-                    write.at.replace(microsecond=0),  # as the table stores it
+                    to_millisecond(write.at),  # as the table stores it
                     write.managing_org_ids,
+                    terminate_at=to_millisecond(termination.terminate_at or write.at),
+                ),
+                version=workload.version + 1,
+            )
+        for change in write.deadline_changes:
+            workload = partition.workloads[change.workload.id]
+            partition.workloads[workload.id] = replace(
+                workload,
+                termination=replace(
+                    termination_of(workload),
+                    terminate_at=to_millisecond(change.terminate_at),
+                    deadline_changes=change.changes,
+                    deliveries=0,
+                    last_delivered_at=None,
+                    stuck_at=None,
+                    reported_deliveries=0,
+                    last_reported_at=None,
+                    failed_reports=0,
                 ),
                 version=workload.version + 1,
             )
@@ -551,18 +577,36 @@ class FakeQueue:
     def __init__(self) -> None:
         self.messages: dict[str, list[SpotTermination]] = {}
         self.deduplication_ids: list[str] = []
+        self.group_ids: list[str] = []
         self.down = False
         self.missing: set[str] = set()
 
-    def send_batch(self, queue_url: str, messages: Sequence[SpotTermination]) -> set[str]:
+    def send_batch(
+        self,
+        queue_url: str,
+        messages: Sequence[SpotTermination],
+        deduplication_ids: Mapping[str, str] | None = None,
+        group_ids: Mapping[str, str] | None = None,
+    ) -> set[str]:
         """The reclaim's send: the termination ids accepted (none while down)."""
         if self.down or queue_url in self.missing:
             return set()
+        dedup, groups = deduplication_ids or {}, group_ids or {}
         self.messages.setdefault(queue_url, []).extend(messages)
-        self.deduplication_ids.extend(m.termination_id for m in messages)
+        self.deduplication_ids.extend(
+            dedup.get(m.termination_id, m.termination_id) for m in messages
+        )
+        self.group_ids.extend(groups.get(m.termination_id, m.workload_id) for m in messages)
         return {m.termination_id for m in messages}
 
-    def send(self, queue_url: str, message: SpotTermination, deduplication_id: str) -> SendResult:
+    def send(
+        self,
+        queue_url: str,
+        message: SpotTermination,
+        deduplication_id: str,
+        *,
+        group_id: str | None = None,
+    ) -> SendResult:
         """The sweeper's send."""
         if queue_url in self.missing:
             return SendResult.NO_QUEUE
@@ -570,6 +614,7 @@ class FakeQueue:
             return SendResult.FAILED
         self.messages.setdefault(queue_url, []).append(message)
         self.deduplication_ids.append(deduplication_id)
+        self.group_ids.append(group_id or message.workload_id)
         return SendResult.ACCEPTED
 
     def sent(self, queue_url: str) -> list[SpotTermination]:

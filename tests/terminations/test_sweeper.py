@@ -271,7 +271,9 @@ def test_the_reclaims_send_and_the_sweepers_carry_the_same_requested_at(store, q
     [own] = queue.sent(QUEUE)
     sweeper.sweep(clock.now + POLICY.grace, POLICY, store, queue.send)
     [again] = [m for m in queue.sent(QUEUE)[1:] if m.workload_id == "vm-spot"]
-    assert own.requested_at == again.requested_at == NOW
+    # The commit's time to the millisecond (the contract's precision), the same on both.
+    assert own.requested_at == again.requested_at == NOW + timedelta(milliseconds=654)
+    assert own.terminate_at == again.terminate_at == own.requested_at  # no notice
     assert json.loads(own.to_json()) == json.loads(again.to_json())
 
 

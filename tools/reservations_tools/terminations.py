@@ -43,11 +43,12 @@ def age(elapsed: timedelta) -> str:
 
 
 def stuck_rows(terminations: Iterable[OpenTermination], now: datetime) -> list[tuple[str, ...]]:
-    """One row per stuck termination, oldest request first."""
+    """One row per stuck termination; its AGE counts from its deadline (``terminateAt``,
+    the request for one without a notice), as the stuck clock does."""
     rows: list[tuple[str, ...]] = []
     for termination in terminations:
         workload, record = termination.workload, termination.termination
-        requested = record.requested_at
+        requested = record.deadline
         last = record.last_delivered_at
         rows.append(
             (

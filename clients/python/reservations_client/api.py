@@ -17,6 +17,7 @@ from reservations_api_client.api.reservations import (
     cancel_reservation,
     create_reservation,
     get_reservation,
+    list_fleet_reservations,
     list_reservations,
     list_units,
     reaffirm_reservation,
@@ -48,10 +49,12 @@ from reservations_api_client.models import (
     DeliveryView,
     Event,
     EventPage,
+    FleetReservationPage,
     Node,
     NodeRequest,
     PlaceWorkloadRequest,
     ReaffirmRequest,
+    ReclaimRequest,
     ReclaimResult,
     Reservation,
     ReservationPage,
@@ -72,6 +75,16 @@ from reservations_client.paging import feed_items, follow, list_items
 from reservations_client.retries import RetryingTransport, RetryPolicy
 
 T = TypeVar("T")
+
+
+def reclaim_body(body: ReclaimRequest | UnitsRequest, notice_seconds: int | None) -> ReclaimRequest:
+    """A reclaim's body: release's (``UnitsRequest``) or its own, with the notice if given."""
+    fields = body.to_dict()
+    if notice_seconds is not None:
+        fields["noticeSeconds"] = notice_seconds
+    return ReclaimRequest.from_dict(fields)
+
+
 POLL_SECONDS = 2.0  # a followed feed's pause at its end: events settle for up to 5 s
 
 
@@ -189,6 +202,31 @@ class Reservations:
         return list_items(lambda cursor: self.list_reservations(
             node_id, limit=page_size, cursor=cursor, status=status))  # fmt: skip
 
+    def list_fleet_reservations(
+        self, role: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+        node_ids: str | Sequence[str] | None = None, gpu_model_id: str | None = None,
+        ends_before: datetime | str | None = None, ends_after: datetime | str | None = None,
+        limit: int | None = None, cursor: str | None = None,
+    ) -> FleetReservationPage:  # fmt: skip
+        """One page of the reservations the org may see on any node, soonest end first;
+        :meth:`iter_fleet_reservations` reads them all."""
+        return _expect(FleetReservationPage, list_fleet_reservations.sync_detailed(
+            client=self.client, role=_listed(role), status=_listed(status),
+            node_id=_listed(node_ids), gpu_model_id=_given(gpu_model_id),
+            ends_before=_moment(ends_before), ends_after=_moment(ends_after),
+            limit=_given(limit), cursor=_given(cursor)))  # fmt: skip
+
+    def iter_fleet_reservations(
+        self, role: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+        node_ids: str | Sequence[str] | None = None, gpu_model_id: str | None = None,
+        ends_before: datetime | str | None = None, ends_after: datetime | str | None = None,
+        page_size: int = 100,
+    ) -> Iterator[Reservation]:  # fmt: skip
+        return list_items(lambda cursor: self.list_fleet_reservations(
+            role=role, status=status, node_ids=node_ids, gpu_model_id=gpu_model_id,
+            ends_before=ends_before, ends_after=ends_after, limit=page_size,
+            cursor=cursor))  # fmt: skip
+
     def release(
         self, node_id: str, reservation_id: str, body: UnitsRequest,
         idempotency_key: str | None = None, if_match: str | None = None,
@@ -200,12 +238,16 @@ class Reservations:
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def reclaim(
-        self, node_id: str, reservation_id: str, body: UnitsRequest,
-        idempotency_key: str | None = None, if_match: str | None = None,
+        self, node_id: str, reservation_id: str, body: ReclaimRequest | UnitsRequest,
+        idempotency_key: str | None = None, notice_seconds: int | None = None,
+        if_match: str | None = None,
     ) -> ReclaimResult:  # fmt: skip
-        """``if_match``: as :meth:`release`."""
+        """Take units back; ``notice_seconds`` (0-3600) is the spot workloads' notice: the
+        answer's ``terminate_at`` is their deadline (a real run's). ``if_match``: as
+        :meth:`release`."""
         return _expect(ReclaimResult, reclaim_units.sync_detailed(
-            node_id, reservation_id, client=self.client, body=body,
+            node_id, reservation_id, client=self.client,
+            body=reclaim_body(body, notice_seconds),
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 
     def update_reservation(

@@ -208,7 +208,9 @@ def _stated_workload(
         termination = Termination(
             termination_id,
             reservation_id=reservation_id if terminating else None,
-            requested_at=loaded_at if terminating else None,
+            # A fleet file states it terminating: asked for at the load, to the second as
+            # every time the load writes (a reclaim's commit keeps its milliseconds).
+            requested_at=loaded_at.replace(microsecond=0) if terminating else None,
         )
     return Workload(
         id=stated.id,

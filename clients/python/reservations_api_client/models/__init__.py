@@ -15,7 +15,10 @@ from .event import Event
 from .event_data import EventData
 from .event_page import EventPage
 from .event_type import EventType
+from .fleet_reservation_page import FleetReservationPage
 from .list_events_types_item import ListEventsTypesItem
+from .list_fleet_reservations_role_item import ListFleetReservationsRoleItem
+from .list_fleet_reservations_status_item import ListFleetReservationsStatusItem
 from .list_node_events_types_item import ListNodeEventsTypesItem
 from .list_reservations_status_item import ListReservationsStatusItem
 from .list_workloads_state_item import ListWorkloadsStateItem
@@ -26,6 +29,7 @@ from .place_workload_request import PlaceWorkloadRequest
 from .place_workload_request_kind import PlaceWorkloadRequestKind
 from .place_workload_request_tier import PlaceWorkloadRequestTier
 from .reaffirm_request import ReaffirmRequest
+from .reclaim_request import ReclaimRequest
 from .reclaim_result import ReclaimResult
 from .reclaim_result_status import ReclaimResultStatus
 from .reservation import Reservation
@@ -69,7 +73,10 @@ __all__ = (
     "EventData",
     "EventPage",
     "EventType",
+    "FleetReservationPage",
     "ListEventsTypesItem",
+    "ListFleetReservationsRoleItem",
+    "ListFleetReservationsStatusItem",
     "ListNodeEventsTypesItem",
     "ListReservationsStatusItem",
     "ListWorkloadsStateItem",
@@ -80,6 +87,7 @@ __all__ = (
     "PlaceWorkloadRequestKind",
     "PlaceWorkloadRequestTier",
     "ReaffirmRequest",
+    "ReclaimRequest",
     "ReclaimResult",
     "ReclaimResultStatus",
     "Reservation",

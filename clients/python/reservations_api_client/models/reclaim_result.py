@@ -44,6 +44,8 @@ class ReclaimResult:
             ends_at (datetime.datetime | Unset):
             reason (str | Unset):
             skipped (list[str] | Unset): real run: not spot, left running
+            terminate_at (datetime.datetime | Unset): real run: this call's deadline, its commit plus noticeSeconds (to the
+                millisecond); each terminated workload's termination has its own terminateAt
             terminated (list[str] | Unset): real run: workload ids
             topology_gen (int | Unset):
             would_skip (list[str] | Unset): dry run
@@ -65,6 +67,7 @@ class ReclaimResult:
     ends_at: datetime.datetime | Unset = UNSET
     reason: str | Unset = UNSET
     skipped: list[str] | Unset = UNSET
+    terminate_at: datetime.datetime | Unset = UNSET
     terminated: list[str] | Unset = UNSET
     topology_gen: int | Unset = UNSET
     would_skip: list[str] | Unset = UNSET
@@ -120,6 +123,10 @@ class ReclaimResult:
 
 
 
+        terminate_at: str | Unset = UNSET
+        if not isinstance(self.terminate_at, Unset):
+            terminate_at = self.terminate_at.isoformat()
+
         terminated: list[str] | Unset = UNSET
         if not isinstance(self.terminated, Unset):
             terminated = self.terminated
@@ -164,6 +171,8 @@ class ReclaimResult:
             field_dict["reason"] = reason
         if skipped is not UNSET:
             field_dict["skipped"] = skipped
+        if terminate_at is not UNSET:
+            field_dict["terminateAt"] = terminate_at
         if terminated is not UNSET:
             field_dict["terminated"] = terminated
         if topology_gen is not UNSET:
@@ -235,6 +244,16 @@ class ReclaimResult:
         skipped = cast(list[str], d.pop("skipped", UNSET))
 
 
+        _terminate_at = d.pop("terminateAt", UNSET)
+        terminate_at: datetime.datetime | Unset
+        if isinstance(_terminate_at,  Unset):
+            terminate_at = UNSET
+        else:
+            terminate_at = datetime.datetime.fromisoformat(_terminate_at)
+
+
+
+
         terminated = cast(list[str], d.pop("terminated", UNSET))
 
 
@@ -262,6 +281,7 @@ class ReclaimResult:
             ends_at=ends_at,
             reason=reason,
             skipped=skipped,
+            terminate_at=terminate_at,
             terminated=terminated,
             topology_gen=topology_gen,
             would_skip=would_skip,

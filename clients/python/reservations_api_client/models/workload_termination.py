@@ -27,13 +27,16 @@ class WorkloadTermination:
 
         Attributes:
             id (str):
-            requested_at (datetime.datetime | Unset): when the reclaim asked for it
+            requested_at (datetime.datetime | Unset): when the reclaim asked for it (its commit, to the millisecond)
             reservation_id (str | Unset): the reclaim's reservation
+            terminate_at (datetime.datetime | Unset): the deadline: requestedAt plus the reclaim's noticeSeconds (the
+                earliest, when several reclaims asked); the node stops it then, not before unless it stops by itself
      """
 
     id: str
     requested_at: datetime.datetime | Unset = UNSET
     reservation_id: str | Unset = UNSET
+    terminate_at: datetime.datetime | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -49,6 +52,10 @@ class WorkloadTermination:
 
         reservation_id = self.reservation_id
 
+        terminate_at: str | Unset = UNSET
+        if not isinstance(self.terminate_at, Unset):
+            terminate_at = self.terminate_at.isoformat()
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -59,6 +66,8 @@ class WorkloadTermination:
             field_dict["requestedAt"] = requested_at
         if reservation_id is not UNSET:
             field_dict["reservationId"] = reservation_id
+        if terminate_at is not UNSET:
+            field_dict["terminateAt"] = terminate_at
 
         return field_dict
 
@@ -81,10 +90,21 @@ class WorkloadTermination:
 
         reservation_id = d.pop("reservationId", UNSET)
 
+        _terminate_at = d.pop("terminateAt", UNSET)
+        terminate_at: datetime.datetime | Unset
+        if isinstance(_terminate_at,  Unset):
+            terminate_at = UNSET
+        else:
+            terminate_at = datetime.datetime.fromisoformat(_terminate_at)
+
+
+
+
         workload_termination = cls(
             id=id,
             requested_at=requested_at,
             reservation_id=reservation_id,
+            terminate_at=terminate_at,
         )
 
 

@@ -1,6 +1,6 @@
-"""Units and reservations: ``units``, ``reservations list|get|create|change|cancel``,
-``release`` and ``reclaim``. (The fleet-wide list and reclaim ``--count`` / ``--notice`` come
-with the API operations they need.)"""
+"""Units and reservations: ``units``, ``reservations list|get|create|change|cancel``
+(``list`` without ``--node``: across the fleet), ``release`` and ``reclaim`` (``--notice``).
+(Reclaim ``--count`` comes with the API operation it needs.)"""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from reservations_client.cli.options import (
     Units,
     listed,
     moment,
+    seconds,
 )
 from reservations_client.cli.output import show_record, show_records
 from reservations_client.cli.session import session
@@ -48,17 +49,44 @@ def units(ctx: typer.Context, node: NodeId) -> None:
 @group.command("list")
 def list_reservations(
     ctx: typer.Context,
-    node: Annotated[str | None, typer.Option(help="The node whose reservations to list.")] = None,
+    node: Annotated[
+        str | None, typer.Option(help="One node's reservations, sorted by id (else the fleet's).")
+    ] = None,
     status: Annotated[
         list[str] | None, typer.Option(help="Effective statuses, e.g. active.")
     ] = None,
+    role: Annotated[
+        list[str] | None, typer.Option(help="Across the fleet: owner, managing, audience.")
+    ] = None,
+    node_id: Annotated[
+        list[str] | None, typer.Option(help="Across the fleet: only these nodes (at most 50).")
+    ] = None,
+    gpu_model: Annotated[
+        str | None, typer.Option(help="Across the fleet: holding a unit of this GPU model.")
+    ] = None,
+    ends_before: Annotated[
+        str | None, typer.Option(help="Across the fleet: endsAt before this RFC 3339 time.")
+    ] = None,
+    ends_after: Annotated[
+        str | None, typer.Option(help="Across the fleet: endsAt at or after this time.")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Show at most this many.")] = None,
 ) -> None:
-    """A node's reservations, every page of them."""
-    if node is None:
-        raise typer.BadParameter(f"the fleet-wide list {NOT_YET}: give --node", param_hint="--node")
+    """A node's reservations, or (no --node) every reservation the org may see on any node,
+    soonest end first; every page of them."""
     run = session(ctx)
-    found = run.api.iter_reservations(node, status=listed(status) or None)
+    if node is not None:
+        found = run.api.iter_reservations(node, status=listed(status) or None)
+    else:
+        found = run.api.iter_fleet_reservations(
+            role=listed(role) or None,
+            status=listed(status) or None,
+            node_ids=listed(node_id) or None,
+            gpu_model_id=gpu_model,
+            ends_before=moment(ends_before, "--ends-before"),
+            ends_after=moment(ends_after, "--ends-after"),
+            page_size=min(limit or 100, 100),
+        )
     show_records(run.output, [r.to_dict() for r in islice(found, limit)], RESERVATION_COLUMNS)
 
 
@@ -168,19 +196,22 @@ def release(
 def reclaim(
     ctx: typer.Context, node: NodeId, reservation: ReservationId, unit_ids: Units = None,
     count: Annotated[int | None, typer.Option(help="Not in this API yet: use --units.")] = None,
-    notice: Annotated[str | None, typer.Option(help="Not in this API yet.")] = None,
+    notice: Annotated[str | None, typer.Option(
+        help="The spot workloads' notice, 0-3600 s: 90, 90s, 15m or 1h; they are stopped "
+        "at the answer's terminateAt.")] = None,
     dry_run: DryRun = False, reason: Reason = None, idempotency_key: IdempotencyKey = None,
     if_match: IfMatch = None,
 ) -> None:  # fmt: skip
-    """Take released units back; spot workloads on them are terminated."""
-    for given, name in ((count, "--count"), (notice, "--notice")):
-        if given is not None:
-            raise typer.BadParameter(f"reclaim {name} {NOT_YET}: name the units with --units",
-                                     param_hint=name)  # fmt: skip
+    """Take released units back; spot workloads on them are terminated (after --notice)."""
+    if count is not None:
+        raise typer.BadParameter(f"reclaim --count {NOT_YET}: name the units with --units",
+                                 param_hint="--count")  # fmt: skip
+    notice_seconds = seconds(notice, "--notice")
     run = session(ctx)
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
     result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
-                             if_match=if_match)  # fmt: skip
+                             if_match=if_match,
+                             notice_seconds=notice_seconds)  # fmt: skip
     show_record(run.output, result.to_dict())
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated
 
@@ -34,6 +35,25 @@ Units = Annotated[
 def listed(values: list[str] | None) -> list[str]:
     """Repeated and comma-separated values as one list, in order, empty parts dropped."""
     return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+# A duration's units, in seconds: 90, 90s, 15m, 1h.
+_DURATION_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
+_DURATION = re.compile(r"(?P<number>[0-9]{1,9})(?P<unit>[smh]?)")
+
+
+def seconds(text: str | None, name: str) -> int | None:
+    """A duration in whole seconds (``90``, ``90s``, ``15m``, ``1h``); a usage error
+    otherwise. Its range is the API's to judge."""
+    if text is None:
+        return None
+    found = _DURATION.fullmatch(text.strip())
+    if found is None:
+        raise typer.BadParameter(
+            f"{text!r} is not a duration: seconds, or with s, m or h (90, 15m, 1h)",
+            param_hint=name,
+        )
+    return int(found["number"]) * _DURATION_UNITS[found["unit"]]
 
 
 def moment(text: str | None, name: str) -> datetime | None:

@@ -4,7 +4,7 @@ refusals and their key are their use cases' (``spec``)."""
 
 from __future__ import annotations
 
-from reservations.capacity.models import CapacityRequest, ReclaimResponse
+from reservations.capacity.models import CapacityRequest, ReclaimRequest, ReclaimResponse
 from reservations.capacity.reclaim import RECLAIM as RECLAIM_SPEC
 from reservations.capacity.release import RELEASE as RELEASE_SPEC
 from reservations.kernel.http.routes import ApiRoute
@@ -34,7 +34,7 @@ RECLAIM = ApiRoute(
     "the reservation after the call, and the outcome",
     ReclaimResponse,
     spec=RECLAIM_SPEC,
-    body=CapacityRequest,
+    body=ReclaimRequest,
     tag=TAG,
 )
 

@@ -4,6 +4,7 @@ reclaim acts on: release and reclaim share them."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypeVar
 
 from reservations.capacity.models import CapacityRequest
 from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
@@ -13,9 +14,11 @@ from reservations.kernel.pipeline import Access, Request, Route
 from reservations.nodes import CAPACITY, NodeSnapshot, may_manage_capacity, may_manage_capacity_of
 from reservations.reservations import Found, found
 
+_Body = TypeVar("_Body", bound=CapacityRequest)
+
 
 def managed(
-    snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
+    snapshot: NodeSnapshot | None, request: Request[_Body], caller: Caller, now: datetime
 ) -> CapacityRefusal | NotFound | Found:
     """Release, reclaim: the route's reservation, for a caller who may manage its capacity,
     active with the named units reserved by it."""

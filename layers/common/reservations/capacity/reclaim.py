@@ -8,19 +8,19 @@ the sweeper delivers it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from reservations.capacity.managing import MANAGERS, managed
-from reservations.capacity.models import CapacityRequest, ReclaimResponse, parse_capacity_request
+from reservations.capacity.models import ReclaimRequest, ReclaimResponse, parse_reclaim_request
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal
-from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim
+from reservations.capacity.rules.plan import ReclaimPlan, moved_earlier, plan_reclaim
 from reservations.capacity.views import reclaim_response
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.errors import (
     ApiError,
     NotFound,
@@ -28,24 +28,29 @@ from reservations.kernel.errors import (
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.times import format_moment, to_millisecond
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
+    DeadlineChange,
     NewTermination,
     Node,
     NodeSnapshot,
     ReclaimAudit,
     ReclaimWrite,
+    Reservation,
     TopologyRead,
+    Workload,
     node_partition,
     reservation_answer,
     route_reservation_etag,
+    termination_of,
     with_events,
 )
 from reservations.terminations import opened_by, send_committed, termination_requested
 
 
 def decide(
-    snapshot: NodeSnapshot | None, request: Request[CapacityRequest], caller: Caller, now: datetime
+    snapshot: NodeSnapshot | None, request: Request[ReclaimRequest], caller: Caller, now: datetime
 ) -> NotFound | CapacityRefusal | Decision[ReclaimWrite]:
     """The plan as a write and the reservation after it; a dry run's plan, unwritten."""
     acted_on = managed(snapshot, request, caller, now)
@@ -56,8 +61,13 @@ def decide(
     plan = plan_reclaim(read, reservation, body.unit_ids)
     if body.dry_run:
         return Decision(None, _answer(reclaim_response(reservation, node, now, would=plan)))
-    write = reclaim_write(caller, node, plan, body.reason, request.new_id, now)
-    return Decision(write, _answer(reclaim_response(reservation, node, now, done=plan)))
+    notice = timedelta(seconds=body.notice_seconds)
+    write = reclaim_write(caller, node, plan, body.reason, request.new_id, now, notice)
+    view = reclaim_response(reservation, node, now, done=plan)
+    deadline = write.terminate_at or write.at
+    return Decision(
+        write, _answer(view.model_copy(update={"terminate_at": format_moment(deadline)}))
+    )
 
 
 def _answer(view: ReclaimResponse) -> Outcome:
@@ -72,10 +82,15 @@ def reclaim_write(
     reason: str | None,
     new_id: Callable[[], str],
     now: datetime,
+    notice: timedelta = timedelta(0),
 ) -> ReclaimWrite:
     """The plan as one conditional write (on the node's topology as read too): new
-    termination ids, a new reclaim id."""
+    termination ids, due at the commit (to the millisecond) plus ``notice``, the
+    terminations under way due later moved to that, a new reclaim id."""
     reservation = plan.reservation
+    at = to_millisecond(now)
+    deadline = at + notice
+    moved = moved_earlier(plan.already_terminating, deadline)
     return ReclaimWrite(
         write_id=new_id(),
         node_id=reservation.node_id,
@@ -84,29 +99,57 @@ def reclaim_write(
         released_after=plan.released_after if plan.releases_change else None,
         units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
         terminations=tuple(
-            NewTermination(ItemVersion(w.id, w.version), new_id()) for w in plan.to_terminate
+            NewTermination(ItemVersion(w.id, w.version), new_id(), deadline)
+            for w in plan.to_terminate
         ),
-        unchanged_workloads=tuple(
-            ItemVersion(w.id, w.version) for w in (*plan.already_terminating, *plan.skipped)
-        ),
+        unchanged_workloads=_only_checked(plan, moved),
         reason=reason,
-        audit=ReclaimAudit(
-            unit_ids=plan.unit_ids,
-            released_before=reservation.released_unit_ids,
-            terminated=tuple(plan.terminated_ids),
-            skipped=tuple(plan.skipped_ids),
-        ),
+        audit=_audit(plan),
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
-        at=now,
+        at=at,
         managing_org_ids=reservation.managing_org_ids,
+        deadline_changes=_moved_to(moved, deadline),
+        terminate_at=deadline,
+    )
+
+
+def _audit(plan: ReclaimPlan) -> ReclaimAudit:
+    """What the reclaim says it did."""
+    return ReclaimAudit(
+        unit_ids=plan.unit_ids,
+        released_before=plan.reservation.released_unit_ids,
+        terminated=tuple(plan.terminated_ids),
+        skipped=tuple(plan.skipped_ids),
+    )
+
+
+def _only_checked(plan: ReclaimPlan, moved: Sequence[Workload]) -> tuple[ItemVersion, ...]:
+    """The workloads the write does not change, only conditions on: those skipped, and
+    those terminating whose deadline it does not move."""
+    moved_ids = {w.id for w in moved}
+    kept = (*plan.already_terminating, *plan.skipped)
+    return tuple(ItemVersion(w.id, w.version) for w in kept if w.id not in moved_ids)
+
+
+def _moved_to(moved: Sequence[Workload], deadline: datetime) -> tuple[DeadlineChange, ...]:
+    """Each termination under way moved to ``deadline``: its next move."""
+    return tuple(
+        DeadlineChange(
+            ItemVersion(w.id, w.version),
+            termination_of(w).id,
+            deadline,
+            termination_of(w).deadline_changes + 1,
+        )
+        for w in moved
     )
 
 
 def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[StoredEvent, ...]:
     """``reservation.reclaimed`` (the reservation as the reclaim leaves it, the units named,
     what it terminated and skipped), and one ``workload.termination_requested`` per new
-    termination (one already under way is not requested again)."""
+    termination (one already under way is not requested again, unless this reclaim moves its
+    deadline earlier: then it is requested again, same termination, new ``terminateAt``)."""
     assert snapshot is not None  # a reclaim is only decided on a node it read
     context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
     before = next(r for r in snapshot.reservations if r.id == write.reservation.id)
@@ -121,11 +164,36 @@ def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[
         ),
         *(
             termination_requested(
-                context, workloads[t.workload.id], t.termination_id, before, write.reason
+                context,
+                workloads[t.workload.id],
+                t.termination_id,
+                before,
+                write.reason,
+                t.terminate_at,
             )
             for t in write.terminations
         ),
+        *_requested_again(context, write, workloads, before),
     )
+
+
+def _requested_again(
+    context: EventContext, write: ReclaimWrite, workloads: dict[str, Workload], before: Reservation
+) -> list[StoredEvent]:
+    """A termination under way whose deadline the reclaim moved, requested again: its id,
+    its first ``requestedAt``, the new ``terminateAt``."""
+    return [
+        termination_requested(
+            context,
+            workloads[moved.workload.id],
+            moved.termination_id,
+            before,
+            write.reason,
+            moved.terminate_at,
+            termination_of(workloads[moved.workload.id]).requested_at,
+        )
+        for moved in write.deadline_changes
+    ]
 
 
 def committed(write: ReclaimWrite) -> Committed:
@@ -156,11 +224,11 @@ def send_terminations(
     send_committed(snapshot.node, opened, ports.send_terminations, now)
 
 
-RECLAIM: WriteSpec[CapacityRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(
+RECLAIM: WriteSpec[ReclaimRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(
     name="Reclaim",
     conflict="reservation {reservationId} kept changing while reclaiming",
     access=MANAGERS,
-    parse=parse_capacity_request,
+    parse=parse_reclaim_request,
     dry_run=lambda body: body.dry_run,
     decide=decide,
     finish=with_events(reclaim_events),

@@ -6,9 +6,10 @@ from typing import Any
 
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.kernel.times import format_time
+from reservations.kernel.times import format_moment, format_time
 from reservations.nodes import (
     OPEN_TERMINATION,
+    DeadlineChange,
     NewTermination,
     ReclaimWrite,
     TerminationState,
@@ -29,6 +30,7 @@ def reclaim_actions(write: ReclaimWrite) -> list[Action]:
         topology_check(write.topology),
         *(version_check(unit_key(node_id, unit.id), unit.version) for unit in write.units),
         *(_termination_update(write, termination) for termination in write.terminations),
+        *(_deadline_update(write.node_id, change) for change in write.deadline_changes),
         *(version_check(workload_key(node_id, w.id), w.version) for w in write.unchanged_workloads),
     ]
 
@@ -62,14 +64,15 @@ def _termination_update(write: ReclaimWrite, termination: NewTermination) -> Act
         ":terminating": "terminating",
         ":tid": termination.termination_id,
         ":res": write.reservation.id,
-        ":now": format_time(write.at),
+        ":now": format_moment(write.at),
+        ":at": format_moment(termination.terminate_at or write.at),
         ":open": TerminationState.OPEN.value,
         ":one": 1,
         ":v": termination.workload.version,
     }
     update = (
         f"SET #state = :terminating, terminationId = :tid, terminationReservationId = :res, "
-        f"terminationRequestedAt = :now, {OPEN_TERMINATION} = :open, "
+        f"terminationRequestedAt = :now, terminateAt = :at, {OPEN_TERMINATION} = :open, "
         f"version = version + :one"
     )
     if write.reason is not None:
@@ -85,6 +88,37 @@ def _termination_update(write: ReclaimWrite, termination: NewTermination) -> Act
             "UpdateExpression": update,
             "ConditionExpression": "version = :v",
             "ExpressionAttributeNames": {"#state": "state"},
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+# What a moved deadline starts afresh: the outbox's record of the sends of the old one (the
+# new deadline is a new message, under a new de-duplication id, that the sweeper delivers
+# if the reclaim's own send does not go out), and any flag.
+_FRESH_OUTBOX = (
+    "REMOVE deliveries, lastDeliveredAt, stuckAt, terminationReportedDeliveries, "
+    "terminationLastReportedAt, terminationFailedReports"
+)
+
+
+def _deadline_update(node_id: str, change: DeadlineChange) -> Action:
+    """A termination under way gets the earlier deadline, still under its own id."""
+    values = {
+        ":at": format_moment(change.terminate_at),
+        ":changes": change.changes,
+        ":open": TerminationState.OPEN.value,
+        ":tid": change.termination_id,
+        ":one": 1,
+        ":v": change.workload.version,
+    }
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(workload_key(node_id, change.workload.id)),
+            "UpdateExpression": f"SET terminateAt = :at, terminationDeadlineChanges = :changes, "
+            f"{OPEN_TERMINATION} = :open, version = version + :one {_FRESH_OUTBOX}",
+            "ConditionExpression": "version = :v AND terminationId = :tid",
             "ExpressionAttributeValues": to_attributes(values),
         }
     }

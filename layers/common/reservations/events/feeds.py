@@ -12,11 +12,21 @@ will be. Every page has a cursor, and a page may hold fewer than ``limit`` event
 ``hasMore``. Who may see what is decided on every page (the node feed reads the node's list
 access item first: one GetItem), never carried in the cursor, which is a position signed
 for one feed, filter, ``after`` and org.
+
+An org feed split into shards (the operator's: every event, too many writes a second for
+one partition; ``docs/scale.md``) is read one Query per shard, each from the cursor's
+position up to the same horizon, and merged into record order (positions are comparable
+across shards: when the item was recorded, then the event's id). Where a shard's Query
+stopped short, the page goes no further than that position: everything up to the first such
+stop is read in every shard, and the next page starts there in every shard, so one position
+is every shard's cursor. The cursor also says how many shards it has read: a shard the
+feed gained since (its shard count was raised) is read from the feed's start (or
+``after``), so nothing written there is passed over.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -64,6 +74,8 @@ class _Parsed:
     limit: int
     position: str | None  # where the page starts (exclusive)
     scope: CursorScope
+    start: str | None = None  # where the feed starts: ``after``'s position, else None
+    shards_read: int = 0  # the shards the cursor read up to ``position`` (0: no cursor)
 
 
 def node_feed(
@@ -110,16 +122,47 @@ def org_feed(
     parsed = _parse(query, ORG_FEED, "", caller.org_id, cursor_key)
     feed = None if caller.platform_operator else caller.org_id
     end = horizon(now)
-    read = reader.org_events(feed, parsed.position, end, parsed.limit + 1)
+    shards = max(reader.feed_shards(feed), parsed.shards_read)
+    reads = [
+        reader.org_events(
+            feed,
+            shard,
+            parsed.position if shard < parsed.shards_read else parsed.start,
+            end,
+            parsed.limit + 1,
+        )
+        for shard in range(shards)
+    ]
     return _page(
-        read,
+        merge_shards(reads),
         parsed,
         end,
         cursor_key,
         keep=lambda _: True,  # the org's feed holds only what it may see
         show_key_id=lambda stored: shows_key_id(caller, stored.owner_org_id),
         now=now,
+        shards=shards,
     )
+
+
+def merge_shards(reads: Sequence[EventsRead]) -> EventsRead:
+    """One read of a sharded feed from its shards' reads (each in record order, from the
+    same position to the same horizon): their events in record order up to the first
+    position where a shard's Query stopped short (beyond it that shard was not read), and
+    that position as where the read stopped; a single read as it is. (A page reads one
+    event more than it shows from every shard, so a shard that stopped short alone fills
+    the page before that position; the bound keeps the merge right on its own.)"""
+    if len(reads) == 1:
+        return reads[0]
+    stops = [read.last_position for read in reads if read.last_position is not None]
+    bound = min(stops) if stops else None
+    merged = sorted(
+        (stored for read in reads for stored in read.events),
+        key=lambda stored: str(stored.position),
+    )
+    if bound is not None:
+        merged = [stored for stored in merged if str(stored.position) <= bound]
+    return EventsRead(tuple(merged), bound)
 
 
 def _page(
@@ -131,6 +174,7 @@ def _page(
     show_key_id: Callable[[StoredEvent], bool],
     now: datetime,
     viewer: str | None = None,
+    shards: int | None = None,
 ) -> EventPage:
     """``viewer``: the org whose reduced views the page shows (an org's own feed holds its
     views already, as the relay wrote them; None: whole events)."""
@@ -147,7 +191,7 @@ def _page(
     return EventPage.model_validate(
         {
             "items": [stored.seen_by(viewer).envelope(show_key_id(stored)) for stored in page],
-            "next_cursor": encode_cursor(Cursor(position), parsed.scope, cursor_key),
+            "next_cursor": encode_cursor(Cursor(position, shards), parsed.scope, cursor_key),
             "has_more": full or read.last_position is not None,
         }
     )
@@ -173,8 +217,11 @@ def _parse(query: FeedQuery, feed: str, node_id: str, org_id: str, cursor_key: b
     start = _after(query.after or None)
     scope = CursorScope(node_id, ",".join(sorted(types)), org_id, feed, start or "")
     limit = page_limit(query.limit)
-    position = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else start
-    return _Parsed(types, limit, position, scope)
+    if not query.cursor:
+        return _Parsed(types, limit, start, scope, start)
+    cursor = decode_cursor(query.cursor, scope, cursor_key)
+    # A cursor from before feeds had shards read the one partition: shard 0.
+    return _Parsed(types, limit, cursor.after, scope, start, cursor.shards or 1)
 
 
 def _types(text: str | None) -> frozenset[str]:

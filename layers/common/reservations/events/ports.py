@@ -22,10 +22,14 @@ class EventReader(Protocol):
         self, node_id: str, after: str | None, before: str, count: int
     ) -> EventsRead: ...
 
+    def feed_shards(self, org_id: str | None) -> int:
+        """How many shards the org's feed is split into now (``org_id`` None: the
+        operator's feed); one is a feed of one partition."""
+
     def org_events(
-        self, org_id: str | None, after: str | None, before: str, count: int
+        self, org_id: str | None, shard: int, after: str | None, before: str, count: int
     ) -> EventsRead:
-        """``org_id`` None: the operator's feed (every event)."""
+        """One shard of the org's feed (``org_id`` None: the operator's feed, every event)."""
 
 
 class Outlet(Protocol):

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from reservations.kernel.errors import FieldProblem, InvalidRequest
+from reservations.kernel.settings import MAX_FEED_SHARDS
 
 # Far above any cursor this module makes (ids are at most 128 characters): a longer one is
 # refused before any decoding work.
@@ -48,9 +49,13 @@ class CursorScope:
 
 @dataclass(frozen=True, slots=True)
 class Cursor:
-    """The next page starts after reservation ``after``."""
+    """The next page starts after reservation ``after``. A sharded feed's cursor also says
+    how many shards it read (shards 0 to ``shards`` - 1, each up to ``after``; a shard
+    beyond them is read from the feed's start); None: not a sharded feed's, or given out
+    before feeds had shards (it read the feed's one partition, shard 0)."""
 
     after: str
+    shards: int | None = None
 
 
 def _b64(data: bytes) -> str:
@@ -67,8 +72,9 @@ def _signature(key: bytes, payload: bytes) -> bytes:
 
 def encode_cursor(cursor: Cursor, scope: CursorScope, key: bytes) -> str:
     """``<payload>.<HMAC-SHA256 of payload>``, both base64url."""
+    shards = {} if cursor.shards is None else {"k": cursor.shards}
     payload = json.dumps(
-        {"a": cursor.after, **scope.fields()}, separators=(",", ":"), sort_keys=True
+        {"a": cursor.after, **shards, **scope.fields()}, separators=(",", ":"), sort_keys=True
     ).encode()
     return f"{_b64(payload)}.{_b64(_signature(key, payload))}"
 
@@ -83,13 +89,22 @@ def decode_cursor(text: str, scope: CursorScope, key: bytes) -> Cursor:
     except (ValueError, binascii.Error):  # not two parts, not base64, not JSON
         fields = {}
     expected = {"f": "", "t": "", **scope.fields()}  # a list's cursor is no feed's
-    if not fields or any(fields.get(name, "") != value for name, value in expected.items()):
+    shards = fields.get("k")
+    if (
+        not fields
+        or any(fields.get(name, "") != value for name, value in expected.items())
+        or not (shards is None or _shard_count(shards))
+    ):
         raise InvalidRequest(
             "cursor is not valid for this list",
             [FieldProblem("cursor", "is not a cursor this list gave out")],
         )
     # A cursor signed before cursors were positions only may say more ("all"): ignored.
-    return Cursor(after=str(fields["a"]))
+    return Cursor(after=str(fields["a"]), shards=shards)
+
+
+def _shard_count(value: object) -> bool:
+    return type(value) is int and 1 <= value <= MAX_FEED_SHARDS
 
 
 def page_limit(text: str | None) -> int:

@@ -13,9 +13,13 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+# The most shards a feed may have: a page of it is one Query per shard.
+MAX_FEED_SHARDS = 64
 
 
 class SettingsError(RuntimeError):
@@ -67,6 +71,39 @@ class Settings(BaseModel):
     event_bus_name: str | None = Field(None, alias="EVENT_BUS_NAME", min_length=1)
     # How long the scheduled relay leaves a new event to the stream's relay.
     event_relay_grace_seconds: float = Field(60.0, alias="EVENT_RELAY_GRACE_SECONDS", ge=0)
+    # How many shards (partitions) the operator's feed of every event is split into, and the
+    # orgs whose own feed is split too ("org-a=4,org-b=8"; every other org's feed is one
+    # partition): the stack's PlatformFeedShards and OrgFeedShards. Only ever raised: a
+    # cursor remembers the shards it read, and a shard it does not know is read from the
+    # start; a shard no longer read would lose what is in it (``docs/scale.md``).
+    platform_feed_shards: int = Field(32, alias="PLATFORM_FEED_SHARDS", ge=1, le=MAX_FEED_SHARDS)
+    org_feed_shards: dict[str, int] = Field(
+        default_factory=dict, alias="ORG_FEED_SHARDS", validate_default=False
+    )
+
+    @field_validator("org_feed_shards", mode="before")
+    @classmethod
+    def _org_shards(cls, value: object) -> object:
+        """``org-a=4,org-b=8`` (spaces ignored; empty: none) to a mapping, each count
+        1-MAX_FEED_SHARDS."""
+        if not isinstance(value, str):
+            return value
+        shards: dict[str, int] = {}
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            org, _, count = part.partition("=")
+            if not org.strip() or not count.strip().isdigit():
+                raise ValueError(f"{part!r} is not org=count")
+            number = int(count)
+            if not 1 <= number <= MAX_FEED_SHARDS:
+                raise ValueError(f"{org.strip()}: shards must be 1-{MAX_FEED_SHARDS}")
+            shards[org.strip()] = number
+        return shards
+
+    def feed_shards(self, org_id: str | None) -> int:
+        """How many shards an org's feed has (``org_id`` None: the operator's)."""
+        if org_id is None:
+            return self.platform_feed_shards
+        return self.org_feed_shards.get(org_id, 1)
 
 
 @cache

@@ -36,6 +36,16 @@ def format_event_time(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
+def format_moment(moment: datetime) -> str:
+    """A termination's times (``requestedAt``, ``terminateAt``): RFC 3339 in UTC with a
+    ``Z``, to the millisecond, a whole second written without a fraction (as these times
+    were written before they kept milliseconds)."""
+    utc = to_millisecond(moment)
+    if utc.microsecond == 0:
+        return format_time(utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
 def to_millisecond(moment: datetime) -> datetime:
     """``moment`` in UTC, cut to the millisecond an event's time keeps."""
     utc = moment.astimezone(UTC)

@@ -33,11 +33,12 @@ class NodeStore(Protocol):  # pragma: no mutate block
         """The node and one of its reservations (None for either that is not there)."""
 
     def reservation_page(
-        self, node_id: str, after: str | None, history: bool = False, limit: int = 100
+        self, node_id: str, after: str | None, history: bool = False, limit: int | None = 100
     ) -> ReservationsRead:
         """A page of the node's reservations after ``after``, with its list access: those
         in the node's partition, or with ``history`` those and its history, in one order
-        (then a bounded read, at least ``limit`` + 1 of them, ``more`` when it stopped)."""
+        (then a bounded read, at least ``limit`` + 1 of them, or with ``limit`` None as
+        many as one Query reads; ``more`` when it stopped)."""
 
     def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
         """One reservation of the node's history (retained or not), if it is there."""

@@ -9,7 +9,7 @@ from typing import Literal
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Route
 from reservations.kernel.preconditions import etag_header
-from reservations.kernel.times import format_time
+from reservations.kernel.times import format_moment, format_time
 from reservations.kernel.wire import response_json
 from reservations.nodes.models.partition import (
     Node,
@@ -130,11 +130,12 @@ def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
     termination = None
     record = workload.termination
     if workload.state is WorkloadState.TERMINATING and record is not None:
-        requested = record.requested_at
+        requested, deadline = record.requested_at, record.deadline
         termination = WorkloadTermination(
             id=record.id,
             reservation_id=record.reservation_id,
-            requested_at=format_time(requested) if requested is not None else None,
+            requested_at=format_moment(requested) if requested is not None else None,
+            terminate_at=format_moment(deadline) if deadline is not None else None,
         )
     return _workload_view(
         node_id,

@@ -8,15 +8,19 @@ from dataclasses import replace
 
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, Link, page_route, read_route
+from reservations.kernel.ids import RESOURCE_ID
+from reservations.kernel.times import RFC3339
 from reservations.nodes import ReaffirmRequest, ReservationPage, ReservationStatus, ReservationView
 from reservations.reservations.cancel import CANCEL as CANCEL_SPEC
 from reservations.reservations.create import CREATE
 from reservations.reservations.models import (
     CancelRequest,
     CreateReservationRequest,
+    FleetReservationPage,
     UpdateReservationRequest,
 )
 from reservations.reservations.reaffirm import REAFFIRM as REAFFIRM_SPEC
+from reservations.reservations.rules.fleet import MAX_NODE_IDS, ROLES
 from reservations.reservations.update import UPDATE
 
 RESERVATIONS = "/v1/nodes/{nodeId}/reservations"
@@ -109,6 +113,44 @@ REAFFIRM = ApiRoute(
     tag=TAG,
 )
 
+_TIME = {"type": "string", "format": "date-time", "pattern": RFC3339}
+LIST_FLEET_RESERVATIONS = page_route(
+    "list_fleet_reservations",
+    "/v1/reservations",
+    "List the reservations the caller's org may see on any node, soonest end first",
+    "listFleetReservations",
+    "a page of reservations, by endsAt (open-ended last), node id, id",
+    FleetReservationPage,
+    TAG,
+    {
+        "role": listed(sorted(ROLES), "roles of the caller's org (default: all three)"),
+        "status": listed(
+            (s.value for s in ReservationStatus),
+            "effective statuses (default: pending, active, needs-review)",
+        ),
+        "nodeId": {
+            "description": f"comma-separated node ids, at most {MAX_NODE_IDS}",
+            "schema": {
+                "type": "array",
+                "items": {"type": "string", "pattern": RESOURCE_ID},
+                "maxItems": MAX_NODE_IDS,
+            },
+            "style": "form",
+            "explode": False,
+        },
+        "gpuModelId": {
+            "description": "reservations holding a unit of this GPU model (node's topology now)",
+            "schema": {"type": "string", "pattern": RESOURCE_ID},
+        },
+        "endsBefore": {"description": "RFC 3339: endsAt before this time", "schema": _TIME},
+        "endsAfter": {
+            "description": "RFC 3339: endsAt at or after this time (or open-ended)",
+            "schema": _TIME,
+        },
+        **PAGE_QUERY,
+    },
+)
+
 ENDPOINTS = (
     CREATE_RESERVATION,
     GET_RESERVATION,
@@ -116,4 +158,5 @@ ENDPOINTS = (
     UPDATE_RESERVATION,
     CANCEL,
     REAFFIRM,
+    LIST_FLEET_RESERVATIONS,
 )

@@ -22,6 +22,8 @@ from reservations.kernel.bodies import (
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.ids import RESOURCE_ID, normalize_unit_id
 from reservations.kernel.times import RFC3339, parse_given_time, term_problem
+from reservations.kernel.wire import NextCursor, WireModel
+from reservations.nodes import ReservationView
 
 _OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
 # A time a request gives: RFC 3339 with an offset (the pattern the model checks; the document
@@ -294,3 +296,11 @@ def parse_update_request(raw: RawBody) -> UpdateReservationRequest:
         if (units := getattr(request, name)) is not None:
             update[name] = [_unit(u) for u in units]
     return request.model_copy(update=update) if update else request
+
+
+class FleetReservationPage(WireModel):
+    """One page of the reservations the caller's org may see across the fleet, by
+    ``endsAt`` (open-ended last), then node id, then id."""
+
+    items: list[ReservationView]
+    next_cursor: NextCursor = None

@@ -97,22 +97,27 @@ def list_reservations(
     scope = CursorScope(node_id, ",".join(sorted(statuses)), caller.org_id)
     cursor = decode_cursor(query.cursor, scope, cursor_key) if query.cursor else None
     with_history = not statuses or not statuses <= LIVE_STATUSES
-    start = cursor.after if cursor else None
-    read = reader.reservation_page(node_id, start, with_history, limit)
-    access = _listed_by(caller, read.access, now)
-    sees_all = sees_every_reservation(caller, access)
-    visible = [
-        r
-        for r in read.reservations
-        if r.retained_at(now) and (sees_all or _names(r, caller.org_id))
-    ]
-    matches = [
-        r for r in visible if not statuses or effective_status(r, access, now).value in statuses
-    ]
-    page = matches[:limit]
-    after = page[-1].id if len(matches) > limit else None
-    if after is None and read.more and read.reservations:
-        after = read.reservations[-1].id  # the Query stopped early: go on after what it read
+    after = cursor.after if cursor else None
+    # The operator's (and, as the Query reads them, the owner's) pages read a bounded
+    # window; anyone else's as much as one Query holds (it may see few of them).
+    window = limit if caller.platform_operator else None
+    while True:
+        read = reader.reservation_page(node_id, after, with_history, window)
+        access = _listed_by(caller, read.access, now)
+        sees_all = sees_every_reservation(caller, access)
+        matches = [
+            r
+            for r in read.reservations
+            if r.retained_at(now)
+            and (sees_all or _names(r, caller.org_id))
+            and (not statuses or effective_status(r, access, now).value in statuses)
+        ]
+        page = matches[:limit]
+        after = page[-1].id if len(matches) > limit else None
+        if after is None and read.more and read.reservations:
+            after = read.reservations[-1].id  # the Query stopped early: go on after it
+        if page or after is None:
+            break  # never an empty page while there is a next one: read on
     next_cursor = encode_cursor(Cursor(after), scope, cursor_key) if after else None
     return ReservationPage(items=[_view(r, access, now) for r in page], next_cursor=next_cursor)
 

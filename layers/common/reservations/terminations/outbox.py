@@ -10,6 +10,7 @@ from datetime import datetime
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
+from reservations.kernel.times import to_millisecond
 from reservations.nodes import (
     Node,
     OpenTermination,
@@ -17,20 +18,24 @@ from reservations.nodes import (
     Termination,
     Workload,
     WorkloadState,
+    termination_of,
 )
 from reservations.terminations.models import SpotTermination
 from reservations.terminations.ports import BatchSender
+from reservations.terminations.rules.delivery import deduplication_id, message_group
 
 
 def message(termination: OpenTermination, now: datetime) -> SpotTermination:
     """The spot-termination message the outbox item stands for.
 
-    ``requestedAt`` is to the whole second, the API's precision: the reclaim builds this
-    from its clock, the sweeper from the table (which stores seconds), and the two sends of
-    one termination must say the same.
+    ``requestedAt`` and ``terminateAt`` are to the millisecond, as the table keeps them:
+    the reclaim builds this from its write, the sweeper from the table, and the two sends
+    of one termination must say the same. An item from before deadlines were kept has
+    none: its deadline is its request, as it was then.
     """
     workload, record = termination.workload, termination.termination
-    requested = record.requested_at or now
+    requested = to_millisecond(record.requested_at or now)
+    deadline = to_millisecond(record.terminate_at) if record.terminate_at else requested
     return SpotTermination(
         termination_id=termination.termination_id,
         node_id=termination.node_id,
@@ -39,26 +44,56 @@ def message(termination: OpenTermination, now: datetime) -> SpotTermination:
         unit_ids=list(workload.unit_ids),
         reservation_id=record.reservation_id or "",
         reason=record.reason,
-        requested_at=requested.replace(microsecond=0),
+        requested_at=requested,
+        terminate_at=deadline,
     )
 
 
+def send_ids(termination: OpenTermination) -> tuple[str, str]:
+    """The de-duplication id and message group of the termination's next send."""
+    record = termination.termination
+    dedup = deduplication_id(record.id, record.deliveries, record.deadline_changes)
+    group = message_group(termination.workload.id, record.id, record.deadline_changes)
+    return dedup, group
+
+
 def opened_by(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTermination]:
-    """The terminations ``write`` opened, as the outbox now holds them."""
+    """The terminations ``write`` opened, and those whose deadline it moved earlier, as the
+    outbox now holds them."""
     by_id = {w.id: w for w in workloads}
-    return [
+    opened = [
         OpenTermination(
             write.node_id,
             replace(
                 by_id[t.workload.id],
                 state=WorkloadState.TERMINATING,
                 termination=Termination(
-                    t.termination_id, write.reservation.id, write.reason, write.at
+                    t.termination_id,
+                    write.reservation.id,
+                    write.reason,
+                    write.at,
+                    terminate_at=t.terminate_at or write.at,
                 ),
             ),
         )
         for t in write.terminations
     ]
+    moved = [
+        OpenTermination(
+            write.node_id,
+            replace(
+                by_id[change.workload.id],
+                termination=replace(
+                    termination_of(by_id[change.workload.id]),
+                    terminate_at=change.terminate_at,
+                    deadline_changes=change.changes,
+                    deliveries=0,
+                ),
+            ),
+        )
+        for change in write.deadline_changes
+    ]
+    return opened + moved
 
 
 def send_committed(
@@ -68,7 +103,17 @@ def send_committed(
     if not terminations:
         return
     messages = [message(termination, now) for termination in terminations]
-    sent = send(node.queue_url, messages) if node.queue_url else set()
+    dedup, groups = {}, {}
+    for termination in terminations:
+        if termination.termination.deadline_changes:
+            ids = send_ids(termination)
+            dedup[termination.termination_id], groups[termination.termination_id] = ids
+    if not node.queue_url:
+        sent: set[str] = set()
+    elif dedup:  # a moved deadline is a new message, under ids of its own
+        sent = send(node.queue_url, messages, dedup, groups)
+    else:
+        sent = send(node.queue_url, messages)
     if unsent := len(terminations) - len(sent):
         logger.error(
             "terminations committed but not sent; the sweeper will deliver them",

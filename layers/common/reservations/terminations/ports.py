@@ -4,7 +4,7 @@ the node store a report's close is written through."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -13,10 +13,33 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.nodes import NodePorts, OpenTermination, TerminationState, Workload
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 
-# (queue URL, messages) -> the termination ids the queue accepted; never raises.
-BatchSender = Callable[[str, Sequence[SpotTermination]], set[str]]
-# (queue URL, message, de-duplication id) -> what the queue made of it.
-Sender = Callable[[str, SpotTermination, str], SendResult]
+
+class BatchSender(Protocol):
+    """(queue URL, messages) -> the termination ids the queue accepted; never raises. A
+    message named in ``deduplication_ids`` / ``group_ids`` is sent under those (a moved
+    deadline's), the others under their termination id and their workload's group."""
+
+    def __call__(
+        self,
+        queue_url: str,
+        messages: Sequence[SpotTermination],
+        deduplication_ids: Mapping[str, str] | None = None,
+        group_ids: Mapping[str, str] | None = None,
+    ) -> set[str]: ...
+
+
+class Sender(Protocol):
+    """(queue URL, message, de-duplication id, group: the workload's when None) -> what the
+    queue made of it."""
+
+    def __call__(
+        self,
+        queue_url: str,
+        message: SpotTermination,
+        deduplication_id: str,
+        *,
+        group_id: str | None = None,
+    ) -> SendResult: ...
 
 
 class TerminationStore(Protocol):

@@ -27,15 +27,10 @@ from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.nodes import OpenTermination, TerminationState
 from reservations.terminations.models import SendResult
-from reservations.terminations.outbox import message
+from reservations.terminations.outbox import message, send_ids
 from reservations.terminations.ports import Sender, TerminationStore
 from reservations.terminations.rules import events as terminations_events
-from reservations.terminations.rules.delivery import (
-    RedeliveryPolicy,
-    deduplication_id,
-    gives_up,
-    is_due,
-)
+from reservations.terminations.rules.delivery import RedeliveryPolicy, gives_up, is_due
 
 
 class SweepOutcome(StrEnum):
@@ -59,8 +54,11 @@ def deliver(
     url = terminations.node_queue_url(termination.node_id)
     if url is None:
         return SendResult.NO_QUEUE
-    dedup = deduplication_id(termination.termination_id, termination.termination.deliveries)
-    result = send(url, message(termination, now), dedup)
+    dedup, group = send_ids(termination)
+    if termination.termination.deadline_changes:
+        result = send(url, message(termination, now), dedup, group_id=group)
+    else:
+        result = send(url, message(termination, now), dedup)
     if result is SendResult.ACCEPTED:
         terminations.record_delivery(termination, now)
     return result

@@ -9,9 +9,9 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error import Error
+from ...models.reclaim_request import ReclaimRequest
 from ...models.reclaim_result import ReclaimResult
 from ...models.too_many_requests import TooManyRequests
-from ...models.units_request import UnitsRequest
 from ...types import UNSET, Unset
 from typing import cast
 
@@ -21,7 +21,7 @@ def _get_kwargs(
     node_id: str,
     reservation_id: str,
     *,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -151,7 +151,7 @@ def sync_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -163,7 +163,8 @@ def sync_detailed(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -194,7 +195,7 @@ def sync(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -206,7 +207,8 @@ def sync(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -232,7 +234,7 @@ async def asyncio_detailed(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -244,7 +246,8 @@ async def asyncio_detailed(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -275,7 +278,7 @@ async def asyncio(
     reservation_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: UnitsRequest,
+    body: ReclaimRequest,
     idempotency_key: str | Unset = UNSET,
     if_match: str | Unset = UNSET,
 
@@ -287,7 +290,8 @@ async def asyncio(
         reservation_id (str):
         idempotency_key (str | Unset):
         if_match (str | Unset):
-        body (UnitsRequest): The body of release and reclaim: which units, a dry run or not, why.
+        body (ReclaimRequest): The body of reclaim: release's, plus the notice its spot workloads
+            get.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -5,14 +5,19 @@
   position is a key condition. Never in the node partition (``NODE#<node>``): the node's
   present must not grow with its past.
 - An org's feed: ``ORGEVT#<org>``, positioned when the relay wrote it. The operator's feed,
-  every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id).
+  every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id). A feed may be
+  split into shards (``settings().feed_shards``): shard 0 is that partition, shard k is
+  ``<partition>#<k>``; an event goes to the shard of its node (``nodes.feed_shard``), and a
+  page of the feed reads one Query per shard (``events.feeds``).
 - Every feed write is positioned by :func:`record_clock` just before it is sent; one that
   was answered a settle window or more after its position is written again at a newer
   position with the same event (``kernel.event_log``): a feed may hold an event twice, readers
   deduplicate by id.
 - A node feed item is born with ``unrelayed`` (the sparse ``UnrelayedEvents`` index, sorted
-  by the same sort key) and ``relayedTo``, the outlets it reached so far; it leaves the index
-  once it reached every outlet. Org feed items and rewritten copies never carry it.
+  by the same sort key; its value, the mark, is one of ``RELAY_MARK_SHARDS`` by the node, so
+  no one index partition takes every event) and ``relayedTo``, the outlets it reached so
+  far; it leaves the index once it reached every outlet. Org feed items and rewritten
+  copies never carry it.
 - Every event item expires (``expiresAtEpoch``, the table's TTL) ``HistoryRetentionDays``
   after the event; readers treat an item past it as gone before the TTL deletes it.
 
@@ -22,6 +27,7 @@ The write that makes a change puts its events with :func:`event_put` in its own 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -33,12 +39,12 @@ from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import (
-    PENDING,
     REVIEW,
     UNRELAYED,
     VIEWS,
     event_put,
     feed_item_of,
+    relay_marks,
     rewrite_late,
 )
 from reservations.kernel.aws.queries import batch_get
@@ -52,6 +58,8 @@ from reservations.nodes import (
     ReviewScope,
     access_key,
     event_key,
+    feed_shard,
+    feed_shard_pk,
     named_from_item,
     node_events_pk,
     node_pk,
@@ -181,8 +189,21 @@ def feed_item(stored: StoredEvent, partition: str, position: str) -> Item:
 
 
 def feed_partitions(stored: StoredEvent) -> list[str]:
-    """The operator's feed, then the feed of each org that may see the event."""
-    return [PLATFORM_FEED, *(org_events_pk(org) for org in sorted(feed_org_ids(stored)))]
+    """The operator's feed, then the feed of each org that may see the event: in each, the
+    shard the event's node goes to."""
+    node_id = stored.event.node_id
+    return [
+        org_feed_pk(None, feed_shard(node_id, settings().feed_shards(None))),
+        *(
+            org_feed_pk(org, feed_shard(node_id, settings().feed_shards(org)))
+            for org in sorted(feed_org_ids(stored))
+        ),
+    ]
+
+
+def org_feed_pk(org_id: str | None, shard: int) -> str:
+    """The partition of an org feed's shard (``org_id`` None: the operator's feed)."""
+    return feed_shard_pk(PLATFORM_FEED if org_id is None else org_events_pk(org_id), shard)
 
 
 # --- reads ------------------------------------------------------------------------------------
@@ -238,12 +259,14 @@ class EventTable:
     def node_events(self, node_id: str, after: str | None, before: str, count: int) -> EventsRead:
         return read_feed(node_events_pk(node_id), after, before, count)
 
+    def feed_shards(self, org_id: str | None) -> int:
+        return settings().feed_shards(org_id)
+
     def org_events(
-        self, org_id: str | None, after: str | None, before: str, count: int
+        self, org_id: str | None, shard: int, after: str | None, before: str, count: int
     ) -> EventsRead:
         """``org_id`` None: the operator's feed."""
-        partition = PLATFORM_FEED if org_id is None else org_events_pk(org_id)
-        return read_feed(partition, after, before, count)
+        return read_feed(org_feed_pk(org_id, shard), after, before, count)
 
 
 # --- the relay's marks ------------------------------------------------------------------------
@@ -266,20 +289,31 @@ class RelayMarks:
     """Which events still owe an outlet: the sparse index, and settling what they reached."""
 
     def unrelayed(self, before: str, page_size: int) -> Iterator[PendingEvent | UnreadableEvent]:
-        """Every event still marked whose position is before ``before``, oldest first (the
-        index is eventually consistent: one just settled may still show)."""
+        """Every event still marked whose position is before ``before``, oldest first, from
+        every mark's index partition, merged by position (the index is eventually
+        consistent: one just settled may still show)."""
+        marks = [self._marked(mark, before, page_size) for mark in relay_marks()]
+        for _, readable in heapq.merge(*marks, key=lambda pair: pair[0]):
+            yield readable
+
+    @staticmethod
+    def _marked(
+        mark: str, before: str, page_size: int
+    ) -> Iterator[tuple[str, PendingEvent | UnreadableEvent]]:
+        """The events under one mark, oldest first, each with its position."""
         query: dict[str, Any] = {
             "TableName": settings().table_name,
             "IndexName": UNRELAYED_INDEX,
             "KeyConditionExpression": "#mark = :pending AND SK < :before",
             "ExpressionAttributeNames": {"#mark": UNRELAYED},
-            "ExpressionAttributeValues": to_attributes({":pending": PENDING, ":before": before}),
+            "ExpressionAttributeValues": to_attributes({":pending": mark, ":before": before}),
             "Limit": page_size,
         }
         while True:
             page = clients.dynamodb().query(**query)
             for item in page["Items"]:
-                yield _readable(from_attributes(item))
+                plain = from_attributes(item)
+                yield str(plain.get("SK", "")), _readable(plain)
             if "LastEvaluatedKey" not in page:
                 return
             query["ExclusiveStartKey"] = page["LastEvaluatedKey"]

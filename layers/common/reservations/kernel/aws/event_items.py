@@ -16,10 +16,17 @@ from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.event_log import record_position, written_late
 from reservations.kernel.settings import settings
+from reservations.kernel.shards import shard_of
 from reservations.kernel.times import to_millisecond
 
 UNRELAYED = "unrelayed"
 PENDING = "pending"
+# The relay's marks (``unrelayed``, the UnrelayedEvents index's partition key) are split
+# over this many index partitions by the event's node: every event is written into the
+# index and removed from it, more writes a second than one partition takes at 100,000 nodes
+# (``docs/scale.md``). Mark 0 is ``pending``, as every mark was before; mark k is
+# ``pending#<k>``. Only ever raise it: the scheduled relay reads every mark below it.
+RELAY_MARK_SHARDS = 32
 REVIEW = "review"
 # The reduced views of an event some orgs of its audience see instead (JSON; ``StoredEvent``).
 VIEWS = "views"
@@ -75,8 +82,19 @@ def event_item(stored: StoredEvent, partition: str, retention_days: int, positio
         "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
         REVIEW: stored.review.to_json() if stored.review else None,
         VIEWS: stored.views_json(),
-        UNRELAYED: PENDING,
+        UNRELAYED: relay_mark(stored.event.node_id),
     }
+
+
+def relay_mark(node_id: str) -> str:
+    """The relay's mark on a new event of the node: the index partition it waits in."""
+    shard = shard_of(node_id, RELAY_MARK_SHARDS)
+    return PENDING if shard == 0 else f"{PENDING}#{shard}"
+
+
+def relay_marks() -> list[str]:
+    """Every mark an event may wait under (the index partitions the scheduled relay reads)."""
+    return [PENDING, *(f"{PENDING}#{shard}" for shard in range(1, RELAY_MARK_SHARDS))]
 
 
 def event_put(stored: StoredEvent, partition: str, retention_days: int) -> Action:

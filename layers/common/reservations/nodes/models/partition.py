@@ -125,6 +125,11 @@ class Termination:
     reason: str | None = None
     requested_at: datetime | None = None
     managing_org_ids: tuple[str, ...] = ()
+    # The deadline (``requested_at`` plus the reclaim's notice, to the millisecond; None on
+    # items older than notices: then it is ``requested_at``), and how many later reclaims
+    # moved it earlier (each one is a new message: its de-duplication id says which).
+    terminate_at: datetime | None = None
+    deadline_changes: int = 0
     # The sweeper's record: sends SQS accepted (the reclaim's own send is not counted, it
     # cannot be told from a lost one), the last of them, and when it was flagged stuck.
     deliveries: int = 0
@@ -136,6 +141,11 @@ class Termination:
     reported_deliveries: int = 0
     last_reported_at: datetime | None = None
     failed_reports: int = 0
+
+    @property
+    def deadline(self) -> datetime | None:
+        """When the node must have stopped it: ``terminate_at``, else when it was asked."""
+        return self.terminate_at or self.requested_at
 
 
 @dataclass(frozen=True, slots=True)

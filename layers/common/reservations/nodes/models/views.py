@@ -62,7 +62,13 @@ class WorkloadTermination(WireModel):
     id: str
     reservation_id: str | None = Field(default=None, description="the reclaim's reservation")
     requested_at: Timestamp | None = Field(
-        default=None, description="when the reclaim asked for it"
+        default=None, description="when the reclaim asked for it (its commit, to the millisecond)"
+    )
+    terminate_at: Timestamp | None = Field(
+        default=None,
+        description="the deadline: requestedAt plus the reclaim's noticeSeconds (the earliest, "
+        "when several reclaims asked); the node stops it then, not before unless it stops "
+        "by itself",
     )
 
 

@@ -40,6 +40,20 @@ class NewTermination:
 
     workload: ItemVersion
     termination_id: str
+    # The deadline (the reclaim's commit plus its notice); None: the commit itself.
+    terminate_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineChange:
+    """A workload already terminating whose deadline a reclaim with a shorter notice moves
+    earlier: same termination, new ``terminate_at``, its ``changes``-th such move (the
+    outbox sends it again as a new message)."""
+
+    workload: ItemVersion
+    termination_id: str
+    terminate_at: datetime
+    changes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +88,10 @@ class ReclaimWrite(EventedWrite):
     # The reservation's managers, kept on each workload it terminates: they see the
     # termination's end too, when the reservation may be gone.
     managing_org_ids: tuple[str, ...] = ()
+    # Terminations under way whose deadline this reclaim moves earlier.
+    deadline_changes: tuple[DeadlineChange, ...] = ()
+    # This call's deadline: ``at`` plus its notice (None: ``at``).
+    terminate_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

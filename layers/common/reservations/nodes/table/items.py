@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
-from reservations.kernel.times import format_time, parse_time
+from reservations.kernel.times import format_moment, format_time, parse_time
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -204,7 +204,9 @@ def _termination_attributes(termination: Termination | None) -> Item:
         "terminationId": termination.id if termination else None,
         "terminationReservationId": t.reservation_id,
         "terminationReason": t.reason,
-        "terminationRequestedAt": _optional_time(t.requested_at),
+        "terminationRequestedAt": format_moment(t.requested_at) if t.requested_at else None,
+        "terminateAt": format_moment(t.terminate_at) if t.terminate_at else None,
+        "terminationDeadlineChanges": t.deadline_changes or None,
         "terminationManagingOrgIds": list(t.managing_org_ids) or None,
         "deliveries": t.deliveries or None,
         "lastDeliveredAt": _optional_time(t.last_delivered_at),
@@ -235,6 +237,8 @@ def _termination_from_item(item: Item) -> Termination | None:
         reservation_id=item.get("terminationReservationId"),
         reason=item.get("terminationReason"),
         requested_at=_parse_optional(item.get("terminationRequestedAt")),
+        terminate_at=_parse_optional(item.get("terminateAt")),
+        deadline_changes=int(item.get("terminationDeadlineChanges", 0)),
         managing_org_ids=_strings(item.get("terminationManagingOrgIds")),
         deliveries=int(item.get("deliveries", 0)),
         last_delivered_at=_parse_optional(item.get("lastDeliveredAt")),

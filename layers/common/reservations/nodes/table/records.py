@@ -14,7 +14,7 @@ from reservations.kernel.aws.codec import Item
 from reservations.kernel.aws.event_items import event_put, rewrite_late
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
-from reservations.kernel.times import format_time
+from reservations.kernel.times import format_moment, format_time
 from reservations.nodes.models.partition import Workload
 from reservations.nodes.models.writes import PartitionWrite, TerminationClose, WorkloadEnd
 from reservations.nodes.table.keys import history_key, node_events_pk
@@ -24,6 +24,10 @@ HISTORY_DAYS = 90
 
 def _optional_time(moment: datetime | None) -> str | None:
     return format_time(moment) if moment is not None else None
+
+
+def _moment(moment: datetime | None) -> str | None:
+    return format_moment(moment) if moment is not None else None
 
 
 def written_with(write: PartitionWrite) -> list[Action]:
@@ -48,7 +52,8 @@ def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> I
         "orgId": workload.org_id,
         "unitIds": list(workload.unit_ids),
         "reservationId": termination.reservation_id if termination else None,
-        "requestedAt": _optional_time(termination.requested_at if termination else None),
+        "requestedAt": _moment(termination.requested_at if termination else None),
+        "terminateAt": _moment(termination.terminate_at if termination else None),
         "expiresAtEpoch": int((at + timedelta(days=HISTORY_DAYS)).timestamp()),
     }
 

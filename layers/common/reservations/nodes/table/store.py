@@ -154,7 +154,7 @@ class NodeTable:
         return prune_named(node_id, now)
 
     def reservation_page(
-        self, node_id: str, after: str | None, history: bool = False, limit: int = 100
+        self, node_id: str, after: str | None, history: bool = False, limit: int | None = 100
     ) -> ReservationsRead:
         """A page of the node's partition, or with ``history`` of the index holding its
         live reservations and its history (:meth:`_history_page`).
@@ -175,7 +175,7 @@ class NodeTable:
             query["ExclusiveStartKey"] = to_attributes(reservation_key(node_id, after))
         return self._page(node_id, clients.dynamodb().query(**query))
 
-    def _history_page(self, node_id: str, after: str | None, limit: int) -> ReservationsRead:
+    def _history_page(self, node_id: str, after: str | None, limit: int | None) -> ReservationsRead:
         """One Query of the node's list index: its reservations, live and history alike,
         by id after ``after``, up to its list access item, which the index holds too and
         sorts last. A reservation keeps its place there when it moves, so no page loses or
@@ -183,8 +183,10 @@ class NodeTable:
         both items, the same reservation once (the live one).
 
         At most ``HISTORY_WINDOW`` + 1 items (``Limit``): what a page reads stays the same
-        however long the node's past. A page that stops before the access item reads it on
-        its own (one GetItem)."""
+        however long the node's past; with ``limit`` None (a caller that sees only the
+        reservations naming its org), as many as the Query's 1 MB holds, so that its one
+        reservation behind hundreds of others' is on its first page. A page that stops
+        before the access item reads it on its own (one GetItem)."""
         # Just after ``after``'s sort key: "!" sorts below every character an id may have.
         first = RESERVATION_PREFIX if after is None else f"{RESERVATION_PREFIX}{after}!"
         query: dict[str, Any] = {
@@ -194,8 +196,9 @@ class NodeTable:
             "ExpressionAttributeValues": to_attributes(
                 {":pk": node_pk(node_id), ":first": first, ":access": ACCESS_SK}
             ),
-            "Limit": max(limit, HISTORY_WINDOW) + 1,
         }
+        if limit is not None:
+            query["Limit"] = max(limit, HISTORY_WINDOW) + 1
         return self._page(node_id, clients.dynamodb().query(**query))
 
     def _page(self, node_id: str, page: dict[str, Any]) -> ReservationsRead:

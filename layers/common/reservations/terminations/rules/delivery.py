@@ -51,7 +51,10 @@ class RedeliveryPolicy:
 
 
 def is_due(workload: Workload, policy: RedeliveryPolicy, now: datetime) -> bool:
-    """Whether the sweeper should act on this terminating workload now."""
+    """Whether the sweeper should act on this terminating workload now: its first send
+    ``grace`` after the request (the reclaim's own send may have been lost, and the node
+    needs the message before the deadline), later ones ``confirm_deadline`` after both the
+    last send and the deadline."""
     termination = termination_of(workload)
     last = termination.last_delivered_at
     if termination.deliveries == 0 or last is None:
@@ -59,7 +62,11 @@ def is_due(workload: Workload, policy: RedeliveryPolicy, now: datetime) -> bool:
         return requested is None or now - requested >= policy.grace
     if termination.stuck_at is not None:
         return now - last >= policy.stuck_resend
-    return now - last >= policy.confirm_deadline
+    # The node stops it at its deadline, not before: a report cannot come earlier, so the
+    # wait for one starts then (a long notice is never sent again, or flagged, before it).
+    deadline = termination.deadline
+    since = max(last, deadline) if deadline is not None else last
+    return now - since >= policy.confirm_deadline
 
 
 def unreported_deliveries(workload: Workload) -> int:
@@ -81,7 +88,7 @@ def gives_up(workload: Workload, policy: RedeliveryPolicy) -> bool:
     )
 
 
-def deduplication_id(termination_id: str, deliveries: int) -> str:
+def deduplication_id(termination_id: str, deliveries: int, deadline_changes: int = 0) -> str:
     """The FIFO de-duplication id of the send that follows ``deliveries`` accepted ones.
 
     The first is the termination id itself, so SQS drops it if the reclaim's own send made
@@ -89,8 +96,33 @@ def deduplication_id(termination_id: str, deliveries: int) -> str:
     A failed send leaves ``deliveries`` unchanged, so its retry keeps the id: a send whose
     answer was lost is then not queued twice. An id that is not a well-formed termination
     id (too long for the suffix) is hashed: SQS refuses anything over 128 characters.
+
+    A deadline a later reclaim moved earlier is a new message: its ids start from
+    ``<id>#d<n>`` (its ``n``-th move), which no window holds yet.
     """
-    plain = termination_id if deliveries == 0 else f"{termination_id}#r{deliveries}"
+    base = send_base(termination_id, deadline_changes)
+    plain = base if deliveries == 0 else f"{base}#r{deliveries}"
     if is_termination_id(termination_id) and len(plain) <= MAX_DEDUPLICATION_ID:
         return plain
     return "sha256-" + hashlib.sha256(plain.encode()).hexdigest()
+
+
+def send_base(termination_id: str, deadline_changes: int) -> str:
+    """What a termination's sends are named after: its id, then ``<id>#d<n>`` once a later
+    reclaim moved its deadline ``n`` times."""
+    return termination_id if deadline_changes == 0 else f"{termination_id}#d{deadline_changes}"
+
+
+def message_group(workload_id: str, termination_id: str, deadline_changes: int) -> str:
+    """The FIFO message group of a termination's sends. The first deadline's sends share the
+    workload's group, so the node gets them one after the other, as always. A moved deadline
+    gets a group of its own: SQS holds back a group's later messages while an earlier one is
+    in flight, and the node holds the first message (its visibility extended) until its
+    deadline, which would hold the earlier deadline back until the later one had passed.
+    SQS takes at most 128 characters: a longer group is hashed."""
+    if deadline_changes == 0:
+        return workload_id
+    group = f"{workload_id}#{send_base(termination_id, deadline_changes)}"
+    if len(group) <= MAX_DEDUPLICATION_ID:
+        return group
+    return "sha256-" + hashlib.sha256(group.encode()).hexdigest()

@@ -11,9 +11,8 @@ from reservations.kernel.envelope import (
     EventType,
     StoredEvent,
     new_event,
-    optional_time,
 )
-from reservations.kernel.times import format_event_time, format_time
+from reservations.kernel.times import format_event_time, format_moment
 from reservations.nodes import Reservation, Termination, Workload, workload_data
 
 
@@ -23,15 +22,21 @@ def termination_requested(
     termination_id: str,
     reservation: Reservation,
     reason: str | None,
+    terminate_at: datetime | None = None,
+    requested_at: datetime | None = None,
 ) -> StoredEvent:
-    """A reclaim terminates the workload: which reservation took its units back, why, and
-    when. Seen by the workload's org and that reservation's managers too."""
+    """A reclaim terminates the workload: which reservation took its units back, why, when
+    (``requested_at``, the reclaim's commit unless a termination under way is given again)
+    and by when it is stopped (``terminate_at``, the request without a notice). Seen by the
+    workload's org and that reservation's managers too."""
+    requested = requested_at or context.at
     data = {
         **workload_data(workload),
         "terminationId": termination_id,
         "reservationId": reservation.id,
         "reason": reason,
-        "requestedAt": format_time(context.at),
+        "requestedAt": format_moment(requested),
+        "terminateAt": format_moment(terminate_at or requested),
     }
     audience = (workload.org_id, *reservation.managing_org_ids)
     return new_event(
@@ -84,8 +89,9 @@ def _termination_data(termination: Termination | None) -> dict[str, Any]:
     """The termination an event is about: its id, reservation and when it was asked for."""
     if termination is None:
         return {"terminationId": None, "reservationId": None, "requestedAt": None}
+    requested = termination.requested_at
     return {
         "terminationId": termination.id,
         "reservationId": termination.reservation_id,
-        "requestedAt": optional_time(termination.requested_at),
+        "requestedAt": format_moment(requested) if requested else None,
     }

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -60,6 +61,7 @@ def send_terminations(
     queue_url: str,
     messages: Sequence[SpotTermination],
     deduplication_ids: Mapping[str, str] | None = None,
+    group_ids: Mapping[str, str] | None = None,
 ) -> set[str]:
     """Send in batches of ten, retrying failed entries; the termination ids that went out.
 
@@ -73,7 +75,8 @@ def send_terminations(
     sent: set[str] = set()
     for start in range(0, len(messages), SQS_BATCH):
         batch = messages[start : start + SQS_BATCH]
-        answered = _send_batch(sqs, queue_url, batch, deduplication_ids or {}, sent)
+        ids = _SendIds(deduplication_ids or {}, group_ids or {})
+        answered = _send_batch(sqs, queue_url, batch, ids, sent)
         if not answered:
             break
     return sent
@@ -83,7 +86,7 @@ def _send_batch(
     sqs: Any,
     queue_url: str,
     batch: Sequence[SpotTermination],
-    dedup: Mapping[str, str],
+    dedup: _SendIds,
     sent: set[str],
 ) -> bool:
     """One batch, failed entries tried again (``_SEND_ATTEMPTS`` in all), adding what went
@@ -106,20 +109,35 @@ def _send_batch(
     return True
 
 
-def _entries(messages: list[SpotTermination], dedup: Mapping[str, str]) -> list[dict[str, str]]:
+@dataclass(frozen=True)
+class _SendIds:
+    """The de-duplication ids and groups of the messages that do not take the defaults."""
+
+    deduplication: Mapping[str, str]
+    group: Mapping[str, str]
+
+
+def _entries(messages: list[SpotTermination], ids: _SendIds) -> list[dict[str, str]]:
     return [
         {
             "Id": str(index),
             "MessageBody": message.to_json(),
-            "MessageGroupId": message.workload_id,
-            "MessageDeduplicationId": dedup.get(message.termination_id, message.termination_id),
+            "MessageGroupId": ids.group.get(message.termination_id, message.workload_id),
+            "MessageDeduplicationId": ids.deduplication.get(
+                message.termination_id, message.termination_id
+            ),
         }
         for index, message in enumerate(messages)
     ]
 
 
 def send_termination(
-    queue_url: str, message: SpotTermination, deduplication_id: str, sqs: Any = None
+    queue_url: str,
+    message: SpotTermination,
+    deduplication_id: str,
+    sqs: Any = None,
+    *,
+    group_id: str | None = None,
 ) -> SendResult:
     """One send; only ``ACCEPTED`` means SQS took the message (an outage is not a delivery)."""
     client = sqs or clients.sqs()
@@ -127,7 +145,7 @@ def send_termination(
         client.send_message(
             QueueUrl=queue_url,
             MessageBody=message.to_json(),
-            MessageGroupId=message.workload_id,
+            MessageGroupId=group_id or message.workload_id,
             MessageDeduplicationId=deduplication_id,
         )
     except ClientError as error:

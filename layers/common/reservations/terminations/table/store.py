@@ -123,11 +123,19 @@ class TerminationTable:
         return str(url) if url else None
 
     def record_delivery(self, termination: OpenTermination, now: datetime) -> None:
-        """One more send that SQS accepted."""
+        """One more send that SQS accepted; of the deadline it carried: a send of a deadline
+        a reclaim moved meanwhile is not a delivery of the new one."""
+        changes = termination.termination.deadline_changes
+        values: dict[str, Any] = {":zero": 0, ":one": 1, ":now": format_time(now)}
+        same_deadline = " AND attribute_not_exists(terminationDeadlineChanges)"
+        if changes:
+            values[":changes"] = changes
+            same_deadline = " AND terminationDeadlineChanges = :changes"
         self._update(
             termination,
             "SET deliveries = if_not_exists(deliveries, :zero) + :one, lastDeliveredAt = :now",
-            {":zero": 0, ":one": 1, ":now": format_time(now)},
+            values,
+            same_deadline,
         )
 
     def node_owner(self, node_id: str) -> str | None:

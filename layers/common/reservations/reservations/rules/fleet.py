@@ -1,0 +1,245 @@
+"""The fleet index and the fleet list's rules, pure.
+
+The index (written from the table's stream, never in a reservation's own transaction) has
+one entry per org that may see a reservation by role (the node's owner, each managing org,
+each org of the audience) and one in the operator's index, under the org's partition for
+the place the reservation is in (``live``: the node's partition; ``ended``: its history),
+sorted by end (open-ended last), node, id. An entry only finds a reservation: the list
+reads the reservation and its node again and decides from them (:func:`roles_now`). So an
+entry keeps no status: a change of status alone (a review, a reaffirm, a release, a
+reclaim) writes nothing to the index; only a new place (its end, its move to the history)
+or new orgs do.
+
+A query's statuses decide the partitions and key ranges it reads (:func:`plan`):
+- ``pending``, ``active``, ``needs-review`` are in ``live`` alone, and only those whose end
+  is after now (an end passed is ``expired`` whatever the mover did);
+- ``expired`` is in ``ended`` and in ``live`` up to now (passed, not moved yet);
+- ``cancelled`` is in ``ended`` alone (a cancel moves the reservation in its transaction).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from reservations.kernel.errors import FieldProblem, InvalidRequest
+from reservations.kernel.ids import is_resource_id
+from reservations.kernel.times import format_time, parse_given_time
+from reservations.nodes import (
+    FLEET_ENDED,
+    FLEET_LIVE,
+    FLEET_PLATFORM,
+    NODE_HISTORY_PREFIX,
+    Node,
+    Reservation,
+    ReservationStatus,
+    fleet_pk,
+    fleet_sk,
+)
+
+OWNER, MANAGING, AUDIENCE = "owner", "managing", "audience"
+ROLES = frozenset({OWNER, MANAGING, AUDIENCE})
+LIVE_STATUSES = frozenset({"pending", "active", "needs-review"})
+ALL_STATUSES = frozenset(status.value for status in ReservationStatus)
+MAX_NODE_IDS = 50
+# Below and above every sort key of an index partition (they start with a year, or "~").
+FIRST, LAST = "0", "~~"
+
+Entry = dict[str, Any]
+EntryKey = tuple[str, str]
+
+
+def index_entries(image: Mapping[str, Any] | None, owner: str | None) -> dict[EntryKey, Entry]:
+    """The index entries of one reservation item as stored (a stream image): each org's
+    and the operator's, by key; none for no image."""
+    if not image:
+        return {}
+    liveness = FLEET_ENDED if str(image["PK"]).startswith(NODE_HISTORY_PREFIX) else FLEET_LIVE
+    sort_key = fleet_sk(image.get("endsAt"), image["nodeId"], image["id"])
+    roles: dict[str, set[str]] = {}
+    for org, role in (
+        *((owner, OWNER) for _ in range(1 if owner else 0)),
+        *((org, MANAGING) for org in image.get("managingOrgIds") or ()),
+        *((org, AUDIENCE) for org in image.get("allowedOrgIds") or ()),
+    ):
+        roles.setdefault(str(org), set()).add(role)
+    common = {
+        "SK": sort_key,
+        "nodeId": image["nodeId"],
+        "reservationId": image["id"],
+        "liveness": liveness,
+        "version": int(image.get("version", 0)),
+        "expiresAtEpoch": image.get("expiresAtEpoch"),
+    }
+    entries = {(fleet_pk(FLEET_PLATFORM, liveness), sort_key): {
+        "PK": fleet_pk(FLEET_PLATFORM, liveness), **common}}  # fmt: skip
+    for org, held in roles.items():
+        pk = fleet_pk(org, liveness)
+        entries[(pk, sort_key)] = {"PK": pk, **common, "roles": sorted(held)}
+    return entries
+
+
+@dataclass(frozen=True)
+class IndexChange:
+    """What one change of a reservation does to the index: entries to put (new or changed)
+    and keys to delete (conditioned on the version they were written from)."""
+
+    puts: tuple[Entry, ...]
+    deletes: tuple[tuple[EntryKey, int], ...]
+
+
+def index_change(before: dict[EntryKey, Entry], after: dict[EntryKey, Entry]) -> IndexChange:
+    """The entries ``after`` has that ``before`` had not, or had otherwise (the version
+    aside: a write that changes nothing the index keeps writes nothing), and the keys only
+    ``before`` had."""
+
+    def same(a: Entry, b: Entry) -> bool:
+        return {**a, "version": 0} == {**b, "version": 0}
+
+    puts = tuple(e for k, e in after.items() if k not in before or not same(before[k], e))
+    deletes = tuple((k, int(e["version"])) for k, e in before.items() if k not in after)
+    return IndexChange(puts, deletes)
+
+
+@dataclass(frozen=True)
+class FleetFilters:
+    """A fleet list's filters, checked: each a 400 naming its parameter when wrong."""
+
+    roles: frozenset[str]
+    statuses: frozenset[str]
+    node_ids: frozenset[str] | None = None
+    gpu_model_id: str | None = None
+    ends_before: datetime | None = None
+    ends_after: datetime | None = None
+    role_given: bool = False
+
+    def canonical(self) -> str:
+        """The filters as one text (a cursor is bound to its hash)."""
+        parts = (
+            ",".join(sorted(self.roles)) + ("!" if self.role_given else ""),
+            ",".join(sorted(self.statuses)),
+            ",".join(sorted(self.node_ids)) if self.node_ids is not None else "*",
+            self.gpu_model_id or "",
+            format_time(self.ends_before) if self.ends_before else "",
+            format_time(self.ends_after) if self.ends_after else "",
+        )
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _items(text: str | None) -> list[str] | None:
+    return None if not text else [part.strip(" ") for part in text.split(",")]
+
+
+def _bad(field: str, problem: str) -> InvalidRequest:
+    return InvalidRequest(f"{field} {problem}", [FieldProblem(field, problem)])
+
+
+def _choice(field: str, text: str | None, known: frozenset[str]) -> frozenset[str] | None:
+    names = _items(text)
+    if names is None:
+        return None
+    if unknown := [name for name in names if name not in known]:
+        raise _bad(field, f"has an unknown value {unknown[0][:40]!r}; one of {sorted(known)}")
+    return frozenset(names)
+
+
+def _time(field: str, text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return parse_given_time(text)
+    except ValueError as error:
+        raise _bad(field, str(error)) from None
+
+
+def parse_filters(
+    role: str | None,
+    status: str | None,
+    node_id: str | None,
+    gpu_model_id: str | None,
+    ends_before: str | None,
+    ends_after: str | None,
+) -> FleetFilters:
+    """The query's filters as given (a parameter given empty is absent)."""
+    roles = _choice("role", role, ROLES)
+    statuses = _choice("status", status, ALL_STATUSES)
+    node_ids = _items(node_id)
+    if node_ids is not None:
+        if len(node_ids) > MAX_NODE_IDS:
+            raise _bad("nodeId", f"names more than {MAX_NODE_IDS} nodes")
+        if bad := [n for n in node_ids if not is_resource_id(n)]:
+            raise _bad("nodeId", f"has a malformed node id {bad[0][:40]!r}")
+    if gpu_model_id and not is_resource_id(gpu_model_id):
+        raise _bad("gpuModelId", "is not a GPU model id")
+    return FleetFilters(
+        roles=roles or ROLES,
+        statuses=statuses or LIVE_STATUSES,
+        node_ids=frozenset(node_ids) if node_ids is not None else None,
+        gpu_model_id=gpu_model_id or None,
+        ends_before=_time("endsBefore", ends_before),
+        ends_after=_time("endsAfter", ends_after),
+        role_given=roles is not None,
+    )
+
+
+@dataclass(frozen=True)
+class Range:
+    """One index partition and the sort keys a query reads of it (both inclusive)."""
+
+    pk: str
+    low: str
+    high: str
+
+
+def _second_up(moment: datetime) -> datetime:
+    """``moment`` rounded up to a whole second (stored ends are whole seconds)."""
+    whole = moment.astimezone(UTC).replace(microsecond=0)
+    return whole if whole == moment else whole + timedelta(seconds=1)
+
+
+def plan(index_org: str, filters: FleetFilters, now: datetime) -> list[Range]:
+    """The partitions (one or two) and the ranges of each the filters read."""
+    now_key = format_time(now) + "$"  # after "<now>#...": an end at now has passed
+    low = format_time(_second_up(filters.ends_after)) if filters.ends_after else FIRST
+    high = format_time(_second_up(filters.ends_before)) if filters.ends_before else LAST
+    wanted = filters.statuses
+    ranges = []
+    if wanted & (LIVE_STATUSES | {"expired"}):
+        live_low, live_high = low, high
+        if "expired" not in wanted:
+            live_low = max(low, now_key)
+        elif not wanted & LIVE_STATUSES:
+            live_high = min(high, now_key)
+        ranges.append(Range(fleet_pk(index_org, FLEET_LIVE), live_low, live_high))
+    if wanted & {"expired", "cancelled"}:
+        ranges.append(Range(fleet_pk(index_org, FLEET_ENDED), low, high))
+    return [r for r in ranges if r.low <= r.high]
+
+
+def roles_now(org_id: str, node: Node, reservation: Reservation) -> frozenset[str]:
+    """The roles ``org_id`` has on the reservation as read now."""
+    return frozenset(
+        role
+        for role, holds in (
+            (OWNER, node.owner_org_id == org_id),
+            (MANAGING, org_id in reservation.managing_org_ids),
+            (AUDIENCE, org_id in reservation.allowed_org_ids),
+        )
+        if holds
+    )
+
+
+def ends_match(filters: FleetFilters, reservation: Reservation) -> bool:
+    """``endsBefore`` (``endsAt`` < it; never an open-ended one) and ``endsAfter``
+    (``endsAt`` >= it, or open-ended), on the reservation as read."""
+    ends = reservation.ends_at
+    if filters.ends_before is not None and (ends is None or ends >= filters.ends_before):
+        return False
+    return filters.ends_after is None or ends is None or ends >= filters.ends_after
+
+
+def is_platform_scope(index_org: str) -> bool:
+    return index_org == FLEET_PLATFORM

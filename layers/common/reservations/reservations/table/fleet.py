@@ -1,0 +1,221 @@
+"""The fleet index in the table: written from the table's stream (``FleetIndexer``), read a
+page at a time (``FleetIndexTable``).
+
+Writes are idempotent and never go back: an entry is put only over one written from the
+same or an older version of its reservation, and deleted only when still at the version
+the change removed it from, so a record applied twice, or an older one after a newer,
+changes nothing that a newer one wrote. A node whose owner changed has its reservations,
+live and in its history, indexed again for the new owner (its old owner's entries go)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reservations.kernel.aws import clients
+from reservations.kernel.aws.actions import table
+from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
+from reservations.kernel.aws.queries import batch_get, get_item, query_items
+from reservations.nodes import (
+    NODE_HISTORY_PREFIX,
+    RESERVATION_PREFIX,
+    Node,
+    Reservation,
+    Unit,
+    node_from_item,
+    node_id_of,
+    node_key,
+    node_pk,
+    reservation_from_item,
+    reservation_history_key,
+    reservation_key,
+    unit_from_item,
+    unit_key,
+)
+from reservations.reservations.rules.fleet import (
+    Entry,
+    EntryKey,
+    IndexChange,
+    Range,
+    index_change,
+    index_entries,
+)
+
+NODE_SK = "#NODE"  # the node item's sort key
+# BatchGetItem takes at most 100 keys.
+BATCH_KEYS = 100
+
+
+def _conditional(call: Any, **request: Any) -> bool:
+    """One conditional write; False when its condition did not hold (a newer write won)."""
+    try:
+        call(TableName=table(), **request)
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+    return True
+
+
+def apply_change(change: IndexChange) -> int:
+    """The change's puts and deletes, each conditioned on versions; how many were applied."""
+    dynamodb, applied = clients.dynamodb(), 0
+    for entry in change.puts:
+        applied += _conditional(
+            dynamodb.put_item,
+            Item=to_attributes(entry),
+            ConditionExpression="attribute_not_exists(PK) OR version <= :v",
+            ExpressionAttributeValues=to_attributes({":v": entry["version"]}),
+        )
+    for (pk, sk), version in change.deletes:
+        applied += _conditional(
+            dynamodb.delete_item,
+            Key=to_attributes({"PK": pk, "SK": sk}),
+            ConditionExpression="version <= :v",
+            ExpressionAttributeValues=to_attributes({":v": version}),
+        )
+    return applied
+
+
+def _image(record: Mapping[str, Any], name: str) -> Item | None:
+    image = record.get("dynamodb", {}).get(name)
+    return from_attributes(image) if image else None
+
+
+def _is_reservation(keys: Item) -> bool:
+    pk, sk = str(keys.get("PK", "")), str(keys.get("SK", ""))
+    return sk.startswith(RESERVATION_PREFIX) and (
+        pk.startswith("NODE#") or pk.startswith(NODE_HISTORY_PREFIX)
+    )
+
+
+class FleetIndexer:
+    """Applies a batch of the table's stream records to the fleet index."""
+
+    def __init__(self) -> None:
+        self._owners: dict[str, str | None] = {}
+
+    def owner(self, node_id: str) -> str | None:
+        """The node's owner now (one GetItem per node per batch)."""
+        if node_id not in self._owners:
+            item = get_item(node_key(node_id))
+            self._owners[node_id] = str(item["ownerOrgId"]) if item else None
+        return self._owners[node_id]
+
+    def apply(self, record: Mapping[str, Any]) -> int:
+        """One stream record: a reservation's change, or a node's new owner."""
+        keys = from_attributes(record.get("dynamodb", {}).get("Keys", {}))
+        old, new = _image(record, "OldImage"), _image(record, "NewImage")
+        if _is_reservation(keys):
+            node_id = str((new or old or {}).get("nodeId", ""))
+            owner = self.owner(node_id) if node_id else None
+            before, after = index_entries(old, owner), index_entries(new, owner)
+            current = get_item({"PK": keys["PK"], "SK": keys["SK"]})
+            if current is None or new is None or current.get("version") != new.get("version"):
+                # Not the newest image (a record applied again or late, or the item is
+                # gone): the index follows the item as it is now, whatever this said.
+                now = index_entries(current, owner)
+                gone = {k: e for k, e in {**before, **after}.items() if k not in now}
+                return apply_change(
+                    IndexChange(tuple(now.values()), index_change(gone, {}).deletes)
+                )
+            return apply_change(index_change(before, after))
+        if keys.get("SK") == NODE_SK and old and new:
+            was, becomes = old.get("ownerOrgId"), new.get("ownerOrgId")
+            if was != becomes:
+                self._owners[str(new["id"])] = str(becomes)
+                return self.reindex(str(new["id"]), str(was), str(becomes))
+        return 0
+
+    def reindex(self, node_id: str, before: str, after: str) -> int:
+        """Every reservation of the node, live and in its history, indexed for its new
+        owner instead of the old one."""
+        applied = 0
+        for partition in (node_pk(node_id), NODE_HISTORY_PREFIX + node_id):
+            query = {
+                "TableName": table(),
+                "KeyConditionExpression": "PK = :pk AND begins_with(SK, :res)",
+                "ExpressionAttributeValues": to_attributes(
+                    {":pk": partition, ":res": RESERVATION_PREFIX}
+                ),
+            }
+            for image in query_items(query):
+                change = index_change(index_entries(image, before), index_entries(image, after))
+                applied += apply_change(change)
+        return applied
+
+
+@dataclass(frozen=True)
+class EntriesRead:
+    """A Query of one index range: its entries in order, and whether it stopped early."""
+
+    entries: tuple[Entry, ...]
+    more: bool
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a page's entries point at, read strongly consistent: each reservation at the
+    place its entry names (by entry key), and the nodes."""
+
+    reservations: dict[EntryKey, Reservation]
+    nodes: dict[str, Node]
+
+
+def _chunks(keys: list[Item]) -> Iterable[list[Item]]:
+    for start in range(0, len(keys), BATCH_KEYS):
+        yield keys[start : start + BATCH_KEYS]
+
+
+class FleetIndexTable:
+    """The fleet list's reads: a Query of an index range, then the reservations and nodes
+    its entries name (BatchGetItem, 100 keys a request)."""
+
+    def entries(self, where: Range, after: str | None, limit: int) -> EntriesRead:
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :low AND :high",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": where.pk, ":low": where.low, ":high": where.high}
+            ),
+            "Limit": limit,
+        }
+        if after is not None:
+            query["ExclusiveStartKey"] = to_attributes({"PK": where.pk, "SK": after})
+        page = clients.dynamodb().query(**query)
+        entries = tuple(from_attributes(i) for i in page["Items"])
+        return EntriesRead(entries, "LastEvaluatedKey" in page)
+
+    def read(self, entries: list[Entry]) -> Found:
+        """The reservations the entries name (each where its entry says) and their nodes,
+        in ``ceil((entries + nodes) / 100)`` requests."""
+        places = {
+            (e["PK"], e["SK"]): (
+                reservation_history_key(e["nodeId"], e["reservationId"])
+                if e["liveness"] == "ended"
+                else reservation_key(e["nodeId"], e["reservationId"])
+            )
+            for e in entries
+        }
+        nodes = sorted({str(e["nodeId"]) for e in entries})
+        keys = [*places.values(), *(node_key(n) for n in nodes)]
+        items = [item for chunk in _chunks(keys) for item in batch_get(chunk)]
+        by_key = {(i["PK"], i["SK"]): i for i in items}
+        found_nodes = {
+            node.id: node for node in (node_from_item(i) for i in items if i["SK"] == NODE_SK)
+        }
+        reservations = {
+            entry_key: reservation_from_item(by_key[(k["PK"], k["SK"])])
+            for entry_key, k in places.items()
+            if (k["PK"], k["SK"]) in by_key
+        }
+        return Found(reservations, found_nodes)
+
+    def units(self, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], Unit]:
+        """The unit items (node, unit) asked for (for a filter by GPU model)."""
+        keys = [unit_key(node, unit) for node, unit in sorted(wanted)]
+        items = [item for chunk in _chunks(keys) for item in batch_get(chunk)]
+        return {(node_id_of(i["PK"]), i["id"]): unit_from_item(i) for i in items}
