@@ -108,6 +108,15 @@ def cancel_event(
     return api_event(file, endpoints.CANCEL, ids, authorization, body, idempotency_key)
 
 
+def update_event(
+    node_id: str, reservation_id: str, body: Any, authorization: Key, idempotency_key: Key = None
+) -> dict[str, Any]:
+    """A PATCH of a reservation (``body``: its changes)."""
+    ids = {"nodeId": node_id, "reservationId": reservation_id}
+    file = "update_reservation/extend.json"
+    return api_event(file, endpoints.UPDATE_RESERVATION, ids, authorization, body, idempotency_key)
+
+
 def reaffirm_event(
     node_id: str, reservation_id: str, body: Any, authorization: Key, idempotency_key: Key = None
 ) -> dict[str, Any]:

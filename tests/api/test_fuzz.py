@@ -30,6 +30,7 @@ CODES = {
         "units_unavailable",
         "plan_stale",
         "not_enough_released",
+        "reservation_not_changeable",
     },
     412: {"precondition_failed"},
     422: {"units_not_in_reservation", "idempotency_key_reused", "units_not_reservable"},

@@ -32,10 +32,11 @@ def _path_ids(operation_id: str) -> set[str]:
     return {p["name"] for p in operation["parameters"] if p["in"] == "path"}
 
 
-def test_create_reservation_leads_to_get_release_reclaim_and_cancel():
+def test_create_reservation_leads_to_get_release_reclaim_change_and_cancel():
     links = _links("createReservation", "201")
     assert {link["operationId"] for link in links.values()} == {
         "getReservation", "releaseUnits", "reclaimUnits", "cancelReservation",
+        "updateReservation",
     }  # fmt: skip
     for link in links.values():
         assert link["parameters"] == {
@@ -80,7 +81,7 @@ def test_every_link_fills_every_path_id_of_an_operation_from_what_is_known():
                         assert expression == "$response.body#/id"
                         assert "id" in success["required"], operation_id
                 assert status == str(routes_by_id()[operation_id].status)
-    assert linked == 10
+    assert linked == 11
 
 
 def routes_by_id() -> dict[str, routes.ApiRoute]:

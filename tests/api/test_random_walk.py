@@ -2,7 +2,7 @@
 
 Four seeds of 250 calls each, through the real Lambda handlers in-process over moto's
 in-memory AWS (one mock per seed): list units, reclaim (and its dry run), create, get,
-list, release, cancel, PUT node, re-affirm, place, end, the node agent's termination
+list, release, change (PATCH), cancel, PUT node, re-affirm, place, end, the node agent's termination
 reports, the sweeper and the history mover, by operators, owners of two orgs, a broker, an
 audience, a stranger and a spot buyer, with now and then a request gone wrong or a keyed
 one repeated.
@@ -60,6 +60,7 @@ from devstack.api_events import (
     reaffirm_event,
     reclaim_event,
     release_event,
+    update_event,
 )
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import FakeContext, HttpResult, invoke, load_function
@@ -82,6 +83,7 @@ FUNCTIONS = (
     "reclaim",
     "release",
     "cancel",
+    "update_reservation",
     "create_reservation",
     "get_reservation",
     "list_reservations",
@@ -120,6 +122,7 @@ ERROR_CODES = {
         "workload_exists",
         "stale_topology",
         "reservation_not_in_review",
+        "reservation_not_changeable",
     },
     415: {"unsupported_media_type"},
     422: {
@@ -134,6 +137,7 @@ WRITES = {
     "reclaim",
     "release",
     "cancel",
+    "update_reservation",
     "create_reservation",
     "put_node",
     "reaffirm",
@@ -145,6 +149,7 @@ EVENT_TYPE = {
     "reclaim": "reservation.reclaimed",
     "release": "reservation.released",
     "cancel": "reservation.cancelled",
+    "update_reservation": "reservation.updated",
     "reaffirm": "reservation.reaffirmed",
     "create_reservation": "reservation.created",
     "place_workload": "workload.placed",
@@ -255,6 +260,9 @@ class Walk:
         self.counter = 0
         self.cursor: tuple[str, str, dict[str, str]] | None = None  # the next page's call
         self.move_problems: list[str] = []  # what the last history mover's pass broke
+        # node -> org -> until when a PATCH that stopped naming the org may keep it named
+        # in the node's list access (the change's time plus the retention).
+        self.unnamed: dict[str, dict[str, int]] = {}
 
     def new_id(self, prefix: str) -> str:
         self.counter += 1
@@ -313,6 +321,21 @@ class Walk:
             call = make(self)
             self.perform(call)
 
+    def note_unnamed(self, call: Call, result: Any, before: Any, after: Any) -> None:
+        """The orgs a PATCH's change stopped naming: it may keep them named a retention
+        from now (they saw its event), and no longer."""
+        if call.function != "update_reservation" or result is None or result.status != 200:
+            return
+        node, res = call.node or "", call.reservation or ""
+        was = before[node].reservations.get(res) if node in before else None
+        now = after[node].reservations.get(res) if node in after else None
+        if was is None or now is None:
+            return
+        names = lambda r: {*r["allowedOrgIds"], *r["managingOrgIds"]}  # noqa: E731
+        until = int((self.now + inv.RETENTION).timestamp())
+        for org in names(was) - names(now):
+            self.unnamed.setdefault(node, {})[org] = until
+
     def perform(self, call: Call) -> None:
         before = self.parts
         outcome = self.invoke(call)
@@ -332,9 +355,10 @@ class Walk:
                 say(check_replay(call, outcome.result, before, after, new_events))
             else:
                 say(self.check_write(call, outcome.result, before, after, new_events))
-        for part in fresh.values():
+        self.note_unnamed(call, outcome.result, before, after)
+        for node, part in fresh.items():
             say(inv.claims_are_whole(part))
-            say(inv.named_orgs_hold(part, self.now))
+            say(inv.named_orgs_hold(part, self.now, self.unnamed.get(node, {})))
             say(inv.no_unit_sold_twice(part, self.now))
         say(inv.versions_only_grow(self.versions, fresh.values()))
         if call.function not in MAY_WITHHOLD:
@@ -505,7 +529,7 @@ def check_events(
     new: list[dict[str, Any]],
 ) -> list[str]:
     """A 2xx write left its event, naming its subject and the caller's org and key (a PUT
-    that changed nothing, none); a reclaim also one ``workload.termination_requested`` per
+    or a PATCH that changed nothing, none); a reclaim also one ``workload.termination_requested`` per
     workload it sent to terminating, and nothing else."""
     node = call.node or ""
     expected_type = EVENT_TYPE.get(call.function)
@@ -513,6 +537,8 @@ def check_events(
         if before.get(node) == after.get(node):
             return [f"an unchanged PUT wrote events: {new}"] if new else []
         expected_type = "node.registered" if result.status == 201 else "node.updated"
+    if call.function == "update_reservation" and before.get(node) == after.get(node):
+        return [f"a PATCH that changed nothing wrote events: {new}"] if new else []
     main = [e for e in new if e["type"] == expected_type]
     others = [e for e in new if e["type"] != expected_type]
     problems = [] if len(main) == 1 else [f"{len(main)} {expected_type} for one call: {new}"]
@@ -762,6 +788,17 @@ def decided_cancel(
     return [] if status in inv.LIVE_RESERVATION else [f"cancel of a {status} reservation"]
 
 
+def decided_update(
+    call: Call, result: HttpResult, before: Any, after: Any, now: datetime
+) -> list[str]:
+    """Only a pending or active reservation changes, and a change terminates nothing."""
+    status = before.status(before.reservations[call.reservation], now)
+    problems = [] if status in ("pending", "active") else [f"PATCH of a {status} reservation"]
+    if before.workloads != after.workloads:
+        problems.append("a PATCH changed workloads")
+    return problems
+
+
 def decided_reaffirm(
     call: Call, result: HttpResult, before: Any, after: Any, now: datetime
 ) -> list[str]:
@@ -829,6 +866,7 @@ DECISIONS: dict[str, Callable[..., list[str]]] = {
     "release": decided_capacity,
     "reclaim": decided_capacity,
     "cancel": decided_cancel,
+    "update_reservation": decided_update,
     "reaffirm": decided_reaffirm,
     "create_reservation": decided_create,
     "place_workload": decided_place,
@@ -943,6 +981,34 @@ def cancel(walk: Walk) -> Call:
         res,
         keyed=key is not None,
     )
+
+
+def update(walk: Walk) -> Call:
+    """A PATCH, mostly by the node's owner: an end moved (now and then into the past, or
+    away: open-ended), units added or removed, a new audience, a contract reference."""
+    node = some_node(walk)
+    status = walk.pick(["pending", "active", "active", "needs-review"])
+    res = some_reservation(walk, node, status=status)
+    role = walk.role_for(walk.pick([walk.owner_role(node), walk.owner_role(node), "operator"]))
+    key = walk.idempotency_key()
+    body: dict[str, Any] = {}
+    roll = walk.rng.random()
+    if roll < 0.35:
+        body["endsAt"] = iso(walk.now + timedelta(minutes=walk.rng.randint(-10, 2880)))
+    elif roll < 0.45:
+        body["endsAt"] = None
+    elif roll < 0.65:
+        body["addUnitIds"] = sorted(some_units(walk, node_units(walk, node), 2))
+    elif roll < 0.8:
+        body["removeUnitIds"] = sorted(some_units(walk, node_units(walk, node), 1))
+    elif roll < 0.9:
+        body["allowedOrgIds"] = walk.pick([["org-lab"], ["org-lab", "org-spotbuyer"]])
+    else:
+        body["contractRef"] = walk.pick(["C-1", None])
+    if walk.rng.random() < 0.2:
+        body["reason"] = "walk"
+    event = update_event(node, res, body, auth(role), key)
+    return Call("update_reservation", event, role, node, res, keyed=key is not None)
 
 
 def create(walk: Walk) -> Call:
@@ -1138,6 +1204,7 @@ ACTIONS: list[tuple[Callable[[Walk], Call], int]] = [
     (release, 14),
     (reclaim, 12),
     (cancel, 3),
+    (update, 8),
     (put_node, 5),
     (reaffirm, 3),
     (place, 14),

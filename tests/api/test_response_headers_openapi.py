@@ -86,7 +86,7 @@ def test_the_document_is_valid_openapi():
 def test_the_etag_on_every_answer_carrying_one_reservation_and_on_a_412():
     versioned = {
         endpoints.CREATE_RESERVATION, endpoints.GET_RESERVATION, endpoints.CANCEL,
-        endpoints.REAFFIRM, endpoints.RELEASE, endpoints.RECLAIM,
+        endpoints.REAFFIRM, endpoints.RELEASE, endpoints.RECLAIM, endpoints.UPDATE_RESERVATION,
     }  # fmt: skip
     for route in endpoints.ALL:
         assert ("ETag" in headers(route, route.status)) is (route in versioned), route.operation_id

@@ -287,6 +287,13 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {node},
             "dynamodb:PutItem": {node, "NODEEVT#*", idem},
         },
+        "UpdateReservationFunction": {
+            "dynamodb:Query": {node},
+            "dynamodb:GetItem": {key, idem, hist},
+            "dynamodb:ConditionCheckItem": {node, idem},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:PutItem": {node, "NODEEVT#*", idem},
+        },
         "GetReservationFunction": {
             "dynamodb:BatchGetItem": {node, hist},
             "dynamodb:GetItem": {key},

@@ -60,7 +60,8 @@ NO_WAIT = RetryPolicy(sleep=lambda _: None)
 
 EVERY_COMMAND = {
     "units", "release", "reclaim", "reservations list", "reservations get",
-    "reservations create", "reservations cancel", "nodes get", "workloads list",
+    "reservations create", "reservations change", "reservations cancel", "nodes get",
+    "workloads list",
     "workloads get", "events list", "events tail", "webhooks create", "webhooks list",
     "webhooks get", "webhooks delete", "webhooks rotate", "webhooks deliveries",
     "webhooks delivery", "webhooks retry", "webhooks listen",
@@ -201,6 +202,17 @@ def test_reservations_release_nodes_and_workloads(cli):
     assert [r["id"] for r in listed.json()] == ["res-a-active", "res-a-pending"]
     assert [r["id"] for r in cli("-o", "json", "reservations", "list", "--node", A1,
                                  "--limit", "1").json()] == ["res-a-active"]  # fmt: skip
+    changed = cli("-o", "json", "reservations", "change", "node-d9", made["id"],
+                  "--remove-units", "0000:42:00.0", "--open-ended", "--no-managers",
+                  "--reason", "smaller", key="owner").json()  # fmt: skip
+    assert (changed["reservedUnitIds"], changed["managingOrgIds"]) == (["0000:41:00.0"], [])
+    assert ("endsAt" not in changed, changed["reason"]) == (True, "smaller")
+    refused = cli("reservations", "change", "node-d9", made["id"], "--add-units",
+                  "0000:41:00.0", key="owner")  # fmt: skip
+    assert refused.code != 0
+    assert "reservation_not_changeable" in refused.err
+    nothing = cli("reservations", "change", "node-d9", made["id"], key="owner")
+    assert nothing.code == 2  # no change given: refused before any call
     cancelled = cli("-o", "json", "reservations", "cancel", "node-d9", made["id"], "--reason",
                     "done", key="owner").json()  # fmt: skip
     assert cancelled["status"] == "cancelled"

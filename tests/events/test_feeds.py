@@ -131,7 +131,7 @@ def test_the_org_feed_needs_events_read(table):
 
 
 def test_a_page_may_hold_fewer_than_limit_and_still_have_more_and_the_last_says_no_more(table):
-    # The broker sees the 6 reservation events among 14: pages read 3 events each.
+    # The broker sees the 7 reservation events among 15: pages read 3 events each.
     pages = []
     cursor = None
     for _ in bounded_pages():
@@ -141,19 +141,19 @@ def test_a_page_may_hold_fewer_than_limit_and_still_have_more_and_the_last_says_
         if not page.has_more:
             break
     assert any(len(items) < 2 for items in pages[:-1])  # short pages, yet a cursor
-    assert sum(len(items) for items in pages) == 6
+    assert sum(len(items) for items in pages) == 7
     assert table.queries == len(pages)  # one Query a page
 
 
 def test_a_page_of_exactly_the_remaining_events_is_the_last(table):
-    page = node_page(table, "owner", limit="13")
-    assert len(page.items) == 13
+    page = node_page(table, "owner", limit="14")
+    assert len(page.items) == 14
     assert page.has_more
-    last = node_page(table, "owner", limit="13", cursor=page.next_cursor)
+    last = node_page(table, "owner", limit="14", cursor=page.next_cursor)
     assert len(last.items) == 1
     assert not last.has_more
-    whole = node_page(table, "owner", limit="14")
-    assert len(whole.items) == 14
+    whole = node_page(table, "owner", limit="15")
+    assert len(whole.items) == 15
     assert not whole.has_more
 
 
@@ -171,7 +171,7 @@ def test_after_is_exclusive_to_the_millisecond(table):
     page = node_page(table, "owner", after=just_before.isoformat())
     assert [item.id for item in page.items] == [e.id for e in events[2:]]
     page = node_page(table, "owner", after="2026-11-30T13:00:00+01:00")  # T0 itself
-    assert len(page.items) == 14
+    assert len(page.items) == 15
 
 
 def test_events_past_retention_are_not_shown(table):
@@ -208,7 +208,7 @@ def test_a_bad_query_part_is_a_400_naming_it(table, query, field):
 
 def test_empty_parts_are_absent(table):
     page = node_page(table, "owner", types="", after="", limit="", cursor="")
-    assert len(page.items) == 14
+    assert len(page.items) == 15
 
 
 def test_a_cursor_is_bound_to_its_feed_filter_after_and_org(table):
@@ -253,13 +253,13 @@ def test_a_new_owner_sees_the_nodes_past_with_key_ids_and_the_old_one_loses_it(t
     table.access["node-a"] = NodeFeedAccess("org-newowner")
     newowner = Caller("key-new", "org-newowner", FEEDS)
     page = node_feed(newowner, "node-a", FeedQuery(), table, KEY, NOW)
-    assert len(page.items) == 14
+    assert len(page.items) == 15
     assert page.items[0].data["actor"]["keyId"] == "key-operator-1"
     with pytest.raises(NotFound):
         node_page(table, "owner")
     # In its own feed, the old owner keeps what it was given, key ids included.
     items, _ = every_page(lambda **q: org_feed(who("owner"), FeedQuery(**q), table, KEY, NOW))
-    assert len(items) == 14
+    assert len(items) == 15
     assert items[0]["data"]["actor"]["keyId"] == "key-operator-1"
 
 

@@ -32,6 +32,7 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (409, "workload_exists"): True,
     (409, "stale_topology"): True,
     (409, "reservation_not_in_review"): True,
+    (409, "reservation_not_changeable"): True,
     (409, "subscription_limit"): False,
     (409, "plan_stale"): True,
     (409, "not_enough_released"): True,

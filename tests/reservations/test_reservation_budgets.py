@@ -1,6 +1,7 @@
-"""Requests per call for create, get and list, counted at botocore's endpoint (every client,
+"""Requests per call for create, PATCH, get and list, counted at botocore's endpoint (every client,
 every attempt): a create is 2 DynamoDB requests (Query, TransactWriteItems) with or without
-an Idempotency-Key, its replay and a kept refusal too; a get 1 (BatchGetItem); a list page 1
+an Idempotency-Key, its replay and a kept refusal too; a PATCH 2 too (Query, TransactWriteItems), one that changes nothing 1 (the Query);
+a get 1 (BatchGetItem); a list page 1
 (Query, which reads the node's list access with the page whatever its cursor, and derives
 the statuses from the unit generations it keeps), each with the API key cached (one GetItem
 more when it is not)."""
@@ -12,7 +13,7 @@ from types import ModuleType
 import pytest
 
 from devstack import fleet_documents as f
-from devstack.api_events import create_event, get_event, list_event
+from devstack.api_events import create_event, get_event, list_event, update_event
 from devstack.functions import invoke, load_function
 from reservations.kernel.http.resolver import key_cache
 
@@ -109,6 +110,27 @@ def test_every_list_page_is_one_query_from_its_cursor_to_the_nodes_list_access(
         if cursor is None:
             break
     assert pages == 5  # 7 + 7 + 7 + 7 + 2
+
+
+def _patch(reservation_id, body, key=None):
+    event = update_event("node-a", reservation_id, body, OWNER, key)
+    return invoke(load_function("update_reservation"), event)
+
+
+@pytest.mark.parametrize("key", [None, "patch-budget"])
+def test_a_patch_is_a_query_and_a_transaction_and_a_no_op_a_query_alone(
+    functions, node, sent_requests, key
+):
+    _warm(functions)
+    made = _create(functions, UNITS[:1])
+    reservation_id = made.body["id"]
+    sent_requests.clear()
+    body = {"addUnitIds": [UNITS[1]], "reason": "more"}
+    assert _patch(reservation_id, body, key).status == 200
+    assert sent_requests.sent == [("dynamodb", "Query"), ("dynamodb", "TransactWriteItems")]
+    sent_requests.clear()
+    assert _patch(reservation_id, {"reason": "more"}).status == 200  # changes nothing
+    assert sent_requests.sent == [("dynamodb", "Query")]
 
 
 @pytest.mark.parametrize("status", [None, "pending,active", "cancelled,active"])

@@ -34,6 +34,7 @@ from reservations.reservations.cancel import CANCEL
 from reservations.reservations.history_mover import MoveOutcome, move_expired
 from reservations.reservations.read import ListQuery, get_reservation, list_reservations
 from reservations.reservations.reaffirm import REAFFIRM
+from reservations.reservations.update import UPDATE
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
 from tests.support.fakes import FakeTable, ports
@@ -57,6 +58,7 @@ WRITES: dict[str, tuple[Any, Any, Caller, dict[str, Any], dict[str, Any]]] = {
     "release": (RELEASE, endpoints.RELEASE, BROKER_ALL, {"unitIds": [UNITS[3]]}, {}),
     "reclaim": (RECLAIM, endpoints.RECLAIM, BROKER_ALL, {"unitIds": [UNITS[0]]}, {}),
     "cancel": (CANCEL, endpoints.CANCEL, OWNER_ALL, {}, {}),
+    "update": (UPDATE, endpoints.UPDATE_RESERVATION, OWNER_ALL, {"contractRef": "C-9"}, {}),
     "reaffirm": (
         REAFFIRM, endpoints.REAFFIRM, OPERATOR_ALL, {},
         {"status": ReservationStatus.NEEDS_REVIEW},

@@ -66,6 +66,7 @@ SEES = {
     "reservation.cancelled": _ALL_RESERVATION,
     "reservation.reaffirmed": _ALL_RESERVATION,
     "reservation.needs_review": _ALL_RESERVATION,
+    "reservation.updated": _ALL_RESERVATION,
     "workload.placed": _WORKLOAD,
     "workload.ended": _WORKLOAD,
     "workload.termination_requested": _TERMINATION,
@@ -181,6 +182,13 @@ def every_type(base: datetime = T0) -> list[StoredEvent]:
         ),
         lambda n: reservations_events.reservation_reaffirmed(
             context(n, OPERATOR_ACTOR), RES_1, "checked the new board"
+        ),
+        lambda n: reservations_events.reservation_updated(
+            context(n, Actor("org-acme", "key-owner-1")),
+            RES_1,
+            {"contractRef": {"from": None, "to": "C-7"}},
+            {},
+            "renewed",
         ),
         lambda n: reservations_events.reservation_cancelled(
             context(n, Actor("org-acme", "key-owner-1")), RES_1, "contract ended", "active"

@@ -8,7 +8,7 @@ org-broker for org-lab; res-2 (unit 06) by org-reclaimer for org-lab2. vm-1 (spo
 and vm-2 (on-demand, on 07) run for org-spotbuyer; res-2's reclaim terminates vm-1, which
 its node reports terminated; vm-4 (spot, on 05) is terminated by res-1's reclaim and its
 termination flagged stuck. An update changes 04 (res-1 to review), the operator
-re-affirms res-1, the owner cancels res-2.
+re-affirms res-1, the owner gives res-1 a contract reference (PATCH) and cancels res-2.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from devstack.api_events import (
     reaffirm_event,
     reclaim_event,
     release_event,
+    update_event,
 )
 from devstack.functions import FakeContext, invoke
 from devstack.sqs_events import sqs_event
@@ -159,5 +160,6 @@ def write_every_type(writer: Writer) -> dict[str, str]:
     w.call("put_node", node_event(NODE, _node(2, "nvidia-b200"), OPERATOR))
     w.derive_reviews()  # as the relay does within seconds, before anyone re-affirms
     w.call("reaffirm", reaffirm_event(NODE, res_1, {"reason": "checked the new board"}, OPERATOR))
+    w.call("update_reservation", update_event(NODE, res_1, {"contractRef": "C-7"}, OWNER))
     w.call("cancel", cancel_event(NODE, res_2, {"reason": "contract ended"}, OWNER))
     return {"res-1": res_1, "res-2": res_2}

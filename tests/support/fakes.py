@@ -39,6 +39,7 @@ from reservations.nodes.models.writes import (
     ReclaimWrite,
     ReservationChange,
     ReservationCreate,
+    ReservationUpdate,
     TerminationClose,
     TopologyRead,
     WorkloadEnd,
@@ -91,6 +92,7 @@ class FakeTable:
         self.ended: list[WorkloadEnd] = []
         self.changes: list[ReservationChange] = []  # releases and cancels, as committed
         self.created: list[ReservationCreate] = []
+        self.updated: list[ReservationUpdate] = []  # PATCHes, as committed
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
         self.node_writes: list[NodePut] = []
         self.reaffirmed: list[ReaffirmWrite] = []
@@ -152,6 +154,7 @@ class FakeTable:
             ReclaimWrite: self._reclaim,
             ReservationChange: self._change,
             ReservationCreate: self._create,
+            ReservationUpdate: self._update,
             PlacementWrite: self._placement,
             WorkloadEnd: self._workload_end,
             NodePut: self._node_put,
@@ -238,6 +241,23 @@ class FakeTable:
         partition.reservations[reservation.id] = reservation
         partition.named.update(write.named_until)
         self.created.append(write)
+
+    def _update(self, write: ReservationUpdate) -> None:
+        """As ``reservations.table.update``: on the node, the reservation and the added
+        units as read; the node's version bumped, the reservation replaced whole."""
+        after = write.after
+        partition = self.nodes[after.node_id]
+        stale = (
+            partition.node.version != write.node.version
+            or _stale(partition.units, write.units)
+            or _stale(partition.reservations, [ItemVersion(after.id, write.before.version)])
+        )
+        if stale:
+            raise WriteConflict("ConditionalCheckFailed")
+        partition.node = replace(partition.node, version=partition.node.version + 1)
+        partition.reservations[after.id] = after
+        partition.named.update(write.named_until)
+        self.updated.append(write)
 
     def load_reservation(
         self, node_id: str, reservation_id: str

@@ -7,7 +7,7 @@ found, as sentences, empty when the invariant holds."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -184,16 +184,20 @@ LAST_EPOCH = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp())
 NAMED = "namedUntil:"
 
 
-def named_orgs_hold(partition: Partition, now: datetime) -> list[str]:
+def named_orgs_hold(
+    partition: Partition, now: datetime, unnamed: Mapping[str, int] | None = None
+) -> list[str]:
     """The node's list access item names every org that a reservation still readable names,
     at least as long as that one stays readable (else the org would get the list's 404
     while it may see one); and names no org longer than some reservation naming it could
-    (its end plus the retention, or its create's time plus the retention)."""
+    (its end plus the retention, or its create's time plus the retention), or than a
+    PATCH that stopped naming it may keep it (``unnamed``: the change's time plus the
+    retention, epoch seconds)."""
     access = partition.items.get((partition.pk, "~ACCESS"))
     if partition.node is None or access is None:
         return []
     stored = {k.removeprefix(NAMED): int(v) for k, v in access.items() if k.startswith(NAMED)}
-    problems, bound = [], dict.fromkeys(stored, 0)
+    problems, bound = [], {org: (unnamed or {}).get(org, 0) for org in stored}
     for reservation in partition.reservations.values():
         until = _named_until(reservation)
         created = int((parse_time(reservation["createdAt"]) + RETENTION).timestamp())

@@ -14,6 +14,7 @@ from reservations.nodes.register import PUT_NODE
 from reservations.reservations.cancel import CANCEL
 from reservations.reservations.create import CREATE
 from reservations.reservations.reaffirm import REAFFIRM
+from reservations.reservations.update import UPDATE
 from reservations.workloads.scheduler import END, PLACE
 from tests.support.ports import AllPorts as Ports
 
@@ -33,6 +34,13 @@ def release(caller: Caller, node: str, res: str, body: RawBody, key: Key, ports:
 def cancel(caller: Caller, node: str, res: str, body: RawBody, key: Key, ports: Ports) -> Outcome:
     route = endpoints.CANCEL.at(nodeId=node, reservationId=res)
     return run_write(CANCEL, route, caller, body, key, ports)
+
+
+def update_reservation(
+    caller: Caller, node: str, res: str, body: RawBody, key: Key, ports: Ports
+) -> Outcome:
+    route = endpoints.UPDATE_RESERVATION.at(nodeId=node, reservationId=res)
+    return run_write(UPDATE, route, caller, body, key, ports)
 
 
 def reaffirm(caller: Caller, node: str, res: str, body: RawBody, key: Key, ports: Ports) -> Outcome:

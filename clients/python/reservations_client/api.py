@@ -23,6 +23,7 @@ from reservations_api_client.api.reservations import (
     reaffirm_reservation,
     reclaim_units,
     release_units,
+    update_reservation,
 )
 from reservations_api_client.api.webhooks import (
     create_webhook,
@@ -63,6 +64,7 @@ from reservations_api_client.models import (
     SubscriptionWithSecret,
     Unit,
     UnitsRequest,
+    UpdateReservationRequest,
     Workload,
     WorkloadPage,
 )
@@ -280,6 +282,17 @@ class Reservations:
         idempotency_key: str | None, if_match: str | None,
     ) -> ReclaimResult:  # fmt: skip
         return _expect(ReclaimResult, reclaim_units.sync_detailed(
+            node_id, reservation_id, client=self.client, body=body,
+            idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
+
+    def update_reservation(
+        self, node_id: str, reservation_id: str, body: UpdateReservationRequest,
+        idempotency_key: str | None = None, if_match: str | None = None,
+    ) -> Reservation:  # fmt: skip
+        """Change a pending or active reservation (PATCH): only the fields ``body`` sets
+        (``None`` where allowed removes the value: ``ends_at``, ``contract_ref``, ``reason``).
+        ``if_match``: act only while the reservation is at this ``etag`` (or ``*``)."""
+        return _expect(Reservation, update_reservation.sync_detailed(
             node_id, reservation_id, client=self.client, body=body,
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
 

@@ -60,6 +60,9 @@ class StaleTopology(ReservationsApiError): ...  # 409
 class ReservationNotInReview(ReservationsApiError): ...  # 409
 
 
+class ReservationNotChangeable(ReservationsApiError): ...  # 409: details name the field
+
+
 class SubscriptionLimit(ReservationsApiError): ...  # 409
 
 
@@ -124,6 +127,7 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "workload_exists": WorkloadExists,
     "stale_topology": StaleTopology,
     "reservation_not_in_review": ReservationNotInReview,
+    "reservation_not_changeable": ReservationNotChangeable,
     "subscription_limit": SubscriptionLimit,
     "delivery_not_failed": DeliveryNotFailed,
     "subscription_disabled": SubscriptionDisabled,

@@ -14,6 +14,7 @@ from reservations.reservations.endpoints import (
     LIST_FLEET_RESERVATIONS,
     LIST_RESERVATIONS,
     REAFFIRM,
+    UPDATE_RESERVATION,
 )
 from reservations.webhooks.endpoints import (
     CREATE_WEBHOOK,
@@ -57,5 +58,6 @@ ALL = (
     GET_NODE,
     LIST_WORKLOADS,
     GET_WORKLOAD,
+    UPDATE_RESERVATION,
     LIST_FLEET_RESERVATIONS,
 )

@@ -48,6 +48,7 @@ from .unit import Unit
 from .unit_spec import UnitSpec
 from .unit_state import UnitState
 from .units_request import UnitsRequest
+from .update_reservation_request import UpdateReservationRequest
 from .workload import Workload
 from .workload_kind import WorkloadKind
 from .workload_page import WorkloadPage
@@ -104,6 +105,7 @@ __all__ = (
     "UnitSpec",
     "UnitsRequest",
     "UnitState",
+    "UpdateReservationRequest",
     "Workload",
     "WorkloadKind",
     "WorkloadPage",

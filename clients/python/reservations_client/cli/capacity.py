@@ -1,7 +1,6 @@
-"""Units and reservations: ``units``, ``reservations list|get|create|cancel`` (``list``
-without ``--node``: across the fleet), ``release`` and ``reclaim`` (by units, by
-``--count``, or a dry run's ``--plan``; ``--notice``). (``reservations change`` comes with
-the API operation it needs.)"""
+"""Units and reservations: ``units``, ``reservations list|get|create|change|cancel``
+(``list`` without ``--node``: across the fleet), ``release`` and ``reclaim`` (by units, by
+``--count``, or a dry run's ``--plan``; ``--notice``)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from reservations_api_client.models import (
     CancelRequest,
     CreateReservationRequest,
     UnitsRequest,
+    UpdateReservationRequest,
 )
 from reservations_api_client.types import UNSET
 from reservations_client.cli.options import (
@@ -36,7 +36,7 @@ UNIT_COLUMNS = ["id", "allocClass", "gpuModelId", "sellableGpus", "state", "clai
 RESERVATION_COLUMNS = ["id", "nodeId", "status", "startsAt", "endsAt", "reservedUnitIds",
                        "releasedUnitIds", "managingOrgIds"]  # fmt: skip
 
-group = typer.Typer(no_args_is_help=True, help="List, get, create and cancel reservations.")
+group = typer.Typer(no_args_is_help=True, help="List, get, create, change and cancel reservations.")
 
 
 def units(ctx: typer.Context, node: NodeId) -> None:
@@ -120,6 +120,50 @@ def create_reservation(
     run = session(ctx)
     made = run.api.create_reservation(node, request, idempotency_key=idempotency_key)
     show_record(run.output, made.to_dict())
+
+
+@group.command("change")
+def change_reservation(
+    ctx: typer.Context,
+    node: NodeId,
+    reservation: ReservationId,
+    ends_at: Annotated[str | None, typer.Option(help="RFC 3339: the new end.")] = None,
+    open_ended: Annotated[bool, typer.Option(help="No end (removes endsAt).")] = False,
+    starts_at: Annotated[str | None, typer.Option(help="RFC 3339; only while pending.")] = None,
+    allowed_orgs: Annotated[list[str] | None, typer.Option(help="The whole new audience.")] = None,
+    managing_orgs: Annotated[
+        list[str] | None, typer.Option(help="The whole new list of managers.")
+    ] = None,
+    no_managers: Annotated[bool, typer.Option(help="Remove every manager.")] = False,
+    add_units: Annotated[list[str] | None, typer.Option(help="Units to add.")] = None,
+    remove_units: Annotated[list[str] | None, typer.Option(help="Units to remove.")] = None,
+    contract_ref: Annotated[str | None, typer.Option(help="Your contract's reference.")] = None,
+    reason: Reason = None,
+    idempotency_key: IdempotencyKey = None,
+    if_match: IfMatch = None,
+) -> None:
+    """Change a pending or active reservation: only what is given changes."""
+    if ends_at is not None and open_ended:
+        raise typer.BadParameter("give --ends-at or --open-ended, not both", param_hint="--ends-at")
+    if managing_orgs and no_managers:
+        raise typer.BadParameter(
+            "give --managing-orgs or --no-managers, not both", param_hint="--managing-orgs"
+        )
+    request = UpdateReservationRequest(
+        ends_at=None if open_ended else moment(ends_at, "--ends-at") or UNSET,
+        starts_at=moment(starts_at, "--starts-at") or UNSET,
+        allowed_org_ids=listed(allowed_orgs) or UNSET,
+        managing_org_ids=[] if no_managers else listed(managing_orgs) or UNSET,
+        add_unit_ids=listed(add_units) or UNSET, remove_unit_ids=listed(remove_units) or UNSET,
+        contract_ref=contract_ref or UNSET, reason=reason or UNSET,
+    )  # fmt: skip
+    if not request.to_dict():
+        raise typer.BadParameter("give at least one change", param_hint="--ends-at")
+    run = session(ctx)
+    changed = run.api.update_reservation(
+        node, reservation, request, idempotency_key=idempotency_key, if_match=if_match
+    )
+    show_record(run.output, changed.to_dict())
 
 
 @group.command("cancel")

@@ -108,6 +108,7 @@ def node_feed(
         keep=lambda stored: in_node_feed_of(stored, caller, sees_whole),
         show_key_id=lambda _: sees_whole,
         now=now,
+        viewer=None if sees_whole else caller.org_id,
     )
 
 
@@ -172,8 +173,11 @@ def _page(
     keep: Callable[[StoredEvent], bool],
     show_key_id: Callable[[StoredEvent], bool],
     now: datetime,
+    viewer: str | None = None,
     shards: int | None = None,
 ) -> EventPage:
+    """``viewer``: the org whose reduced views the page shows (an org's own feed holds its
+    views already, as the relay wrote them; None: whole events)."""
     kept = [
         stored
         for stored in read.events
@@ -186,7 +190,7 @@ def _page(
     position = _next_position(page, full, read, parsed.position, end)
     return EventPage.model_validate(
         {
-            "items": [stored.event.envelope(show_key_id(stored)) for stored in page],
+            "items": [stored.seen_by(viewer).envelope(show_key_id(stored)) for stored in page],
             "next_cursor": encode_cursor(Cursor(position, shards), parsed.scope, cursor_key),
             "has_more": full or read.last_position is not None,
         }

@@ -62,6 +62,7 @@ EventTypeName = Literal[
     "reservation.cancelled",
     "reservation.reaffirmed",
     "reservation.needs_review",
+    "reservation.updated",
     "workload.placed",
     "workload.ended",
     "workload.termination_requested",

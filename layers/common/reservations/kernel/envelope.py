@@ -8,7 +8,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
@@ -111,7 +111,10 @@ class StoredEvent:
     ``reservation.needs_review`` per reservation the update put under review and writes it
     into the node's feed (as many as the node has reservations: they cannot fit in the
     update's own transaction, nor in its event's item). ``position``: where it was recorded
-    in the feed it was read from (None until it is stored; ``kernel.event_log``)."""
+    in the feed it was read from (None until it is stored; ``kernel.event_log``).
+    ``views``: orgs of its audience that see a reduced ``data`` instead of the event's (an
+    org a change no longer names sees only what concerns it), each with that ``data``;
+    the operator and the node's owner always see the whole event."""
 
     event: CloudEvent
     owner_org_id: str
@@ -119,10 +122,28 @@ class StoredEvent:
     expires_at: datetime | None = None
     review: Derivation | None = None
     position: str | None = None
+    views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
         return self.event.id
+
+    def seen_by(self, org_id: str | None) -> CloudEvent:
+        """The event as ``org_id`` sees it: its reduced view, if it has one and is not the
+        node's owner; otherwise (and for None: the operator, the bus) the whole event."""
+        view = None if org_id is None or org_id == self.owner_org_id else self.views.get(org_id)
+        return self.event if view is None else replace(self.event, data=view)
+
+    def views_json(self) -> str | None:
+        """The reduced views as stored with the event (None: it has none)."""
+        if not self.views:
+            return None
+        return json.dumps(dict(sorted(self.views.items())), separators=(",", ":"))
+
+
+def views_from_json(text: str | None) -> dict[str, Mapping[str, Any]]:
+    """What :meth:`StoredEvent.views_json` wrote."""
+    return {} if not text else {str(org): dict(data) for org, data in json.loads(text).items()}
 
 
 class EventType(StrEnum):
@@ -134,6 +155,7 @@ class EventType(StrEnum):
     RESERVATION_CANCELLED = "reservation.cancelled"
     RESERVATION_REAFFIRMED = "reservation.reaffirmed"
     RESERVATION_NEEDS_REVIEW = "reservation.needs_review"
+    RESERVATION_UPDATED = "reservation.updated"
     WORKLOAD_PLACED = "workload.placed"
     WORKLOAD_ENDED = "workload.ended"
     WORKLOAD_TERMINATION_REQUESTED = "workload.termination_requested"

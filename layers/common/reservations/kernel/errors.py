@@ -89,8 +89,8 @@ class ReservationNotActive(ApiError, status=409, code="reservation_not_active", 
 
 
 class UnitsUnavailable(ApiError, status=409, code="units_unavailable", kept=True):
-    """create, place, node update: a unit is held by another live reservation, claimed, or
-    withheld; details name each unit and why"""
+    """create, PATCH, place, node update: a unit is held by another live reservation,
+    claimed, or withheld; details name each unit and why"""
 
 
 class WorkloadExists(ApiError, status=409, code="workload_exists", kept=True):
@@ -103,6 +103,12 @@ class StaleTopology(ApiError, status=409, code="stale_topology", kept=True):
 
 class ReservationNotInReview(ApiError, status=409, code="reservation_not_in_review", kept=True):
     """re-affirm: the reservation is not needs-review"""
+
+
+class ReservationNotChangeable(ApiError, status=409, code="reservation_not_changeable", kept=True):
+    """PATCH: the reservation is not pending or active, or its stored state does not allow
+    the change (startsAt once active, an endsAt not after startsAt, removing every unit,
+    adding a unit it holds, more than 32 units after the change); details name the field"""
 
 
 class SubscriptionLimit(ApiError, status=409, code="subscription_limit"):
@@ -165,11 +171,13 @@ class PreconditionFailed(ApiError, status=412, code="precondition_failed"):
 
 
 class UnitsNotInReservation(ApiError, status=422, code="units_not_in_reservation", kept=True):
-    """release, reclaim: some unitIds are not in the reservation's reservedUnitIds"""
+    """release, reclaim: some unitIds are not in the reservation's reservedUnitIds; PATCH:
+    some removeUnitIds are not"""
 
 
 class UnitsNotReservable(ApiError, status=422, code="units_not_reservable", kept=True):
-    """create, re-affirm: a unit is not on the node or not reservable; details say which"""
+    """create, PATCH addUnitIds, re-affirm: a unit is not on the node or not reservable;
+    details say which"""
 
 
 class UnitsNotSellable(ApiError, status=422, code="units_not_sellable", kept=True):

@@ -42,6 +42,7 @@ from reservations.nodes.models.writes import (
     ReclaimWrite,
     ReservationChange,
     ReservationCreate,
+    ReservationUpdate,
     TerminationClose,
     TopologyRead,
     WorkloadEnd,
@@ -65,6 +66,7 @@ from reservations.nodes.rules.access import (
 from reservations.nodes.rules.events import reservation_event, reviews_derived, workload_data
 from reservations.nodes.rules.history import (
     due_to_move,
+    named_after_change,
     named_after_create,
     named_after_end,
     named_at,
@@ -162,6 +164,7 @@ __all__ = [
     "ReservationCreate",
     "ReservationPage",
     "ReservationStatus",
+    "ReservationUpdate",
     "ReservationView",
     "ReviewScope",
     "Termination",
@@ -197,6 +200,7 @@ __all__ = [
     "may_place_workloads",
     "may_read_reservation",
     "may_write_reservations",
+    "named_after_change",
     "named_after_create",
     "named_after_end",
     "named_at",

@@ -1,6 +1,6 @@
 """The reservations slice's endpoints, each declared once: create, read and list a node's
-reservations, cancel one, re-affirm one under review. A write's refusals and its key are its
-use case's (``spec``)."""
+reservations, change one (PATCH), cancel one, re-affirm one under review. A write's refusals
+and its key are its use case's (``spec``)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from reservations.reservations.models import (
     CancelRequest,
     CreateReservationRequest,
     FleetReservationPage,
+    UpdateReservationRequest,
 )
 from reservations.reservations.reaffirm import REAFFIRM as REAFFIRM_SPEC
 from reservations.reservations.rules.fleet import MAX_NODE_IDS, ROLES
+from reservations.reservations.update import UPDATE
 
 RESERVATIONS = "/v1/nodes/{nodeId}/reservations"
 RESERVATION = RESERVATIONS + "/{reservationId}"
@@ -42,6 +44,7 @@ CREATE_RESERVATION = ApiRoute(
         Link("releaseUnits", RESERVATION + "/release"),
         Link("reclaimUnits", RESERVATION + "/reclaim"),
         Link("cancelReservation", RESERVATION + "/cancel"),
+        Link("updateReservation", RESERVATION),
     ),
     tag=TAG,
 )
@@ -78,6 +81,22 @@ CANCEL = ApiRoute(
     spec=CANCEL_SPEC,
     body=CancelRequest,
     body_required=False,
+    tag=TAG,
+)
+UPDATE_RESERVATION = ApiRoute(
+    "update_reservation",
+    "PATCH",
+    RESERVATION,
+    "Change a pending or active reservation's term, audience, managers, units or notes",
+    "updateReservation",
+    "the reservation as changed (as it is, when the body changes nothing)",
+    ReservationView,
+    spec=UPDATE,
+    body=UpdateReservationRequest,
+    description="A JSON object of changes, each field optional, at least one. An absent "
+    "field changes nothing; null removes endsAt (open-ended), contractRef or reason. A "
+    "change never terminates anything: workloads placed under the old terms keep running. "
+    "A body that changes nothing writes nothing, emits nothing and answers 200.",
     tag=TAG,
 )
 REAFFIRM = ApiRoute(
@@ -136,6 +155,7 @@ ENDPOINTS = (
     CREATE_RESERVATION,
     GET_RESERVATION,
     LIST_RESERVATIONS,
+    UPDATE_RESERVATION,
     CANCEL,
     REAFFIRM,
     LIST_FLEET_RESERVATIONS,

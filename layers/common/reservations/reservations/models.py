@@ -1,15 +1,16 @@
-"""The bodies of a reservation's create and cancel, parsed strictly (anything not understood
-is a 400)."""
+"""The bodies of a reservation's create, cancel and PATCH, parsed strictly (anything not
+understood is a 400)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
 from reservations.kernel.bodies import (
     MAX_REASON,
+    MAX_UNITS,
     RawBody,
     StrictBody,
     UnitIds,
@@ -20,7 +21,7 @@ from reservations.kernel.bodies import (
 )
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.ids import RESOURCE_ID, normalize_unit_id
-from reservations.kernel.times import RFC3339, parse_given_time
+from reservations.kernel.times import RFC3339, parse_given_time, term_problem
 from reservations.kernel.wire import NextCursor, WireModel
 from reservations.nodes import ReservationView
 
@@ -134,6 +135,167 @@ def parse_create_request(raw: RawBody) -> CreateReservationRequest:
     if problems:
         raise invalid_body(problems)
     return request.model_copy(update={"unit_ids": units})
+
+
+# The fields a PATCH may set to null (open-ended, no contract, no reason); any other null
+# is a 400 naming the field.
+NULLABLE = frozenset({"endsAt", "contractRef", "reason"})
+
+
+def _never_null(schema: dict[str, Any]) -> None:
+    """A field that may be absent but never null, as the document shows it: its type alone
+    (the model reads null to tell it from absent, and refuses it), no default, and a list's
+    bounds as an array's (without duplicates)."""
+    schema.pop("default", None)
+    for member in schema.pop("anyOf", []):
+        if member.get("type") != "null":
+            schema.update(member)
+    if schema.get("type") == "array":
+        for bound, items in (("minLength", "minItems"), ("maxLength", "maxItems")):
+            if bound in schema:
+                schema[items] = schema.pop(bound)
+        schema["uniqueItems"] = True
+
+
+class UpdateReservationRequest(StrictBody):
+    """The body of a PATCH: a JSON object of changes, at least one, each optional. An absent
+    field changes nothing; ``null`` (where allowed) removes the value."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "minProperties": 1,
+            "examples": [
+                {"endsAt": "2028-06-01T00:00:00Z"},
+                {"addUnitIds": ["0000:06:00.0"], "allowedOrgIds": ["org-lab", "org-lab-2"]},
+                {"endsAt": None, "contractRef": None},
+            ],
+        },
+    )
+
+    ends_at: GivenTime | None = Field(
+        default=None, alias="endsAt", pattern=RFC3339,
+        description="RFC 3339 with an offset; after now and at least 1 second after "
+        "startsAt; null: open-ended. Extending must not overlap another live reservation of "
+        "its units",
+    )  # fmt: skip
+    starts_at: GivenTime | None = Field(
+        default=None, alias="startsAt", pattern=RFC3339, json_schema_extra=_never_null,
+        description="only while pending; RFC 3339 with an offset, at most 5 minutes in the "
+        "past",
+    )  # fmt: skip
+    allowed_org_ids: _OrgIds | None = Field(
+        default=None, alias="allowedOrgIds", min_length=1, max_length=MAX_ORGS,
+        json_schema_extra=_never_null, description="the whole new audience",
+    )  # fmt: skip
+    managing_org_ids: _OrgIds | None = Field(
+        default=None, alias="managingOrgIds", max_length=MAX_ORGS,
+        json_schema_extra=_never_null, description="the whole new list of managers",
+    )  # fmt: skip
+    add_unit_ids: UnitIds | None = Field(
+        default=None, alias="addUnitIds", min_length=1, max_length=MAX_UNITS,
+        json_schema_extra=_never_null,
+        description="reservable units of this node the reservation does not hold, free over "
+        "its term",
+    )  # fmt: skip
+    remove_unit_ids: UnitIds | None = Field(
+        default=None, alias="removeUnitIds", min_length=1, max_length=MAX_UNITS,
+        json_schema_extra=_never_null,
+        description="units of the reservation; at least one must remain (a removed unit "
+        "leaves releasedUnitIds too; nothing on it is terminated)",
+    )  # fmt: skip
+    contract_ref: StrictStr | None = Field(
+        default=None, alias="contractRef", max_length=MAX_CONTRACT_REF,
+        description="null removes it",
+    )  # fmt: skip
+    reason: StrictStr | None = Field(
+        default=None, max_length=MAX_REASON,
+        description="the reservation's stored reason, and the event's; null removes it",
+    )  # fmt: skip
+
+    def given(self, alias: str) -> bool:
+        """Whether the body names the field (``null`` included)."""
+        return _FIELD_OF[alias] in self.model_fields_set
+
+    def term(self) -> tuple[datetime | None, datetime | None]:
+        """``startsAt`` and ``endsAt`` as times in UTC, None where absent or null."""
+        return _moment(self.starts_at), _moment(self.ends_at)
+
+
+_FIELD_OF = {
+    (info.alias or name): name for name, info in UpdateReservationRequest.model_fields.items()
+}
+
+
+def _update_problems(request: UpdateReservationRequest) -> list[FieldProblem]:
+    """No field, a null where none is allowed, duplicates, a unit both added and removed,
+    impossible dates, an endsAt not after a startsAt given with it."""
+    if not request.model_fields_set:
+        return [FieldProblem("body", "names no change: give at least one field")]
+    problems = [
+        FieldProblem(alias, "must not be null")
+        for alias, name in _FIELD_OF.items()
+        if alias not in NULLABLE and name in request.model_fields_set
+        and getattr(request, name) is None
+    ]  # fmt: skip
+    for alias, values in (("allowedOrgIds", request.allowed_org_ids),
+                          ("managingOrgIds", request.managing_org_ids)):  # fmt: skip
+        problems += _duplicates(alias, values or [], str)
+    for alias, units in (("addUnitIds", request.add_unit_ids),
+                         ("removeUnitIds", request.remove_unit_ids)):  # fmt: skip
+        problems += _duplicates(alias, units or [], _unit)
+    removed = {_unit(u) for u in request.remove_unit_ids or []}
+    problems += [
+        FieldProblem(f"addUnitIds[{index}]", f"{_unit(unit_id)} is also in removeUnitIds")
+        for index, unit_id in enumerate(request.add_unit_ids or [])
+        if _unit(unit_id) in removed
+    ]
+    problems += _term_problems(request)
+    return problems
+
+
+def _unit(unit_id: str) -> str:
+    return normalize_unit_id(unit_id) or unit_id
+
+
+def _duplicates(alias: str, values: list[str], canonical: Any) -> list[FieldProblem]:
+    seen: list[str] = []
+    problems = []
+    for index, value in enumerate(values):
+        if canonical(value) in seen:
+            problems.append(FieldProblem(f"{alias}[{index}]", f"duplicate of {canonical(value)}"))
+        seen.append(canonical(value))
+    return problems
+
+
+def _term_problems(request: UpdateReservationRequest) -> list[FieldProblem]:
+    moments: dict[str, datetime | None] = {}
+    problems = []
+    for name, text in (("startsAt", request.starts_at), ("endsAt", request.ends_at)):
+        try:
+            moments[name] = _moment(text)
+        except ValueError as error:  # not a real date, or outside the years 1970-9999
+            problems.append(FieldProblem(name, str(error)))
+    starts, ends = moments.get("startsAt"), moments.get("endsAt")
+    if (
+        not problems
+        and starts is not None
+        and ends is not None
+        and (problem := term_problem(starts, ends))
+    ):
+        problems.append(FieldProblem("endsAt", problem))
+    return problems
+
+
+def parse_update_request(raw: RawBody) -> UpdateReservationRequest:
+    """The validated PATCH body, unit ids lower-cased; 400 naming the field."""
+    request = required_body(raw, UpdateReservationRequest)
+    if problems := _update_problems(request):
+        raise invalid_body(problems)
+    update: dict[str, Any] = {}
+    for name in ("add_unit_ids", "remove_unit_ids"):
+        if (units := getattr(request, name)) is not None:
+            update[name] = [_unit(u) for u in units]
+    return request.model_copy(update=update) if update else request
 
 
 class FleetReservationPage(WireModel):

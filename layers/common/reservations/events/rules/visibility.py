@@ -3,13 +3,16 @@
 | type | who may see it |
 |---|---|
 | ``reservation.*`` | operator, node owner, the reservation's managers and audience |
+| ``reservation.updated`` | the same, plus the orgs the change no longer names (reduced) |
 | ``workload.placed`` / ``.ended`` | operator, node owner, the workload's org |
 | ``workload.termination_requested`` / ``.terminated`` | the same, and the reclaiming reservation's managers |
 | ``workload.termination_stuck``, ``node.*`` | operator, node owner |
 
 The builders (``<slice>/rules/events.py``) record on each event the orgs of the third column besides
 the operator and the owner (its audience), as they were when the change committed, so a read
-decides from the event alone. ``actor.keyId`` is shown to the operator and the node's owner
+decides from the event alone. An org of the audience may see a reduced view of it instead
+(``StoredEvent.views``: an org a PATCH no longer names sees only the lists it left); every
+feed and webhook renders the event for its org with ``StoredEvent.seen_by``. ``actor.keyId`` is shown to the operator and the node's owner
 only, never to the org that made the call.
 
 Which owner: in the node's feed, the node's owner now (like every read of a node: a new

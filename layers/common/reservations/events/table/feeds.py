@@ -41,13 +41,14 @@ from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import (
     REVIEW,
     UNRELAYED,
+    VIEWS,
     event_put,
     feed_item_of,
     relay_marks,
     rewrite_late,
 )
 from reservations.kernel.aws.queries import batch_get
-from reservations.kernel.envelope import CloudEvent, StoredEvent
+from reservations.kernel.envelope import CloudEvent, StoredEvent, views_from_json
 from reservations.kernel.event_log import just_after
 from reservations.kernel.settings import settings
 from reservations.nodes import (
@@ -153,6 +154,7 @@ def stored_event_from_item(item: Item) -> StoredEvent:
         expires_at=datetime.fromtimestamp(int(epoch), UTC) if epoch is not None else None,
         review=ReviewScope.from_json(item[REVIEW]) if item.get(REVIEW) else None,
         position=str(item["SK"]),
+        views=views_from_json(item.get(VIEWS)),
     )
 
 
@@ -179,10 +181,11 @@ def feed_items(stored: StoredEvent, position: str) -> list[Item]:
 
 
 def feed_item(stored: StoredEvent, partition: str, position: str) -> Item:
-    """The event's item in one org feed (``partition``) at ``position``."""
-    return feed_item_of(
-        partition, stored, stored.expires_at or datetime.max.replace(tzinfo=UTC), position
-    )
+    """The event's item in one org feed (``partition``) at ``position``: the org's reduced
+    view of it, where it has one."""
+    viewer = next((org for org in stored.views if org_events_pk(org) == partition), None)
+    expiry = stored.expires_at or datetime.max.replace(tzinfo=UTC)
+    return feed_item_of(partition, stored, expiry, position, viewer)
 
 
 def feed_partitions(stored: StoredEvent) -> list[str]:

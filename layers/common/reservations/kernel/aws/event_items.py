@@ -28,6 +28,8 @@ PENDING = "pending"
 # ``pending#<k>``. Only ever raise it: the scheduled relay reads every mark below it.
 RELAY_MARK_SHARDS = 32
 REVIEW = "review"
+# The reduced views of an event some orgs of its audience see instead (JSON; ``StoredEvent``).
+VIEWS = "views"
 # Rewrites of one late item before giving up (each is a single PutItem).
 REWRITE_TRIES = 3
 
@@ -51,13 +53,21 @@ def expires_at(stored: StoredEvent, retention_days: int) -> datetime:
         return datetime.max.replace(tzinfo=UTC)
 
 
-def feed_item_of(partition: str, stored: StoredEvent, expiry: datetime, position: str) -> Item:
+def feed_item_of(
+    partition: str,
+    stored: StoredEvent,
+    expiry: datetime,
+    position: str,
+    viewer: str | None = None,
+) -> Item:
+    """The event's item at ``position`` of a feed: as ``viewer`` sees it, when the feed is
+    that org's (``StoredEvent.seen_by``)."""
     return {
         "PK": partition,
         "SK": position,
         "eventId": stored.id,
         "type": stored.event.type,
-        "event": stored.event.to_json(),
+        "event": stored.seen_by(viewer).to_json(),
         "ownerOrgId": stored.owner_org_id,
         "expiresAtEpoch": int(expiry.timestamp()),
     }
@@ -71,6 +81,7 @@ def event_item(stored: StoredEvent, partition: str, retention_days: int, positio
         **feed_item_of(partition, stored, expires_at(stored, retention_days), position),
         "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
         REVIEW: stored.review.to_json() if stored.review else None,
+        VIEWS: stored.views_json(),
         UNRELAYED: relay_mark(stored.event.node_id),
     }
 

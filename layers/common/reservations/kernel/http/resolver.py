@@ -74,9 +74,17 @@ def error_response(error: ApiError) -> Response[str]:
     )
 
 
+# The one object whose nulls are kept: a change's ``{"from", "to"}`` (an event's
+# ``data.changes``), where the contract's null says "absent" before or after it.
+_CHANGE = frozenset({"from", "to"})
+
+
 def without_nulls(value: Any) -> Any:
-    """The contract's "absent, not null": drop None values from response objects."""
+    """The contract's "absent, not null": drop None values from response objects (but
+    from a change's ``{"from", "to"}``, where null is the contract's "absent")."""
     if isinstance(value, dict):
+        if value.keys() == _CHANGE:
+            return {key: without_nulls(item) for key, item in value.items()}
         return {key: without_nulls(item) for key, item in value.items() if item is not None}
     if isinstance(value, list):
         return [without_nulls(item) for item in value]

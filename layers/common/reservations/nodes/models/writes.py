@@ -261,6 +261,28 @@ class ReservationChange(EventedWrite):
 
 
 @dataclass(frozen=True, slots=True)
+class ReservationUpdate(EventedWrite):
+    """A PATCH: the reservation written whole as the change leaves it (``after``, one
+    version on), where it is still at the version read (``before``); the node item at its
+    version read, bumped (a create, another change or a node update since makes it fail,
+    so overlap and topology are decided on what is there); every added unit at its version
+    read (a placement since claimed it); and the orgs whose moment in the node's list access
+    the change moves on (newly named, or named longer), each with its new moment."""
+
+    write_id: str
+    before: Reservation
+    after: Reservation
+    node: ItemVersion
+    units: tuple[ItemVersion, ...]
+    caller_org_id: str
+    caller_key_id: str
+    owner_org_id: str
+    reason: str | None
+    at: datetime
+    named_until: Mapping[str, datetime] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryMove(EventedWrite):
     """An expired reservation leaving the node's partition for its history, as it was read
     (the move conditions on that version, so a write since makes it wait for the next
@@ -277,6 +299,7 @@ PartitionWrite = (
     ReclaimWrite
     | ReservationChange
     | ReservationCreate
+    | ReservationUpdate
     | PlacementWrite
     | WorkloadEnd
     | NodePut

@@ -121,3 +121,30 @@ def named_after_end(
         {o: after[o] for o in orgs},
         tuple(deciding[k] for k in sorted(deciding)),
     )
+
+
+def named_after_change(
+    before: Reservation,
+    after: Reservation,
+    named_by: Iterable[Reservation],
+    retention_days: int,
+    now: datetime,
+) -> dict[str, datetime]:
+    """The orgs a changed reservation (``before`` as read, ``after`` as changed) named or
+    names whose moment in the node's list access the change moves, each with its new one:
+    the latest end among ``after`` and the node's other reservations as read that name it
+    (an extended or opened term names longer, a shortened one less), and, for an org the
+    change no longer names, never before ``now`` plus the retention. That org saw the
+    change's event (reduced), which the node's feed keeps that long; and a reservation in
+    the node's history naming it ended before now, so is named no longer than that."""
+    others = tuple(r for r in named_by if r.id != before.id)
+    was = named_orgs_until((*others, before), retention_days)
+    will = named_orgs_until((*others, after), retention_days)
+    removed = set(_names(before)) - set(_names(after))
+    floor = _kept(now, retention_days)
+    moved: dict[str, datetime] = {}
+    for org in dict.fromkeys((*_names(before), *_names(after))):
+        until = max(will.get(org, floor), floor) if org in removed else will[org]
+        if until != was.get(org):
+            moved[org] = until
+    return moved

@@ -1,6 +1,10 @@
-"""The events of a reservation's own changes: created, cancelled, re-affirmed (pure)."""
+"""The events of a reservation's own changes: created, cancelled, re-affirmed, updated
+(pure)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
 
 from reservations.kernel.envelope import (
     EventContext,
@@ -63,3 +67,27 @@ def reservation_reaffirmed(
             "unitIds": sorted(reservation.reserved_unit_ids),
         },
     )
+
+
+def reservation_updated(
+    context: EventContext,
+    after: Reservation,
+    changes: dict[str, dict[str, Any]],
+    removed: dict[str, list[str]],
+    reason: str | None,
+) -> StoredEvent:
+    """A PATCH: each field that changed, ``{"from", "to"}``, and the reason given. Seen by
+    the reservation's audience and managers after it, and by each org the change no longer
+    names (``removed``: the lists it left), which sees only that it left them, nothing of
+    who else is named."""
+    event = reservation_event(
+        context,
+        EventType.RESERVATION_UPDATED,
+        after,
+        {"changes": changes, "reason": reason},
+    )
+    views = {
+        org: {"changes": {name: {"removed": True} for name in lists}}
+        for org, lists in removed.items()
+    }
+    return replace(event, audience_org_ids=event.audience_org_ids | set(removed), views=views)

@@ -91,6 +91,14 @@ def unavailable(
     return refusals
 
 
+def held(
+    snapshot: NodeSnapshot, unit_ids: Sequence[str], term: Term, now: datetime
+) -> list[UnitReason]:
+    """Units held by an overlapping pending/active/needs-review reservation (no claim
+    counts: for units a reservation keeps while its term grows)."""
+    return [(u, why) for u in unit_ids if (why := _held(u, snapshot, term, now)) is not None]
+
+
 def _held(unit_id: str, snapshot: NodeSnapshot, term: Term, now: datetime) -> str | None:
     for reservation in sorted(snapshot.reservations, key=lambda r: r.id):
         status = effective_status(reservation, snapshot.node, now)

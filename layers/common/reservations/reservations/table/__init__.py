@@ -1,19 +1,29 @@
 """How a reservation's writes are committed on its node's partition: a create, a change
-(release, cancel, reclaim's sibling writes share it), a move to the node's history."""
+(release, cancel, reclaim's sibling writes share it), a PATCH, a move to the node's
+history."""
 
 from __future__ import annotations
 
-from reservations.nodes import HistoryMove, ReservationChange, ReservationCreate, Writer, no_token
+from reservations.nodes import (
+    HistoryMove,
+    ReservationChange,
+    ReservationCreate,
+    ReservationUpdate,
+    Writer,
+    no_token,
+)
 from reservations.reservations.table.changes import change_actions
 from reservations.reservations.table.create import create_actions
 from reservations.reservations.table.history import history_move_actions
+from reservations.reservations.table.update import update_actions
 
 # The wiring hands them to the node table. A create's token is its reservation's id; a move
-# (the clock's doing) has none.
+# (the clock's doing) has none; a PATCH's is its write's id.
 WRITERS = (
     Writer.sized(ReservationChange, change_actions),
     Writer(
         ReservationCreate, lambda create, _room: create_actions(create), lambda c: c.reservation.id
     ),
+    Writer.sized(ReservationUpdate, update_actions),
     Writer(HistoryMove, lambda move, _room: history_move_actions(move), no_token),
 )

@@ -30,9 +30,11 @@ def orgs_to_notify(stored: StoredEvent, platform_org_id: str | None) -> frozense
 
 
 def body_for(stored: StoredEvent, org_id: str, platform_org_id: str | None) -> str:
-    """The event as ``org_id`` sees it, compact: what is sent, signed and kept."""
+    """The event as ``org_id`` sees it, compact: what is sent, signed and kept (an org's
+    reduced view, where it has one; the operator's and the owner's, the whole event)."""
     shows_key_id = org_id in (platform_org_id, stored.owner_org_id)
-    return json.dumps(stored.event.envelope(shows_key_id), separators=(",", ":"))
+    event = stored.event if org_id == platform_org_id else stored.seen_by(org_id)
+    return json.dumps(event.envelope(shows_key_id), separators=(",", ":"))
 
 
 def deliveries_for(

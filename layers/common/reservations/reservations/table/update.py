@@ -1,0 +1,60 @@
+"""A PATCH as TransactWriteItems: the node's version bump, the reservation written whole from
+the model (so every attribute its encoder derives, its index attributes included, follows
+the new terms), each added unit at its version read, and the node's list access where the
+change names orgs anew or longer."""
+
+from __future__ import annotations
+
+from reservations.kernel.aws.actions import Action, put, table, version_check
+from reservations.kernel.aws.codec import to_attributes
+from reservations.nodes import (
+    ReservationUpdate,
+    access_key,
+    named_sets,
+    node_key,
+    reservation_item,
+    unit_key,
+)
+
+
+def update_actions(write: ReservationUpdate) -> list[Action]:
+    """Conditioned on the node, the reservation and every added unit as read."""
+    node_id = write.after.node_id
+    actions = [
+        _node_bump(write),
+        put(reservation_item(write.after), write.before.version),
+        *(version_check(unit_key(node_id, unit.id), unit.version) for unit in write.units),
+    ]
+    if write.named_until:
+        actions.append(_access_update(write))
+    return actions
+
+
+def _node_bump(write: ReservationUpdate) -> Action:
+    """A create, a node update or another change since the read makes it fail: the overlap
+    and the topology were decided on what the node had."""
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(node_key(write.after.node_id)),
+            "UpdateExpression": "SET version = version + :one",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes({":one": 1, ":v": write.node.version}),
+        }
+    }
+
+
+def _access_update(write: ReservationUpdate) -> Action:
+    """Each org whose moment the change moves on, named until then in the node's list
+    access (the node's version, which the bump conditions on, holds what was read)."""
+    sets, names, values = named_sets(write.named_until)
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(access_key(write.after.node_id)),
+            "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
+            + ", ".join(sets),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes({**values, ":zero": 0, ":one": 1}),
+        }
+    }
