@@ -188,6 +188,25 @@ def test_a_key_replays_the_first_answer(functions, fleet, aws):
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
 
 
+def test_a_keyed_patch_that_changes_nothing_keeps_its_answer_for_the_repeat(
+    functions, fleet, aws
+):
+    """Nothing to write, but a 200 reached the decision: the key keeps it, so its repeat
+    replays it even after the reservation changed (and a reused key is still refused)."""
+    first = patch(functions, {"reason": "lab"}, idempotency_key="noop-1")  # the stored reason
+    assert first.status == 200, first.body_text
+    assert state.reservation(aws, "node-a", "res-1")["version"] == 1  # nothing written
+    assert state.reservation_events(aws, "node-a", "res-1") == []
+    moved = patch(functions, {"reason": "moved on"})
+    assert moved.status == 200
+    again = patch(functions, {"reason": "lab"}, idempotency_key="noop-1")
+    assert (again.status, again.body_text) == (first.status, first.body_text)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert state.reservation(aws, "node-a", "res-1")["reason"] == "moved on"
+    reused = patch(functions, {"reason": "other"}, idempotency_key="noop-1")
+    assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
+
+
 @pytest.mark.parametrize(
     ("event_name", "status", "code"),
     [

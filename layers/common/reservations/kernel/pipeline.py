@@ -360,7 +360,7 @@ def _attempt(
     if isinstance(decided, ApiError):
         return _refused(spec, decided, keyed, partition, now)
     if decided.write is None:
-        return decided.answer
+        return _unwritten(keyed, decided.answer, partition, now)
     write = decided.write if spec.before_write is None else spec.before_write(decided.write, ports)
     if spec.finish is not None:
         write = spec.finish(snapshot, write)
@@ -412,6 +412,19 @@ def _refused(
     logger.info(f"{spec.noun} refused", extra={"code": refusal.code, "kept": kept})
     metrics.add_metric(name=f"{spec.name}Refusals", unit=MetricUnit.Count, value=1)
     return idempotency.refuse(keyed, refusal, now, partition.keep_answer)
+
+
+def _unwritten(
+    keyed: IdempotentRequest | None, answer: Outcome, partition: Partition[S, W], now: datetime
+) -> Outcome:
+    """A real run with nothing to write (a PATCH that changes nothing) still keeps its
+    answer under its key, so a repeat gets it again even after the reservation moved on;
+    a live first answer of the key is replayed instead."""
+    record = idempotency.answer_record(keyed, answer, now)
+    if keyed is None or record is None:
+        return answer
+    stored = partition.keep_answer(record)
+    return answer if stored is None else idempotency.replay(keyed, stored)
 
 
 def _lost_race(
