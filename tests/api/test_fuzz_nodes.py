@@ -64,6 +64,9 @@ def _aim(case: Any) -> None:
         case.path_parameters["nodeId"] = "node-a"
         if "reservationId" in case.path_parameters:
             case.path_parameters["reservationId"] = choose.choice(["res-1", "res-2"])
+        # An If-Match made up by the generator is a 400 or a 412 (the other half has them):
+        # without it, an aimed re-affirm can get as far as its write.
+        case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "if-match"}
     with_key(case, choose.choice(AUTHORIZATIONS))
 
 
