@@ -26,7 +26,7 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
-from reservations.kernel.settings import settings
+from reservations.kernel.settings import expiry_warning_minutes, settings
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
@@ -166,6 +166,8 @@ def _new_reservation(
         topology_gen=snapshot.node.topology_gen,
         created_at=stamp,
         updated_at=stamp,
+        warning_minutes=expiry_warning_minutes(),
+        armed_at=stamp,
     )
 
 

@@ -3,8 +3,16 @@
 
 from __future__ import annotations
 
-from reservations.nodes import HistoryMove, ReservationChange, ReservationCreate, Writer, no_token
+from reservations.nodes import (
+    ClockFire,
+    HistoryMove,
+    ReservationChange,
+    ReservationCreate,
+    Writer,
+    no_token,
+)
 from reservations.reservations.table.changes import change_actions
+from reservations.reservations.table.clock import clock_fire_actions
 from reservations.reservations.table.create import create_actions
 from reservations.reservations.table.history import history_move_actions
 
@@ -16,4 +24,5 @@ WRITERS = (
         ReservationCreate, lambda create, _room: create_actions(create), lambda c: c.reservation.id
     ),
     Writer(HistoryMove, lambda move, _room: history_move_actions(move), no_token),
+    Writer(ClockFire, lambda fire, _room: clock_fire_actions(fire), no_token),
 )
