@@ -47,6 +47,7 @@ STREAM_POLL_SECONDS = 0.25
 # The local stack's clock period (the contract: clock events every 10 s locally).
 CLOCK_SECONDS = 10.0
 
+
 def invoke(lambda_client: Any, function: str, event: dict[str, Any]) -> dict[str, Any]:
     response = lambda_client.invoke(FunctionName=function, Payload=json.dumps(event).encode())
     payload = json.loads(response["Payload"].read() or b"{}")
