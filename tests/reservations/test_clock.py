@@ -129,9 +129,7 @@ def test_many_ending_at_one_moment_are_all_worked_through_each_at_its_moment(sto
     partition = store.nodes["node-a"]
     partition.reservations.clear()
     for n in range(250):
-        r = reservation(
-            f"res-{n:03d}", starts_at=NOW - M, ends_at=NOW + 61 * M, armed_at=NOW - M
-        )
+        r = reservation(f"res-{n:03d}", starts_at=NOW - M, ends_at=NOW + 61 * M, armed_at=NOW - M)
         partition.reservations[r.id] = replace(r, warning_minutes=60)
     counts = _pass(store, clock, NOW + 2 * M)
     assert counts[ClockOutcome.FIRED] == 250

@@ -120,7 +120,8 @@ def test_an_activation_a_review_passed_is_not_armed_again_and_the_end_fires_in_r
 def test_index_keys_sort_by_moment_then_kind_and_due_by_covers_the_instant():
     r = _pending(starts_at=NOW, ends_at=NOW + timedelta(minutes=30))  # warning = start
     keys = [m.key for m in armed_moments(r, 60)]
-    assert keys == sorted(keys) and len(set(keys)) == 3
+    assert keys == sorted(keys)
+    assert len(set(keys)) == 3
     assert keys[0] <= due_by(NOW) < armed_moments(r, 60)[2].key
 
 

@@ -81,12 +81,20 @@ def run_clock(ports: NodePorts, time_left: Callable[[], float]) -> dict[ClockOut
 
 
 def fire_due(
-    ports: NodePorts, node_id: str, reservation_id: str, now: datetime, warning: int
+    ports: NodePorts,
+    node_id: str,
+    reservation_id: str,
+    now: datetime,
+    warning: int,
+    listed_version: int | None = None,
 ) -> ClockOutcome:
     """Every moment of the reservation due at ``now``, in order, one transaction each (an
-    ``.expired`` and what is unfired before it: one, the move)."""
+    ``.expired`` and what is unfired before it: one, the move). With ``listed_version``
+    (the history mover's listing), a reservation written since is left to the next pass."""
     node, reservation = ports.store.load_reservation(node_id, reservation_id)
     if node is None or reservation is None or reservation.retained_until is not None:
+        return ClockOutcome.LEFT
+    if listed_version is not None and reservation.version != listed_version:
         return ClockOutcome.LEFT
     due = due_moments(reservation, warning, now)
     if not due:

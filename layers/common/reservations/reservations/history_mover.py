@@ -61,7 +61,14 @@ def _move(
     it, the events are written once."""
     if time_left() < MOVE_RESERVE_SECONDS:
         return MoveOutcome.DEFERRED
-    outcome = fire_due(ports, reservation.node_id, reservation.id, now, expiry_warning_minutes())
+    outcome = fire_due(
+        ports,
+        reservation.node_id,
+        reservation.id,
+        now,
+        expiry_warning_minutes(),
+        listed_version=reservation.version,
+    )
     return MoveOutcome.MOVED if outcome is ClockOutcome.FIRED else MoveOutcome.LEFT
 
 

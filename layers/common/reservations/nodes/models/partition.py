@@ -118,7 +118,7 @@ class Reservation:
     armed_at: datetime | None = None
     # Its place in the clock's index as read (``clockAt``; None: not there), which a write
     # carrying the clock's events conditions on. Writers recompute it; they never copy it.
-    clock_read: str | None = None
+    clock_read: str | None = field(default=None, compare=False)
 
     def retained_at(self, now: datetime) -> bool:
         """Whether it is still readable: live, or history within its retention."""
