@@ -6,21 +6,26 @@ is due and nothing else."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from reservations.kernel.bodies import RawBody
+from reservations.kernel.times import format_time
 from reservations.nodes import Node, ReservationStatus
 from reservations.nodes.rules.clock import CLOCK_SHARDS
 from reservations.reservations.clock import ClockOutcome, run_clock
 from tests.support.fakes import FakeTable, ports
-from tests.support.use_cases import NOW, QUEUE, reservation
+from tests.support.use_cases import NOW, OWNER, QUEUE, reservation
+from tests.support.writes import update_reservation
 
 pytestmark = pytest.mark.disable_socket
 
 M = timedelta(minutes=1)
+OWNER_W = replace(OWNER, permissions=frozenset({"reservation.read", "reservation.write"}))
 
 
 def _arm(store: FakeTable, **overrides: Any) -> None:
@@ -157,3 +162,76 @@ def test_a_node_added_with_no_reservations_costs_the_pass_nothing(store, clock):
     store.add(Node("node-b", "org-acme", queue_url=QUEUE), [], [], [])
     _pass(store, clock, NOW)
     assert store.reads == 0
+
+
+def _patch(store: FakeTable, clock: Any, at: Any, body: dict[str, Any]) -> int:
+    clock.now = at
+    outcome = update_reservation(
+        OWNER_W, "node-a", "res-1", RawBody(json.dumps(body)), None, ports(store, clock)
+    )
+    return outcome.status
+
+
+def test_a_patch_moving_the_end_rearms_the_warning_and_the_end_a_passed_warning_at_its_commit(
+    store, clock
+):
+    _arm(store)
+    _pass(store, clock, NOW + 2 * M)
+    assert _patch(store, clock, NOW + 10 * M, {"endsAt": format_time(NOW + 40 * M)}) == 200
+    moved = store.nodes["node-a"].reservations["res-1"]
+    assert (moved.armed_at, moved.warning_minutes) == (NOW + 10 * M, 60)
+    for at in (NOW + 11 * M, NOW + 31 * M, NOW + 41 * M, NOW + 91 * M):
+        _pass(store, clock, at)
+    assert _clock_events(store) == [
+        ("reservation.activated", NOW + M, "startsAt"),
+        # max(endsAt - 60 min, startsAt) had passed: the PATCH's commit is its moment
+        ("reservation.expiring", NOW + 10 * M, "endsAt"),
+        ("reservation.expired", NOW + 40 * M, "endsAt"),
+    ]
+
+
+def test_a_patch_moving_the_start_rearms_the_activation_at_the_new_start_only(store, clock):
+    _arm(store)
+    assert _patch(store, clock, NOW, {"startsAt": format_time(NOW + 5 * M)}) == 200
+    for at in (NOW + 2 * M, NOW + 6 * M, NOW + 7 * M):
+        _pass(store, clock, at)
+    assert _clock_events(store) == [("reservation.activated", NOW + 5 * M, "startsAt")]
+
+
+def test_a_patch_changing_no_moment_keeps_the_arming(store, clock):
+    _arm(store, armed_at=NOW - M)
+    assert _patch(store, clock, NOW, {"reason": "moved desks"}) == 200
+    kept = store.nodes["node-a"].reservations["res-1"]
+    assert kept.armed_at == NOW - M
+
+
+class FiredBetween(FakeTable):
+    """The clock fires the activation after the PATCH read the node, before it commits."""
+
+    fired = False
+    clock: Any = None
+
+    def load_node(self, node_id: str) -> Any:
+        snapshot = super().load_node(node_id)
+        if not FiredBetween.fired:
+            FiredBetween.fired = True
+            run_clock(ports(self, FiredBetween.clock), time_left=lambda: 60.0)
+        return snapshot
+
+
+def test_a_moment_fired_between_a_patchs_read_and_commit_makes_it_retry_and_fires_once(
+    store, clock
+):
+    _arm(store)
+    racing = FiredBetween.sharing(store)
+    clock.now = NOW + 2 * M
+    FiredBetween.fired, FiredBetween.clock = False, clock
+    body = RawBody(json.dumps({"endsAt": format_time(NOW + 100 * M)}))
+    outcome = update_reservation(OWNER_W, "node-a", "res-1", body, None, ports(racing, clock))
+    assert outcome.status == 200
+    assert len(store.updated) == 1
+    after = store.nodes["node-a"].reservations["res-1"]
+    assert dict(after.clock_fired) == {"activated": NOW + M}  # the PATCH kept the record
+    for at in (NOW + 3 * M, NOW + 4 * M):
+        _pass(store, clock, at)
+    assert [t for t, _, _ in _clock_events(store)] == ["reservation.activated"]

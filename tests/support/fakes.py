@@ -256,6 +256,8 @@ class FakeTable:
             partition.node.version != write.node.version
             or _stale(partition.units, write.units)
             or _stale(partition.reservations, [ItemVersion(after.id, write.before.version)])
+            # the clock's place as read (the table's ``clockAt``): a moment fired since
+            or partition.reservations[after.id].clock_fired != write.before.clock_fired
         )
         if stale:
             raise WriteConflict("ConditionalCheckFailed")
