@@ -19,8 +19,8 @@ from reservations.nodes import Node, ReservationStatus
 from reservations.nodes.rules.clock import CLOCK_SHARDS
 from reservations.reservations.clock import ClockOutcome, run_clock
 from tests.support.fakes import FakeTable, ports
-from tests.support.use_cases import NOW, OWNER, QUEUE, reservation
-from tests.support.writes import update_reservation
+from tests.support.use_cases import NOW, OPERATOR, OWNER, QUEUE, reservation
+from tests.support.writes import reaffirm, update_reservation
 
 pytestmark = pytest.mark.disable_socket
 
@@ -235,3 +235,72 @@ def test_a_moment_fired_between_a_patchs_read_and_commit_makes_it_retry_and_fire
     for at in (NOW + 3 * M, NOW + 4 * M):
         _pass(store, clock, at)
     assert [t for t, _, _ in _clock_events(store)] == ["reservation.activated"]
+
+
+NODE_OP = replace(OPERATOR, permissions=frozenset({"node.write"}))
+
+
+def _affirm(store: FakeTable, clock: Any, at: Any) -> int:
+    clock.now = at
+    outcome = reaffirm(NODE_OP, "node-a", "res-1", RawBody(None), None, ports(store, clock))
+    return outcome.status
+
+
+def test_a_reaffirm_into_active_after_the_start_writes_the_activation_at_its_commit(store, clock):
+    _arm(store, status=ReservationStatus.NEEDS_REVIEW)
+    _pass(store, clock, NOW + 2 * M)  # under review at its start: no activation
+    assert _clock_events(store) == []
+    assert _affirm(store, clock, NOW + 5 * M) == 200
+    for at in (NOW + 6 * M, NOW + 31 * M, NOW + 91 * M):
+        _pass(store, clock, at)
+    assert _clock_events(store) == [
+        ("reservation.activated", NOW + 5 * M, "startsAt"),
+        ("reservation.expiring", NOW + 30 * M, "endsAt"),
+        ("reservation.expired", NOW + 90 * M, "endsAt"),
+    ]
+    activated = next(s for s in store.events if s.event.type == "reservation.activated")
+    assert activated.event.envelope(show_key_id=True)["data"]["actor"] == {"system": "clock"}
+
+
+def test_a_pending_reservation_under_review_at_its_start_is_activated_by_the_reaffirm_once(
+    store, clock
+):
+    """The pass had passed the activation (a review stood in its way), as the stored
+    record says; the re-affirm writes it, and no later pass writes it again."""
+    _arm(store, clock_fired=(("activationPassed", NOW + M),))
+    assert _affirm_under_review(store, clock, NOW + 5 * M) == 200
+    for at in (NOW + 6 * M, NOW + 7 * M):
+        _pass(store, clock, at)
+    assert _clock_events(store) == [("reservation.activated", NOW + 5 * M, "startsAt")]
+
+
+def _affirm_under_review(store: FakeTable, clock: Any, at: Any) -> int:
+    partition = store.nodes["node-a"]
+    held = partition.reservations["res-1"]
+    partition.reservations["res-1"] = replace(held, status=ReservationStatus.NEEDS_REVIEW)
+    return _affirm(store, clock, at)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        # created active: its create said so
+        {"starts_at": NOW - M, "armed_at": NOW},
+        # activated by the clock before the review
+        {"clock_fired": (("activated", NOW + M),)},
+    ],
+)
+def test_a_reaffirm_of_one_created_active_or_already_activated_writes_no_activation(
+    store, clock, fields
+):
+    _arm(store, status=ReservationStatus.NEEDS_REVIEW, **fields)
+    assert _affirm(store, clock, NOW + 5 * M) == 200
+    _pass(store, clock, NOW + 6 * M)
+    assert [t for t, _, _ in _clock_events(store)] == []
+
+
+def test_a_reaffirm_before_the_start_leaves_the_activation_to_the_clock(store, clock):
+    _arm(store, status=ReservationStatus.NEEDS_REVIEW)
+    assert _affirm(store, clock, NOW) == 200
+    _pass(store, clock, NOW + 2 * M)
+    assert _clock_events(store) == [("reservation.activated", NOW + M, "startsAt")]

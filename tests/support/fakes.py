@@ -368,11 +368,16 @@ class FakeTable:
         stale = partition.node.version != write.node.version or _stale(
             partition.reservations, [write.reservation]
         )
-        if stale:
+        reservation = partition.reservations.get(write.reservation.id)
+        # the clock's place as read (the table's ``clockAt``): a moment fired since the
+        # read is one the write does not carry
+        if write.clock is not None and reservation is not None:
+            stale = stale or not set(reservation.clock_fired) <= set(write.clock.clock_fired)
+        if stale or reservation is None:
             raise WriteConflict("ConditionalCheckFailed")
-        reservation = partition.reservations[write.reservation.id]
         partition.reservations[reservation.id] = replace(
             reservation,
+            clock_fired=reservation.clock_fired if write.clock is None else write.clock.clock_fired,
             status=write.status,
             topology_gen=write.topology_gen,
             released_unit_ids=(),

@@ -204,6 +204,10 @@ class ReaffirmWrite(EventedWrite):
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # The reservation as re-affirmed, for the clock (``nodes.rules.clock``): its moments
+    # fired (an activation the re-affirm writes itself recorded) and, as read, its place in
+    # the clock's index (``clock_read``), which the write conditions on and moves on from.
+    clock: Reservation | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

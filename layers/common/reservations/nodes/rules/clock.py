@@ -145,3 +145,17 @@ def clock_shards() -> tuple[str, ...]:
 
 def fired_map(reservation: Reservation) -> Mapping[str, datetime]:
     return fired(reservation)
+
+
+def activation_at_reaffirm(reservation: Reservation, now: datetime) -> bool:
+    """Whether a re-affirm at ``now`` writes ``.activated`` itself, at its own commit: it
+    takes the reservation into ``active`` (its ``startsAt`` has come), the clock has not
+    written the activation for that ``startsAt`` (a review stood in its way, or the pass has
+    not come yet), and the term was not already active when it was armed (one created or
+    moved active gets none)."""
+    if reservation.starts_at > now:
+        return False
+    if fired(reservation).get(ClockKind.ACTIVATED) == reservation.starts_at:
+        return False
+    armed = reservation.armed_at if reservation.armed_at is not None else reservation.created_at
+    return armed < reservation.starts_at
