@@ -93,11 +93,15 @@ def move(functions: dict[str, ModuleType]) -> dict[str, int]:
 
 
 def clock_events(aws: Any, res_id: str) -> list[tuple[str, datetime, str]]:
-    return [
-        (e["type"], state.parse_time(e["time"]), e["data"]["moment"])
-        for e in state.reservation_events(aws, "node-a", res_id)
-        if e["type"] in CLOCK_TYPES
-    ]
+    """Its clock events, by their time (one transaction's events share a feed position)."""
+    return sorted(
+        (
+            (e["type"], state.parse_time(e["time"]), e["data"]["moment"])
+            for e in state.reservation_events(aws, "node-a", res_id)
+            if e["type"] in CLOCK_TYPES
+        ),
+        key=lambda event: (event[1], CLOCK_TYPES.index(event[0])),
+    )
 
 
 def test_a_fire_writes_the_event_records_it_and_moves_on_without_the_version(functions, fleet, aws):
