@@ -6,7 +6,8 @@ start-lambda`` (the real functions in their containers; the sender's own start-l
 the host's network, when ``--sender-endpoint`` names it), deleting only the records a
 partial-batch response did not list (the sender holds those until their next attempt);
 polls the table's stream for the event relay (``streams.py``); and runs SweeperFunction,
-EventBacklogFunction and HistoryMoverFunction on a period.
+EventBacklogFunction and HistoryMoverFunction on a period, and ClockFunction every 10 s (the
+contract's local clock period).
 
     python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL \
         [--sender-endpoint http://127.0.0.1:3002]
@@ -41,6 +42,10 @@ REPORTS_QUEUE = "TerminationReportsQueue"
 DELIVERY_QUEUE = "WebhookDeliveryQueue"
 # How often the table's stream is read: new events reach the bus well within 2 s.
 STREAM_POLL_SECONDS = 0.25
+
+
+# The local stack's clock period (the contract: clock events every 10 s locally).
+CLOCK_SECONDS = 10.0
 
 
 def invoke(lambda_client: Any, function: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -142,6 +147,12 @@ def move_history(lambda_client: Any) -> None:
         log.info("history moves: %s", counts)
 
 
+def run_clock(lambda_client: Any) -> None:
+    counts = invoke(lambda_client, "ClockFunction", schedule_event())
+    if any(counts.get(k) for k in ("fired", "deferred")):
+        log.info("clock: %s", counts)
+
+
 def start_stream_pumps(
     args: argparse.Namespace, lambda_client: Any, stopping: threading.Event
 ) -> None:
@@ -166,6 +177,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sender-endpoint", help="the webhook sender's (default: the same)")
     parser.add_argument("--emulator", required=True)
     parser.add_argument("--sweep-every", type=float, default=5.0, help="seconds between sweeps")
+    parser.add_argument(
+        "--clock-every", type=float, default=CLOCK_SECONDS, help="seconds between clock passes"
+    )
     return parser.parse_args(argv)
 
 
@@ -190,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     every(args.sweep_every, stopping, lambda: sweep(lambda_client), "SweeperFunction")
     every(args.sweep_every, stopping, lambda: relay_backlog(lambda_client), "EventBacklogFunction")
     every(args.sweep_every, stopping, lambda: move_history(lambda_client), "HistoryMoverFunction")
+    every(args.clock_every, stopping, lambda: run_clock(lambda_client), "ClockFunction")
     start_delivery_pump(sqs, _lambda_client(sender_endpoint), stopping)
     while not stopping.is_set():
         try:

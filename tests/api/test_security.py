@@ -375,7 +375,21 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:PutItem": {"NODEEVT#*"},  # a stuck flag writes its event
         },
         # Moves expired reservations out of node partitions into their history, nothing else.
-        "HistoryMoverFunction": {"dynamodb:DeleteItem": {node}, "dynamodb:PutItem": {hist}},
+        # Moves an expired reservation with its clock events: reads it and its node again.
+        "HistoryMoverFunction": {
+            "dynamodb:BatchGetItem": {node, hist},
+            "dynamodb:DeleteItem": {node},
+            "dynamodb:PutItem": {hist, "NODEEVT#*"},
+        },
+        # The clock: a due reservation and its node read, the moment recorded on it (never
+        # its version), or its move into history, with the event.
+        "ClockFunction": {
+            "dynamodb:BatchGetItem": {node, hist},
+            "dynamodb:UpdateItem": {node},
+            "dynamodb:DeleteItem": {node},
+            "dynamodb:ConditionCheckItem": {node},
+            "dynamodb:PutItem": {hist, "NODEEVT#*"},
+        },
         # Reads what it sends and records it: subscriptions and their deliveries only.
         "WebhookSenderFunction": {
             "dynamodb:GetItem": {"ORGHOOK#*", "WHDELIV#*"},
@@ -569,3 +583,11 @@ def test_the_local_receiver_allowance_is_off_unless_a_stack_turns_it_on():
     function = template.resources()["WebhookSenderFunction"]["Properties"]
     variables = function["Environment"]["Variables"]
     assert variables["WEBHOOK_ALLOW_LOCAL_RECEIVER"] == {"Ref": "WebhookAllowLocalReceiver"}
+
+
+def test_the_clock_alone_reads_the_clock_moments_index():
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/ClockMoments"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert [(i, _listed(s["Action"])) for i, s in on_index] == [
+        ("ClockFunction", ["dynamodb:Query"])
+    ]

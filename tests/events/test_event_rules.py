@@ -81,13 +81,23 @@ def test_the_stored_form_reads_back_as_the_same_event():
 
 
 def test_every_type_of_the_contract_is_built_with_its_subject():
-    events = s.every_type()
+    events = s.every_type() + s.clock_types()
     assert {e.event.type for e in events} == set(EventType)
     assert set(get_args(EventTypeName)) == {t.value for t in EventType}
     subjects = {e.event.type.value: e.event.subject for e in events}
     assert subjects["reservation.cancelled"] == "reservations/res-1"
     assert subjects["workload.terminated"] == "workloads/vm-1"
     assert subjects["node.updated"] == "nodes/node-a"
+    assert subjects["reservation.expired"] == "reservations/res-1"
+
+
+def test_a_clock_event_is_the_clocks_at_its_moment_and_names_it():
+    for stored in s.clock_types():
+        envelope = stored.event.envelope(show_key_id=True)
+        assert envelope["data"]["actor"] == {"system": "clock"}
+        assert envelope["data"]["moment"] in ("startsAt", "endsAt")
+        assert stored.audience_org_ids == {"org-broker", "org-lab"}
+        assert CloudEvent.from_json(stored.event.to_json()) == stored.event
 
 
 def test_the_data_of_each_type_says_what_its_consumers_need():

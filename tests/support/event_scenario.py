@@ -33,6 +33,7 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.rules import events as nodes_events
+from reservations.nodes.rules.clock import ClockKind, ClockMoment
 from reservations.reservations.rules import events as reservations_events
 from reservations.terminations.rules import events as terminations_events
 from reservations.workloads.rules import events as workloads_events
@@ -195,6 +196,17 @@ def every_type(base: datetime = T0) -> list[StoredEvent]:
         ),
     ]
     return [make(n) for n, make in enumerate(builders, start=1)]
+
+
+def clock_types(base: datetime = T0) -> list[StoredEvent]:
+    """One event of each of the clock's types, at its moment, by the clock (kept apart from
+    :func:`every_type`, whose sequence the feed tests count)."""
+    return [
+        reservations_events.clock_event(
+            "org-acme", RES_1, ClockMoment(base + timedelta(seconds=n), kind), 60
+        )
+        for n, kind in enumerate(ClockKind, start=1)
+    ]
 
 
 def fleet_keys() -> list[dict[str, Any]]:

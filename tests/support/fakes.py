@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
+from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.times import to_millisecond
 from reservations.kernel.writes import ItemVersion, WriteConflict
 from reservations.nodes.models.partition import (
@@ -31,6 +32,7 @@ from reservations.nodes.models.partition import (
     termination_of,
 )
 from reservations.nodes.models.writes import (
+    ClockFire,
     HistoryMove,
     NodePut,
     PartitionWrite,
@@ -44,6 +46,7 @@ from reservations.nodes.models.writes import (
     TopologyRead,
     WorkloadEnd,
 )
+from reservations.nodes.rules.clock import clock_shard, next_moment
 from reservations.nodes.rules.history import named_orgs_until, retained_until
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 from tests.support.ports import AllPorts
@@ -93,6 +96,7 @@ class FakeTable:
         self.changes: list[ReservationChange] = []  # releases and cancels, as committed
         self.created: list[ReservationCreate] = []
         self.updated: list[ReservationUpdate] = []  # PATCHes, as committed
+        self.clock_queries = 0  # Queries of the clock's index
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
         self.node_writes: list[NodePut] = []
         self.reaffirmed: list[ReaffirmWrite] = []
@@ -161,6 +165,7 @@ class FakeTable:
             ReaffirmWrite: self._reaffirm,
             TerminationClose: self._close,
             HistoryMove: self._history_move,
+            ClockFire: self._clock_fire,
         }[type(write)]
         stored = self._live_answer(answer)
         if stored is not None:
@@ -251,6 +256,8 @@ class FakeTable:
             partition.node.version != write.node.version
             or _stale(partition.units, write.units)
             or _stale(partition.reservations, [ItemVersion(after.id, write.before.version)])
+            # the clock's place as read (the table's ``clockAt``): a moment fired since
+            or partition.reservations[after.id].clock_fired != write.before.clock_fired
         )
         if stale:
             raise WriteConflict("ConditionalCheckFailed")
@@ -361,11 +368,16 @@ class FakeTable:
         stale = partition.node.version != write.node.version or _stale(
             partition.reservations, [write.reservation]
         )
-        if stale:
+        reservation = partition.reservations.get(write.reservation.id)
+        # the clock's place as read (the table's ``clockAt``): a moment fired since the
+        # read is one the write does not carry
+        if write.clock is not None and reservation is not None:
+            stale = stale or not set(reservation.clock_fired) <= set(write.clock.clock_fired)
+        if stale or reservation is None:
             raise WriteConflict("ConditionalCheckFailed")
-        reservation = partition.reservations[write.reservation.id]
         partition.reservations[reservation.id] = replace(
             reservation,
+            clock_fired=reservation.clock_fired if write.clock is None else write.clock.clock_fired,
             status=write.status,
             topology_gen=write.topology_gen,
             released_unit_ids=(),
@@ -398,8 +410,38 @@ class FakeTable:
         partition = self.nodes[reservation.node_id]
         if _stale(partition.reservations, [ItemVersion(reservation.id, reservation.version)]):
             raise WriteConflict("ConditionalCheckFailed")
+        if partition.reservations[reservation.id].clock_fired != reservation.clock_fired:
+            raise WriteConflict("ConditionalCheckFailed")
         del partition.reservations[reservation.id]
         partition.history[reservation.id] = _retained(reservation)
+
+    def _clock_fire(self, fire: ClockFire) -> None:
+        """As the table: where the reservation is as read (version and moments fired) and,
+        for an activation, the node's topology as read; the version stays."""
+        read = fire.read
+        partition = self.nodes[read.node_id]
+        stored = partition.reservations.get(read.id)
+        if stored is None or (stored.version, stored.clock_fired) != (
+            read.version,
+            read.clock_fired,
+        ):
+            raise WriteConflict("ConditionalCheckFailed")
+        if fire.topology is not None and partition.node.topology_gen != fire.topology.topology_gen:
+            raise WriteConflict("ConditionalCheckFailed")
+        partition.reservations[read.id] = replace(stored, clock_fired=fire.after.clock_fired)
+
+    def due_clock(self, shard: str, now: datetime, page: int) -> list[tuple[str, str]]:
+        """The clock index's partition (here it never lags): due first, at most ``page``."""
+        self.clock_queries += 1
+        warning = expiry_warning_minutes()
+        due = []
+        for partition in list(self.nodes.values()):
+            for reservation in partition.reservations.values():
+                moment = next_moment(reservation, warning)
+                if moment is not None and moment.at <= now and clock_shard(reservation.id) == shard:
+                    due.append((moment.key, reservation))
+        ordered = [r for _, r in sorted(due, key=lambda pair: pair[0])][:page]
+        return [(r.node_id, r.id) for r in ordered]
 
     def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
         self.reads += 1

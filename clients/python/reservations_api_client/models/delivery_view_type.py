@@ -1,8 +1,8 @@
 from typing import Literal
 
-DeliveryViewType = Literal['node.registered', 'node.updated', 'reservation.cancelled', 'reservation.created', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck']
+DeliveryViewType = Literal['node.registered', 'node.updated', 'reservation.activated', 'reservation.cancelled', 'reservation.created', 'reservation.expired', 'reservation.expiring', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck']
 
-DELIVERY_VIEW_TYPE_VALUES: set[DeliveryViewType] = { 'node.registered', 'node.updated', 'reservation.cancelled', 'reservation.created', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck',  }
+DELIVERY_VIEW_TYPE_VALUES: set[DeliveryViewType] = { 'node.registered', 'node.updated', 'reservation.activated', 'reservation.cancelled', 'reservation.created', 'reservation.expired', 'reservation.expiring', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck',  }
 
 def check_delivery_view_type(value: str) -> DeliveryViewType:
     if value in DELIVERY_VIEW_TYPE_VALUES:

@@ -1,8 +1,8 @@
 from typing import Literal
 
-ListNodeEventsTypesItem = Literal['node.registered', 'node.updated', 'reservation.cancelled', 'reservation.created', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck']
+ListNodeEventsTypesItem = Literal['node.registered', 'node.updated', 'reservation.activated', 'reservation.cancelled', 'reservation.created', 'reservation.expired', 'reservation.expiring', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck']
 
-LIST_NODE_EVENTS_TYPES_ITEM_VALUES: set[ListNodeEventsTypesItem] = { 'node.registered', 'node.updated', 'reservation.cancelled', 'reservation.created', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck',  }
+LIST_NODE_EVENTS_TYPES_ITEM_VALUES: set[ListNodeEventsTypesItem] = { 'node.registered', 'node.updated', 'reservation.activated', 'reservation.cancelled', 'reservation.created', 'reservation.expired', 'reservation.expiring', 'reservation.needs_review', 'reservation.reaffirmed', 'reservation.reclaimed', 'reservation.released', 'reservation.updated', 'workload.ended', 'workload.placed', 'workload.terminated', 'workload.termination_requested', 'workload.termination_stuck',  }
 
 def check_list_node_events_types_item(value: str) -> ListNodeEventsTypesItem:
     if value in LIST_NODE_EVENTS_TYPES_ITEM_VALUES:

@@ -35,6 +35,14 @@ class Actor:
 
 
 @dataclass(frozen=True, slots=True)
+class SystemActor:
+    """The service itself as the one who made the change, by name (``clock``): shown to
+    everyone who sees the event as ``{"system": name}``."""
+
+    system: str
+
+
+@dataclass(frozen=True, slots=True)
 class EventContext:
     """Where, when, by whom and under which write an event happened: what every builder
     takes besides what changed. ``change_id`` is the write's own id, the same when a retry
@@ -45,7 +53,7 @@ class EventContext:
     owner_org_id: str
     change_id: str
     at: datetime
-    actor: Actor | None = None
+    actor: Actor | SystemActor | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +66,14 @@ class CloudEvent:
     subject: str
     time: datetime
     data: Mapping[str, Any]
-    actor: Actor | None = None
+    actor: Actor | SystemActor | None = None
 
     def envelope(self, show_key_id: bool) -> dict[str, Any]:
         """The CloudEvents 1.0 JSON form; ``actor.keyId`` only when ``show_key_id``."""
         data: dict[str, Any] = {}
-        if self.actor is not None:
+        if isinstance(self.actor, SystemActor):
+            data["actor"] = {"system": self.actor.system}
+        elif self.actor is not None:
             actor = {"orgId": self.actor.org_id}
             if show_key_id:
                 actor["keyId"] = self.actor.key_id
@@ -97,8 +107,16 @@ class CloudEvent:
             subject=envelope["subject"],
             time=parse_time(envelope["time"]),
             data=data,
-            actor=Actor(actor["orgId"], actor["keyId"]) if actor else None,
+            actor=_actor(actor),
         )
+
+
+def _actor(stored: Mapping[str, str] | None) -> Actor | SystemActor | None:
+    if not stored:
+        return None
+    if "system" in stored:
+        return SystemActor(stored["system"])
+    return Actor(stored["orgId"], stored["keyId"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +174,9 @@ class EventType(StrEnum):
     RESERVATION_REAFFIRMED = "reservation.reaffirmed"
     RESERVATION_NEEDS_REVIEW = "reservation.needs_review"
     RESERVATION_UPDATED = "reservation.updated"
+    RESERVATION_ACTIVATED = "reservation.activated"
+    RESERVATION_EXPIRING = "reservation.expiring"
+    RESERVATION_EXPIRED = "reservation.expired"
     WORKLOAD_PLACED = "workload.placed"
     WORKLOAD_ENDED = "workload.ended"
     WORKLOAD_TERMINATION_REQUESTED = "workload.termination_requested"

@@ -71,6 +71,10 @@ class Settings(BaseModel):
     event_bus_name: str | None = Field(None, alias="EVENT_BUS_NAME", min_length=1)
     # How long the scheduled relay leaves a new event to the stream's relay.
     event_relay_grace_seconds: float = Field(60.0, alias="EVENT_RELAY_GRACE_SECONDS", ge=0)
+    # The stack's ExpiryWarningMinutes: how long before a reservation's ``endsAt`` its
+    # ``reservation.expiring`` is armed (0: none). A write that arms it keeps it on the item.
+    expiry_warning_minutes: int = Field(60, alias="EXPIRY_WARNING_MINUTES", ge=0, le=525600)
+
     # How many shards (partitions) the operator's feed of every event is split into, and the
     # orgs whose own feed is split too ("org-a=4,org-b=8"; every other org's feed is one
     # partition): the stack's PlatformFeedShards and OrgFeedShards. Only ever raised: a
@@ -118,6 +122,22 @@ def settings() -> Settings:
             for problem in error.errors()
         )
         raise SettingsError(f"invalid function environment: {problems}") from None
+
+
+class _ExpiryWarning(BaseModel):
+    minutes: int = Field(60, alias="EXPIRY_WARNING_MINUTES", ge=0, le=525600)
+
+
+def expiry_warning_minutes() -> int:
+    """The stack's ExpiryWarningMinutes, read on its own (the fleet loader arms reservations
+    too, without a table's settings); SettingsError when it is garbled."""
+    try:
+        return _ExpiryWarning.model_validate(dict(os.environ)).minutes
+    except ValidationError as error:
+        message = error.errors()[0]["msg"]
+        raise SettingsError(
+            f"invalid function environment: EXPIRY_WARNING_MINUTES: {message}"
+        ) from None
 
 
 def cursor_signing_key() -> bytes:

@@ -33,6 +33,7 @@ from reservations.nodes.models.views import (
     WorkloadView,
 )
 from reservations.nodes.models.writes import (
+    ClockFire,
     DeadlineChange,
     HistoryMove,
     NewTermination,
@@ -63,6 +64,19 @@ from reservations.nodes.rules.access import (
     may_write_reservations,
     sees_every_reservation,
 )
+from reservations.nodes.rules.clock import (
+    ACTIVATION_PASSED,
+    MOMENT_NAMES,
+    ClockKind,
+    ClockMoment,
+    activation_at_reaffirm,
+    armed_moments,
+    clock_shards,
+    due_moments,
+    next_moment,
+    warning_moment,
+    with_fired,
+)
 from reservations.nodes.rules.events import reservation_event, reviews_derived, workload_data
 from reservations.nodes.rules.history import (
     due_to_move,
@@ -73,11 +87,14 @@ from reservations.nodes.rules.history import (
     naming_the_same,
     retained_until,
 )
-from reservations.nodes.rules.status import effective_status, in_term
+from reservations.nodes.rules.status import changed_since_sold, effective_status, in_term
 from reservations.nodes.rules.units import UnitReason, not_reservable_reason
 from reservations.nodes.table.actions import free_unit, named_sets, topology_check
 from reservations.nodes.table.items import (
+    CLOCK_FIRED,
     PLACEMENTS,
+    clock_attributes,
+    clock_fired_item,
     named_from_item,
     node_from_item,
     reservation_from_item,
@@ -88,6 +105,9 @@ from reservations.nodes.table.items import (
     workload_item,
 )
 from reservations.nodes.table.keys import (
+    CLOCK_AT,
+    CLOCK_INDEX,
+    CLOCK_SHARD,
     FLEET_ENDED,
     FLEET_LIVE,
     FLEET_PLATFORM,
@@ -128,12 +148,18 @@ from reservations.nodes.views import (
 from reservations.nodes.wiring import node_ports, node_table
 
 __all__ = [
+    "ACTIVATION_PASSED",
     "CAPACITY",
     "CLAIMING_STATES",
+    "CLOCK_AT",
+    "CLOCK_FIRED",
+    "CLOCK_INDEX",
+    "CLOCK_SHARD",
     "FLEET_ENDED",
     "FLEET_LIVE",
     "FLEET_PLATFORM",
     "LIST_PK",
+    "MOMENT_NAMES",
     "NODE_EVENTS_PREFIX",
     "NODE_HISTORY_PREFIX",
     "OPEN_TERMINATION",
@@ -145,6 +171,9 @@ __all__ = [
     "RESERVATION_PREFIX",
     "STATES",
     "WRITE",
+    "ClockFire",
+    "ClockKind",
+    "ClockMoment",
     "DeadlineChange",
     "HistoryMove",
     "ListAccess",
@@ -183,6 +212,13 @@ __all__ = [
     "WorkloadView",
     "Writer",
     "access_key",
+    "activation_at_reaffirm",
+    "armed_moments",
+    "changed_since_sold",
+    "clock_attributes",
+    "clock_fired_item",
+    "clock_shards",
+    "due_moments",
     "due_to_move",
     "effective_status",
     "ended_workload_item",
@@ -207,6 +243,7 @@ __all__ = [
     "named_from_item",
     "named_sets",
     "naming_the_same",
+    "next_moment",
     "no_token",
     "node_events_pk",
     "node_from_item",
@@ -238,7 +275,9 @@ __all__ = [
     "unit_from_item",
     "unit_key",
     "version_tag",
+    "warning_moment",
     "with_events",
+    "with_fired",
     "workload_data",
     "workload_from_item",
     "workload_item",

@@ -46,6 +46,11 @@ class NodeStore(Protocol):  # pragma: no mutate block
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
         """Reservations still in a node's partition past their ``endsAt``, as listed."""
 
+    def due_clock(self, shard: str, now: datetime, page: int) -> list[tuple[str, str]]:
+        """One page of a clock index partition: at most ``page`` reservations (node id,
+        reservation id) whose next armed moment is at ``now`` or before, oldest first, as
+        listed (eventually consistent)."""
+
     def prune_named(self, node_id: str, now: datetime) -> int:
         """The orgs the node's list access names no more at ``now`` taken out (how many)."""
 

@@ -25,7 +25,7 @@ from reservations.kernel.errors import (
     UnitsUnavailable,
 )
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
-from reservations.kernel.settings import settings
+from reservations.kernel.settings import expiry_warning_minutes, settings
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     NodePorts,
@@ -165,6 +165,8 @@ def _new_reservation(
         topology_gen=snapshot.node.topology_gen,
         created_at=stamp,
         updated_at=stamp,
+        warning_minutes=expiry_warning_minutes(),
+        armed_at=stamp,
     )
 
 

@@ -85,10 +85,7 @@ def list_fleet_reservations(
     a key without ``reservation.read``."""
     if not caller.has(READ):
         raise NotFound()
-    filters = parse_filters(
-        query.role, query.status, query.node_id, query.gpu_model_id,
-        query.ends_before, query.ends_after,
-    )  # fmt: skip
+    filters = _filters(query)
     limit = page_limit(query.limit)
     everything = caller.platform_operator and not filters.role_given
     scope = CursorScope("", filters.canonical(), caller.org_id, FLEET_FEED)
@@ -115,6 +112,18 @@ def list_fleet_reservations(
                 items.append(view)
     cursor = encode_cursor(Cursor(position), scope, cursor_key) if more and position else None
     return FleetReservationPage(items=items, next_cursor=cursor)
+
+
+def _filters(query: FleetQuery) -> FleetFilters:
+    """The query's filters, parsed (400 naming the field)."""
+    return parse_filters(
+        query.role,
+        query.status,
+        query.node_id,
+        query.gpu_model_id,
+        query.ends_before,
+        query.ends_after,
+    )
 
 
 def _next_entries(

@@ -17,8 +17,9 @@ from enum import StrEnum
 from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
-from reservations.kernel.writes import WriteConflict
-from reservations.nodes import HistoryMove, NodePorts, Reservation, due_to_move
+from reservations.kernel.settings import expiry_warning_minutes
+from reservations.nodes import NodePorts, Reservation, due_to_move
+from reservations.reservations.clock import ClockOutcome, fire_due
 
 # A pass stops starting moves with less than this left of its invocation (seconds): one
 # move is one transaction, bounded by its client's deadline.
@@ -55,13 +56,20 @@ def move_expired(ports: NodePorts, time_left: Callable[[], float]) -> dict[MoveO
 def _move(
     ports: NodePorts, reservation: Reservation, now: datetime, time_left: Callable[[], float]
 ) -> MoveOutcome:
+    """The move, as the clock makes it: read again, and carrying its ``.expired`` (and any
+    moment of the clock still unfired before it), so that whichever of the two passes moves
+    it, the events are written once."""
     if time_left() < MOVE_RESERVE_SECONDS:
         return MoveOutcome.DEFERRED
-    try:
-        ports.store.commit(HistoryMove(reservation, now))
-    except WriteConflict:
-        return MoveOutcome.LEFT
-    return MoveOutcome.MOVED
+    outcome = fire_due(
+        ports,
+        reservation.node_id,
+        reservation.id,
+        now,
+        expiry_warning_minutes(),
+        listed_version=reservation.version,
+    )
+    return MoveOutcome.MOVED if outcome is ClockOutcome.FIRED else MoveOutcome.LEFT
 
 
 def _report(counts: dict[MoveOutcome, int]) -> None:

@@ -21,15 +21,19 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     OPERATOR,
+    ClockKind,
+    ClockMoment,
     NodePorts,
     NodeSnapshot,
     ReaffirmRequest,
     ReaffirmWrite,
     Reservation,
     ReservationStatus,
+    activation_at_reaffirm,
     effective_status,
     node_partition,
     parse_reaffirm_request,
@@ -37,6 +41,7 @@ from reservations.nodes import (
     reservation_view,
     route_reservation_etag,
     with_events,
+    with_fired,
 )
 from reservations.reservations.changes import found
 from reservations.reservations.rules import events as reservations_events
@@ -107,17 +112,22 @@ def reaffirm_write(
     now: datetime,
 ) -> ReaffirmWrite:
     """The reservation on the node's generation, pending or active by the clock."""
+    status = initial_status(reservation.starts_at, now)
+    clock = replace(reservation, status=status)
+    if status is ReservationStatus.ACTIVE and activation_at_reaffirm(reservation, now):
+        clock = with_fired(clock, ClockKind.ACTIVATED, reservation.starts_at)
     return ReaffirmWrite(
         write_id=write_id,
         node_id=snapshot.node.id,
         reservation=ItemVersion(reservation.id, reservation.version),
         node=ItemVersion(snapshot.node.id, snapshot.node.version),
-        status=initial_status(reservation.starts_at, now),
+        status=status,
         topology_gen=snapshot.node.topology_gen,
         reason=reason,
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         at=now,
+        clock=clock,
     )
 
 
@@ -129,7 +139,15 @@ def reaffirm_events(snapshot: NodeSnapshot | None, write: ReaffirmWrite) -> tupl
     after = replace(
         before, status=write.status, topology_gen=write.topology_gen, released_unit_ids=()
     )
-    return (reservations_events.reservation_reaffirmed(context, after, write.reason),)
+    reaffirmed = reservations_events.reservation_reaffirmed(context, after, write.reason)
+    if write.clock is None or dict(write.clock.clock_fired) == dict(before.clock_fired):
+        return (reaffirmed,)
+    # ``.activated``, which a review stood in the way of, at this commit (``time``)
+    moment = ClockMoment(write.at.replace(microsecond=0), ClockKind.ACTIVATED)
+    activated = reservations_events.clock_event(
+        snapshot.node.owner_org_id, write.clock, moment, expiry_warning_minutes()
+    )
+    return (reaffirmed, activated)
 
 
 def committed(write: ReaffirmWrite) -> Committed:

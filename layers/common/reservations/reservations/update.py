@@ -11,6 +11,7 @@ its ETag. ``If-Match`` is honoured (``WriteSpec.etag``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from reservations.kernel.caller import Caller
@@ -18,11 +19,12 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import ApiError, FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
-from reservations.kernel.settings import settings
+from reservations.kernel.settings import expiry_warning_minutes, settings
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
+    Reservation,
     ReservationUpdate,
     may_write_reservations,
     named_after_change,
@@ -62,6 +64,7 @@ def decide(
     after = updated(read, before, request.body, now)
     if isinstance(after, ApiError):
         return after
+    after = rearmed(before, after, now)
     view = reservation_view(after, read.node, now, after.released_unit_ids, after.updated_at)
     answer = reservation_answer(view)
     if after == before:
@@ -83,6 +86,19 @@ def decide(
         named_until=named_after_change(before, after, named_by, retention, now),
     )
     return Decision(write, answer)
+
+
+def rearmed(before: Reservation, after: Reservation, now: datetime) -> Reservation:
+    """A term moved re-arms the clock as a create arms it (``nodes.rules.clock``): the
+    stack's warning minutes now, and this commit as the moment it was armed, so a warning
+    moment already passed fires right away with this commit's time. A moved ``startsAt``
+    re-arms ``.activated`` and a moved ``endsAt`` ``.expiring`` and ``.expired`` by
+    themselves: a moment is fired only at the moment it was fired at."""
+    if (after.starts_at, after.ends_at) == (before.starts_at, before.ends_at):
+        return after
+    return replace(
+        after, warning_minutes=expiry_warning_minutes(), armed_at=now.replace(microsecond=0)
+    )
 
 
 def update_events(

@@ -108,6 +108,17 @@ class Reservation:
     # deletes it some time after; readers treat it as gone from this moment). None while
     # it is in the node's partition.
     retained_until: datetime | None = None
+    # The clock (``nodes.rules.clock``): the moments whose event is written (or, for an
+    # activation a review stood in the way of, passed), each kind with the moment; the
+    # ExpiryWarningMinutes its end was armed with (None: an item written before, armed
+    # with the stack's); and when its term was last armed (its create, or the change that
+    # moved it): a warning moment already passed then is that commit's.
+    clock_fired: tuple[tuple[str, datetime], ...] = ()
+    warning_minutes: int | None = None
+    armed_at: datetime | None = None
+    # Its place in the clock's index as read (``clockAt``; None: not there), which a write
+    # carrying the clock's events conditions on. Writers recompute it; they never copy it.
+    clock_read: str | None = field(default=None, compare=False)
 
     def retained_at(self, now: datetime) -> bool:
         """Whether it is still readable: live, or history within its retention."""

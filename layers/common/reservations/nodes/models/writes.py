@@ -204,6 +204,10 @@ class ReaffirmWrite(EventedWrite):
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    # The reservation as re-affirmed, for the clock (``nodes.rules.clock``): its moments
+    # fired (an activation the re-affirm writes itself recorded) and, as read, its place in
+    # the clock's index (``clock_read``), which the write conditions on and moves on from.
+    clock: Reservation | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +297,19 @@ class HistoryMove(EventedWrite):
     # No event: an expiry is no one's change (the reservation's effective status said it).
 
 
+@dataclass(frozen=True, slots=True)
+class ClockFire(EventedWrite):
+    """One moment of the clock (``nodes.rules.clock``) written: its event (``events``), and
+    the reservation (``after``) recording it fired and moving on to its next moment, where
+    it is still as read (its version and its place in the clock index) and, for an
+    activation, the node's topology still as read (a review since would forbid it). The
+    reservation's version stays: its object does not change."""
+
+    read: Reservation
+    after: Reservation
+    topology: TopologyRead | None = None
+
+
 # Every conditional write on a node's partition, as the store's ``commit`` takes it: each
 # one TransactWriteItems, all or nothing.
 PartitionWrite = (
@@ -306,4 +323,5 @@ PartitionWrite = (
     | ReaffirmWrite
     | TerminationClose
     | HistoryMove
+    | ClockFire
 )

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
+from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.times import format_moment, format_time, parse_time
 from reservations.nodes.models.partition import (
     ListAccess,
@@ -25,8 +26,11 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
+from reservations.nodes.rules.clock import clock_shard, next_moment
 from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.keys import (
+    CLOCK_AT,
+    CLOCK_SHARD,
     LIST_PK,
     LIVE,
     LIVE_ENDS,
@@ -95,12 +99,29 @@ def unit_item(node_id: str, unit: Unit) -> Item:
 
 def reservation_item(reservation: Reservation) -> Item:
     """A reservation in the node's partition: in the node's list index, and with an
-    ``endsAt`` in the mover's index of live reservations' ends."""
+    ``endsAt`` in the mover's index of live reservations' ends; with a moment armed, in
+    the clock's index (:func:`clock_attributes`)."""
     return {
         **reservation_key(reservation.node_id, reservation.id),
         **_reservation_attributes(reservation),
         LIVE_ENDS: LIVE if reservation.ends_at is not None else None,
+        **clock_attributes(reservation),
     }
+
+
+def clock_attributes(reservation: Reservation) -> Item:
+    """Where the reservation sits in the clock's index: its shard and its next armed
+    moment (``nodes.rules.clock``), both None (absent) when nothing is armed. Every writer
+    that changes a reservation's term or stored status writes them as this says."""
+    moment = next_moment(reservation, expiry_warning_minutes())
+    if moment is None:
+        return {CLOCK_SHARD: None, CLOCK_AT: None}
+    return {CLOCK_SHARD: clock_shard(reservation.id), CLOCK_AT: moment.key}
+
+
+def clock_fired_item(reservation: Reservation) -> dict[str, str] | None:
+    """The moments fired, as stored (kind → the moment, as text); None when none has."""
+    return {kind: format_time(at) for kind, at in reservation.clock_fired} or None
 
 
 def reservation_history_item(reservation: Reservation, retained_until: datetime) -> Item:
@@ -131,7 +152,16 @@ def _reservation_attributes(reservation: Reservation) -> Item:
         "createdAt": format_time(reservation.created_at),
         "updatedAt": format_time(reservation.updated_at),
         "version": reservation.version,
+        CLOCK_FIRED: clock_fired_item(reservation),
+        WARNING_MINUTES: reservation.warning_minutes,
+        ARMED_AT: _optional_time(reservation.armed_at),
     }
+
+
+# The reservation's clock attributes besides its place in the index (``nodes.rules.clock``).
+CLOCK_FIRED = "clockFired"
+WARNING_MINUTES = "expiryWarningMinutes"
+ARMED_AT = "clockArmedAt"
 
 
 # The list access item names each org its reservations name in an attribute of its own,
@@ -312,6 +342,12 @@ def reservation_from_item(item: Item) -> Reservation:
         updated_at=parse_time(item["updatedAt"]),
         version=int(item["version"]),
         retained_until=None if expires is None else datetime.fromtimestamp(int(expires), UTC),
+        clock_fired=tuple(
+            sorted((str(k), parse_time(v)) for k, v in (item.get(CLOCK_FIRED) or {}).items())
+        ),
+        warning_minutes=_int(item.get(WARNING_MINUTES)),
+        armed_at=_parse_optional(item.get(ARMED_AT)),
+        clock_read=item.get(CLOCK_AT),
     )
 
 

@@ -66,6 +66,13 @@ FLEET_LIVE = "live"
 FLEET_ENDED = "ended"
 # Sorts after every RFC 3339 time: an open-ended reservation's place in the fleet index.
 OPEN_ENDS = "~"
+# The clock's sparse index (``nodes.rules.clock``): the node partitions' reservations with
+# a moment armed, in ``CLOCK_SHARDS`` partitions (``clockShard``, by the reservation's id),
+# by their next moment (``clockAt``: the moment, then its kind). History items never carry
+# them. ``docs/scale.md`` says why sharded.
+CLOCK_INDEX = "ClockMoments"
+CLOCK_SHARD = "clockShard"
+CLOCK_AT = "clockAt"
 
 
 def node_pk(node_id: str) -> str:

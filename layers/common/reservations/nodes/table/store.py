@@ -30,6 +30,7 @@ from reservations.nodes.models.partition import (
     ReservationsRead,
 )
 from reservations.nodes.models.writes import PartitionWrite
+from reservations.nodes.rules.clock import due_by
 from reservations.nodes.table.access import prune_named
 from reservations.nodes.table.items import (
     access_from_item,
@@ -39,6 +40,9 @@ from reservations.nodes.table.items import (
 )
 from reservations.nodes.table.keys import (
     ACCESS_SK,
+    CLOCK_AT,
+    CLOCK_INDEX,
+    CLOCK_SHARD,
     LIST_PK,
     LIVE,
     LIVE_ENDS,
@@ -47,6 +51,7 @@ from reservations.nodes.table.keys import (
     NODE_SK,
     RESERVATION_PREFIX,
     access_key,
+    node_id_of,
     node_key,
     node_pk,
     reservation_history_key,
@@ -148,6 +153,22 @@ class NodeTable:
             "ExpressionAttributeValues": to_attributes({":live": LIVE, ":now": format_time(now)}),
         }
         yield from (reservation_from_item(i) for i in query_items(query))
+
+    def due_clock(self, shard: str, now: datetime, page: int) -> list[tuple[str, str]]:
+        """One Query of the clock index's partition ``shard`` (keys only): up to ``page``
+        reservations, as (node id, reservation id), whose next moment (``clockAt``) is at
+        ``now`` or before, oldest first. What it reads is what is due, never the fleet or
+        its past."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "IndexName": CLOCK_INDEX,
+            "KeyConditionExpression": f"{CLOCK_SHARD} = :shard AND {CLOCK_AT} <= :now",
+            "ExpressionAttributeValues": to_attributes({":shard": shard, ":now": due_by(now)}),
+            "Limit": page,
+        }
+        items = clients.dynamodb().query(**query)["Items"]
+        keys = [from_attributes(i) for i in items]
+        return [(node_id_of(k["PK"]), k["SK"].removeprefix(RESERVATION_PREFIX)) for k in keys]
 
     def prune_named(self, node_id: str, now: datetime) -> int:
         """The orgs the node's list access names no more at ``now`` taken out (how many)."""

@@ -10,10 +10,17 @@ from reservations.kernel.envelope import (
     EventContext,
     EventType,
     StoredEvent,
+    SystemActor,
     optional_time,
 )
 from reservations.kernel.times import format_time
-from reservations.nodes import Reservation, reservation_event
+from reservations.nodes import (
+    MOMENT_NAMES,
+    ClockKind,
+    ClockMoment,
+    Reservation,
+    reservation_event,
+)
 
 
 def reservation_created(context: EventContext, reservation: Reservation) -> StoredEvent:
@@ -91,3 +98,35 @@ def reservation_updated(
         for org, lists in removed.items()
     }
     return replace(event, audience_org_ids=event.audience_org_ids | set(removed), views=views)
+
+
+def clock_event(
+    owner_org_id: str, reservation: Reservation, moment: ClockMoment, warning_minutes: int
+) -> StoredEvent:
+    """``reservation.activated`` / ``.expiring`` / ``.expired``: by the clock, at its moment
+    (its ``time``), naming the moment it stands for. Its id is the moment's own, so a pass
+    that writes it again (it never commits twice) makes the same event."""
+    named = MOMENT_NAMES[moment.kind]
+    context = EventContext(
+        reservation.node_id,
+        owner_org_id,
+        f"{reservation.id}@{moment.key}",
+        moment.at,
+        SystemActor("clock"),
+    )
+    data: dict[str, object] = {
+        "moment": named,
+        "startsAt": format_time(reservation.starts_at),
+        "endsAt": optional_time(reservation.ends_at),
+        "unitIds": sorted(reservation.reserved_unit_ids),
+    }
+    if moment.kind is ClockKind.EXPIRING:
+        data["warningMinutes"] = warning_minutes
+    return reservation_event(context, _CLOCK_TYPES[moment.kind], reservation, data)
+
+
+_CLOCK_TYPES = {
+    ClockKind.ACTIVATED: EventType.RESERVATION_ACTIVATED,
+    ClockKind.EXPIRING: EventType.RESERVATION_EXPIRING,
+    ClockKind.EXPIRED: EventType.RESERVATION_EXPIRED,
+}

@@ -5,6 +5,7 @@ history."""
 from __future__ import annotations
 
 from reservations.nodes import (
+    ClockFire,
     HistoryMove,
     ReservationChange,
     ReservationCreate,
@@ -13,6 +14,7 @@ from reservations.nodes import (
     no_token,
 )
 from reservations.reservations.table.changes import change_actions
+from reservations.reservations.table.clock import clock_fire_actions
 from reservations.reservations.table.create import create_actions
 from reservations.reservations.table.history import history_move_actions
 from reservations.reservations.table.update import update_actions
@@ -26,4 +28,5 @@ WRITERS = (
     ),
     Writer.sized(ReservationUpdate, update_actions),
     Writer(HistoryMove, lambda move, _room: history_move_actions(move), no_token),
+    Writer(ClockFire, lambda fire, _room: clock_fire_actions(fire), no_token),
 )

@@ -16,23 +16,31 @@ from reservations.nodes import (
     reservation_key,
     retained_until,
 )
+from reservations.reservations.table.clock import clock_read_condition
 
 
-def move_actions(after: Reservation, version_read: int) -> list[Action]:
+def move_actions(
+    after: Reservation, version_read: int, clock_read: Reservation | None = None
+) -> list[Action]:
     """``after`` (the reservation as the write leaves it) out of the node's partition, where
-    it is still at ``version_read``, and into the node's history."""
+    it is still at ``version_read`` (and, with ``clock_read``, at the clock index place it
+    was read at: a move that carries the clock's events must not carry one fired since)."""
     kept_until = retained_until(after, settings().history_retention_days)
+    condition, values = "version = :v", {":v": version_read}
+    if clock_read is not None:
+        clock, clock_values = clock_read_condition(clock_read.clock_read)
+        condition, values = f"{condition} AND {clock}", {**values, **clock_values}
     delete: Action = {
         "Delete": {
             "TableName": table(),
             "Key": to_attributes(reservation_key(after.node_id, after.id)),
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": to_attributes({":v": version_read}),
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": to_attributes(values),
         }
     }
     return [delete, put(reservation_history_item(after, kept_until))]
 
 
 def history_move_actions(move: HistoryMove) -> list[Action]:
-    """An expired reservation moved as it was read."""
-    return move_actions(move.reservation, move.reservation.version)
+    """An expired reservation moved as it was read, with the clock's events it carries."""
+    return move_actions(move.reservation, move.reservation.version, move.reservation)

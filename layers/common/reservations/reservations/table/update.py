@@ -5,7 +5,7 @@ change names orgs anew or longer."""
 
 from __future__ import annotations
 
-from reservations.kernel.aws.actions import Action, put, table, version_check
+from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.nodes import (
     ReservationUpdate,
@@ -15,6 +15,7 @@ from reservations.nodes import (
     reservation_item,
     unit_key,
 )
+from reservations.reservations.table.clock import clock_read_condition
 
 
 def update_actions(write: ReservationUpdate) -> list[Action]:
@@ -22,12 +23,30 @@ def update_actions(write: ReservationUpdate) -> list[Action]:
     node_id = write.after.node_id
     actions = [
         _node_bump(write),
-        put(reservation_item(write.after), write.before.version),
+        _reservation_put(write),
         *(version_check(unit_key(node_id, unit.id), unit.version) for unit in write.units),
     ]
     if write.named_until:
         actions.append(_access_update(write))
     return actions
+
+
+def _reservation_put(write: ReservationUpdate) -> Action:
+    """The reservation written whole at its version read and at its place in the clock's
+    index as read: a clock moment fired between the read and this commit (which moves
+    ``clockAt`` without bumping the version) makes it fail, so the item written cannot
+    carry the clock's record from before that moment and fire it a second time."""
+    clock, clock_values = clock_read_condition(write.before.clock_read)
+    return {
+        "Put": {
+            "TableName": table(),
+            "Item": to_attributes(reservation_item(write.after)),
+            "ConditionExpression": f"version = :v AND {clock}",
+            "ExpressionAttributeValues": to_attributes(
+                {":v": write.before.version, **clock_values}
+            ),
+        }
+    }
 
 
 def _node_bump(write: ReservationUpdate) -> Action:
