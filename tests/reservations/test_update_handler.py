@@ -188,9 +188,7 @@ def test_a_key_replays_the_first_answer(functions, fleet, aws):
     assert (reused.status, reused.body["code"]) == (422, "idempotency_key_reused")
 
 
-def test_a_keyed_patch_that_changes_nothing_keeps_its_answer_for_the_repeat(
-    functions, fleet, aws
-):
+def test_a_keyed_patch_that_changes_nothing_keeps_its_answer_for_the_repeat(functions, fleet, aws):
     """Nothing to write, but a 200 reached the decision: the key keeps it, so its repeat
     replays it even after the reservation changed (and a reused key is still refused)."""
     first = patch(functions, {"reason": "lab"}, idempotency_key="noop-1")  # the stored reason
