@@ -119,6 +119,21 @@ def test_a_fire_writes_the_event_records_it_and_moves_on_without_the_version(fun
     assert len(clock_events(aws, "res-p")) == 1
 
 
+def test_moments_due_at_once_are_each_written_in_the_same_pass(functions, fleet, aws):
+    """Started and within its warning at once (a term shorter than the warning): the pass
+    writes the activation, then the warning, conditioned on the place the first left."""
+    start = now() - timedelta(minutes=2)
+    put(aws, "res-short", "pending", start, start + timedelta(minutes=30))
+    assert run_clock(functions)["fired"] == 1
+    assert clock_events(aws, "res-short") == [
+        ("reservation.activated", start, "startsAt"),
+        ("reservation.expiring", start, "endsAt"),
+    ]
+    after = state.reservation(aws, "node-a", "res-short")
+    assert after["clockFired"] == {"activated": format_time(start), "expiring": format_time(start)}
+    assert after["clockAt"].startswith(format_time(start + timedelta(minutes=30))[:19])
+
+
 def test_a_fire_fails_where_the_reservation_left_the_clock_place_read(
     functions, fleet, aws, monkeypatch
 ):

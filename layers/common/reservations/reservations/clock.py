@@ -18,6 +18,7 @@ between the read and the commit: the moment is left to the next pass, which read
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
 
@@ -40,6 +41,7 @@ from reservations.nodes import (
     changed_since_sold,
     clock_shards,
     due_moments,
+    next_moment,
     with_fired,
 )
 from reservations.reservations.rules.events import clock_event
@@ -109,10 +111,17 @@ def fire_due(
         for moment in due:
             fire = _fire(node, reservation, moment, warning)
             ports.store.commit(fire)
-            reservation = fire.after
+            reservation = _as_written(fire.after, warning)
     except WriteConflict:
         return ClockOutcome.LEFT
     return ClockOutcome.FIRED
+
+
+def _as_written(reservation: Reservation, warning: int) -> Reservation:
+    """The reservation as a fire left it, its place in the clock's index included: the next
+    moment due in the same pass is conditioned on that place, not on the one first read."""
+    moment = next_moment(reservation, warning)
+    return replace(reservation, clock_read=None if moment is None else moment.key)
 
 
 def _fire(node: Node, reservation: Reservation, moment: ClockMoment, warning: int) -> ClockFire:
