@@ -187,8 +187,15 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 
 
 # If-Match and If-None-Match: * or a comma-separated list of quoted tags.
+# The pattern is the parser's (``kernel.preconditions``), spaces for its optional whitespace,
+# so that a client or a fuzzer that follows the document sends a header that parses.
 ENTITY_TAGS: dict[str, Any] = {
-    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER}
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_HEADER,
+        "pattern": r'^ *(\*|(W/)?"[!#-~]*"( *, *(W/)?"[!#-~]*")*) *$',
+    }
 }
 
 
