@@ -631,8 +631,12 @@ def check_moves(
 
 def _content(item: dict[str, Any]) -> dict[str, Any]:
     """A reservation item's own attributes, wherever it is (a history item's key and
-    retention aside, and the mover's index attribute, which only live ones carry)."""
-    return {k: v for k, v in item.items() if k not in {"PK", "SK", "expiresAtEpoch", "liveEnds"}}
+    retention aside, the mover's index attribute, which only live ones carry, and the
+    clock's record: its index place, and the moments the move wrote as fired)."""
+    return {k: v for k, v in item.items() if k not in MOVED_APART}
+
+
+MOVED_APART = {"PK", "SK", "expiresAtEpoch", "liveEnds", "clockAt", "clockShard", "clockFired"}
 
 
 def changed_views(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -645,10 +649,24 @@ def changed_views(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return problems
 
 
+CLOCK_TYPES = ("reservation.activated", "reservation.expiring", "reservation.expired")
+
+
 def check_service_events(call: Call, new: list[dict[str, Any]]) -> list[str]:
     """The reports close terminations (``workload.terminated``, terminated or gone), the
     sweeper flags them (``workload.termination_stuck``): no actor, nothing else; the history
-    mover writes none."""
+    mover writes only what the clock owed the reservations it moves (``.activated``,
+    ``.expiring``, ``.expired``), each by the clock, naming its moment."""
+    if call.function == "history_mover":
+        owed = [e for e in new if e["type"] in CLOCK_TYPES]
+        problems = [f"history_mover wrote {e['type']}" for e in new if e not in owed]
+        problems += [
+            f"{e['type']} not by the clock, or naming no moment"
+            for e in owed
+            if e["data"].get("actor") != {"system": "clock"}
+            or e["data"].get("moment") not in ("startsAt", "endsAt")
+        ]
+        return problems
     expected = SERVICE_EVENTS.get(call.function)
     problems = [f"{call.function} wrote {e['type']}" for e in new if e["type"] != expected]
     problems += [f"{e['type']} with an actor" for e in new if "actor" in e["data"]]
