@@ -51,6 +51,14 @@ def emulated(emulator: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
 @pytest.fixture
 def load_emulated_fleet(emulated: dict[str, Any]) -> Any:
     def load(document: dict[str, Any]) -> None:
-        fleets.load_fleet(document, emulated["dynamodb"], emulated["sqs"])
+        # The emulator is shared by every test of the session: a node loaded twice would
+        # carry one test's writes into another's assertions.
+        db = emulated["dynamodb"]
+        for node in document["nodes"]:
+            key = {"PK": {"S": f"NODE#{node['id']}"}, "SK": {"S": "#NODE"}}
+            assert "Item" not in db.get_item(TableName="ReservationsTable", Key=key), (
+                f"node {node['id']} is already in the shared emulator: give this test its own"
+            )
+        fleets.load_fleet(document, db, emulated["sqs"])
 
     return load
