@@ -97,3 +97,22 @@ def test_a_page_of_100_on_100_nodes_is_one_query_and_two_batch_gets(
     pages = _pages(functions, sent_requests, BROKER, "100")
     two = (("dynamodb", "Query"), ("dynamodb", "BatchGetItem"), ("dynamodb", "BatchGetItem"))
     assert [(p[0], p[2]) for p in pages] == [(two, 100), ((two[0], two[1]), 4)]
+
+
+def test_a_model_no_reservation_holds_reads_the_index_in_growing_reads_and_nothing_else(
+    aws, load_fleet, functions, sent_requests
+):
+    """320 live reservations, none of the model asked for: the entries say so, so no
+    reservation is read, and the page reads on to the index's end in reads four times
+    larger each (21, 81, 321 entries asked) rather than 16 reads of a page."""
+    _fleet(aws, load_fleet, functions, nodes=40)
+    invoke(functions["list_fleet_reservations"], fleet_event(OPERATOR, {"limit": "1"}))
+    sent_requests.clear()
+    query = {"limit": "20", "gpuModelId": "nvidia-l4"}
+    result = invoke(functions["list_fleet_reservations"], fleet_event(OPERATOR, query))
+    assert (result.status, result.body) == (200, {"items": []})
+    assert sent_requests.sent == [("dynamodb", "Query")] * 3
+    assert sent_requests.items_read == [(21, 21), (81, 81), (220, 220)]
+    held = {"limit": "20", "gpuModelId": "nvidia-h100-sxm5-80gb"}
+    assert len(invoke(functions["list_fleet_reservations"], fleet_event(OPERATOR, held))
+               .body["items"]) == 20  # fmt: skip

@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from devstack import fleet_documents as f
-from devstack.api_events import cancel_event, event_file, fleet_event
+from devstack.api_events import cancel_event, event_file, fleet_event, node_event
 from devstack.functions import FakeContext, invoke, load_function
 from tests.support.fleet_index import FleetStream
 
@@ -23,6 +23,8 @@ WRITER = {"key": "vl_local_test_writer", "orgId": "org-acme",
           "permissions": ["reservation.read", "reservation.write"]}  # fmt: skip
 NO_READ = {"key": "vl_local_test_noread", "orgId": "org-broker",
            "permissions": ["reservation.capacity"]}  # fmt: skip
+NODE_WRITER = {"key": "vl_local_test_node_writer", "orgId": "org-platform",
+               "permissions": ["node.write"]}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,7 @@ def fleet(aws, load_fleet, functions) -> FleetStream:
     node_c = f.node("node-c", [f.unit(u, gpuModelId="nvidia-a100") for u in UNITS], [
         _res("res-c1", UNITS[0], 20, managingOrgIds=[], allowedOrgIds=["org-lab"]),
     ], owner="org-other")  # fmt: skip
-    load_fleet(f.fleet([node_a, node_b, node_c], extra_keys=[WRITER, NO_READ]))
+    load_fleet(f.fleet([node_a, node_b, node_c], extra_keys=[WRITER, NO_READ, NODE_WRITER]))
     stream = FleetStream(aws, functions["fleet_indexer"])
     stream.run()
     return stream
@@ -205,6 +207,28 @@ def test_a_node_that_changes_owner_moves_its_reservations_to_the_new_owner(aws, 
     assert "Item" not in old
 
 
+def test_a_node_whose_units_change_model_is_listed_by_its_new_model(aws, fleet, functions):
+    """Entries keep their units' models; a topology change indexes the node again, so the
+    list by model follows the node's units as they are now."""
+    a100 = {"gpuModelId": "nvidia-a100"}
+    assert _ids(_list(functions, "operator", a100)) == ["res-c1"]
+    units = [f.unit(UNITS[0], gpuModelId="nvidia-a100", gpuModelName="NVIDIA A100"),
+             *(f.unit(u) for u in UNITS[1:])]  # fmt: skip
+    body = {"ownerOrgId": "org-acme", "topologyGen": 2, "units": units}
+    changed = invoke(
+        functions["put_node"], node_event("node-b", body, "Bearer vl_local_test_node_writer")
+    )
+    assert changed.status == 200, changed.body
+    fleet.run()
+    listed = _list(functions, "operator", a100)
+    assert _ids(listed) == ["res-b1", "res-c1"]
+    assert listed.body["items"][0]["status"] == "needs-review"
+    entries = [i for i in _index(aws) if i["SK"]["S"].endswith("#node-b#res-b1")]
+    assert {tuple(v["S"] for v in i["gpuModelIds"]["L"]) for i in entries} == {("nvidia-a100",)}
+    assert _ids(_list(functions, "operator", {"gpuModelId": "nvidia-h100-sxm5-80gb"})) == [
+        "res-a2", "res-a1", "res-a3"]  # fmt: skip
+
+
 def _end(table: Any, res_id: str) -> str:
     item = table.get_item(Key={"PK": "NODE#node-b", "SK": f"RES#{res_id}"})["Item"]
     return f"{item['endsAt']}#node-b#{res_id}"
@@ -244,9 +268,7 @@ def test_the_shipped_stream_event_is_applied_as_the_table_stands(aws, load_fleet
     assert any(i["SK"]["S"].endswith("#node-a1#res-a-active") for i in before)
 
 
-def test_a_filter_the_index_cannot_serve_answers_what_it_has_after_a_few_reads(
-    aws, load_fleet, functions
-):
+def test_a_selective_filter_answers_what_it_has_after_a_few_reads(aws, load_fleet, functions):
     """gpuModelId=b: node-m's b reservation ends first, node-z's last, 16 of model a
     between. The first page answers the one it found after five index reads, with a
     cursor; the next reads on to node-z's rather than answer an empty page."""

@@ -12,6 +12,7 @@ from reservations.reservations.rules.fleet import (
     LIVE_STATUSES,
     index_change,
     index_entries,
+    may_hold_model,
     parse_filters,
     plan,
 )
@@ -55,6 +56,26 @@ def test_a_change_writes_only_what_moved_or_changed():
     assert change.puts == ()  # org-broker is still managing and in the audience
     moved = index_change(before, index_entries({**LIVE_IMAGE, "endsAt": None}, "org-acme"))
     assert len(moved.puts) == len(moved.deletes) == 4
+
+
+def test_an_entry_keeps_the_models_its_units_have_on_the_node_now():
+    image = {**LIVE_IMAGE, "reservedUnitIds": ["u1", "u2", "u3"]}
+    models = {"u1": "h100", "u2": "a100", "u3": "h100", "u9": "l4"}
+    entries = index_entries(image, "org-acme", models)
+    assert {tuple(e["gpuModelIds"]) for e in entries.values()} == {("a100", "h100")}
+    # a unit the node no longer lists has no model; a model change is an index change
+    gone = index_entries(image, "org-acme", {"u1": "l4"})
+    assert {tuple(e["gpuModelIds"]) for e in gone.values()} == {("l4",)}
+    assert len(index_change(entries, gone).puts) == len(entries)
+    assert all("gpuModelIds" not in e for e in index_entries(image, "org-acme").values())
+
+
+def test_a_model_filter_skips_only_entries_that_say_they_hold_other_models():
+    assert may_hold_model({"gpuModelIds": ["a100", "h100"]}, "h100")
+    assert not may_hold_model({"gpuModelIds": ["a100"]}, "h100")
+    assert not may_hold_model({"gpuModelIds": []}, "h100")
+    assert may_hold_model({}, "h100")  # written before entries kept models: read it
+    assert may_hold_model({"gpuModelIds": ["a100"]}, None)
 
 
 @pytest.mark.parametrize(

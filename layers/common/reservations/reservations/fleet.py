@@ -44,6 +44,7 @@ from reservations.reservations.rules.fleet import (
     FleetFilters,
     Range,
     ends_match,
+    may_hold_model,
     parse_filters,
     plan,
     roles_now,
@@ -54,6 +55,9 @@ from reservations.reservations.table.fleet import EntriesRead, Found
 FLEET_FEED = "/fleet"
 # Index reads a page makes to fill itself once it has an item.
 MAX_ROUNDS = 5
+# The most entries one index read takes: a page that found nothing yet reads on in reads
+# four times larger each (entries are small; the reservations are read a page at a time).
+MAX_INDEX_READ = 1000
 
 
 @dataclass(frozen=True)
@@ -92,26 +96,72 @@ def list_fleet_reservations(
     position = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else None
     ranges = plan(FLEET_PLATFORM if everything else caller.org_id, filters, now)
     items: list[ReservationView] = []
-    more, rounds = bool(ranges), 0
-    # A filter the index cannot serve (a GPU model, a role, nodes) may skip much of what it
-    # finds: a page reads on to fill itself, but after a few rounds answers what it has
-    # (never an empty page with a cursor: an empty one reads on to the end).
+    more, rounds, size = bool(ranges), 0, limit
+    # A filter the index cannot serve (a role, a status) may skip much of what it finds:
+    # a page reads on to fill itself, but after a few rounds answers what it has (never an
+    # empty page with a cursor: an empty one reads on to the end, each index read larger).
     while more and len(items) < limit and not (items and rounds >= MAX_ROUNDS):
         rounds += 1
-        entries, more = _next_entries(index, ranges, position, limit)
-        wanted = [e for e in entries if filters.node_ids is None or e["nodeId"] in filters.node_ids]
-        found = index.read(wanted) if wanted else Found({}, {})
-        units = _units(index, found, filters)
-        for entry in entries:
+        entries, more = _next_entries(index, ranges, position, size)
+        for chunk in _chunks(entries, limit):
             if len(items) == limit:
                 more = True
                 break
-            position = str(entry["SK"])
-            view = _shown(entry, found, units, caller, filters, everything, now)
-            if view is not None:
-                items.append(view)
+            shown = _read_chunk(chunk, index, caller, filters, everything, now, limit - len(items))
+            items += shown.items
+            position = shown.position or position
+            more = more or shown.stopped
+        size = limit if items else min(MAX_INDEX_READ, size * 4)
     cursor = encode_cursor(Cursor(position), scope, cursor_key) if more and position else None
     return FleetReservationPage(items=items, next_cursor=cursor)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What one chunk of entries gave: its items, the last entry taken, whether it
+    stopped with entries left (the page full)."""
+
+    items: list[ReservationView]
+    position: str | None
+    stopped: bool
+
+
+def _chunks(entries: list[Entry], size: int) -> list[list[Entry]]:
+    return [entries[start : start + size] for start in range(0, len(entries), size)]
+
+
+def _read_chunk(
+    chunk: list[Entry],
+    index: FleetIndex,
+    caller: Caller,
+    filters: FleetFilters,
+    everything: bool,
+    now: datetime,
+    room: int,
+) -> _Shown:
+    """The chunk's reservations the caller may see, read fresh (at most ``room`` of them):
+    an entry the filters rule out by what it keeps (its node, its units' models) is not
+    read."""
+    wanted = [e for e in chunk if _may_match(e, filters)]
+    found = index.read(wanted) if wanted else Found({}, {})
+    units = _units(index, found, filters)
+    items: list[ReservationView] = []
+    position = None
+    for entry in chunk:
+        if len(items) == room:
+            return _Shown(items, position, True)
+        position = str(entry["SK"])
+        view = _shown(entry, found, units, caller, filters, everything, now)
+        if view is not None:
+            items.append(view)
+    return _Shown(items, position, False)
+
+
+def _may_match(entry: Entry, filters: FleetFilters) -> bool:
+    nodes = filters.node_ids
+    return (nodes is None or entry["nodeId"] in nodes) and may_hold_model(
+        entry, filters.gpu_model_id
+    )
 
 
 def _filters(query: FleetQuery) -> FleetFilters:
@@ -127,9 +177,9 @@ def _filters(query: FleetQuery) -> FleetFilters:
 
 
 def _next_entries(
-    index: FleetIndex, ranges: list[Range], position: str | None, limit: int
+    index: FleetIndex, ranges: list[Range], position: str | None, size: int
 ) -> tuple[list[Entry], bool]:
-    """The next ``limit`` entries after ``position`` over the ranges, merged in sort-key
+    """The next ``size`` entries after ``position`` over the ranges, merged in sort-key
     order (one Query a range), and whether any are left: with two ranges, only what sorts
     before the end of what each read is sure to be next."""
     reads = []
@@ -137,14 +187,14 @@ def _next_entries(
         # "!" sorts below every character an id may have: just after ``position``.
         low = max(where.low, position + "!") if position is not None else where.low
         if low <= where.high:
-            # One more than a page: a page that ends the index says so (no cursor to an
-            # empty page).
-            reads.append(index.entries(Range(where.pk, low, where.high), None, limit + 1))
+            # One more than it takes: a page that ends the index says so (no cursor
+            # to an empty page).
+            reads.append(index.entries(Range(where.pk, low, where.high), None, size + 1))
     merged = sorted((e for read in reads for e in read.entries), key=lambda e: str(e["SK"]))
     ends = [str(read.entries[-1]["SK"]) for read in reads if read.more and read.entries]
     bound = min(ends, default=None)
     sure = [e for e in merged if bound is None or str(e["SK"]) <= bound]
-    return sure[:limit], len(sure) > limit or bound is not None
+    return sure[:size], len(sure) > size or bound is not None
 
 
 def _units(index: FleetIndex, found: Found, filters: FleetFilters) -> dict[tuple[str, str], Unit]:

@@ -52,9 +52,15 @@ Entry = dict[str, Any]
 EntryKey = tuple[str, str]
 
 
-def index_entries(image: Mapping[str, Any] | None, owner: str | None) -> dict[EntryKey, Entry]:
+def index_entries(
+    image: Mapping[str, Any] | None,
+    owner: str | None,
+    models: Mapping[str, str] | None = None,
+) -> dict[EntryKey, Entry]:
     """The index entries of one reservation item as stored (a stream image): each org's
-    and the operator's, by key; none for no image."""
+    and the operator's, by key; none for no image. With ``models`` (the node's current
+    units, id to GPU model), each entry keeps the models of the reservation's units, so
+    a list by ``gpuModelId`` skips the entries of other models without reading them."""
     if not image:
         return {}
     liveness = FLEET_ENDED if str(image["PK"]).startswith(NODE_HISTORY_PREFIX) else FLEET_LIVE
@@ -74,12 +80,23 @@ def index_entries(image: Mapping[str, Any] | None, owner: str | None) -> dict[En
         "version": int(image.get("version", 0)),
         "expiresAtEpoch": image.get("expiresAtEpoch"),
     }
+    if models is not None:
+        units = image.get("reservedUnitIds") or ()
+        common["gpuModelIds"] = sorted({models[u] for u in units if u in models})
     entries = {(fleet_pk(FLEET_PLATFORM, liveness), sort_key): {
         "PK": fleet_pk(FLEET_PLATFORM, liveness), **common}}  # fmt: skip
     for org, held in roles.items():
         pk = fleet_pk(org, liveness)
         entries[(pk, sort_key)] = {"PK": pk, **common, "roles": sorted(held)}
     return entries
+
+
+def may_hold_model(entry: Entry, model: str | None) -> bool:
+    """Whether the entry's reservation may hold a unit of ``model``: by the models the
+    entry keeps (the list checks the units again, as they are now), or, for an entry
+    written before entries kept them, until its reservation is read."""
+    models = entry.get("gpuModelIds")
+    return model is None or models is None or model in models
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ page at a time (``FleetIndexTable``).
 Writes are idempotent and never go back: an entry is put only over one written from the
 same or an older version of its reservation, and deleted only when still at the version
 the change removed it from, so a record applied twice, or an older one after a newer,
-changes nothing that a newer one wrote. A node whose owner changed has its reservations,
-live and in its history, indexed again for the new owner (its old owner's entries go)."""
+changes nothing that a newer one wrote. An entry keeps the GPU models of its
+reservation's units as the node has them; a node whose owner or topology changed has its
+reservations, live and in its history, indexed again as the node is now (its old owner's
+entries go, the models follow the new units)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from reservations.kernel.aws.queries import batch_get, get_item, query_items
 from reservations.nodes import (
     NODE_HISTORY_PREFIX,
     RESERVATION_PREFIX,
+    UNIT_PREFIX,
     Node,
     Reservation,
     Unit,
@@ -92,47 +95,81 @@ def _is_reservation(keys: Item) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class NodeNow:
+    """What a node's entries take from the node as it is now: its owner, and its units'
+    GPU models (unit id to model; a unit item the node no longer lists is left out)."""
+
+    owner: str | None
+    models: dict[str, str]
+
+
+def read_node_now(node_id: str) -> NodeNow:
+    """The node's item and its unit items: one GetItem and one Query."""
+    item = get_item(node_key(node_id))
+    if item is None:
+        return NodeNow(None, {})
+    node = node_from_item(item)
+    query = {
+        "TableName": table(),
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :unit)",
+        "ExpressionAttributeValues": to_attributes({":pk": node_pk(node_id), ":unit": UNIT_PREFIX}),
+    }
+    listed = node.unit_changed_at
+    units = (unit_from_item(i) for i in query_items(query))
+    models = {u.id: u.gpu_model_id for u in units if listed is None or u.id in listed}
+    return NodeNow(node.owner_org_id, models)
+
+
+# What a node item's change must change in its reservations' entries.
+NODE_FIELDS_INDEXED = ("ownerOrgId", "topologyGen")
+
+
 class FleetIndexer:
     """Applies a batch of the table's stream records to the fleet index."""
 
     def __init__(self) -> None:
-        self._owners: dict[str, str | None] = {}
+        self._nodes: dict[str, NodeNow] = {}
 
-    def owner(self, node_id: str) -> str | None:
-        """The node's owner now (one GetItem per node per batch)."""
-        if node_id not in self._owners:
-            item = get_item(node_key(node_id))
-            self._owners[node_id] = str(item["ownerOrgId"]) if item else None
-        return self._owners[node_id]
+    def node(self, node_id: str) -> NodeNow:
+        """The node as it is now (read once per node per batch)."""
+        if node_id not in self._nodes:
+            self._nodes[node_id] = read_node_now(node_id)
+        return self._nodes[node_id]
 
     def apply(self, record: Mapping[str, Any]) -> int:
-        """One stream record: a reservation's change, or a node's new owner."""
+        """One stream record: a reservation's change, or a node's new owner or topology."""
         keys = from_attributes(record.get("dynamodb", {}).get("Keys", {}))
         old, new = _image(record, "OldImage"), _image(record, "NewImage")
         if _is_reservation(keys):
             node_id = str((new or old or {}).get("nodeId", ""))
-            owner = self.owner(node_id) if node_id else None
-            before, after = index_entries(old, owner), index_entries(new, owner)
+            node = self.node(node_id) if node_id else NodeNow(None, {})
+            before = index_entries(old, node.owner, node.models)
+            after = index_entries(new, node.owner, node.models)
             current = get_item({"PK": keys["PK"], "SK": keys["SK"]})
             if current is None or new is None or current.get("version") != new.get("version"):
                 # Not the newest image (a record applied again or late, or the item is
                 # gone): the index follows the item as it is now, whatever this said.
-                now = index_entries(current, owner)
+                now = index_entries(current, node.owner, node.models)
                 gone = {k: e for k, e in {**before, **after}.items() if k not in now}
                 return apply_change(
                     IndexChange(tuple(now.values()), index_change(gone, {}).deletes)
                 )
             return apply_change(index_change(before, after))
-        if keys.get("SK") == NODE_SK and old and new:
-            was, becomes = old.get("ownerOrgId"), new.get("ownerOrgId")
-            if was != becomes:
-                self._owners[str(new["id"])] = str(becomes)
-                return self.reindex(str(new["id"]), str(was), str(becomes))
+        changed = old and new and any(old.get(f) != new.get(f) for f in NODE_FIELDS_INDEXED)
+        if keys.get("SK") == NODE_SK and old and new and changed:
+            node_id = str(new["id"])
+            self._nodes.pop(node_id, None)  # read again: as it is after this change
+            units_changed = old.get("topologyGen") != new.get("topologyGen")
+            as_now = self.node(node_id)
+            return self.reindex(node_id, str(old.get("ownerOrgId")), as_now, units_changed)
         return 0
 
-    def reindex(self, node_id: str, before: str, after: str) -> int:
-        """Every reservation of the node, live and in its history, indexed for its new
-        owner instead of the old one."""
+    def reindex(self, node_id: str, before: str, now: NodeNow, units_changed: bool) -> int:
+        """Every reservation of the node, live and in its history, indexed again for the
+        node as it is now: its owner's entries instead of the old owner's, and after a
+        topology change every entry with the models its units have now."""
+        was_models = None if units_changed else now.models
         applied = 0
         for partition in (node_pk(node_id), NODE_HISTORY_PREFIX + node_id):
             query = {
@@ -143,8 +180,9 @@ class FleetIndexer:
                 ),
             }
             for image in query_items(query):
-                change = index_change(index_entries(image, before), index_entries(image, after))
-                applied += apply_change(change)
+                was = index_entries(image, before, was_models)
+                becomes = index_entries(image, now.owner, now.models)
+                applied += apply_change(index_change(was, becomes))
         return applied
 
 
