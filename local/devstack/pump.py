@@ -6,8 +6,9 @@ start-lambda`` (the real functions in their containers; the sender's own start-l
 the host's network, when ``--sender-endpoint`` names it), deleting only the records a
 partial-batch response did not list (the sender holds those until their next attempt);
 polls the table's stream for the event relay (``streams.py``); and runs SweeperFunction,
-EventBacklogFunction and HistoryMoverFunction on a period, and ClockFunction every 10 s (the
-contract's local clock period).
+EventBacklogFunction and HistoryMoverFunction on a period, and ClockFunction at a rate of
+one pass every 10 s (the contract's local clock period: a pass starts every 10 s, however
+long the last one took, as a schedule's ``rate()`` invokes it).
 
     python -m devstack.pump --lambda-endpoint http://127.0.0.1:3001 --emulator URL \
         [--sender-endpoint http://127.0.0.1:3002]
@@ -109,10 +110,15 @@ def every(
     step: Callable[[], None],
     name: str,
     first: Callable[[], None] | None = None,
+    *,
+    rate: bool = False,
 ) -> None:
     """Run ``step`` every ``seconds`` on a daemon thread until ``stopping`` (after ``first``,
     on the same thread: a function's warm-up must not hold the other loops back); a failed
-    step is logged, and the next one runs on time."""
+    step is logged, and the next one runs on time. By default the wait comes after each
+    step; with ``rate`` the steps start on a fixed schedule, as a schedule's ``rate()``
+    invokes (a step that overran is followed by the next at once), so what a step is due
+    to do is done within one period, however long the steps take."""
 
     def loop() -> None:
         try:
@@ -120,11 +126,13 @@ def every(
                 first()
         except Exception:
             log.exception("warming %s failed", name)
-        while not stopping.wait(seconds):
+        due = time.monotonic() + seconds
+        while not stopping.wait(max(0.0, due - time.monotonic()) if rate else seconds):
             try:
                 step()
             except Exception:
                 log.exception("%s failed", name)
+            due = max(due + seconds, time.monotonic())
 
     threading.Thread(target=loop, daemon=True, name=name).start()
 
@@ -204,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     every(args.sweep_every, stopping, lambda: sweep(lambda_client), "SweeperFunction")
     every(args.sweep_every, stopping, lambda: relay_backlog(lambda_client), "EventBacklogFunction")
     every(args.sweep_every, stopping, lambda: move_history(lambda_client), "HistoryMoverFunction")
-    every(args.clock_every, stopping, lambda: run_clock(lambda_client), "ClockFunction")
+    every(args.clock_every, stopping, lambda: run_clock(lambda_client), "ClockFunction", rate=True)
     start_delivery_pump(sqs, _lambda_client(sender_endpoint), stopping)
     while not stopping.is_set():
         try:
