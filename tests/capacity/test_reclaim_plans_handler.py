@@ -4,6 +4,7 @@ the signing secret never reaches a log line."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from types import ModuleType
 
 import boto3
@@ -83,6 +84,27 @@ def test_a_dry_runs_plan_applies_through_the_handler_exactly(handler, fleet, aws
     assert twice.status == 409
     assert twice.body["code"] == "plan_stale"
     assert SECRET not in capsys.readouterr().out
+
+
+def test_a_plan_made_with_notice_gives_it_in_the_table_the_answer_and_the_message(
+    handler, fleet, aws
+):
+    """The dry run asks 120 s of notice by count; the apply says nothing of a notice and
+    gives the plan's: terminateAt = the apply's commit + 120 s, stored, answered, sent."""
+    dry = post(handler, {"count": 3, "noticeSeconds": 120, "dryRun": True})
+    assert (dry.status, dry.body["wouldTerminate"]) == (200, ["vm-spot-1"])
+    applied = invoke(handler, reclaim_plan_event("node-a", "res-1", dry.body["planId"], BROKER))
+    assert applied.status == 200, applied.body
+    assert applied.body["terminated"] == ["vm-spot-1"]
+    item = state.workload(aws, "node-a", "vm-spot-1")
+    requested, deadline = (
+        datetime.fromisoformat(item[name]) for name in ("terminationRequestedAt", "terminateAt")
+    )
+    assert deadline - requested == timedelta(seconds=120)
+    assert applied.body["terminateAt"] == item["terminateAt"]
+    messages = state.drain(boto3.client("sqs"), state.node_queue_url(aws, "node-a"))
+    assert [(m["workloadId"], m["terminateAt"]) for m in messages] == [
+        ("vm-spot-1", item["terminateAt"])]  # fmt: skip
 
 
 def test_a_plan_for_another_reservation_is_400_naming_plan_id(handler, load_fleet, aws):
