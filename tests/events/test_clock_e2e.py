@@ -17,13 +17,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-import requests
 
 from devstack import pump
 from devstack.net import free_port
 from devstack.webhook_receiver import serve
 from tests.support.e2e import ROOT, TIMINGS
-from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
+from tests.support.stack import Stack, get_again_after_503, post_keyed, run_stack
 
 pytestmark = pytest.mark.e2e
 OWNER = {"Authorization": "Bearer vl_local_only_owner"}
@@ -48,8 +47,7 @@ def _feed(stack: Stack, subject: str) -> list[dict[str, Any]]:
     cursor = None
     for _ in range(100):
         query = {"limit": "100", **({"cursor": cursor} if cursor else {})}
-        answer = requests.get(f"{stack.api}/v1/events", headers=OWNER, params=query,
-                              timeout=REQUEST_TIMEOUT)  # fmt: skip
+        answer = get_again_after_503(f"{stack.api}/v1/events", OWNER, query)
         assert answer.status_code == 200, answer.text
         page = answer.json()
         found += [e for e in page["items"] if e["subject"] == subject and e["type"] in TYPES]
@@ -69,9 +67,9 @@ def test_a_short_reservation_gets_each_clock_event_once_at_its_moment_on_the_fee
 ) -> None:
     assert pump.CLOCK_SECONDS == 10.0  # the contract's local clock period
     port, printed = free_port(), io.StringIO()
-    hook = requests.post(f"{demo_stack.api}/v1/webhooks", headers=OWNER,
-                         json={"url": f"http://127.0.0.1:{port}/hooks", "types": TYPES},
-                         timeout=REQUEST_TIMEOUT)  # fmt: skip
+    hook = post_keyed(f"{demo_stack.api}/v1/webhooks", OWNER,
+                      {"url": f"http://127.0.0.1:{port}/hooks", "types": TYPES},
+                      key=f"clock-e2e-hook-{port}")  # fmt: skip
     assert hook.status_code == 201, hook.text + demo_stack.diagnostics()
     servers = serve(["127.0.0.1"], port, [hook.json()["secret"]], out=printed)
     try:
@@ -80,9 +78,8 @@ def test_a_short_reservation_gets_each_clock_event_once_at_its_moment_on_the_fee
         body = {"unitIds": ["0000:22:00.0"], "allowedOrgIds": ["org-lab"],
                 "managingOrgIds": ["org-broker"], "startsAt": starts.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "endsAt": ends.strftime("%Y-%m-%dT%H:%M:%SZ")}  # fmt: skip
-        created = requests.post(f"{demo_stack.api}/v1/nodes/node-c3/reservations",
-                                headers=OWNER, data=json.dumps(body),
-                                timeout=REQUEST_TIMEOUT)  # fmt: skip
+        created = post_keyed(f"{demo_stack.api}/v1/nodes/node-c3/reservations", OWNER, body,
+                             key=f"clock-e2e-{now:%H%M%S}")  # fmt: skip
         assert created.status_code == 201, created.text
         assert created.json()["status"] == "pending"
         subject = f"reservations/{created.json()['id']}"

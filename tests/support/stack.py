@@ -36,6 +36,30 @@ READY_TIMEOUT = 600  # the first start in a fresh checkout builds everything
 REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy small machine
 
 
+def post_keyed(url: str, headers: dict[str, str], body: Any, key: str) -> requests.Response:
+    """A POST with an Idempotency-Key, sent again once after a 503's Retry-After, as the typed
+    client does: on a loaded machine the local stack may answer "could not answer in time"
+    (sam local and the emulator are slower than Lambda and DynamoDB), and the key makes the
+    second try safe (it replays the first if that one committed)."""
+    keyed = {**headers, "Idempotency-Key": key, "Content-Type": "application/json"}
+    for _ in range(2):
+        answer = requests.post(url, headers=keyed, data=json.dumps(body), timeout=REQUEST_TIMEOUT)
+        if answer.status_code != 503:
+            break
+        time.sleep(float(answer.headers.get("Retry-After", "1")))
+    return answer
+
+
+def get_again_after_503(url: str, headers: dict[str, str], params: Any) -> requests.Response:
+    """A GET, sent again once after a 503's Retry-After (see :func:`post_keyed`)."""
+    for _ in range(2):
+        answer = requests.get(url, headers=headers, params=params, timeout=REQUEST_TIMEOUT)
+        if answer.status_code != 503:
+            break
+        time.sleep(float(answer.headers.get("Retry-After", "1")))
+    return answer
+
+
 def stack_fleet() -> dict[str, Any]:
     """Two nodes; on the first, an active reservation lends three of its four units to the
     spot market, where a spot VM, a spot pod and an on-demand VM run."""
