@@ -10,6 +10,12 @@ its template:
 - ``sender``: the webhook sender alone, run on the host's network, so that a subscription
   to ``http://127.0.0.1:<port>`` reaches this machine's loopback.
 
+Every function gets at least ``LOCAL_TIMEOUT_SECONDS``: a container's first call under
+``sam local``, and the emulator on a busy small machine, are far slower than Lambda and
+DynamoDB, and with the template's 10 s an API function's first call could give up with
+the contract's 503 ("could not answer in time") before its first request to the table.
+What the functions do within their time is the same as deployed.
+
 They are written next to the built template, where the functions' relative code paths hold.
 """
 
@@ -27,6 +33,8 @@ BUILT = Path(__file__).resolve().parents[2] / ".aws-sam" / "build" / "template.y
 SENDER = "WebhookSenderFunction"
 FUNCTION = "AWS::Serverless::Function"
 KINDS = ("api", "triggered", "sender")
+# The least time a function has locally (seconds); the template's own when longer.
+LOCAL_TIMEOUT_SECONDS = 30
 
 
 def is_api(resource: dict[str, Any]) -> bool:
@@ -55,12 +63,17 @@ def without_layers(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def local_template(document: dict[str, Any], kind: str) -> dict[str, Any]:
-    """The layer-free document with only the functions of ``kind``."""
+    """The layer-free document with only the functions of ``kind``, each given at least
+    ``LOCAL_TIMEOUT_SECONDS``."""
     local = without_layers(document)
     resources = local["Resources"]
+    default = local.get("Globals", {}).get("Function", {}).get("Timeout", 3)
     for name in [n for n, r in resources.items() if r["Type"] == FUNCTION]:
         if not CHOOSE[kind](name, resources[name]):
             del resources[name]
+            continue
+        properties = resources[name].setdefault("Properties", {})
+        properties["Timeout"] = max(properties.get("Timeout", default), LOCAL_TIMEOUT_SECONDS)
     return local
 
 

@@ -44,6 +44,23 @@ def test_no_local_template_names_a_layer(kind: str) -> None:
     assert layers_named(local_templates.local_template(SOURCE, kind)) == []
 
 
+def test_every_local_function_has_at_least_the_local_timeout_and_keeps_a_longer_one() -> None:
+    """An API function's 10 s would make its first call under sam local, on a busy machine,
+    give up with a 503 before it reached the table; a longer timeout is kept."""
+    timeouts = {
+        name: resource["Properties"]["Timeout"]
+        for kind in local_templates.KINDS
+        for name, resource in local_templates.local_template(SOURCE, kind)["Resources"].items()
+        if resource["Type"] == local_templates.FUNCTION
+    }
+    assert SOURCE["Globals"]["Function"]["Timeout"] < local_templates.LOCAL_TIMEOUT_SECONDS
+    assert timeouts["ReclaimFunction"] == local_templates.LOCAL_TIMEOUT_SECONDS
+    assert (
+        timeouts["ClockFunction"] == SOURCE["Resources"]["ClockFunction"]["Properties"]["Timeout"]
+    )
+    assert min(timeouts.values()) == local_templates.LOCAL_TIMEOUT_SECONDS
+
+
 def test_each_function_is_in_exactly_one_process() -> None:
     by_kind = {
         k: functions(local_templates.local_template(SOURCE, k)) for k in local_templates.KINDS
