@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,28 +36,31 @@ READY_TIMEOUT = 600  # the first start in a fresh checkout builds everything
 REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy small machine
 
 
-def post_keyed(url: str, headers: dict[str, str], body: Any, key: str) -> requests.Response:
-    """A POST with an Idempotency-Key, sent again once after a 503's Retry-After, as the typed
-    client does: on a loaded machine the local stack may answer "could not answer in time"
-    (sam local and the emulator are slower than Lambda and DynamoDB), and the key makes the
-    second try safe (it replays the first if that one committed)."""
-    keyed = {**headers, "Idempotency-Key": key, "Content-Type": "application/json"}
-    for _ in range(2):
-        answer = requests.post(url, headers=keyed, data=json.dumps(body), timeout=REQUEST_TIMEOUT)
-        if answer.status_code != 503:
-            break
+def again_after_503(send: Callable[[], requests.Response]) -> requests.Response:
+    """``send()``, and once more after a 503's Retry-After, as the typed client does: on a
+    loaded machine the local stack may answer "could not answer in time" (sam local and the
+    emulator are slower than Lambda and DynamoDB). Only for requests safe to repeat."""
+    answer = send()
+    if answer.status_code == 503:
         time.sleep(float(answer.headers.get("Retry-After", "1")))
+        answer = send()
     return answer
+
+
+def post_keyed(url: str, headers: dict[str, str], body: Any, key: str) -> requests.Response:
+    """A POST with an Idempotency-Key (which makes it safe to repeat: a second try replays
+    the first if that one committed), sent again once after a 503."""
+    keyed = {**headers, "Idempotency-Key": key, "Content-Type": "application/json"}
+    return again_after_503(
+        lambda: requests.post(url, headers=keyed, data=json.dumps(body), timeout=REQUEST_TIMEOUT)
+    )
 
 
 def get_again_after_503(url: str, headers: dict[str, str], params: Any) -> requests.Response:
-    """A GET, sent again once after a 503's Retry-After (see :func:`post_keyed`)."""
-    for _ in range(2):
-        answer = requests.get(url, headers=headers, params=params, timeout=REQUEST_TIMEOUT)
-        if answer.status_code != 503:
-            break
-        time.sleep(float(answer.headers.get("Retry-After", "1")))
-    return answer
+    """A GET, sent again once after a 503."""
+    return again_after_503(
+        lambda: requests.get(url, headers=headers, params=params, timeout=REQUEST_TIMEOUT)
+    )
 
 
 def stack_fleet() -> dict[str, Any]:
