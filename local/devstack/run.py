@@ -207,18 +207,46 @@ def demo_curl(fleet: Fleet, api_url: str) -> str:
 
 
 def stop(processes: list[subprocess.Popen[str]]) -> None:
+    """The emulator last: stopped with it, the node side's calls to it were retried with
+    backoff for 14 s (boto's five attempts). The rest at once (the pump gives sam local's
+    functions one attempt, so a call cut short ends it at once)."""
+    last = [p for p in processes if module(p) == "devstack.emulator"]
+    stop_together([p for p in processes if p not in last])
+    stop_together(last, grace=5)
+
+
+def stop_together(processes: list[subprocess.Popen[str]], grace: float = 15) -> None:
     """SIGTERM (which sam local and our own processes handle like Ctrl-C, and which works
-    even when this process was started with SIGINT ignored), then SIGKILL after 30 s."""
-    for process in reversed(processes):
+    even when this process was started with SIGINT ignored), then SIGKILL after ``grace``
+    seconds; a process that took more than 5 s is named (the Ctrl-C test prints this)."""
+    started = time.monotonic()
+    for process in processes:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    for process in reversed(processes):
+    for process in processes:
         try:
-            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            process.wait(timeout=max(0.1, started + grace - time.monotonic()))
         except subprocess.TimeoutExpired:
+            say(f"{component(process)} still running {grace:.0f} s after SIGTERM: killed")
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        if (took := time.monotonic() - started) > 5:
+            say(f"{component(process)} stopped {took:.0f} s after SIGTERM")
+
+
+def module(process: subprocess.Popen[str]) -> str:
+    """The ``-m`` module a process of the stack runs (``""`` for none)."""
+    args = [str(arg) for arg in process.args] if isinstance(process.args, list) else []
+    return args[args.index("-m") + 1] if "-m" in args[:-1] else ""
+
+
+def component(process: subprocess.Popen[str]) -> str:
+    """What a process of the stack is: ``devstack.pump``, ``devstack.sam_cli local start-api``."""
+    name = module(process)
+    if name != "devstack.sam_cli":
+        return name or str(process.args)
+    args = [str(arg) for arg in process.args]
+    return " ".join(args[args.index("-m") + 1 :][:3])
 
 
 def sam_containers() -> set[str]:
