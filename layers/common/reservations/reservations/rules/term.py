@@ -100,10 +100,14 @@ def held(
 
 
 def _held(unit_id: str, snapshot: NodeSnapshot, term: Term, now: datetime) -> str | None:
-    for reservation in sorted(snapshot.reservations, key=lambda r: r.id):
+    """The first (by id) reservation of the unit whose term overlaps and that holds it; the
+    cheap tests first (a fleet file's node may carry thousands of reservations)."""
+    overlapping = [
+        r for r in snapshot.reservations if unit_id in r.reserved_unit_ids and overlaps(term, r)
+    ]
+    for reservation in sorted(overlapping, key=lambda r: r.id):
         status = effective_status(reservation, snapshot.node, now)
-        holds = unit_id in reservation.reserved_unit_ids and status in _HOLDING
-        if holds and overlaps(term, reservation):
+        if status in _HOLDING:
             until = f" until {format_time(reservation.ends_at)}" if reservation.ends_at else ""
             return f"held by reservation {reservation.id} ({status.value}){until}"
     return None
