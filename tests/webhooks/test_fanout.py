@@ -4,10 +4,12 @@ of an org that may see it whose types take it; the body as that org sees it."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reservations.kernel.event_log import record_position
 from reservations.webhooks.models.domain import SigningSecrets, Subscription
 from reservations.webhooks.rules.fanout import deliveries_for, orgs_to_notify
 from tests.support import event_scenario as s
@@ -78,3 +80,22 @@ def test_each_request_carries_the_event_compact_as_its_org_sees_it_orgs_in_order
     assert (spotbuyer.event_id, spotbuyer.event_type) == (stored.id, "workload.placed")
     assert spotbuyer.body == json.dumps(stored.event.envelope(False), separators=(",", ":"))
     assert made[0].body == json.dumps(stored.event.envelope(True), separators=(",", ":"))
+
+
+def test_a_subscription_gets_only_events_recorded_from_its_creation_on():
+    """A relay hands an event over again (at least once): a subscription made since the
+    event was recorded must not get it."""
+    placed = next(e for e in s.every_type() if e.event.type.value == "workload.placed")
+    recorded = datetime(2026, 12, 1, 12, 0, 0, 500_000, tzinfo=UTC)
+    stored = replace(placed, position=record_position(recorded, placed.id))
+    ms = timedelta(milliseconds=1)
+    subscriptions = {
+        "org-spotbuyer": [
+            Subscription(name, "org-spotbuyer", "https://h.example.com/",
+                         SigningSecrets("whsec_x"), created)
+            for name, created in (("whsub-before", recorded - ms), ("whsub-same", recorded),
+                                  ("whsub-after", recorded + ms))
+        ]
+    }  # fmt: skip
+    made = deliveries_for(stored, subscriptions, None)
+    assert [r.subscription_id for r in made] == ["whsub-before", "whsub-same"]

@@ -6,6 +6,7 @@ whose reads failed) reported for the backlog."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +18,7 @@ from botocore.exceptions import ClientError
 from reservations.kernel import clock
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.event_log import record_position
 from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import DeliveryRequest, SigningSecrets, Subscription
 from reservations.webhooks.rules.fanout import pending_deliveries
@@ -172,3 +174,18 @@ def test_a_claimed_delivery_expires_its_retention_after_now_in_utc_whatever_the_
         time.tzset()
     expected = datetime(2026, 3, 1, 12, 0, tzinfo=UTC) + timedelta(days=retention)
     assert from_attributes(put[0]["Item"])["expiresAtEpoch"] == int(expected.timestamp())
+
+
+def test_an_event_handed_over_again_goes_to_no_subscription_made_since_it_was_recorded(queue):
+    recorded = s.T0 + timedelta(hours=1)
+    stored = replace(PLACED, position=record_position(recorded, PLACED.id))
+    assert WebhookOutlet().deliver([stored]) == set()
+    first = {r.subscription_id for r in queued(queue)}
+    DeliveryTable().put_subscription(Subscription(
+        "whsub-newer", "org-acme", "https://hooks.example.com/", SigningSecrets("x"),
+        recorded + timedelta(seconds=1),
+    ))  # fmt: skip
+
+    assert WebhookOutlet().deliver([stored]) == set()  # the relay, again
+
+    assert "whsub-newer" not in first | {r.subscription_id for r in queued(queue)}

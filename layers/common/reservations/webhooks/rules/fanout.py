@@ -4,6 +4,9 @@ for the operator and the node's owner only), the exact text every attempt sends 
 
 The orgs are the ones whose feeds the event goes to (``feed_org_ids``: the owner when it
 was written and its audience) and the platform operator's, which sees every event.
+
+A subscription gets the events recorded from its creation on: a relay that hands an older
+event over again (at least once) sends it to the subscriptions it was sent to, no newer one.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from datetime import datetime, timedelta
 
 from reservations.events import feed_org_ids
 from reservations.kernel.envelope import StoredEvent
+from reservations.kernel.event_log import recorded_at
 from reservations.webhooks.models.domain import (
     Delivery,
     DeliveryRequest,
@@ -42,15 +46,19 @@ def deliveries_for(
     subscriptions: Mapping[str, Sequence[Subscription]],
     platform_org_id: str | None,
 ) -> list[DeliveryRequest]:
-    """One request per (active subscription that takes the event's type, event), for the
-    orgs that may see it; ``subscriptions``: each org's, as read."""
+    """One request per (active subscription that takes the event's type and existed when
+    it was recorded, event), for the orgs that may see it; ``subscriptions``: each org's,
+    as read."""
     requests = []
     event_type = stored.event.type
+    recorded = None if stored.position is None else recorded_at(stored.position)
     for org_id in sorted(orgs_to_notify(stored, platform_org_id)):
         for subscription in subscriptions.get(org_id, ()):
             if subscription.status is not SubscriptionStatus.ACTIVE:
                 continue
             if not subscription.wants(event_type):
+                continue
+            if recorded is not None and subscription.created_at > recorded:
                 continue
             requests.append(
                 DeliveryRequest(
