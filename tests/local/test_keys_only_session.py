@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.support.e2e import ROOT, TIMINGS
+from tests.support.e2e import ROOT, TIMINGS, run_session
 from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
 pytestmark = pytest.mark.e2e
@@ -69,13 +68,7 @@ def units(stack: Stack, key: str) -> dict[str, dict[str, Any]]:
 def test_the_session_from_an_empty_stack(empty_stack: Stack) -> None:
     session = session_block().replace("127.0.0.1:3000", f"127.0.0.1:{empty_stack.api_port}")
     started = time.monotonic()
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", session],
-        capture_output=True,
-        text=True,
-        timeout=SESSION_TIMEOUT,
-        check=False,
-    )
+    result = run_session(session, SESSION_TIMEOUT)
     TIMINGS["the session from an empty stack"] = time.monotonic() - started
     assert result.returncode == 0, result.stderr + empty_stack.diagnostics()
     answers, words = printed(result.stdout)

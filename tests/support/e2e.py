@@ -66,6 +66,27 @@ def stop_process_group(process: subprocess.Popen[Any], timeout: float = 30) -> N
         process.wait()
 
 
+def run_session(
+    script: str, timeout: float, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A docs session's bash block (``-euo pipefail``), output captured, in a session of
+    its own: whatever it started in the background (a webhook receiver) is killed after it,
+    also when it failed or timed out before its own ``kill``."""
+    process = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        out, err = "", f"the session ran past {timeout:.0f} s"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
 def tail(path: Path, characters: int = 4000) -> str:
     try:
         return path.read_text(errors="replace")[-characters:]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from reservations.kernel.envelope import Actor, EventContext
 from reservations.nodes.table.keys import node_events_pk
 from reservations.terminations.rules import events as terminations_events
 from tests.support import event_scenario as s
-from tests.support.e2e import ROOT, TIMINGS
+from tests.support.e2e import ROOT, TIMINGS, run_session
 from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
 pytestmark = pytest.mark.e2e
@@ -116,10 +115,7 @@ def test_the_webhook_session(demo_stack: Stack, tmp_path: Path) -> None:
         .replace("8765", str(port))
         .replace(".venv/bin/python", sys.executable)
     )
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", session], cwd=tmp_path, capture_output=True,
-        text=True, timeout=DELIVERY_TIMEOUT + 60, check=False,
-    )  # fmt: skip
+    result = run_session(session, DELIVERY_TIMEOUT + 60, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr + demo_stack.diagnostics()
     arrived = re.findall(
         r"workload\.termination_requested\s+workloads/(vm-\d+)\n\s+signature: verified",
