@@ -155,6 +155,45 @@ def test_10000_reviews_on_one_unit_are_a_200_each_derived_once_and_the_unit_chan
     assert later.review is None
 
 
+class StillClock:
+    """A clock that moves only when slept on; each sleep it was asked for is kept."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_reviews_are_written_200_a_second_and_a_call_stops_at_its_time(
+    functions, node_env, load_fleet
+):
+    """600 reviews, 100 to a transaction: one every half second. A call of 2 s writes four
+    (the fifth would start at its end); the next goes on from there and writes the rest."""
+    aws = node_env
+    load_fleet(f.fleet([f.node("node-a", [f.unit(U4), f.unit(U5)], hourly(U4, 600))],
+                       [OPERATOR_KEY]))  # fmt: skip
+    assert (
+        put(functions, update(2, [f.unit(U4, gpuModelId="nvidia-b200"), f.unit(U5)])).status == 200
+    )
+    [(_, updated)] = node_updates(aws)
+    clock = StillClock()
+    outlet = DerivedEvents(budget_seconds=2.0, clock=clock, sleep=clock.sleep)
+
+    assert outlet.deliver([updated]) == {updated.id}
+    assert (len(reviews(aws)), clock.slept, clock.now) == (400, [0.5, 0.5, 0.5], 1.5)
+
+    assert outlet.deliver([updated]) == set()  # a call of its own: its first write at once
+    assert clock.slept == [0.5, 0.5, 0.5, 0.5]
+    subjects = sorted(e["subject"] for e in reviews(aws))
+    assert subjects == [f"reservations/res-{n:05}" for n in range(600)]
+
+
 def test_64_units_each_sold_200_times_change_in_one_200(functions, node_env, load_fleet):
     aws = node_env
     ids = [f"0000:{0x10 + i // 32:02x}:{i % 32:02x}.0" for i in range(64)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -49,6 +50,9 @@ SOURCE = "reservations"
 # of the outlet spends on them (the stream's relay has 30 s in all, the backlog's 60 s).
 REVIEW_PAGE = 500
 REVIEW_BUDGET_SECONDS = 10.0
+# The derived events' pace: 400 of a node feed partition's 1,000 write units a second (each
+# is 2 in a transaction), the rest for the node's own writes (``docs/scale.md``).
+DERIVED_PER_SECOND = 200.0
 
 AwsFailure = (BotoCoreError, ClientError)
 
@@ -173,7 +177,9 @@ class DerivedEvents:
     forward), so a relay again goes on from there and writes none twice; a node with 10,000
     reviews takes several invocations: within ``budget_seconds`` a call goes as far as it
     gets, answers the update as not delivered (it stays marked) and the next relay goes on.
-    An event that derives none is delivered."""
+    A call writes at most ``per_second`` events a second (a transaction waits its turn), so
+    that 10,000 reviews are not a burst the node feed's partition throttles. An event that
+    derives none is delivered."""
 
     name = DERIVED
 
@@ -181,30 +187,35 @@ class DerivedEvents:
         self,
         budget_seconds: float = REVIEW_BUDGET_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        per_second: float = DERIVED_PER_SECOND,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.budget_seconds = budget_seconds
         self.clock = clock
+        self.per_second = per_second
+        self.sleep = sleep
 
     def deliver(self, events: Sequence[StoredEvent]) -> set[str]:
-        deadline = self.clock() + self.budget_seconds
+        pace = _Pace(self.clock(), self.budget_seconds, self.per_second)
         return {
             stored.id
             for stored in events
-            if stored.review is not None and not self._derive(stored, deadline)
+            if stored.review is not None and not self._derive(stored, pace)
         }
 
-    def _derive(self, stored: StoredEvent, deadline: float) -> bool:
+    def _derive(self, stored: StoredEvent, pace: _Pace) -> bool:
         """True once every review of the update is written; False when time ran out or
         DynamoDB failed (what is written stays, and the progress made is kept)."""
         retention = settings().history_retention_days
         try:
             after = reviewed_after(stored)
-            while self.clock() < deadline:
+            while self.clock() < pace.deadline:
                 items, more = node_reservations(stored.event.node_id, after, REVIEW_PAGE)
                 recorded = after
                 for through, reviews in _review_batches(stored, items):
-                    if put_derived(reviews, retention):
+                    if not self._turn(pace) or put_derived(reviews, retention):
                         return False
+                    pace.written += len(reviews)
                     record_reviewed_after(stored, through)
                     recorded = through
                 if items:  # the page's end too: a relay again starts past it
@@ -216,6 +227,34 @@ class DerivedEvents:
         except AwsFailure:
             return False
         return False
+
+    def _turn(self, pace: _Pace) -> bool:
+        """Wait until the next transaction keeps the pace; False when that is past the
+        call's time (the next relay goes on)."""
+        due = pace.next_write_at()
+        if due >= pace.deadline:
+            return False
+        if (wait := due - self.clock()) > 0:
+            self.sleep(wait)
+        return True
+
+
+@dataclass(slots=True)
+class _Pace:
+    """One outlet call's derived writes: from ``started``, for ``budget`` seconds, at most
+    ``per_second`` a second."""
+
+    started: float
+    budget: float
+    per_second: float
+    written: int = 0
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.budget
+
+    def next_write_at(self) -> float:
+        return self.started + self.written / self.per_second
 
 
 def _review_batches(
