@@ -230,8 +230,9 @@ def stop_together(processes: list[subprocess.Popen[str]], grace: float = 15) -> 
             say(f"{component(process)} still running {grace:.0f} s after SIGTERM: killed")
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        if (took := time.monotonic() - started) > 5:
-            say(f"{component(process)} stopped {took:.0f} s after SIGTERM")
+        else:
+            if (took := time.monotonic() - started) > 5:
+                say(f"{component(process)} stopped {took:.0f} s after SIGTERM")
 
 
 def module(process: subprocess.Popen[str]) -> str:

@@ -74,7 +74,9 @@ def test_a_process_ignoring_sigterm_is_killed_after_its_grace_and_named(
 
     assert stubborn.returncode == -9
     assert 1 <= time.monotonic() - started < 5
-    assert "devstack.pump still running 1 s after SIGTERM: killed" in capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines() == [
+        "make run: devstack.pump still running 1 s after SIGTERM: killed"
+    ]
 
 
 def test_a_component_is_named_by_what_it_runs() -> None:
