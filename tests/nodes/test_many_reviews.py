@@ -89,6 +89,17 @@ def node_updates(aws: Any) -> list[tuple[dict[str, Any], Any]]:
     ]
 
 
+def under_review(functions, load_fleet, aws: Any, count: int) -> Any:
+    """node-a with ``count`` reservations of U4, whose model a node update then changes:
+    the update's event as the relay takes it (``count`` reviews to derive)."""
+    load_fleet(f.fleet([f.node("node-a", [f.unit(U4), f.unit(U5)], hourly(U4, count))],
+                       [OPERATOR_KEY]))  # fmt: skip
+    answer = put(functions, update(2, [f.unit(U4, gpuModelId="nvidia-b200"), f.unit(U5)]))
+    assert answer.status == 200, answer.body
+    [(_, updated)] = node_updates(aws)
+    return updated
+
+
 def feed_items(aws: Any, partition: str = node_events_pk("node-a")) -> list[dict[str, Any]]:
     pages = aws.get_paginator("query").paginate(
         TableName=state.TABLE,
@@ -176,12 +187,7 @@ def test_the_reviews_are_written_200_a_second_and_a_call_stops_at_its_time(
     """600 reviews, 100 to a transaction: one every half second. A call of 2 s writes four
     (the fifth would start at its end); the next goes on from there and writes the rest."""
     aws = node_env
-    load_fleet(f.fleet([f.node("node-a", [f.unit(U4), f.unit(U5)], hourly(U4, 600))],
-                       [OPERATOR_KEY]))  # fmt: skip
-    assert (
-        put(functions, update(2, [f.unit(U4, gpuModelId="nvidia-b200"), f.unit(U5)])).status == 200
-    )
-    [(_, updated)] = node_updates(aws)
+    updated = under_review(functions, load_fleet, aws, 600)
     clock = StillClock()
     outlet = DerivedEvents(budget_seconds=2.0, clock=clock, sleep=clock.sleep)
 
@@ -261,12 +267,7 @@ def test_a_relay_that_fails_partway_goes_on_from_its_last_transaction_and_writes
     answers the update as not delivered; the next relay writes the rest, and each review
     is in the node's feed once."""
     aws = node_env
-    load_fleet(f.fleet([f.node("node-a", [f.unit(U4), f.unit(U5)], hourly(U4, 250))],
-                       [OPERATOR_KEY]))  # fmt: skip
-    assert (
-        put(functions, update(2, [f.unit(U4, gpuModelId="nvidia-b200"), f.unit(U5)])).status == 200
-    )
-    [(_, updated)] = node_updates(aws)
+    updated = under_review(functions, load_fleet, aws, 250)
     real, calls = clients.dynamodb().transact_write_items, []
 
     def throttled_once(**request: Any) -> Any:
