@@ -407,7 +407,7 @@ class Reservations:
         idempotency_key: str | None = None,
     ) -> SubscriptionWithSecret:  # fmt: skip
         """Subscribe ``url`` to the org's feed; the answer's ``secret`` is shown this once."""
-        body = SubscribeRequest(url=url, types=_given(list(types) if types else None),  # type: ignore[arg-type]
+        body = SubscribeRequest(url=url, types=_given(list(types) if types else None),
                                 description=_given(description))  # fmt: skip
         return _expect(SubscriptionWithSecret, create_webhook.sync_detailed(
             client=self.client, body=body, idempotency_key=_key(idempotency_key)))  # fmt: skip

@@ -8,10 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.delivery_detail_type import check_delivery_detail_type
-from ..models.delivery_detail_type import DeliveryDetailType
-from ..models.delivery_state import check_delivery_state
-from ..models.delivery_state import DeliveryState
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -36,9 +32,13 @@ class DeliveryDetail:
             attempt_count (int): How many attempts were made
             attempts (list[DeliveryView]): Every attempt made, newest first
             event_id (str):
-            state (DeliveryState):
+            state (str): known values: pending, delivered, failed; a newer API may send others
             subscription_id (str):
-            type_ (DeliveryDetailType):
+            type_ (str): known values: reservation.created, reservation.released, reservation.reclaimed,
+                reservation.cancelled, reservation.reaffirmed, reservation.needs_review, reservation.updated,
+                reservation.activated, reservation.expiring, reservation.expired, workload.placed, workload.ended,
+                workload.termination_requested, workload.terminated, workload.termination_stuck, node.registered, node.updated;
+                a newer API may send others
             last_attempt_at (datetime.datetime | Unset): Absent before the first
             next_attempt_at (datetime.datetime | Unset): When the next attempt is due; absent unless pending and scheduled
      """
@@ -46,9 +46,9 @@ class DeliveryDetail:
     attempt_count: int
     attempts: list[DeliveryView]
     event_id: str
-    state: DeliveryState
+    state: str
     subscription_id: str
-    type_: DeliveryDetailType
+    type_: str
     last_attempt_at: datetime.datetime | Unset = UNSET
     next_attempt_at: datetime.datetime | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -70,11 +70,11 @@ class DeliveryDetail:
 
         event_id = self.event_id
 
-        state: str = self.state
+        state = self.state
 
         subscription_id = self.subscription_id
 
-        type_: str = self.type_
+        type_ = self.type_
 
         last_attempt_at: str | Unset = UNSET
         if not isinstance(self.last_attempt_at, Unset):
@@ -122,17 +122,11 @@ class DeliveryDetail:
 
         event_id = d.pop("eventId")
 
-        state = check_delivery_state(d.pop("state"))
-
-
-
+        state = d.pop("state")
 
         subscription_id = d.pop("subscriptionId")
 
-        type_ = check_delivery_detail_type(d.pop("type"))
-
-
-
+        type_ = d.pop("type")
 
         _last_attempt_at = d.pop("lastAttemptAt", UNSET)
         last_attempt_at: datetime.datetime | Unset

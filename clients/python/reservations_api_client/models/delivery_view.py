@@ -8,10 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.delivery_state import check_delivery_state
-from ..models.delivery_state import DeliveryState
-from ..models.delivery_view_type import check_delivery_view_type
-from ..models.delivery_view_type import DeliveryViewType
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -33,8 +29,12 @@ class DeliveryView:
             at (datetime.datetime):
             attempt (int):
             event_id (str):
-            state (DeliveryState):
-            type_ (DeliveryViewType):
+            state (str): known values: pending, delivered, failed; a newer API may send others
+            type_ (str): known values: reservation.created, reservation.released, reservation.reclaimed,
+                reservation.cancelled, reservation.reaffirmed, reservation.needs_review, reservation.updated,
+                reservation.activated, reservation.expiring, reservation.expired, workload.placed, workload.ended,
+                workload.termination_requested, workload.terminated, workload.termination_stuck, node.registered, node.updated;
+                a newer API may send others
             error (str | Unset):
             next_attempt_at (datetime.datetime | Unset):
             status (int | Unset): The HTTP status; absent when none came back
@@ -43,8 +43,8 @@ class DeliveryView:
     at: datetime.datetime
     attempt: int
     event_id: str
-    state: DeliveryState
-    type_: DeliveryViewType
+    state: str
+    type_: str
     error: str | Unset = UNSET
     next_attempt_at: datetime.datetime | Unset = UNSET
     status: int | Unset = UNSET
@@ -61,9 +61,9 @@ class DeliveryView:
 
         event_id = self.event_id
 
-        state: str = self.state
+        state = self.state
 
-        type_: str = self.type_
+        type_ = self.type_
 
         error = self.error
 
@@ -106,15 +106,9 @@ class DeliveryView:
 
         event_id = d.pop("eventId")
 
-        state = check_delivery_state(d.pop("state"))
+        state = d.pop("state")
 
-
-
-
-        type_ = check_delivery_view_type(d.pop("type"))
-
-
-
+        type_ = d.pop("type")
 
         error = d.pop("error", UNSET)
 

@@ -8,8 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.error_code import check_error_code
-from ..models.error_code import ErrorCode
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -30,13 +28,17 @@ class Error:
     and ``requestId``: the id in the response's ``X-Request-Id`` and the logs.
 
         Attributes:
-            code (ErrorCode):
+            code (str): known values: internal, invalid_request, unauthorized, not_found, reservation_not_active,
+                units_unavailable, workload_exists, stale_topology, reservation_not_in_review, reservation_not_changeable,
+                subscription_limit, plan_stale, not_enough_released, delivery_not_failed, subscription_disabled, storage_limit,
+                conflict, idempotency_in_progress, precondition_failed, units_not_in_reservation, units_not_reservable,
+                units_not_sellable, idempotency_key_reused, unsupported_media_type; a newer API may send others
             error (str):
             details (list[ErrorDetail] | Unset):
             request_id (str | Unset):
      """
 
-    code: ErrorCode
+    code: str
     error: str
     details: list[ErrorDetail] | Unset = UNSET
     request_id: str | Unset = UNSET
@@ -48,7 +50,7 @@ class Error:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.error_detail import ErrorDetail # noqa: PLC0415
-        code: str = self.code
+        code = self.code
 
         error = self.error
 
@@ -83,10 +85,7 @@ class Error:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.error_detail import ErrorDetail # noqa: PLC0415
         d = dict(src_dict)
-        code = check_error_code(d.pop("code"))
-
-
-
+        code = d.pop("code")
 
         error = d.pop("error")
 

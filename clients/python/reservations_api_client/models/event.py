@@ -8,10 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.event_type import check_event_type
-from ..models.event_type import EventType
 from typing import cast
-from typing import Literal, cast
 import datetime
 
 if TYPE_CHECKING:
@@ -31,23 +28,27 @@ class Event:
 
         Attributes:
             data (EventData): what happened; actor {orgId, keyId (operator and node owner only)} when a key made the change
-            datacontenttype (Literal['application/json']):
+            datacontenttype (str): known values: application/json; a newer API may send others
             id (str): evt-...; subscribers deduplicate by it
             source (str): /v1/nodes/<nodeId>
-            specversion (Literal['1.0']):
+            specversion (str): known values: 1.0; a newer API may send others
             subject (str): reservations/<id>, workloads/<id> or nodes/<id>
             time (datetime.datetime): RFC 3339 UTC, to the millisecond
-            type_ (EventType):
+            type_ (str): known values: reservation.created, reservation.released, reservation.reclaimed,
+                reservation.cancelled, reservation.reaffirmed, reservation.needs_review, reservation.updated,
+                reservation.activated, reservation.expiring, reservation.expired, workload.placed, workload.ended,
+                workload.termination_requested, workload.terminated, workload.termination_stuck, node.registered, node.updated;
+                a newer API may send others
      """
 
     data: EventData
-    datacontenttype: Literal['application/json']
+    datacontenttype: str
     id: str
     source: str
-    specversion: Literal['1.0']
+    specversion: str
     subject: str
     time: datetime.datetime
-    type_: EventType
+    type_: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -70,7 +71,7 @@ class Event:
 
         time = self.time.isoformat()
 
-        type_: str = self.type_
+        type_ = self.type_
 
 
         field_dict: dict[str, Any] = {}
@@ -99,17 +100,13 @@ class Event:
 
 
 
-        datacontenttype = cast(Literal['application/json'] , d.pop("datacontenttype"))
-        if datacontenttype != 'application/json':
-            raise ValueError(f"datacontenttype must match const 'application/json', got '{datacontenttype}'")
+        datacontenttype = d.pop("datacontenttype")
 
         id = d.pop("id")
 
         source = d.pop("source")
 
-        specversion = cast(Literal['1.0'] , d.pop("specversion"))
-        if specversion != '1.0':
-            raise ValueError(f"specversion must match const '1.0', got '{specversion}'")
+        specversion = d.pop("specversion")
 
         subject = d.pop("subject")
 
@@ -118,10 +115,7 @@ class Event:
 
 
 
-        type_ = check_event_type(d.pop("type"))
-
-
-
+        type_ = d.pop("type")
 
         event = cls(
             data=data,

@@ -8,10 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.place_workload_request_kind import check_place_workload_request_kind
-from ..models.place_workload_request_kind import PlaceWorkloadRequestKind
-from ..models.place_workload_request_tier import check_place_workload_request_tier
-from ..models.place_workload_request_tier import PlaceWorkloadRequestTier
 from typing import cast
 
 
@@ -29,16 +25,16 @@ class PlaceWorkloadRequest:
 
         Attributes:
             id (str): the workload's id, unique on the node
-            kind (PlaceWorkloadRequestKind):
+            kind (str): known values: vm, pod; a newer API may send others
             org_id (str):
-            tier (PlaceWorkloadRequestTier):
+            tier (str): known values: spot, reserved, on-demand; a newer API may send others
             unit_ids (list[str]): units of this node, PCI addresses (compared case-insensitively)
      """
 
     id: str
-    kind: PlaceWorkloadRequestKind
+    kind: str
     org_id: str
-    tier: PlaceWorkloadRequestTier
+    tier: str
     unit_ids: list[str]
 
 
@@ -48,11 +44,11 @@ class PlaceWorkloadRequest:
     def to_dict(self) -> dict[str, Any]:
         id = self.id
 
-        kind: str = self.kind
+        kind = self.kind
 
         org_id = self.org_id
 
-        tier: str = self.tier
+        tier = self.tier
 
         unit_ids = self.unit_ids
 
@@ -78,17 +74,11 @@ class PlaceWorkloadRequest:
         d = dict(src_dict)
         id = d.pop("id")
 
-        kind = check_place_workload_request_kind(d.pop("kind"))
-
-
-
+        kind = d.pop("kind")
 
         org_id = d.pop("orgId")
 
-        tier = check_place_workload_request_tier(d.pop("tier"))
-
-
-
+        tier = d.pop("tier")
 
         unit_ids = cast(list[str], d.pop("unitIds"))
 

@@ -8,8 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.reclaim_result_status import check_reclaim_result_status
-from ..models.reclaim_result_status import ReclaimResultStatus
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -40,7 +38,7 @@ class ReclaimResult:
             released_unit_ids (list[str]):
             reserved_unit_ids (list[str]):
             starts_at (datetime.datetime):
-            status (ReclaimResultStatus):
+            status (str): known values: pending, active, expired, cancelled, needs-review; a newer API may send others
             updated_at (datetime.datetime):
             contract_ref (str | Unset):
             ends_at (datetime.datetime | Unset):
@@ -67,7 +65,7 @@ class ReclaimResult:
     released_unit_ids: list[str]
     reserved_unit_ids: list[str]
     starts_at: datetime.datetime
-    status: ReclaimResultStatus
+    status: str
     updated_at: datetime.datetime
     contract_ref: str | Unset = UNSET
     ends_at: datetime.datetime | Unset = UNSET
@@ -117,7 +115,7 @@ class ReclaimResult:
 
         starts_at = self.starts_at.isoformat()
 
-        status: str = self.status
+        status = self.status
 
         updated_at = self.updated_at.isoformat()
 
@@ -243,10 +241,7 @@ class ReclaimResult:
 
 
 
-        status = check_reclaim_result_status(d.pop("status"))
-
-
-
+        status = d.pop("status")
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updatedAt"))
 

@@ -8,8 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.reservation_status import check_reservation_status
-from ..models.reservation_status import ReservationStatus
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -38,7 +36,7 @@ class Reservation:
             released_unit_ids (list[str]):
             reserved_unit_ids (list[str]):
             starts_at (datetime.datetime):
-            status (ReservationStatus):
+            status (str): known values: pending, active, expired, cancelled, needs-review; a newer API may send others
             updated_at (datetime.datetime):
             contract_ref (str | Unset):
             ends_at (datetime.datetime | Unset):
@@ -55,7 +53,7 @@ class Reservation:
     released_unit_ids: list[str]
     reserved_unit_ids: list[str]
     starts_at: datetime.datetime
-    status: ReservationStatus
+    status: str
     updated_at: datetime.datetime
     contract_ref: str | Unset = UNSET
     ends_at: datetime.datetime | Unset = UNSET
@@ -94,7 +92,7 @@ class Reservation:
 
         starts_at = self.starts_at.isoformat()
 
-        status: str = self.status
+        status = self.status
 
         updated_at = self.updated_at.isoformat()
 
@@ -168,10 +166,7 @@ class Reservation:
 
 
 
-        status = check_reservation_status(d.pop("status"))
-
-
-
+        status = d.pop("status")
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updatedAt"))
 

@@ -8,8 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.subscribe_request_types_type_0_item import check_subscribe_request_types_type_0_item
-from ..models.subscribe_request_types_type_0_item import SubscribeRequestTypesType0Item
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -29,12 +27,12 @@ class SubscribeRequest:
         Attributes:
             url (str): https:// with a host name (no address, no user info, no fragment); port 443 or 1024-65535
             description (None | str | Unset):
-            types (list[SubscribeRequestTypesType0Item] | None | Unset): event types to deliver; absent: every type
+            types (list[str] | None | Unset): event types to deliver; absent: every type
      """
 
     url: str
     description: None | str | Unset = UNSET
-    types: list[SubscribeRequestTypesType0Item] | None | Unset = UNSET
+    types: list[str] | None | Unset = UNSET
 
 
 
@@ -53,10 +51,7 @@ class SubscribeRequest:
         if isinstance(self.types, Unset):
             types = UNSET
         elif isinstance(self.types, list):
-            types = []
-            for types_type_0_item_data in self.types:
-                types_type_0_item: str = types_type_0_item_data
-                types.append(types_type_0_item)
+            types = self.types
 
 
         else:
@@ -92,7 +87,7 @@ class SubscribeRequest:
         description = _parse_description(d.pop("description", UNSET))
 
 
-        def _parse_types(data: object) -> list[SubscribeRequestTypesType0Item] | None | Unset:
+        def _parse_types(data: object) -> list[str] | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -100,19 +95,12 @@ class SubscribeRequest:
             try:
                 if not isinstance(data, list):
                     raise TypeError()
-                types_type_0 = []
-                _types_type_0 = data
-                for types_type_0_item_data in (_types_type_0):
-                    types_type_0_item = check_subscribe_request_types_type_0_item(types_type_0_item_data)
-
-
-
-                    types_type_0.append(types_type_0_item)
+                types_type_0 = cast(list[str], data)
 
                 return types_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(list[SubscribeRequestTypesType0Item] | None | Unset, data)
+            return cast(list[str] | None | Unset, data)
 
         types = _parse_types(d.pop("types", UNSET))
 

@@ -8,10 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.subscription_status import check_subscription_status
-from ..models.subscription_status import SubscriptionStatus
-from ..models.subscription_view_types_item import check_subscription_view_types_item
-from ..models.subscription_view_types_item import SubscriptionViewTypesItem
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -32,20 +28,20 @@ class SubscriptionView:
         Attributes:
             created_at (datetime.datetime):
             id (str):
-            status (SubscriptionStatus):
+            status (str): known values: active, disabled; a newer API may send others
             url (str):
             description (str | Unset):
             disabled_at (datetime.datetime | Unset):
-            types (list[SubscriptionViewTypesItem] | Unset): absent: every type
+            types (list[str] | Unset): absent: every type
      """
 
     created_at: datetime.datetime
     id: str
-    status: SubscriptionStatus
+    status: str
     url: str
     description: str | Unset = UNSET
     disabled_at: datetime.datetime | Unset = UNSET
-    types: list[SubscriptionViewTypesItem] | Unset = UNSET
+    types: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -57,7 +53,7 @@ class SubscriptionView:
 
         id = self.id
 
-        status: str = self.status
+        status = self.status
 
         url = self.url
 
@@ -69,10 +65,7 @@ class SubscriptionView:
 
         types: list[str] | Unset = UNSET
         if not isinstance(self.types, Unset):
-            types = []
-            for types_item_data in self.types:
-                types_item: str = types_item_data
-                types.append(types_item)
+            types = self.types
 
 
 
@@ -106,10 +99,7 @@ class SubscriptionView:
 
         id = d.pop("id")
 
-        status = check_subscription_status(d.pop("status"))
-
-
-
+        status = d.pop("status")
 
         url = d.pop("url")
 
@@ -125,16 +115,7 @@ class SubscriptionView:
 
 
 
-        _types = d.pop("types", UNSET)
-        types: list[SubscriptionViewTypesItem] | Unset = UNSET
-        if _types is not UNSET:
-            types = []
-            for types_item_data in _types:
-                types_item = check_subscription_view_types_item(types_item_data)
-
-
-
-                types.append(types_item)
+        types = cast(list[str], d.pop("types", UNSET))
 
 
         subscription_view = cls(

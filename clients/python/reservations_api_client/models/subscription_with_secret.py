@@ -8,10 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.subscription_status import check_subscription_status
-from ..models.subscription_status import SubscriptionStatus
-from ..models.subscription_with_secret_types_item import check_subscription_with_secret_types_item
-from ..models.subscription_with_secret_types_item import SubscriptionWithSecretTypesItem
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -34,21 +30,21 @@ class SubscriptionWithSecret:
             created_at (datetime.datetime):
             id (str):
             secret (str): whsec_...: shown this once
-            status (SubscriptionStatus):
+            status (str): known values: active, disabled; a newer API may send others
             url (str):
             description (str | Unset):
             disabled_at (datetime.datetime | Unset):
-            types (list[SubscriptionWithSecretTypesItem] | Unset): absent: every type
+            types (list[str] | Unset): absent: every type
      """
 
     created_at: datetime.datetime
     id: str
     secret: str
-    status: SubscriptionStatus
+    status: str
     url: str
     description: str | Unset = UNSET
     disabled_at: datetime.datetime | Unset = UNSET
-    types: list[SubscriptionWithSecretTypesItem] | Unset = UNSET
+    types: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -62,7 +58,7 @@ class SubscriptionWithSecret:
 
         secret = self.secret
 
-        status: str = self.status
+        status = self.status
 
         url = self.url
 
@@ -74,10 +70,7 @@ class SubscriptionWithSecret:
 
         types: list[str] | Unset = UNSET
         if not isinstance(self.types, Unset):
-            types = []
-            for types_item_data in self.types:
-                types_item: str = types_item_data
-                types.append(types_item)
+            types = self.types
 
 
 
@@ -114,10 +107,7 @@ class SubscriptionWithSecret:
 
         secret = d.pop("secret")
 
-        status = check_subscription_status(d.pop("status"))
-
-
-
+        status = d.pop("status")
 
         url = d.pop("url")
 
@@ -133,16 +123,7 @@ class SubscriptionWithSecret:
 
 
 
-        _types = d.pop("types", UNSET)
-        types: list[SubscriptionWithSecretTypesItem] | Unset = UNSET
-        if _types is not UNSET:
-            types = []
-            for types_item_data in _types:
-                types_item = check_subscription_with_secret_types_item(types_item_data)
-
-
-
-                types.append(types_item)
+        types = cast(list[str], d.pop("types", UNSET))
 
 
         subscription_with_secret = cls(

@@ -8,10 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.unit_state import check_unit_state
-from ..models.unit_state import UnitState
 from ..types import UNSET, Unset
-from typing import cast
 
 
 
@@ -32,7 +29,7 @@ class Unit:
             id (str): IOMMU group's PCI address, e.g. 0000:04:00.0
             reservable (bool):
             sellable_gpus (int):
-            state (UnitState):
+            state (str): known values: free, claimed; a newer API may send others
             claimed_by (str | Unset): vm:<id> or pod:<id>
             gpu_model_name (str | Unset):
             not_reservable_reason (str | Unset):
@@ -45,7 +42,7 @@ class Unit:
     id: str
     reservable: bool
     sellable_gpus: int
-    state: UnitState
+    state: str
     claimed_by: str | Unset = UNSET
     gpu_model_name: str | Unset = UNSET
     not_reservable_reason: str | Unset = UNSET
@@ -68,7 +65,7 @@ class Unit:
 
         sellable_gpus = self.sellable_gpus
 
-        state: str = self.state
+        state = self.state
 
         claimed_by = self.claimed_by
 
@@ -119,10 +116,7 @@ class Unit:
 
         sellable_gpus = d.pop("sellableGpus")
 
-        state = check_unit_state(d.pop("state"))
-
-
-
+        state = d.pop("state")
 
         claimed_by = d.pop("claimedBy", UNSET)
 

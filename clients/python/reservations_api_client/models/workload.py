@@ -8,12 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.workload_kind import check_workload_kind
-from ..models.workload_kind import WorkloadKind
-from ..models.workload_state import check_workload_state
-from ..models.workload_state import WorkloadState
-from ..models.workload_tier import check_workload_tier
-from ..models.workload_tier import WorkloadTier
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -37,22 +31,22 @@ class Workload:
 
         Attributes:
             id (str):
-            kind (WorkloadKind):
+            kind (str): known values: vm, pod; a newer API may send others
             node_id (str):
             org_id (str):
-            state (WorkloadState):
-            tier (WorkloadTier):
+            state (str): known values: running, terminating; a newer API may send others
+            tier (str): known values: spot, reserved, on-demand; a newer API may send others
             unit_ids (list[str]): sorted
             created_at (datetime.datetime | Unset): when it was placed; absent on items older than the field
             termination (WorkloadTermination | Unset): A terminating workload's termination: the message the node was sent.
      """
 
     id: str
-    kind: WorkloadKind
+    kind: str
     node_id: str
     org_id: str
-    state: WorkloadState
-    tier: WorkloadTier
+    state: str
+    tier: str
     unit_ids: list[str]
     created_at: datetime.datetime | Unset = UNSET
     termination: WorkloadTermination | Unset = UNSET
@@ -66,15 +60,15 @@ class Workload:
         from ..models.workload_termination import WorkloadTermination # noqa: PLC0415
         id = self.id
 
-        kind: str = self.kind
+        kind = self.kind
 
         node_id = self.node_id
 
         org_id = self.org_id
 
-        state: str = self.state
+        state = self.state
 
-        tier: str = self.tier
+        tier = self.tier
 
         unit_ids = self.unit_ids
 
@@ -115,24 +109,15 @@ class Workload:
         d = dict(src_dict)
         id = d.pop("id")
 
-        kind = check_workload_kind(d.pop("kind"))
-
-
-
+        kind = d.pop("kind")
 
         node_id = d.pop("nodeId")
 
         org_id = d.pop("orgId")
 
-        state = check_workload_state(d.pop("state"))
+        state = d.pop("state")
 
-
-
-
-        tier = check_workload_tier(d.pop("tier"))
-
-
-
+        tier = d.pop("tier")
 
         unit_ids = cast(list[str], d.pop("unitIds"))
 

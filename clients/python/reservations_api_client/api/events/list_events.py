@@ -10,8 +10,6 @@ from ... import errors
 
 from ...models.error import Error
 from ...models.event_page import EventPage
-from ...models.list_events_types_item import check_list_events_types_item
-from ...models.list_events_types_item import ListEventsTypesItem
 from ...models.too_many_requests import TooManyRequests
 from ...types import UNSET, Unset
 from typing import cast
@@ -21,7 +19,7 @@ import datetime
 
 def _get_kwargs(
     *,
-    types: list[ListEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -35,10 +33,7 @@ def _get_kwargs(
 
     json_types: list[str] | Unset = UNSET
     if not isinstance(types, Unset):
-        json_types = []
-        for types_item_data in types:
-            types_item: str = types_item_data
-            json_types.append(types_item)
+        json_types = types
 
 
     params["types"] = json_types
@@ -135,7 +130,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -144,7 +139,7 @@ def sync_detailed(
     """ Every event the caller's org may see, across nodes, oldest first
 
     Args:
-        types (list[ListEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
@@ -175,7 +170,7 @@ cursor=cursor,
 def sync(
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -184,7 +179,7 @@ def sync(
     """ Every event the caller's org may see, across nodes, oldest first
 
     Args:
-        types (list[ListEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
@@ -210,7 +205,7 @@ cursor=cursor,
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -219,7 +214,7 @@ async def asyncio_detailed(
     """ Every event the caller's org may see, across nodes, oldest first
 
     Args:
-        types (list[ListEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
@@ -250,7 +245,7 @@ cursor=cursor,
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -259,7 +254,7 @@ async def asyncio(
     """ Every event the caller's org may see, across nodes, oldest first
 
     Args:
-        types (list[ListEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):

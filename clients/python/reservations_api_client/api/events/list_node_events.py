@@ -10,8 +10,6 @@ from ... import errors
 
 from ...models.error import Error
 from ...models.event_page import EventPage
-from ...models.list_node_events_types_item import check_list_node_events_types_item
-from ...models.list_node_events_types_item import ListNodeEventsTypesItem
 from ...models.too_many_requests import TooManyRequests
 from ...types import UNSET, Unset
 from typing import cast
@@ -22,7 +20,7 @@ import datetime
 def _get_kwargs(
     node_id: str,
     *,
-    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -36,10 +34,7 @@ def _get_kwargs(
 
     json_types: list[str] | Unset = UNSET
     if not isinstance(types, Unset):
-        json_types = []
-        for types_item_data in types:
-            types_item: str = types_item_data
-            json_types.append(types_item)
+        json_types = types
 
 
     params["types"] = json_types
@@ -137,7 +132,7 @@ def sync_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -147,7 +142,7 @@ def sync_detailed(
 
     Args:
         node_id (str):
-        types (list[ListNodeEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
@@ -180,7 +175,7 @@ def sync(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -190,7 +185,7 @@ def sync(
 
     Args:
         node_id (str):
-        types (list[ListNodeEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
@@ -218,7 +213,7 @@ async def asyncio_detailed(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -228,7 +223,7 @@ async def asyncio_detailed(
 
     Args:
         node_id (str):
-        types (list[ListNodeEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
@@ -261,7 +256,7 @@ async def asyncio(
     node_id: str,
     *,
     client: AuthenticatedClient | Client,
-    types: list[ListNodeEventsTypesItem] | Unset = UNSET,
+    types: list[str] | Unset = UNSET,
     after: datetime.datetime | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
@@ -271,7 +266,7 @@ async def asyncio(
 
     Args:
         node_id (str):
-        types (list[ListNodeEventsTypesItem] | Unset):
+        types (list[str] | Unset):
         after (datetime.datetime | Unset):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):

@@ -10,10 +10,6 @@ from ... import errors
 
 from ...models.error import Error
 from ...models.fleet_reservation_page import FleetReservationPage
-from ...models.list_fleet_reservations_role_item import check_list_fleet_reservations_role_item
-from ...models.list_fleet_reservations_role_item import ListFleetReservationsRoleItem
-from ...models.list_fleet_reservations_status_item import check_list_fleet_reservations_status_item
-from ...models.list_fleet_reservations_status_item import ListFleetReservationsStatusItem
 from ...models.too_many_requests import TooManyRequests
 from ...types import UNSET, Unset
 from typing import cast
@@ -23,8 +19,8 @@ import datetime
 
 def _get_kwargs(
     *,
-    role: list[ListFleetReservationsRoleItem] | Unset = UNSET,
-    status: list[ListFleetReservationsStatusItem] | Unset = UNSET,
+    role: list[str] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
     node_id: list[str] | Unset = UNSET,
     gpu_model_id: str | Unset = UNSET,
     ends_before: datetime.datetime | Unset = UNSET,
@@ -41,20 +37,14 @@ def _get_kwargs(
 
     json_role: list[str] | Unset = UNSET
     if not isinstance(role, Unset):
-        json_role = []
-        for role_item_data in role:
-            role_item: str = role_item_data
-            json_role.append(role_item)
+        json_role = role
 
 
     params["role"] = json_role
 
     json_status: list[str] | Unset = UNSET
     if not isinstance(status, Unset):
-        json_status = []
-        for status_item_data in status:
-            status_item: str = status_item_data
-            json_status.append(status_item)
+        json_status = status
 
 
     params["status"] = json_status
@@ -165,8 +155,8 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-    role: list[ListFleetReservationsRoleItem] | Unset = UNSET,
-    status: list[ListFleetReservationsStatusItem] | Unset = UNSET,
+    role: list[str] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
     node_id: list[str] | Unset = UNSET,
     gpu_model_id: str | Unset = UNSET,
     ends_before: datetime.datetime | Unset = UNSET,
@@ -178,8 +168,8 @@ def sync_detailed(
     """ List the reservations the caller's org may see on any node, soonest end first
 
     Args:
-        role (list[ListFleetReservationsRoleItem] | Unset):
-        status (list[ListFleetReservationsStatusItem] | Unset):
+        role (list[str] | Unset):
+        status (list[str] | Unset):
         node_id (list[str] | Unset):
         gpu_model_id (str | Unset):
         ends_before (datetime.datetime | Unset):
@@ -217,8 +207,8 @@ cursor=cursor,
 def sync(
     *,
     client: AuthenticatedClient | Client,
-    role: list[ListFleetReservationsRoleItem] | Unset = UNSET,
-    status: list[ListFleetReservationsStatusItem] | Unset = UNSET,
+    role: list[str] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
     node_id: list[str] | Unset = UNSET,
     gpu_model_id: str | Unset = UNSET,
     ends_before: datetime.datetime | Unset = UNSET,
@@ -230,8 +220,8 @@ def sync(
     """ List the reservations the caller's org may see on any node, soonest end first
 
     Args:
-        role (list[ListFleetReservationsRoleItem] | Unset):
-        status (list[ListFleetReservationsStatusItem] | Unset):
+        role (list[str] | Unset):
+        status (list[str] | Unset):
         node_id (list[str] | Unset):
         gpu_model_id (str | Unset):
         ends_before (datetime.datetime | Unset):
@@ -264,8 +254,8 @@ cursor=cursor,
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-    role: list[ListFleetReservationsRoleItem] | Unset = UNSET,
-    status: list[ListFleetReservationsStatusItem] | Unset = UNSET,
+    role: list[str] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
     node_id: list[str] | Unset = UNSET,
     gpu_model_id: str | Unset = UNSET,
     ends_before: datetime.datetime | Unset = UNSET,
@@ -277,8 +267,8 @@ async def asyncio_detailed(
     """ List the reservations the caller's org may see on any node, soonest end first
 
     Args:
-        role (list[ListFleetReservationsRoleItem] | Unset):
-        status (list[ListFleetReservationsStatusItem] | Unset):
+        role (list[str] | Unset):
+        status (list[str] | Unset):
         node_id (list[str] | Unset):
         gpu_model_id (str | Unset):
         ends_before (datetime.datetime | Unset):
@@ -316,8 +306,8 @@ cursor=cursor,
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-    role: list[ListFleetReservationsRoleItem] | Unset = UNSET,
-    status: list[ListFleetReservationsStatusItem] | Unset = UNSET,
+    role: list[str] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
     node_id: list[str] | Unset = UNSET,
     gpu_model_id: str | Unset = UNSET,
     ends_before: datetime.datetime | Unset = UNSET,
@@ -329,8 +319,8 @@ async def asyncio(
     """ List the reservations the caller's org may see on any node, soonest end first
 
     Args:
-        role (list[ListFleetReservationsRoleItem] | Unset):
-        status (list[ListFleetReservationsStatusItem] | Unset):
+        role (list[str] | Unset):
+        status (list[str] | Unset):
         node_id (list[str] | Unset):
         gpu_model_id (str | Unset):
         ends_before (datetime.datetime | Unset):

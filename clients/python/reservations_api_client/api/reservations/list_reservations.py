@@ -9,8 +9,6 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error import Error
-from ...models.list_reservations_status_item import check_list_reservations_status_item
-from ...models.list_reservations_status_item import ListReservationsStatusItem
 from ...models.reservation_page import ReservationPage
 from ...models.too_many_requests import TooManyRequests
 from ...types import UNSET, Unset
@@ -23,7 +21,7 @@ def _get_kwargs(
     *,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: list[ListReservationsStatusItem] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -38,10 +36,7 @@ def _get_kwargs(
 
     json_status: list[str] | Unset = UNSET
     if not isinstance(status, Unset):
-        json_status = []
-        for status_item_data in status:
-            status_item: str = status_item_data
-            json_status.append(status_item)
+        json_status = status
 
 
     params["status"] = json_status
@@ -132,7 +127,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: list[ListReservationsStatusItem] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
 
 ) -> Response[Error | ReservationPage | TooManyRequests]:
     """ List the reservations of a node the caller may see
@@ -141,7 +136,7 @@ def sync_detailed(
         node_id (str):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
-        status (list[ListReservationsStatusItem] | Unset):
+        status (list[str] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -172,7 +167,7 @@ def sync(
     client: AuthenticatedClient | Client,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: list[ListReservationsStatusItem] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
 
 ) -> Error | ReservationPage | TooManyRequests | None:
     """ List the reservations of a node the caller may see
@@ -181,7 +176,7 @@ def sync(
         node_id (str):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
-        status (list[ListReservationsStatusItem] | Unset):
+        status (list[str] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -207,7 +202,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: list[ListReservationsStatusItem] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
 
 ) -> Response[Error | ReservationPage | TooManyRequests]:
     """ List the reservations of a node the caller may see
@@ -216,7 +211,7 @@ async def asyncio_detailed(
         node_id (str):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
-        status (list[ListReservationsStatusItem] | Unset):
+        status (list[str] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -247,7 +242,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
-    status: list[ListReservationsStatusItem] | Unset = UNSET,
+    status: list[str] | Unset = UNSET,
 
 ) -> Error | ReservationPage | TooManyRequests | None:
     """ List the reservations of a node the caller may see
@@ -256,7 +251,7 @@ async def asyncio(
         node_id (str):
         limit (int | Unset):  Default: 50.
         cursor (str | Unset):
-        status (list[ListReservationsStatusItem] | Unset):
+        status (list[str] | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
