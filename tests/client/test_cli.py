@@ -7,6 +7,7 @@ The same commands against ``make run``: tests/local/test_cli_session.py."""
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 from collections.abc import Callable
@@ -533,3 +534,38 @@ def test_reservations_list_without_a_node_lists_the_fleet_soonest_end_first(cli,
     assert [r["id"] for r in one] == [mine[0]["id"]]
     bad = cli("reservations", "list", "--ends-before", "tomorrow", key="broker")
     assert bad.code == 2
+
+
+def test_tables_for_people_fit_80_columns_and_json_keeps_the_apis_times(cli, relay, aws):
+    """Every list of the demo fleet, as a person sees it in an 80-column terminal: a heading,
+    then one line per record, none longer than 80; -o json is the API's JSON (times with Z)."""
+    cli("reclaim", A1, RES, "--units", "0000:04:00.0", "--reason", "lab needs them")
+    relay.run()
+    FleetStream(aws).run()
+    narrow = {"COLUMNS": "80"}
+    for args, key in [
+        (["units", A1], "broker"),
+        (["reservations", "list", "--node", A1], "broker"),
+        (["reservations", "list"], "broker"),
+        (["events", "list", "--node", A1], "broker"),
+        (["events", "list"], "spotbuyer"),
+        (["workloads", "list", A1], "owner"),
+    ]:
+        listed = cli("-o", "json", *args, key=key).json()
+        assert listed, args
+        lines = cli(*args, key=key, env=narrow).out.splitlines()
+        assert max(len(line) for line in lines) <= 80, (args, lines)
+        assert len(lines) == 1 + len(listed), (args, lines)  # one line a row
+        assert "+00:00" not in json.dumps(listed), args
+    units = cli("units", A1, env=narrow).out.splitlines()
+    assert units[0].split() == ["id", "model", "GPUs", "state", "claimed", "by", "reservation",
+                                "lent"]  # fmt: skip
+    assert units[2].split() == ["0000:05:00.0", "nvidia-h100-sxm5-80gb", "1", "claimed",
+                                "vm:vm-18", RES, "yes"]  # fmt: skip
+    got = cli("-o", "json", "reservations", "get", A1, RES).json()
+    assert got["updatedAt"].endswith("Z")
+    assert got == cli("reservations", "get", A1, RES, "-o", "json").json()  # -o after it too
+    feed = cli("-o", "json", "events", "list", "--node", A1).json()
+    assert all(e["time"].endswith("Z") and len(e["time"]) == 24 for e in feed)  # .mmmZ
+    rows = list(csv.DictReader(io.StringIO(cli("-o", "csv", "units", A1).out)))
+    assert [row["id"] for row in rows] == [u["id"] for u in cli("-o", "json", "units", A1).json()]

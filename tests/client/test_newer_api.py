@@ -1,16 +1,21 @@
-"""The client against an API newer than its OpenAPI document: an event type, a workload
-state, a unit state, a reservation status, an error code and fields this version does not
-know. Nothing raises; each value is kept as it came (the models' ``additional_properties``
-hold the new fields). The newer API is a script behind the client's transport hook."""
+"""The client and the command line against an API newer than their OpenAPI document: an
+event type, a workload state, a unit state, a reservation status, an error code and fields
+this version does not know. Nothing raises; each value is kept as it came (the models'
+``additional_properties`` hold the new fields), and the command line prints it so, in every
+output. The newer API is a script behind the client's transport hook."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from reservations_api_client.models import UnitsRequest
 from reservations_client import (
@@ -20,6 +25,8 @@ from reservations_client import (
     ReservationsApiError,
     verify_webhook,
 )
+from reservations_client.cli import app
+from reservations_client.cli.settings import Settings
 from reservations_client.errors import error_for
 from reservations_client.webhooks import new_secret, signed_headers
 from reservations_client.wire import api_json
@@ -93,6 +100,28 @@ def client() -> Reservations:
     return Reservations("http://api.test", "vl_test", transport=transport, retry=NO_RETRIES)
 
 
+Cli = Callable[..., str]
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``cli(*args)`` runs one command against the newer API; its stdout (status 0)."""
+    monkeypatch.setenv("COLUMNS", "80")
+
+    def connect(settings: Settings) -> Reservations:
+        return client()
+
+    def run(*args: str) -> str:
+        env = {"RESERVATIONS_API_URL": "http://api.test", "RESERVATIONS_API_KEY": "vl_test"}
+        result = CliRunner().invoke(app, list(args), obj=connect, env=env)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    return run
+
+
 def test_a_new_event_type_and_field_are_kept_by_every_feed_read():
     api = client()
     events = list(api.iter_events())
@@ -152,3 +181,25 @@ def test_a_delivery_of_a_new_event_type_verifies():
     event = verify_webhook(body, signed_headers(secret, NEW_EVENT["id"], body,
                                                 datetime.now(UTC)), secret)  # fmt: skip
     assert (event.type_, event["traceparent"]) == ("workload.started", NEW_EVENT["traceparent"])
+
+
+def test_the_command_line_prints_new_values_as_they_came(cli):
+    assert json.loads(cli("-o", "json", "events", "list")) == [KNOWN_EVENT, NEW_EVENT]
+    table = cli("events", "list")
+    assert "workload.started" in table
+    assert "lending" in table  # the new system actor
+    assert "traceparent" in cli("-o", "wide", "events", "list")
+    assert json.loads(cli("-o", "json", "workloads", "get", "node-a1", "vm-40")) == WAITING
+    shown = cli("workloads", "get", "node-a1", "vm-40")
+    assert "waiting" in shown
+    assert "waitingFor" in shown
+    assert "preemptible" in cli("workloads", "list", "node-a1")
+    assert "draining" in cli("units", "node-a1")
+    rows = list(csv.DictReader(io.StringIO(cli("-o", "csv", "units", "node-a1"))))
+    assert (rows[0]["state"], rows[0]["health"], rows[0]["reservable"]) == (
+        "draining", "degraded", "false")  # fmt: skip
+    assert "suspended" in cli("reservations", "list", "--node", "node-a1")
+    assert "suspendedUntil" in cli("-o", "wide", "reservations", "list", "--node", "node-a1")
+    assert "paused" in cli("webhooks", "list")
+    assert "deferred" in cli("webhooks", "deliveries", "wh-1")
+    assert "deferred" in cli("webhooks", "delivery", "wh-1", NEW_EVENT["id"])

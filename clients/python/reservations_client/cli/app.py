@@ -1,7 +1,9 @@
 """``reservations``: the command line of the reservations API, on the typed client.
 
-The root command reads ``--profile`` and ``--output``; each group of commands lives in its
-own module (capacity, reads, events, webhooks) and is added here.
+The root command reads ``--profile`` and ``--output`` (given before the command or after
+it: :class:`~reservations_client.cli.session.Commands`); each group of commands lives in its
+own module (capacity, reads, events, webhooks) and is added here. ``--install-completion``
+installs the shell's completion (Typer's).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Reservations API from the shell. Settings: RESERVATIONS_API_URL and "
     "RESERVATIONS_API_KEY, or --profile NAME of ~/.config/reservations/config.toml "
-    "(RESERVATIONS_CONFIG_FILE). The key is never an argument.",
+    "(RESERVATIONS_CONFIG_FILE). The key is never an argument. --profile and --output may "
+    "also follow the command.",
 )
 
 
@@ -32,7 +35,13 @@ def root(
         typer.Option(help="A profile of the config file (else RESERVATIONS_PROFILE)."),
     ] = None,
     output: Annotated[
-        Output, typer.Option("--output", "-o", envvar="RESERVATIONS_OUTPUT", help="table or json.")
+        Output,
+        typer.Option(
+            "--output",
+            "-o",
+            envvar="RESERVATIONS_OUTPUT",
+            help="table (for people), wide (every field), json (the API's) or csv.",
+        ),
     ] = Output.table,
 ) -> None:
     """Reservations API from the shell."""

@@ -30,11 +30,7 @@ from reservations_client.cli.options import (
 )
 from reservations_client.cli.output import show_record, show_records
 from reservations_client.cli.session import session
-
-UNIT_COLUMNS = ["id", "allocClass", "gpuModelId", "sellableGpus", "state", "claimedBy",
-                "reservable", "reservationId", "released"]  # fmt: skip
-RESERVATION_COLUMNS = ["id", "nodeId", "status", "startsAt", "endsAt", "reservedUnitIds",
-                       "releasedUnitIds", "managingOrgIds"]  # fmt: skip
+from reservations_client.cli.views import RESERVATIONS, UNITS
 
 group = typer.Typer(no_args_is_help=True, help="List, get, create, change and cancel reservations.")
 
@@ -42,7 +38,7 @@ group = typer.Typer(no_args_is_help=True, help="List, get, create, change and ca
 def units(ctx: typer.Context, node: NodeId) -> None:
     """The allocatable GPU units of a node, and whether each can be reserved."""
     run = session(ctx)
-    show_records(run.output, [unit.to_dict() for unit in run.api.list_units(node)], UNIT_COLUMNS)
+    show_records(run.output, run.api.list_units(node), UNITS)
 
 
 @group.command("list")
@@ -86,14 +82,14 @@ def list_reservations(
             ends_after=moment(ends_after, "--ends-after"),
             page_size=min(limit or 100, 100),
         )
-    show_records(run.output, [r.to_dict() for r in islice(found, limit)], RESERVATION_COLUMNS)
+    show_records(run.output, islice(found, limit), RESERVATIONS)
 
 
 @group.command("get")
 def get_reservation(ctx: typer.Context, node: NodeId, reservation: ReservationId) -> None:
     """One reservation."""
     run = session(ctx)
-    show_record(run.output, run.api.get_reservation(node, reservation).to_dict())
+    show_record(run.output, run.api.get_reservation(node, reservation))
 
 
 @group.command("create")
@@ -119,7 +115,7 @@ def create_reservation(
     )  # fmt: skip
     run = session(ctx)
     made = run.api.create_reservation(node, request, idempotency_key=idempotency_key)
-    show_record(run.output, made.to_dict())
+    show_record(run.output, made)
 
 
 @group.command("change")
@@ -163,7 +159,7 @@ def change_reservation(
     changed = run.api.update_reservation(
         node, reservation, request, idempotency_key=idempotency_key, if_match=if_match
     )
-    show_record(run.output, changed.to_dict())
+    show_record(run.output, changed)
 
 
 @group.command("cancel")
@@ -176,7 +172,7 @@ def cancel_reservation(
     body = CancelRequest(reason=reason) if reason else None
     cancelled = run.api.cancel(node, reservation, body, idempotency_key=idempotency_key,
                                if_match=if_match)  # fmt: skip
-    show_record(run.output, cancelled.to_dict())
+    show_record(run.output, cancelled)
 
 
 def release(
@@ -189,7 +185,7 @@ def release(
     body = UnitsRequest(unit_ids=named(unit_ids), dry_run=dry_run, reason=reason or UNSET)
     released = run.api.release(node, reservation, body, idempotency_key=idempotency_key,
                                if_match=if_match)  # fmt: skip
-    show_record(run.output, released.to_dict())
+    show_record(run.output, released)
 
 
 def reclaim(
@@ -233,7 +229,7 @@ def reclaim(
         result = run.api.reclaim(node, reservation, body, idempotency_key=idempotency_key,
                                  if_match=if_match,
                                  notice_seconds=notice_seconds)  # fmt: skip
-    show_record(run.output, result.to_dict())
+    show_record(run.output, result)
 
 
 def named(unit_ids: list[str] | None) -> list[str]:

@@ -14,6 +14,7 @@ from reservations_client.api import POLL_SECONDS
 from reservations_client.cli.options import listed, moment
 from reservations_client.cli.output import show_line, show_records
 from reservations_client.cli.session import session
+from reservations_client.cli.views import EVENTS
 from reservations_client.cli.waiting import Waiting, until_interrupted
 
 EVENT_COLUMNS = ["time", "type", "subject", "id"]
@@ -38,7 +39,7 @@ def list_events(
         run.api.iter_node_events(node, types=kinds, after=start) if node
         else run.api.iter_events(types=kinds, after=start)
     )  # fmt: skip
-    show_records(run.output, [e.to_dict() for e in islice(found, limit)], EVENT_COLUMNS)
+    show_records(run.output, islice(found, limit), EVENTS)
 
 
 @app.command("tail")

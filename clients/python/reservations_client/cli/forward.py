@@ -13,6 +13,7 @@ import httpx
 
 from reservations_api_client.models import Event
 from reservations_client.webhooks import signed_headers
+from reservations_client.wire import api_json
 
 LOCAL_NAMES = frozenset({"localhost"})
 SEND_SECONDS = 10.0  # as the service waits for an endpoint
@@ -42,8 +43,9 @@ def loopback_target(url: str) -> str:
 
 
 def forward(http: httpx.Client, target: str, secret: str, event: Event) -> str:
-    """Post one event, signed; what came back, in a word (the status, or why none)."""
-    body = json.dumps(event.to_dict(), separators=(",", ":"))
+    """Post one event, signed, as the service delivers it (its JSON, times with ``Z``); what
+    came back, in a word (the status, or why none)."""
+    body = json.dumps(api_json(event), separators=(",", ":"))
     headers = signed_headers(secret, event.id, body, datetime.now(UTC))
     try:
         answer = http.post(target, content=body, headers=headers)

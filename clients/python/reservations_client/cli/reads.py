@@ -10,8 +10,7 @@ import typer
 from reservations_client.cli.options import NodeId, listed
 from reservations_client.cli.output import show_record, show_records
 from reservations_client.cli.session import session
-
-WORKLOAD_COLUMNS = ["id", "kind", "tier", "orgId", "unitIds", "state", "createdAt"]
+from reservations_client.cli.views import WORKLOADS
 
 nodes = typer.Typer(no_args_is_help=True, help="Read nodes.")
 workloads = typer.Typer(no_args_is_help=True, help="Read a node's workloads.")
@@ -21,20 +20,22 @@ workloads = typer.Typer(no_args_is_help=True, help="Read a node's workloads.")
 def get_node(ctx: typer.Context, node: NodeId) -> None:
     """A node: its owner, topology generation and unit ids."""
     run = session(ctx)
-    show_record(run.output, run.api.get_node(node).to_dict())
+    show_record(run.output, run.api.get_node(node))
 
 
 @workloads.command("list")
 def list_workloads(
     ctx: typer.Context,
     node: NodeId,
-    state: Annotated[list[str] | None, typer.Option(help="running or terminating.")] = None,
+    state: Annotated[
+        list[str] | None, typer.Option(help="States, e.g. running or terminating.")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Show at most this many.")] = None,
 ) -> None:
     """A node's workloads, every page of them."""
     run = session(ctx)
     found = run.api.iter_workloads(node, state=listed(state) or None)
-    show_records(run.output, [w.to_dict() for w in islice(found, limit)], WORKLOAD_COLUMNS)
+    show_records(run.output, islice(found, limit), WORKLOADS)
 
 
 @workloads.command("get")
@@ -45,7 +46,7 @@ def get_workload(
 ) -> None:
     """One workload, with its termination while it is being terminated."""
     run = session(ctx)
-    show_record(run.output, run.api.get_workload(node, workload).to_dict())
+    show_record(run.output, run.api.get_workload(node, workload))
 
 
 def register(app: typer.Typer) -> None:

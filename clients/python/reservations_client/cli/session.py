@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from reservations_client.api import Reservations
 from reservations_client.cli.output import Output, stderr
@@ -66,9 +66,60 @@ def say(message: str, prefix: str = "error: ") -> None:
     stderr().print(prefix + message, markup=False, highlight=False, soft_wrap=True)
 
 
+END_OF_OPTIONS = "--"  # what follows is arguments only
+
+
+def _option(command: Any, token: str) -> TyperOption | None:
+    """The option of ``command`` that ``token`` names (``--x``, ``--x=v``, ``-x``, ``-xv``)."""
+    name = token.split("=", 1)[0] if token.startswith("--") else token[:2]
+    for param in command.params:
+        if isinstance(param, TyperOption) and name in param.opts + param.secondary_opts:
+            return param
+    return None
+
+
+def _takes_value(option: TyperOption | None, token: str) -> bool:
+    """Whether the argument after ``token`` is its option's value."""
+    if option is None or option.is_flag or option.count:
+        return False
+    return "=" not in token and (token.startswith("--") or len(token) == 2)
+
+
+def root_options_first(root: TyperGroup, args: list[str]) -> list[str]:
+    """``args`` with the root's options that come after a command (``units node-a1 -o json``)
+    moved before it, where click reads them; the rest in order. Each argument is read as
+    click reads it: an option's value is never taken for an option, and nothing after
+    ``--`` moves."""
+    front: list[str] = []
+    rest: list[str] = []
+    command: Any = root
+    index = 0
+    while index < len(args):
+        token = args[index]
+        if token == END_OF_OPTIONS:
+            rest += args[index:]
+            break
+        own = _option(command, token) if token.startswith("-") else None
+        hoisted = command is not root and own is None and token.startswith("-")
+        option = _option(root, token) if hoisted else own
+        taken = args[index : index + 1 + _takes_value(option, token)]
+        if hoisted and option is not None:
+            front += taken
+        else:
+            rest += taken
+            if not token.startswith("-") and isinstance(command, TyperGroup):
+                command = command.commands.get(token, command)
+        index += len(taken)
+    return front + rest
+
+
 class Commands(TyperGroup):
-    """The root group: every command's API, settings and network errors are told here, in
-    one place, without a traceback, and end the command with a non-zero status."""
+    """The root group: the root's options are read after a command too
+    (:func:`root_options_first`); every command's API, settings and network errors are told
+    here, in one place, without a traceback, and end the command with a non-zero status."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, root_options_first(self, args))
 
     def invoke(self, ctx: Any) -> Any:
         try:

@@ -14,12 +14,10 @@ from reservations_client.cli.forward import NotLoopback, forward, loopback_targe
 from reservations_client.cli.options import IdempotencyKey, listed
 from reservations_client.cli.output import Output, show_line, show_record, show_records
 from reservations_client.cli.session import session
+from reservations_client.cli.views import DELIVERIES, SUBSCRIPTIONS
 from reservations_client.cli.waiting import Waiting, until_interrupted
 from reservations_client.webhooks import new_secret
 
-SUBSCRIPTION_COLUMNS = ["id", "url", "status", "types", "description", "createdAt"]
-DELIVERY_COLUMNS = ["at", "eventId", "type", "attempt", "state", "status", "error",
-                    "nextAttemptAt"]  # fmt: skip
 Subscription = Annotated[str, typer.Argument(help="The subscription's id.", show_default=False)]
 
 app = typer.Typer(no_args_is_help=True, help="Manage the org's webhooks; forward events locally.")
@@ -36,22 +34,21 @@ def create(
     """Subscribe an endpoint; its signing secret is shown this once."""
     run = session(ctx)
     made = run.api.create_webhook(url, listed(types) or None, description, idempotency_key)
-    show_record(run.output, made.to_dict())
+    show_record(run.output, made)
 
 
 @app.command("list")
 def list_webhooks(ctx: typer.Context) -> None:
     """The org's subscriptions (never their secrets)."""
     run = session(ctx)
-    found = [s.to_dict() for s in run.api.iter_webhooks()]
-    show_records(run.output, found, SUBSCRIPTION_COLUMNS)
+    show_records(run.output, run.api.iter_webhooks(), SUBSCRIPTIONS)
 
 
 @app.command("get")
 def get(ctx: typer.Context, subscription: Subscription) -> None:
     """One subscription."""
     run = session(ctx)
-    show_record(run.output, run.api.get_webhook(subscription).to_dict())
+    show_record(run.output, run.api.get_webhook(subscription))
 
 
 @app.command("delete")
@@ -65,7 +62,7 @@ def delete(ctx: typer.Context, subscription: Subscription) -> None:
 def rotate(ctx: typer.Context, subscription: Subscription) -> None:
     """A new signing secret; the old one also signs for 24 hours."""
     run = session(ctx)
-    show_record(run.output, run.api.rotate_webhook_secret(subscription).to_dict())
+    show_record(run.output, run.api.rotate_webhook_secret(subscription))
 
 
 @app.command("deliveries")
@@ -77,7 +74,7 @@ def deliveries(
     """A subscription's recent delivery attempts, newest first."""
     run = session(ctx)
     found = islice(run.api.iter_webhook_deliveries(subscription), limit)
-    show_records(run.output, [d.to_dict() for d in found], DELIVERY_COLUMNS)
+    show_records(run.output, found, DELIVERIES)
 
 
 @app.command("delivery")
@@ -89,11 +86,11 @@ def delivery(
     """One delivery: where it stands, when it is next attempted, its attempts newest first."""
     run = session(ctx)
     found = run.api.webhook_delivery(subscription, event).to_dict()
-    if run.output is Output.json:
+    if run.output in (Output.json, Output.csv):
         show_record(run.output, found)
         return
     show_record(run.output, {k: v for k, v in found.items() if k != "attempts"})
-    show_records(run.output, found["attempts"], DELIVERY_COLUMNS)
+    show_records(run.output, found["attempts"], DELIVERIES)
 
 
 @app.command("retry")
@@ -104,7 +101,7 @@ def retry(
 ) -> None:
     """Send a failed delivery again now."""
     run = session(ctx)
-    show_record(run.output, run.api.retry_webhook_delivery(subscription, event).to_dict())
+    show_record(run.output, run.api.retry_webhook_delivery(subscription, event))
 
 
 @app.command("listen")
