@@ -4,9 +4,13 @@ called. Every refused case is a row."""
 from __future__ import annotations
 
 import ipaddress
+import json
+import re
+from pathlib import Path
 
 import pytest
 
+from reservations.webhooks.models.api import MAX_URL_LENGTH, URL_CHARACTERS
 from reservations.webhooks.rules.urls import (
     SendTarget,
     address_problem,
@@ -15,6 +19,7 @@ from reservations.webhooks.rules.urls import (
 )
 
 pytestmark = pytest.mark.disable_socket
+ROOT = Path(__file__).resolve().parents[2]
 
 # --- subscribe time: the URL itself --------------------------------------------------------
 
@@ -219,3 +224,22 @@ def test_an_address_that_is_not_global_unicast_is_refused_naming_why(address, pr
 )
 def test_a_global_unicast_address_may_be_called(address):
     assert address_problem(ipaddress.ip_address(address)) is None
+
+
+# --- the request schema says the character rule -------------------------------------------
+
+
+def test_the_documents_url_pattern_is_the_character_rule_the_subscribe_parser_applies():
+    """A url the schema's pattern takes is never refused for its characters, and one it
+    refuses is refused by the parser too: the two agree on every character (ASCII, Latin,
+    the line and byte-order marks), anywhere in a subscribable URL."""
+    document = json.loads((ROOT / "docs" / "openapi.json").read_text())
+    declared = document["components"]["schemas"]["SubscribeRequest"]["properties"]["url"]
+    assert (declared["pattern"], declared["maxLength"]) == (URL_CHARACTERS, MAX_URL_LENGTH)
+    characters = [chr(code) for code in range(0x250)] + ["\u2028", "\ufeff", "\U0001f600"]
+    for character in characters:
+        for url in (f"https://hooks.example.com/in{character}x", f"https://a.example/{character}"):
+            # fullmatch: ECMA-262's $ is the text's end (Python's search would also take
+            # a trailing newline)
+            valid = re.fullmatch(declared["pattern"], url) is not None
+            assert valid == (url_problem(url) is None), (hex(ord(character)), url_problem(url))

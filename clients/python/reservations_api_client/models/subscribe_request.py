@@ -25,7 +25,8 @@ class SubscribeRequest:
     """ The body of ``POST /v1/webhooks``: where to send, which types (absent: every type).
 
         Attributes:
-            url (str): https:// with a host name (no address, no user info, no fragment); port 443 or 1024-65535
+            url (str): https:// with a host name (no address, no user info, no fragment); port 443 or 1024-65535; printable
+                ASCII without spaces, backslashes or #
             description (None | str | Unset):
             types (list[str] | None | Unset): event types to deliver; absent: every type
      """

@@ -18,6 +18,13 @@ from reservations.kernel.wire import NextCursor, Timestamp, WireModel
 from reservations.webhooks.models.domain import SigningSecrets, Subscription, SubscriptionStatus
 
 MAX_DESCRIPTION = 256
+MAX_URL_LENGTH = 2048
+# The characters a subscribed ``url`` may have, as the request schema says them (a JSON
+# Schema pattern: ECMA-262, and Python's ``re`` reads it alike): printable ASCII but the
+# backslash and "#". The subscribe parser refuses the rest, naming why
+# (``rules.urls.send_target``); what the schema cannot say (https, a host name and not an
+# address, the port) it checks besides.
+URL_CHARACTERS = r'^[!"$-\[\]-~]+$'
 
 
 class SubscribeRequest(StrictBody):
@@ -36,9 +43,10 @@ class SubscribeRequest(StrictBody):
     )
 
     url: StrictStr = Field(
-        max_length=2048,
+        max_length=MAX_URL_LENGTH,
         description="https:// with a host name (no address, no user info, no fragment); "
-        "port 443 or 1024-65535",
+        "port 443 or 1024-65535; printable ASCII without spaces, backslashes or #",
+        json_schema_extra={"pattern": URL_CHARACTERS},
     )
     types: (
         Annotated[

@@ -34,9 +34,10 @@ import re
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
+from reservations.webhooks.models.api import MAX_URL_LENGTH
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-MAX_URL_LENGTH = 2048
 # 443, or a port no well-known service listens on: a subscription must not make the
 # service talk to a mail, SSH or database port of some host.
 HTTPS_PORT = 443
@@ -47,7 +48,8 @@ _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 # WHATWG URL parsing reads a host whose last label is a number (decimal, octal or hex, as
 # in 2130706433, 0177.0.0.1 or 0x7f.1) as an IPv4 address: such a host is an address.
 _NUMERIC_LABEL = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)")
-# Nothing a browser or a server could read two ways: spaces, controls, backslashes.
+# Nothing a browser or a server could read two ways: spaces, controls, backslashes (with
+# non-ASCII and "#", what the request schema's pattern, models.api.URL_CHARACTERS, rules out).
 _UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
 
 _PRIVATE_V4 = tuple(
