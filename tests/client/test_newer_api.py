@@ -23,6 +23,7 @@ from reservations_client import (
     Conflict,
     Reservations,
     ReservationsApiError,
+    ServerError,
     verify_webhook,
 )
 from reservations_client.cli import app
@@ -203,3 +204,22 @@ def test_the_command_line_prints_new_values_as_they_came(cli):
     assert "paused" in cli("webhooks", "list")
     assert "deferred" in cli("webhooks", "deliveries", "wh-1")
     assert "deferred" in cli("webhooks", "delivery", "wh-1", NEW_EVENT["id"])
+
+
+@pytest.mark.parametrize(("status", "body", "kind"), [
+    (500, {"message": "Internal Server Error"}, ServerError),  # API Gateway's, no function
+    (503, {"message": "Service Unavailable"}, ServerError),
+    (502, "<html><body>Bad Gateway</body></html>", ServerError),  # a proxy's page
+    (404, {"message": "Not Found"}, ReservationsApiError),
+])  # fmt: skip
+def test_an_error_answer_in_another_shape_is_its_status_error(status, body, kind):
+    def answer(request: httpx.Request) -> httpx.Response:
+        if isinstance(body, str):
+            return httpx.Response(status, text=body, headers={"Content-Type": "text/html"})
+        return httpx.Response(status, json=body)
+
+    api = Reservations("http://api.test", "vl_test", transport=httpx.MockTransport(answer),
+                       retry=NO_RETRIES)  # fmt: skip
+    with pytest.raises(kind) as raised:
+        api.get_workload("node-a1", "vm-40")
+    assert (type(raised.value), raised.value.status) == (kind, status)

@@ -86,6 +86,16 @@ def _with_notice(body: dict[str, Any], notice_seconds: int | None) -> dict[str, 
 POLL_SECONDS = 2.0  # a followed feed's pause at its end: events settle for up to 5 s
 
 
+def _raise_error(response: httpx.Response) -> None:
+    """An answer of 400 or more raised as its error before the generated client reads its
+    body: one not in the contract's shape (API Gateway's own ``{"message": ...}`` for a
+    crashed or timed-out function, a proxy's HTML page) made its model's parsing raise
+    ``KeyError`` instead."""
+    if response.status_code >= 400:
+        response.read()
+        raise error_for(response.status_code, response.content, dict(response.headers))
+
+
 def _checked(response: Response[Any]) -> Response[Any]:
     """The answer; its error raised."""
     if int(response.status_code) >= 400:
@@ -151,7 +161,10 @@ class Reservations:
             base_url=base_url,
             token=api_key,
             timeout=httpx.Timeout(timeout),
-            httpx_args={"transport": RetryingTransport(inner, retry or RetryPolicy())},
+            httpx_args={
+                "transport": RetryingTransport(inner, retry or RetryPolicy()),
+                "event_hooks": {"response": [_raise_error]},
+            },
         )
 
     def __repr__(self) -> str:  # never the key
