@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -124,6 +125,7 @@ class SentRequests:
         self.sent: list[tuple[str, str]] = []
         self.items_read: list[tuple[int, int]] = []  # (Count, ScannedCount) of each Query
         self.bytes_read: list[int] = []  # the size of each DynamoDB response's body
+        self.keys_asked: list[int] = []  # how many items each BatchGetItem asked for
 
     def by_service(self, service: str) -> Counter[str]:
         return Counter(operation for name, operation in self.sent if name == service)
@@ -132,6 +134,7 @@ class SentRequests:
         self.sent.clear()
         self.items_read.clear()
         self.bytes_read.clear()
+        self.keys_asked.clear()
 
 
 @pytest.fixture
@@ -145,6 +148,9 @@ def sent_requests(monkeypatch: pytest.MonkeyPatch) -> SentRequests:
 
     def counted(self: Any, request: Any, operation_model: Any, context: Any) -> Any:
         recorder.sent.append((operation_model.service_model.service_name, operation_model.name))
+        if operation_model.name == "BatchGetItem":
+            asked = json.loads(request.body)["RequestItems"].values()
+            recorder.keys_asked.append(sum(len(table["Keys"]) for table in asked))
         result = original(self, request, operation_model, context)
         parsed = result[0][1] if result[0] else None
         if operation_model.service_model.service_name == "dynamodb" and result[0]:

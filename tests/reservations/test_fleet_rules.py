@@ -10,9 +10,11 @@ import pytest
 from reservations.kernel.errors import InvalidRequest
 from reservations.reservations.rules.fleet import (
     LIVE_STATUSES,
+    entry_status,
     index_change,
     index_entries,
     may_hold_model,
+    may_match,
     parse_filters,
     plan,
 )
@@ -47,8 +49,13 @@ def test_one_entry_per_org_by_its_roles_and_one_for_the_operator():
 
 def test_a_change_writes_only_what_moved_or_changed():
     before = index_entries(LIVE_IMAGE, "org-acme")
-    released = {**LIVE_IMAGE, "releasedUnitIds": ["u"], "status": "needs-review", "version": 4}
+    released = {**LIVE_IMAGE, "releasedUnitIds": ["u"], "version": 4}
     assert index_change(before, index_entries(released, "org-acme")).puts == ()
+    # the stored status is kept (a status filter reads it): a review writes every entry
+    reviewed = {**released, "status": "needs-review"}
+    assert len(index_change(before, index_entries(reviewed, "org-acme")).puts) == 4
+    derived = index_change(before, index_entries(released, "org-acme", review=True))
+    assert [e["review"] for e in derived.puts] == [True] * 4
     dropped = {**LIVE_IMAGE, "allowedOrgIds": ["org-broker"], "version": 4}
     change = index_change(before, index_entries(dropped, "org-acme"))
     assert [k for k, _ in change.deletes] == [
@@ -111,3 +118,48 @@ def test_ends_filters_are_ranges_rounded_to_the_stored_second():
 def test_a_malformed_filter_is_a_400(given):
     with pytest.raises(InvalidRequest):
         _filters(**given)
+
+
+def _entry(org: str = "org-broker") -> dict[str, object]:
+    entries = index_entries({**LIVE_IMAGE, "startsAt": "2027-02-01T00:00:00Z"}, "org-acme")
+    return next(e for (pk, _), e in entries.items() if pk == f"FLEET#{org}#live")
+
+
+@pytest.mark.parametrize(
+    ("image", "status"),
+    [
+        ({}, "active"),
+        ({"status": "pending"}, "active"),  # started at startsAt, whatever was stored
+        ({"status": "pending", "startsAt": "2027-03-01T12:00:01Z"}, "pending"),
+        ({"status": "needs-review"}, "needs-review"),
+        ({"review": True}, "needs-review"),  # the node's units changed since it was sold
+        ({"review": True, "endsAt": "2027-03-01T12:00:00Z"}, "expired"),  # at its end
+        ({"status": "cancelled", "endsAt": None}, "cancelled"),
+        ({"status": "expired"}, "expired"),
+        ({"endsAt": None}, "active"),
+    ],
+)
+def test_an_entry_says_the_status_its_reservation_has_now(image, status):
+    review = image.pop("review", False)
+    entries = index_entries({**LIVE_IMAGE, "startsAt": "2027-02-01T00:00:00Z", **image},
+                            "org-acme", review=review)  # fmt: skip
+    assert {entry_status(e, NOW) for e in entries.values()} == {status}
+
+
+def test_an_entry_written_before_entries_kept_a_status_says_none():
+    assert entry_status({"nodeId": "node-a", "roles": ["managing"]}, NOW) is None
+
+
+def test_an_entry_may_match_only_by_the_orgs_roles_its_status_node_and_models():
+    entry = _entry()  # org-broker: audience and managing; active
+    assert may_match(entry, _filters(), False, NOW)
+    assert may_match(entry, _filters(role="audience"), False, NOW)
+    assert not may_match(entry, _filters(role="owner"), False, NOW)
+    assert may_match(entry, _filters(role="owner"), True, NOW)  # the operator's own index
+    assert not may_match(entry, _filters(status="needs-review"), False, NOW)
+    assert may_match(entry, _filters(status="active,cancelled"), False, NOW)
+    assert not may_match(entry, _filters(node_id="node-b"), False, NOW)
+    assert may_match(entry, _filters(node_id="node-b,node-a"), False, NOW)
+    old = {"nodeId": "node-a", "roles": ["managing"]}  # no status: it is read
+    assert may_match(old, _filters(status="needs-review"), False, NOW)
+    assert not may_match(old, _filters(role="audience"), False, NOW)

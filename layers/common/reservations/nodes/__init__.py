@@ -87,7 +87,12 @@ from reservations.nodes.rules.history import (
     naming_the_same,
     retained_until,
 )
-from reservations.nodes.rules.status import changed_since_sold, effective_status, in_term
+from reservations.nodes.rules.status import (
+    changed_since_sold,
+    effective_status,
+    in_term,
+    status_at,
+)
 from reservations.nodes.rules.units import UnitReason, not_reservable_reason
 from reservations.nodes.table.actions import free_unit, named_sets, topology_check
 from reservations.nodes.table.items import (
@@ -272,6 +277,7 @@ __all__ = [
     "reviews_derived",
     "route_reservation_etag",
     "sees_every_reservation",
+    "status_at",
     "termination_of",
     "topology_check",
     "unit_from_item",

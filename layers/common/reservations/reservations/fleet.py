@@ -13,7 +13,7 @@ index ends; it is never empty while it has a ``nextCursor`` (it reads on)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -41,10 +41,12 @@ from reservations.nodes import (
 from reservations.reservations.models import FleetReservationPage
 from reservations.reservations.rules.fleet import (
     Entry,
+    EntryFilter,
     FleetFilters,
     Range,
     ends_match,
-    may_hold_model,
+    entry_filter,
+    may_match,
     parse_filters,
     plan,
     roles_now,
@@ -53,11 +55,13 @@ from reservations.reservations.table.fleet import EntriesRead, Found
 
 # What binds a fleet list's cursor to this list (no event feed or node list has it).
 FLEET_FEED = "/fleet"
-# Index reads a page makes to fill itself once it has an item.
+# Index reads a page makes to fill itself once it has an item (one with none reads on).
 MAX_ROUNDS = 5
 # The most entries one index read takes: a page that found nothing yet reads on in reads
-# four times larger each (entries are small; the reservations are read a page at a time).
-MAX_INDEX_READ = 1000
+# four times larger each. The Query returns only the entries that may match (the rest
+# cost read units, not bytes), and its 1 MB bounds it first (about 4,000 entries of
+# ~250 bytes); the reservations are read a page at a time.
+MAX_INDEX_READ = 10_000
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ class FleetQuery:
 
 
 class FleetIndex(Protocol):
-    def entries(self, where: Range, after: str | None, limit: int) -> EntriesRead: ...
+    def entries(self, where: Range, limit: int, only: EntryFilter | None) -> EntriesRead: ...
 
     def read(self, entries: list[Entry]) -> Found: ...
 
@@ -95,73 +99,92 @@ def list_fleet_reservations(
     scope = CursorScope("", filters.canonical(), caller.org_id, FLEET_FEED)
     position = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else None
     ranges = plan(FLEET_PLATFORM if everything else caller.org_id, filters, now)
-    items: list[ReservationView] = []
-    more, rounds, size = bool(ranges), 0, limit
-    # A filter the index cannot serve (a role, a status) may skip much of what it finds:
-    # a page reads on to fill itself, but after a few rounds answers what it has (never an
-    # empty page with a cursor: an empty one reads on to the end, each index read larger).
-    while more and len(items) < limit and not (items and rounds >= MAX_ROUNDS):
-        rounds += 1
-        entries, more = _next_entries(index, ranges, position, size)
-        for chunk in _chunks(entries, limit):
-            if len(items) == limit:
-                more = True
-                break
-            shown = _read_chunk(chunk, index, caller, filters, everything, now, limit - len(items))
-            items += shown.items
-            position = shown.position or position
-            more = more or shown.stopped
-        size = limit if items else min(MAX_INDEX_READ, size * 4)
+    page = _Page(caller, filters, everything, now, limit, index)
+    only = entry_filter(filters, everything)
+    # One more than a page: a page that ends the index says so (no cursor to an empty page).
+    more, rounds, size = bool(ranges), 0, limit + 1
+    # The index drops the entries that cannot match (rules.fleet.entry_filter, may_match):
+    # a page reads on through what it drops, each read four times larger while it finds
+    # fewer than it has room for, but after a few rounds, or a page's worth of reservations
+    # the fresh read ruled out, answers what it has (never an empty page with a cursor: an
+    # empty one reads on to the end).
+    while more and not page.full and not (page.items and page.done_reading(rounds)):
+        rounds += 1 if page.items else 0
+        entries, reached = _next_entries(index, ranges, position, size, only)
+        # Fewer entries may match than the page has room for: the next read is larger.
+        sparse = len(entries) < limit - len(page.items)
+        taken = page.take(entries)
+        if taken < len(entries):
+            position, more = str(entries[taken - 1]["SK"]), True
+        else:
+            position = reached or position
+            more = reached is not None
+        size = min(MAX_INDEX_READ, size * 4) if sparse else limit + 1
     cursor = encode_cursor(Cursor(position), scope, cursor_key) if more and position else None
-    return FleetReservationPage(items=items, next_cursor=cursor)
+    return FleetReservationPage(items=page.items, next_cursor=cursor)
 
 
-@dataclass(frozen=True)
-class _Shown:
-    """What one chunk of entries gave: its items, the last entry taken, whether it
-    stopped with entries left (the page full)."""
+@dataclass
+class _Page:
+    """A page being filled: it reads only the reservations whose entries may match, never
+    more at once than it has room for, and counts those the fresh read ruled out (an entry
+    the index has not caught up with)."""
 
-    items: list[ReservationView]
-    position: str | None
-    stopped: bool
+    caller: Caller
+    filters: FleetFilters
+    everything: bool
+    now: datetime
+    limit: int
+    index: FleetIndex
+    items: list[ReservationView] = field(default_factory=list)
+    ruled_out: int = 0
 
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= self.limit
 
-def _chunks(entries: list[Entry], size: int) -> list[list[Entry]]:
-    return [entries[start : start + size] for start in range(0, len(entries), size)]
+    def done_reading(self, rounds: int) -> bool:
+        """Whether a page that has items answers them now: after ``MAX_ROUNDS`` index
+        reads since it had one, or once a page's worth of reservations read were ruled
+        out."""
+        return rounds >= MAX_ROUNDS or self.ruled_out >= self.limit
 
+    def take(self, entries: list[Entry]) -> int:
+        """Lists what ``entries`` give, in order, until the page is full (or done
+        reading); how many of them it went through (the last one is where it stops)."""
+        taken = 0
+        while taken < len(entries) and not self.full:
+            chunk, wanted = self._next_chunk(entries[taken:])
+            found = self.index.read(wanted) if wanted else Found({}, {})
+            units = _units(self.index, found, self.filters)
+            for entry in wanted:
+                view = _shown(entry, found, units, self.caller, self.filters,
+                              self.everything, self.now)  # fmt: skip
+                if view is None:
+                    self.ruled_out += 1
+                else:
+                    self.items.append(view)
+            taken += len(chunk)
+            if self.items and self.done_reading(0):
+                break
+        return taken
 
-def _read_chunk(
-    chunk: list[Entry],
-    index: FleetIndex,
-    caller: Caller,
-    filters: FleetFilters,
-    everything: bool,
-    now: datetime,
-    room: int,
-) -> _Shown:
-    """The chunk's reservations the caller may see, read fresh (at most ``room`` of them):
-    an entry the filters rule out by what it keeps (its node, its units' models) is not
-    read."""
-    wanted = [e for e in chunk if _may_match(e, filters)]
-    found = index.read(wanted) if wanted else Found({}, {})
-    units = _units(index, found, filters)
-    items: list[ReservationView] = []
-    position = None
-    for entry in chunk:
-        if len(items) == room:
-            return _Shown(items, position, True)
-        position = str(entry["SK"])
-        view = _shown(entry, found, units, caller, filters, everything, now)
-        if view is not None:
-            items.append(view)
-    return _Shown(items, position, False)
-
-
-def _may_match(entry: Entry, filters: FleetFilters) -> bool:
-    nodes = filters.node_ids
-    return (nodes is None or entry["nodeId"] in nodes) and may_hold_model(
-        entry, filters.gpu_model_id
-    )
+    def _next_chunk(self, entries: list[Entry]) -> tuple[list[Entry], list[Entry]]:
+        """The entries up to the one that makes as many that may match as the page has
+        room for (and, once it has items, as it may still rule out), and those that may
+        match among them."""
+        room = self.limit - len(self.items)
+        if self.items:  # what a page with items may still read and rule out
+            room = min(room, self.limit - self.ruled_out)
+        chunk: list[Entry] = []
+        wanted: list[Entry] = []
+        for entry in entries:
+            if len(wanted) == room:
+                break
+            chunk.append(entry)
+            if may_match(entry, self.filters, self.everything, self.now):
+                wanted.append(entry)
+        return chunk, wanted
 
 
 def _filters(query: FleetQuery) -> FleetFilters:
@@ -177,24 +200,25 @@ def _filters(query: FleetQuery) -> FleetFilters:
 
 
 def _next_entries(
-    index: FleetIndex, ranges: list[Range], position: str | None, size: int
-) -> tuple[list[Entry], bool]:
-    """The next ``size`` entries after ``position`` over the ranges, merged in sort-key
-    order (one Query a range), and whether any are left: with two ranges, only what sorts
-    before the end of what each read is sure to be next."""
+    index: FleetIndex,
+    ranges: list[Range],
+    position: str | None,
+    size: int,
+    only: EntryFilter | None,
+) -> tuple[list[Entry], str | None]:
+    """The next entries after ``position`` over the ranges that ``only`` lets through,
+    merged in sort-key order (one Query of at most ``size`` entries a range), and the sort
+    key up to which they are all there is (None: to the end of every range): with two
+    ranges, only what sorts before the end of what each read is sure to be next."""
     reads = []
     for where in ranges:
         # "!" sorts below every character an id may have: just after ``position``.
         low = max(where.low, position + "!") if position is not None else where.low
         if low <= where.high:
-            # One more than it takes: a page that ends the index says so (no cursor
-            # to an empty page).
-            reads.append(index.entries(Range(where.pk, low, where.high), None, size + 1))
+            reads.append(index.entries(Range(where.pk, low, where.high), size, only))
     merged = sorted((e for read in reads for e in read.entries), key=lambda e: str(e["SK"]))
-    ends = [str(read.entries[-1]["SK"]) for read in reads if read.more and read.entries]
-    bound = min(ends, default=None)
-    sure = [e for e in merged if bound is None or str(e["SK"]) <= bound]
-    return sure[:size], len(sure) > size or bound is not None
+    reached = min((read.stopped_at for read in reads if read.stopped_at), default=None)
+    return [e for e in merged if reached is None or str(e["SK"]) <= reached], reached
 
 
 def _units(index: FleetIndex, found: Found, filters: FleetFilters) -> dict[tuple[str, str], Unit]:

@@ -5,6 +5,7 @@ list access item (the same map, written in the same transaction)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from reservations.nodes.models.partition import Reservation, ReservationStatus, UnitGenerations
@@ -20,16 +21,34 @@ def effective_status(
     """``cancelled`` (and a stored ``expired``) stay; anything else past its ``endsAt`` is
     ``expired`` (an ended review governs nothing); then ``needs-review``, stored or derived
     (:func:`changed_since_sold`); then a ``pending`` one turns ``active`` at ``startsAt``."""
-    status = reservation.status
-    if status in _OVER:
-        return status
-    if reservation.ends_at is not None and now >= reservation.ends_at:
+    return status_at(
+        reservation.status,
+        reservation.starts_at,
+        reservation.ends_at,
+        lambda: changed_since_sold(reservation, node),
+        now,
+    )
+
+
+def status_at(
+    stored: ReservationStatus,
+    starts_at: datetime,
+    ends_at: datetime | None,
+    in_review: Callable[[], bool],
+    now: datetime,
+) -> ReservationStatus:
+    """The effective status from the stored one, the term, and whether the node's units
+    changed since it was sold (asked only when it decides): what :func:`effective_status`
+    says of a reservation, and the fleet index of an entry that keeps those."""
+    if stored in _OVER:
+        return stored
+    if ends_at is not None and now >= ends_at:
         return ReservationStatus.EXPIRED
-    if status is ReservationStatus.NEEDS_REVIEW or changed_since_sold(reservation, node):
+    if stored is ReservationStatus.NEEDS_REVIEW or in_review():
         return ReservationStatus.NEEDS_REVIEW
-    if status is ReservationStatus.PENDING and now >= reservation.starts_at:
+    if stored is ReservationStatus.PENDING and now >= starts_at:
         return ReservationStatus.ACTIVE
-    return status
+    return stored
 
 
 def changed_since_sold(reservation: Reservation, node: UnitGenerations) -> bool:

@@ -4,11 +4,12 @@ The index (written from the table's stream, never in a reservation's own transac
 one entry per org that may see a reservation by role (the node's owner, each managing org,
 each org of the audience) and one in the operator's index, under the org's partition for
 the place the reservation is in (``live``: the node's partition; ``ended``: its history),
-sorted by end (open-ended last), node, id. An entry only finds a reservation: the list
-reads the reservation and its node again and decides from them (:func:`roles_now`). So an
-entry keeps no status: a change of status alone (a review, a reaffirm, a release, a
-reclaim) writes nothing to the index; only a new place (its end, its move to the history)
-or new orgs do.
+sorted by end (open-ended last), node, id. An entry keeps what every filter needs, so that
+a reservation is read only when its entry may match (:func:`may_match`): the org's roles,
+the stored status, the term, whether the node's units changed since it was sold (a derived
+review, as the node was when the entry was written), and its units' GPU models. The list
+then reads the reservation and its node again and decides from them (:func:`roles_now`):
+an entry only finds a reservation, and never lists one on its own word.
 
 A query's statuses decide the partitions and key ranges it reads (:func:`plan`):
 - ``pending``, ``active``, ``needs-review`` are in ``live`` alone, and only those whose end
@@ -27,7 +28,7 @@ from typing import Any
 
 from reservations.kernel.errors import FieldProblem, InvalidRequest
 from reservations.kernel.ids import is_resource_id
-from reservations.kernel.times import format_time, parse_given_time
+from reservations.kernel.times import format_time, parse_given_time, parse_time
 from reservations.nodes import (
     FLEET_ENDED,
     FLEET_LIVE,
@@ -38,6 +39,7 @@ from reservations.nodes import (
     ReservationStatus,
     fleet_pk,
     fleet_sk,
+    status_at,
 )
 
 OWNER, MANAGING, AUDIENCE = "owner", "managing", "audience"
@@ -56,11 +58,14 @@ def index_entries(
     image: Mapping[str, Any] | None,
     owner: str | None,
     models: Mapping[str, str] | None = None,
+    review: bool = False,
 ) -> dict[EntryKey, Entry]:
     """The index entries of one reservation item as stored (a stream image): each org's
-    and the operator's, by key; none for no image. With ``models`` (the node's current
-    units, id to GPU model), each entry keeps the models of the reservation's units, so
-    a list by ``gpuModelId`` skips the entries of other models without reading them."""
+    and the operator's, by key; none for no image. Each keeps the stored status and the
+    term, and ``review``: whether the node's units changed since the reservation was sold
+    (``nodes.changed_since_sold``, on the node as it is now). With ``models`` (the node's
+    current units, id to GPU model), each entry keeps the models of the reservation's
+    units, so a list by ``gpuModelId`` skips the entries of other models unread."""
     if not image:
         return {}
     liveness = FLEET_ENDED if str(image["PK"]).startswith(NODE_HISTORY_PREFIX) else FLEET_LIVE
@@ -79,6 +84,10 @@ def index_entries(
         "liveness": liveness,
         "version": int(image.get("version", 0)),
         "expiresAtEpoch": image.get("expiresAtEpoch"),
+        "status": image.get("status"),
+        "startsAt": image.get("startsAt"),
+        "endsAt": image.get("endsAt"),
+        "review": review,
     }
     if models is not None:
         units = image.get("reservedUnitIds") or ()
@@ -89,6 +98,37 @@ def index_entries(
         pk = fleet_pk(org, liveness)
         entries[(pk, sort_key)] = {"PK": pk, **common, "roles": sorted(held)}
     return entries
+
+
+def entry_status(entry: Entry, now: datetime) -> str | None:
+    """The effective status the entry says its reservation has at ``now`` (as
+    :func:`~reservations.nodes.effective_status` would, from what the entry keeps); None
+    for an entry written before entries kept the status (its reservation is read)."""
+    stored, starts = entry.get("status"), entry.get("startsAt")
+    if stored is None or starts is None:
+        return None
+    ends = entry.get("endsAt")
+    return status_at(
+        ReservationStatus(stored),
+        parse_time(str(starts)),
+        parse_time(str(ends)) if ends else None,
+        lambda: bool(entry.get("review")),
+        now,
+    ).value
+
+
+def may_match(entry: Entry, filters: FleetFilters, everything: bool, now: datetime) -> bool:
+    """Whether the entry's reservation may match the filters, by what the entry keeps:
+    its node, the org's roles (not asked of the operator's own index), its status at
+    ``now`` and its units' models. Only such a reservation is read (the read decides)."""
+    if filters.node_ids is not None and entry["nodeId"] not in filters.node_ids:
+        return False
+    if not everything and not filters.roles.intersection(entry.get("roles") or ()):
+        return False
+    status = entry_status(entry, now)
+    if status is not None and status not in filters.statuses:
+        return False
+    return may_hold_model(entry, filters.gpu_model_id)
 
 
 def may_hold_model(entry: Entry, model: str | None) -> bool:
@@ -209,6 +249,63 @@ class Range:
     pk: str
     low: str
     high: str
+
+
+@dataclass(frozen=True)
+class EntryFilter:
+    """What the index itself drops of the entries a Query reads (a DynamoDB filter
+    expression, its names and values): a superset of :func:`may_match`, so that a Query
+    returns little more than what may match, whatever it reads."""
+
+    expression: str
+    names: dict[str, str]
+    values: dict[str, Any]
+
+
+# The stored statuses an effective one may come from (``nodes.rules.status``): a pending
+# one turns active at its start; a live one under review by its node's units (``review``).
+_STORED_AS = {
+    "pending": ("pending",),
+    "active": ("pending", "active"),
+    "needs-review": ("needs-review",),
+    "cancelled": ("cancelled",),
+}
+
+
+def entry_filter(filters: FleetFilters, everything: bool) -> EntryFilter | None:
+    """The filter expression for ``filters`` (None when it would drop nothing): the
+    nodes, the org's roles, the stored statuses the wanted ones may come from (any, when
+    ``expired`` is wanted: any live one passes its end), the models. An entry written
+    before entries kept statuses or models passes (its reservation is read)."""
+    parts: list[str] = []
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+
+    def any_of(name: str, attribute: str, given: list[str], test: str) -> str:
+        names[f"#{name}"] = attribute
+        tests = []
+        for i, value in enumerate(given):
+            values[f":{name}{i}"] = value
+            tests.append(test.format(a=f"#{name}", v=f":{name}{i}"))
+        return " OR ".join(tests)
+
+    if filters.node_ids is not None:
+        parts.append(any_of("node", "nodeId", sorted(filters.node_ids), "{a} = {v}"))
+    if not everything and filters.roles != ROLES:
+        parts.append(any_of("role", "roles", sorted(filters.roles), "contains({a}, {v})"))
+    if "expired" not in filters.statuses:
+        stored = sorted({s for wanted in filters.statuses for s in _STORED_AS[wanted]})
+        test = any_of("status", "status", stored, "{a} = {v}")
+        if "needs-review" in filters.statuses:
+            names["#review"], values[":review"] = "review", True
+            test += " OR #review = :review"
+        parts.append(f"attribute_not_exists(#status) OR {test}")
+    if filters.gpu_model_id is not None:
+        test = any_of("model", "gpuModelIds", [filters.gpu_model_id], "contains({a}, {v})")
+        parts.append(f"attribute_not_exists(#model) OR {test}")
+    if not parts:
+        return None
+    return EntryFilter(" AND ".join(f"({part})" for part in parts), names, values)
 
 
 def _second_up(moment: datetime) -> datetime:

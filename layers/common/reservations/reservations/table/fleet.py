@@ -28,6 +28,7 @@ from reservations.nodes import (
     Node,
     Reservation,
     Unit,
+    changed_since_sold,
     node_from_item,
     node_id_of,
     node_key,
@@ -40,6 +41,7 @@ from reservations.nodes import (
 )
 from reservations.reservations.rules.fleet import (
     Entry,
+    EntryFilter,
     EntryKey,
     IndexChange,
     Range,
@@ -97,11 +99,21 @@ def _is_reservation(keys: Item) -> bool:
 
 @dataclass(frozen=True)
 class NodeNow:
-    """What a node's entries take from the node as it is now: its owner, and its units'
-    GPU models (unit id to model; a unit item the node no longer lists is left out)."""
+    """What a node's entries take from the node as it is now: its owner, its units' GPU
+    models (unit id to model; a unit item the node no longer lists is left out), and the
+    generation each unit last changed at (a reservation sold before is under review)."""
 
     owner: str | None
     models: dict[str, str]
+    unit_changed_at: Mapping[str, int] | None = None
+
+    def entries(
+        self, image: Item | None, owner: str | None, models: bool = True
+    ) -> dict[EntryKey, Entry]:
+        """The image's entries for the node as it is now (``owner`` may be one it had
+        before; without ``models``, as entries that keep none were written)."""
+        review = image is not None and changed_since_sold(reservation_from_item(image), self)
+        return index_entries(image, owner, self.models if models else None, review)
 
 
 def read_node_now(node_id: str) -> NodeNow:
@@ -118,7 +130,7 @@ def read_node_now(node_id: str) -> NodeNow:
     listed = node.unit_changed_at
     units = (unit_from_item(i) for i in query_items(query))
     models = {u.id: u.gpu_model_id for u in units if listed is None or u.id in listed}
-    return NodeNow(node.owner_org_id, models)
+    return NodeNow(node.owner_org_id, models, node.unit_changed_at)
 
 
 # What a node item's change must change in its reservations' entries.
@@ -144,13 +156,13 @@ class FleetIndexer:
         if _is_reservation(keys):
             node_id = str((new or old or {}).get("nodeId", ""))
             node = self.node(node_id) if node_id else NodeNow(None, {})
-            before = index_entries(old, node.owner, node.models)
-            after = index_entries(new, node.owner, node.models)
+            before = node.entries(old, node.owner)
+            after = node.entries(new, node.owner)
             current = get_item({"PK": keys["PK"], "SK": keys["SK"]})
             if current is None or new is None or current.get("version") != new.get("version"):
                 # Not the newest image (a record applied again or late, or the item is
                 # gone): the index follows the item as it is now, whatever this said.
-                now = index_entries(current, node.owner, node.models)
+                now = node.entries(current, node.owner)
                 gone = {k: e for k, e in {**before, **after}.items() if k not in now}
                 return apply_change(
                     IndexChange(tuple(now.values()), index_change(gone, {}).deletes)
@@ -168,8 +180,7 @@ class FleetIndexer:
     def reindex(self, node_id: str, before: str, now: NodeNow, units_changed: bool) -> int:
         """Every reservation of the node, live and in its history, indexed again for the
         node as it is now: its owner's entries instead of the old owner's, and after a
-        topology change every entry with the models its units have now."""
-        was_models = None if units_changed else now.models
+        topology change every entry with the models and reviews its units make now."""
         applied = 0
         for partition in (node_pk(node_id), NODE_HISTORY_PREFIX + node_id):
             query = {
@@ -180,18 +191,20 @@ class FleetIndexer:
                 ),
             }
             for image in query_items(query):
-                was = index_entries(image, before, was_models)
-                becomes = index_entries(image, now.owner, now.models)
+                was = now.entries(image, before, models=not units_changed)
+                becomes = now.entries(image, now.owner)
                 applied += apply_change(index_change(was, becomes))
         return applied
 
 
 @dataclass(frozen=True)
 class EntriesRead:
-    """A Query of one index range: its entries in order, and whether it stopped early."""
+    """A Query of one index range: the entries it returned in order, and the sort key of
+    the last one it read when it stopped early (None: it read to the range's end). With a
+    filter, that entry may be one it did not return."""
 
     entries: tuple[Entry, ...]
-    more: bool
+    stopped_at: str | None
 
 
 @dataclass(frozen=True)
@@ -212,20 +225,24 @@ class FleetIndexTable:
     """The fleet list's reads: a Query of an index range, then the reservations and nodes
     its entries name (BatchGetItem, 100 keys a request)."""
 
-    def entries(self, where: Range, after: str | None, limit: int) -> EntriesRead:
+    def entries(self, where: Range, limit: int, only: EntryFilter | None) -> EntriesRead:
+        """At most ``limit`` entries of the range read, those ``only`` lets through
+        returned."""
+        values = {":pk": where.pk, ":low": where.low, ":high": where.high}
         query: dict[str, Any] = {
             "TableName": table(),
             "KeyConditionExpression": "PK = :pk AND SK BETWEEN :low AND :high",
-            "ExpressionAttributeValues": to_attributes(
-                {":pk": where.pk, ":low": where.low, ":high": where.high}
-            ),
             "Limit": limit,
         }
-        if after is not None:
-            query["ExclusiveStartKey"] = to_attributes({"PK": where.pk, "SK": after})
+        if only is not None:
+            query["FilterExpression"] = only.expression
+            query["ExpressionAttributeNames"] = only.names
+            values.update(only.values)
+        query["ExpressionAttributeValues"] = to_attributes(values)
         page = clients.dynamodb().query(**query)
         entries = tuple(from_attributes(i) for i in page["Items"])
-        return EntriesRead(entries, "LastEvaluatedKey" in page)
+        last = page.get("LastEvaluatedKey")
+        return EntriesRead(entries, str(from_attributes(last)["SK"]) if last else None)
 
     def read(self, entries: list[Entry]) -> Found:
         """The reservations the entries name (each where its entry says) and their nodes,
