@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ import boto3
 
 from devstack.emulator import REGION
 from devstack.fleets import NODE_QUEUE_PREFIX, TABLE
+from devstack.stopping import exit_now
 from node_agent.consumer import Consumer
 from node_agent.drivers import LogDriver
 from reservations.nodes.table.keys import NODE_SK
@@ -54,16 +54,20 @@ class Consumers:
         self.make_consumer = make_consumer
         self.running: dict[str, tuple[Consumer, threading.Thread]] = {}
         self.stopping = threading.Event()
+        self.lock = threading.Lock()  # the watch starts consumers while a stop may come
 
     def start_new(self, node_ids: set[str]) -> list[str]:
-        """Start a consumer for each node without one; the ids started."""
-        started = sorted(node_ids - set(self.running))
-        for node_id in started:
-            consumer = self.make_consumer(node_id)
-            thread = threading.Thread(target=consumer.run, name=f"agent[{node_id}]", daemon=True)
-            self.running[node_id] = (consumer, thread)
-            thread.start()
-            logging.info("consumer started for node %s", node_id)
+        """Start a consumer for each node without one (none once stopped); the ids started."""
+        with self.lock:
+            started = [] if self.stopping.is_set() else sorted(node_ids - set(self.running))
+            for node_id in started:
+                consumer = self.make_consumer(node_id)
+                thread = threading.Thread(
+                    target=consumer.run, name=f"agent[{node_id}]", daemon=True
+                )
+                self.running[node_id] = (consumer, thread)
+                thread.start()
+                logging.info("consumer started for node %s", node_id)
         return started
 
     def watch(self, discover: Callable[[], set[str]], every: float) -> None:
@@ -76,13 +80,45 @@ class Consumers:
             self.stopping.wait(every)
 
     def stop(self) -> None:
-        self.stopping.set()
-        for consumer, _ in self.running.values():
-            consumer.stop()
+        with self.lock:
+            self.stopping.set()
+            for consumer, _ in self.running.values():
+                consumer.stop()
 
     def join(self) -> None:
-        for _, thread in list(self.running.values()):
-            thread.join()
+        """Until each consumer has finished the message in hand. One in a long poll holds
+        none and is not waited for: nothing cuts a receive short (5 s on the local queues),
+        and what it would have received comes back after its visibility timeout (the
+        emulator, which holds it, stops after the consumers anyway)."""
+        with self.lock:
+            running = list(self.running.values())
+        for consumer, thread in running:
+            while thread.is_alive() and not in_long_poll(consumer):
+                thread.join(0.05)
+
+
+class Receiving:
+    """A consumer's SQS client that says whether a receive (a long poll) is under way."""
+
+    def __init__(self, sqs: Any) -> None:
+        self._sqs = sqs
+        self.receiving = False
+
+    def receive_message(self, **request: Any) -> Any:
+        self.receiving = True
+        try:
+            return self._sqs.receive_message(**request)
+        finally:
+            self.receiving = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sqs, name)
+
+
+def in_long_poll(consumer: Consumer) -> bool:
+    """Whether the consumer is waiting in a receive (so holds no message)."""
+    sqs = getattr(consumer, "sqs", None)
+    return isinstance(sqs, Receiving) and sqs.receiving
 
 
 def consumer_factory(emulator: str) -> Callable[[str], Consumer]:
@@ -92,7 +128,7 @@ def consumer_factory(emulator: str) -> Callable[[str], Consumer]:
 
     def make(node_id: str) -> Consumer:
         queue = sqs.get_queue_url(QueueName=node_queue_name(NODE_QUEUE_PREFIX, node_id))
-        client = boto3.client("sqs", endpoint_url=emulator, region_name=REGION)
+        client = Receiving(boto3.client("sqs", endpoint_url=emulator, region_name=REGION))
         return Consumer(client, node_id, queue["QueueUrl"], reports, LogDriver(), wait_seconds=5)
 
     return make
@@ -115,10 +151,16 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
-    consumers.watch(lambda: registered_nodes(dynamodb, args.table), args.every)
+    # The look for nodes runs on a thread of its own: a stop does not wait for the one in
+    # hand (a Scan of the whole table: 1-3 s on the demo fleet's 3,000 ended reservations).
+    threading.Thread(
+        target=consumers.watch, args=(lambda: registered_nodes(dynamodb, args.table), args.every),
+        name="nodes", daemon=True,
+    ).start()  # fmt: skip
+    consumers.stopping.wait()
     consumers.join()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -18,7 +18,6 @@ import argparse
 import logging
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -30,6 +29,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from devstack import template
 from devstack.net import docker_bridge_address
+from devstack.stopping import exit_now
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     bridge = None if args.no_bridge else docker_bridge_address()
     if bridge:
         hosts.append(bridge)
-    servers = serve(moto_app(), hosts, args.port)
+    serve(moto_app(), hosts, args.port)
     endpoint = f"http://127.0.0.1:{args.port}"
     provision(endpoint)
     if args.fleet:
@@ -135,11 +135,9 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
-    stop.wait()
-    for server in servers:
-        server.shutdown()
+    stop.wait()  # the servers, on daemon threads, end with the process
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -20,7 +20,6 @@ import argparse
 import json
 import logging
 import signal
-import sys
 import threading
 import time
 import uuid
@@ -35,6 +34,7 @@ from botocore.config import Config
 from devstack.emulator import REGION
 from devstack.net import wait_for_port
 from devstack.sqs_events import failed_message_ids, schedule_event, sqs_event
+from devstack.stopping import exit_now
 from devstack.streams import stream_pumps
 from reservations.terminations.models import TerminationReport
 
@@ -204,25 +204,42 @@ def main(argv: list[str] | None = None) -> int:
     sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
     lambda_client = _lambda_client(args.lambda_endpoint)
     sender_endpoint = args.sender_endpoint or args.lambda_endpoint
-    queue_url, queue_arn = _reports_queue(sqs)
+    queue = _reports_queue(sqs)
     stopping = stop_on_signals()
-    wait_for_functions(args.lambda_endpoint, lambda_client, queue_arn)
-    wait_for_port(_port(sender_endpoint), timeout=float("inf"), host="127.0.0.1")
+
+    def running() -> bool:  # a stop while the pump waits for sam local ends the wait
+        return not stopping.is_set()
+
+    if not wait_for_functions(args.lambda_endpoint, lambda_client, queue[1], running):
+        return 0
+    if not wait_for_port(_port(sender_endpoint), float("inf"), "127.0.0.1", running):
+        return 0
     start_stream_pumps(args, lambda_client, stopping)
     every(args.sweep_every, stopping, lambda: sweep(lambda_client), "SweeperFunction")
     every(args.sweep_every, stopping, lambda: relay_backlog(lambda_client), "EventBacklogFunction")
     every(args.sweep_every, stopping, lambda: move_history(lambda_client), "HistoryMoverFunction")
     every(args.clock_every, stopping, lambda: run_clock(lambda_client), "ClockFunction", rate=True)
     start_delivery_pump(sqs, _lambda_client(sender_endpoint), stopping)
+    threading.Thread(
+        target=pump_reports_until, args=(stopping, sqs, lambda_client, queue), daemon=True,
+        name="TerminationReportsFunction",
+    ).start()  # fmt: skip
+    stopping.wait()  # then out, whatever the loops' threads are doing (see stop_on_signals)
+    return 0
+
+
+def pump_reports_until(
+    stopping: threading.Event, sqs: Any, lambda_client: Any, queue: tuple[str, str]
+) -> None:
+    """The termination reports to their function, batch after batch, until ``stopping``."""
     while not stopping.is_set():
         try:
-            applied = pump_reports(sqs, lambda_client, queue_url, queue_arn, wait=2)
+            applied = pump_reports(sqs, lambda_client, *queue, wait=2)
             if applied:
                 log.info("applied %d termination report(s)", applied)
         except Exception:
             log.exception("reports pump error")
-            time.sleep(1)
-    return 0
+            stopping.wait(1)
 
 
 def _lambda_client(endpoint: str) -> Any:
@@ -251,7 +268,12 @@ def start_delivery_pump(sqs: Any, lambda_client: Any, stopping: threading.Event)
 
 
 def stop_on_signals() -> threading.Event:
-    """Set on SIGINT or SIGTERM: the pump finishes the batch in hand and returns."""
+    """Set on SIGINT or SIGTERM: the pump returns at once. Its loops run on daemon threads
+    and are not waited for: one is most often in a long poll of its queue (2 s, which
+    nothing can cut short) or in a call to ``sam local``, which ``make run`` stops at the
+    same time; what a cut batch held comes back to its queue after its visibility timeout,
+    and the emulator, which holds it, stops after the pump anyway. (The reports' loop ran
+    on the main thread, so a stop waited for its poll to end.)"""
     stopping = threading.Event()
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:
@@ -262,17 +284,21 @@ def stop_on_signals() -> threading.Event:
     return stopping
 
 
-def wait_for_functions(endpoint: str, lambda_client: Any, queue_arn: str) -> None:
+def wait_for_functions(
+    endpoint: str, lambda_client: Any, queue_arn: str, running: Callable[[], bool]
+) -> bool:
     """make run starts the pump before `sam local start-lambda` listens (it waits as long as
-    that takes); then the reports function is called once, so its first report finds it
-    initialised."""
+    that takes, while ``running()``); then the reports function is called once, so its
+    first report finds it initialised. False when stopped while waiting."""
     host, port = endpoint.rsplit("/", 1)[-1].rsplit(":", 1)
-    wait_for_port(int(port), timeout=float("inf"), host=host)
+    if not wait_for_port(int(port), timeout=float("inf"), host=host, alive=running):
+        return False
     try:
         invoke(lambda_client, "TerminationReportsFunction", warm_up_event(queue_arn))
     except Exception:
         log.exception("warming TerminationReportsFunction failed")
+    return True
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -27,21 +28,25 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
+from devstack.containers import LOCAL_STACK_ENV, stack_containers
 from devstack.emulator import LOCAL_CREDENTIALS, REGION
 from devstack.image import layered_image
 from devstack.local_templates import write_local_templates
 from devstack.net import free_port, wait_for_port
+from devstack.stopping import exit_now
 from reservations_tools.fleet.loader import FleetError, read_fleet
 from reservations_tools.fleet.model import Fleet
 
 ROOT = Path(__file__).resolve().parents[2]
-STATE = ROOT / ".local"
+# Where the stack keeps its logs and state: .local/, or LOCAL_DIR (a test's stack its own).
+STATE = Path(os.environ.get("LOCAL_DIR") or ROOT / ".local").resolve()
 LAMBDA_IMAGE = "reservations/lambda-python3.11:local"
 DEFAULT_FLEET = ROOT / "fleets" / "demo.json"
 # sam local keeps image-build locks in the temp dir; give ours a dir we can clean.
@@ -215,24 +220,35 @@ def stop(processes: list[subprocess.Popen[str]]) -> None:
     stop_together(last, grace=5)
 
 
+# A process of the stack slower than this to stop after SIGTERM is named with its time:
+# the whole stack stops within 5 s of Ctrl-C on a 2-core machine, each process in about 1.
+SLOW_STOP_SECONDS = 2.0
+
+
 def stop_together(processes: list[subprocess.Popen[str]], grace: float = 15) -> None:
     """SIGTERM (which sam local and our own processes handle like Ctrl-C, and which works
     even when this process was started with SIGINT ignored), then SIGKILL after ``grace``
-    seconds; a process that took more than 5 s is named (the Ctrl-C test prints this)."""
+    seconds. Each process's own time to stop is measured (they are waited for together, so
+    one slow process does not make the next look slow), and one slower than
+    ``SLOW_STOP_SECONDS`` is named with it (the Ctrl-C test prints this)."""
     started = time.monotonic()
-    for process in processes:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-    for process in processes:
-        try:
-            process.wait(timeout=max(0.1, started + grace - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            say(f"{component(process)} still running {grace:.0f} s after SIGTERM: killed")
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        else:
-            if (took := time.monotonic() - started) > 5:
-                say(f"{component(process)} stopped {took:.0f} s after SIGTERM")
+    running = [process for process in processes if process.poll() is None]
+    for process in running:
+        os.killpg(process.pid, signal.SIGTERM)
+    while running:
+        time.sleep(0.05)
+        took = time.monotonic() - started
+        for process in list(running):
+            if process.poll() is not None:
+                running.remove(process)
+                if took > SLOW_STOP_SECONDS:
+                    say(f"{component(process)} stopped {took:.1f} s after SIGTERM")
+            elif took > grace:
+                running.remove(process)
+                say(f"{component(process)} still running {grace:.0f} s after SIGTERM: killed")
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
 
 
 def module(process: subprocess.Popen[str]) -> str:
@@ -268,12 +284,14 @@ def sam_containers() -> set[str]:
     }
 
 
-def remove_leftovers() -> None:
-    """sam local (1.170) can leave warm containers running when several are created at once
-    (--warm-containers EAGER) and its image-build lock when stopped mid-build; remove them."""
+def remove_leftovers(stack: str) -> None:
+    """Each ``sam local`` removes the containers it made when it stops; those of one that
+    was killed, or that died, are removed here: this stack's only (by its label), never
+    another stack's of the same checkout. Also sam local's image-build lock, left when it
+    was stopped mid-build."""
     for lock in SAM_TMP.glob("*.lock"):
         lock.unlink(missing_ok=True)
-    leftovers = sorted(sam_containers())
+    leftovers = stack_containers(stack)
     if leftovers:
         say(f"removing {len(leftovers)} Lambda container(s) sam local left behind")
         subprocess.run(["docker", "rm", "-f", *leftovers], capture_output=True, check=False)
@@ -291,6 +309,8 @@ def main() -> int:
         return 1
     SAM_TMP.mkdir(parents=True, exist_ok=True)
     ensure_docker_and_image()
+    # The label of the stack's containers (sam_cli): a new one, or the one a test gave.
+    stack = os.environ.setdefault(LOCAL_STACK_ENV, uuid.uuid4().hex)
     processes: list[subprocess.Popen[str]] = []
     stop_on_signals()
     try:
@@ -299,11 +319,11 @@ def main() -> int:
         phases["functions"] = time.monotonic() - started - sum(phases.values())
         took = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in phases.items())
         total = time.monotonic() - started
-        say(f"ready in {total:.0f} s. API: {api_url}  ({took}; logs: .local/*.log)")
+        say(f"ready in {total:.0f} s. API: {api_url}  ({took}; logs: {shown(STATE)}/*.log)")
         print(f"\n  {demo_curl(fleet, api_url)}\n\nCtrl-C stops everything.", flush=True)
         while all(process.poll() is None for process in processes):
             time.sleep(1)
-        say("a component exited; stopping the rest (see .local/*.log)")
+        say(f"a component exited; stopping the rest (see {shown(STATE)}/*.log)")
         return 1
     except KeyboardInterrupt:
         say("stopping...")
@@ -311,8 +331,10 @@ def main() -> int:
     finally:
         for stopping in (signal.SIGINT, signal.SIGTERM):  # a second one must not cut cleanup
             signal.signal(stopping, signal.SIG_IGN)
+        stopping_at = time.monotonic()
         stop(processes)
-        remove_leftovers()
+        remove_leftovers(stack)
+        say(f"stopped in {time.monotonic() - stopping_at:.1f} s")
 
 
 def stop_on_signals() -> None:
@@ -407,6 +429,11 @@ def start_functions(
     return api_url
 
 
+def shown(path: Path) -> str:
+    """A path as the ready line shows it: relative to the checkout when in it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def open_log(name: str) -> IO[str]:
     return (STATE / name).open("w")
 
@@ -432,4 +459,4 @@ def start_node_side(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
