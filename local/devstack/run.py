@@ -266,24 +266,6 @@ def component(process: subprocess.Popen[str]) -> str:
     return " ".join(args[args.index("-m") + 1 :][:3])
 
 
-def sam_containers() -> set[str]:
-    """Ids of the containers (any state) that mount this checkout's build (sam local's)."""
-    ids = subprocess.run(
-        ["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True, check=False
-    ).stdout.split()
-    if not ids:
-        return set()
-    inspected = subprocess.run(
-        ["docker", "inspect", *ids], capture_output=True, text=True, check=False
-    ).stdout
-    build = str(ROOT / ".aws-sam")
-    return {
-        container["Id"]
-        for container in json.loads(inspected or "[]")
-        if any(m.get("Source", "").startswith(build) for m in container.get("Mounts", []))
-    }
-
-
 def remove_leftovers(stack: str) -> None:
     """Each ``sam local`` removes the containers it made when it stops; those of one that
     was killed, or that died, are removed here: this stack's only (by its label), never

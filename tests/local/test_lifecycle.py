@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -20,7 +19,7 @@ import pytest
 import requests
 
 from devstack import fleet_documents as f
-from tests.support.e2e import ROOT, TIMINGS, tail
+from tests.support.e2e import ROOT, TIMINGS, run_session, tail
 from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
 pytestmark = pytest.mark.e2e
@@ -116,14 +115,11 @@ def test_a_node_with_a_long_past_answers_as_its_session_says(demo_stack: Stack) 
     answers its first three, alternately expired and cancelled, with a cursor, and make run's load line says how long the load
     took."""
     commands = session_commands("A node with a long past")
-    ran = subprocess.run(
-        ["bash", "-c", commands.replace("http://127.0.0.1:3000", demo_stack.api)],
-        env={**os.environ, "OWNER": f"Authorization: {OWNER}"},
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    )
+    ran = run_session(
+        commands.replace("http://127.0.0.1:3000", demo_stack.api), 180,
+        env={**os.environ, "OWNER": f"Authorization: {OWNER}"}, strict=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
     sized = dict(re.findall(r"^(node-\w+): (\d+) bytes in [\d.]+ s$", ran.stdout, re.M))
     assert set(sized) == {"node-c3", "node-d9"}, ran.stdout
     # About the same bytes: node-c3's spot VM claims a unit, node-d9's past adds nothing.
@@ -158,18 +154,12 @@ def test_the_versions_session_runs_as_written(demo_stack: Stack) -> None:
     a 304 for it, a release conditioned on it that acts (and moves it), then a reclaim
     with the same, now stale, tag: 412 and nothing done."""
     commands = session_commands("Versions: act only on what you read")
-    ran = subprocess.run(
-        ["bash", "-c", commands],
-        env={
-            **os.environ,
-            "API": f"{demo_stack.api}/v1/nodes/node-a1",
-            "BROKER": f"Authorization: {BROKER}",
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    ran = run_session(
+        commands, 120, strict=False,
+        env={**os.environ, "API": f"{demo_stack.api}/v1/nodes/node-a1",
+             "BROKER": f"Authorization: {BROKER}"},
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
     lines = ran.stdout.split("\n", 2)
     tag, polled, rest = lines[0], lines[1], lines[2]
     assert re.fullmatch(r"[0-9a-f]{20}", tag), ran.stdout

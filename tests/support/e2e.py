@@ -1,16 +1,21 @@
 """What the end-to-end tests share: the repo, local AWS settings, free ports, processes,
-the AWS emulator as a process, and the timings reported at the end of the run."""
+the AWS emulator as a process, the timings reported at the end of the run, and the steps of
+a session (each command, how long it took, how it ended), printed with the stack's logs
+when a test fails (``e2e_fixtures``)."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,24 +71,114 @@ def stop_process_group(process: subprocess.Popen[Any], timeout: float = 30) -> N
         process.wait()
 
 
+def as_in_a_terminal() -> None:
+    """A child's ``preexec_fn``: SIGINT as a terminal's foreground job has it. A background
+    job of a non-interactive shell (``make test &`` in a script) starts with SIGINT
+    ignored, its children inherit that, and Python keeps an inherited SIG_IGN: the Ctrl-C a
+    test sends would never arrive (the command line session's ``events tail --follow`` ran
+    on 30 s after its Ctrl-C)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@dataclass
+class Step:
+    """One command of a session, as run: what, when (``time.time()``), how it ended."""
+
+    command: str
+    started: float
+    ended: float | None = None
+    outcome: str = "still running"
+
+    def end(self, outcome: str, at: float | None = None) -> None:
+        self.ended, self.outcome = time.time() if at is None else at, outcome
+
+    def line(self, now: float) -> str:
+        took = (self.ended or now) - self.started
+        command = self.command if len(self.command) < 300 else self.command[:300] + " ..."
+        return f"{took:6.1f} s  {self.outcome:<14} {command}"
+
+
+class Steps:
+    """The session steps of the test under way (cleared before each test), listed when it
+    fails, with the stack's logs (``e2e_fixtures``), so that a failure says which command
+    failed, after how long, and what the stack was doing."""
+
+    def __init__(self) -> None:
+        self.taken: list[Step] = []
+
+    def start(self, command: str | Sequence[str]) -> Step:
+        text = command if isinstance(command, str) else " ".join(map(str, command))
+        step = Step(text.replace(str(Path(sys.executable).parent) + "/", ""), time.time())
+        self.taken.append(step)
+        return step
+
+    def clear(self) -> None:
+        self.taken.clear()
+
+    def report(self, last: int = 12) -> str:
+        now = time.time()
+        shown = [step.line(now) for step in self.taken[-last:]]
+        skipped = len(self.taken) - len(shown)
+        return "\n".join(([f"({skipped} earlier steps)"] if skipped > 0 else []) + shown)
+
+
+STEPS = Steps()
+# A trace line of bash's `set -x` with the PS4 below: the nesting, when the command started.
+TRACED = re.compile(r"^(\++) (\d+\.\d+) ", re.M)
+
+
+def traced_steps(trace: str) -> list[Step]:
+    """The commands of a session's bash trace, each with its start (one in a command
+    substitution, which runs before the command it is in, marked ``+``); each ends where
+    the next starts (the last one is left for the caller to end)."""
+    marks = list(TRACED.finditer(trace))
+    steps = [
+        Step(
+            "+" * (len(mark.group(1)) - 1)
+            + " ".join(trace[mark.end() : after.start() if after else None].split()),
+            float(mark.group(2)),
+        )
+        for mark, after in zip(marks, [*marks[1:], None], strict=True)
+    ]
+    for step, following in itertools.pairwise(steps):
+        step.end("ok", following.started)
+    return steps
+
+
 def run_session(
-    script: str, timeout: float, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """A docs session's bash block (``-euo pipefail``), output captured, in a session of
-    its own: whatever it started in the background (a webhook receiver) is killed after it,
-    also when it failed or timed out before its own ``kill``."""
-    process = subprocess.Popen(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        out, err = "", f"the session ran past {timeout:.0f} s"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    script: str, timeout: float, cwd: Path | None = None, env: dict[str, str] | None = None,
+    strict: bool = True,
+) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """A docs session's bash block (``-euo pipefail`` unless not ``strict``), output
+    captured, in a session of its own: whatever it started in the background (a webhook
+    receiver) is killed after it, also when it failed or timed out before its own
+    ``kill``. Each of its commands is a step (:data:`STEPS`), from bash's trace (kept
+    apart from its output), so a failure names the command, its time and its outcome."""
+    with tempfile.TemporaryFile("w+") as trace:
+        fd = trace.fileno()
+        # PS4 is set in the script: bash run as root does not take it from the environment.
+        prelude = f"BASH_XTRACEFD={fd}\nPS4='+ ${{EPOCHREALTIME}} '\nset -x\n"
+        flags = ["-euo", "pipefail"] if strict else []
+        process = subprocess.Popen(
+            ["bash", *flags, "-c", prelude + script], cwd=cwd, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True, pass_fds=(fd,),
+            preexec_fn=as_in_a_terminal,
+        )  # fmt: skip
+        outcome = None
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            out, err = "", f"the session ran past {timeout:.0f} s"
+            outcome = f"ran past {timeout:.0f} s"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        trace.seek(0)
+        steps = traced_steps(trace.read())
+    if steps:
+        steps[-1].end(outcome or f"exit {process.returncode}")
+    STEPS.taken.extend(steps)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 

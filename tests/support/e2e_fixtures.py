@@ -1,5 +1,6 @@
 """End-to-end fixtures (a plugin of the root conftest, for the files marked ``e2e``): Docker and the Lambda image, one `sam build`, the demo fleet's AWS
-emulator, and the timings printed at the end of the run.
+emulator, the timings printed at the end of the run, and, under a failed test, its session
+steps and the last lines of its stack's logs.
 
 In CI (``CI=true``) these tests must run: a machine where Docker cannot be had fails them.
 Elsewhere they skip, saying why.
@@ -20,6 +21,7 @@ from tests.support.e2e import (
     DEMO_FLEET,
     REPORTS,
     ROOT,
+    STEPS,
     TIMINGS,
     Emulator,
     in_ci,
@@ -90,6 +92,30 @@ def demo_emulator(
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the slow Docker tests last, so a broken unit test fails the run fast."""
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    STEPS.clear()  # each test's own
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under a failed end-to-end test: the session steps it ran (each command, how long it
+    took, how it ended: the last one is most often the one that failed) and the last lines
+    of the logs of each stack it used (make run's, the pump's and consumers', sam local's,
+    the emulator's), so that the failure explains itself."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not report.failed or item.get_closest_marker("e2e") is None:
+        return
+    if STEPS.taken:
+        report.sections.append(("session steps (seconds, outcome, command)", STEPS.report()))
+    from tests.support.stack import Stack  # only here: it imports the local stack's modules
+
+    funcargs = getattr(item, "funcargs", {})
+    for name, value in funcargs.items():
+        if isinstance(value, Stack):
+            report.sections.append((f"the stack's logs ({name})", value.diagnostics()))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +20,9 @@ import pytest
 import requests
 
 from devstack import fleet_documents as f
+from devstack.containers import LOCAL_STACK_ENV, stack_containers
 from devstack.net import free_port
-from devstack.run import sam_containers
-from tests.support.e2e import ROOT, TIMINGS, local_aws_environment, tail
+from tests.support.e2e import ROOT, TIMINGS, as_in_a_terminal, local_aws_environment, tail
 
 NODE = "node-e2e-a"
 OTHER_NODE = "node-e2e-b"
@@ -109,12 +110,6 @@ def stack_fleet() -> dict[str, Any]:
     return f.fleet([node_a, node_b], extra_keys=[events_key])
 
 
-def _default_sigint() -> None:
-    # As in a terminal: Ctrl-C must reach make run even when whoever started pytest runs it
-    # with SIGINT ignored (a background job of a non-interactive shell does).
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @dataclass
 class Stack:
     process: subprocess.Popen[str]
@@ -122,8 +117,8 @@ class Stack:
     emulator_port: int
     stdout: Path
     stderr: Path
-    containers_before: set[str]
-    sam_tmp: Path
+    id: str  # its containers' label (devstack.containers)
+    logs: Path  # make run's LOCAL_DIR: the stack's logs, and sam local's temp dir (tmp/)
     children: set[int] = field(default_factory=set)
 
     @property
@@ -157,11 +152,28 @@ class Stack:
             aws_secret_access_key="local",
         )
 
-    def diagnostics(self) -> str:
-        return (
-            f"--- make run stdout\n{tail(self.stdout)}\n--- make run stderr\n{tail(self.stderr)}"
-            f"\n--- .local/sam.log\n{tail(ROOT / '.local' / 'sam.log')}"
+    @property
+    def sam_tmp(self) -> Path:
+        return self.logs / "tmp"
+
+    def diagnostics(self, lines: int = 25) -> str:
+        """The last lines of make run's output and of each of the stack's logs."""
+        parts = [("make run stdout", self.stdout), ("make run stderr", self.stderr)]
+        parts += [(f"{name} ({what})", self.logs / name) for name, what in STACK_LOGS.items()]
+        return "\n".join(
+            f"--- {title}, last {lines} lines\n" + "\n".join(tail(path).splitlines()[-lines:])
+            for title, path in parts
         )
+
+
+# make run's logs (run.py), and what writes each.
+STACK_LOGS = {
+    "loop.log": "the pump and the node consumers",
+    "sam.log": "sam local start-api",
+    "sam-lambda.log": "sam local start-lambda: the functions AWS triggers",
+    "sam-sender.log": "sam local start-lambda: the webhook sender",
+    "emulator.log": "the AWS emulator",
+}
 
 
 def children_of(pid: int) -> set[int]:
@@ -199,9 +211,8 @@ def run_stack(
         emulator_port = free_port()
     cold = not (ROOT / ".aws-sam" / "build" / "template.yaml").exists()
     stdout, stderr = directory / "stdout.log", directory / "stderr.log"
-    sam_tmp = directory / "tmp"  # SAM keeps its image-build locks in the temp dir
-    sam_tmp.mkdir()
-    containers_before = sam_containers()
+    logs = directory / "local"  # the stack's own: several stacks may share the checkout
+    stack_id = f"e2e-{uuid.uuid4().hex}"
     started = time.monotonic()
     with stdout.open("w") as out, stderr.open("w") as err:
         process = subprocess.Popen(
@@ -212,7 +223,8 @@ def run_stack(
                 AWS_EMULATOR_PORT=str(emulator_port),
                 FLEET=str(fleet_file),
                 RUN_CONSUMERS="1" if consumers else "0",
-                TMPDIR=str(sam_tmp),
+                LOCAL_DIR=str(logs),
+                **{LOCAL_STACK_ENV: stack_id},
                 API_WARM_CONTAINERS=warm,
             ),
             stdin=subprocess.DEVNULL,
@@ -220,9 +232,9 @@ def run_stack(
             stderr=err,
             text=True,
             start_new_session=True,
-            preexec_fn=_default_sigint,
+            preexec_fn=as_in_a_terminal,  # its Ctrl-C must reach make run
         )
-    stack = Stack(process, api_port, emulator_port, stdout, stderr, containers_before, sam_tmp)
+    stack = Stack(process, api_port, emulator_port, stdout, stderr, stack_id, logs)
     try:
         while not READY.search(tail(stdout, 100_000)):
             if process.poll() is not None:
@@ -243,6 +255,6 @@ def run_stack(
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
         # Never leave containers behind on a CI machine, even when the last test failed.
-        leftovers = sam_containers() - containers_before
+        leftovers = stack_containers(stack_id)  # its own: other stacks may share the machine
         if leftovers:
             subprocess.run(["docker", "rm", "-f", *leftovers], capture_output=True, check=False)
