@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 
 from devstack.net import free_port
 from devstack.webhook_receiver import serve
@@ -32,7 +31,7 @@ from reservations.nodes.table.keys import node_events_pk
 from reservations.terminations.rules import events as terminations_events
 from tests.support import event_scenario as s
 from tests.support.e2e import ROOT, TIMINGS, run_session
-from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
+from tests.support.stack import Stack, post_keyed, run_stack
 
 pytestmark = pytest.mark.e2e
 HEADING = "## Webhooks locally"
@@ -47,12 +46,11 @@ def demo_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def subscribe(stack: Stack, url: str) -> dict[str, Any]:
-    answer = requests.post(
-        f"{stack.api}/v1/webhooks",
-        headers={"Authorization": BUYER},
-        json={"url": url, "types": ["workload.termination_requested"]},
-        timeout=REQUEST_TIMEOUT,
-    )
+    """Keyed, and sent again once after a 503's Retry-After, as the typed client does: a
+    cold function's first call may not get the emulator's answer in time on a stack just
+    started with both cores kept busy (seen: CreateWebhookFunction's 503 after 15 s)."""
+    body = {"url": url, "types": ["workload.termination_requested"]}
+    answer = post_keyed(f"{stack.api}/v1/webhooks", {"Authorization": BUYER}, body, f"sub-{url}")
     assert answer.status_code == 201, answer.text + stack.diagnostics()
     return dict(answer.json())
 
