@@ -70,13 +70,6 @@ def index_entries(
         return {}
     liveness = FLEET_ENDED if str(image["PK"]).startswith(NODE_HISTORY_PREFIX) else FLEET_LIVE
     sort_key = fleet_sk(image.get("endsAt"), image["nodeId"], image["id"])
-    roles: dict[str, set[str]] = {}
-    for org, role in (
-        *((owner, OWNER) for _ in range(1 if owner else 0)),
-        *((org, MANAGING) for org in image.get("managingOrgIds") or ()),
-        *((org, AUDIENCE) for org in image.get("allowedOrgIds") or ()),
-    ):
-        roles.setdefault(str(org), set()).add(role)
     common = {
         "SK": sort_key,
         "nodeId": image["nodeId"],
@@ -94,10 +87,22 @@ def index_entries(
         common["gpuModelIds"] = sorted({models[u] for u in units if u in models})
     entries = {(fleet_pk(FLEET_PLATFORM, liveness), sort_key): {
         "PK": fleet_pk(FLEET_PLATFORM, liveness), **common}}  # fmt: skip
-    for org, held in roles.items():
+    for org, held in _roles(image, owner).items():
         pk = fleet_pk(org, liveness)
         entries[(pk, sort_key)] = {"PK": pk, **common, "roles": sorted(held)}
     return entries
+
+
+def _roles(image: Mapping[str, Any], owner: str | None) -> dict[str, set[str]]:
+    """Each org that may see the reservation by role, with its roles."""
+    roles: dict[str, set[str]] = {}
+    for org, role in (
+        *((owner, OWNER) for _ in range(1 if owner else 0)),
+        *((org, MANAGING) for org in image.get("managingOrgIds") or ()),
+        *((org, AUDIENCE) for org in image.get("allowedOrgIds") or ()),
+    ):
+        roles.setdefault(str(org), set()).add(role)
+    return roles
 
 
 def entry_status(entry: Entry, now: datetime) -> str | None:
