@@ -41,10 +41,12 @@ def emulated(emulator: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
     from reservations.kernel.http.resolver import key_cache
 
     key_cache.clear()
-    yield {
-        "dynamodb": boto3.client("dynamodb", endpoint_url=emulator),
-        "sqs": boto3.client("sqs", endpoint_url=emulator),
-    }
+    dynamodb = boto3.client("dynamodb", endpoint_url=emulator)
+    if "ReservationsTable" not in dynamodb.list_tables()["TableNames"]:
+        # The server shares moto's backends with this process: an in-memory test run in
+        # it since (its mock_aws ends with a reset) took the tables, queues and buses.
+        provision(emulator)
+    yield {"dynamodb": dynamodb, "sqs": boto3.client("sqs", endpoint_url=emulator)}
     clients.reset()
 
 
