@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help run test test-fast lint fmt build docker clean openapi client fuzz bench mutate
+.PHONY: help run test test-fast lint fmt build docker clean openapi template client fuzz bench trace mutate
 
 help:
 	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
@@ -17,9 +17,11 @@ help:
 	@echo "make lint       ruff, mypy --strict, sam validate --lint"
 	@echo "make build      sam build"
 	@echo "make openapi    regenerate docs/openapi.json from the code"
+	@echo "make template   regenerate template.yaml's API functions from the endpoints' declarations"
 	@echo "make client     regenerate the Python client (clients/python) from docs/openapi.json"
 	@echo "make fuzz       the long schemathesis run (FUZZ_EXAMPLES per operation, default 1000)"
 	@echo "make bench      handler overhead, cost per million calls, cold init, event delivery (needs Docker)"
+	@echo "make trace      the layer's files and calls one warm reclaim, PATCH and read pass"
 	@echo "make mutate     mutation testing of every module of the layer (long: docs/mutation.md)"
 
 $(STAMP): requirements-dev.txt pyproject.toml
@@ -70,6 +72,9 @@ test-fast: $(STAMP)
 openapi: $(STAMP)
 	@$(BIN)/python -m devstack.openapi
 
+template: $(STAMP)
+	@$(BIN)/python -m devstack.api_functions
+
 # The typed Python client, generated from the committed document by openapi-python-client
 # (pinned in requirements-dev.txt; settings in clients/python/openapi-python-client.yaml).
 client: $(STAMP)
@@ -80,6 +85,9 @@ fuzz: $(STAMP)
 
 # What only a benchmark can show, measured (never asserted): tables, and the figures in
 # .local/bench/results.json. Cold init runs in the Lambda image, so Docker is set up first.
+trace: $(STAMP)
+	@$(BIN)/python -m bench.trace
+
 bench: $(STAMP)
 	@bash local/ensure-docker.sh && bash local/build-lambda-image.sh
 	@$(BIN)/python -m bench.run

@@ -61,6 +61,7 @@ def lambda_env() -> dict[str, str]:
     variables = dict(document["Globals"]["Function"]["Environment"]["Variables"])
     for resource in document["Resources"].values():
         variables |= resource.get("Properties", {}).get("Environment", {}).get("Variables", {})
+    variables.pop("ENDPOINT", None)  # each API function's own: set per target (_script)
     env = {
         k: v if isinstance(v, str) else "60" if "Seconds" in k else "5"
         for k, v in variables.items()
@@ -89,13 +90,22 @@ def variants() -> list[Variant]:
 
 
 def _script(targets: list[str], runs: int) -> str:
-    """One warm-up round (page cache), then ``runs`` interleaved rounds."""
-    names = " ".join(targets)
-    return (
-        f"for i in $(seq {runs + 1}); do for t in {names}; do s=$(date +%s%N); "
-        'printf "$i $t "; /var/lang/bin/python3.11 /bench/init.py /fn/$t $s || exit 1; '
-        "done; done"
+    """One warm-up round (page cache), then ``runs`` interleaved rounds; an API function
+    with its own ``ENDPOINT``, as its template block sets it."""
+    rounds = "".join(
+        f's=$(date +%s%N); printf "$i {t} "; ENDPOINT={_endpoint(t)} '
+        f"/var/lang/bin/python3.11 /bench/init.py /fn/{t} $s || exit 1; "
+        for t in targets
     )
+    return f"for i in $(seq {runs + 1}); do {rounds}done"
+
+
+def _endpoint(target: str) -> str:
+    """The API function's ``ENDPOINT`` as its template block sets it ('' for any other)."""
+    if target not in FUNCTIONS:
+        return ""
+    properties = template.resources()[FUNCTIONS[target]]["Properties"]
+    return str(((properties.get("Environment") or {}).get("Variables") or {}).get("ENDPOINT", ""))
 
 
 def measure(variant: Variant, runs: int) -> dict[str, list[dict[str, float]]]:

@@ -31,7 +31,7 @@ from devstack.stopping import exit_now
 from node_agent.consumer import Consumer
 from node_agent.drivers import LogDriver
 from reservations.nodes.table.keys import NODE_SK
-from reservations.terminations.table.queues import node_queue_name
+from reservations.nodes.table.queue import node_queue_name
 
 
 def registered_nodes(dynamodb: Any, table: str) -> set[str]:

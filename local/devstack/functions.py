@@ -1,5 +1,7 @@
-"""A function's handler module, loaded from functions/<name>/app.py as Lambda would load it,
-and invoked in-process with a Lambda context (the tests' and the benchmark's way in).
+"""A function's handler module, loaded as Lambda would load it, and invoked in-process with a
+Lambda context (the tests' and the benchmark's way in): an API function is
+``functions/api/app.py`` with its ``ENDPOINT`` (``<slice>.<function>``, as its template
+block sets it); any other is ``functions/<name>/app.py``.
 
 Every function's file is called app.py, so each is loaded under its own module name
 (``<name>_app``) instead of through sys.path.
@@ -9,7 +11,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -19,13 +24,39 @@ FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
 
 
 def load_function(name: str) -> ModuleType:
-    """functions/<name>/app.py as module ``<name>_app`` (a fresh module on every call)."""
-    spec = importlib.util.spec_from_file_location(f"{name}_app", FUNCTIONS / name / "app.py")
+    """The function ``name`` as module ``<name>_app`` (a fresh module on every call)."""
+    own = FUNCTIONS / name / "app.py"
+    if own.exists():
+        return _load(name, own)
+    from devstack.template import api_endpoints
+
+    endpoint = api_endpoints().get(name)
+    if endpoint is None:
+        raise ImportError(f"no function {name!r} in {FUNCTIONS} nor among the endpoints")
+    with _variable("ENDPOINT", endpoint):
+        return _load(name, FUNCTIONS / "api" / "app.py")
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"{name}_app", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"no function {name!r} in {FUNCTIONS}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@contextmanager
+def _variable(name: str, value: str) -> Iterator[None]:
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
 
 
 @dataclass

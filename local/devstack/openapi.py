@@ -1,4 +1,5 @@
-"""Generate docs/openapi.json from the functions' own resolvers (Powertools' models).
+"""Generate docs/openapi.json from the endpoints' own functions' resolvers (Powertools'
+models), each built from its declaration as its function is.
 
     python -m devstack.openapi            # write docs/openapi.json
     python -m devstack.openapi --check    # exit 1 when the committed file differs
@@ -47,8 +48,10 @@ def generate() -> dict[str, Any]:
         security=[{"apiKey": []}],
         on_conflict="error",  # two functions must never claim one route
     )
-    for function in API_FUNCTIONS:
-        merge.add_file(ROOT / "functions" / function / "app.py")
+    from reservations.kernel.http.functions import endpoint_function
+
+    for route in endpoints.ALL:
+        merge.add_schema(endpoint_function(route).app.get_openapi_schema())
     document = json.loads(merge.get_openapi_json_schema())
     document = _parameters_declared(_without_powertools_defaults(document))
     return _named(_headers_once(_with_examples(_bodies_once(document))))

@@ -146,3 +146,33 @@ def stream_mappings(path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
         for logical_id, props in of_type("AWS::Lambda::EventSourceMapping", path).items()
         if props.get("EventSourceArn", {}).get("Fn::GetAtt", [None, None])[1] == "StreamArn"
     }
+
+
+def api_endpoints(path: Path = TEMPLATE) -> dict[str, str]:
+    """Each API function's name -> the endpoint it serves (its ``ENDPOINT`` variable,
+    ``<slice>.<function>``): the functions whose code is the shared ``functions/api/``."""
+    found = {}
+    for properties in of_type("AWS::Serverless::Function", path).values():
+        variables = _variables(properties)
+        if "ENDPOINT" in variables:
+            found[variables["ENDPOINT"].rpartition(".")[2]] = variables["ENDPOINT"]
+    return found
+
+
+def function_id(name: str, path: Path = TEMPLATE) -> str:
+    """The logical id of the function ``name``: an API function's (whose ``ENDPOINT`` ends
+    in ``.<name>``), or the one whose code is ``functions/<name>/``."""
+    endpoint = api_endpoints(path).get(name)
+    found = [
+        logical_id
+        for logical_id, properties in of_type("AWS::Serverless::Function", path).items()
+        if properties["CodeUri"] == f"functions/{name}/"
+        or (endpoint is not None and _variables(properties).get("ENDPOINT") == endpoint)
+    ]
+    if len(found) != 1:
+        raise LookupError(f"no one function {name!r} in the template")
+    return found[0]
+
+
+def _variables(properties: dict[str, Any]) -> dict[str, Any]:
+    return dict((properties.get("Environment") or {}).get("Variables") or {})

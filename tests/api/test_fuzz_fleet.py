@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from devstack import fleet_documents as f
+from reservations import endpoints
 from tests.support.fleet_index import FleetStream
 from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_world, tally, with_key
 
@@ -30,7 +31,7 @@ AUTHORIZATIONS = [
     None,
 ]
 STATUSES: Counter[str] = Counter()
-schema = api_schema(["list_fleet_reservations"], ["listFleetReservations"])
+schema = api_schema([endpoints.LIST_FLEET_RESERVATIONS])
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from devstack import fleet_documents as f
+from reservations import endpoints
 from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_world, tally, with_key
 
 pytestmark = pytest.mark.fuzz
@@ -32,7 +33,7 @@ AUTHORIZATIONS = [
     None,
 ]
 STATUSES: Counter[str] = Counter()
-schema = api_schema(["put_node", "reaffirm"], ["putNode", "reaffirmReservation"])
+schema = api_schema([endpoints.PUT_NODE, endpoints.REAFFIRM])
 
 
 @pytest.fixture(scope="module")

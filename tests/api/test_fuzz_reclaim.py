@@ -14,6 +14,7 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.api_events import reclaim_event
 from devstack.functions import invoke, load_function
+from reservations import endpoints
 from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_world, tally, with_key
 
 pytestmark = pytest.mark.fuzz
@@ -31,7 +32,7 @@ BROKER = "Bearer vl_local_test_broker"
 AUTHORIZATIONS = [BROKER, BROKER, "Bearer vl_local_test_operator", "Bearer vl_local_test_stranger"]
 STATUSES: Counter[str] = Counter()
 UNITS = [f"0000:{i:02x}:00.0" for i in range(4, 16)]
-schema = api_schema(["reclaim"], ["reclaimUnits"])
+schema = api_schema([endpoints.RECLAIM])
 
 
 @pytest.fixture(scope="module")

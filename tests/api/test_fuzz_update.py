@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from devstack import fleet_documents as f
+from reservations import endpoints
 from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_world, tally, with_key
 
 pytestmark = pytest.mark.fuzz
@@ -33,7 +34,7 @@ AUTHORIZATIONS = [
 ]
 STATUSES: Counter[str] = Counter()
 UNITS = [f"0000:0{i}:00.0" for i in range(4, 10)]
-schema = api_schema(["update_reservation"], ["updateReservation"])
+schema = api_schema([endpoints.UPDATE_RESERVATION])
 
 
 @pytest.fixture(scope="module")

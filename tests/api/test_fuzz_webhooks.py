@@ -15,6 +15,7 @@ import pytest
 
 from devstack import fleet_documents as f
 from reservations.kernel.settings import settings
+from reservations.webhooks import endpoints as webhooks
 from reservations.webhooks.models.api import SubscriptionCreate
 from reservations.webhooks.models.domain import (
     AttemptResult,
@@ -54,16 +55,10 @@ KEYS = {
 }
 AUTHORIZATIONS = [*KEYS, "Bearer vl_local_test_hooks_a", "Bearer vl_unknown_key", None]
 URLS = ["https://hooks.example.com/in", "https://a.example.org:8443/x?y=1", "https://10.0.0.1/"]
-OPERATIONS = ["createWebhook", "listWebhooks", "getWebhook", "deleteWebhook",
-              "rotateWebhookSecret", "listWebhookDeliveries", "getWebhookDelivery",
-              "retryWebhookDelivery"]  # fmt: skip
-FUNCTIONS = ["create_webhook", "list_webhooks", "get_webhook", "delete_webhook",
-             "rotate_webhook_secret", "list_webhook_deliveries",
-             "get_webhook_delivery", "retry_webhook_delivery"]  # fmt: skip
 STATUSES: Counter[str] = Counter()
 # Subscription id -> its org, as the subscribes answered.
 MADE: dict[str, str] = {}
-schema = api_schema(FUNCTIONS, OPERATIONS)
+schema = api_schema(webhooks.ENDPOINTS)  # every webhook endpoint, a new one included
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from devstack import fleet_documents as f
+from reservations.workloads import endpoints as workloads
 from tests.support.fuzzing import FUZZED, api_schema, checked, chooser, fleet_world, tally, with_key
 
 pytestmark = pytest.mark.fuzz
@@ -35,7 +36,7 @@ AUTHORIZATIONS = [
     None,
 ]
 STATUSES: Counter[str] = Counter()
-schema = api_schema(["place_workload", "end_workload"], ["placeWorkload", "endWorkload"])
+schema = api_schema(workloads.ENDPOINTS[:2])
 
 
 @pytest.fixture(scope="module")

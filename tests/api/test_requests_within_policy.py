@@ -188,10 +188,8 @@ def _grants(statement: dict[str, Any]) -> Iterator[Grant]:
 
 @cache
 def logical_id(function: str) -> str:
-    """The template's function whose code is functions/<function>/."""
-    functions = template.of_type("AWS::Serverless::Function")
-    [found] = [i for i, p in functions.items() if p["CodeUri"] == f"functions/{function}/"]
-    return found
+    """The template's function of that name (an endpoint's, or functions/<function>/)."""
+    return template.function_id(function)
 
 
 @cache

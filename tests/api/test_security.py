@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 
+from devstack import api_functions, template
 from devstack import fleet_documents as f
-from devstack import template
 from devstack.api_events import list_units_event, reclaim_event, reclaim_plan_event
 from devstack.fleet_documents import ROOT
 from devstack.functions import invoke, load_function
+from reservations import endpoints
+from reservations.kernel.grants import TABLE
 
 pytestmark = pytest.mark.moto
 
@@ -268,47 +270,37 @@ def test_no_function_may_write_an_api_key_item():
                 )
 
 
+def _declared() -> dict[str, dict[str, set[str]]]:
+    """Each endpoint's function -> action -> the key patterns its declared policy grants on
+    the table (its declaration is where they are reviewed; the template is made from it)."""
+    found: dict[str, dict[str, set[str]]] = {}
+    for route in endpoints.ALL:
+        for grant in route.policy:
+            if grant.on != TABLE:
+                continue
+            actions = found.setdefault(api_functions.logical_name(route) + "Function", {})
+            for action in grant.actions:
+                actions.setdefault(action, set()).update(grant.keys or ["*"])
+    return found
+
+
+def test_an_endpoint_reads_only_what_it_answers_from_and_a_read_writes_nothing():
+    declared = _declared()
+    for route in endpoints.ALL:
+        actions = declared[api_functions.logical_name(route) + "Function"]
+        assert actions["dynamodb:GetItem"] >= {"APIKEY#*"}  # the caller's key
+        if route.method == "GET":
+            assert not set(actions) & WRITES, route.function
+        if route.spec is not None and route.spec.keyed:
+            assert "IDEMPOTENCY#*" in actions["dynamodb:PutItem"], route.function
+
+
 def test_each_function_may_touch_only_the_key_prefixes_it_needs():
-    node, key, idem, hist = "NODE#*", "APIKEY#*", "IDEMPOTENCY#*", "NODEHIST#*"
+    """The endpoints' functions as their declarations grant (above); every other as here."""
+    node, hist = "NODE#*", "NODEHIST#*"
     hooks = "ORGHOOK#*"
     assert _grants() == {
-        "ListUnitsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
-        "ReclaimFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem, hist},
-            "dynamodb:ConditionCheckItem": {node, idem},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"NODEEVT#*", idem},
-        },
-        "CreateReservationFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem},
-            "dynamodb:ConditionCheckItem": {node, idem},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {node, "NODEEVT#*", idem},
-        },
-        "UpdateReservationFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem, hist},
-            "dynamodb:ConditionCheckItem": {node, idem},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {node, "NODEEVT#*", idem},
-        },
-        "GetReservationFunction": {
-            "dynamodb:BatchGetItem": {node, hist},
-            "dynamodb:GetItem": {key},
-        },
-        "GetNodeFunction": {"dynamodb:GetItem": {key, node}, "dynamodb:Query": {node}},
-        "GetWorkloadFunction": {"dynamodb:BatchGetItem": {node}, "dynamodb:GetItem": {key}},
-        "ListWorkloadsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key}},
-        "ListReservationsFunction": {"dynamodb:Query": {node}, "dynamodb:GetItem": {key, node}},
-        # Across the fleet: a Query of the org's fleet index, then the reservations it names
-        # (live or in history) and their nodes; never a write.
-        "ListFleetReservationsFunction": {
-            "dynamodb:Query": {"FLEET#*"},
-            "dynamodb:BatchGetItem": {node, hist},
-            "dynamodb:GetItem": {key},
-        },
+        **_declared(),
         # The fleet index from the stream: it writes the index alone; it reads a node's
         # owner and, when the owner changed, the node's reservations and history.
         "FleetIndexerFunction": {
@@ -316,51 +308,6 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:DeleteItem": {"FLEET#*"},
             "dynamodb:GetItem": {node, hist},
             "dynamodb:Query": {node, hist},
-        },
-        "PutNodeFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key},
-            "dynamodb:PutItem": {node, "NODEEVT#*"},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:DeleteItem": {node},
-        },
-        "ReaffirmFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem, hist},
-            "dynamodb:ConditionCheckItem": {node, idem},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"NODEEVT#*", idem},
-        },
-        "ReleaseFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem, hist},
-            "dynamodb:ConditionCheckItem": {node, idem},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"NODEEVT#*", idem},
-        },
-        # It moves its reservation to the node's history.
-        "CancelFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem, hist},
-            "dynamodb:ConditionCheckItem": {node, idem},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:DeleteItem": {node},
-            "dynamodb:PutItem": {"NODEEVT#*", idem, hist},
-        },
-        "PlaceWorkloadFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem},
-            "dynamodb:ConditionCheckItem": {node, idem},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {node, "NODEEVT#*", idem},
-        },
-        "EndWorkloadFunction": {
-            "dynamodb:Query": {node},
-            "dynamodb:GetItem": {key, idem},
-            "dynamodb:ConditionCheckItem": {idem},
-            "dynamodb:DeleteItem": {node},
-            "dynamodb:UpdateItem": {node},
-            "dynamodb:PutItem": {"WLHIST#*", "NODEEVT#*", idem},
         },
         "TerminationReportsFunction": {
             "dynamodb:Query": {node},
@@ -396,13 +343,10 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:UpdateItem": {"ORGHOOK#*", "WHDELIV#*"},
             "dynamodb:PutItem": {"WHDELIV#*"},
         },
-        # The feeds read their own partitions (and the node's list access item); the relays
-        # write the org feeds, settle the node feeds' marks and put the events derived from
-        # one (a node update's reviews) in its node feed, nothing else.
-        "NodeEventsFunction": {"dynamodb:Query": {"NODEEVT#*"}, "dynamodb:GetItem": {key, node}},
-        "OrgEventsFunction": {"dynamodb:Query": {"ORGEVT#*"}, "dynamodb:GetItem": {key}},
-        # ... and queue webhook deliveries: the subscriptions read, each delivery's record
-        # put before its message (the operator's org read from the platform item).
+        # The relays write the org feeds, settle the node feeds' marks and put the events
+        # derived from one (a node update's reviews) in its node feed, and queue webhook
+        # deliveries: the subscriptions read, each delivery's record put before its message
+        # (the operator's org read from the platform item).
         "EventRelayFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
@@ -418,39 +362,6 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:GetItem": {"PLATFORM", "NODEEVT#*"},
             "dynamodb:BatchGetItem": {"NODEEVT#*"},
             "dynamodb:PutItem": {"NODEEVT#*", "WHDELIV#*"},
-        },
-        # An org's webhooks: its own partition (the handler reads the caller's org only),
-        # the key records beside a write; never a node, an event or a delivery.
-        "CreateWebhookFunction": {
-            "dynamodb:Query": {hooks},
-            "dynamodb:GetItem": {key, idem},
-            "dynamodb:PutItem": {hooks, idem},
-            "dynamodb:ConditionCheckItem": {idem},
-        },
-        "ListWebhooksFunction": {"dynamodb:Query": {hooks}, "dynamodb:GetItem": {key}},
-        "GetWebhookFunction": {"dynamodb:GetItem": {hooks, key}},
-        "DeleteWebhookFunction": {
-            "dynamodb:Query": {hooks},
-            "dynamodb:GetItem": {key, idem},
-            "dynamodb:PutItem": {hooks, idem},
-            "dynamodb:DeleteItem": {hooks},
-            "dynamodb:ConditionCheckItem": {idem},
-        },
-        "ListWebhookDeliveriesFunction": {
-            "dynamodb:GetItem": {hooks, key},
-            "dynamodb:Query": {"WHDELIV#*"},
-        },
-        "GetWebhookDeliveryFunction": {
-            "dynamodb:GetItem": {hooks, key},
-            "dynamodb:Query": {"WHDELIV#*"},
-        },
-        "RetryWebhookDeliveryFunction": {"dynamodb:GetItem": {hooks, key, "WHDELIV#*"}},
-        "RotateWebhookSecretFunction": {
-            "dynamodb:Query": {hooks},
-            "dynamodb:GetItem": {key, idem},
-            "dynamodb:PutItem": {idem},
-            "dynamodb:UpdateItem": {hooks},
-            "dynamodb:ConditionCheckItem": {idem},
         },
     }
 

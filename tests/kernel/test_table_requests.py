@@ -52,6 +52,7 @@ from reservations.nodes.models.writes import (
     WorkloadEnd,
 )
 from reservations.nodes.table import queries as node_queries
+from reservations.nodes.table import queue as node_queue
 from reservations.nodes.table.actions import topology_check
 from reservations.nodes.table.items import (
     access_item,
@@ -932,7 +933,7 @@ def test_sqs_not_answering_stops_the_sends_with_what_went_out(sqs, failure):
 
 def test_a_nodes_queue_is_created_fifo_deduplicated_by_id_and_redriven_after_five_receives():
     sqs = Recorder(create_queue=[{"QueueUrl": "https://sqs.local/q/p-node-a.fifo"}])
-    url = queues.ensure_node_queue(sqs, "p-", "node-a", "arn:aws:sqs:us-east-1:1:dlq.fifo")
+    url = node_queue.ensure_node_queue(sqs, "p-", "node-a", "arn:aws:sqs:us-east-1:1:dlq.fifo")
     assert url == "https://sqs.local/q/p-node-a.fifo"
     redrive = {"deadLetterTargetArn": "arn:aws:sqs:us-east-1:1:dlq.fifo", "maxReceiveCount": "5"}
     assert sqs.calls == [

@@ -1,4 +1,4 @@
-"""A write route's Lambda function as deployed (``functions/create_reservation/app.py``),
+"""A write route's Lambda function as deployed (``functions/api/app.py``, ENDPOINT ``reservations.create_reservation``),
 called with API Gateway's event over the in-memory fakes: the Idempotency-Key header reaches
 the pipeline, a base64 body is decoded, the declared media type is honoured, and the answer
 is the logic's as it rendered it (status, body, Location, the replay mark); and, around any

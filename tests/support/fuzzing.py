@@ -26,8 +26,10 @@ from schemathesis.specs.openapi.checks import (
 from devstack import openapi, template
 from devstack.fleets import NODE_QUEUE_PREFIX, load_fleet
 from devstack.functions import load_function
+from reservations import endpoints
 from reservations.kernel.aws import clients
 from reservations.kernel.http.openapi import ERROR_CODES
+from reservations.kernel.http.routes import ApiRoute
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.wsgi import LambdaApi
 
@@ -47,14 +49,17 @@ CHECKS = [
 ]
 
 
-def api_schema(functions: Iterable[str], operation_ids: list[str] | None = None) -> Any:
-    """The generated OpenAPI document, served with these functions behind it; only these
-    operations fuzzed (all the document's without a list)."""
-    app = LambdaApi(
-        {name: load_function(name) for name in functions}, openapi.render(openapi.generate())
-    )
+def api_schema(routes: Iterable[ApiRoute] | None = None) -> Any:
+    """The generated OpenAPI document, served with these endpoints' functions behind it, and
+    only their operations fuzzed (``None``: every endpoint, as the table of contents lists
+    them; a slice's ``ENDPOINTS``: the slice's, a new one included)."""
+    fuzzed = tuple(endpoints.ALL if routes is None else routes)
+    functions = {route.function: load_function(route.function) for route in fuzzed}
+    app = LambdaApi(functions, openapi.render(openapi.generate()))
     schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
-    return schema.include(operation_id=operation_ids) if operation_ids else schema
+    if routes is None:
+        return schema
+    return schema.include(operation_id=[route.operation_id for route in fuzzed])
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from reservations.kernel.aws import clients
 from reservations.kernel.settings import settings
 from reservations.kernel.times import parse_time
 from reservations.nodes.models.partition import TerminationState
+from reservations.nodes.table import queue as node_queue
 from reservations.terminations import sweeper
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report, close_termination
@@ -198,7 +199,9 @@ def test_a_deleted_queue_waits_and_is_delivered_once_the_queue_exists_again(worl
     arn = world.sqs.get_queue_attributes(
         QueueUrl=dead_letters["QueueUrl"], AttributeNames=["QueueArn"]
     )["Attributes"]["QueueArn"]
-    assert queues.ensure_node_queue(world.sqs, "reservations-node-", "node-a", arn).endswith(name)
+    assert node_queue.ensure_node_queue(world.sqs, "reservations-node-", "node-a", arn).endswith(
+        name
+    )
     assert world.sweep(world.after(36001)) == {"redelivered": 1}
     assert [m["terminationId"] for m in world.queued()] == [TERMINATION]
     assert world.workload()["deliveries"] == 1

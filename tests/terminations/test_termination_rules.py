@@ -18,6 +18,7 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
+from reservations.nodes.table.queue import MAX_QUEUE_PREFIX, node_queue_name
 from reservations.terminations.models import SpotTermination, TerminationReport
 from reservations.terminations.rules.delivery import (
     RedeliveryPolicy,
@@ -26,7 +27,6 @@ from reservations.terminations.rules.delivery import (
     is_due,
     unreported_deliveries,
 )
-from reservations.terminations.table.queues import MAX_QUEUE_PREFIX, node_queue_name
 from reservations_tools.terminations import age
 
 pytestmark = pytest.mark.disable_socket

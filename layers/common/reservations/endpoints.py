@@ -1,63 +1,37 @@
-"""Every endpoint of the API, each declared in its slice (``<slice>/endpoints.py``), listed
-here in the order the OpenAPI document is merged from their functions: the API's table of
-contents, for the document's generator and for the tests. No slice imports it."""
+"""Every endpoint of the API: each slice's ``ENDPOINTS`` (``<slice>/endpoints.py``, where
+each is declared once), slice after slice in the order below, which is the OpenAPI
+document's. The API's table of contents, for the document's generator, the template's
+function blocks and the tests; no slice imports it. A new endpoint joins its slice's
+``ENDPOINTS``; a new slice with endpoints joins ``SLICES``."""
 
 from __future__ import annotations
 
-from reservations.capacity.endpoints import RECLAIM, RELEASE
-from reservations.events.endpoints import NODE_EVENTS, ORG_EVENTS
-from reservations.nodes.endpoints import GET_NODE, LIST_UNITS, PUT_NODE
-from reservations.reservations.endpoints import (
-    CANCEL,
-    CREATE_RESERVATION,
-    GET_RESERVATION,
-    LIST_FLEET_RESERVATIONS,
-    LIST_RESERVATIONS,
-    REAFFIRM,
-    UPDATE_RESERVATION,
-)
-from reservations.webhooks.endpoints import (
-    CREATE_WEBHOOK,
-    DELETE_WEBHOOK,
-    GET_DELIVERY,
-    GET_WEBHOOK,
-    LIST_DELIVERIES,
-    LIST_WEBHOOKS,
-    RETRY_DELIVERY,
-    ROTATE_WEBHOOK_SECRET,
-)
-from reservations.workloads.endpoints import (
-    END_WORKLOAD,
-    GET_WORKLOAD,
-    LIST_WORKLOADS,
-    PLACE_WORKLOAD,
-)
+import importlib
+from types import ModuleType
 
-ALL = (
-    LIST_UNITS,
-    RECLAIM,
-    CREATE_RESERVATION,
-    GET_RESERVATION,
-    LIST_RESERVATIONS,
-    RELEASE,
-    CANCEL,
-    PLACE_WORKLOAD,
-    END_WORKLOAD,
-    PUT_NODE,
-    REAFFIRM,
-    NODE_EVENTS,
-    ORG_EVENTS,
-    CREATE_WEBHOOK,
-    LIST_WEBHOOKS,
-    GET_WEBHOOK,
-    DELETE_WEBHOOK,
-    ROTATE_WEBHOOK_SECRET,
-    LIST_DELIVERIES,
-    GET_DELIVERY,
-    RETRY_DELIVERY,
-    GET_NODE,
-    LIST_WORKLOADS,
-    GET_WORKLOAD,
-    UPDATE_RESERVATION,
-    LIST_FLEET_RESERVATIONS,
-)
+from reservations.kernel.http.routes import ApiRoute
+
+SLICES = ("nodes", "capacity", "reservations", "workloads", "events", "webhooks")
+
+
+def _declared(name: str) -> ModuleType:
+    return importlib.import_module(f"reservations.{name}.endpoints")
+
+
+ALL: tuple[ApiRoute, ...] = tuple(route for name in SLICES for route in _declared(name).ENDPOINTS)
+# Each function's endpoint as its ENDPOINT variable names it: <slice>.<function>.
+ENDPOINT_NAMES: dict[str, str] = {
+    route.function: f"{name}.{route.function}"
+    for name in SLICES
+    for route in _declared(name).ENDPOINTS
+}
+
+
+def __getattr__(name: str) -> ApiRoute:
+    """An endpoint by the name its slice declares it under (``endpoints.RECLAIM``), for the
+    tests and tools that reach several slices' endpoints."""
+    for slice_name in SLICES:
+        found = getattr(_declared(slice_name), name, None)
+        if isinstance(found, ApiRoute):
+            return found
+    raise AttributeError(f"no endpoint {name} in any slice's endpoints")

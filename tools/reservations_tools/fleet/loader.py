@@ -45,7 +45,7 @@ from reservations.nodes.rules.history import named_orgs_until
 from reservations.nodes.rules.topology import first_generations
 from reservations.nodes.table import items
 from reservations.nodes.table import keys as table_keys
-from reservations.terminations.table import queues
+from reservations.nodes.table import queue as node_queue
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
 from reservations_tools.fleet.history import (
@@ -389,7 +389,7 @@ def _put_keys(client: Any, table: str, fleet: Fleet) -> None:
 def create_node_queues(fleet: Fleet, sqs: Any, prefix: str, dead_letter_arn: str) -> dict[str, str]:
     """Register each node's spot-termination queue; node id -> queue URL."""
     return {
-        node.id: queues.ensure_node_queue(sqs, prefix, node.id, dead_letter_arn)
+        node.id: node_queue.ensure_node_queue(sqs, prefix, node.id, dead_letter_arn)
         for node in fleet.nodes
     }
 
@@ -438,7 +438,7 @@ def local_dead_letter_arn(sqs: Any) -> str:
 def _queue_prefix(prefix: str) -> str:
     """The template's NodeQueuePrefix rule, checked before anything is made."""
     try:
-        queues.node_queue_name(prefix, "node")
+        node_queue.node_queue_name(prefix, "node")
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from error
     return prefix

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from reservations.events.feeds import FeedQuery, node_feed, org_feed
 from reservations.events.models import EventPage
+from reservations.events.table.feeds import EventTable
+from reservations.events.wiring import event_ports
 from reservations.kernel.envelope import EventType
+from reservations.kernel.grants import Grant
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
-from reservations.kernel.http.routes import ApiRoute, page_route
+from reservations.kernel.http.routes import ApiRoute, Call, page_route
+from reservations.kernel.ports import Ports
 from reservations.kernel.times import RFC3339
+from reservations.nodes import node_grants
 
 TAG = "events"
+EVENTS = EventTable()  # its client is made on first use, never at import
 # A feed's query: its types, a time to start after, and a page's limit and cursor.
 FEED_QUERY: dict[str, dict[str, Any]] = {
     "types": listed((event_type.value for event_type in EventType), "event types"),
@@ -23,23 +30,42 @@ FEED_QUERY: dict[str, dict[str, Any]] = {
 }
 
 
-def _feed(function: str, path: str, summary: str, operation_id: str) -> ApiRoute:
+def _node_page(call: Call[Ports]) -> EventPage:
+    query, ports = FeedQuery(**call.query), call.ports
+    return node_feed(
+        call.caller, call.ids["nodeId"], query, EVENTS, ports.signing_key(), ports.clock()
+    )
+
+
+def _org_page(call: Call[Ports]) -> EventPage:
+    query, ports = FeedQuery(**call.query), call.ports
+    return org_feed(call.caller, query, EVENTS, ports.signing_key(), ports.clock())
+
+
+def _feed(**declared: Any) -> ApiRoute:
     """An event feed: a page of events, in record order."""
-    success = "events, in record order"
-    return page_route(function, path, summary, operation_id, success, EventPage, TAG, FEED_QUERY)
+    return page_route(success="events, in record order", response=EventPage, ports=event_ports,
+                      tag=TAG, query=FEED_QUERY, **declared)  # fmt: skip
 
 
 NODE_EVENTS = _feed(
-    "node_events",
-    "/v1/nodes/{nodeId}/events",
-    "The node's events the caller may see, oldest first",
-    "listNodeEvents",
+    function="node_events",
+    path="/v1/nodes/{nodeId}/events",
+    summary="The node's events the caller may see, oldest first",
+    operation_id="listNodeEvents",
+    use=_node_page,
+    grants=(
+        Grant(sid="ReadNodeListAccess", actions=("dynamodb:GetItem",), keys=(node_grants.NODES,)),
+        Grant(sid="ReadNodeFeeds", actions=("dynamodb:Query",), keys=(node_grants.EVENTS,)),
+    ),
 )
 ORG_EVENTS = _feed(
-    "org_events",
-    "/v1/events",
-    "Every event the caller's org may see, across nodes, oldest first",
-    "listEvents",
+    function="org_events",
+    path="/v1/events",
+    summary="Every event the caller's org may see, across nodes, oldest first",
+    operation_id="listEvents",
+    use=_org_page,
+    grants=(Grant(sid="ReadOrgFeeds", actions=("dynamodb:Query",), keys=("ORGEVT#*",)),),
 )
 
 ENDPOINTS = (NODE_EVENTS, ORG_EVENTS)

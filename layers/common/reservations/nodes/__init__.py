@@ -50,7 +50,7 @@ from reservations.nodes.models.writes import (
 )
 from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import NodePorts, NodeStore
-from reservations.nodes.read import STATES
+from reservations.nodes.read import STATES, WorkloadQuery, get_workload, list_workloads
 from reservations.nodes.register import OPERATOR
 from reservations.nodes.rules.access import (
     CAPACITY,
@@ -94,6 +94,7 @@ from reservations.nodes.rules.status import (
     status_at,
 )
 from reservations.nodes.rules.units import UnitReason, not_reservable_reason
+from reservations.nodes.table import grants as node_grants
 from reservations.nodes.table.actions import free_unit, named_sets, topology_check
 from reservations.nodes.table.items import (
     CLOCK_FIRED,
@@ -141,6 +142,8 @@ from reservations.nodes.table.keys import (
     unit_key,
     workload_key,
 )
+from reservations.nodes.table.queue import make_node_queue, node_queue_name
+from reservations.nodes.table.reads import NodeReads
 from reservations.nodes.table.records import ended_workload_item, history_item
 from reservations.nodes.table.store import Writer, no_token
 from reservations.nodes.views import (
@@ -187,6 +190,7 @@ __all__ = [
     "NewTermination",
     "Node",
     "NodePorts",
+    "NodeReads",
     "NodeSnapshot",
     "NodeStore",
     "OpenTermination",
@@ -215,6 +219,7 @@ __all__ = [
     "WorkloadEnd",
     "WorkloadKind",
     "WorkloadPage",
+    "WorkloadQuery",
     "WorkloadState",
     "WorkloadView",
     "Writer",
@@ -235,8 +240,11 @@ __all__ = [
     "fleet_pk",
     "fleet_sk",
     "free_unit",
+    "get_workload",
     "history_item",
     "in_term",
+    "list_workloads",
+    "make_node_queue",
     "may_list_reservations",
     "may_manage_capacity",
     "may_manage_capacity_of",
@@ -254,11 +262,13 @@ __all__ = [
     "no_token",
     "node_events_pk",
     "node_from_item",
+    "node_grants",
     "node_id_of",
     "node_key",
     "node_partition",
     "node_pk",
     "node_ports",
+    "node_queue_name",
     "node_table",
     "not_reservable_reason",
     "org_events_pk",

@@ -3,23 +3,61 @@ says what it refuses and that it keeps no Idempotency-Key), read it, list its un
 
 from __future__ import annotations
 
-from reservations.kernel.http.routes import ApiRoute, read_route
+from functools import partial
+
+from reservations.kernel.grants import Grant
+from reservations.kernel.http.routes import ApiRoute, Call, read_route
+from reservations.nodes.list_units import list_units
 from reservations.nodes.models.requests import NodeRequest
 from reservations.nodes.models.views import NodeView, UnitView
+from reservations.nodes.ports import NodePorts
+from reservations.nodes.read import get_node
 from reservations.nodes.register import PUT_NODE as REGISTER
+from reservations.nodes.table import grants as node_grants
+from reservations.nodes.table.queue import make_node_queue
+from reservations.nodes.table.reads import NodeReads
+from reservations.nodes.wiring import node_ports, register_ports
 
 NODE = "/v1/nodes/{nodeId}"
 TAG = "nodes"
+READS = NodeReads()  # its client is made on first use, never at import
+
+
+def _node(call: Call[NodePorts]) -> NodeView:
+    return get_node(call.caller, call.ids["nodeId"], READS, call.ports.clock())
+
+
+def _units(call: Call[NodePorts]) -> list[UnitView]:
+    return list_units(call.caller, call.ids["nodeId"], call.ports.store, call.ports.clock())
+
 
 PUT_NODE = ApiRoute(
-    "put_node",
-    "PUT",
-    NODE,
-    "Register a node or update its topology (operator only)",
-    "putNode",
-    "the node, updated",
-    NodeView,
-    spec=REGISTER,
+    function="put_node",
+    method="PUT",
+    path=NODE,
+    summary="Register a node or update its topology (operator only)",
+    operation_id="putNode",
+    success="the node, updated",
+    response=NodeView,
+    use=REGISTER,
+    ports=partial(register_ports, make_node_queue),
+    grants=(
+        node_grants.READ_PARTITIONS,
+        Grant(
+            sid="NodeTransactionOnNodeItems",
+            actions=("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+            keys=(node_grants.NODES,),
+            why="One transaction writes the node, its units and the reservations put under review.",
+        ),
+        node_grants.WRITE_EVENTS,
+        Grant(
+            sid="MakeThisStacksNodeQueuesOnly",
+            actions=("sqs:CreateQueue", "sqs:GetQueueAttributes"),
+            on="node-queues",
+            why="The node's queue is made first (idempotent).",
+        ),
+    ),
+    variables=("NODE_QUEUE_PREFIX", "NODE_DEAD_LETTER_QUEUE_ARN"),
     body=NodeRequest,
     description=(
         "PUT is idempotent by itself and takes no Idempotency-Key: a request carrying the "
@@ -31,22 +69,36 @@ PUT_NODE = ApiRoute(
     tag=TAG,
 )
 GET_NODE = read_route(
-    "get_node",
-    NODE,
-    "Get a node as PUT answers it (operator and the node's owner)",
-    "getNode",
-    "the node",
-    NodeView,
-    TAG,
+    function="get_node",
+    path=NODE,
+    summary="Get a node as PUT answers it (operator and the node's owner)",
+    operation_id="getNode",
+    success="the node",
+    response=NodeView,
+    use=_node,
+    ports=node_ports,
+    grants=(
+        Grant(
+            sid="ReadNodeItemAndUnits",
+            actions=("dynamodb:GetItem", "dynamodb:Query"),
+            keys=(node_grants.NODES,),
+            why="The node is one GetItem (a Query of its unit items only for a node item that "
+            "does not name them).",
+        ),
+    ),
+    tag=TAG,
 )
 LIST_UNITS = read_route(
-    "list_units",
-    NODE + "/reservations/units",
-    "List a node's allocatable GPU units",
-    "listUnits",
-    "the node's units, sorted by id",
-    list[UnitView],
-    "reservations",
+    function="list_units",
+    path=NODE + "/reservations/units",
+    summary="List a node's allocatable GPU units",
+    operation_id="listUnits",
+    success="the node's units, sorted by id",
+    response=list[UnitView],
+    use=_units,
+    ports=node_ports,
+    grants=(node_grants.READ_PARTITIONS,),
+    tag="reservations",
 )
 
 ENDPOINTS = (LIST_UNITS, PUT_NODE, GET_NODE)

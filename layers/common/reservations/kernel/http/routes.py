@@ -1,20 +1,23 @@
-"""How an endpoint of the API is declared: its method and path as the contract spells them,
-what the OpenAPI document says of it, what it answers besides its success, and, for a write,
-its use case (``spec``: its refusals, named by its ``decide``'s return type, and whether it
-keeps an Idempotency-Key are declared there, once). Each slice declares its own endpoints
-(``<slice>/endpoints.py``); a function (``kernel.http.functions``) is built from one.
-Nothing here is computed at import.
+"""How an endpoint of the API is declared, once, in its slice: its method and path as the
+contract spells them, what the OpenAPI document says of it, what it answers besides its
+success, its function and its slice's ports, and its use case (``use``): a write's
+``WriteSpec`` (its refusals, named by its ``decide``'s return type, and whether it keeps an
+Idempotency-Key are declared there, once), or a callable that answers one :class:`Call`.
+Each slice declares its own endpoints (``<slice>/endpoints.py``, in its ``ENDPOINTS``); the
+function (``kernel.http.functions``), the OpenAPI document, the stack's template and the
+tests' lists are made from them. Nothing here is computed at import.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from reservations.kernel.caller import Caller
 from reservations.kernel.errors import (
     ERRORS,
     ApiError,
@@ -29,7 +32,9 @@ from reservations.kernel.errors import (
     Unavailable,
     UnsupportedMediaType,
 )
+from reservations.kernel.grants import READ_API_KEYS, READ_KEY_RECORDS, WRITE_KEY_RECORDS, Grant
 from reservations.kernel.pipeline import Route, WriteSpec
+from reservations.kernel.ports import Ports
 
 _PATH_ID = re.compile(r"\{(\w+)\}")
 
@@ -59,11 +64,27 @@ class Link:
         return tuple(_PATH_ID.findall(self.path))
 
 
-@dataclass(frozen=True)
-class ApiRoute:
-    """One route: how it is called, and how the OpenAPI document shows it."""
+P = TypeVar("P", bound=Ports)
 
-    function: str  # the function that serves it: functions/<function>/app.py
+
+@dataclass(frozen=True)
+class Call(Generic[P]):
+    """One request, as a use case the write pipeline does not run (a read) receives it: the
+    caller (its key already checked), the slice's ports, the path's ids, and the declared
+    query parameters (absent or empty: None; a list's values comma-separated)."""
+
+    caller: Caller
+    ports: P
+    ids: Mapping[str, str]
+    query: Mapping[str, str | None]
+    key: str | None = None  # the Idempotency-Key, where the route takes one
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiRoute:
+    """One route: how it is called, what serves it, and how the OpenAPI document shows it."""
+
+    function: str  # the Lambda function that serves it (its template block is made from this)
     method: str
     path: str  # /v1/nodes/{nodeId}/...: the contract's spelling
     summary: str
@@ -71,8 +92,16 @@ class ApiRoute:
     success: str  # what the success response is
     response: Any = None  # its model; None: no body
     status: int = 200
-    # A write's use case: the pipeline runs it; its refusals and its key are declared there.
-    spec: WriteSpec[Any, Any, Any, Any] | None = None
+    # Its use case: a write's spec (the pipeline runs it; its refusals and its key are
+    # declared there), or a callable answering one call: a model, or an Outcome as rendered.
+    use: WriteSpec[Any, Any, Any, Any] | Callable[[Call[Any]], Any]
+    ports: Callable[[], Ports]  # the slice's real ports, made once per function instance
+    # What its function may do besides reading the caller's key (and a keyed write's
+    # records): its least privileges, from which its template block's policy is made.
+    grants: tuple[Grant, ...] = ()
+    # The stack's settings its function reads (environment variables; the template
+    # generator knows each one's value).
+    variables: tuple[str, ...] = ()
     # Every error it answers (500 and 503 aside), where it has no ``spec`` to say them.
     declared_errors: Errors = READ
     body: type[BaseModel] | None = None
@@ -88,6 +117,18 @@ class ApiRoute:
     query: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
     # A read of one versioned thing that honours If-None-Match: 304, its ETag, no body.
     if_none_match: bool = False
+
+    @property
+    def policy(self) -> tuple[Grant, ...]:
+        """Every statement of its function's policy: its own grants, the caller's key read,
+        and a keyed write's Idempotency-Key records."""
+        keyed = (READ_KEY_RECORDS, WRITE_KEY_RECORDS) if self.spec and self.spec.keyed else ()
+        return (*self.grants, READ_API_KEYS, *keyed)
+
+    @property
+    def spec(self) -> WriteSpec[Any, Any, Any, Any] | None:
+        """A write's use case, which the pipeline runs; None for any other."""
+        return self.use if isinstance(self.use, WriteSpec) else None
 
     @property
     def if_match(self) -> bool:
@@ -158,31 +199,13 @@ class ApiRoute:
         return Route(self.method, self.path, ids)
 
 
-def read_route(
-    function: str,
-    path: str,
-    summary: str,
-    operation_id: str,
-    success: str,
-    response: Any,
-    tag: str,
-) -> ApiRoute:
-    """A read of what the path names: a read, so no key; no query, so no 400."""
-    return ApiRoute(function, "GET", path, summary, operation_id, success, response,
-                    declared_errors=READ, tag=tag)  # fmt: skip
+def read_route(**declared: Any) -> ApiRoute:
+    """A read of what the path names: a GET, so no key; no query, so no 400."""
+    return ApiRoute(method="GET", declared_errors=READ, **declared)
 
 
-def page_route(
-    function: str,
-    path: str,
-    summary: str,
-    operation_id: str,
-    success: str,
-    response: Any,
-    tag: str,
-    query: Mapping[str, Mapping[str, Any]],
-) -> ApiRoute:
-    """A page of a list: a read, so no key; its query (``limit``, ``cursor`` and its own
-    filters) may be a 400."""
-    return ApiRoute(function, "GET", path, summary, operation_id, success, response,
-                    declared_errors=PAGE_READ, tag=tag, query=query)  # fmt: skip
+def page_route(*, variables: tuple[str, ...] = (), **declared: Any) -> ApiRoute:
+    """A page of a list: a GET, so no key; its query (``limit``, ``cursor`` and its own
+    filters) may be a 400; its cursors are signed (``CURSOR_SIGNING_KEY``)."""
+    signed = ("CURSOR_SIGNING_KEY", *variables)
+    return ApiRoute(method="GET", declared_errors=PAGE_READ, variables=signed, **declared)

@@ -1,10 +1,8 @@
-"""The per-node spot-termination queues: naming, creating, sending in batches."""
+"""The per-node spot-termination queues: sending in batches (a node's queue is named and
+made with the node: ``nodes.table.queue``)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,49 +10,14 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.kernel.aws import clients
-from reservations.kernel.settings import node_queue_settings
 from reservations.terminations.models import SendResult, SpotTermination
 
-__all__ = ["SendResult", "ensure_node_queue", "node_queue_name", "send_termination"]
+__all__ = ["SendResult", "send_termination"]
 
 SQS_BATCH = 10
 _SEND_ATTEMPTS = 3
-_QUEUE_NAME_MAX = 80
-# The template's NodeQueuePrefix allows at most this much, which leaves 35 characters for
-# the node's part of an 80-character queue name.
-MAX_QUEUE_PREFIX = 40
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 # What SQS answers when the queue is not there (JSON and query protocols).
 _NO_QUEUE = frozenset({"QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue"})
-
-
-def node_queue_name(prefix: str, node_id: str) -> str:
-    """``<prefix><nodeId>.fifo``; a node id SQS cannot take as is gets a hash suffix."""
-    if not 0 < len(prefix) <= MAX_QUEUE_PREFIX or _UNSAFE.search(prefix):
-        raise ValueError(f"queue prefix must be 1-{MAX_QUEUE_PREFIX} of A-Z a-z 0-9 _ -")
-    safe = _UNSAFE.sub("-", node_id)
-    room = _QUEUE_NAME_MAX - len(prefix) - len(".fifo")
-    if safe != node_id or len(safe) > room:
-        digest = hashlib.sha256(node_id.encode()).hexdigest()[:12]
-        safe = f"{safe[: room - 13]}-{digest}"
-    return f"{prefix}{safe}.fifo"
-
-
-def ensure_node_queue(sqs: Any, prefix: str, node_id: str, dead_letter_arn: str) -> str:
-    """Create (or find) the node's FIFO queue, redriving to the shared dead-letter queue."""
-    attributes = {
-        "FifoQueue": "true",
-        # De-duplication by termination id (MessageDeduplicationId), not by content.
-        "ContentBasedDeduplication": "false",
-        "VisibilityTimeout": "60",
-        "MessageRetentionPeriod": str(4 * 24 * 3600),
-        "ReceiveMessageWaitTimeSeconds": "20",
-        "RedrivePolicy": json.dumps(
-            {"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": "5"}
-        ),
-    }
-    response = sqs.create_queue(QueueName=node_queue_name(prefix, node_id), Attributes=attributes)
-    return str(response["QueueUrl"])
 
 
 def send_terminations(
@@ -155,9 +118,3 @@ def send_termination(
     except BotoCoreError:
         return SendResult.FAILED
     return SendResult.ACCEPTED
-
-
-def make_node_queue(node_id: str) -> str:
-    """The node's spot-termination queue, made if missing (CreateQueue is idempotent)."""
-    prefix, dead_letter_arn = node_queue_settings()
-    return ensure_node_queue(clients.sqs(), prefix, node_id, dead_letter_arn)
