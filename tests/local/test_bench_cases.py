@@ -38,3 +38,26 @@ def test_every_bench_case_runs_and_makes_the_requests_of_its_budget():
         assert rows[call] == {"dynamodb.Query": 1, "dynamodb.TransactWriteItems": 1}, call
     assert rows["list units, 8-GPU node, key cached"] == {"dynamodb.Query": 1}
     assert rows["list reservations (1 page)"] == {"dynamodb.Query": 1}
+
+
+TRACE = """
+import json, warnings
+warnings.simplefilter("ignore")
+from bench import trace
+print(json.dumps([[r["call"], r["files"], r["kernel_files"], r["by_file"]] for r in trace.run()]))
+"""
+
+
+def test_the_trace_follows_each_request_into_its_slice_and_the_kernel():
+    result = subprocess.run(
+        [sys.executable, "-c", TRACE], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {call: (files, kernel, by_file) for call, files, kernel, by_file in
+            json.loads(result.stdout.strip().splitlines()[-1])}  # fmt: skip
+    assert set(rows) == {"reclaim 1 unit", "PATCH a reservation", "list units"}
+    files, kernel, by_file = rows["reclaim 1 unit"]
+    assert files == len(by_file) > kernel > 0
+    assert any(name.startswith("capacity/") for name in by_file)  # its slice's rules ran
+    assert any(name.startswith("kernel/") for name in by_file)
+    assert any(name.startswith("reservations/") for name in rows["PATCH a reservation"][2])
