@@ -41,16 +41,7 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import (
-    NodePut,
-    PlacementWrite,
-    ReaffirmWrite,
-    ReservationChange,
-    ReservationCreate,
-    TopologyRead,
-    UnitPut,
-    WorkloadEnd,
-)
+from reservations.nodes.models.writes import NodePut, TopologyRead, UnitPut
 from reservations.nodes.table import queries as node_queries
 from reservations.nodes.table.actions import topology_check
 from reservations.nodes.table.items import (
@@ -69,13 +60,16 @@ from reservations.nodes.table.keys import (
     reservation_key,
 )
 from reservations.nodes.table.store import NodeTable
-from reservations.nodes.table.writes import node_put_actions, reaffirm_actions
+from reservations.nodes.table.writes import node_put_actions
 from reservations.reservations.table.changes import change_actions
 from reservations.reservations.table.create import create_actions
+from reservations.reservations.table.reaffirm import reaffirm_actions
+from reservations.reservations.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 from reservations.terminations.table import queues
 from reservations.terminations.table.store import TerminationTable
 from reservations.workloads.table import placement_actions, workload_end_actions
+from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 from tests.support.event_scenario import NODE_A, RES_1, VM_1, every_type
 
 pytestmark = pytest.mark.disable_socket

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Self
 
+from reservations.capacity.writes import ReclaimWrite
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.settings import expiry_warning_minutes
@@ -31,24 +32,20 @@ from reservations.nodes.models.partition import (
     WorkloadState,
     termination_of,
 )
-from reservations.nodes.models.writes import (
+from reservations.nodes.models.writes import NodePut, PartitionWrite, TopologyRead
+from reservations.nodes.rules.clock import clock_shard, next_moment
+from reservations.nodes.rules.history import named_orgs_until, retained_until
+from reservations.reservations.writes import (
     ClockFire,
     HistoryMove,
-    NodePut,
-    PartitionWrite,
-    PlacementWrite,
     ReaffirmWrite,
-    ReclaimWrite,
     ReservationChange,
     ReservationCreate,
     ReservationUpdate,
-    TerminationClose,
-    TopologyRead,
-    WorkloadEnd,
 )
-from reservations.nodes.rules.clock import clock_shard, next_moment
-from reservations.nodes.rules.history import named_orgs_until, retained_until
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from reservations.terminations.writes import TerminationClose
+from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 from tests.support.ports import AllPorts
 
 

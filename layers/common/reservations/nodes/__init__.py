@@ -32,38 +32,12 @@ from reservations.nodes.models.views import (
     WorkloadPage,
     WorkloadView,
 )
-from reservations.nodes.models.writes import (
-    ClockFire,
-    DeadlineChange,
-    HistoryMove,
-    NewTermination,
-    PlacementWrite,
-    ReaffirmWrite,
-    ReclaimAudit,
-    ReclaimWrite,
-    ReservationChange,
-    ReservationCreate,
-    ReservationUpdate,
-    TerminationClose,
-    TopologyRead,
-    WorkloadEnd,
-)
+from reservations.nodes.models.writes import EventedWrite, TopologyRead
 from reservations.nodes.partition import node_partition, with_events
-from reservations.nodes.ports import NodePorts, NodeStore
+from reservations.nodes.ports import NodePorts, PartitionStore, ReservationReader
 from reservations.nodes.read import STATES
 from reservations.nodes.register import OPERATOR
-from reservations.nodes.rules.access import (
-    CAPACITY,
-    READ,
-    WRITE,
-    may_list_reservations,
-    may_manage_capacity,
-    may_manage_capacity_of,
-    may_place_workloads,
-    may_read_reservation,
-    may_write_reservations,
-    sees_every_reservation,
-)
+from reservations.nodes.rules.access import READ, runs_the_node
 from reservations.nodes.rules.clock import (
     ACTIVATION_PASSED,
     MOMENT_NAMES,
@@ -141,7 +115,7 @@ from reservations.nodes.table.keys import (
     unit_key,
     workload_key,
 )
-from reservations.nodes.table.records import ended_workload_item, history_item
+from reservations.nodes.table.records import workload_history_item
 from reservations.nodes.table.store import Writer, no_token
 from reservations.nodes.views import (
     reservation_answer,
@@ -155,7 +129,6 @@ from reservations.nodes.wiring import node_ports, node_table
 
 __all__ = [
     "ACTIVATION_PASSED",
-    "CAPACITY",
     "CLAIMING_STATES",
     "CLOCK_AT",
     "CLOCK_FIRED",
@@ -177,34 +150,23 @@ __all__ = [
     "RESERVATION_PREFIX",
     "STATES",
     "UNIT_PREFIX",
-    "WRITE",
-    "ClockFire",
     "ClockKind",
     "ClockMoment",
-    "DeadlineChange",
-    "HistoryMove",
+    "EventedWrite",
     "ListAccess",
-    "NewTermination",
     "Node",
     "NodePorts",
     "NodeSnapshot",
-    "NodeStore",
     "OpenTermination",
-    "PlacementWrite",
+    "PartitionStore",
     "ReaffirmRequest",
-    "ReaffirmWrite",
-    "ReclaimAudit",
-    "ReclaimWrite",
     "Reservation",
-    "ReservationChange",
-    "ReservationCreate",
     "ReservationPage",
+    "ReservationReader",
     "ReservationStatus",
-    "ReservationUpdate",
     "ReservationView",
     "ReviewScope",
     "Termination",
-    "TerminationClose",
     "TerminationState",
     "Tier",
     "TopologyRead",
@@ -212,7 +174,6 @@ __all__ = [
     "UnitGenerations",
     "UnitReason",
     "Workload",
-    "WorkloadEnd",
     "WorkloadKind",
     "WorkloadPage",
     "WorkloadState",
@@ -228,21 +189,13 @@ __all__ = [
     "due_moments",
     "due_to_move",
     "effective_status",
-    "ended_workload_item",
     "event_key",
     "feed_shard",
     "feed_shard_pk",
     "fleet_pk",
     "fleet_sk",
     "free_unit",
-    "history_item",
     "in_term",
-    "may_list_reservations",
-    "may_manage_capacity",
-    "may_manage_capacity_of",
-    "may_place_workloads",
-    "may_read_reservation",
-    "may_write_reservations",
     "named_after_change",
     "named_after_create",
     "named_after_end",
@@ -276,7 +229,7 @@ __all__ = [
     "retained_until",
     "reviews_derived",
     "route_reservation_etag",
-    "sees_every_reservation",
+    "runs_the_node",
     "status_at",
     "termination_of",
     "topology_check",
@@ -288,6 +241,7 @@ __all__ = [
     "with_fired",
     "workload_data",
     "workload_from_item",
+    "workload_history_item",
     "workload_item",
     "workload_key",
     "workload_view",

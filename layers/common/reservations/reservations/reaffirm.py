@@ -30,7 +30,6 @@ from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     ReaffirmRequest,
-    ReaffirmWrite,
     Reservation,
     ReservationStatus,
     activation_at_reaffirm,
@@ -46,6 +45,7 @@ from reservations.nodes import (
 from reservations.reservations.changes import found
 from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.term import initial_status, not_reservable
+from reservations.reservations.writes import ReaffirmWrite
 
 
 def decide(
