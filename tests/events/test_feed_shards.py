@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from reservations.events.feeds import ORG_FEED, FeedQuery, merge_shards, org_feed
 from reservations.events.models import EventsRead
+from reservations.events.table.keys import feed_shard
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import InvalidRequest
 from reservations.kernel.event_log import SETTLE_WINDOW, record_position
-from reservations.nodes import feed_shard
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, FakeEvents
 from tests.support.paging import bounded_pages

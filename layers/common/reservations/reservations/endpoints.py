@@ -10,13 +10,14 @@ from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, Link, page_route, read_route
 from reservations.kernel.ids import RESOURCE_ID
 from reservations.kernel.times import RFC3339
-from reservations.nodes import ReaffirmRequest, ReservationPage, ReservationStatus, ReservationView
+from reservations.nodes import ReservationPage, ReservationStatus, ReservationView
 from reservations.reservations.cancel import CANCEL as CANCEL_SPEC
 from reservations.reservations.create import CREATE
 from reservations.reservations.models import (
     CancelRequest,
     CreateReservationRequest,
     FleetReservationPage,
+    ReaffirmRequest,
     UpdateReservationRequest,
 )
 from reservations.reservations.reaffirm import REAFFIRM as REAFFIRM_SPEC

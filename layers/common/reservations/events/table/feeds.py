@@ -36,6 +36,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
 from reservations.events.rules.visibility import feed_org_ids
+from reservations.events.table.keys import (
+    PLATFORM_FEED,
+    event_key,
+    feed_shard,
+    feed_shard_pk,
+    org_events_pk,
+)
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import (
@@ -53,17 +60,12 @@ from reservations.kernel.event_log import just_after
 from reservations.kernel.settings import settings
 from reservations.nodes import (
     NODE_EVENTS_PREFIX,
-    PLATFORM_FEED,
     RESERVATION_PREFIX,
     ReviewScope,
     access_key,
-    event_key,
-    feed_shard,
-    feed_shard_pk,
     named_from_item,
     node_events_pk,
     node_pk,
-    org_events_pk,
 )
 
 UNRELAYED_INDEX = "UnrelayedEvents"

@@ -19,7 +19,6 @@ from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
 from reservations.nodes import (
     OPEN_TERMINATION,
-    OPEN_TERMINATIONS_INDEX,
     OpenTermination,
     TerminationState,
     Workload,
@@ -39,6 +38,10 @@ from reservations.terminations.writes import TerminationClose
 
 _OPEN = TerminationState.OPEN.value
 _STILL_OPEN = f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})"
+
+
+# The sparse index of open terminations (its partition key: ``nodes``' ``OPEN_TERMINATION``).
+OPEN_TERMINATIONS_INDEX = "OpenTerminations"
 
 
 def close_actions(closing: TerminationClose) -> list[Action]:
