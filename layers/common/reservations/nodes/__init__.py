@@ -43,11 +43,9 @@ from reservations.nodes.rules.clock import (
     ClockKind,
     ClockMoment,
     activation_at_reaffirm,
-    armed_moments,
     clock_shards,
     due_moments,
     next_moment,
-    warning_moment,
     with_fired,
 )
 from reservations.nodes.rules.events import reservation_event, reviews_derived, workload_data
@@ -84,7 +82,6 @@ from reservations.nodes.table.items import (
 )
 from reservations.nodes.table.keys import (
     CLOCK_AT,
-    CLOCK_INDEX,
     CLOCK_SHARD,
     LIST_PK,
     NODE_EVENTS_PREFIX,
@@ -109,7 +106,6 @@ from reservations.nodes.views import (
     reservation_etag,
     reservation_view,
     route_reservation_etag,
-    version_tag,
     workload_view,
 )
 from reservations.nodes.wiring import node_ports, node_table
@@ -119,7 +115,6 @@ __all__ = [
     "CLAIMING_STATES",
     "CLOCK_AT",
     "CLOCK_FIRED",
-    "CLOCK_INDEX",
     "CLOCK_SHARD",
     "LIST_PK",
     "MOMENT_NAMES",
@@ -162,7 +157,6 @@ __all__ = [
     "Writer",
     "access_key",
     "activation_at_reaffirm",
-    "armed_moments",
     "changed_since_sold",
     "clock_attributes",
     "clock_fired_item",
@@ -208,8 +202,6 @@ __all__ = [
     "topology_check",
     "unit_from_item",
     "unit_key",
-    "version_tag",
-    "warning_moment",
     "with_events",
     "with_fired",
     "workload_data",
