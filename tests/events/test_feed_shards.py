@@ -107,7 +107,7 @@ def test_a_nodes_shard_is_the_same_in_every_process_whatever_its_hash_seed():
     nodes = [f"node-{n}" for n in range(50)]
     here = [feed_shard(node, 32) for node in nodes]
     script = (
-        "from reservations.nodes import feed_shard; "
+        "from reservations.events.table.keys import feed_shard; "
         "print([feed_shard(f'node-{n}', 32) for n in range(50)])"
     )
     for seed in ("1", "2"):

@@ -7,8 +7,9 @@
 - An org's feed: ``ORGEVT#<org>``, positioned when the relay wrote it. The operator's feed,
   every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id). A feed may be
   split into shards (``settings().feed_shards``): shard 0 is that partition, shard k is
-  ``<partition>#<k>``; an event goes to the shard of its node (``nodes.feed_shard``), and a
-  page of the feed reads one Query per shard (``events.feeds``).
+  ``<partition>#<k>``; an event goes to the shard of its node
+  (``events.table.keys.feed_shard``), and a page of the feed reads one Query per shard
+  (``events.feeds``).
 - Every feed write is positioned by :func:`record_clock` just before it is sent; one that
   was answered a settle window or more after its position is written again at a newer
   position with the same event (``kernel.event_log``): a feed may hold an event twice, readers
