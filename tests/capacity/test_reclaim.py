@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from reservations.capacity.rules.outbox import opened_by
 from reservations.kernel import retries
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import (
@@ -22,7 +23,6 @@ from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.writes import WriteConflict
 from reservations.nodes.list_units import list_units
 from reservations.nodes.models.partition import Node, ReservationStatus, Tier, WorkloadState
-from reservations.terminations import outbox
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
 from tests.support.fakes import FakeClock, FakeTable, ports
@@ -214,7 +214,7 @@ def test_the_outbox_holds_each_new_termination_as_its_workload_terminating_since
     read = list(store.nodes["node-a"].workloads.values())
     answer(store, queue, clock, [UNITS[1]], reason="lab")
     [write] = store.audit
-    [opened] = outbox.opened_by(write, read)
+    [opened] = opened_by(write, read)
     [new] = write.terminations
     terminating = opened.workload
     assert (opened.node_id, terminating.id) == ("node-a", "vm-span")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from reservations.capacity.reclaim import reclaim_events
+from reservations.capacity.writes import NewTermination, ReclaimAudit, ReclaimWrite
 from reservations.kernel.aws import event_items, transactions
 from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
@@ -31,12 +32,7 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import (
-    NewTermination,
-    ReclaimAudit,
-    ReclaimWrite,
-    TopologyRead,
-)
+from reservations.nodes.models.writes import TopologyRead
 from reservations.nodes.table.items import (
     node_item,
     reservation_item,

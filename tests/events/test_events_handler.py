@@ -21,16 +21,12 @@ from reservations.events.models import PendingEvent
 from reservations.events.relay import relay, relay_backlog
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.events.table.feeds import RelayMarks, pending_event_from_item
+from reservations.events.table.keys import PLATFORM_FEED, feed_shard, feed_shard_pk
 from reservations.events.table.outlets import EventBus, OrgFeeds
 from reservations.kernel.aws import clients, event_items
 from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.settings import settings
-from reservations.nodes.table.keys import (
-    NODE_EVENTS_PREFIX,
-    PLATFORM_FEED,
-    feed_shard,
-    feed_shard_pk,
-)
+from reservations.nodes.table.keys import NODE_EVENTS_PREFIX
 from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.bodies import comparable, unidentified

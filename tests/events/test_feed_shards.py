@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from reservations.events.feeds import ORG_FEED, FeedQuery, merge_shards, org_feed
 from reservations.events.models import EventsRead
+from reservations.events.table.keys import feed_shard
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import InvalidRequest
 from reservations.kernel.event_log import SETTLE_WINDOW, record_position
-from reservations.nodes import feed_shard
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, FakeEvents
 from tests.support.paging import bounded_pages
@@ -107,7 +107,7 @@ def test_a_nodes_shard_is_the_same_in_every_process_whatever_its_hash_seed():
     nodes = [f"node-{n}" for n in range(50)]
     here = [feed_shard(node, 32) for node in nodes]
     script = (
-        "from reservations.nodes import feed_shard; "
+        "from reservations.events.table.keys import feed_shard; "
         "print([feed_shard(f'node-{n}', 32) for n in range(50)])"
     )
     for seed in ("1", "2"):

@@ -16,11 +16,11 @@ import pytest
 from devstack import fleet_documents as f
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.events.rules.visibility import feed_org_ids
+from reservations.events.table.keys import PLATFORM_FEED, feed_shard
 from reservations.kernel.aws import clients, event_items
 from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.kernel.http.resolver import key_cache
 from reservations.kernel.settings import settings
-from reservations.nodes.table.keys import PLATFORM_FEED, feed_shard
 from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.event_table import StreamRelay, write_events

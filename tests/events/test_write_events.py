@@ -29,24 +29,16 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import (
-    NodePut,
-    PartitionWrite,
-    PlacementWrite,
-    ReaffirmWrite,
-    ReservationChange,
-    ReservationCreate,
-    TopologyRead,
-    UnitPut,
-    WorkloadEnd,
-)
+from reservations.nodes.models.writes import NodePut, PartitionWrite, TopologyRead, UnitPut
 from reservations.nodes.register import node_events
 from reservations.nodes.rules.events import reviews_derived
 from reservations.reservations.cancel import cancel_events
 from reservations.reservations.create import _create_write as create_write
 from reservations.reservations.create import create_events
 from reservations.reservations.reaffirm import reaffirm_events
+from reservations.reservations.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.workloads.scheduler import end_events, placement_events
+from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 from tests.support.ports import every_writer_table
 
 pytestmark = pytest.mark.disable_socket

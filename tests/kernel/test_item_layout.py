@@ -27,7 +27,6 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import TerminationClose
 from reservations.nodes.table.items import (
     node_item,
     reservation_item,
@@ -36,7 +35,9 @@ from reservations.nodes.table.items import (
     workload_item,
 )
 from reservations.nodes.table.keys import reservation_key, unit_key, workload_key
-from reservations.nodes.table.records import HISTORY_DAYS, history_item
+from reservations.nodes.table.records import HISTORY_DAYS
+from reservations.terminations.table.store import history_item
+from reservations.terminations.writes import TerminationClose
 
 pytestmark = pytest.mark.disable_socket
 

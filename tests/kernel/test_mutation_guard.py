@@ -61,7 +61,7 @@ MUTANTS = [
     ),
     Mutant(
         "the reservation's audience may reclaim",
-        "reservations.nodes.rules.access",
+        "reservations.capacity.rules.access",
         "    managers = reservation.managing_org_ids\n",
         "    managers = reservation.allowed_org_ids\n",
         (RECLAIM,),

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
 from reservations.events.table import feeds as events
 from reservations.events.table import outlets as event_outlets
+from reservations.events.table.keys import PLATFORM_FEED, event_key, org_events_pk
 from reservations.kernel.api_keys import key_id_of, keyid_key
 from reservations.kernel.aws import clients, event_items, queries, transactions
 from reservations.kernel.aws.actions import put
@@ -41,16 +42,7 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import (
-    NodePut,
-    PlacementWrite,
-    ReaffirmWrite,
-    ReservationChange,
-    ReservationCreate,
-    TopologyRead,
-    UnitPut,
-    WorkloadEnd,
-)
+from reservations.nodes.models.writes import NodePut, TopologyRead, UnitPut
 from reservations.nodes.table import queries as node_queries
 from reservations.nodes.table import queue as node_queue
 from reservations.nodes.table.actions import topology_check
@@ -60,23 +52,19 @@ from reservations.nodes.table.items import (
     reservation_history_item,
     reservation_item,
 )
-from reservations.nodes.table.keys import (
-    PLATFORM_FEED,
-    event_key,
-    node_events_pk,
-    org_events_pk,
-    platform_key,
-    reservation_history_key,
-    reservation_key,
-)
+from reservations.nodes.table.keys import node_events_pk, reservation_history_key, reservation_key
 from reservations.nodes.table.store import NodeTable
-from reservations.nodes.table.writes import node_put_actions, reaffirm_actions
+from reservations.nodes.table.writes import node_put_actions
 from reservations.reservations.table.changes import change_actions
 from reservations.reservations.table.create import create_actions
+from reservations.reservations.table.reaffirm import reaffirm_actions
+from reservations.reservations.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 from reservations.terminations.table import queues
 from reservations.terminations.table.store import TerminationTable
+from reservations.webhooks.table.platform import platform_key
 from reservations.workloads.table import placement_actions, workload_end_actions
+from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 from tests.support.event_scenario import NODE_A, RES_1, VM_1, every_type
 
 pytestmark = pytest.mark.disable_socket

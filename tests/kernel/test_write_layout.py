@@ -25,7 +25,6 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.models.writes import WorkloadEnd
 from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.items import (
     access_from_item,
@@ -47,7 +46,9 @@ from reservations.nodes.table.keys import (
     unit_key,
     workload_key,
 )
-from reservations.nodes.table.records import HISTORY_DAYS, ended_workload_item
+from reservations.nodes.table.records import HISTORY_DAYS
+from reservations.workloads.table import ended_workload_item
+from reservations.workloads.writes import WorkloadEnd
 
 pytestmark = pytest.mark.disable_socket
 

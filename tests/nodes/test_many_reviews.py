@@ -18,10 +18,11 @@ from devstack import fleet_documents as f
 from devstack.api_events import create_event, node_event
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.events.table.feeds import pending_event_from_item
+from reservations.events.table.keys import org_events_pk
 from reservations.events.table.outlets import DerivedEvents
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import from_attributes, to_attributes
-from reservations.nodes.table.keys import node_events_pk, org_events_pk
+from reservations.nodes.table.keys import node_events_pk
 from tests.support import event_scenario as s
 from tests.support import state
 from tests.support.event_table import StreamRelay

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reservations.capacity.rules.access import CAPACITY
 from reservations.kernel.caller import Caller
 from reservations.nodes.models.partition import (
     ListAccess,
@@ -14,16 +15,14 @@ from reservations.nodes.models.partition import (
     Reservation,
     ReservationStatus,
 )
-from reservations.nodes.rules.access import (
-    CAPACITY,
-    NODE_WRITE,
-    READ,
+from reservations.nodes.rules.access import NODE_WRITE, READ
+from reservations.nodes.rules.history import LAST_MOMENT
+from reservations.reservations.rules.access import (
     WRITE,
     may_list_reservations,
     may_read_reservation,
     may_write_reservations,
 )
-from reservations.nodes.rules.history import LAST_MOMENT
 
 pytestmark = pytest.mark.disable_socket
 

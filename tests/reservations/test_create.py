@@ -24,8 +24,8 @@ from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.times import format_time
 from reservations.kernel.writes import WriteConflict
-from reservations.nodes import version_tag
 from reservations.nodes.models.partition import ReservationStatus, Tier, Unit
+from reservations.nodes.views import version_tag
 from reservations.reservations.create import CREATE, new_reservation_id
 from reservations.reservations.models import parse_create_request
 from tests.support.fakes import FakeClock, FakeTable, ports

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reservations.capacity.rules.access import may_manage_capacity
 from reservations.kernel.caller import Caller
 from reservations.kernel.ids import is_resource_id, normalize_unit_id
 from reservations.nodes.models.partition import (
@@ -13,7 +14,7 @@ from reservations.nodes.models.partition import (
     ReservationStatus,
     Unit,
 )
-from reservations.nodes.rules.access import may_list_units, may_manage_capacity
+from reservations.nodes.rules.access import may_list_units
 from reservations.nodes.rules.status import effective_status, in_term
 from reservations.nodes.rules.units import governing_reservation, is_released, not_reservable_reason
 

@@ -29,7 +29,8 @@ from reservations.kernel.errors import (
 from reservations.kernel.http.resolver import error_headers
 from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.pipeline import run_write
-from reservations.nodes import ReservationStatus, reservation_etag, version_tag
+from reservations.nodes import ReservationStatus, reservation_etag
+from reservations.nodes.views import version_tag
 from reservations.reservations.cancel import CANCEL
 from reservations.reservations.history_mover import MoveOutcome, move_expired
 from reservations.reservations.read import ListQuery, get_reservation, list_reservations

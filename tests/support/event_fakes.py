@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 
 from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
 from reservations.events.rules.visibility import feed_org_ids
+from reservations.events.table.keys import feed_shard
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.event_log import record_position
-from reservations.nodes import feed_shard
 
 PLATFORM = None  # the operator's feed, as the reader port names it
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Any, Self
+from datetime import UTC, datetime
+from typing import Any, Self, TypeVar
 
+from reservations.capacity.table import WRITERS as CAPACITY_WRITERS
+from reservations.capacity.writes import ReclaimWrite
+from reservations.kernel.aws.actions import MAX_ACTIONS
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.settings import expiry_warning_minutes
-from reservations.kernel.times import to_millisecond
-from reservations.kernel.writes import ItemVersion, WriteConflict
+from reservations.kernel.writes import WriteConflict
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -31,25 +33,63 @@ from reservations.nodes.models.partition import (
     WorkloadState,
     termination_of,
 )
-from reservations.nodes.models.writes import (
-    ClockFire,
-    HistoryMove,
-    NodePut,
-    PartitionWrite,
-    PlacementWrite,
+from reservations.nodes.models.writes import NodePut, PartitionWrite
+from reservations.nodes.rules.clock import clock_shard, next_moment
+from reservations.nodes.rules.history import named_orgs_until
+from reservations.nodes.table.items import (
+    access_item,
+    clock_attributes,
+    named_from_item,
+    node_from_item,
+    node_item,
+    reservation_from_item,
+    reservation_history_item,
+    reservation_item,
+    unit_from_item,
+    unit_item,
+    workload_from_item,
+    workload_item,
+)
+from reservations.nodes.table.keys import (
+    ACCESS_SK,
+    CLOCK_AT,
+    NODE_HISTORY_PREFIX,
+    NODE_PREFIX,
+    NODE_SK,
+    RESERVATION_PREFIX,
+    UNIT_PREFIX,
+    WORKLOAD_PREFIX,
+    node_id_of,
+)
+from reservations.nodes.table.store import Writer
+from reservations.nodes.table.writes import WRITERS as NODE_WRITERS
+from reservations.reservations import WRITERS as RESERVATION_WRITERS
+from reservations.reservations.writes import (
     ReaffirmWrite,
-    ReclaimWrite,
     ReservationChange,
     ReservationCreate,
     ReservationUpdate,
-    TerminationClose,
-    TopologyRead,
-    WorkloadEnd,
 )
-from reservations.nodes.rules.clock import clock_shard, next_moment
-from reservations.nodes.rules.history import named_orgs_until, retained_until
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from reservations.terminations.table.store import WRITERS as TERMINATION_WRITERS
+from reservations.terminations.writes import TerminationClose
+from reservations.workloads.table import WRITERS as WORKLOAD_WRITERS
+from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 from tests.support.ports import AllPorts
+from tests.support.transactions import Item, Key, stored, transact
+
+# Every write on a node's partition, each committed by the writer its slice's wiring hands
+# the real table.
+EVERY_WRITER = (
+    *NODE_WRITERS,
+    *RESERVATION_WRITERS,
+    *CAPACITY_WRITERS,
+    *WORKLOAD_WRITERS,
+    *TERMINATION_WRITERS,
+)
+W = TypeVar("W", bound=PartitionWrite)
+# A history item's retention when the model names none.
+_FOREVER = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -70,36 +110,35 @@ class NodePartition:
         return NodeSnapshot(
             self.node,
             tuple(u for u in units if listed is None or u.id in listed),
-            tuple(self.reservations.values()),
+            tuple(as_read(r) for r in self.reservations.values()),
             tuple(self.workloads.values()),
             tuple(u for u in units if listed is not None and u.id not in listed),
         )
 
 
-def _retained(reservation: Reservation, days: int = 400) -> Reservation:
-    """As the history item is read back: kept ``days`` after it ended."""
-    return replace(reservation, retained_until=retained_until(reservation, days))
+def as_read(reservation: Reservation) -> Reservation:
+    """A reservation as the table reads it: with its place in the clock's index, which a
+    write on it conditions on (``clock_read`` takes no part in equality)."""
+    return replace(reservation, clock_read=clock_attributes(reservation)[CLOCK_AT])
 
 
 class FakeTable:
     """Node partitions keyed by node id, the idempotency records, audit and history: the
     node store and the terminations store of ``<slice>.ports``."""
 
-    def __init__(self, now: Callable[[], datetime]) -> None:
+    def __init__(self, now: Callable[[], datetime], writers: Sequence[Writer[Any]] = ()) -> None:
+        # How each write is committed: by its slice's writer, as the real table
+        # (``nodes.table.store.NodeTable``) is handed them.
+        self._writers = {w.kind: w for w in (*EVERY_WRITER, *writers)}
         self.nodes: dict[str, NodePartition] = {}
         self.answers: dict[str, AnswerRecord] = {}
-        self.audit: list[ReclaimWrite] = []
-        self.history: list[TerminationClose] = []
+        self.committed: list[PartitionWrite] = []  # every write, as committed
+        # The items outside node partitions and their histories that writes put (a
+        # workload's history), by key.
+        self.items: dict[Key, Item] = {}
         self.failed_reports: list[TerminationReport] = []  # the ones recorded
-        self.placements: list[PlacementWrite] = []
-        self.ended: list[WorkloadEnd] = []
-        self.changes: list[ReservationChange] = []  # releases and cancels, as committed
-        self.created: list[ReservationCreate] = []
-        self.updated: list[ReservationUpdate] = []  # PATCHes, as committed
         self.clock_queries = 0  # Queries of the clock's index
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
-        self.node_writes: list[NodePut] = []
-        self.reaffirmed: list[ReaffirmWrite] = []
         self.events: list[StoredEvent] = []  # every committed write's, in commit order
         self.reads = 0
         self.writes = 0
@@ -152,36 +191,147 @@ class FakeTable:
         return snapshot
 
     def commit(self, write: PartitionWrite, answer: AnswerRecord | None = None) -> None:
-        """All or nothing, with the key's record, as ``nodes.table.store.NodeTable.commit``."""
+        """All or nothing, with the key's record, as ``nodes.table.store.NodeTable.commit``:
+        the write's own actions, as its slice's writer makes them, applied to the items
+        the node partitions are (the room its events and the record leave)."""
         self.writes += 1
-        apply: Callable[[Any], None] = {
-            ReclaimWrite: self._reclaim,
-            ReservationChange: self._change,
-            ReservationCreate: self._create,
-            ReservationUpdate: self._update,
-            PlacementWrite: self._placement,
-            WorkloadEnd: self._workload_end,
-            NodePut: self._node_put,
-            ReaffirmWrite: self._reaffirm,
-            TerminationClose: self._close,
-            HistoryMove: self._history_move,
-            ClockFire: self._clock_fire,
-        }[type(write)]
+        writer = self._writers.get(type(write))
+        if writer is None:
+            raise TypeError(f"this table has no writer of {type(write).__name__}")
         stored = self._live_answer(answer)
         if stored is not None:
             raise WriteConflict("ConditionalCheckFailed", stored)
-        apply(write)
+        room = MAX_ACTIONS - len(write.events) - (answer is not None)
+        written = transact(writer.actions(write, room), self._item)
+        for key in sorted(written, key=lambda key: key[1] != NODE_SK):  # a new node first
+            self._keep(key, written[key])
+        self.committed.append(write)
         self.events.extend(write.events)
         if answer is not None:
             self.answers[answer.request.scope] = answer
 
-    def _reclaim(self, write: ReclaimWrite) -> None:
-        partition = self.nodes[write.node_id]
-        stale = self._stale_reclaim(partition, write)
-        if stale:
-            raise WriteConflict("ConditionalCheckFailed")
-        self._apply_reclaim(partition, write)
-        self.audit.append(write)
+    def _of(self, kind: type[W]) -> list[W]:
+        return [write for write in self.committed if isinstance(write, kind)]
+
+    @property
+    def audit(self) -> list[ReclaimWrite]:
+        return self._of(ReclaimWrite)
+
+    @property
+    def history(self) -> list[TerminationClose]:
+        return self._of(TerminationClose)
+
+    @property
+    def placements(self) -> list[PlacementWrite]:
+        return self._of(PlacementWrite)
+
+    @property
+    def ended(self) -> list[WorkloadEnd]:
+        return self._of(WorkloadEnd)
+
+    @property
+    def changes(self) -> list[ReservationChange]:
+        """Releases and cancels, as committed."""
+        return self._of(ReservationChange)
+
+    @property
+    def created(self) -> list[ReservationCreate]:
+        return self._of(ReservationCreate)
+
+    @property
+    def updated(self) -> list[ReservationUpdate]:
+        """PATCHes, as committed."""
+        return self._of(ReservationUpdate)
+
+    @property
+    def node_writes(self) -> list[NodePut]:
+        return self._of(NodePut)
+
+    @property
+    def reaffirmed(self) -> list[ReaffirmWrite]:
+        return self._of(ReaffirmWrite)
+
+    # --- the items the partitions are --------------------------------------------------
+
+    def _item(self, key: Key) -> Item | None:
+        """The item under ``key`` as the table holds it (the partitions' own, as their
+        items; any other as a write put it)."""
+        pk, sk = key
+        if pk.startswith(NODE_HISTORY_PREFIX):
+            partition = self.nodes.get(pk.removeprefix(NODE_HISTORY_PREFIX))
+            ended = (
+                partition.history.get(sk.removeprefix(RESERVATION_PREFIX)) if partition else None
+            )
+            if ended is None:
+                return None
+            return stored(reservation_history_item(ended, ended.retained_until or _FOREVER))
+        partition = self.nodes.get(node_id_of(pk)) if pk.startswith(NODE_PREFIX) else None
+        if partition is None:
+            return self.items.get(key)
+        node = partition.node
+        if sk == NODE_SK:
+            return stored(node_item(node))
+        if sk == ACCESS_SK:
+            access = ListAccess(node.owner_org_id, dict(partition.named), node.unit_changed_at)
+            return stored(access_item(node.id, access))
+        for prefix, held, as_item in self._kinds(partition):
+            if sk.startswith(prefix):
+                found = held.get(sk.removeprefix(prefix))
+                return None if found is None else stored(as_item(found))
+        return self.items.get(key)
+
+    @staticmethod
+    def _kinds(
+        partition: NodePartition,
+    ) -> list[tuple[str, dict[str, Any], Callable[[Any], Item]]]:
+        node_id = partition.node.id
+        return [
+            (UNIT_PREFIX, partition.units, lambda unit: unit_item(node_id, unit)),
+            (RESERVATION_PREFIX, partition.reservations, reservation_item),
+            (WORKLOAD_PREFIX, partition.workloads, lambda w: workload_item(node_id, w)),
+        ]
+
+    def _keep(self, key: Key, item: Item | None) -> None:
+        """The item as a write left it, back in its partition's model (None: deleted)."""
+        pk, sk = key
+        if pk.startswith(NODE_HISTORY_PREFIX):
+            history = self.nodes[pk.removeprefix(NODE_HISTORY_PREFIX)].history
+            reservation_id = sk.removeprefix(RESERVATION_PREFIX)
+            if item is None:
+                history.pop(reservation_id, None)
+            else:
+                history[reservation_id] = reservation_from_item(item)
+            return
+        if not pk.startswith(NODE_PREFIX):
+            if item is None:
+                self.items.pop(key, None)
+            else:
+                self.items[key] = item
+            return
+        node_id = node_id_of(pk)
+        if sk == NODE_SK:
+            assert item is not None, "no write deletes a node"
+            if node_id in self.nodes:
+                self.nodes[node_id].node = node_from_item(item)
+            else:
+                self.nodes[node_id] = NodePartition(node_from_item(item))
+            return
+        partition = self.nodes[node_id]
+        if sk == ACCESS_SK:
+            partition.named = named_from_item(item or {})
+            return
+        decoders: dict[str, Callable[[Item], Any]] = {
+            UNIT_PREFIX: unit_from_item,
+            RESERVATION_PREFIX: reservation_from_item,
+            WORKLOAD_PREFIX: workload_from_item,
+        }
+        for prefix, held, _ in self._kinds(partition):
+            if sk.startswith(prefix):
+                if item is None:
+                    held.pop(sk.removeprefix(prefix), None)
+                else:
+                    held[sk.removeprefix(prefix)] = decoders[prefix](item)
+                return
 
     def keep_answer(self, answer: AnswerRecord) -> StoredResponse | None:
         self.writes += 1
@@ -189,22 +339,6 @@ class FakeTable:
         if stored is None:
             self.answers[answer.request.scope] = answer
         return stored
-
-    def _close(self, closing: TerminationClose) -> None:
-        partition = self.nodes[closing.node_id]
-        current = partition.workloads.get(closing.workload.id)
-        if (
-            current is None
-            or current.version != closing.workload.version
-            or termination_of(current).id != closing.termination_id
-            or _stale(partition.units, closing.freed_units)
-        ):
-            raise WriteConflict("ConditionalCheckFailed")
-        del partition.workloads[current.id]
-        for unit in closing.freed_units:
-            freed = partition.units[unit.id]
-            partition.units[unit.id] = replace(freed, claimed_by=None, version=freed.version + 1)
-        self.history.append(closing)
 
     def record_failed_report(self, report: TerminationReport, at: datetime) -> Workload | None:
         """As ``terminations.table.store.record_failed_report``: only on the workload still open under
@@ -232,40 +366,6 @@ class FakeTable:
         self.failed_reports.append(report)
         return current
 
-    def _create(self, write: ReservationCreate) -> None:
-        reservation = write.reservation
-        partition = self.nodes[reservation.node_id]
-        stale = (
-            partition.node.version != write.node.version
-            or _stale(partition.units, write.units)
-            or reservation.id in partition.reservations
-        )
-        if stale:
-            raise WriteConflict("ConditionalCheckFailed")
-        partition.node = replace(partition.node, version=partition.node.version + 1)
-        partition.reservations[reservation.id] = reservation
-        partition.named.update(write.named_until)
-        self.created.append(write)
-
-    def _update(self, write: ReservationUpdate) -> None:
-        """As ``reservations.table.update``: on the node, the reservation and the added
-        units as read; the node's version bumped, the reservation replaced whole."""
-        after = write.after
-        partition = self.nodes[after.node_id]
-        stale = (
-            partition.node.version != write.node.version
-            or _stale(partition.units, write.units)
-            or _stale(partition.reservations, [ItemVersion(after.id, write.before.version)])
-            # the clock's place as read (the table's ``clockAt``): a moment fired since
-            or partition.reservations[after.id].clock_fired != write.before.clock_fired
-        )
-        if stale:
-            raise WriteConflict("ConditionalCheckFailed")
-        partition.node = replace(partition.node, version=partition.node.version + 1)
-        partition.reservations[after.id] = after
-        partition.named.update(write.named_until)
-        self.updated.append(write)
-
     def load_reservation(
         self, node_id: str, reservation_id: str
     ) -> tuple[Node | None, Reservation | None]:
@@ -274,7 +374,7 @@ class FakeTable:
         if partition is None:
             return None, None
         live = partition.reservations.get(reservation_id)
-        return partition.node, live or partition.history.get(reservation_id)
+        return partition.node, as_read(live) if live else partition.history.get(reservation_id)
 
     def reservation_page(
         self, node_id: str, after: str | None, history: bool = False, limit: int | None = 100
@@ -299,43 +399,10 @@ class FakeTable:
         self.reads += more
         node = partition.node
         access = ListAccess(node.owner_org_id, dict(partition.named), node.unit_changed_at)
-        return ReservationsRead(access, tuple(read), more)
-
-    def _placement(self, write: PlacementWrite) -> None:
-        partition = self.nodes[write.node.id]
-        stale = (
-            partition.node.version != write.node.version
-            or _stale(partition.reservations, write.reservations)
-            or _stale(partition.units, write.units)
-            or any(partition.units[u.id].claimed_by for u in write.units)
-            or write.workload.id in partition.workloads
+        live = partition.reservations
+        return ReservationsRead(
+            access, tuple(as_read(r) if r.id in live else r for r in read), more
         )
-        if stale:
-            raise WriteConflict("ConditionalCheckFailed")
-        partition.workloads[write.workload.id] = write.workload
-        partition.node = replace(partition.node, placements=partition.node.placements + 1)
-        for unit in write.units:
-            claimed = partition.units[unit.id]
-            partition.units[unit.id] = replace(
-                claimed, claimed_by=write.workload.claim, version=claimed.version + 1
-            )
-        self.placements.append(write)
-
-    def _workload_end(self, end: WorkloadEnd) -> None:
-        partition = self.nodes[end.node_id]
-        current = partition.workloads.get(end.workload.id)
-        stale = (
-            current is None
-            or current.version != end.workload.version
-            or _stale(partition.units, end.freed_units)
-        )
-        if stale:
-            raise WriteConflict("ConditionalCheckFailed")
-        del partition.workloads[end.workload.id]
-        for unit in end.freed_units:
-            freed = partition.units[unit.id]
-            partition.units[unit.id] = replace(freed, claimed_by=None, version=freed.version + 1)
-        self.ended.append(end)
 
     def stored_answer(self, scope: str) -> StoredResponse | None:
         self.reads += 1
@@ -343,92 +410,6 @@ class FakeTable:
         if kept is None:
             return None
         return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
-
-    def _node_put(self, write: NodePut) -> None:
-        """A node registered or updated, all or nothing (as ``nodes.table.writes.commit_node``): no
-        reservation is written."""
-        partition = self.nodes.get(write.node.id)
-        if _stale_node(partition, write):
-            raise WriteConflict("ConditionalCheckFailed")
-        if partition is None:
-            partition = self.nodes[write.node.id] = NodePartition(write.node)
-        else:
-            created = partition.node.created_at or write.at
-            placements = partition.node.placements
-            partition.node = replace(write.node, created_at=created, placements=placements)
-        for put in write.units:
-            partition.units[put.unit.id] = put.unit
-        for removed in (*write.removed, *write.leftovers):
-            del partition.units[removed.id]
-        self.node_writes.append(write)
-
-    def _reaffirm(self, write: ReaffirmWrite) -> None:
-        """A reservation out of review, conditioned on it and on the node item."""
-        partition = self.nodes[write.node_id]
-        stale = partition.node.version != write.node.version or _stale(
-            partition.reservations, [write.reservation]
-        )
-        reservation = partition.reservations.get(write.reservation.id)
-        # the clock's place as read (the table's ``clockAt``): a moment fired since the
-        # read is one the write does not carry
-        if write.clock is not None and reservation is not None:
-            stale = stale or not set(reservation.clock_fired) <= set(write.clock.clock_fired)
-        if stale or reservation is None:
-            raise WriteConflict("ConditionalCheckFailed")
-        partition.reservations[reservation.id] = replace(
-            reservation,
-            clock_fired=reservation.clock_fired if write.clock is None else write.clock.clock_fired,
-            status=write.status,
-            topology_gen=write.topology_gen,
-            released_unit_ids=(),
-            updated_at=write.at,
-            version=reservation.version + 1,
-        )
-        self.reaffirmed.append(write)
-
-    def _change(self, change: ReservationChange) -> None:
-        partition = self.nodes[change.node_id]
-        names = bool(change.named_until) and change.node_version is not None
-        stale = (
-            _stale(partition.reservations, [change.reservation, *change.named_deciding])
-            or (names and partition.node.version != change.node_version)
-            or (not names and _moved(partition, change.topology))
-        )
-        if stale:
-            raise WriteConflict("ConditionalCheckFailed")
-        reservation = partition.reservations[change.reservation.id]
-        if change.ended is not None:  # a cancel: out to the node's history
-            del partition.reservations[reservation.id]
-            partition.history[reservation.id] = _retained(change.ended)
-            partition.named.update(change.named_until if names else {})
-        else:
-            partition.reservations[reservation.id] = change.applied_to(reservation)
-        self.changes.append(change)
-
-    def _history_move(self, move: HistoryMove) -> None:
-        reservation = move.reservation
-        partition = self.nodes[reservation.node_id]
-        if _stale(partition.reservations, [ItemVersion(reservation.id, reservation.version)]):
-            raise WriteConflict("ConditionalCheckFailed")
-        if partition.reservations[reservation.id].clock_fired != reservation.clock_fired:
-            raise WriteConflict("ConditionalCheckFailed")
-        del partition.reservations[reservation.id]
-        partition.history[reservation.id] = _retained(reservation)
-
-    def _clock_fire(self, fire: ClockFire) -> None:
-        """As the table: where the reservation is as read (version and moments fired) and,
-        for an activation, the node's topology as read; the version stays."""
-        read = fire.read
-        partition = self.nodes[read.node_id]
-        stored = partition.reservations.get(read.id)
-        if stored is None or (stored.version, stored.clock_fired) != (
-            read.version,
-            read.clock_fired,
-        ):
-            raise WriteConflict("ConditionalCheckFailed")
-        if fire.topology is not None and partition.node.topology_gen != fire.topology.topology_gen:
-            raise WriteConflict("ConditionalCheckFailed")
-        partition.reservations[read.id] = replace(stored, clock_fired=fire.after.clock_fired)
 
     def due_clock(self, shard: str, now: datetime, page: int) -> list[tuple[str, str]]:
         """The clock index's partition (here it never lags): due first, at most ``page``."""
@@ -461,7 +442,7 @@ class FakeTable:
         for partition in list(self.nodes.values()):
             for reservation in list(partition.reservations.values()):
                 if reservation.ends_at is not None and reservation.ends_at <= now:
-                    yield reservation
+                    yield as_read(reservation)
 
     # --- the terminations store ---------------------------------------------------------
 
@@ -531,85 +512,6 @@ class FakeTable:
         if kept is None or int(kept.expires_at.timestamp()) <= int(answer.created_at.timestamp()):
             return None
         return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
-
-    @staticmethod
-    def _stale_reclaim(partition: NodePartition, write: ReclaimWrite) -> bool:
-        workloads = [t.workload for t in write.terminations] + list(write.unchanged_workloads)
-        workloads += [change.workload for change in write.deadline_changes]
-        return (
-            _moved(partition, write.topology)
-            or _stale(partition.reservations, [write.reservation])
-            or _stale(partition.units, write.units)
-            or _stale(partition.workloads, workloads)
-        )
-
-    @staticmethod
-    def _apply_reclaim(partition: NodePartition, write: ReclaimWrite) -> None:
-        reservation = partition.reservations[write.reservation.id]
-        if write.released_after is not None:
-            partition.reservations[reservation.id] = replace(
-                reservation,
-                released_unit_ids=write.released_after,
-                updated_at=write.at,
-                version=reservation.version + 1,
-            )
-        for termination in write.terminations:
-            workload = partition.workloads[termination.workload.id]
-            partition.workloads[workload.id] = replace(
-                workload,
-                state=WorkloadState.TERMINATING,
-                termination=Termination(
-                    termination.termination_id,
-                    write.reservation.id,
-                    write.reason,
-                    to_millisecond(write.at),  # as the table stores it
-                    write.managing_org_ids,
-                    terminate_at=to_millisecond(termination.terminate_at or write.at),
-                ),
-                version=workload.version + 1,
-            )
-        for change in write.deadline_changes:
-            workload = partition.workloads[change.workload.id]
-            partition.workloads[workload.id] = replace(
-                workload,
-                termination=replace(
-                    termination_of(workload),
-                    terminate_at=to_millisecond(change.terminate_at),
-                    deadline_changes=change.changes,
-                    deliveries=0,
-                    last_delivered_at=None,
-                    stuck_at=None,
-                    reported_deliveries=0,
-                    last_reported_at=None,
-                    failed_reports=0,
-                ),
-                version=workload.version + 1,
-            )
-
-
-def _stale(items: dict[str, object], read: Sequence[ItemVersion]) -> bool:
-    """Any item missing, or not at the version read (DynamoDB's ``version = :v``)."""
-    return any(getattr(items.get(i.id), "version", None) != i.version for i in read)
-
-
-def _moved(partition: NodePartition, read: TopologyRead) -> bool:
-    """The node's topology generation no longer as read (a node update since)."""
-    return partition.node.topology_gen != read.topology_gen
-
-
-def _stale_node(partition: NodePartition | None, write: NodePut) -> bool:
-    """The node absent when read and now there, or not at the version and placement count
-    read; any unit the write decided from no longer as read."""
-    if partition is None:
-        return write.node_read is not None or any(p.read is not None for p in write.units)
-    node = partition.node
-    if node.version != write.node_read or node.placements != write.placements_read:
-        return True
-    for put in write.units:
-        current = partition.units.get(put.unit.id)
-        if (current.version if current else None) != put.read:
-            return True
-    return _stale(partition.units, [*write.removed, *write.leftovers])
 
 
 class FakeQueue:

@@ -15,7 +15,8 @@ from devstack.api_events import end_event, list_units_event, place_event, reclai
 from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.retries import MAX_ATTEMPTS
-from reservations.nodes.table.keys import ACCESS_SK, HISTORY_PREFIX, OPEN_TERMINATIONS_INDEX
+from reservations.nodes.table.keys import ACCESS_SK, HISTORY_PREFIX
+from reservations.terminations.table.store import OPEN_TERMINATIONS_INDEX
 from tests.support import state
 from tests.support.faults import on_call
 

@@ -40,7 +40,7 @@ from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import parse_given_time
-from reservations.nodes.table.keys import platform_key
+from reservations.webhooks.table.platform import platform_key
 from reservations_tools.fleet.model import Permission
 
 # The platform's org: the one item saying whose keys are operator keys.

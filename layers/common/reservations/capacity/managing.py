@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from reservations.capacity.rules.access import CAPACITY, may_manage_capacity, may_manage_capacity_of
 from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusal
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound
 from reservations.kernel.pipeline import Access, Route
-from reservations.nodes import CAPACITY, NodeSnapshot, may_manage_capacity, may_manage_capacity_of
+from reservations.nodes import NodeSnapshot
 from reservations.reservations import Found, found
 
 

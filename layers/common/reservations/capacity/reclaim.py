@@ -22,6 +22,7 @@ from reservations.capacity.models import (
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules import events as capacity_events
 from reservations.capacity.rules.lending import CapacityRefusal
+from reservations.capacity.rules.outbox import opened_by
 from reservations.capacity.rules.plan import (
     ReclaimPlan,
     moved_earlier,
@@ -37,6 +38,7 @@ from reservations.capacity.rules.plan_id import (
     encode_plan,
 )
 from reservations.capacity.views import reclaim_response
+from reservations.capacity.writes import DeadlineChange, NewTermination, ReclaimAudit, ReclaimWrite
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.errors import ApiError, NotEnoughReleased, NotFound, PlanStale
@@ -46,12 +48,8 @@ from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.times import format_moment, to_millisecond
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
-    DeadlineChange,
-    NewTermination,
     Node,
     NodeSnapshot,
-    ReclaimAudit,
-    ReclaimWrite,
     Reservation,
     TopologyRead,
     Workload,
@@ -61,7 +59,7 @@ from reservations.nodes import (
     termination_of,
     with_events,
 )
-from reservations.terminations import opened_by, send_committed, termination_requested
+from reservations.terminations import send_committed, termination_requested
 
 
 def decide(

@@ -25,12 +25,11 @@ from reservations.kernel.pipeline import Decision, Request, WriteSpec
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
-    ReservationChange,
     node_partition,
     route_reservation_etag,
     with_events,
 )
-from reservations.reservations import change, committed, decided
+from reservations.reservations import ReservationChange, change, committed, decided
 
 
 def decide(

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from reservations.capacity.writes import DeadlineChange, NewTermination, ReclaimWrite
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_moment, format_time
 from reservations.nodes import (
     OPEN_TERMINATION,
-    DeadlineChange,
-    NewTermination,
-    ReclaimWrite,
     TerminationState,
     Writer,
     reservation_key,

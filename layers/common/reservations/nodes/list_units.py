@@ -8,12 +8,12 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound
 from reservations.kernel.ids import is_resource_id
 from reservations.nodes.models.views import UnitView
-from reservations.nodes.ports import NodeStore
+from reservations.nodes.ports import NodeReader
 from reservations.nodes.rules.access import READ, may_list_units
 from reservations.nodes.views import unit_view
 
 
-def list_units(caller: Caller, node_id: str, nodes: NodeStore, now: datetime) -> list[UnitView]:
+def list_units(caller: Caller, node_id: str, nodes: NodeReader, now: datetime) -> list[UnitView]:
     """The node's units sorted by id; the same 404 for unknown, malformed and not allowed."""
     # Rejecting these before the read keeps the answer identical and saves the Query.
     if not is_resource_id(node_id) or not caller.has(READ):

@@ -14,14 +14,14 @@ from reservations.kernel.pipeline import Partition, Route, StoreBacked
 from reservations.kernel.ports import Clock
 from reservations.nodes.models.partition import NodeSnapshot
 from reservations.nodes.models.writes import EventedWrite, PartitionWrite
-from reservations.nodes.ports import NodePorts, NodeStore
+from reservations.nodes.ports import NodePorts, NodeReader, PartitionStore
 
 
 @dataclass(frozen=True)
 class NodePartition(StoreBacked[PartitionWrite]):
     """A node's partition, through the node store."""
 
-    store: NodeStore
+    store: PartitionStore
     clock: Clock
 
     def read(self, route: Route, caller: Caller) -> NodeSnapshot | None:
@@ -49,7 +49,7 @@ def node_partition(ports: NodePorts) -> Partition[NodeSnapshot | None, Partition
 
 
 def _with_ended(
-    snapshot: NodeSnapshot | None, route: Route, store: NodeStore, now: datetime
+    snapshot: NodeSnapshot | None, route: Route, store: NodeReader, now: datetime
 ) -> NodeSnapshot | None:
     """The node as read, with the route's reservation from the node's history when it is
     not in the node's partition (one GetItem, on that path alone): a write on an ended

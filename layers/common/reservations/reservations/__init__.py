@@ -6,5 +6,6 @@ from __future__ import annotations
 
 from reservations.reservations.changes import Found, change, committed, decided, found
 from reservations.reservations.table import WRITERS
+from reservations.reservations.writes import ReservationChange
 
-__all__ = ["WRITERS", "Found", "change", "committed", "decided", "found"]
+__all__ = ["WRITERS", "Found", "ReservationChange", "change", "committed", "decided", "found"]

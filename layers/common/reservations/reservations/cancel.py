@@ -19,9 +19,7 @@ from reservations.kernel.settings import settings
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
-    ReservationChange,
     ReservationStatus,
-    may_write_reservations,
     node_partition,
     route_reservation_etag,
     with_events,
@@ -29,7 +27,9 @@ from reservations.nodes import (
 from reservations.reservations.changes import OWNERS, change, committed, decided, ended, found
 from reservations.reservations.models import CancelRequest, parse_cancel_request
 from reservations.reservations.rules import events as reservations_events
+from reservations.reservations.rules.access import may_write_reservations
 from reservations.reservations.rules.cancel import cancel_refusal
+from reservations.reservations.writes import ReservationChange
 
 
 def decide(

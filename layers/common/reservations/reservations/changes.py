@@ -14,20 +14,19 @@ from reservations.kernel.errors import NotFound
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, Route
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
-    WRITE,
     NodeSnapshot,
     Reservation,
-    ReservationChange,
     ReservationStatus,
     TopologyRead,
     effective_status,
-    may_write_reservations,
     named_after_end,
     naming_the_same,
     reservation_answer,
     reservation_etag,
     reservation_view,
 )
+from reservations.reservations.rules.access import WRITE, may_write_reservations
+from reservations.reservations.writes import ReservationChange
 
 Found = tuple[NodeSnapshot, Reservation]
 

@@ -30,10 +30,8 @@ from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import WriteConflict
 from reservations.nodes import (
     ACTIVATION_PASSED,
-    ClockFire,
     ClockKind,
     ClockMoment,
-    HistoryMove,
     Node,
     NodePorts,
     Reservation,
@@ -45,6 +43,7 @@ from reservations.nodes import (
     with_fired,
 )
 from reservations.reservations.rules.events import clock_event
+from reservations.reservations.writes import ClockFire, HistoryMove
 
 # A pass stops starting transactions with less than this left of its invocation (seconds).
 CLOCK_RESERVE_SECONDS = 5.0

@@ -31,9 +31,7 @@ from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     Reservation,
-    ReservationCreate,
     UnitReason,
-    may_write_reservations,
     named_after_create,
     naming_the_same,
     node_partition,
@@ -44,6 +42,7 @@ from reservations.nodes import (
 from reservations.reservations.changes import OWNERS
 from reservations.reservations.models import CreateReservationRequest, parse_create_request
 from reservations.reservations.rules import events as reservations_events
+from reservations.reservations.rules.access import may_write_reservations
 from reservations.reservations.rules.term import (
     Term,
     initial_status,
@@ -51,6 +50,7 @@ from reservations.reservations.rules.term import (
     not_reservable,
     unavailable,
 )
+from reservations.reservations.writes import ReservationCreate
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 

@@ -13,7 +13,6 @@ from reservations.kernel.ids import RESOURCE_ID
 from reservations.kernel.times import RFC3339
 from reservations.nodes import (
     NodePorts,
-    ReaffirmRequest,
     ReservationPage,
     ReservationStatus,
     ReservationView,
@@ -26,6 +25,7 @@ from reservations.reservations.models import (
     CancelRequest,
     CreateReservationRequest,
     FleetReservationPage,
+    ReaffirmRequest,
     UpdateReservationRequest,
 )
 from reservations.reservations.read import ListQuery, get_reservation, list_reservations

@@ -28,24 +28,24 @@ from reservations.kernel.cursors import (
 from reservations.kernel.errors import NotFound
 from reservations.kernel.times import format_time
 from reservations.nodes import (
-    FLEET_PLATFORM,
     READ,
     Node,
     Reservation,
     ReservationView,
     Unit,
     effective_status,
-    fleet_sk,
     reservation_view,
 )
 from reservations.reservations.models import FleetReservationPage
 from reservations.reservations.rules.fleet import (
+    FLEET_PLATFORM,
     Entry,
     EntryFilter,
     FleetFilters,
     Range,
     ends_match,
     entry_filter,
+    fleet_sk,
     may_match,
     parse_filters,
     plan,

@@ -304,3 +304,18 @@ class FleetReservationPage(WireModel):
 
     items: list[ReservationView]
     next_cursor: NextCursor = None
+
+
+class ReaffirmRequest(StrictBody):
+    """``POST .../reaffirm``: only an optional reason; no body at all means none."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{}, {"reason": "the GPUs were re-seated, same units"}]}
+    )
+
+    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
+
+
+def parse_reaffirm_request(raw: RawBody) -> ReaffirmRequest:
+    """The validated re-affirm body; an absent or blank body is ``{}``."""
+    return optional_body(raw, ReaffirmRequest)

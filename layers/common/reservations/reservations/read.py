@@ -31,16 +31,18 @@ from reservations.nodes import (
     READ,
     ListAccess,
     NodeSnapshot,
-    NodeStore,
     Reservation,
     ReservationPage,
+    ReservationReader,
     ReservationStatus,
     ReservationView,
     UnitGenerations,
     effective_status,
+    reservation_view,
+)
+from reservations.reservations.rules.access import (
     may_list_reservations,
     may_read_reservation,
-    reservation_view,
     sees_every_reservation,
 )
 
@@ -68,7 +70,7 @@ class ListQuery:
 
 
 def get_reservation(
-    caller: Caller, node_id: str, reservation_id: str, reader: NodeStore, now: datetime
+    caller: Caller, node_id: str, reservation_id: str, reader: ReservationReader, now: datetime
 ) -> ReservationView:
     """The reservation; the same 404 for unknown, malformed and not visible."""
     if not (is_resource_id(node_id) and is_resource_id(reservation_id) and caller.has(READ)):
@@ -85,7 +87,7 @@ def list_reservations(
     caller: Caller,
     node_id: str,
     query: ListQuery,
-    reader: NodeStore,
+    reader: ReservationReader,
     cursor_key: bytes,
     now: datetime,
 ) -> ReservationPage:

@@ -29,14 +29,11 @@ from reservations.nodes import (
     ClockMoment,
     NodePorts,
     NodeSnapshot,
-    ReaffirmRequest,
-    ReaffirmWrite,
     Reservation,
     ReservationStatus,
     activation_at_reaffirm,
     effective_status,
     node_partition,
-    parse_reaffirm_request,
     reservation_answer,
     reservation_view,
     route_reservation_etag,
@@ -44,8 +41,10 @@ from reservations.nodes import (
     with_fired,
 )
 from reservations.reservations.changes import found
+from reservations.reservations.models import ReaffirmRequest, parse_reaffirm_request
 from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.term import initial_status, not_reservable
+from reservations.reservations.writes import ReaffirmWrite
 
 
 def decide(

@@ -25,8 +25,6 @@ from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     Reservation,
-    ReservationUpdate,
-    may_write_reservations,
     named_after_change,
     naming_the_same,
     node_partition,
@@ -38,6 +36,7 @@ from reservations.nodes import (
 from reservations.reservations.changes import OWNERS, found
 from reservations.reservations.models import UpdateReservationRequest, parse_update_request
 from reservations.reservations.rules import events as reservations_events
+from reservations.reservations.rules.access import may_write_reservations
 from reservations.reservations.rules.term import MAX_START_IN_PAST
 from reservations.reservations.rules.update import (
     UpdateRefusal,
@@ -45,6 +44,7 @@ from reservations.reservations.rules.update import (
     removed_orgs,
     updated,
 )
+from reservations.reservations.writes import ReservationUpdate
 
 
 def decide(

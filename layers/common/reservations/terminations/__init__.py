@@ -4,7 +4,7 @@ What other slices may use of it: they import it from here, never from its module
 
 from __future__ import annotations
 
-from reservations.terminations.outbox import opened_by, send_committed
+from reservations.terminations.outbox import send_committed
 from reservations.terminations.ports import BatchSender
 from reservations.terminations.rules.delivery import freed_units
 from reservations.terminations.rules.events import termination_requested
@@ -13,7 +13,6 @@ from reservations.terminations.table.queues import send_terminations
 __all__ = [
     "BatchSender",
     "freed_units",
-    "opened_by",
     "send_committed",
     "send_terminations",
     "termination_requested",

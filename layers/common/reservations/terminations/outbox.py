@@ -4,7 +4,6 @@ sweeper's alike, built here once."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -14,11 +13,6 @@ from reservations.kernel.times import to_millisecond
 from reservations.nodes import (
     Node,
     OpenTermination,
-    ReclaimWrite,
-    Termination,
-    Workload,
-    WorkloadState,
-    termination_of,
 )
 from reservations.terminations.models import SpotTermination
 from reservations.terminations.ports import BatchSender
@@ -55,45 +49,6 @@ def send_ids(termination: OpenTermination) -> tuple[str, str]:
     dedup = deduplication_id(record.id, record.deliveries, record.deadline_changes)
     group = message_group(termination.workload.id, record.id, record.deadline_changes)
     return dedup, group
-
-
-def opened_by(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTermination]:
-    """The terminations ``write`` opened, and those whose deadline it moved earlier, as the
-    outbox now holds them."""
-    by_id = {w.id: w for w in workloads}
-    opened = [
-        OpenTermination(
-            write.node_id,
-            replace(
-                by_id[t.workload.id],
-                state=WorkloadState.TERMINATING,
-                termination=Termination(
-                    t.termination_id,
-                    write.reservation.id,
-                    write.reason,
-                    write.at,
-                    terminate_at=t.terminate_at or write.at,
-                ),
-            ),
-        )
-        for t in write.terminations
-    ]
-    moved = [
-        OpenTermination(
-            write.node_id,
-            replace(
-                by_id[change.workload.id],
-                termination=replace(
-                    termination_of(by_id[change.workload.id]),
-                    terminate_at=change.terminate_at,
-                    deadline_changes=change.changes,
-                    deliveries=0,
-                ),
-            ),
-        )
-        for change in write.deadline_changes
-    ]
-    return opened + moved
 
 
 def send_committed(

@@ -12,11 +12,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.writes import ItemVersion, WriteConflict
-from reservations.nodes import NodeSnapshot, NodeStore, TerminationClose, Workload, termination_of
+from reservations.nodes import NodeSnapshot, PartitionStore, Workload, termination_of
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.ports import TerminationStore
 from reservations.terminations.rules import events as terminations_events
 from reservations.terminations.rules.delivery import closed_by, freed_units
+from reservations.terminations.writes import TerminationClose
 
 _ATTEMPTS = 3
 
@@ -34,7 +35,7 @@ class ReportConflict(Exception):
 
 
 def apply_report(
-    report: TerminationReport, now: datetime, store: NodeStore, terminations: TerminationStore
+    report: TerminationReport, now: datetime, store: PartitionStore, terminations: TerminationStore
 ) -> ReportOutcome:
     """``closed``, ``unknown`` (logged and dropped) or ``failed`` (recorded; the node will
     retry).
@@ -99,7 +100,9 @@ def _dropped(context: dict[str, Any]) -> None:
     metrics.add_metric(name="TerminationReportsDropped", unit=MetricUnit.Count, value=1)
 
 
-def close_termination(report: TerminationReport, now: datetime, store: NodeStore) -> ReportOutcome:
+def close_termination(
+    report: TerminationReport, now: datetime, store: PartitionStore
+) -> ReportOutcome:
     """``closed``: the workload is terminated now, its units free. ``unknown``: no such
     termination is open (duplicate, late or foreign report); nothing changes."""
     snapshot = store.load_node(report.node_id)

@@ -30,13 +30,10 @@ from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
-    PlacementWrite,
     Tier,
     Workload,
-    WorkloadEnd,
     WorkloadKind,
     WorkloadState,
-    may_place_workloads,
     node_partition,
     with_events,
     workload_view,
@@ -44,12 +41,14 @@ from reservations.nodes import (
 from reservations.terminations import freed_units
 from reservations.workloads.models import PlaceWorkloadRequest, parse_place_request
 from reservations.workloads.rules import events as workloads_events
+from reservations.workloads.rules.access import may_place_workloads
 from reservations.workloads.rules.placement import (
     PlacementRefusal,
     not_sellable,
     reservations_read,
     unavailable,
 )
+from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 
 # What a placement may be refused with on its node.
 PlaceRefusal = WorkloadExists | UnitsUnavailable | UnitsNotSellable

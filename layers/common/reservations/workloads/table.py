@@ -3,23 +3,25 @@ on its own."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from reservations.kernel.aws.actions import Action, delete, overwrite, put, table, version_check
-from reservations.kernel.aws.codec import to_attributes
+from reservations.kernel.aws.codec import Item, to_attributes
+from reservations.kernel.times import format_time
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     PLACEMENTS,
-    PlacementWrite,
-    WorkloadEnd,
     Writer,
     access_key,
-    ended_workload_item,
     free_unit,
     node_key,
     reservation_key,
     unit_key,
+    workload_history_item,
     workload_item,
     workload_key,
 )
+from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 
 
 def placement_actions(write: PlacementWrite) -> list[Action]:
@@ -92,6 +94,25 @@ def _claim(write: PlacementWrite, unit: ItemVersion) -> Action:
                 {":claim": write.workload.claim, ":v": unit.version, ":one": 1}
             ),
         }
+    }
+
+
+def _optional_time(moment: datetime | None) -> str | None:
+    return format_time(moment) if moment is not None else None
+
+
+def ended_workload_item(end: WorkloadEnd) -> Item:
+    """A workload that stopped on its own, out of the hot partition like a closed
+    termination (outcome ``ended``), kept HISTORY_DAYS."""
+    workload = end.workload
+    termination_id = workload.termination.id if workload.termination else None
+    ended_by = termination_id or end.write_id
+    return {
+        **workload_history_item(end.node_id, workload, end.at, ended_by),
+        "terminationId": termination_id,
+        "outcome": "ended",
+        "createdAt": _optional_time(workload.created_at),
+        "endedAt": format_time(end.at),
     }
 
 

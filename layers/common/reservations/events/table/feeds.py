@@ -7,8 +7,9 @@
 - An org's feed: ``ORGEVT#<org>``, positioned when the relay wrote it. The operator's feed,
   every event of every node, is ``ORGEVT#/platform`` ("/" is in no org id). A feed may be
   split into shards (``settings().feed_shards``): shard 0 is that partition, shard k is
-  ``<partition>#<k>``; an event goes to the shard of its node (``nodes.feed_shard``), and a
-  page of the feed reads one Query per shard (``events.feeds``).
+  ``<partition>#<k>``; an event goes to the shard of its node
+  (``events.table.keys.feed_shard``), and a page of the feed reads one Query per shard
+  (``events.feeds``).
 - Every feed write is positioned by :func:`record_clock` just before it is sent; one that
   was answered a settle window or more after its position is written again at a newer
   position with the same event (``kernel.event_log``): a feed may hold an event twice, readers
@@ -36,6 +37,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.events.models import EventsRead, NodeFeedAccess, PendingEvent, UnreadableEvent
 from reservations.events.rules.visibility import feed_org_ids
+from reservations.events.table.keys import (
+    PLATFORM_FEED,
+    event_key,
+    feed_shard,
+    feed_shard_pk,
+    org_events_pk,
+)
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import (
@@ -53,17 +61,12 @@ from reservations.kernel.event_log import just_after
 from reservations.kernel.settings import settings
 from reservations.nodes import (
     NODE_EVENTS_PREFIX,
-    PLATFORM_FEED,
     RESERVATION_PREFIX,
     ReviewScope,
     access_key,
-    event_key,
-    feed_shard,
-    feed_shard_pk,
     named_from_item,
     node_events_pk,
     node_pk,
-    org_events_pk,
 )
 
 UNRELAYED_INDEX = "UnrelayedEvents"

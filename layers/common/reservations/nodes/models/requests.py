@@ -1,5 +1,5 @@
-"""The bodies of the node operator's calls: register or update a node, re-affirm a
-reservation. Parsed as strictly as every other body (unknown fields, wrong types and
+"""The body of the node operator's call to register or update a node (a re-affirm's is the
+reservations slice's). Parsed as strictly as every other body (unknown fields, wrong types and
 duplicate keys are a 400 naming the field)."""
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from pydantic import ConfigDict, Field, StrictBool, StrictStr
 from pydantic.config import JsonDict
 
 from reservations.kernel.bodies import (
-    MAX_REASON,
     JsonInt,
     RawBody,
     StrictBody,
     invalid_body,
-    optional_body,
     required_body,
 )
 from reservations.kernel.errors import FieldProblem
@@ -79,16 +77,6 @@ class NodeRequest(StrictBody):
     )
 
 
-class ReaffirmRequest(StrictBody):
-    """``POST .../reaffirm``: only an optional reason; no body at all means none."""
-
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{}, {"reason": "the GPUs were re-seated, same units"}]}
-    )
-
-    reason: StrictStr | None = Field(default=None, max_length=MAX_REASON)
-
-
 def _normalized_units(request: NodeRequest) -> NodeRequest:
     """Unit ids lower-case; a repeat (in any case) is a 400 naming it."""
     seen: set[str] = set()
@@ -108,8 +96,3 @@ def _normalized_units(request: NodeRequest) -> NodeRequest:
 def parse_node_request(raw: RawBody) -> NodeRequest:
     """The validated node body, unit ids normalised; 400 ``invalid_request`` naming the field."""
     return _normalized_units(required_body(raw, NodeRequest))
-
-
-def parse_reaffirm_request(raw: RawBody) -> ReaffirmRequest:
-    """The validated re-affirm body; an absent or blank body is ``{}``."""
-    return optional_body(raw, ReaffirmRequest)

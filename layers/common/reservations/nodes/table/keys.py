@@ -16,7 +16,6 @@ retention ends). Workloads with an open termination are also in the sparse
 from __future__ import annotations
 
 from reservations.kernel.aws.codec import Item
-from reservations.kernel.shards import shard_of
 
 NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
@@ -25,22 +24,18 @@ RESERVATION_PREFIX = "RES#"
 WORKLOAD_PREFIX = "WL#"
 # Sorts after every other sort key of a node partition ("~" is above every prefix's letter).
 ACCESS_SK = "~ACCESS"
-# What the operator's key command keeps beside the keys: a marker per key id (so an id is
-# unique across the table, naming its key's hash) and the one item naming the platform's org.
-PLATFORM = "PLATFORM"
 # The feeds: a node's (written by its changes) and an org's (by the relay); the operator's
 # feed of every event is ``ORGEVT#/platform`` ("/" is in no org id). An org feed (the
 # operator's too) may be split into shards, one partition each: shard 0 is the feed's own
 # partition, shard k > 0 is ``<feed>#<k>`` ("#" is in no org id); an event goes to the shard
-# its node hashes to (:func:`feed_shard`), so a feed of one shard is the feed as it was.
+# its node hashes to (``events.table.keys.feed_shard``), so a feed of one shard is the feed
+# as it was. The org feeds' keys are the events slice's.
 NODE_EVENTS_PREFIX = "NODEEVT#"
-ORG_EVENTS_PREFIX = "ORGEVT#"
-PLATFORM_FEED = ORG_EVENTS_PREFIX + "/platform"
 # Closed terminations and ended workloads, kept outside the node partition for a while.
 HISTORY_PREFIX = "WLHIST#"
-# The sparse index of open terminations: its name, and the attribute that is its partition
-# key ("open", or "stuck" once delivered several times without a report; absent otherwise).
-OPEN_TERMINATIONS_INDEX = "OpenTerminations"
+# The attribute that is the partition key of the sparse index of open terminations
+# (``terminations.table.store``): "open", or "stuck" once delivered several times without a
+# report; absent otherwise.
 OPEN_TERMINATION = "openTermination"
 # A node's ended reservations (cancelled, expired), by id as in the node's partition, until
 # their retention ends (TTL).
@@ -56,16 +51,6 @@ LIST_PK = "listPK"
 LIVE_ENDS_INDEX = "LiveReservationEnds"
 LIVE_ENDS = "liveEnds"
 LIVE = "live"
-# The fleet index (written from the table's stream): one item per org that may see a
-# reservation by role, and one in the operator's index (``FLEET#/platform#...``; "/" is in
-# no org id), under ``FLEET#<org>#live`` (in a node's partition) or ``FLEET#<org>#ended``
-# (in its history), sorted by ``<endsAt or OPEN_ENDS>#<node>#<reservation>``.
-FLEET_PREFIX = "FLEET#"
-FLEET_PLATFORM = "/platform"
-FLEET_LIVE = "live"
-FLEET_ENDED = "ended"
-# Sorts after every RFC 3339 time: an open-ended reservation's place in the fleet index.
-OPEN_ENDS = "~"
 # The clock's sparse index (``nodes.rules.clock``): the node partitions' reservations with
 # a moment armed, in ``CLOCK_SHARDS`` partitions (``clockShard``, by the reservation's id),
 # by their next moment (``clockAt``: the moment, then its kind). History items never carry
@@ -113,48 +98,12 @@ def access_key(node_id: str) -> Item:
     return {"PK": node_pk(node_id), "SK": ACCESS_SK}
 
 
-def platform_key() -> Item:
-    return {"PK": PLATFORM, "SK": PLATFORM}
-
-
 def node_events_pk(node_id: str) -> str:
     """A node's feed: its events in time order (never in the node partition)."""
     return NODE_EVENTS_PREFIX + node_id
-
-
-def org_events_pk(org_id: str) -> str:
-    return ORG_EVENTS_PREFIX + org_id
-
-
-def feed_shard(node_id: str, shards: int) -> int:
-    """The shard of a feed of ``shards`` that a node's events go to: stable across processes
-    and deploys (``kernel.shards``)."""
-    return shard_of(node_id, shards)
-
-
-def feed_shard_pk(feed_pk: str, shard: int) -> str:
-    """Shard ``shard`` of the feed whose own partition is ``feed_pk`` (shard 0 is that
-    partition itself)."""
-    return feed_pk if shard == 0 else f"{feed_pk}#{shard}"
-
-
-def event_key(partition_key: str, position: str) -> Item:
-    """An event in a feed, at its position (time to the ms, then its id)."""
-    return {"PK": partition_key, "SK": position}
 
 
 def history_key(node_id: str, stamp: str, workload_id: str, ended_by: str) -> Item:
     """A workload that left the node: when, which, and the termination (or write) that
     ended it, so two lives of one workload id never share a key."""
     return {"PK": HISTORY_PREFIX + node_id, "SK": f"{stamp}#{workload_id}#{ended_by}"}
-
-
-def fleet_pk(org: str, liveness: str) -> str:
-    """An org's (or, for ``FLEET_PLATFORM``, the operator's) fleet index partition."""
-    return f"{FLEET_PREFIX}{org}#{liveness}"
-
-
-def fleet_sk(ends_at: str | None, node_id: str, reservation_id: str) -> str:
-    """A reservation's place in a fleet index: by end (open-ended last), node, id ("#"
-    sorts below every character an id may have, so a shorter id sorts first)."""
-    return f"{ends_at or OPEN_ENDS}#{node_id}#{reservation_id}"

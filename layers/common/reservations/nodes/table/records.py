@@ -16,14 +16,10 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_moment, format_time
 from reservations.nodes.models.partition import Workload
-from reservations.nodes.models.writes import PartitionWrite, TerminationClose, WorkloadEnd
+from reservations.nodes.models.writes import PartitionWrite
 from reservations.nodes.table.keys import history_key, node_events_pk
 
 HISTORY_DAYS = 90
-
-
-def _optional_time(moment: datetime | None) -> str | None:
-    return format_time(moment) if moment is not None else None
 
 
 def _moment(moment: datetime | None) -> str | None:
@@ -41,8 +37,10 @@ def written_with(write: PartitionWrite) -> list[Action]:
     ]
 
 
-def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> Item:
-    """What every history item says: the workload that left, and when it expires."""
+def workload_history_item(node_id: str, workload: Workload, at: datetime, ended_by: str) -> Item:
+    """What every history item of a workload that left the node says (a closed termination's,
+    ``terminations.table.store``; an end's, ``workloads.table``): the workload, and when it
+    expires."""
     termination = workload.termination
     return {
         **history_key(node_id, format_time(at), workload.id, ended_by),
@@ -55,31 +53,6 @@ def _history(node_id: str, workload: Workload, at: datetime, ended_by: str) -> I
         "requestedAt": _moment(termination.requested_at if termination else None),
         "terminateAt": _moment(termination.terminate_at if termination else None),
         "expiresAtEpoch": int((at + timedelta(days=HISTORY_DAYS)).timestamp()),
-    }
-
-
-def history_item(closing: TerminationClose) -> Item:
-    """A closed termination's workload, out of the hot partition, kept HISTORY_DAYS."""
-    return {
-        **_history(closing.node_id, closing.workload, closing.at, closing.termination_id),
-        "terminationId": closing.termination_id,
-        "outcome": closing.outcome,
-        "terminatedAt": format_time(closing.at),
-    }
-
-
-def ended_workload_item(end: WorkloadEnd) -> Item:
-    """A workload that stopped on its own, out of the hot partition like a closed
-    termination (outcome ``ended``), kept HISTORY_DAYS."""
-    workload = end.workload
-    termination_id = workload.termination.id if workload.termination else None
-    ended_by = termination_id or end.write_id
-    return {
-        **_history(end.node_id, workload, end.at, ended_by),
-        "terminationId": termination_id,
-        "outcome": "ended",
-        "createdAt": _optional_time(workload.created_at),
-        "endedAt": format_time(end.at),
     }
 
 

@@ -30,17 +30,35 @@ from reservations.kernel.errors import FieldProblem, InvalidRequest
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import format_time, parse_given_time, parse_time
 from reservations.nodes import (
-    FLEET_ENDED,
-    FLEET_LIVE,
-    FLEET_PLATFORM,
     NODE_HISTORY_PREFIX,
     Node,
     Reservation,
     ReservationStatus,
-    fleet_pk,
-    fleet_sk,
     status_at,
 )
+
+# The fleet index (written from the table's stream): one item per org that may see a
+# reservation by role, and one in the operator's index (``FLEET#/platform#...``; "/" is in
+# no org id), under ``FLEET#<org>#live`` (in a node's partition) or ``FLEET#<org>#ended``
+# (in its history), sorted by ``<endsAt or OPEN_ENDS>#<node>#<reservation>``.
+FLEET_PREFIX = "FLEET#"
+FLEET_PLATFORM = "/platform"
+FLEET_LIVE = "live"
+FLEET_ENDED = "ended"
+# Sorts after every RFC 3339 time: an open-ended reservation's place in the fleet index.
+OPEN_ENDS = "~"
+
+
+def fleet_pk(org: str, liveness: str) -> str:
+    """An org's (or, for ``FLEET_PLATFORM``, the operator's) fleet index partition."""
+    return f"{FLEET_PREFIX}{org}#{liveness}"
+
+
+def fleet_sk(ends_at: str | None, node_id: str, reservation_id: str) -> str:
+    """A reservation's place in a fleet index: by end (open-ended last), node, id ("#"
+    sorts below every character an id may have, so a shorter id sorts first)."""
+    return f"{ends_at or OPEN_ENDS}#{node_id}#{reservation_id}"
+
 
 OWNER, MANAGING, AUDIENCE = "owner", "managing", "audience"
 ROLES = frozenset({OWNER, MANAGING, AUDIENCE})

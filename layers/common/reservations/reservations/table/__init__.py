@@ -1,23 +1,24 @@
 """How a reservation's writes are committed on its node's partition: a create, a change
-(release, cancel, reclaim's sibling writes share it), a PATCH, a move to the node's
-history."""
+(release, cancel, reclaim's sibling writes share it), a PATCH, a re-affirm, a move to the
+node's history, a moment of the clock."""
 
 from __future__ import annotations
 
-from reservations.nodes import (
-    ClockFire,
-    HistoryMove,
-    ReservationChange,
-    ReservationCreate,
-    ReservationUpdate,
-    Writer,
-    no_token,
-)
+from reservations.nodes import Writer, no_token
 from reservations.reservations.table.changes import change_actions
 from reservations.reservations.table.clock import clock_fire_actions
 from reservations.reservations.table.create import create_actions
 from reservations.reservations.table.history import history_move_actions
+from reservations.reservations.table.reaffirm import reaffirm_actions
 from reservations.reservations.table.update import update_actions
+from reservations.reservations.writes import (
+    ClockFire,
+    HistoryMove,
+    ReaffirmWrite,
+    ReservationChange,
+    ReservationCreate,
+    ReservationUpdate,
+)
 
 # The wiring hands them to the node table. A create's token is its reservation's id; a move
 # (the clock's doing) has none; a PATCH's is its write's id.
@@ -27,6 +28,7 @@ WRITERS = (
         ReservationCreate, lambda create, _room: create_actions(create), lambda c: c.reservation.id
     ),
     Writer.sized(ReservationUpdate, update_actions),
+    Writer.sized(ReaffirmWrite, reaffirm_actions),
     Writer(HistoryMove, lambda move, _room: history_move_actions(move), no_token),
     Writer(ClockFire, lambda fire, _room: clock_fire_actions(fire), no_token),
 )

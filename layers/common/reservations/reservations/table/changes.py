@@ -8,15 +8,9 @@ from typing import Any
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
-from reservations.nodes import (
-    ReservationChange,
-    access_key,
-    named_sets,
-    node_key,
-    reservation_key,
-    topology_check,
-)
+from reservations.nodes import access_key, named_sets, node_key, reservation_key, topology_check
 from reservations.reservations.table.history import move_actions
+from reservations.reservations.writes import ReservationChange
 
 
 def change_actions(change: ReservationChange) -> list[Action]:

@@ -12,12 +12,12 @@ from reservations.nodes import (
     CLOCK_AT,
     CLOCK_FIRED,
     CLOCK_SHARD,
-    ClockFire,
     clock_attributes,
     clock_fired_item,
     reservation_key,
     topology_check,
 )
+from reservations.reservations.writes import ClockFire
 
 
 def clock_read_condition(read: str | None) -> tuple[str, dict[str, Any]]:

@@ -7,7 +7,6 @@ from reservations.kernel.aws.actions import Action, put, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.nodes import (
     LIST_PK,
-    ReservationCreate,
     access_key,
     named_sets,
     node_key,
@@ -15,6 +14,7 @@ from reservations.nodes import (
     reservation_item,
     unit_key,
 )
+from reservations.reservations.writes import ReservationCreate
 
 
 def create_actions(write: ReservationCreate) -> list[Action]:

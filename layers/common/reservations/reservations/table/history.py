@@ -10,13 +10,13 @@ from reservations.kernel.aws.actions import Action, put, table
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.settings import settings
 from reservations.nodes import (
-    HistoryMove,
     Reservation,
     reservation_history_item,
     reservation_key,
     retained_until,
 )
 from reservations.reservations.table.clock import clock_read_condition
+from reservations.reservations.writes import HistoryMove
 
 
 def move_actions(

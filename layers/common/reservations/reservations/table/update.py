@@ -7,15 +7,9 @@ from __future__ import annotations
 
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.nodes import (
-    ReservationUpdate,
-    access_key,
-    named_sets,
-    node_key,
-    reservation_item,
-    unit_key,
-)
+from reservations.nodes import access_key, named_sets, node_key, reservation_item, unit_key
 from reservations.reservations.table.clock import clock_read_condition
+from reservations.reservations.writes import ReservationUpdate
 
 
 def update_actions(write: ReservationUpdate) -> list[Action]:

@@ -12,33 +12,36 @@ from botocore.exceptions import ClientError
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.actions import Action, overwrite, table
-from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import event_put, rewrite_late
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
 from reservations.nodes import (
     OPEN_TERMINATION,
-    OPEN_TERMINATIONS_INDEX,
     OpenTermination,
-    TerminationClose,
     TerminationState,
     Workload,
     WorkloadState,
     Writer,
     free_unit,
-    history_item,
     no_token,
     node_events_pk,
     node_id_of,
     node_key,
     workload_from_item,
+    workload_history_item,
     workload_key,
 )
 from reservations.terminations.models import TerminationReport
+from reservations.terminations.writes import TerminationClose
 
 _OPEN = TerminationState.OPEN.value
 _STILL_OPEN = f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})"
+
+
+# The sparse index of open terminations (its partition key: ``nodes``' ``OPEN_TERMINATION``).
+OPEN_TERMINATIONS_INDEX = "OpenTerminations"
 
 
 def close_actions(closing: TerminationClose) -> list[Action]:
@@ -237,6 +240,18 @@ class TerminationTable:
 
 def _open_termination(item: dict[str, Any]) -> OpenTermination:
     return OpenTermination(node_id=node_id_of(item["PK"]), workload=workload_from_item(item))
+
+
+def history_item(closing: TerminationClose) -> Item:
+    """A closed termination's workload, out of the hot partition, kept HISTORY_DAYS."""
+    return {
+        **workload_history_item(
+            closing.node_id, closing.workload, closing.at, closing.termination_id
+        ),
+        "terminationId": closing.termination_id,
+        "outcome": closing.outcome,
+        "terminatedAt": format_time(closing.at),
+    }
 
 
 # How a close is committed: no token, as a report retries it with other versions.
