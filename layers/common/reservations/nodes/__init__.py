@@ -28,13 +28,11 @@ from reservations.nodes.models.partition import (
 from reservations.nodes.models.views import (
     ReservationPage,
     ReservationView,
-    WorkloadPage,
     WorkloadView,
 )
 from reservations.nodes.models.writes import EventedWrite, TopologyRead
 from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import NodePorts, PartitionStore, ReservationReader
-from reservations.nodes.read import STATES, WorkloadQuery, get_workload, list_workloads
 from reservations.nodes.register import OPERATOR
 from reservations.nodes.rules.access import READ, runs_the_node
 from reservations.nodes.rules.clock import (
@@ -100,8 +98,6 @@ from reservations.nodes.table.keys import (
     unit_key,
     workload_key,
 )
-from reservations.nodes.table.queue import node_queue_name
-from reservations.nodes.table.reads import NodeReads
 from reservations.nodes.table.records import workload_history_item
 from reservations.nodes.table.store import Writer, no_token
 from reservations.nodes.views import (
@@ -128,7 +124,6 @@ __all__ = [
     "PLACEMENTS",
     "READ",
     "RESERVATION_PREFIX",
-    "STATES",
     "UNIT_PREFIX",
     "ClockKind",
     "ClockMoment",
@@ -136,7 +131,6 @@ __all__ = [
     "ListAccess",
     "Node",
     "NodePorts",
-    "NodeReads",
     "NodeSnapshot",
     "OpenTermination",
     "PartitionStore",
@@ -155,8 +149,6 @@ __all__ = [
     "UnitReason",
     "Workload",
     "WorkloadKind",
-    "WorkloadPage",
-    "WorkloadQuery",
     "WorkloadState",
     "WorkloadView",
     "Writer",
@@ -170,9 +162,7 @@ __all__ = [
     "due_to_move",
     "effective_status",
     "free_unit",
-    "get_workload",
     "in_term",
-    "list_workloads",
     "named_after_change",
     "named_after_create",
     "named_after_end",
@@ -190,7 +180,6 @@ __all__ = [
     "node_partition",
     "node_pk",
     "node_ports",
-    "node_queue_name",
     "node_table",
     "not_reservable_reason",
     "reservation_answer",

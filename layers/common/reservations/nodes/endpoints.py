@@ -1,17 +1,19 @@
 """The node slice's endpoints, each declared once: register or update a node (its use case
-says what it refuses and that it keeps no Idempotency-Key), read it, list its units."""
+says what it refuses and that it keeps no Idempotency-Key), read it, list its units, and
+read and list its workloads."""
 
 from __future__ import annotations
 
 from functools import partial
 
 from reservations.kernel.grants import Grant
-from reservations.kernel.http.routes import ApiRoute, Call, read_route
+from reservations.kernel.http.openapi import PAGE_QUERY, listed
+from reservations.kernel.http.routes import ApiRoute, Call, page_route, read_route
 from reservations.nodes.list_units import list_units
 from reservations.nodes.models.requests import NodeRequest
-from reservations.nodes.models.views import NodeView, UnitView
+from reservations.nodes.models.views import NodeView, UnitView, WorkloadPage, WorkloadView
 from reservations.nodes.ports import NodePorts
-from reservations.nodes.read import get_node
+from reservations.nodes.read import STATES, WorkloadQuery, get_node, get_workload, list_workloads
 from reservations.nodes.register import PUT_NODE as REGISTER
 from reservations.nodes.table import grants as node_grants
 from reservations.nodes.table.queue import make_node_queue
@@ -19,12 +21,23 @@ from reservations.nodes.table.reads import NodeReads
 from reservations.nodes.wiring import node_ports, register_ports
 
 NODE = "/v1/nodes/{nodeId}"
+WORKLOADS = NODE + "/workloads"
+WORKLOAD = WORKLOADS + "/{workloadId}"
 TAG = "nodes"
 READS = NodeReads()  # its client is made on first use, never at import
 
 
 def _node(call: Call[NodePorts]) -> NodeView:
     return get_node(call.caller, call.ids["nodeId"], READS, call.ports.clock())
+
+
+def _workload(call: Call[NodePorts]) -> WorkloadView:
+    return get_workload(call.caller, call.ids["nodeId"], call.ids["workloadId"], READS)
+
+
+def _workloads(call: Call[NodePorts]) -> WorkloadPage:
+    query = WorkloadQuery(**call.query)
+    return list_workloads(call.caller, call.ids["nodeId"], query, READS, call.ports.signing_key())
 
 
 def _units(call: Call[NodePorts]) -> list[UnitView]:
@@ -101,4 +114,37 @@ LIST_UNITS = read_route(
     tag="reservations",
 )
 
-ENDPOINTS = (LIST_UNITS, PUT_NODE, GET_NODE)
+LIST_WORKLOADS = page_route(
+    function="list_workloads",
+    path=WORKLOADS,
+    summary="List the workloads of a node the caller may see",
+    operation_id="listWorkloads",
+    success="a page of workloads, sorted by id",
+    response=WorkloadPage,
+    use=_workloads,
+    ports=node_ports,
+    grants=(node_grants.READ_PARTITIONS,),
+    tag="workloads",
+    query={**PAGE_QUERY, "state": listed(STATES, "workload states")},
+)
+GET_WORKLOAD = read_route(
+    function="get_workload",
+    path=WORKLOAD,
+    summary="Get one workload of a node",
+    operation_id="getWorkload",
+    success="the workload, running or terminating",
+    response=WorkloadView,
+    use=_workload,
+    ports=node_ports,
+    grants=(
+        Grant(
+            sid="ReadNodeAndWorkload",
+            actions=("dynamodb:BatchGetItem",),
+            keys=(node_grants.NODES,),
+            why="The node item (for its owner) and the workload, in one BatchGetItem.",
+        ),
+    ),
+    tag="workloads",
+)
+
+ENDPOINTS = (LIST_UNITS, PUT_NODE, GET_NODE, LIST_WORKLOADS, GET_WORKLOAD)
