@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.events.models import EventPage
-from reservations.kernel.envelope import EventType
+from reservations.events.models import EVENT_TYPES, EventPage
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, page_route
 from reservations.kernel.times import RFC3339
@@ -14,7 +13,7 @@ from reservations.kernel.times import RFC3339
 TAG = "events"
 # A feed's query: its types, a time to start after, and a page's limit and cursor.
 FEED_QUERY: dict[str, dict[str, Any]] = {
-    "types": listed((event_type.value for event_type in EventType), "event types"),
+    "types": listed(EVENT_TYPES, "event types"),
     "after": {
         "description": "RFC 3339 with an offset: only events after this time",
         "schema": {"type": "string", "format": "date-time", "pattern": RFC3339},

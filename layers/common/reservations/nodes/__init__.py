@@ -6,6 +6,7 @@ What other slices may use of it: they import it from here, never from its module
 
 from __future__ import annotations
 
+from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import (
     CLAIMING_STATES,
     ListAccess,
@@ -211,6 +212,7 @@ __all__ = [
     "Unit",
     "UnitGenerations",
     "UnitReason",
+    "UnitsUnavailable",
     "Workload",
     "WorkloadEnd",
     "WorkloadKind",

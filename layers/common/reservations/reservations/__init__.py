@@ -5,6 +5,16 @@ What other slices may use of it: they import it from here, never from its module
 from __future__ import annotations
 
 from reservations.reservations.changes import Found, change, committed, decided, found
+from reservations.reservations.errors import ReservationNotActive, UnitsNotInReservation
 from reservations.reservations.table import WRITERS
 
-__all__ = ["WRITERS", "Found", "change", "committed", "decided", "found"]
+__all__ = [
+    "WRITERS",
+    "Found",
+    "ReservationNotActive",
+    "UnitsNotInReservation",
+    "change",
+    "committed",
+    "decided",
+    "found",
+]

@@ -6,15 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reservations.kernel.errors import (
-    DeliveryNotFailed,
-    InvalidRequest,
-    NotFound,
-    SubscriptionDisabled,
-    Unauthorized,
-)
+from reservations.kernel.errors import InvalidRequest, NotFound, Unauthorized
 from reservations.kernel.http.openapi import PAGE_QUERY
 from reservations.kernel.http.routes import ApiRoute, Link, page_route, read_route
+from reservations.webhooks.errors import DeliveryNotFailed, SubscriptionDisabled
 from reservations.webhooks.models.api import (
     NoBody,
     RetryQueued,

@@ -15,13 +15,7 @@ from datetime import datetime
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.errors import (
-    FieldProblem,
-    NotFound,
-    UnitsNotSellable,
-    UnitsUnavailable,
-    WorkloadExists,
-)
+from reservations.kernel.errors import FieldProblem, NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
@@ -32,6 +26,7 @@ from reservations.nodes import (
     NodeSnapshot,
     PlacementWrite,
     Tier,
+    UnitsUnavailable,
     Workload,
     WorkloadEnd,
     WorkloadKind,
@@ -42,6 +37,7 @@ from reservations.nodes import (
     workload_view,
 )
 from reservations.terminations import freed_units
+from reservations.workloads.errors import UnitsNotSellable, WorkloadExists
 from reservations.workloads.models import PlaceWorkloadRequest, parse_place_request
 from reservations.workloads.rules import events as workloads_events
 from reservations.workloads.rules.placement import (
