@@ -1,9 +1,9 @@
 """Lambda entry point for POST /v1/webhooks."""
 
 from reservations.kernel.http.functions import write_function
-from reservations.kernel.settings import settings
 from reservations.webhooks import endpoints
 from reservations.webhooks.models.domain import new_subscription_id
+from reservations.webhooks.settings import settings
 from reservations.webhooks.wiring import webhook_ports
 
 # The stack's local receiver allowance (http://127.0.0.1:<port>), read at each call.

@@ -12,8 +12,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.kernel.aws import clients
-from reservations.kernel.settings import node_queue_settings
 from reservations.terminations.models import SendResult, SpotTermination
+from reservations.terminations.settings import node_queue_settings
 
 __all__ = ["SendResult", "ensure_node_queue", "node_queue_name", "send_termination"]
 
