@@ -5,7 +5,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reservations.kernel.caller import Caller
-from reservations.kernel.ids import is_resource_id, normalize_unit_id
+from reservations.kernel.ids import is_resource_id
+from reservations.nodes.ids import normalize_unit_id
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,

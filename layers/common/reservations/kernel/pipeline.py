@@ -60,7 +60,7 @@ from reservations.kernel.idempotency.models import (
     StoredResponse,
 )
 from reservations.kernel.idempotency.rules import HEADER, is_kept
-from reservations.kernel.ids import is_resource_id, is_workload_id
+from reservations.kernel.ids import is_resource_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.ports import Ports
 from reservations.kernel.preconditions import IF_MATCH, EntityTags, etag_header, parse_if_match
@@ -73,9 +73,6 @@ W = TypeVar("W")  # the write
 P = TypeVar("P", bound=Ports)  # the slice's ports
 S_co = TypeVar("S_co", covariant=True)
 W_contra = TypeVar("W_contra", contravariant=True)
-
-# How a path id must look, by its name in the route (any other: a resource id).
-_ID_RULES: dict[str, Callable[[str], bool]] = {"workloadId": is_workload_id}
 
 
 @dataclass(frozen=True)
@@ -240,6 +237,8 @@ class WriteSpec(Generic[B, S, W, P]):
     # Where the write acts on one versioned thing (a reservation): its current tag as read.
     # A spec with one honours If-Match (its route declares the header and the 412).
     etag: CurrentTag[S] | None = None
+    # How a path id must look, by its name in the route, where it is not a resource id.
+    path_ids: Mapping[str, Callable[[str], bool]] = field(default_factory=dict, hash=False)
 
     @property
     def refusals(self) -> tuple[type[ApiError], ...]:
@@ -263,7 +262,7 @@ def run_write(
 ) -> Outcome:
     """The answer to one write: its outcome or a replay; an ApiError is raised.
     ``if_match``: the If-Match header as sent, read where the spec has an ``etag``."""
-    if not (_ids_look_right(route) and spec.access.permitted(caller)):
+    if not (_ids_look_right(spec, route) and spec.access.permitted(caller)):
         raise NotFound()
     partition = spec.partition(ports)
     read = _reads(spec, route, caller, partition)
@@ -286,8 +285,9 @@ def run_write(
         return _first_answer_or(refusal, keyed, ports, partition)
 
 
-def _ids_look_right(route: Route) -> bool:
-    return all(_ID_RULES.get(name, is_resource_id)(value) for name, value in route.params.items())
+def _ids_look_right(spec: WriteSpec[B, S, W, P], route: Route) -> bool:
+    rules = spec.path_ids
+    return all(rules.get(name, is_resource_id)(value) for name, value in route.params.items())
 
 
 def _reads(

@@ -7,6 +7,14 @@ What other slices may use of it: they import it from here, never from its module
 from __future__ import annotations
 
 from reservations.nodes.errors import UnitsUnavailable
+from reservations.nodes.ids import (
+    MAX_UNITS,
+    UnitIds,
+    is_workload_id,
+    normalize_unit_id,
+    normalized_unit_ids,
+    unit_ids_field,
+)
 from reservations.nodes.models.partition import (
     CLAIMING_STATES,
     ListAccess,
@@ -166,6 +174,7 @@ __all__ = [
     "FLEET_LIVE",
     "FLEET_PLATFORM",
     "LIST_PK",
+    "MAX_UNITS",
     "MOMENT_NAMES",
     "NODE_EVENTS_PREFIX",
     "NODE_HISTORY_PREFIX",
@@ -211,6 +220,7 @@ __all__ = [
     "TopologyRead",
     "Unit",
     "UnitGenerations",
+    "UnitIds",
     "UnitReason",
     "UnitsUnavailable",
     "Workload",
@@ -239,6 +249,7 @@ __all__ = [
     "free_unit",
     "history_item",
     "in_term",
+    "is_workload_id",
     "may_list_reservations",
     "may_manage_capacity",
     "may_manage_capacity_of",
@@ -262,6 +273,8 @@ __all__ = [
     "node_pk",
     "node_ports",
     "node_table",
+    "normalize_unit_id",
+    "normalized_unit_ids",
     "not_reservable_reason",
     "org_events_pk",
     "parse_reaffirm_request",
@@ -283,6 +296,7 @@ __all__ = [
     "termination_of",
     "topology_check",
     "unit_from_item",
+    "unit_ids_field",
     "unit_key",
     "version_tag",
     "warning_moment",

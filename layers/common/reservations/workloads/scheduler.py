@@ -31,6 +31,7 @@ from reservations.nodes import (
     WorkloadEnd,
     WorkloadKind,
     WorkloadState,
+    is_workload_id,
     may_place_workloads,
     node_partition,
     with_events,
@@ -225,6 +226,7 @@ END: WriteSpec[None, NodeSnapshot | None, WorkloadEnd, NodePorts] = WriteSpec(
     finish=with_events(end_events),
     partition=node_partition,
     committed=_ended,
+    path_ids={"workloadId": is_workload_id},
     # The repeat of an end finds its workload gone: the key's first answer, if any.
     first_answer_for=(NotFound,),
 )
