@@ -47,7 +47,7 @@ class EventContext:
     """Where, when, by whom and under which write an event happened: what every builder
     takes besides what changed. ``change_id`` is the write's own id, the same when a retry
     rebuilds the write, so the event's id is too. ``actor`` None: the service itself (a
-    node's report, the sweeper)."""
+    report, a scheduled pass)."""
 
     node_id: str
     owner_org_id: str
