@@ -213,7 +213,7 @@ def new_event(
     event_type: str,
     subject: str,
     data: Mapping[str, Any],
-    audience: Iterable[str],
+    audience_org_ids: Iterable[str],
 ) -> StoredEvent:
     event = CloudEvent(
         id=event_id(context.node_id, context.change_id, event_type, subject),
@@ -224,7 +224,7 @@ def new_event(
         data=present(data),
         actor=context.actor,
     )
-    return StoredEvent(event, context.owner_org_id, frozenset(audience))
+    return StoredEvent(event, context.owner_org_id, frozenset(audience_org_ids))
 
 
 def optional_time(moment: datetime | None) -> str | None:
