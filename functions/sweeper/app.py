@@ -6,9 +6,9 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.kernel.observability import SCHEDULED_EVENT, logger
-from reservations.kernel.settings import settings
 from reservations.kernel.wiring import entry_point
 from reservations.terminations.rules.delivery import RedeliveryPolicy
+from reservations.terminations.settings import settings
 from reservations.terminations.sweeper import sweep
 from reservations.terminations.wiring import termination_ports
 

@@ -10,10 +10,11 @@ from pydantic import ValidationError
 
 from reservations.kernel.clock import utc_now
 from reservations.kernel.observability import SQS_BATCH, logger, metrics, tracer
-from reservations.kernel.settings import check_settings, settings
+from reservations.kernel.settings import check_settings
 from reservations.webhooks.egress.client import WebhookClient
 from reservations.webhooks.models.domain import DeliveryRequest
 from reservations.webhooks.sender import ReceivedMessage, SenderPorts, deliver_batch
+from reservations.webhooks.settings import settings
 from reservations.webhooks.table.deliveries import DeliveryQueue, DeliveryTable
 
 

@@ -19,6 +19,7 @@ from reservations.kernel.errors import ERRORS
 from reservations.kernel.http import routes
 from reservations.kernel.http.openapi import ERROR_CODES
 from reservations.kernel.pipeline import refusals_of
+from reservations.workloads.errors import WorkloadExists
 
 DOCUMENT: dict[str, Any] = json.loads(SPEC.read_text())
 ALL_CODES = {error.code for error in ERRORS}
@@ -62,8 +63,8 @@ def test_an_operation_names_none_of_the_codes_only_others_answer():
 
 
 def test_a_writes_refusals_are_what_its_decide_may_return_in_the_contracts_order():
-    def decide(*_: Any) -> errors.WorkloadExists | errors.NotFound | None: ...
+    def decide(*_: Any) -> WorkloadExists | errors.NotFound | None: ...
 
-    assert refusals_of(decide) == (errors.NotFound, errors.WorkloadExists)
-    assert errors.WorkloadExists not in endpoints.RECLAIM.errors
-    assert errors.WorkloadExists in endpoints.PLACE_WORKLOAD.errors
+    assert refusals_of(decide) == (errors.NotFound, WorkloadExists)
+    assert WorkloadExists not in endpoints.RECLAIM.errors
+    assert WorkloadExists in endpoints.PLACE_WORKLOAD.errors

@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 
 from devstack import openapi
 from reservations.events.feeds import FeedQuery, node_feed
-from reservations.events.models import NodeFeedAccess
+from reservations.events.models import EVENT_TYPES, NodeFeedAccess
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import EventType
 from reservations.kernel.errors import InvalidRequest
 from tests.support import event_scenario as s
 from tests.support.event_fakes import FakeEvents
@@ -24,7 +23,7 @@ from tests.support.query_parameters import allows
 DOCUMENT = json.loads(openapi.SPEC.read_text())
 NODE_FEED = DOCUMENT["paths"]["/v1/nodes/{nodeId}/events"]["get"]
 ORG_FEED = DOCUMENT["paths"]["/v1/events"]["get"]
-TYPES = [t.value for t in EventType]
+TYPES = list(EVENT_TYPES)
 OWNER = Caller("key-owner", "org-acme", frozenset({"reservation.read"}))
 EXAMPLES = settings(max_examples=int(os.environ.get("AGREEMENT_EXAMPLES", "120")), deadline=None,
                     derandomize=True)  # fmt: skip

@@ -17,9 +17,10 @@ from devstack import fleet_documents as f
 from devstack.api_events import event_file, list_units_event, reclaim_event
 from devstack.functions import FakeContext, invoke, load_function
 from devstack.sqs_events import sqs_event
+from reservations.capacity.rules.events import CapacityEvent
 from reservations.kernel import retries
 from reservations.kernel.aws import clients
-from reservations.kernel.envelope import EventType, event_id
+from reservations.kernel.envelope import event_id
 from reservations.terminations.models import SpotTermination
 from tests.nodes.test_nodes_handler import transactions
 from tests.support import state
@@ -560,7 +561,7 @@ def test_the_transaction_carries_the_reclaim_id_as_its_client_request_token(hand
     with on_call(clients.dynamodb(), "TransactWriteItems", before=spy):
         post(handler, {"unitIds": ["0000:04:00.0"]})
     [event] = state.reservation_events(aws, "node-a", "res-1")
-    reclaimed = EventType.RESERVATION_RECLAIMED
+    reclaimed = CapacityEvent.RECLAIMED
     assert event["id"] == event_id("node-a", tokens[0], reclaimed, "reservations/res-1")
 
 

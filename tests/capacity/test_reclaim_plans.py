@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 from reservations import endpoints
+from reservations.capacity.errors import NotEnoughReleased, PlanStale
 from reservations.capacity.models import MAX_PLAN_ID
 from reservations.capacity.reclaim import RECLAIM
 from reservations.capacity.rules.plan import plan_reclaim, units_by_count
@@ -27,9 +28,7 @@ from reservations.kernel.errors import (
     Conflict,
     IdempotencyKeyReused,
     InvalidRequest,
-    NotEnoughReleased,
     NotFound,
-    PlanStale,
     PreconditionFailed,
 )
 from reservations.kernel.pipeline import run_write

@@ -12,6 +12,7 @@ from typing import get_args
 import pytest
 
 from reservations.capacity.rules import events as capacity_events
+from reservations.events.models import EVENT_TYPES as FEED_TYPES
 from reservations.events.models import EventTypeName, NodeFeedAccess
 from reservations.events.rules.visibility import (
     feed_org_ids,
@@ -22,7 +23,14 @@ from reservations.events.rules.visibility import (
     shows_key_id,
 )
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import Actor, CloudEvent, EventType, event_id
+from reservations.kernel.envelope import (
+    EVENT_TYPES,
+    Actor,
+    CloudEvent,
+    EventType,
+    declare_event_types,
+    event_id,
+)
 from reservations.kernel.times import format_event_time
 from reservations.nodes.models.partition import ReviewScope
 from reservations.nodes.rules import events as nodes_events
@@ -82,8 +90,8 @@ def test_the_stored_form_reads_back_as_the_same_event():
 
 def test_every_type_of_the_contract_is_built_with_its_subject():
     events = s.every_type() + s.clock_types()
-    assert {e.event.type for e in events} == set(EventType)
-    assert set(get_args(EventTypeName)) == {t.value for t in EventType}
+    assert {e.event.type for e in events} == set(EVENT_TYPES)
+    assert set(get_args(EventTypeName)) == set(EVENT_TYPES) == set(FEED_TYPES)
     subjects = {e.event.type.value: e.event.subject for e in events}
     assert subjects["reservation.cancelled"] == "reservations/res-1"
     assert subjects["workload.terminated"] == "workloads/vm-1"
@@ -220,10 +228,12 @@ def test_the_bus_and_the_feeds_get_the_same_envelope_text():
 def test_an_event_id_is_a_fixed_digest_of_node_write_type_and_subject():
     # Known answers: a consumer deduplicating by id across a relay's restarts relies on the
     # same inputs giving this very id (lower-case base32, fields kept apart).
-    placed = event_id("node-a", "change-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
+    placed = event_id("node-a", "change-1", workloads_events.WorkloadEvent.PLACED, "workloads/vm-1")
     assert placed == "evt-psaue472nmejbdkthb5w2ytim3"
     # The fields are kept apart: moving a character across a boundary changes the id.
-    shifted = event_id("node-ac", "hange-1", EventType.WORKLOAD_PLACED, "workloads/vm-1")
+    shifted = event_id(
+        "node-ac", "hange-1", workloads_events.WorkloadEvent.PLACED, "workloads/vm-1"
+    )
     assert shifted != placed
 
 
@@ -296,3 +306,15 @@ def test_a_node_update_puts_its_new_generation_on_each_review_it_derives():
     none = nodes_events.node_updated(s.context(1), s.NODE_A, [], [], ["0000:05:00.0"], 0, scope)
     assert (none.review, nodes_events.reviews_derived(none, [s.RES_1])) == (None, [])
     assert "reviewedReservationCount" not in none.event.data
+
+
+def test_a_type_is_declared_by_one_slice_only():
+    """Each slice declares the types it builds; a type declared twice is refused."""
+    assert EVENT_TYPES["workload.placed"] is workloads_events.WorkloadEvent
+
+    class Twice(EventType):
+        PLACED = "workload.placed"
+
+    with pytest.raises(TypeError, match=r"Twice: workload\.placed is WorkloadEvent's"):
+        declare_event_types(Twice)
+    assert EVENT_TYPES["workload.placed"] is workloads_events.WorkloadEvent

@@ -11,12 +11,7 @@ import json
 import pytest
 
 from reservations.capacity.models import parse_capacity_request
-from reservations.kernel.bodies import (
-    MAX_BODY_BYTES,
-    RawBody,
-    is_json_media_type,
-    normalized_unit_ids,
-)
+from reservations.kernel.bodies import MAX_BODY_BYTES, RawBody, is_json_media_type
 from reservations.kernel.errors import (
     FieldProblem,
     InvalidRequest,
@@ -26,6 +21,7 @@ from reservations.kernel.errors import (
     UnsupportedMediaType,
 )
 from reservations.kernel.wire import error_json
+from reservations.nodes.ids import normalized_unit_ids
 from reservations.reservations.models import parse_create_request
 
 pytestmark = pytest.mark.disable_socket

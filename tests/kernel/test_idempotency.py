@@ -9,16 +9,11 @@ from datetime import timedelta
 import pytest
 
 from reservations.kernel.bodies import RawBody
-from reservations.kernel.errors import (
-    Conflict,
-    IdempotencyKeyReused,
-    InvalidRequest,
-    NotFound,
-    ReservationNotActive,
-)
+from reservations.kernel.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound
 from reservations.kernel.idempotency.rules import KEPT_FOR
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.nodes.models.partition import ReservationStatus
+from reservations.reservations.errors import ReservationNotActive
 from tests.capacity.test_reclaim import Conflicting
 from tests.support.fakes import ports
 from tests.support.use_cases import BROKER, QUEUE, STRANGER, UNITS

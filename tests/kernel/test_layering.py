@@ -25,7 +25,18 @@ PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "common" / "reservati
 KERNEL = "kernel"
 # Inside a slice: how low each part is (any other name is a use case, or its ports);
 # ``writes``: the slice's writes on a node's partition, models its table commits.
-LOW = {"models": 0, "writes": 0, "rules": 1, "table": 2, "egress": 2, "endpoints": 4, "wiring": 4}
+LOW = {
+    "models": 0,
+    "writes": 0,
+    "errors": 0,
+    "settings": 0,
+    "ids": 0,
+    "rules": 1,
+    "table": 2,
+    "egress": 2,
+    "endpoints": 4,
+    "wiring": 4,
+}
 USE_CASE = 3
 
 

@@ -24,7 +24,7 @@ from typing import get_args
 
 import pytest
 
-from reservations.kernel.envelope import EventType
+from reservations.events.models import EVENT_TYPES
 from reservations_tools.fleet.model import Permission
 
 pytestmark = pytest.mark.disable_socket
@@ -39,7 +39,7 @@ NOT_TRACKED = {".git", ".venv", ".local", ".mutmut", ".aws-sam", "mutants", "nod
 FILE_TYPES = {"py", "md", "json", "yaml", "yml", "toml", "sh", "ini", "txt", "cfg"}
 # Code that is not a name of ours: the API's permissions and event types (``events.read``),
 # media types, a JSON pointer, a purpose string, what `make mutate` makes in its copy.
-NOT_NAMES = {*get_args(Permission), *(t.value for t in EventType), "application/json",
+NOT_NAMES = {*get_args(Permission), *EVENT_TYPES, "application/json",
              "components/schemas", "reservations/reclaim-plan/v1", "src/reservations",
              "mutants/", "import_time.json"}  # fmt: skip
 

@@ -14,10 +14,11 @@ from reservations.kernel.settings import (
     SettingsError,
     cursor_signing_key,
     event_bus_name,
-    node_queue_settings,
     settings,
-    webhook_delivery_queue_url,
 )
+from reservations.nodes.settings import node_queue_settings
+from reservations.terminations.settings import TerminationSettings
+from reservations.webhooks.settings import WebhookSettings, webhook_delivery_queue_url
 
 pytestmark = pytest.mark.disable_socket
 
@@ -54,6 +55,7 @@ def test_a_missing_or_empty_table_name_is_an_error_naming_the_variable(monkeypat
         ("KEY_CACHE_TTL_SECONDS", "-1"),
         ("TERMINATION_MAX_DELIVERIES", "0"),
         ("SWEEPER_GRACE_SECONDS", "soon"),
+        ("WEBHOOK_LOCAL_RECEIVER_HOST", ""),
         ("PLATFORM_FEED_SHARDS", "0"),
         ("PLATFORM_FEED_SHARDS", "65"),
         ("ORG_FEED_SHARDS", "org-a"),
@@ -73,20 +75,22 @@ def test_the_defaults_are_the_deployed_values():
     globals_ = template.document()["Globals"]["Function"]["Environment"]["Variables"]
     parameters = template.document()["Parameters"]
     defaults = Settings.model_validate({"TABLE_NAME": "t"})
+    sweeper = TerminationSettings.model_validate({})
+    webhooks = WebhookSettings.model_validate({})
     assert defaults.key_cache_ttl_seconds == float(globals_["KEY_CACHE_TTL_SECONDS"])
-    assert defaults.sweeper_grace_seconds == parameters["SweeperGraceSeconds"]["Default"]
+    assert sweeper.sweeper_grace_seconds == parameters["SweeperGraceSeconds"]["Default"]
     assert (
-        defaults.confirm_deadline_seconds
+        sweeper.confirm_deadline_seconds
         == parameters["TerminationConfirmDeadlineSeconds"]["Default"]
     )
-    assert defaults.max_deliveries == parameters["TerminationMaxDeliveries"]["Default"]
-    assert defaults.stuck_resend_seconds == parameters["StuckResendSeconds"]["Default"]
+    assert sweeper.max_deliveries == parameters["TerminationMaxDeliveries"]["Default"]
+    assert sweeper.stuck_resend_seconds == parameters["StuckResendSeconds"]["Default"]
     assert defaults.history_retention_days == parameters["HistoryRetentionDays"]["Default"]
     sender = template.resources()["WebhookSenderFunction"]["Properties"]["Environment"]
-    assert not defaults.webhook_allow_local_receiver
+    assert not webhooks.webhook_allow_local_receiver
     assert parameters["WebhookAllowLocalReceiver"]["Default"] == "false"
     assert (
-        defaults.webhook_local_receiver_host == sender["Variables"]["WEBHOOK_LOCAL_RECEIVER_HOST"]
+        webhooks.webhook_local_receiver_host == sender["Variables"]["WEBHOOK_LOCAL_RECEIVER_HOST"]
     )
     assert globals_["HISTORY_RETENTION_DAYS"] == {"Ref": "HistoryRetentionDays"}
     assert defaults.event_relay_grace_seconds == parameters["EventRelayGraceSeconds"]["Default"]

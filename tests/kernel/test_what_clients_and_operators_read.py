@@ -15,19 +15,15 @@ import pytest
 from reservations.events.feeds import FeedQuery, org_feed
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import (
-    FieldProblem,
-    IdempotencyKeyReused,
-    InvalidRequest,
-    UnitsNotReservable,
-    UnitsUnavailable,
-)
+from reservations.kernel.errors import FieldProblem, IdempotencyKeyReused, InvalidRequest
 from reservations.kernel.idempotency.models import IdempotentRequest, Outcome, StoredResponse
 from reservations.kernel.idempotency.replay import REPLAYED, replay
 from reservations.kernel.pipeline import _lost_race
 from reservations.kernel.writes import WriteConflict
+from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import ReservationStatus
 from reservations.reservations.create import CREATE
+from reservations.reservations.errors import UnitsNotReservable
 from tests.support.event_fakes import FakeEvents
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import UNITS, unit

@@ -14,9 +14,10 @@ from datetime import timedelta
 import pytest
 
 from reservations.kernel.bodies import RawBody
-from reservations.kernel.errors import Conflict, NotFound, ReservationNotActive
+from reservations.kernel.errors import Conflict, NotFound
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.nodes.models.partition import ReservationStatus
+from reservations.reservations.errors import ReservationNotActive
 from tests.capacity.test_reclaim import Conflicting
 from tests.support.fakes import FakeClock, ports
 from tests.support.use_cases import BROKER, NOW, OPERATOR, UNITS

@@ -10,9 +10,9 @@ from pydantic import ValidationError
 
 from devstack import fleet_documents as f
 from reservations.kernel.auth import derive_key_id
-from reservations.kernel.ids import is_termination_id
 from reservations.nodes.models.partition import ReservationStatus
 from reservations.nodes.rules.status import effective_status
+from reservations.terminations.ids import is_termination_id
 from reservations_tools.fleet import loader
 from reservations_tools.fleet.loader import (
     FleetError,

@@ -9,16 +9,12 @@ from datetime import timedelta
 import pytest
 
 from reservations.kernel.bodies import RawBody
-from reservations.kernel.errors import (
-    IdempotencyKeyReused,
-    InvalidRequest,
-    NotFound,
-    ReservationNotActive,
-)
+from reservations.kernel.errors import IdempotencyKeyReused, InvalidRequest, NotFound
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import ReservationStatus
 from reservations.nodes.models.writes import TopologyRead
 from reservations.nodes.rules.units import governing_reservation
+from reservations.reservations.errors import ReservationNotActive
 from tests.support.fakes import FakeTable, ports
 from tests.support.use_cases import BROKER, NOW, OPERATOR, OWNER, STRANGER, UNITS
 from tests.support.writes import cancel

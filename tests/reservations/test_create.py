@@ -12,21 +12,16 @@ import pytest
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import (
-    Conflict,
-    IdempotencyKeyReused,
-    InvalidRequest,
-    NotFound,
-    UnitsNotReservable,
-    UnitsUnavailable,
-)
+from reservations.kernel.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound
 from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.times import format_time
 from reservations.kernel.writes import WriteConflict
+from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import ReservationStatus, Tier, Unit
 from reservations.nodes.views import version_tag
 from reservations.reservations.create import CREATE, new_reservation_id
+from reservations.reservations.errors import UnitsNotReservable
 from reservations.reservations.models import parse_create_request
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.ports import AllPorts as Ports

@@ -6,7 +6,8 @@ import pytest
 
 from reservations.capacity.rules.access import may_manage_capacity
 from reservations.kernel.caller import Caller
-from reservations.kernel.ids import is_resource_id, normalize_unit_id
+from reservations.kernel.ids import is_resource_id
+from reservations.nodes.ids import normalize_unit_id
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,

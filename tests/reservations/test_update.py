@@ -10,19 +10,17 @@ import pytest
 
 from reservations import endpoints
 from reservations.kernel.bodies import RawBody
-from reservations.kernel.errors import (
-    InvalidRequest,
-    NotFound,
-    PreconditionFailed,
-    ReservationNotChangeable,
-    UnitsNotInReservation,
-    UnitsNotReservable,
-    UnitsUnavailable,
-)
+from reservations.kernel.errors import InvalidRequest, NotFound, PreconditionFailed
 from reservations.kernel.pipeline import run_write
 from reservations.kernel.times import format_time
 from reservations.nodes import reservation_etag
+from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
+from reservations.reservations.errors import (
+    ReservationNotChangeable,
+    UnitsNotInReservation,
+    UnitsNotReservable,
+)
 from reservations.reservations.update import UPDATE
 from reservations.webhooks.rules.fanout import body_for, orgs_to_notify
 from tests.support.fakes import FakeClock, FakeTable, ports

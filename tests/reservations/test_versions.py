@@ -23,8 +23,6 @@ from reservations.kernel.errors import (
     InvalidRequest,
     NotFound,
     PreconditionFailed,
-    ReservationNotActive,
-    UnitsNotInReservation,
 )
 from reservations.kernel.http.resolver import error_headers
 from reservations.kernel.idempotency.replay import REPLAYED
@@ -32,6 +30,7 @@ from reservations.kernel.pipeline import run_write
 from reservations.nodes import ReservationStatus, reservation_etag
 from reservations.nodes.views import version_tag
 from reservations.reservations.cancel import CANCEL
+from reservations.reservations.errors import ReservationNotActive, UnitsNotInReservation
 from reservations.reservations.history_mover import MoveOutcome, move_expired
 from reservations.reservations.read import ListQuery, get_reservation, list_reservations
 from reservations.reservations.reaffirm import REAFFIRM

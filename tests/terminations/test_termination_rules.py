@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from devstack import template
-from reservations.kernel.ids import MAX_TERMINATION_ID
 from reservations.nodes.models.partition import (
     Termination,
     Tier,
@@ -19,6 +18,7 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.table.queue import MAX_QUEUE_PREFIX, node_queue_name
+from reservations.terminations.ids import MAX_TERMINATION_ID
 from reservations.terminations.models import SpotTermination, TerminationReport
 from reservations.terminations.rules.delivery import (
     RedeliveryPolicy,

@@ -13,14 +13,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
-from reservations.kernel.errors import (
-    DeliveryNotFailed,
-    InvalidRequest,
-    NotFound,
-    SubscriptionDisabled,
-)
+from reservations.kernel.errors import InvalidRequest, NotFound
 from reservations.webhooks import deliveries as webhook_deliveries
 from reservations.webhooks.deliveries import get_delivery, list_deliveries, retry_delivery
+from reservations.webhooks.errors import DeliveryNotFailed, SubscriptionDisabled
 from reservations.webhooks.models.domain import (
     AttemptResult,
     Delivery,

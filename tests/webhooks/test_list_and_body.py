@@ -226,7 +226,7 @@ def test_a_key_without_events_read_does_not_see_its_own_orgs_subscription():
 
 
 def test_a_subscribe_past_the_limit_is_counted_as_a_subscribe_refusal(monkeypatch):
-    from reservations.kernel.errors import SubscriptionLimit
+    from reservations.webhooks.errors import SubscriptionLimit
     from tests.support.hook_fakes import FakeSubscriptionStore
 
     counted: list[tuple[str, object, float]] = []

@@ -15,10 +15,11 @@ import pytest
 from reservations import endpoints
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import Conflict, NotFound, SubscriptionLimit
+from reservations.kernel.errors import Conflict, NotFound
 from reservations.kernel.pipeline import run_write
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.writes import WriteConflict
+from reservations.webhooks.errors import SubscriptionLimit
 from reservations.webhooks.models.api import HookWrite, SubscriptionCreate
 from reservations.webhooks.models.domain import (
     MAX_SUBSCRIPTIONS_PER_ORG,

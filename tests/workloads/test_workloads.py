@@ -13,17 +13,10 @@ from hypothesis import strategies as st
 
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
-from reservations.kernel.errors import (
-    Conflict,
-    IdempotencyKeyReused,
-    InvalidRequest,
-    NotFound,
-    UnitsNotSellable,
-    UnitsUnavailable,
-    WorkloadExists,
-)
+from reservations.kernel.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.writes import ItemVersion
+from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import (
     Node,
     ReservationStatus,
@@ -32,6 +25,7 @@ from reservations.nodes.models.partition import (
     Tier,
     WorkloadState,
 )
+from reservations.workloads.errors import UnitsNotSellable, WorkloadExists
 from tests.support.fakes import (
     FakeClock,
     FakeQueue,

@@ -31,13 +31,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from reservations.kernel.auth import bearer_token, derive_key_id
 from reservations.kernel.bodies import JsonInt
 from reservations.kernel.errors import Unauthorized
-from reservations.kernel.ids import (
-    is_resource_id,
-    is_termination_id,
-    is_workload_id,
-    normalize_unit_id,
-)
+from reservations.kernel.ids import is_resource_id
 from reservations.kernel.times import GivenTime, term_problem
+from reservations.nodes.ids import is_workload_id, normalize_unit_id
 from reservations.nodes.models.partition import (
     Node,
     Reservation,
@@ -47,6 +43,7 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.rules.units import governing_reservation
+from reservations.terminations.ids import is_termination_id
 
 # What the API itself accepts: a node is registered with at most 64 units, a reservation
 # names at most 50 orgs of each kind; reason and contract reference as on create.

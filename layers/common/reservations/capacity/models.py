@@ -9,19 +9,21 @@ from pydantic import ConfigDict, Field, StrictBool, StrictStr
 
 from reservations.kernel.bodies import (
     MAX_REASON,
-    MAX_UNITS,
     JsonInt,
     RawBody,
     StrictBody,
-    UnitIds,
     invalid_body,
-    normalized_unit_ids,
     required_body,
-    unit_ids_field,
 )
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.wire import Timestamp
-from reservations.nodes import ReservationView
+from reservations.nodes import (
+    MAX_UNITS,
+    ReservationView,
+    UnitIds,
+    normalized_unit_ids,
+    unit_ids_field,
+)
 
 # The longest notice a reclaim may give its spot workloads, in seconds.
 MAX_NOTICE_SECONDS = 3600

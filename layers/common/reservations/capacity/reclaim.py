@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from reservations.capacity.errors import NotEnoughReleased, PlanStale
 from reservations.capacity.managing import MANAGERS, managed
 from reservations.capacity.models import (
     ReclaimRequest,
@@ -41,7 +42,7 @@ from reservations.capacity.views import reclaim_response
 from reservations.capacity.writes import DeadlineChange, NewTermination, ReclaimAudit, ReclaimWrite
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import EventContext, StoredEvent
-from reservations.kernel.errors import ApiError, NotEnoughReleased, NotFound, PlanStale
+from reservations.kernel.errors import ApiError, NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec

@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from reservations.events.feeds import FeedQuery, node_feed, org_feed
-from reservations.events.models import EventPage
+from reservations.events.models import EVENT_TYPES, EventPage
 from reservations.events.table.feeds import EventTable
 from reservations.events.wiring import event_ports
-from reservations.kernel.envelope import EventType
 from reservations.kernel.grants import Grant
 from reservations.kernel.http.openapi import PAGE_QUERY, listed
 from reservations.kernel.http.routes import ApiRoute, Call, page_route
@@ -21,7 +20,7 @@ TAG = "events"
 EVENTS = EventTable()  # its client is made on first use, never at import
 # A feed's query: its types, a time to start after, and a page's limit and cursor.
 FEED_QUERY: dict[str, dict[str, Any]] = {
-    "types": listed((event_type.value for event_type in EventType), "event types"),
+    "types": listed(EVENT_TYPES, "event types"),
     "after": {
         "description": "RFC 3339 with an offset: only events after this time",
         "schema": {"type": "string", "format": "date-time", "pattern": RFC3339},

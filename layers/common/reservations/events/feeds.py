@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from reservations.events.models import EventPage, EventsRead
+from reservations.events.models import EVENT_TYPES, EventPage, EventsRead
 from reservations.events.ports import EventReader
 from reservations.events.rules.visibility import (
     in_node_feed_of,
@@ -47,7 +47,7 @@ from reservations.kernel.cursors import (
     encode_cursor,
     page_limit,
 )
-from reservations.kernel.envelope import EventType, StoredEvent
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.event_log import after_instant, horizon
 from reservations.kernel.ids import is_resource_id
@@ -232,7 +232,7 @@ def _types(text: str | None) -> frozenset[str]:
     if text is None:
         return frozenset()
     names = [name.strip(" ") for name in text.split(",")]
-    known = {event_type.value for event_type in EventType}
+    known = set(EVENT_TYPES)
     if unknown := [name for name in names if name not in known]:
         raise InvalidRequest(
             "types must be a comma-separated list of event types",

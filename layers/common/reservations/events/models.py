@@ -6,16 +6,39 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from reservations.kernel.envelope import EventType, StoredEvent
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.wire import WireModel
 
+# Every event type of the contract's table, in its order: the one list of them a feed's
+# filter, a subscription and the document accept (each slice declares the types it builds,
+# ``kernel.envelope.EVENT_TYPES``; a test holds the two lists to each other).
+EventTypeName = Literal[
+    "reservation.created",
+    "reservation.released",
+    "reservation.reclaimed",
+    "reservation.cancelled",
+    "reservation.reaffirmed",
+    "reservation.needs_review",
+    "reservation.updated",
+    "reservation.activated",
+    "reservation.expiring",
+    "reservation.expired",
+    "workload.placed",
+    "workload.ended",
+    "workload.termination_requested",
+    "workload.terminated",
+    "workload.termination_stuck",
+    "node.registered",
+    "node.updated",
+]
+EVENT_TYPES: tuple[str, ...] = get_args(EventTypeName)
 # An event type's name as a response shows it: a string (not checked again when shown), one
-# of :class:`EventType`'s as the document declares it.
-EVENT_TYPE_SCHEMA = {"type": "string", "enum": [event_type.value for event_type in EventType]}
+# of :data:`EVENT_TYPES` as the document declares it.
+EVENT_TYPE_SCHEMA = {"type": "string", "enum": list(EVENT_TYPES)}
 EventTypeText = Annotated[str, WithJsonSchema(EVENT_TYPE_SCHEMA)]
 
 
@@ -53,27 +76,6 @@ class NodeFeedAccess:
     owner_org_id: str
     named_until: Mapping[str, datetime] = field(default_factory=dict)
     workload_org_ids: frozenset[str] = field(default_factory=frozenset)
-
-
-EventTypeName = Literal[
-    "reservation.created",
-    "reservation.released",
-    "reservation.reclaimed",
-    "reservation.cancelled",
-    "reservation.reaffirmed",
-    "reservation.needs_review",
-    "reservation.updated",
-    "reservation.activated",
-    "reservation.expiring",
-    "reservation.expired",
-    "workload.placed",
-    "workload.ended",
-    "workload.termination_requested",
-    "workload.terminated",
-    "workload.termination_stuck",
-    "node.registered",
-    "node.updated",
-]
 
 
 class CloudEventView(BaseModel):

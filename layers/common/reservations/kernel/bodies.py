@@ -1,7 +1,7 @@
 """Request bodies, parsed strictly: anything not understood is a 400.
 
 Unknown fields are errors on purpose: ``{"dryrun": true}`` must never be read as a real
-reclaim. Booleans must be JSON booleans, unit ids PCI addresses (compared lower-case).
+write. Booleans must be JSON booleans.
 A body is at most 64 KiB once decoded, UTF-8, and JSON as RFC 8259 has it (no NaN); every
 check is linear in its size, so no body, however built, is slow to refuse.
 """
@@ -17,9 +17,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    Field,
     StrictInt,
-    StrictStr,
     ValidationError,
 )
 
@@ -29,9 +27,7 @@ from reservations.kernel.errors import (
     UnsupportedMediaType,
     field_path,
 )
-from reservations.kernel.ids import PCI_ADDRESS, normalize_unit_id
 
-MAX_UNITS = 32
 MAX_REASON = 1000
 MAX_BODY_BYTES = 64 * 1024  # of the decoded body
 MAX_INT_DIGITS = 100
@@ -50,21 +46,6 @@ def _whole_number(value: Any) -> Any:
 
 # An integer field of a body: an integral number, written 1 or 1.0 (JSON Schema's integer).
 JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
-
-
-# ``unitIds``: PCI addresses, compared case-insensitively (and answered lower-case).
-UnitIds = list[Annotated[StrictStr, Field(pattern=PCI_ADDRESS)]]
-
-
-def unit_ids_field(description: str) -> Any:
-    """A body's ``unitIds``: 1 to MAX_UNITS of them, no duplicates."""
-    return Field(
-        alias="unitIds",
-        min_length=1,
-        max_length=MAX_UNITS,
-        json_schema_extra={"uniqueItems": True},
-        description=description,
-    )
 
 
 class StrictBody(BaseModel):
@@ -174,24 +155,6 @@ def _json_object(body: str) -> dict[str, Any]:
             "request body must be a JSON object", [FieldProblem("body", "is not a JSON object")]
         )
     return document
-
-
-def normalized_unit_ids(unit_ids: list[str]) -> list[str]:
-    """``unitIds`` lower-cased; 400 naming each one that is not a PCI address or repeats."""
-    problems = []
-    normalized: list[str] = []
-    for index, unit_id in enumerate(unit_ids):
-        canonical = normalize_unit_id(unit_id)
-        if canonical is None:
-            problems.append(
-                FieldProblem(f"unitIds[{index}]", "must be a PCI address dddd:bb:dd.f in hex")
-            )
-        elif canonical in normalized:
-            problems.append(FieldProblem(f"unitIds[{index}]", f"duplicate of {canonical}"))
-        normalized.append(canonical or unit_id)
-    if problems:
-        raise invalid_body(problems)
-    return normalized
 
 
 def validated(model: type[_Body], document: dict[str, Any]) -> _Body:

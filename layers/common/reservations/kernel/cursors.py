@@ -1,5 +1,5 @@
 """The list's page cursor: where the next page starts, signed so that a client can neither
-forge nor alter it, and bound to the node, the filter and the caller's org so that it cannot
+forge nor alter it, and bound to the partition, the filter and the caller's org so that it cannot
 be replayed on another list. It is a position and nothing else: who may see what is decided
 again on every page, never carried over from the first."""
 
@@ -29,14 +29,14 @@ _LIMIT = re.compile(r"[1-9][0-9]?|100")
 
 @dataclass(frozen=True, slots=True)
 class CursorScope:
-    """What a cursor is valid for: one node, one status (or event type) filter, one caller
-    org; for an event feed also the feed and its ``after``. The reservation list leaves those
+    """What a cursor is valid for: one partition, one status (or event type) filter, one
+    caller org; for an event feed also the feed and its ``after``. A plain list leaves those
     two empty, and its cursors carry neither (they read as they always did)."""
 
     node_id: str
     statuses: str  # the filter, canonical (sorted, comma-joined); empty for none
     org_id: str
-    feed: str = ""  # "" for the reservation list; the feed's name for an event feed
+    feed: str = ""  # "" for a plain list; the feed's name for an event feed
     after: str = ""  # an event feed's ``after``, canonical; empty for none
 
     def fields(self) -> dict[str, str]:
@@ -49,7 +49,7 @@ class CursorScope:
 
 @dataclass(frozen=True, slots=True)
 class Cursor:
-    """The next page starts after reservation ``after``. A sharded feed's cursor also says
+    """The next page starts after the item ``after``. A sharded feed's cursor also says
     how many shards it read (shards 0 to ``shards`` - 1, each up to ``after``; a shard
     beyond them is read from the feed's start); None: not a sharded feed's, or given out
     before feeds had shards (it read the feed's one partition, shard 0)."""

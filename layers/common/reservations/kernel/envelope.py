@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from reservations.kernel.times import format_event_time, format_time, parse_time, to_millisecond
 
@@ -47,7 +47,7 @@ class EventContext:
     """Where, when, by whom and under which write an event happened: what every builder
     takes besides what changed. ``change_id`` is the write's own id, the same when a retry
     rebuilds the write, so the event's id is too. ``actor`` None: the service itself (a
-    node's report, the sweeper)."""
+    report, a scheduled pass)."""
 
     node_id: str
     owner_org_id: str
@@ -165,25 +165,30 @@ def views_from_json(text: str | None) -> dict[str, Mapping[str, Any]]:
 
 
 class EventType(StrEnum):
-    """Every type of the contract's table."""
+    """The base of every slice's event types: a slice names the types it builds in a
+    ``StrEnum`` of its own below this one, next to its builders (``<slice>/rules/events.py``),
+    each value a type of the contract's table, and declares them
+    (:func:`declare_event_types`)."""
 
-    RESERVATION_CREATED = "reservation.created"
-    RESERVATION_RELEASED = "reservation.released"
-    RESERVATION_RECLAIMED = "reservation.reclaimed"
-    RESERVATION_CANCELLED = "reservation.cancelled"
-    RESERVATION_REAFFIRMED = "reservation.reaffirmed"
-    RESERVATION_NEEDS_REVIEW = "reservation.needs_review"
-    RESERVATION_UPDATED = "reservation.updated"
-    RESERVATION_ACTIVATED = "reservation.activated"
-    RESERVATION_EXPIRING = "reservation.expiring"
-    RESERVATION_EXPIRED = "reservation.expired"
-    WORKLOAD_PLACED = "workload.placed"
-    WORKLOAD_ENDED = "workload.ended"
-    WORKLOAD_TERMINATION_REQUESTED = "workload.termination_requested"
-    WORKLOAD_TERMINATED = "workload.terminated"
-    WORKLOAD_TERMINATION_STUCK = "workload.termination_stuck"
-    NODE_REGISTERED = "node.registered"
-    NODE_UPDATED = "node.updated"
+
+# Every event type declared so far, with the class that declares it: filled as each slice's
+# builders are imported; only what imports every slice (the table of contents, the tests)
+# sees every type. The contract's list, in its order, is the feeds' (``events``).
+EVENT_TYPES: dict[str, type[EventType]] = {}
+
+_Types = TypeVar("_Types", bound=type[EventType])
+
+
+def declare_event_types(types: _Types) -> _Types:
+    """Class decorator: a slice's event types into :data:`EVENT_TYPES`; a type another class
+    declared already is a TypeError (each type is built by one slice)."""
+    for event_type in types:
+        declared = EVENT_TYPES.setdefault(event_type.value, types)
+        if declared is not types:
+            raise TypeError(
+                f"{types.__qualname__}: {event_type.value} is {declared.__qualname__}'s"
+            )
+    return types
 
 
 EVENT_ID_PREFIX = "evt-"
@@ -208,7 +213,7 @@ def new_event(
     event_type: str,
     subject: str,
     data: Mapping[str, Any],
-    audience: Iterable[str],
+    audience_org_ids: Iterable[str],
 ) -> StoredEvent:
     event = CloudEvent(
         id=event_id(context.node_id, context.change_id, event_type, subject),
@@ -219,7 +224,7 @@ def new_event(
         data=present(data),
         actor=context.actor,
     )
-    return StoredEvent(event, context.owner_org_id, frozenset(audience))
+    return StoredEvent(event, context.owner_org_id, frozenset(audience_org_ids))
 
 
 def optional_time(moment: datetime | None) -> str | None:

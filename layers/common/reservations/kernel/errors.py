@@ -1,20 +1,25 @@
 """Errors with the contract's status and code; the HTTP layer maps them to responses.
 
-Each error code is defined once, here, by its class: its status, its code, whether a keyed
-request keeps it for replay (``kept``: the contract's "Idempotency" list), and what the
-OpenAPI document says of it (its docstring, as ``documented``). ``kernel.idempotency.rules`` and
-``kernel.http.openapi`` derive from :data:`ERRORS`; nothing else spells a code's facts again.
+Each error code is defined once, by its class: its row in the contract's table, its status,
+its code, whether a keyed request keeps it for replay (``kept``: the contract's
+"Idempotency" list), and what the OpenAPI document says of it (its docstring, as
+``documented``). The kernel defines the codes every endpoint may answer; a slice defines its
+own refusals (``<slice>/errors.py``). Each class registers itself in :data:`ERRORS`, at its
+row, when it is defined; ``kernel.idempotency.rules`` and ``kernel.http.openapi`` derive from
+that registry, so nothing else spells a code's facts again, and a reader of the whole table
+(the OpenAPI document, the error listings) imports every slice first (``reservations.endpoints``).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 
 def field_path(location: Iterable[int | str]) -> str:
-    """A validation error's location as every response and message names it: ``unitIds[2]``,
+    """A validation error's location as every response and message names it: ``ids[2]``,
     ``header.Idempotency-Key``; empty for the document itself."""
     path = ""
     for part in location:
@@ -30,10 +35,13 @@ class FieldProblem:
 
 class ApiError(Exception):
     """An error a client may see, as the contract's table has it: every subclass is one row
-    of the table, registered in :data:`ERRORS` in the order the document lists them, with
-    its status and code, whether a keyed request keeps it (``kept``), and, as its
-    docstring, what the OpenAPI document says of it."""
+    of the table, registered in :data:`ERRORS` at its ``row`` (the order the document lists
+    them in), with its status and code, whether a keyed request keeps it (``kept``), and, as
+    its docstring, what the OpenAPI document says of it."""
 
+    # Where the contract's table lists it: the rows are spaced by ten, so that a new code
+    # takes a free row between two others and no other row moves.
+    row: ClassVar[int] = 0
     status: ClassVar[int] = 500
     code: ClassVar[str] = "internal"
     # Whether a request with an Idempotency-Key keeps this answer and replays it: only
@@ -44,12 +52,19 @@ class ApiError(Exception):
     retry_after: ClassVar[int | None] = None
 
     def __init_subclass__(
-        cls, *, status: int, code: str, kept: bool = False, retry_after: int | None = None
+        cls,
+        *,
+        row: int,
+        status: int,
+        code: str,
+        kept: bool = False,
+        retry_after: int | None = None,
     ) -> None:
         super().__init_subclass__()
-        cls.status, cls.code, cls.kept, cls.retry_after = status, code, kept, retry_after
+        cls.row, cls.status, cls.code, cls.kept = row, status, code, kept
+        cls.retry_after = retry_after
         cls.documented = " ".join((cls.__doc__ or "").split())
-        ERRORS.append(cls)
+        register(cls)
 
     def __init__(self, message: str, details: list[FieldProblem] | None = None) -> None:
         super().__init__(message)
@@ -60,15 +75,25 @@ class ApiError(Exception):
         self.headers: tuple[tuple[str, str], ...] = ()
 
 
-# Every error code's class, the base's 500 first; subclasses join as they are defined.
+# Every error code's class defined so far, in the contract's order (by row), the base's 500
+# first: each joins at its row as it is defined, whichever module defines it first.
 ERRORS: list[type[ApiError]] = [ApiError]
 
 
-class InvalidRequest(ApiError, status=400, code="invalid_request"):
+def register(error: type[ApiError]) -> None:
+    """``error`` into :data:`ERRORS` at its row; a row already taken is a TypeError (two
+    codes cannot share a place in the table)."""
+    taken = [known.__qualname__ for known in ERRORS if known.row == error.row]
+    if taken:
+        raise TypeError(f"{error.__qualname__}: row {error.row} is {taken[0]}'s")
+    bisect.insort(ERRORS, error, key=lambda known: known.row)
+
+
+class InvalidRequest(ApiError, row=10, status=400, code="invalid_request"):
     """the body is not a JSON object of the documented fields"""
 
 
-class Unauthorized(ApiError, status=401, code="unauthorized"):
+class Unauthorized(ApiError, row=20, status=401, code="unauthorized"):
     """missing, malformed, unknown, revoked or expired key"""
 
     def __init__(self) -> None:
@@ -76,7 +101,7 @@ class Unauthorized(ApiError, status=401, code="unauthorized"):
         super().__init__("missing or invalid API key")
 
 
-class NotFound(ApiError, status=404, code="not_found"):
+class NotFound(ApiError, row=30, status=404, code="not_found"):
     """unknown, not visible, or the key lacks the permission (identical)"""
 
     def __init__(self) -> None:
@@ -84,62 +109,7 @@ class NotFound(ApiError, status=404, code="not_found"):
         super().__init__("not found")
 
 
-class ReservationNotActive(ApiError, status=409, code="reservation_not_active", kept=True):
-    """release, reclaim: the reservation is not active, or its term does not include now"""
-
-
-class UnitsUnavailable(ApiError, status=409, code="units_unavailable", kept=True):
-    """create, PATCH, place, node update: a unit is held by another live reservation,
-    claimed, or withheld; details name each unit and why"""
-
-
-class WorkloadExists(ApiError, status=409, code="workload_exists", kept=True):
-    """place: the workload id is already on the node"""
-
-
-class StaleTopology(ApiError, status=409, code="stale_topology", kept=True):
-    """node update: topologyGen is lower than the stored one, or equal with other units"""
-
-
-class ReservationNotInReview(ApiError, status=409, code="reservation_not_in_review", kept=True):
-    """re-affirm: the reservation is not needs-review"""
-
-
-class ReservationNotChangeable(ApiError, status=409, code="reservation_not_changeable", kept=True):
-    """PATCH: the reservation is not pending or active, or its stored state does not allow
-    the change (startsAt once active, an endsAt not after startsAt, removing every unit,
-    adding a unit it holds, more than 32 units after the change); details name the field"""
-
-
-class SubscriptionLimit(ApiError, status=409, code="subscription_limit"):
-    """subscribe: the org already has 10 webhook subscriptions"""
-
-
-class PlanStale(ApiError, status=409, code="plan_stale", kept=True):
-    """reclaim with a planId: something the plan was bound to changed (a placement, a
-    release, another reclaim, an end, the plan's own apply), or the plan expired; nothing
-    was done; the message (and details, when it can) name what changed"""
-
-
-class NotEnoughReleased(ApiError, status=409, code="not_enough_released", kept=True):
-    """reclaim by count: fewer released units than asked; the message says how many there
-    are"""
-
-
-class DeliveryNotFailed(ApiError, status=409, code="delivery_not_failed"):
-    """webhook delivery retry: the delivery is not failed (pending: it is retried on its
-    schedule; delivered: there is nothing to send again); the message names its state. Not
-    kept under an Idempotency-Key: a retry keeps nothing, and a pending delivery may fail
-    later and then be retried"""
-
-
-class SubscriptionDisabled(ApiError, status=409, code="subscription_disabled"):
-    """webhook delivery retry: the subscription is disabled (5 days of failed deliveries);
-    nothing is queued. It is re-enabled by deleting it and subscribing again. Not kept under
-    an Idempotency-Key"""
-
-
-class StorageLimit(ApiError, status=409, code="storage_limit"):
+class StorageLimit(ApiError, row=150, status=409, code="storage_limit"):
     """a write would grow a stored item past DynamoDB's 400 KB item size (the node's list
     access item names every org its reservations name); nothing was written. Not kept
     under an Idempotency-Key: once reservations end and leave the history, it fits"""
@@ -151,15 +121,17 @@ class StorageLimit(ApiError, status=409, code="storage_limit"):
         )
 
 
-class Conflict(ApiError, status=409, code="conflict", retry_after=1):
+class Conflict(ApiError, row=160, status=409, code="conflict", retry_after=1):
     """the write kept losing to concurrent writers; the same key may retry and then act"""
 
 
-class IdempotencyInProgress(ApiError, status=409, code="idempotency_in_progress", retry_after=1):
+class IdempotencyInProgress(
+    ApiError, row=170, status=409, code="idempotency_in_progress", retry_after=1
+):
     """the same Idempotency-Key is still being processed"""
 
 
-class PreconditionFailed(ApiError, status=412, code="precondition_failed"):
+class PreconditionFailed(ApiError, row=180, status=412, code="precondition_failed"):
     """If-Match names none of the current version's tags (a weak tag never matches);
     nothing was done. The answer carries the current ETag. Never kept under an
     Idempotency-Key: the same key may be retried, and a retry whose first try committed
@@ -170,26 +142,12 @@ class PreconditionFailed(ApiError, status=412, code="precondition_failed"):
         self.headers = (etag,)
 
 
-class UnitsNotInReservation(ApiError, status=422, code="units_not_in_reservation", kept=True):
-    """release, reclaim: some unitIds are not in the reservation's reservedUnitIds; PATCH:
-    some removeUnitIds are not"""
-
-
-class UnitsNotReservable(ApiError, status=422, code="units_not_reservable", kept=True):
-    """create, PATCH addUnitIds, re-affirm: a unit is not on the node or not reservable;
-    details say which"""
-
-
-class UnitsNotSellable(ApiError, status=422, code="units_not_sellable", kept=True):
-    """place: a unit is not on the node or not sellable; details say which and why"""
-
-
-class IdempotencyKeyReused(ApiError, status=422, code="idempotency_key_reused"):
+class IdempotencyKeyReused(ApiError, row=220, status=422, code="idempotency_key_reused"):
     """the same Idempotency-Key with a different request (never kept: the first answer
     stays the one a repeat of the first request gets)"""
 
 
-class UnsupportedMediaType(ApiError, status=415, code="unsupported_media_type"):
+class UnsupportedMediaType(ApiError, row=230, status=415, code="unsupported_media_type"):
     """the body is declared as something other than application/json (a charset parameter
     is fine; no Content-Type at all is read as JSON)"""
 
@@ -200,7 +158,7 @@ class UnsupportedMediaType(ApiError, status=415, code="unsupported_media_type"):
         )
 
 
-class Unavailable(ApiError, status=503, code="internal", retry_after=2):
+class Unavailable(ApiError, row=240, status=503, code="internal", retry_after=2):
     """AWS did not answer within the call's time; retry (a POST with the same
     Idempotency-Key; a PUT as it was)"""
 

@@ -1,5 +1,5 @@
-"""The context every write's events are built in (``<slice>.rules.events``): the node, its owner as
-read, the write's own id, its time and who made it."""
+"""The context every write's events are built in (``<slice>.rules.events``): where they
+happened and whose it is as read, the write's own id, its time and who made it."""
 
 from __future__ import annotations
 

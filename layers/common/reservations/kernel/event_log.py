@@ -2,8 +2,8 @@
 
 A feed is a log in the order its items were recorded: an item's position is the moment its
 writer wrote it (the writer's clock, to the millisecond), then the event's id. The event's
-``time`` is the moment it stands for, which may be much earlier (a relay's backlog pass, a
-review derived from a node update, a node's late report).
+``time`` is the moment it stands for, which may be much earlier (a relay's backlog pass, an
+event derived from another, a late report).
 
 A read stops at the settle window's horizon, ``SETTLE_WINDOW`` before the reader's clock:
 an item recorded more recently may still have a slower neighbour being written before it.

@@ -13,8 +13,8 @@ metrics = Metrics()
 tracer = Tracer()
 
 # The correlation id of each kind of invocation: the API request's id, the schedule event's
-# id, and for an SQS batch its first message's id (each report's own lines name their
-# termination).
+# id, and for an SQS batch its first message's id (each message's own lines name what it
+# is about).
 API_REQUEST = correlation_paths.API_GATEWAY_HTTP
 SCHEDULED_EVENT = correlation_paths.EVENT_BRIDGE
 SQS_BATCH = "Records[0].messageId"

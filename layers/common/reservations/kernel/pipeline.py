@@ -60,7 +60,7 @@ from reservations.kernel.idempotency.models import (
     StoredResponse,
 )
 from reservations.kernel.idempotency.rules import HEADER, is_kept
-from reservations.kernel.ids import is_resource_id, is_workload_id
+from reservations.kernel.ids import is_resource_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.ports import Ports
 from reservations.kernel.preconditions import IF_MATCH, EntityTags, etag_header, parse_if_match
@@ -73,9 +73,6 @@ W = TypeVar("W")  # the write
 P = TypeVar("P", bound=Ports)  # the slice's ports
 S_co = TypeVar("S_co", covariant=True)
 W_contra = TypeVar("W_contra", contravariant=True)
-
-# How a path id must look, by its name in the route (any other: a resource id).
-_ID_RULES: dict[str, Callable[[str], bool]] = {"workloadId": is_workload_id}
 
 
 @dataclass(frozen=True)
@@ -111,8 +108,9 @@ class Request(Generic[B]):
 
 @dataclass(frozen=True)
 class Decision(Generic[W]):
-    """What a write decided: the write (None: nothing to write, as for a dry run or a node
-    already as stored) and the answer, rendered once, so that a replay is the same bytes."""
+    """What a write decided: the write (None: nothing to write, as for a dry run or a
+    partition already as stored) and the answer, rendered once, so that a replay is the
+    same bytes."""
 
     write: W | None
     answer: Outcome
@@ -131,7 +129,7 @@ class Committed:
 @dataclass(frozen=True)
 class Access(Generic[S]):
     """Who may make a call: the key's permission, settled before any read, and, where the
-    partition's data settles it (a node's owner, a reservation's managers), who may on this
+    partition's data settles it (who owns or manages what it acts on), who may on this
     partition, settled by its first read, before the body."""
 
     permitted: Callable[[Caller], bool]
@@ -234,12 +232,14 @@ class WriteSpec(Generic[B, S, W, P]):
     # Refusals a committed first request explains: the key's first answer, if any, instead.
     first_answer_for: tuple[type[ApiError], ...] = ()
     before_write: Callable[[W, P], W] | None = None  # a step before the first write
-    # The write made whole from what it was decided from (a node's: its events).
+    # The write made whole from what it was decided from (its events).
     finish: Callable[[S, W], W] | None = None
     after_commit: Callable[[S, W, P, datetime], None] | None = None
-    # Where the write acts on one versioned thing (a reservation): its current tag as read.
+    # Where the write acts on one versioned thing: its current tag as read.
     # A spec with one honours If-Match (its route declares the header and the 412).
     etag: CurrentTag[S] | None = None
+    # How a path id must look, by its name in the route, where it is not a resource id.
+    path_ids: Mapping[str, Callable[[str], bool]] = field(default_factory=dict, hash=False)
 
     @property
     def refusals(self) -> tuple[type[ApiError], ...]:
@@ -248,7 +248,7 @@ class WriteSpec(Generic[B, S, W, P]):
 
     @property
     def noun(self) -> str:
-        """The name in words, as the log lines say it: ``WorkloadEnd``, "workload end"."""
+        """The name in words, as the log lines say it: ``ItemChange``, "item change"."""
         return re.sub(r"(?<!^)(?=[A-Z])", " ", self.name).lower()
 
 
@@ -263,7 +263,7 @@ def run_write(
 ) -> Outcome:
     """The answer to one write: its outcome or a replay; an ApiError is raised.
     ``if_match``: the If-Match header as sent, read where the spec has an ``etag``."""
-    if not (_ids_look_right(route) and spec.access.permitted(caller)):
+    if not (_ids_look_right(spec, route) and spec.access.permitted(caller)):
         raise NotFound()
     partition = spec.partition(ports)
     read = _reads(spec, route, caller, partition)
@@ -286,8 +286,9 @@ def run_write(
         return _first_answer_or(refusal, keyed, ports, partition)
 
 
-def _ids_look_right(route: Route) -> bool:
-    return all(_ID_RULES.get(name, is_resource_id)(value) for name, value in route.params.items())
+def _ids_look_right(spec: WriteSpec[B, S, W, P], route: Route) -> bool:
+    rules = spec.path_ids
+    return all(rules.get(name, is_resource_id)(value) for name, value in route.params.items())
 
 
 def _reads(
@@ -418,7 +419,7 @@ def _unwritten(
     keyed: IdempotentRequest | None, answer: Outcome, partition: Partition[S, W], now: datetime
 ) -> Outcome:
     """A real run with nothing to write (a PATCH that changes nothing) still keeps its
-    answer under its key, so a repeat gets it again even after the reservation moved on;
+    answer under its key, so a repeat gets it again even after what it acted on moved on;
     a live first answer of the key is replayed instead."""
     record = idempotency.answer_record(keyed, answer, now)
     if keyed is None or record is None:
@@ -451,8 +452,8 @@ def _count(committed: Committed, route: Route, caller: Caller) -> None:
 def _first_answer_or(
     refusal: ApiError, keyed: IdempotentRequest | None, ports: Ports, partition: Partition[S, W]
 ) -> Outcome:
-    """The key's live first answer when there is one (a create whose term went stale since
-    it committed, an end whose workload is gone because it did); else the refusal. Only
+    """The key's live first answer when there is one (a write whose own commit made the
+    refusal true, as an end of what it already removed); else the refusal. Only
     then is the record read: one GetItem, on this path alone."""
     replayed = idempotency.first_answer(keyed, partition.stored_answer, ports.clock())
     if replayed is None:

@@ -2,9 +2,9 @@
 client sends with it, ``If-Match`` (a write acts only on the version it names) and
 ``If-None-Match`` (a read answers 304 while the version is the one the client holds).
 
-A tag here is the opaque text between the quotes; what it is made of is the slice's own
-(the nodes slice's ``reservation_etag``). The write pipeline (``kernel.pipeline``) checks a
-parsed ``If-Match`` against the tag its spec reads from the partition it read.
+A tag here is the opaque text between the quotes; what it is made of is the slice's own.
+The write pipeline (``kernel.pipeline``) checks a parsed ``If-Match`` against the tag its
+spec reads from the partition it read.
 
 The headers are parsed by RFC 9110's grammar in one pass, linear in their length: ``*``
 alone, or a comma-separated list of entity tags, each ``"…"`` (strong) or ``W/"…"``

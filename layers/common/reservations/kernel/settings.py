@@ -34,39 +34,12 @@ class Settings(BaseModel):
     table_name: str = Field(alias="TABLE_NAME", min_length=1)
     # Revocation takes effect within this; 60 s is the deployed value.
     key_cache_ttl_seconds: float = Field(60.0, alias="KEY_CACHE_TTL_SECONDS", ge=0)
-    # The sweeper's pace (set on SweeperFunction from the stack's parameters; the defaults
-    # are those parameters' defaults): how long a committed termination waits for the
-    # reclaim's own send, how long a delivered one may stay unreported, how many deliveries
-    # before it is flagged stuck, and the slow pace at which a stuck one is still sent.
-    sweeper_grace_seconds: float = Field(60.0, alias="SWEEPER_GRACE_SECONDS", ge=0)
-    confirm_deadline_seconds: float = Field(
-        600.0, alias="TERMINATION_CONFIRM_DEADLINE_SECONDS", ge=0
-    )
-    max_deliveries: int = Field(5, alias="TERMINATION_MAX_DELIVERIES", ge=1)
-    stuck_resend_seconds: float = Field(3600.0, alias="STUCK_RESEND_SECONDS", ge=0)
     # Signs the lists' page cursors (the reservation list and the event feeds: from a
     # Secrets Manager secret the stack makes). No default: a deployment without it must not
     # sign with a known key.
     cursor_signing_key: str | None = Field(None, alias="CURSOR_SIGNING_KEY", min_length=32)
-    # Where a registered node's queue is made (PutNodeFunction only: the stack's
-    # NodeQueuePrefix and its shared dead-letter queue). No default: they name resources.
-    node_queue_prefix: str | None = Field(None, alias="NODE_QUEUE_PREFIX", min_length=1)
-    node_dead_letter_queue_arn: str | None = Field(
-        None, alias="NODE_DEAD_LETTER_QUEUE_ARN", min_length=1
-    )
     # How long history is kept (events among it): the stack's HistoryRetentionDays.
     history_retention_days: int = Field(400, alias="HISTORY_RETENTION_DAYS", ge=1, le=36500)
-    # The webhook sender's queue (WebhookSenderFunction only), whose messages it puts back
-    # until their next attempt. No default: it names a resource.
-    webhook_delivery_queue_url: str | None = Field(
-        None, alias="WEBHOOK_DELIVERY_QUEUE_URL", min_length=1
-    )
-    # The stack's WebhookAllowLocalReceiver (off unless the local stack turns it on): a
-    # subscription may name http://127.0.0.1:<port>, reached at WEBHOOK_LOCAL_RECEIVER_HOST.
-    webhook_allow_local_receiver: bool = Field(False, alias="WEBHOOK_ALLOW_LOCAL_RECEIVER")
-    webhook_local_receiver_host: str = Field(
-        "127.0.0.1", alias="WEBHOOK_LOCAL_RECEIVER_HOST", min_length=1
-    )
     # The stack's EventBridge bus (the event relays only). No default: it names a resource.
     event_bus_name: str | None = Field(None, alias="EVENT_BUS_NAME", min_length=1)
     # How long the scheduled relay leaves a new event to the stream's relay.
@@ -110,18 +83,68 @@ class Settings(BaseModel):
         return self.org_feed_shards.get(org_id, 1)
 
 
+# Each slice's own settings (``<slice>/settings.py``), registered by :func:`section` when the
+# slice is imported: what :func:`settings` checks besides the kernel's own.
+SECTIONS: list[type[BaseModel]] = []
+_Section = TypeVar("_Section", bound=BaseModel)
+
+
 @cache
 def settings() -> Settings:
-    """The settings from os.environ; raises SettingsError naming each bad variable."""
+    """The settings from os.environ, checked with every registered section's (once: a bad
+    variable fails the function's first invocation); raises SettingsError naming each bad
+    variable."""
+    environment = dict(os.environ)
+    problems = [
+        problem for model in SECTIONS for problem in _problems(model, environment) if problem
+    ]
     try:
-        return Settings.model_validate(dict(os.environ))
+        current = Settings.model_validate(environment)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in problem['loc'])}: "
-            + ("not set" if problem["type"] == "missing" else problem["msg"])
-            for problem in error.errors()
-        )
-        raise SettingsError(f"invalid function environment: {problems}") from None
+        problems = [_problem(error), *problems]
+        current = None
+    if current is None or problems:
+        raise SettingsError(f"invalid function environment: {'; '.join(problems)}")
+    return current
+
+
+def _problem(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in problem['loc'])}: "
+        + ("not set" if problem["type"] == "missing" else problem["msg"])
+        for problem in error.errors()
+    )
+
+
+def _problems(model: type[BaseModel], environment: dict[str, str]) -> list[str]:
+    try:
+        model.model_validate(environment)
+    except ValidationError as error:
+        return [_problem(error)]
+    return []
+
+
+def section(model: type[_Section]) -> Callable[[], _Section]:
+    """A slice's own settings, registered for :func:`settings` to check: the reader returned
+    reads them from os.environ at each call (a few fields, cheap), raising SettingsError
+    naming each bad variable."""
+    SECTIONS.append(model)
+
+    def read() -> _Section:
+        try:
+            return model.model_validate(dict(os.environ))
+        except ValidationError as error:
+            raise SettingsError(f"invalid function environment: {_problem(error)}") from None
+
+    return read
+
+
+def required(variable: str, value: str | None) -> str:
+    """A setting that names a resource and has no default; SettingsError naming the
+    variable when it is not set."""
+    if value is None:
+        raise SettingsError(f"invalid function environment: {variable}: not set")
+    return value
 
 
 class _ExpiryWarning(BaseModel):
@@ -142,41 +165,12 @@ def expiry_warning_minutes() -> int:
 
 def cursor_signing_key() -> bytes:
     """The list cursor's HMAC key; SettingsError naming the variable when it is not set."""
-    key = settings().cursor_signing_key
-    if key is None:
-        raise SettingsError("invalid function environment: CURSOR_SIGNING_KEY: not set")
-    return key.encode()
-
-
-def webhook_delivery_queue_url() -> str:
-    """The webhook delivery queue; SettingsError naming the variable when it is not set."""
-    url = settings().webhook_delivery_queue_url
-    if url is None:
-        raise SettingsError("invalid function environment: WEBHOOK_DELIVERY_QUEUE_URL: not set")
-    return url
+    return required("CURSOR_SIGNING_KEY", settings().cursor_signing_key).encode()
 
 
 def event_bus_name() -> str:
     """The stack's event bus; SettingsError naming the variable when it is not set."""
-    name = settings().event_bus_name
-    if name is None:
-        raise SettingsError("invalid function environment: EVENT_BUS_NAME: not set")
-    return name
-
-
-def node_queue_settings() -> tuple[str, str]:
-    """The node queues' name prefix and dead-letter queue ARN; SettingsError naming each
-    variable that is not set."""
-    current = settings()
-    prefix, arn = current.node_queue_prefix, current.node_dead_letter_queue_arn
-    if prefix is None or arn is None:
-        missing = [
-            name
-            for name, value in (("NODE_QUEUE_PREFIX", prefix), ("NODE_DEAD_LETTER_QUEUE_ARN", arn))
-            if value is None
-        ]
-        raise SettingsError(f"invalid function environment: {', '.join(missing)}: not set")
-    return prefix, arn
+    return required("EVENT_BUS_NAME", settings().event_bus_name)
 
 
 def check_settings(handler: Handler) -> Handler:

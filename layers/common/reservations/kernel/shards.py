@@ -1,5 +1,5 @@
 """Spreading a partition that would take too many writes a second over several: the shard
-a key (a node id) goes to, the same in every process and every deploy (``docs/scale.md``)."""
+a key goes to, the same in every process and every deploy (``docs/scale.md``)."""
 
 from __future__ import annotations
 

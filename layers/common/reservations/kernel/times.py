@@ -1,6 +1,6 @@
 """The one timestamp format: RFC 3339 in UTC with a ``Z``, to the second (as the API shows
 and the table stores them; an event's time to the millisecond), and the one rule for a time
-a client or a fleet file gives: RFC 3339 with an offset, whose UTC value falls within the
+a client or a file gives: RFC 3339 with an offset, whose UTC value falls within the
 years 1970-9999."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def in_range(moment: datetime) -> datetime:
 
 
 def parse_given_time(text: str) -> datetime:
-    """A time a client or a fleet file gives, in UTC; ValueError saying what is wrong: not
+    """A time a client or a file gives, in UTC; ValueError saying what is wrong: not
     RFC 3339 with an offset, not a real date, or outside the years 1970-9999 in UTC."""
     if not _RFC3339.fullmatch(text):
         raise ValueError(NOT_RFC3339)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, WithJsonSchema
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from reservations.kernel.errors import ERRORS, ApiError
 
@@ -53,11 +55,20 @@ class ErrorDetail(BaseModel):
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
+class _RegisteredCodes:
+    """An error code's JSON schema: one of the codes :data:`ERRORS` holds when the schema is
+    made, not when this module is imported (slices register their own codes; the document's
+    maker has imported every slice by then)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, _schema: CoreSchema, _handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string", "enum": list(dict.fromkeys(e.code for e in ERRORS))}
+
+
 # An error's code: one of the contract's table (every code :data:`ERRORS` registers).
-ErrorCode = Annotated[
-    str,
-    WithJsonSchema({"type": "string", "enum": list(dict.fromkeys(e.code for e in ERRORS))}),
-]
+ErrorCode = Annotated[str, _RegisteredCodes]
 
 
 class ErrorBody(BaseModel):

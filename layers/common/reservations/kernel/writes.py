@@ -10,7 +10,7 @@ from reservations.kernel.idempotency.models import StoredResponse
 
 @dataclass(frozen=True, slots=True)
 class ItemVersion:
-    """An item of the node's partition as it was read: the write needs it still there."""
+    """An item of the partition as it was read: the write needs it still there."""
 
     id: str
     version: int

@@ -6,6 +6,15 @@ What other slices may use of it: they import it from here, never from its module
 
 from __future__ import annotations
 
+from reservations.nodes.errors import UnitsUnavailable
+from reservations.nodes.ids import (
+    MAX_UNITS,
+    UnitIds,
+    is_workload_id,
+    normalize_unit_id,
+    normalized_unit_ids,
+    unit_ids_field,
+)
 from reservations.nodes.models.partition import (
     CLAIMING_STATES,
     ListAccess,
@@ -116,6 +125,7 @@ __all__ = [
     "CLOCK_FIRED",
     "CLOCK_SHARD",
     "LIST_PK",
+    "MAX_UNITS",
     "MOMENT_NAMES",
     "NODE_EVENTS_PREFIX",
     "NODE_HISTORY_PREFIX",
@@ -146,7 +156,9 @@ __all__ = [
     "TopologyRead",
     "Unit",
     "UnitGenerations",
+    "UnitIds",
     "UnitReason",
+    "UnitsUnavailable",
     "Workload",
     "WorkloadKind",
     "WorkloadState",
@@ -163,6 +175,7 @@ __all__ = [
     "effective_status",
     "free_unit",
     "in_term",
+    "is_workload_id",
     "named_after_change",
     "named_after_create",
     "named_after_end",
@@ -181,6 +194,8 @@ __all__ = [
     "node_pk",
     "node_ports",
     "node_table",
+    "normalize_unit_id",
+    "normalized_unit_ids",
     "not_reservable_reason",
     "reservation_answer",
     "reservation_etag",
@@ -199,6 +214,7 @@ __all__ = [
     "termination_of",
     "topology_check",
     "unit_from_item",
+    "unit_ids_field",
     "unit_key",
     "with_events",
     "with_fired",

@@ -26,7 +26,8 @@ from reservations.kernel.cursors import (
     page_limit,
 )
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
-from reservations.kernel.ids import is_resource_id, is_workload_id
+from reservations.kernel.ids import is_resource_id
+from reservations.nodes.ids import is_workload_id
 from reservations.nodes.models.partition import Node, Workload
 from reservations.nodes.models.reads import WorkloadsRead
 from reservations.nodes.models.views import NodeView, WorkloadPage, WorkloadView

@@ -17,12 +17,13 @@ from datetime import datetime
 
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.errors import FieldProblem, StaleTopology, UnitsUnavailable
+from reservations.kernel.errors import FieldProblem
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
+from reservations.nodes.errors import StaleTopology, UnitsUnavailable
 from reservations.nodes.models.partition import Node, NodeSnapshot, ReviewScope, Unit
 from reservations.nodes.models.requests import NodeRequest, UnitSpec, parse_node_request
 from reservations.nodes.models.writes import NodePut, UnitPut

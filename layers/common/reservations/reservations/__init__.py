@@ -5,7 +5,18 @@ What other slices may use of it: they import it from here, never from its module
 from __future__ import annotations
 
 from reservations.reservations.changes import Found, change, committed, decided, found
+from reservations.reservations.errors import ReservationNotActive, UnitsNotInReservation
 from reservations.reservations.table import WRITERS
 from reservations.reservations.writes import ReservationChange
 
-__all__ = ["WRITERS", "Found", "ReservationChange", "change", "committed", "decided", "found"]
+__all__ = [
+    "WRITERS",
+    "Found",
+    "ReservationChange",
+    "ReservationNotActive",
+    "UnitsNotInReservation",
+    "change",
+    "committed",
+    "decided",
+    "found",
+]

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.errors import NotFound, ReservationNotActive
+from reservations.kernel.errors import NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Decision, Request, WriteSpec
 from reservations.kernel.settings import settings
@@ -25,6 +25,7 @@ from reservations.nodes import (
     with_events,
 )
 from reservations.reservations.changes import OWNERS, change, committed, decided, ended, found
+from reservations.reservations.errors import ReservationNotActive
 from reservations.reservations.models import CancelRequest, parse_cancel_request
 from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.access import may_write_reservations

@@ -16,14 +16,7 @@ from typing import Any
 
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import Actor, EventContext, StoredEvent
-from reservations.kernel.errors import (
-    ApiError,
-    FieldProblem,
-    InvalidRequest,
-    NotFound,
-    UnitsNotReservable,
-    UnitsUnavailable,
-)
+from reservations.kernel.errors import ApiError, FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import expiry_warning_minutes, settings
 from reservations.kernel.writes import ItemVersion
@@ -32,6 +25,7 @@ from reservations.nodes import (
     NodeSnapshot,
     Reservation,
     UnitReason,
+    UnitsUnavailable,
     named_after_create,
     naming_the_same,
     node_partition,
@@ -40,6 +34,7 @@ from reservations.nodes import (
     with_events,
 )
 from reservations.reservations.changes import OWNERS
+from reservations.reservations.errors import UnitsNotReservable
 from reservations.reservations.models import CreateReservationRequest, parse_create_request
 from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.access import may_write_reservations

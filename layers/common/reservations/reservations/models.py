@@ -10,20 +10,23 @@ from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
 from reservations.kernel.bodies import (
     MAX_REASON,
-    MAX_UNITS,
     RawBody,
     StrictBody,
-    UnitIds,
     invalid_body,
     optional_body,
     required_body,
-    unit_ids_field,
 )
 from reservations.kernel.errors import FieldProblem
-from reservations.kernel.ids import RESOURCE_ID, normalize_unit_id
+from reservations.kernel.ids import RESOURCE_ID
 from reservations.kernel.times import RFC3339, parse_given_time, term_problem
 from reservations.kernel.wire import NextCursor, WireModel
-from reservations.nodes import ReservationView
+from reservations.nodes import (
+    MAX_UNITS,
+    ReservationView,
+    UnitIds,
+    normalize_unit_id,
+    unit_ids_field,
+)
 
 _OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
 # A time a request gives: RFC 3339 with an offset (the pattern the model checks; the document

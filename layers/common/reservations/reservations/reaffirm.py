@@ -13,12 +13,7 @@ from datetime import datetime
 
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.errors import (
-    FieldProblem,
-    NotFound,
-    ReservationNotInReview,
-    UnitsNotReservable,
-)
+from reservations.kernel.errors import FieldProblem, NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import expiry_warning_minutes
@@ -41,6 +36,7 @@ from reservations.nodes import (
     with_fired,
 )
 from reservations.reservations.changes import found
+from reservations.reservations.errors import ReservationNotInReview, UnitsNotReservable
 from reservations.reservations.models import ReaffirmRequest, parse_reaffirm_request
 from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.term import initial_status, not_reservable

@@ -25,12 +25,13 @@ from reservations.kernel.cursors import (
     encode_cursor,
     page_limit,
 )
-from reservations.kernel.errors import DeliveryNotFailed, NotFound, SubscriptionDisabled
+from reservations.kernel.errors import NotFound
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.idempotency.rules import check_header
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.wire import response_json
+from reservations.webhooks.errors import DeliveryNotFailed, SubscriptionDisabled
 from reservations.webhooks.models.api import RetryQueued
 from reservations.webhooks.models.domain import (
     Delivery,

@@ -6,19 +6,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from reservations.kernel.errors import (
-    DeliveryNotFailed,
-    InvalidRequest,
-    NotFound,
-    SubscriptionDisabled,
-    Unauthorized,
-)
+from reservations.kernel.errors import InvalidRequest, NotFound, Unauthorized
 from reservations.kernel.grants import Grant
 from reservations.kernel.http.openapi import PAGE_QUERY
 from reservations.kernel.http.routes import ApiRoute, Call, Link, page_route, read_route
 from reservations.kernel.idempotency.models import Outcome
-from reservations.kernel.settings import settings
 from reservations.webhooks.deliveries import get_delivery, list_deliveries, retry_delivery
+from reservations.webhooks.errors import DeliveryNotFailed, SubscriptionDisabled
 from reservations.webhooks.models.api import (
     NoBody,
     RetryQueued,
@@ -29,6 +23,7 @@ from reservations.webhooks.models.api import (
 )
 from reservations.webhooks.models.domain import DeliveryDetail, DeliveryPage, new_subscription_id
 from reservations.webhooks.ports import WebhookPorts
+from reservations.webhooks.settings import settings
 from reservations.webhooks.subscriptions import (
     ROTATE_SECRET,
     UNSUBSCRIBE,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from reservations.events import EVENTS_READ
+from reservations.events import EVENT_TYPES, EVENTS_READ
 from reservations.kernel.bodies import RawBody, optional_body, required_body
 from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import (
@@ -29,13 +29,7 @@ from reservations.kernel.cursors import (
     encode_cursor,
     page_limit,
 )
-from reservations.kernel.envelope import EventType
-from reservations.kernel.errors import (
-    FieldProblem,
-    InvalidRequest,
-    NotFound,
-    SubscriptionLimit,
-)
+from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.pipeline import (
@@ -50,6 +44,7 @@ from reservations.kernel.pipeline import (
     WriteSpec,
 )
 from reservations.kernel.wire import response_json
+from reservations.webhooks.errors import SubscriptionLimit
 from reservations.webhooks.models.api import (
     HookWrite,
     NoBody,
@@ -71,7 +66,7 @@ from reservations.webhooks.ports import SubscriptionStore, WebhookPorts
 from reservations.webhooks.rules.urls import url_problem
 
 WEBHOOKS_LIST = "webhooks"
-_EVENT_TYPES = frozenset(t.value for t in EventType)
+_EVENT_TYPES = frozenset(EVENT_TYPES)
 B = TypeVar("B")
 # Any org's key with events.read manages its own org's webhooks; no node settles anything.
 HOOKS_ACCESS: Access[OrgHooks] = Access(permitted=lambda caller: caller.has(EVENTS_READ))

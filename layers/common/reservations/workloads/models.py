@@ -6,15 +6,9 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, StrictStr
 
-from reservations.kernel.bodies import (
-    RawBody,
-    StrictBody,
-    UnitIds,
-    normalized_unit_ids,
-    required_body,
-    unit_ids_field,
-)
+from reservations.kernel.bodies import RawBody, StrictBody, required_body
 from reservations.kernel.ids import RESOURCE_ID
+from reservations.nodes import UnitIds, normalized_unit_ids, unit_ids_field
 
 
 class PlaceWorkloadRequest(StrictBody):

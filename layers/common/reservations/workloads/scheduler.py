@@ -15,13 +15,7 @@ from datetime import datetime
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.errors import (
-    FieldProblem,
-    NotFound,
-    UnitsNotSellable,
-    UnitsUnavailable,
-    WorkloadExists,
-)
+from reservations.kernel.errors import FieldProblem, NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
@@ -31,14 +25,17 @@ from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     Tier,
+    UnitsUnavailable,
     Workload,
     WorkloadKind,
     WorkloadState,
+    is_workload_id,
     node_partition,
     with_events,
     workload_view,
 )
 from reservations.terminations import freed_units
+from reservations.workloads.errors import UnitsNotSellable, WorkloadExists
 from reservations.workloads.models import PlaceWorkloadRequest, parse_place_request
 from reservations.workloads.rules import events as workloads_events
 from reservations.workloads.rules.access import may_place_workloads
@@ -228,6 +225,7 @@ END: WriteSpec[None, NodeSnapshot | None, WorkloadEnd, NodePorts] = WriteSpec(
     finish=with_events(end_events),
     partition=node_partition,
     committed=_ended,
+    path_ids={"workloadId": is_workload_id},
     # The repeat of an end finds its workload gone: the key's first answer, if any.
     first_answer_for=(NotFound,),
 )

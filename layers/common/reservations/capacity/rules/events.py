@@ -8,8 +8,17 @@ from reservations.kernel.envelope import (
     EventContext,
     EventType,
     StoredEvent,
+    declare_event_types,
 )
 from reservations.nodes import Reservation, reservation_event
+
+
+@declare_event_types
+class CapacityEvent(EventType):
+    """Capacity lent and taken back: the types this slice builds."""
+
+    RELEASED = "reservation.released"
+    RECLAIMED = "reservation.reclaimed"
 
 
 def reservation_released(
@@ -18,7 +27,7 @@ def reservation_released(
     """A release: the units named, and what is on the spot market after it."""
     return reservation_event(
         context,
-        EventType.RESERVATION_RELEASED,
+        CapacityEvent.RELEASED,
         reservation,
         {
             "reason": reason,
@@ -40,7 +49,7 @@ def reservation_reclaimed(
     and those skipped (not spot)."""
     return reservation_event(
         context,
-        EventType.RESERVATION_RECLAIMED,
+        CapacityEvent.RECLAIMED,
         reservation,
         {
             "reason": reason,

@@ -1,5 +1,5 @@
 """The TransactWriteItems actions the writes are made of, named: a version check, a put of a
-new item, a unit freed, the node's topology as read. Each write's own module composes them."""
+new item. Each write's own module composes them with its own."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Batches of a request that AWS bounds by count and by bytes alike: EventBridge's
 ``PutEvents`` takes 10 entries of at most 256 KB in all, SQS's ``SendMessageBatch`` 10
 messages of at most 256 KiB in all. A batch cut by count alone fails whole once its entries
-are large (ten reservation changes each naming 50 long org ids), so each is cut by both."""
+are large (ten changes each naming 50 long org ids), so each is cut by both."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from reservations.kernel.settings import settings
 
 # Bounded, because the API functions answer within their 10 s timeout whatever AWS does.
 # DynamoDB is the answer itself: a few short tries (each well under a second when healthy).
-# SQS comes after the commit, so a slow or hanging SQS gets one short try and the sweeper
-# delivers the rest: worst case 1 s to connect + 2 s to read per batch, then the send stops.
+# SQS comes after the commit, so a slow or hanging SQS gets one short try and a scheduled
+# pass delivers the rest: worst case 1 s to connect + 2 s to read per batch, then the send stops.
 DYNAMODB_CONFIG = Config(
     connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 3, "mode": "standard"}
 )
@@ -79,7 +79,7 @@ def dynamodb() -> Any:
 
 @cache
 def sqs() -> Any:
-    """The functions' SQS client (one short try: the sweeper delivers what it misses)."""
+    """The functions' SQS client (one short try: a scheduled pass sends what it misses)."""
     return _bounded(boto3.client("sqs", config=SQS_CONFIG))
 
 

@@ -1,5 +1,5 @@
 """Reads of the table: one item, a batch of keys, every item a Query matches (page by
-page), and the node partition's range up to its list access item."""
+page)."""
 
 from __future__ import annotations
 

@@ -89,8 +89,8 @@ def first_answer(
     now: datetime,
 ) -> Outcome | None:
     """The key's live first answer, read with one GetItem, for the paths that cannot meet
-    it in a write: a create retried after its term went stale, an end of a workload that is
-    gone. None without a key or a live record."""
+    it in a write (one whose first try's commit made its refusal true). None without a key
+    or a live record."""
     if request is None:
         return None
     stored = stored_answer(request.scope)

@@ -27,7 +27,7 @@ IDEMPOTENCY_SK = "RESPONSE"
 
 
 def idempotency_key(scope: str) -> Item:
-    """Idempotency records live in their own partitions, outside every node's."""
+    """Idempotency records live in their own partitions, outside every other."""
     return {"PK": IDEMPOTENCY_PREFIX + scope, "SK": IDEMPOTENCY_SK}
 
 

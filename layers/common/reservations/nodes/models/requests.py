@@ -17,7 +17,8 @@ from reservations.kernel.bodies import (
     required_body,
 )
 from reservations.kernel.errors import FieldProblem
-from reservations.kernel.ids import PCI_ADDRESS, RESOURCE_ID, normalize_unit_id
+from reservations.kernel.ids import RESOURCE_ID
+from reservations.nodes.ids import PCI_ADDRESS, normalize_unit_id
 
 MAX_UNITS_PER_NODE = 64
 MAX_TOPOLOGY_GEN = 2**53 - 1  # exact in every JSON reader

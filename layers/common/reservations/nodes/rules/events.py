@@ -12,10 +12,20 @@ from reservations.kernel.envelope import (
     EventContext,
     EventType,
     StoredEvent,
+    declare_event_types,
     new_event,
 )
 from reservations.nodes.models.partition import Node, Reservation, ReviewScope, Workload
 from reservations.nodes.rules.topology import reviewed_units
+
+
+@declare_event_types
+class NodeEvent(EventType):
+    """A node's own changes, and the reviews an update derives: the types this slice builds."""
+
+    REGISTERED = "node.registered"
+    UPDATED = "node.updated"
+    RESERVATION_NEEDS_REVIEW = "reservation.needs_review"
 
 
 def reservation_event(
@@ -34,7 +44,7 @@ def reservation_needs_review(
     """A node update changed or removed units the reservation holds (``unit_ids``)."""
     return reservation_event(
         context,
-        EventType.RESERVATION_NEEDS_REVIEW,
+        NodeEvent.RESERVATION_NEEDS_REVIEW,
         reservation,
         {"topologyGen": topology_gen, "unitIds": sorted(unit_ids)},
     )
@@ -57,7 +67,7 @@ def node_registered(context: EventContext, node: Node, unit_ids: Iterable[str]) 
         "removedUnitIds": [],
         "changedUnitIds": [],
     }
-    return new_event(context, EventType.NODE_REGISTERED, f"nodes/{node.id}", data, ())
+    return new_event(context, NodeEvent.REGISTERED, f"nodes/{node.id}", data, ())
 
 
 def node_updated(
@@ -81,7 +91,7 @@ def node_updated(
         "changedUnitIds": sorted(changed),
         "reviewedReservationCount": reviewed or None,
     }
-    updated = new_event(context, EventType.NODE_UPDATED, f"nodes/{node.id}", data, ())
+    updated = new_event(context, NodeEvent.UPDATED, f"nodes/{node.id}", data, ())
     return replace(updated, review=review if reviewed else None)
 
 

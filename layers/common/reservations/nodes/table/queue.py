@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from reservations.kernel.aws import clients
-from reservations.kernel.settings import node_queue_settings
+from reservations.nodes.settings import node_queue_settings
 
 _QUEUE_NAME_MAX = 80
 # The template's NodeQueuePrefix allows at most this much, which leaves 35 characters for

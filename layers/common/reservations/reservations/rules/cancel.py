@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reservations.kernel.errors import ReservationNotActive
 from reservations.nodes import Node, Reservation, ReservationStatus, effective_status
+from reservations.reservations.errors import ReservationNotActive
 
 # What has not ended may end early; expired and cancelled ones are over.
 CANCELLABLE = frozenset(

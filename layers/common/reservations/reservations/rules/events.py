@@ -11,6 +11,7 @@ from reservations.kernel.envelope import (
     EventType,
     StoredEvent,
     SystemActor,
+    declare_event_types,
     optional_time,
 )
 from reservations.kernel.times import format_time
@@ -23,11 +24,24 @@ from reservations.nodes import (
 )
 
 
+@declare_event_types
+class ReservationEvent(EventType):
+    """A reservation's own changes: the types this slice builds."""
+
+    CREATED = "reservation.created"
+    CANCELLED = "reservation.cancelled"
+    REAFFIRMED = "reservation.reaffirmed"
+    UPDATED = "reservation.updated"
+    ACTIVATED = "reservation.activated"
+    EXPIRING = "reservation.expiring"
+    EXPIRED = "reservation.expired"
+
+
 def reservation_created(context: EventContext, reservation: Reservation) -> StoredEvent:
     """A create: the reservation's terms as made."""
     return reservation_event(
         context,
-        EventType.RESERVATION_CREATED,
+        ReservationEvent.CREATED,
         reservation,
         {
             "status": reservation.status.value,
@@ -49,7 +63,7 @@ def reservation_cancelled(
     """A cancel: why, and the effective status it ended."""
     return reservation_event(
         context,
-        EventType.RESERVATION_CANCELLED,
+        ReservationEvent.CANCELLED,
         reservation,
         {
             "reason": reason,
@@ -65,7 +79,7 @@ def reservation_reaffirmed(
     """A re-affirm: the generation and the stored status the reservation takes."""
     return reservation_event(
         context,
-        EventType.RESERVATION_REAFFIRMED,
+        ReservationEvent.REAFFIRMED,
         reservation,
         {
             "reason": reason,
@@ -89,7 +103,7 @@ def reservation_updated(
     who else is named."""
     event = reservation_event(
         context,
-        EventType.RESERVATION_UPDATED,
+        ReservationEvent.UPDATED,
         after,
         {"changes": changes, "reason": reason},
     )
@@ -126,7 +140,7 @@ def clock_event(
 
 
 _CLOCK_TYPES = {
-    ClockKind.ACTIVATED: EventType.RESERVATION_ACTIVATED,
-    ClockKind.EXPIRING: EventType.RESERVATION_EXPIRING,
-    ClockKind.EXPIRED: EventType.RESERVATION_EXPIRED,
+    ClockKind.ACTIVATED: ReservationEvent.ACTIVATED,
+    ClockKind.EXPIRING: ReservationEvent.EXPIRING,
+    ClockKind.EXPIRED: ReservationEvent.EXPIRED,
 }

@@ -13,22 +13,22 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from reservations.kernel.bodies import MAX_UNITS
 from reservations.kernel.envelope import optional_time
-from reservations.kernel.errors import (
-    FieldProblem,
-    ReservationNotChangeable,
-    UnitsNotInReservation,
-    UnitsNotReservable,
-    UnitsUnavailable,
-)
+from reservations.kernel.errors import FieldProblem
 from reservations.kernel.times import term_problem
 from reservations.nodes import (
+    MAX_UNITS,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
     UnitReason,
+    UnitsUnavailable,
     effective_status,
+)
+from reservations.reservations.errors import (
+    ReservationNotChangeable,
+    UnitsNotInReservation,
+    UnitsNotReservable,
 )
 from reservations.reservations.models import UpdateReservationRequest
 from reservations.reservations.rules.term import (

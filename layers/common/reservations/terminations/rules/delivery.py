@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from reservations.kernel.ids import is_termination_id
 from reservations.nodes import Unit, Workload, WorkloadState, termination_of
+from reservations.terminations.ids import is_termination_id
 
 
 def closed_by(

@@ -10,10 +10,20 @@ from reservations.kernel.envelope import (
     EventContext,
     EventType,
     StoredEvent,
+    declare_event_types,
     new_event,
 )
 from reservations.kernel.times import format_event_time, format_moment
 from reservations.nodes import Reservation, Termination, Workload, workload_data
+
+
+@declare_event_types
+class TerminationEvent(EventType):
+    """A workload's termination: the types this slice builds."""
+
+    REQUESTED = "workload.termination_requested"
+    TERMINATED = "workload.terminated"
+    STUCK = "workload.termination_stuck"
 
 
 def termination_requested(
@@ -41,7 +51,7 @@ def termination_requested(
     audience = (workload.org_id, *reservation.managing_org_ids)
     return new_event(
         context,
-        EventType.WORKLOAD_TERMINATION_REQUESTED,
+        TerminationEvent.REQUESTED,
         f"workloads/{workload.id}",
         data,
         audience,
@@ -65,7 +75,7 @@ def workload_terminated(
     }
     return new_event(
         context,
-        EventType.WORKLOAD_TERMINATED,
+        TerminationEvent.TERMINATED,
         f"workloads/{workload.id}",
         data,
         (workload.org_id, *reclaiming_managers),
@@ -80,9 +90,7 @@ def termination_stuck(context: EventContext, workload: Workload, deliveries: int
         **_termination_data(workload.termination),
         "deliveries": deliveries,
     }
-    return new_event(
-        context, EventType.WORKLOAD_TERMINATION_STUCK, f"workloads/{workload.id}", data, ()
-    )
+    return new_event(context, TerminationEvent.STUCK, f"workloads/{workload.id}", data, ())
 
 
 def _termination_data(termination: Termination | None) -> dict[str, Any]:

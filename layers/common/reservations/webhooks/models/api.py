@@ -10,9 +10,8 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
-from reservations.events import EVENT_TYPE_SCHEMA, EventTypeText
+from reservations.events import EVENT_TYPE_SCHEMA, EVENT_TYPES, EventTypeText
 from reservations.kernel.bodies import StrictBody
-from reservations.kernel.envelope import EventType
 from reservations.kernel.times import format_time
 from reservations.kernel.wire import NextCursor, Timestamp, WireModel
 from reservations.webhooks.models.domain import SigningSecrets, Subscription, SubscriptionStatus
@@ -51,7 +50,9 @@ class SubscribeRequest(StrictBody):
     types: (
         Annotated[
             list[Annotated[StrictStr, WithJsonSchema(EVENT_TYPE_SCHEMA)]],
-            Field(min_length=1, max_length=len(EventType), json_schema_extra={"uniqueItems": True}),
+            Field(
+                min_length=1, max_length=len(EVENT_TYPES), json_schema_extra={"uniqueItems": True}
+            ),
         ]
         | None
     ) = Field(default=None, description="event types to deliver; absent: every type")

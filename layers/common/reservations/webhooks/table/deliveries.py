@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 from reservations.kernel.aws import clients, transactions
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.aws.queries import get_item
-from reservations.kernel.settings import settings, webhook_delivery_queue_url
+from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import (
     Delivery,
     DeliveryAttempt,
@@ -22,6 +22,7 @@ from reservations.webhooks.models.domain import (
     SubscriptionStatus,
 )
 from reservations.webhooks.rules.attempts import Health
+from reservations.webhooks.settings import webhook_delivery_queue_url
 from reservations.webhooks.table.items import (
     attempt_copy_item,
     attempt_item,

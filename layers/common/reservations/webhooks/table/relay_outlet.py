@@ -25,9 +25,10 @@ from reservations.kernel.aws.batches import sized_batches
 from reservations.kernel.aws.codec import from_attributes, to_attributes
 from reservations.kernel.clock import utc_now
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.settings import settings, webhook_delivery_queue_url
+from reservations.kernel.settings import settings
 from reservations.webhooks.models.domain import DeliveryRequest, Subscription
 from reservations.webhooks.rules.fanout import PendingDelivery, orgs_to_notify, pending_deliveries
+from reservations.webhooks.settings import webhook_delivery_queue_url
 from reservations.webhooks.table.items import EXPIRES, delivery_item
 from reservations.webhooks.table.platform import platform_key
 from reservations.webhooks.table.subscriptions import SubscriptionTable

@@ -8,16 +8,25 @@ from reservations.kernel.envelope import (
     EventContext,
     EventType,
     StoredEvent,
+    declare_event_types,
     new_event,
 )
 from reservations.nodes import Workload, workload_data
+
+
+@declare_event_types
+class WorkloadEvent(EventType):
+    """A workload placed and ended: the types this slice builds."""
+
+    PLACED = "workload.placed"
+    ENDED = "workload.ended"
 
 
 def workload_placed(context: EventContext, workload: Workload) -> StoredEvent:
     """A placement: the workload as placed."""
     return new_event(
         context,
-        EventType.WORKLOAD_PLACED,
+        WorkloadEvent.PLACED,
         f"workloads/{workload.id}",
         workload_data(workload),
         (workload.org_id,),
@@ -35,5 +44,5 @@ def workload_ended(
         "terminationId": workload.termination.id if workload.termination else None,
     }
     return new_event(
-        context, EventType.WORKLOAD_ENDED, f"workloads/{workload.id}", data, (workload.org_id,)
+        context, WorkloadEvent.ENDED, f"workloads/{workload.id}", data, (workload.org_id,)
     )
