@@ -128,9 +128,13 @@ def caught(pid: int, signum: int) -> bool:
     return bool(mask >> (signum - 1) & 1)
 
 
-def test_the_pump_stopped_while_it_waits_for_sam_local_exits_at_once(emulator: str) -> None:
+def test_the_pump_stopped_while_it_waits_for_sam_local_exits_at_once(
+    emulator: str, emulated: dict[str, Any]
+) -> None:
     """Ctrl-C before `sam local start-lambda` listened: the pump waited for its port as
-    long as it took (forever: sam local was stopping too), and was killed after 15 s."""
+    long as it took (forever: sam local was stopping too), and was killed after 15 s. (The
+    emulator provisioned for it: an in-memory test before it in this worker may have reset
+    the backends the emulator shares, and the pump starts by finding its queues.)"""
     nobody = f"http://127.0.0.1:{free_port()}"
     pump = subprocess.Popen(
         [sys.executable, "-m", "devstack.pump", "--emulator", emulator,
