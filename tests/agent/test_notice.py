@@ -283,16 +283,36 @@ class Deleting(Recording):
         return result
 
 
+class Held(Deleting):
+    """A :class:`Deleting` driver whose stop of ``held`` lasts until the test releases it,
+    not until a wall-clock moment: on a loaded machine the agent may take longer than the
+    notice to handle the next message, and the stop must still be running then."""
+
+    def __init__(self, held: str) -> None:
+        super().__init__()
+        self.held = held
+        self.released = threading.Event()
+
+    def stop(self, termination: SpotTermination) -> Result:
+        if termination.workload_id != self.held:
+            return super().stop(termination)
+        result = Recording.stop(self, termination)
+        # Bounded so that a failing test cannot leave it waiting for ever (a daemon thread).
+        self.released.wait(timeout=60)
+        return result
+
+
 def test_a_stop_that_lasts_the_notice_runs_in_its_own_thread_too(queues):
-    driver = Deleting()
+    driver = Held("pod-long")
     agent = consumer(queues, driver)
     now = datetime.now(UTC)
     send(queues, noticed("pod-long", kind="pod", notice=2, requested=now))
-    agent.poll_once()  # its stop starts at once, in its thread, and lasts two seconds
+    agent.poll_once()  # its stop starts at once, in its thread, and lasts until released
     send(queues, noticed("pod-now", kind="pod", notice=0, requested=now))
     agent.poll_once()
     reported = [r["workloadId"] for r in queues.sent_reports()]
     assert reported == ["pod-now"]  # while pod-long's stop still runs
+    driver.released.set()
     agent.join_waiting(timeout=30)
     assert [w for w, _ in driver.stopped] == ["pod-long", "pod-now"]
     assert [r["workloadId"] for r in queues.sent_reports()] == ["pod-long"]

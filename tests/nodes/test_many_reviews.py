@@ -20,8 +20,9 @@ from devstack.functions import FakeContext, invoke, load_function
 from reservations.events.table.feeds import pending_event_from_item
 from reservations.events.table.keys import org_events_pk
 from reservations.events.table.outlets import DerivedEvents
-from reservations.kernel.aws import clients
+from reservations.kernel.aws import clients, event_items
 from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.nodes.table.keys import node_events_pk
 from tests.support import event_scenario as s
 from tests.support import state
@@ -134,7 +135,23 @@ def derive_all(stored: Any) -> int:
 
 
 def reviews(aws: Any) -> list[dict[str, Any]]:
-    return state.events(aws, "node-a", event_type="reservation.needs_review")
+    """The reviews in the node's feed as a follower keeps them: each id once. A write
+    answered a settle window late is written again, a copy for the readers with the same
+    id (``docs/feeds.md``); over moto on a loaded machine a transaction can take that long."""
+    kept: dict[str, dict[str, Any]] = {}
+    for event in state.events(aws, "node-a", event_type="reservation.needs_review"):
+        kept.setdefault(event["id"], event)
+    return list(kept.values())
+
+
+def derived(aws: Any) -> list[str]:
+    """The subjects of the reviews written as events for the relay to take (with its mark):
+    one per derivation, whatever copies were written for the readers."""
+    return sorted(
+        json.loads(item["event"])["subject"]
+        for item in feed_items(aws)
+        if item["type"] == "reservation.needs_review" and event_items.UNRELAYED in item
+    )
 
 
 def test_10000_reviews_on_one_unit_are_a_200_each_derived_once_and_the_unit_changes_again(
@@ -156,6 +173,7 @@ def test_10000_reviews_on_one_unit_are_a_200_each_derived_once_and_the_unit_chan
     written = reviews(aws)
     subjects = sorted(e["subject"] for e in written)
     assert subjects == [f"reservations/res-{n:05}" for n in range(10_000)]
+    assert derived(aws) == subjects  # each derived once
     assert {e["time"] for e in written} == {json.loads(updated.event.to_json())["time"]}
     assert {tuple(e["data"]["unitIds"]) for e in written} == {(U4,)}
     again = put(functions, update(3, [f.unit(U4, gpuModelId="nvidia-h200"), f.unit(U5)]))
@@ -199,6 +217,7 @@ def test_the_reviews_are_written_200_a_second_and_a_call_stops_at_its_time(
     assert clock.slept == [0.5, 0.5, 0.5, 0.5]
     subjects = sorted(e["subject"] for e in reviews(aws))
     assert subjects == [f"reservations/res-{n:05}" for n in range(600)]
+    assert derived(aws) == subjects
 
 
 def test_64_units_each_sold_200_times_change_in_one_200(functions, node_env, load_fleet):
@@ -252,9 +271,10 @@ def test_a_relay_run_again_from_the_start_writes_the_same_reviews_once_and_feeds
     assert DerivedEvents().deliver([updated]) == set()
     assert reviews(aws) == first
     relay_all(aws, functions["event_relay"])
-    # The reservations' managers' feed holds each review once, by its id.
-    fed = [i["eventId"] for i in feed_items(aws, org_events_pk("org-broker"))
-           if i["type"] == "reservation.needs_review"]  # fmt: skip
+    # The reservations' managers' feed holds each review once, by its id (a relay's write
+    # answered a settle window late leaves a copy, as in the node's feed).
+    fed = {i["eventId"] for i in feed_items(aws, org_events_pk("org-broker"))
+           if i["type"] == "reservation.needs_review"}  # fmt: skip
     assert sorted(fed) == sorted(e["id"] for e in first)
     first_page = invoke(functions["org_events"], s.org_feed_event(s.bearer("manager")))
     assert first_page.status == 200
@@ -283,8 +303,77 @@ def test_a_relay_that_fails_partway_goes_on_from_its_last_transaction_and_writes
         assert DerivedEvents().deliver([updated]) == {updated.id}
     assert len(reviews(aws)) == 100  # the first transaction's
     assert DerivedEvents().deliver([updated]) == set()
-    ids = [e["id"] for e in reviews(aws)]
-    assert len(ids) == len(set(ids)) == 250
+    subjects = sorted(e["subject"] for e in reviews(aws))
+    assert derived(aws) == subjects == [f"reservations/res-{n:05}" for n in range(250)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: the progress is recorded after the reviews' transaction, not in it; when "
+    "that record fails the next relay derives the transaction's reviews again (same ids)",
+)
+def test_a_progress_record_that_fails_after_its_reviews_landed_derives_none_twice(
+    functions, node_env, load_fleet, monkeypatch
+):
+    """150 reviews, two transactions; recording how far the first got is refused
+    (throttled) after its 100 reviews landed. The next relay should go on past them."""
+    aws = node_env
+    updated = under_review(functions, load_fleet, aws, 150)
+    real, calls = clients.dynamodb().update_item, []
+
+    def throttled_once(**request: Any) -> Any:
+        calls.append(request)
+        if len(calls) == 1:
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow"}},
+                              "UpdateItem")  # fmt: skip
+        return real(**request)
+
+    clock = StillClock()
+    with monkeypatch.context() as patched:
+        patched.setattr(clients.dynamodb(), "update_item", throttled_once)
+        assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == {updated.id}
+    assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == set()
+    subjects = sorted(e["subject"] for e in reviews(aws))
+    assert subjects == [f"reservations/res-{n:05}" for n in range(150)]
+    assert derived(aws) == subjects  # today: res-00000 to res-00099 twice
+
+
+def test_a_review_transaction_answered_late_is_copied_for_the_readers_and_derived_once(
+    functions, node_env, load_fleet, monkeypatch
+):
+    """250 reviews, three transactions; the second answered a settle window after its
+    position (DynamoDB slow, or moto on a loaded machine): its 100 reviews are written again
+    for the feed's readers, with the same ids and without the relay's mark, and the outlet
+    goes on. Each review is derived once: the relay takes each once, a follower keeps each
+    once, and a relay again writes nothing."""
+    aws = node_env
+    updated = under_review(functions, load_fleet, aws, 250)
+    ahead = [timedelta(0)]
+    monkeypatch.setattr(event_items, "record_clock", lambda: datetime.now(UTC) + ahead[0])
+    real, calls = clients.dynamodb().transact_write_items, []
+
+    def second_late(**request: Any) -> Any:
+        calls.append(len(request["TransactItems"]))
+        answer = real(**request)
+        if len(calls) == 2:
+            ahead[0] += SETTLE_WINDOW
+        return answer
+
+    clock = StillClock()
+    with monkeypatch.context() as patched:
+        patched.setattr(clients.dynamodb(), "transact_write_items", second_late)
+        assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == set()
+    assert calls == [100, 100, 50]
+    items = [i for i in feed_items(aws) if i["type"] == "reservation.needs_review"]
+    copies = [i for i in items if event_items.UNRELAYED not in i]
+    assert len(items) == 350
+    assert sorted(json.loads(i["event"])["subject"] for i in copies) == [
+        f"reservations/res-{n:05}" for n in range(100, 200)
+    ]
+    subjects = sorted(e["subject"] for e in reviews(aws))
+    assert derived(aws) == subjects == [f"reservations/res-{n:05}" for n in range(250)]
+    assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == set()
+    assert len([i for i in feed_items(aws) if i["type"] == "reservation.needs_review"]) == 350
 
 
 def test_a_create_that_would_pass_dynamodbs_item_size_is_a_409_naming_it_with_nothing_written(
