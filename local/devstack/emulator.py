@@ -15,10 +15,13 @@ Lambda containers reach it as host.docker.internal) and on nothing else.
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import FrameType
@@ -39,24 +42,62 @@ REGION = "us-east-1"
 LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
 
 
+TRANSACT_WRITE = "DynamoDB_20120810.TransactWriteItems"
+TOKEN_SECONDS = 600  # how long DynamoDB keeps a ClientRequestToken
+
+
 class SerializedDynamoDB:
-    """WSGI middleware: one lock around each DynamoDB request, body included."""
+    """WSGI middleware: one lock around each DynamoDB request, body included; and a
+    ``TransactWriteItems`` sent again with its ``ClientRequestToken`` (the SDK's own retry
+    of a request whose answer was lost) answered as the first was, as DynamoDB does for
+    10 minutes, where moto would run it again and fail its conditions."""
 
     def __init__(self, app: WsgiApp) -> None:
         self._app = app
         self._lock = threading.Lock()
+        # token -> (when, the request's body, status, headers, the answer's body)
+        self._answered: dict[str, tuple[float, bytes, str, list[Any], bytes]] = {}
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        if not environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if not target.startswith("DynamoDB"):
             return self._app(environ, start_response)
         with self._lock:
-            body = self._app(environ, start_response)
-            try:
-                return [b"".join(body)]
-            finally:
-                close = getattr(body, "close", None)
-                if close is not None:
-                    close()
+            if target == TRANSACT_WRITE:
+                return self._transact(environ, start_response)
+            return self._whole(self._app(environ, start_response))
+
+    def _transact(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        size = int(environ.get("CONTENT_LENGTH") or 0)
+        request = environ["wsgi.input"].read(size)
+        environ["wsgi.input"] = io.BytesIO(request)
+        token = json.loads(request or b"{}").get("ClientRequestToken")
+        now = time.monotonic()
+        self._answered = {t: a for t, a in self._answered.items() if now - a[0] < TOKEN_SECONDS}
+        if token in self._answered:
+            _, first, status, headers, answer = self._answered[token]
+            if first == request:
+                start_response(status, headers)
+                return [answer]
+        seen: list[Any] = []
+
+        def remember(status: str, headers: list[Any], *rest: Any) -> Any:
+            seen[:] = [status, headers]
+            return start_response(status, headers, *rest)
+
+        answer = b"".join(self._whole(self._app(environ, remember)))
+        if token is not None and seen and seen[0].startswith("200"):
+            self._answered[token] = (now, request, seen[0], list(seen[1]), answer)
+        return [answer]
+
+    @staticmethod
+    def _whole(body: Iterable[bytes]) -> list[bytes]:
+        try:
+            return [b"".join(body)]
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
 
 
 def moto_app() -> WsgiApp:
