@@ -443,12 +443,7 @@ class _Write(Generic[B, S, W, P]):
         try:
             self.partition.commit(write, idempotency.answer_record(self.keyed, answer, now))
         except WriteConflict as conflict:
-            replayed = idempotency.answer_from_conflict(self.keyed, conflict, now)
-            if replayed is None:
-                logger.info(
-                    f"{self.spec.noun} lost a race; retrying", extra={"reasons": str(conflict)}
-                )
-            return replayed
+            return _lost_race(self.spec, self.keyed, conflict, now)
         _count(steps.committed(write), self.request.route, self.caller)
         if steps.after is not None:
             steps.after(snapshot, write, ports, now)
@@ -467,6 +462,20 @@ class _Write(Generic[B, S, W, P]):
     def _refused_metric(self, code: str, *, kept: bool) -> None:
         logger.info(f"{self.spec.noun} refused", extra={"code": code, "kept": kept})
         metrics.add_metric(name=f"{self.spec.name}Refusals", unit=MetricUnit.Count, value=1)
+
+
+def _lost_race(
+    spec: WriteSpec[B, S, W, P],
+    keyed: IdempotentRequest | None,
+    conflict: WriteConflict,
+    now: datetime,
+) -> Outcome | None:
+    """The key's first answer when its live record cancelled the write; else None: the
+    attempt lost to a concurrent writer, and the retry reads again."""
+    replayed = idempotency.answer_from_conflict(keyed, conflict, now)
+    if replayed is None:
+        logger.info(f"{spec.noun} lost a race; retrying", extra={"reasons": str(conflict)})
+    return replayed
 
 
 def _count(committed: Committed, route: Route, caller: Caller) -> None:
