@@ -415,7 +415,7 @@ def test_a_keyed_create_is_fingerprinted_by_its_wire_fields_a_null_as_absent():
     given = {"unitIds": FREE[:2], "allowedOrgIds": ["org-lab"], "contractRef": None,
              "endsAt": "2027-01-01T00:00:00Z"}  # fmt: skip
     body = parse_create_request(RawBody(json.dumps(given)))
-    assert CREATE.document(body) == {
+    assert CREATE.body.document(body) == {
         "unitIds": FREE[:2], "allowedOrgIds": ["org-lab"], "managingOrgIds": [],
         "endsAt": "2027-01-01T00:00:00Z",
     }  # fmt: skip

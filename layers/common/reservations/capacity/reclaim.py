@@ -45,7 +45,7 @@ from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.errors import ApiError, NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
-from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.pipeline import Body, Commit, Committed, Decision, Request, WriteSpec
 from reservations.kernel.times import format_moment, to_millisecond
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
@@ -299,16 +299,20 @@ def send_terminations(
 
 RECLAIM: WriteSpec[ReclaimRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(
     name="Reclaim",
-    conflict="reservation {reservationId} kept changing while reclaiming",
     access=MANAGERS,
-    parse=parse_reclaim_request,
-    dry_run=lambda body: body.dry_run,
-    needs_key=lambda body: body.wants_key,
-    document=reclaim_document,
+    body=Body(
+        parse=parse_reclaim_request,
+        dry_run=lambda body: body.dry_run,
+        needs_key=lambda body: body.wants_key,
+        document=reclaim_document,
+    ),
     decide=decide,
-    finish=with_events(reclaim_events),
-    partition=node_partition,
-    committed=committed,
-    after_commit=send_terminations,
+    commit=Commit(
+        partition=node_partition,
+        committed=committed,
+        finish=with_events(reclaim_events),
+        after=send_terminations,
+    ),
+    conflict="reservation {reservationId} kept changing while reclaiming",
     etag=route_reservation_etag,
 )

@@ -21,7 +21,7 @@ from reservations.kernel.errors import (
     NotFound,
 )
 from reservations.kernel.event_context import by_caller
-from reservations.kernel.pipeline import Decision, Request, WriteSpec
+from reservations.kernel.pipeline import Body, Commit, Decision, Request, WriteSpec
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
@@ -63,13 +63,12 @@ def release_events(
 
 RELEASE: WriteSpec[CapacityRequest, NodeSnapshot | None, ReservationChange, NodePorts] = WriteSpec(
     name="Release",
-    conflict="reservation {reservationId} kept changing while releasing",
     access=MANAGERS,
-    parse=parse_capacity_request,
-    dry_run=lambda body: body.dry_run,
+    body=Body(parse=parse_capacity_request, dry_run=lambda body: body.dry_run),
     decide=decide,
-    finish=with_events(release_events),
-    partition=node_partition,
-    committed=committed,
+    commit=Commit(
+        partition=node_partition, committed=committed, finish=with_events(release_events)
+    ),
+    conflict="reservation {reservationId} kept changing while releasing",
     etag=route_reservation_etag,
 )

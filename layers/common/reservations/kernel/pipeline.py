@@ -207,20 +207,12 @@ def _as_validated(body: object) -> object:
     return body.model_dump(mode="json", by_alias=True) if isinstance(body, BaseModel) else body
 
 
-@dataclass(frozen=True)
-class WriteSpec(Generic[B, S, W, P]):
-    """What one write endpoint brings to the pipeline; the options are its real variations.
-    Its refusals are declared once, in its ``decide``'s return type, which mypy holds the
-    code to: :attr:`refusals` reads them, and its route's errors and OpenAPI responses are
-    made from them."""
+@dataclass(frozen=True, kw_only=True)
+class Body(Generic[B]):
+    """How a write reads its request: the body parsed (a 400 names each field it refuses),
+    and what the Idempotency-Key and If-Match make of it."""
 
-    name: str  # metrics: <name>Refusals, ...; log lines: "<name in words> refused", ...
-    conflict: str  # the 409 after every attempt lost: over the path ids and ``body``
-    access: Access[S]
     parse: Callable[[RawBody], B]
-    decide: Decide[S, B, W]
-    committed: Callable[[W], Committed]
-    partition: Callable[[P], Partition[S, W]]  # where it reads and commits
     keyed: bool = True  # False: the route takes no Idempotency-Key (PUT)
     dry_run: Callable[[B], bool] = _never  # changes nothing: the key neither kept nor checked
     # Not safe to repeat by itself (each call takes more): without an Idempotency-Key or an
@@ -229,17 +221,46 @@ class WriteSpec(Generic[B, S, W, P]):
     document: Callable[[B], object] = _as_validated  # the body as the key compares it
     # Checks of the body that need the clock, before any write (a create's term).
     timely: Callable[[B, datetime], None] | None = None
-    # Refusals a committed first request explains: the key's first answer, if any, instead.
-    first_answer_for: tuple[type[ApiError], ...] = ()
-    before_write: Callable[[W, P], W] | None = None  # a step before the first write
-    # The write made whole from what it was decided from (its events).
-    finish: Callable[[S, W], W] | None = None
-    after_commit: Callable[[S, W, P, datetime], None] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Commit(Generic[S, W, P]):
+    """Where a write reads and commits, what makes the decided write whole, and what follows
+    its commit."""
+
+    partition: Callable[[P], Partition[S, W]]  # where it reads and commits
+    committed: Callable[[W], Committed]  # its log line and counts
+    before: Callable[[W, P], W] | None = None  # a step before the first write
+    finish: Callable[[S, W], W] | None = None  # the write made whole (its events)
+    after: Callable[[S, W, P, datetime], None] | None = None  # once committed
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteSpec(Generic[B, S, W, P]):
+    """What one write endpoint brings to the pipeline, in the order it is used: who may
+    (``access``), its request (``body``), its ``decide``, and its ``commit``; the options are
+    its real variations. Its refusals are declared once, in its ``decide``'s return type,
+    which mypy holds the code to: :attr:`refusals` reads them, and its route's errors and
+    OpenAPI responses are made from them."""
+
+    name: str  # metrics: <name>Refusals, ...; log lines: "<name in words> refused", ...
+    access: Access[S]
+    body: Body[B]
+    decide: Decide[S, B, W]
+    commit: Commit[S, W, P]
+    conflict: str  # the 409 after every attempt lost: over the path ids and ``body``
     # Where the write acts on one versioned thing: its current tag as read.
     # A spec with one honours If-Match (its route declares the header and the 412).
     etag: CurrentTag[S] | None = None
+    # Refusals a committed first request explains: the key's first answer, if any, instead.
+    first_answer_for: tuple[type[ApiError], ...] = ()
     # How a path id must look, by its name in the route, where it is not a resource id.
     path_ids: Mapping[str, Callable[[str], bool]] = field(default_factory=dict, hash=False)
+
+    @property
+    def keyed(self) -> bool:
+        """It takes an Idempotency-Key (every write but a PUT)."""
+        return self.body.keyed
 
     @property
     def refusals(self) -> tuple[type[ApiError], ...]:
@@ -262,28 +283,19 @@ def run_write(
     if_match: str | None = None,
 ) -> Outcome:
     """The answer to one write: its outcome or a replay; an ApiError is raised.
-    ``if_match``: the If-Match header as sent, read where the spec has an ``etag``."""
+    ``if_match``: the If-Match header as sent, read where the spec has an ``etag``. The
+    checks in the contract's order (the module's docstring), then the attempts."""
     if not (_ids_look_right(spec, route) and spec.access.permitted(caller)):
-        raise NotFound()
-    partition = spec.partition(ports)
-    read = _reads(spec, route, caller, partition)
-    parsed = spec.parse(body)
-    precondition = _precondition(spec, parsed, if_match)
+        raise NotFound()  # 1
+    partition = spec.commit.partition(ports)
+    first_read = _first_read(spec, route, caller, partition)  # 2
+    parsed = spec.body.parse(body)  # 3
+    precondition = _precondition(spec, parsed, if_match)  # 4
     keyed = _keyed(spec, route, caller, parsed, idempotency_key, precondition)
     request = Request(
         route, parsed, ports.new_id, ports.new_secret, precondition, ports.signing_key
     )
-    try:
-        if spec.timely is not None:
-            spec.timely(parsed, ports.clock())
-        return retried(
-            lambda: _attempt(spec, request, caller, keyed, read, ports, partition),
-            ports.sleep,
-            spec.name,
-            spec.conflict.format(body=parsed, **route.params),
-        )
-    except spec.first_answer_for as refusal:
-        return _first_answer_or(refusal, keyed, ports, partition)
+    return _Write(spec, request, caller, keyed, ports, partition, first_read).answer()  # 5
 
 
 def _ids_look_right(spec: WriteSpec[B, S, W, P], route: Route) -> bool:
@@ -291,27 +303,26 @@ def _ids_look_right(spec: WriteSpec[B, S, W, P], route: Route) -> bool:
     return all(rules.get(name, is_resource_id)(value) for name, value in route.params.items())
 
 
-def _reads(
+def _first_read(
     spec: WriteSpec[B, S, W, P], route: Route, caller: Caller, partition: Partition[S, W]
-) -> Callable[[], S]:
-    """The partition's reads, one per attempt. Where the partition settles who may make the
-    call, anyone but the operator (who may act on any partition) has it read now, and must
-    be allowed on it, else the one 404 before the body; that read serves the first attempt,
-    so the call costs what it would anyway."""
-    pending: list[S] = []
+) -> list[S]:
+    """Where the partition settles who may make the call, anyone but the operator (who may
+    act on any partition) has it read now, and must be allowed on it, else the one 404
+    before the body; that read serves the first attempt, so the call costs what it would
+    anyway."""
     on_partition = spec.access.on_partition
-    if on_partition is not None and not caller.platform_operator:
-        first = partition.read(route, caller)
-        if first is None or not on_partition(caller, first, route):
-            raise NotFound()
-        pending.append(first)
-    return lambda: pending.pop() if pending else partition.read(route, caller)
+    if on_partition is None or caller.platform_operator:
+        return []
+    first = partition.read(route, caller)
+    if first is None or not on_partition(caller, first, route):
+        raise NotFound()
+    return [first]
 
 
 def _precondition(spec: WriteSpec[B, S, W, P], body: B, header: str | None) -> EntityTags | None:
     """The If-Match to check, after the body is valid (400 when malformed); None where the
     spec reads no tag, and for a dry run, which changes nothing whatever the version."""
-    if spec.etag is None or spec.dry_run(body):
+    if spec.etag is None or spec.body.dry_run(body):
         return None
     return parse_if_match(header)
 
@@ -326,10 +337,10 @@ def _keyed(
 ) -> IdempotentRequest | None:
     """The keyed request, after the body is valid; None without a key to look at. A body
     not safe to repeat needs the key or an If-Match naming a version (400 naming both)."""
-    if not spec.keyed or spec.dry_run(body):
+    if not spec.body.keyed or spec.body.dry_run(body):
         return None
     versioned = precondition is not None and bool(precondition.strong)
-    if header is None and not versioned and spec.needs_key(body):
+    if header is None and not versioned and spec.body.needs_key(body):
         raise InvalidRequest(
             f"this request is not safe to repeat by itself: send an {HEADER} or an "
             f"{IF_MATCH} naming the reservation's ETag",
@@ -338,94 +349,119 @@ def _keyed(
                 FieldProblem(IF_MATCH, f"or {HEADER} is required for this request"),
             ],
         )
-    return idempotency.keyed(caller, header, route.method, route.path, spec.document(body))
+    return idempotency.keyed(caller, header, route.method, route.path, spec.body.document(body))
 
 
-def _attempt(
-    spec: WriteSpec[B, S, W, P],
-    request: Request[B],
-    caller: Caller,
-    keyed: IdempotentRequest | None,
-    read: Callable[[], S],
-    ports: P,
-    partition: Partition[S, W],
-) -> Outcome | None:
-    """Read, decide, write once; None when a concurrent writer won and it must run again."""
-    now = ports.clock()
-    snapshot = read()
-    decided = spec.decide(snapshot, request, caller, now)
-    if request.if_match is not None and not isinstance(decided, NotFound):
-        replayed = _check_precondition(spec, request, snapshot, keyed, partition, now)
+@dataclass
+class _Write(Generic[B, S, W, P]):
+    """One checked request's write, read from the top: its attempts (each reads, decides,
+    checks the version, then refuses, answers without a write, or commits), and the key's
+    first answer where a refusal is one a committed first request explains."""
+
+    spec: WriteSpec[B, S, W, P]
+    request: Request[B]
+    caller: Caller
+    keyed: IdempotentRequest | None
+    ports: P
+    partition: Partition[S, W]
+    pending: list[S]  # the first attempt's read, where access took it already
+
+    def answer(self) -> Outcome:
+        spec, body = self.spec, self.request.body
+        try:
+            if spec.body.timely is not None:
+                spec.body.timely(body, self.ports.clock())
+            conflict = spec.conflict.format(body=body, **self.request.route.params)
+            return retried(self.attempt, self.ports.sleep, spec.name, conflict)
+        except spec.first_answer_for as refusal:
+            return self.first_answer_or(refusal)
+
+    def attempt(self) -> Outcome | None:
+        """Read, decide, write once; None when a concurrent writer won and it must run
+        again."""
+        now = self.ports.clock()
+        snapshot = (
+            self.pending.pop()
+            if self.pending
+            else self.partition.read(self.request.route, self.caller)
+        )
+        decided = self.spec.decide(snapshot, self.request, self.caller, now)
+        if self.request.if_match is not None and not isinstance(decided, NotFound):
+            replayed = self.check_version(snapshot, now)
+            if replayed is not None:
+                return replayed
+        if isinstance(decided, ApiError):
+            return self.refuse(decided, now)
+        if decided.write is None:
+            return self.unwritten(decided.answer, now)
+        return self.commit(snapshot, decided.write, decided.answer, now)
+
+    def check_version(self, snapshot: S, now: datetime) -> Outcome | None:
+        """None when the request's If-Match names the version read; else the key's live
+        first answer (its first try committed, and so changed the version), or 412 raised
+        with the current ETag, never kept. Only then is the key's record read: one
+        GetItem."""
+        spec, precondition = self.spec, self.request.if_match
+        assert spec.etag is not None
+        assert precondition is not None
+        current = spec.etag(snapshot, self.request.route, now)
+        if current is None:  # decide found it; a spec whose tag disagrees answers the 404
+            raise NotFound()
+        if precondition.matches(current):
+            return None
+        replayed = idempotency.first_answer(self.keyed, self.partition.stored_answer, now)
         if replayed is not None:
             return replayed
-    if isinstance(decided, ApiError):
-        return _refused(spec, decided, keyed, partition, now)
-    if decided.write is None:
-        return _unwritten(keyed, decided.answer, partition, now)
-    write = decided.write if spec.before_write is None else spec.before_write(decided.write, ports)
-    if spec.finish is not None:
-        write = spec.finish(snapshot, write)
-    try:
-        partition.commit(write, idempotency.answer_record(keyed, decided.answer, now))
-    except WriteConflict as conflict:
-        return _lost_race(spec, keyed, conflict, now)
-    _count(spec.committed(write), request.route, caller)
-    if spec.after_commit is not None:
-        spec.after_commit(snapshot, write, ports, now)
-    return decided.answer
+        self._refused_metric(PreconditionFailed.code, kept=False)
+        raise PreconditionFailed(etag_header(current))
 
+    def refuse(self, refusal: ApiError, now: datetime) -> Outcome:
+        """Raise the refusal, kept first when it is a decision; a first answer replayed
+        instead."""
+        kept = self.keyed is not None and is_kept(refusal.status, refusal.code)
+        self._refused_metric(refusal.code, kept=kept)
+        return idempotency.refuse(self.keyed, refusal, now, self.partition.keep_answer)
 
-def _check_precondition(
-    spec: WriteSpec[B, S, W, P],
-    request: Request[B],
-    snapshot: S,
-    keyed: IdempotentRequest | None,
-    partition: Partition[S, W],
-    now: datetime,
-) -> Outcome | None:
-    """None when the request's If-Match names the version read; else the key's live first
-    answer (its first try committed, and so changed the version), or 412 raised with the
-    current ETag, never kept. Only then is the key's record read: one GetItem."""
-    assert spec.etag is not None
-    assert request.if_match is not None
-    current = spec.etag(snapshot, request.route, now)
-    if current is None:  # decide found it; a spec whose tag disagrees answers the 404
-        raise NotFound()
-    if request.if_match.matches(current):
-        return None
-    replayed = idempotency.first_answer(keyed, partition.stored_answer, now)
-    if replayed is not None:
-        return replayed
-    logger.info(f"{spec.noun} refused", extra={"code": PreconditionFailed.code, "kept": False})
-    metrics.add_metric(name=f"{spec.name}Refusals", unit=MetricUnit.Count, value=1)
-    raise PreconditionFailed(etag_header(current))
+    def unwritten(self, answer: Outcome, now: datetime) -> Outcome:
+        """A real run with nothing to write (a change that changes nothing) still keeps its
+        answer under its key, so a repeat gets it again even after the partition moved on;
+        a live first answer of the key is replayed instead."""
+        record = idempotency.answer_record(self.keyed, answer, now)
+        if self.keyed is None or record is None:
+            return answer
+        stored = self.partition.keep_answer(record)
+        return answer if stored is None else idempotency.replay(self.keyed, stored)
 
-
-def _refused(
-    spec: WriteSpec[B, S, W, P],
-    refusal: ApiError,
-    keyed: IdempotentRequest | None,
-    partition: Partition[S, W],
-    now: datetime,
-) -> Outcome:
-    """Raise the refusal, kept first when it is a decision; a first answer replayed instead."""
-    kept = keyed is not None and is_kept(refusal.status, refusal.code)
-    logger.info(f"{spec.noun} refused", extra={"code": refusal.code, "kept": kept})
-    metrics.add_metric(name=f"{spec.name}Refusals", unit=MetricUnit.Count, value=1)
-    return idempotency.refuse(keyed, refusal, now, partition.keep_answer)
-
-
-def _unwritten(
-    keyed: IdempotentRequest | None, answer: Outcome, partition: Partition[S, W], now: datetime
-) -> Outcome:
-    """A real run with nothing to write (a PATCH that changes nothing) still keeps its
-    answer under its key, so a repeat gets it again even after what it acted on moved on;
-    a live first answer of the key is replayed instead."""
-    record = idempotency.answer_record(keyed, answer, now)
-    if keyed is None or record is None:
+    def commit(self, snapshot: S, decided: W, answer: Outcome, now: datetime) -> Outcome | None:
+        """The write made whole, committed with the key's record in one transaction, counted,
+        and followed; on a lost race the key's first answer if its live record cancelled
+        the write, else None (read and decide again)."""
+        steps, ports = self.spec.commit, self.ports
+        write = decided if steps.before is None else steps.before(decided, ports)
+        if steps.finish is not None:
+            write = steps.finish(snapshot, write)
+        try:
+            self.partition.commit(write, idempotency.answer_record(self.keyed, answer, now))
+        except WriteConflict as conflict:
+            return _lost_race(self.spec, self.keyed, conflict, now)
+        _count(steps.committed(write), self.request.route, self.caller)
+        if steps.after is not None:
+            steps.after(snapshot, write, ports, now)
         return answer
-    stored = partition.keep_answer(record)
-    return answer if stored is None else idempotency.replay(keyed, stored)
+
+    def first_answer_or(self, refusal: ApiError) -> Outcome:
+        """The key's live first answer when there is one (a create whose term went stale
+        since it committed, an end whose workload is gone because it did); else the
+        refusal. Only then is the record read: one GetItem, on this path alone."""
+        now = self.ports.clock()
+        replayed = idempotency.first_answer(self.keyed, self.partition.stored_answer, now)
+        if replayed is None:
+            raise refusal
+        return replayed
+
+    def _refused_metric(self, code: str, *, kept: bool) -> None:
+        logger.info(f"{self.spec.noun} refused", extra={"code": code, "kept": kept})
+        metrics.add_metric(name=f"{self.spec.name}Refusals", unit=MetricUnit.Count, value=1)
 
 
 def _lost_race(
@@ -447,15 +483,3 @@ def _count(committed: Committed, route: Route, caller: Caller) -> None:
     logger.info(committed.message, extra={**route.params, **committed.context, **who})
     for name, value in committed.counts.items():
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
-
-
-def _first_answer_or(
-    refusal: ApiError, keyed: IdempotentRequest | None, ports: Ports, partition: Partition[S, W]
-) -> Outcome:
-    """The key's live first answer when there is one (a write whose own commit made the
-    refusal true, as an end of what it already removed); else the refusal. Only
-    then is the record read: one GetItem, on this path alone."""
-    replayed = idempotency.first_answer(keyed, partition.stored_answer, ports.clock())
-    if replayed is None:
-        raise refusal
-    return replayed

@@ -20,7 +20,15 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
-from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
+from reservations.kernel.pipeline import (
+    Access,
+    Body,
+    Commit,
+    Committed,
+    Decision,
+    Request,
+    WriteSpec,
+)
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes.errors import StaleTopology, UnitsUnavailable
@@ -248,13 +256,14 @@ OPERATOR: Access[NodeSnapshot | None] = Access(may_write_nodes)
 
 PUT_NODE: WriteSpec[NodeRequest, NodeSnapshot | None, NodePut, RegisterPorts] = WriteSpec(
     name="NodeWrite",
-    conflict="node {nodeId} kept changing while it was written",
     access=OPERATOR,
-    parse=parse_node_request,
-    keyed=False,
+    body=Body(parse=parse_node_request, keyed=False),
     decide=decide,
-    finish=with_events(node_events),
-    partition=node_partition,
-    committed=committed,
-    before_write=with_queue,
+    commit=Commit(
+        partition=node_partition,
+        committed=committed,
+        before=with_queue,
+        finish=with_events(node_events),
+    ),
+    conflict="node {nodeId} kept changing while it was written",
 )

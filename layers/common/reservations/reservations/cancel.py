@@ -14,7 +14,7 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import NotFound
 from reservations.kernel.event_context import by_caller
-from reservations.kernel.pipeline import Decision, Request, WriteSpec
+from reservations.kernel.pipeline import Body, Commit, Decision, Request, WriteSpec
 from reservations.kernel.settings import settings
 from reservations.nodes import (
     NodePorts,
@@ -69,13 +69,10 @@ def cancel_events(
 
 CANCEL: WriteSpec[CancelRequest, NodeSnapshot | None, ReservationChange, NodePorts] = WriteSpec(
     name="Cancel",
-    conflict="reservation {reservationId} kept changing while cancelling",
     access=OWNERS,
-    # The validated body: no body, {} and {"reason": null} are the same request.
-    parse=parse_cancel_request,
+    body=Body(parse=parse_cancel_request),
     decide=decide,
-    finish=with_events(cancel_events),
-    partition=node_partition,
-    committed=committed,
+    commit=Commit(partition=node_partition, committed=committed, finish=with_events(cancel_events)),
+    conflict="reservation {reservationId} kept changing while cancelling",
     etag=route_reservation_etag,
 )

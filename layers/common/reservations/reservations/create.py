@@ -17,7 +17,7 @@ from typing import Any
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import Actor, EventContext, StoredEvent
 from reservations.kernel.errors import ApiError, FieldProblem, InvalidRequest, NotFound
-from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.pipeline import Body, Commit, Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import expiry_warning_minutes, settings
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
@@ -193,17 +193,13 @@ def _as_sent(body: CreateReservationRequest) -> Any:
 CREATE: WriteSpec[CreateReservationRequest, NodeSnapshot | None, ReservationCreate, NodePorts] = (
     WriteSpec(
         name="Create",
-        conflict="node {nodeId} kept changing while creating the reservation",
         access=OWNERS,
-        parse=parse_create_request,
-        document=_as_sent,
-        timely=_term_is_valid,
-        # A create retried after its term went stale gets the first answer, however late
-        # (exactly once): the only path on which a create reads the key's record.
-        first_answer_for=(InvalidRequest,),
+        body=Body(parse=parse_create_request, document=_as_sent, timely=_term_is_valid),
         decide=decide,
-        finish=with_events(create_events),
-        partition=node_partition,
-        committed=committed,
+        commit=Commit(
+            partition=node_partition, committed=committed, finish=with_events(create_events)
+        ),
+        conflict="node {nodeId} kept changing while creating the reservation",
+        first_answer_for=(InvalidRequest,),
     )
 )

@@ -15,7 +15,7 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, NotFound
 from reservations.kernel.event_context import by_caller
-from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.pipeline import Body, Commit, Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
@@ -152,12 +152,12 @@ def committed(write: ReaffirmWrite) -> Committed:
 
 REAFFIRM: WriteSpec[ReaffirmRequest, NodeSnapshot | None, ReaffirmWrite, NodePorts] = WriteSpec(
     name="Reaffirm",
-    conflict="reservation {reservationId} kept changing while it was re-affirmed",
     access=OPERATOR,
-    parse=parse_reaffirm_request,
+    body=Body(parse=parse_reaffirm_request),
     decide=decide,
-    finish=with_events(reaffirm_events),
-    partition=node_partition,
-    committed=committed,
+    commit=Commit(
+        partition=node_partition, committed=committed, finish=with_events(reaffirm_events)
+    ),
+    conflict="reservation {reservationId} kept changing while it was re-affirmed",
     etag=route_reservation_etag,
 )

@@ -18,7 +18,7 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import ApiError, FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.event_context import by_caller
-from reservations.kernel.pipeline import Committed, Decision, Request, WriteSpec
+from reservations.kernel.pipeline import Body, Commit, Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import expiry_warning_minutes, settings
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
@@ -149,15 +149,13 @@ def _as_sent(body: UpdateReservationRequest) -> object:
 UPDATE: WriteSpec[UpdateReservationRequest, NodeSnapshot | None, ReservationUpdate, NodePorts] = (
     WriteSpec(
         name="Update",
-        conflict="reservation {reservationId} kept changing while changing it",
         access=OWNERS,
-        parse=parse_update_request,
-        document=_as_sent,
-        timely=_term_is_timely,
+        body=Body(parse=parse_update_request, document=_as_sent, timely=_term_is_timely),
         decide=decide,
-        finish=with_events(update_events),
-        partition=node_partition,
-        committed=committed,
+        commit=Commit(
+            partition=node_partition, committed=committed, finish=with_events(update_events)
+        ),
+        conflict="reservation {reservationId} kept changing while changing it",
         # If-Match: the reservation's tag as read (412 after the 404 and a replay, before
         # any refusal; a retry whose first try committed gets its replay).
         etag=route_reservation_etag,

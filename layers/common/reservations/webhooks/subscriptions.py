@@ -34,6 +34,8 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.ids import is_resource_id
 from reservations.kernel.pipeline import (
     Access,
+    Body,
+    Commit,
     Committed,
     Decide,
     Decision,
@@ -190,12 +192,11 @@ def _hook_spec(
     ``message``: the log line once committed."""
     return WriteSpec(
         name=name,
-        conflict=conflict,
         access=HOOKS_ACCESS,
-        parse=parse,
+        body=Body(parse=parse),
         decide=decide,
-        committed=_committed(message),
-        partition=hook_partition,
+        commit=Commit(partition=hook_partition, committed=_committed(message)),
+        conflict=conflict,
     )
 
 

@@ -18,7 +18,15 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import FieldProblem, NotFound
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
-from reservations.kernel.pipeline import Access, Committed, Decision, Request, WriteSpec
+from reservations.kernel.pipeline import (
+    Access,
+    Body,
+    Commit,
+    Committed,
+    Decision,
+    Request,
+    WriteSpec,
+)
 from reservations.kernel.wire import response_json
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
@@ -207,25 +215,22 @@ SCHEDULER: Access[NodeSnapshot | None] = Access(may_place_workloads)
 
 PLACE: WriteSpec[PlaceWorkloadRequest, NodeSnapshot | None, PlacementWrite, NodePorts] = WriteSpec(
     name="Placement",
-    conflict="node {nodeId} kept changing while placing {body.id}",
     access=SCHEDULER,
-    parse=parse_place_request,
+    body=Body(parse=parse_place_request),
     decide=decide_placement,
-    finish=with_events(placement_events),
-    partition=node_partition,
-    committed=_placed,
+    commit=Commit(
+        partition=node_partition, committed=_placed, finish=with_events(placement_events)
+    ),
+    conflict="node {nodeId} kept changing while placing {body.id}",
 )
 
 END: WriteSpec[None, NodeSnapshot | None, WorkloadEnd, NodePorts] = WriteSpec(
     name="WorkloadEnd",
-    conflict="workload {workloadId} kept changing while ending it",
     access=SCHEDULER,
-    parse=_no_body,
+    body=Body(parse=_no_body),
     decide=decide_end,
-    finish=with_events(end_events),
-    partition=node_partition,
-    committed=_ended,
-    path_ids={"workloadId": is_workload_id},
-    # The repeat of an end finds its workload gone: the key's first answer, if any.
+    commit=Commit(partition=node_partition, committed=_ended, finish=with_events(end_events)),
+    conflict="workload {workloadId} kept changing while ending it",
     first_answer_for=(NotFound,),
+    path_ids={"workloadId": is_workload_id},
 )
