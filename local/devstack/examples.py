@@ -20,6 +20,14 @@ _UNIT = {
     "reservationId": "res-a-active",
     "released": True,
 }
+_LENDING = {
+    "auto": True,
+    "idleSeconds": 900,
+    "keepUnlent": 1,
+    "noticeSeconds": 120,
+    "minRunSeconds": 600,
+    "relendAfterSeconds": 300,
+}
 _RESERVATION = {
     "id": "res-a-active",
     "nodeId": "node-a1",
@@ -32,6 +40,7 @@ _RESERVATION = {
     "releasedUnitIds": ["0000:06:00.0"],
     "contractRef": "lab-2026-q4",
     "topologyGen": 4,
+    "lending": _LENDING,
     "createdAt": _T0,
     "updatedAt": _T1,
     "etag": "3f1c9a27d05e84b6c2aa",
@@ -92,7 +101,8 @@ _CURSOR = "eyJhZnRlciI6InJlcy1hLWFjdGl2ZSJ9.c2lnbmF0dXJl"
 
 EXAMPLES: dict[str, list[Any]] = {
     "UnitView": [_UNIT],
-    "ReservationView": [_RESERVATION],
+    "ReservationView": [_RESERVATION, {**_RESERVATION, "lending": None}],
+    "LendingPolicyView": [_LENDING],
     "ReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
     "FleetReservationPage": [{"items": [_RESERVATION], "nextCursor": _CURSOR}],
     "ReclaimResponse": [

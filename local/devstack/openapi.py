@@ -99,6 +99,7 @@ NAMES = {
     "CloudEventView": "Event",
     "ThrottledBody": "TooManyRequests",
     "CapacityRequest": "UnitsRequest",
+    "LendingPolicyView": "LendingPolicy",
 }
 
 

@@ -65,7 +65,8 @@ EVERY_COMMAND = {
     "workloads list",
     "workloads get", "events list", "events tail", "webhooks create", "webhooks list",
     "webhooks get", "webhooks delete", "webhooks rotate", "webhooks deliveries",
-    "webhooks delivery", "webhooks retry", "webhooks listen",
+    "webhooks delivery", "webhooks retry", "webhooks listen", "lending set", "lending show",
+    "lending clear",
 }  # fmt: skip
 
 
@@ -147,7 +148,8 @@ def command_paths(group: Any, prefix: str = "") -> dict[str, Any]:
 def test_every_command_has_help():
     commands = command_paths(typer.main.get_command(app))
     assert set(commands) == EVERY_COMMAND
-    for path in [*commands, "", "reservations", "events", "webhooks", "nodes", "workloads"]:
+    for path in [*commands, "", "reservations", "events", "webhooks", "nodes", "workloads",
+                 "lending"]:  # fmt: skip
         result = CliRunner().invoke(app, [*path.split(), "--help"])
         assert result.exit_code == 0, (path, result.output)
         assert "Usage: " in result.output
@@ -188,6 +190,29 @@ def test_a_brokers_session_units_dry_run_reclaim_and_its_replay(cli):
     shown = cli(*args)
     assert shown.code == 0
     assert "terminated" in shown.out
+
+
+def test_a_lending_policy_set_shown_and_cleared(cli):
+    assert cli("-o", "json", "lending", "show", A1, RES).json() is None
+    assert "no lending policy" in cli("lending", "show", A1, RES).out
+    policy = cli("-o", "json", "lending", "set", A1, RES, "--auto", "--idle", "10m",
+                 "--notice", "2m", "--min-run", "1h").json()  # fmt: skip
+    assert policy == {"auto": True, "idleSeconds": 600, "keepUnlent": 0, "noticeSeconds": 120,
+                      "minRunSeconds": 3600, "relendAfterSeconds": 300}  # fmt: skip
+    assert cli("-o", "json", "lending", "show", A1, RES).json() == policy
+    table = cli("lending", "show", A1, RES).out
+    assert "noticeSeconds" in table
+    assert "120" in table
+    assert cli("-o", "json", "lending", "set", A1, RES, "--no-auto").json()["auto"] is False
+    refused = cli("lending", "set", A1, RES, "--auto", "--idle", "30s")
+    assert refused.code != 0
+    assert "idleSeconds" in refused.err
+    stale = cli("lending", "clear", A1, RES, "--if-match", "0123456789abcdef0123")
+    assert stale.code != 0
+    assert "precondition_failed" in stale.err
+    assert cli("lending", "clear", A1, RES).code == 0
+    assert cli("-o", "json", "lending", "show", A1, RES).json() is None
+    assert cli("lending", "set", A1, RES, "--auto", key="spotbuyer").code != 0  # a stranger: 404
 
 
 def test_reservations_release_nodes_and_workloads(cli):

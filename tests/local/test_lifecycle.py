@@ -174,3 +174,36 @@ def test_the_versions_session_runs_as_written(demo_stack: Stack) -> None:
                          headers={"Authorization": BROKER}, timeout=REQUEST_TIMEOUT)  # fmt: skip
     assert after.headers["ETag"] == f'"{released["etag"]}"'
     assert "0000:07:00.0" in after.json()["releasedUnitIds"]  # the reclaim did nothing
+
+
+def test_the_lending_policy_session_runs_as_written(demo_stack: Stack) -> None:
+    """docs/sessions.md's lending policy session with the README's API and BROKER: the
+    policy set and shown, set again with nothing written (the same etag), its event,
+    refused on an expired reservation, removed (204) and shown as null."""
+    commands = session_commands("A lending policy")
+    ran = run_session(
+        commands.replace("http://127.0.0.1:3000", demo_stack.api), 120, strict=False,
+        env={**os.environ, "API": f"{demo_stack.api}/v1/nodes/node-a1",
+             "BROKER": f"Authorization: {BROKER}"},
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    decoder, rest, answers = json.JSONDecoder(), ran.stdout, []
+    for _ in range(4):
+        answer, at = decoder.raw_decode(rest.lstrip())
+        answers.append(answer)
+        rest = rest.lstrip()[at:]
+    first, again, feed, refused = answers
+    removed, after = rest.lstrip().split("\n", 1)
+    policy = {"auto": True, "idleSeconds": 600, "keepUnlent": 1, "noticeSeconds": 120,
+              "minRunSeconds": 600, "relendAfterSeconds": 300}  # fmt: skip
+    assert first["lending"] == policy, ran.stdout
+    assert again == first  # nothing written: the same object, the same etag
+    changes = [e["data"]["changes"] for e in feed["items"] if e["subject"].endswith("res-a-active")]
+    assert {"lending": {"from": None, "to": policy}} in changes, ran.stdout
+    assert (refused["code"], refused["details"]) == (
+        "reservation_not_changeable", [{"field": "status", "problem": "is expired"}]
+    ), ran.stdout  # fmt: skip
+    assert removed == "204", ran.stdout
+    shown = json.loads(after)
+    assert shown["lending"] is None, ran.stdout
+    assert shown["etag"] != first["etag"], ran.stdout

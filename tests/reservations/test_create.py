@@ -81,7 +81,7 @@ def test_a_create_stores_the_reservation_and_answers_201_with_its_location(free_
         "startsAt": format_time(NOW), "endsAt": format_time(NOW + timedelta(days=30)),
         "allowedOrgIds": ["org-lab"], "managingOrgIds": ["org-broker"],
         "reservedUnitIds": FREE[:2], "releasedUnitIds": [], "contractRef": "C-9",
-        "reason": "new lab", "topologyGen": 7,
+        "reason": "new lab", "topologyGen": 7, "lending": None,
         "createdAt": format_time(NOW), "updatedAt": format_time(NOW), "etag": tag,
     }  # fmt: skip
     assert stored.status is ReservationStatus.ACTIVE

@@ -13,9 +13,9 @@ from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import InvalidRequest, NotFound, PreconditionFailed
 from reservations.kernel.pipeline import run_write
 from reservations.kernel.times import format_time
-from reservations.nodes import reservation_etag
 from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
+from reservations.nodes.views import reservation_etag
 from reservations.reservations.errors import (
     ReservationNotChangeable,
     UnitsNotInReservation,

@@ -27,8 +27,8 @@ from reservations.kernel.errors import (
 from reservations.kernel.http.resolver import error_headers
 from reservations.kernel.idempotency.replay import REPLAYED
 from reservations.kernel.pipeline import run_write
-from reservations.nodes import ReservationStatus, reservation_etag
-from reservations.nodes.views import version_tag
+from reservations.nodes import ReservationStatus
+from reservations.nodes.views import reservation_etag, version_tag
 from reservations.reservations.cancel import CANCEL
 from reservations.reservations.errors import ReservationNotActive, UnitsNotInReservation
 from reservations.reservations.history_mover import MoveOutcome, move_expired

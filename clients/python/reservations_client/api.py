@@ -15,6 +15,7 @@ from reservations_api_client.api.events import list_events, list_node_events
 from reservations_api_client.api.nodes import get_node, put_node
 from reservations_api_client.api.reservations import (
     cancel_reservation,
+    clear_lending_policy,
     create_reservation,
     get_reservation,
     list_fleet_reservations,
@@ -23,6 +24,7 @@ from reservations_api_client.api.reservations import (
     reaffirm_reservation,
     reclaim_units,
     release_units,
+    set_lending_policy,
     update_reservation,
 )
 from reservations_api_client.api.webhooks import (
@@ -50,6 +52,7 @@ from reservations_api_client.models import (
     Event,
     EventPage,
     FleetReservationPage,
+    LendingPolicyRequest,
     Node,
     NodeRequest,
     PlaceWorkloadRequest,
@@ -326,6 +329,22 @@ class Reservations:
         return _expect(Reservation, reaffirm_reservation.sync_detailed(
             node_id, reservation_id, client=self.client, body=body or UNSET,
             idempotency_key=_key(idempotency_key), if_match=_tags(if_match)))  # fmt: skip
+
+    def set_lending(
+        self, node_id: str, reservation_id: str, policy: LendingPolicyRequest,
+        if_match: str | None = None,
+    ) -> Reservation:  # fmt: skip
+        """Set the reservation's lending policy, whole (a field left unset takes its default);
+        the reservation carrying it. Safe to repeat: the same policy changes nothing.
+        ``if_match``: act only while the reservation is at this ``etag`` (or ``*``)."""
+        return _expect(Reservation, set_lending_policy.sync_detailed(
+            node_id, reservation_id, client=self.client, body=policy,
+            if_match=_tags(if_match)))  # fmt: skip
+
+    def clear_lending(self, node_id: str, reservation_id: str, if_match: str | None = None) -> None:
+        """Remove the reservation's lending policy (nothing happens when it has none)."""
+        _checked(clear_lending_policy.sync_detailed(
+            node_id, reservation_id, client=self.client, if_match=_tags(if_match)))  # fmt: skip
 
     # --- nodes and workloads --------------------------------------------------------------
 

@@ -11,6 +11,8 @@ from .event import Event
 from .event_data import EventData
 from .event_page import EventPage
 from .fleet_reservation_page import FleetReservationPage
+from .lending_policy import LendingPolicy
+from .lending_policy_request import LendingPolicyRequest
 from .no_body import NoBody
 from .node import Node
 from .node_request import NodeRequest
@@ -45,6 +47,8 @@ __all__ = (
     "EventData",
     "EventPage",
     "FleetReservationPage",
+    "LendingPolicy",
+    "LendingPolicyRequest",
     "NoBody",
     "Node",
     "NodeRequest",

@@ -12,6 +12,8 @@ from ..types import UNSET, Unset
 from typing import cast
 import datetime
 
+if TYPE_CHECKING:
+  from ..models.lending_policy import LendingPolicy
 
 
 
@@ -42,6 +44,7 @@ class ReclaimResult:
             updated_at (datetime.datetime):
             contract_ref (str | Unset):
             ends_at (datetime.datetime | Unset):
+            lending (LendingPolicy | None | Unset): its lending policy (PUT .../lending), null when it has none
             plan_expires_at (datetime.datetime | Unset): dry run: until when the plan may be applied (5 minutes)
             plan_id (str | Unset): dry run: the plan, opaque and signed; POST it back as {"planId": ...} to do exactly this
                 reclaim, while nothing it is bound to changes
@@ -69,6 +72,7 @@ class ReclaimResult:
     updated_at: datetime.datetime
     contract_ref: str | Unset = UNSET
     ends_at: datetime.datetime | Unset = UNSET
+    lending: LendingPolicy | None | Unset = UNSET
     plan_expires_at: datetime.datetime | Unset = UNSET
     plan_id: str | Unset = UNSET
     reason: str | Unset = UNSET
@@ -85,6 +89,7 @@ class ReclaimResult:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.lending_policy import LendingPolicy # noqa: PLC0415
         allowed_org_ids = self.allowed_org_ids
 
 
@@ -124,6 +129,14 @@ class ReclaimResult:
         ends_at: str | Unset = UNSET
         if not isinstance(self.ends_at, Unset):
             ends_at = self.ends_at.isoformat()
+
+        lending: dict[str, Any] | None | Unset
+        if isinstance(self.lending, Unset):
+            lending = UNSET
+        elif isinstance(self.lending, LendingPolicy):
+            lending = self.lending.to_dict()
+        else:
+            lending = self.lending
 
         plan_expires_at: str | Unset = UNSET
         if not isinstance(self.plan_expires_at, Unset):
@@ -184,6 +197,8 @@ class ReclaimResult:
             field_dict["contractRef"] = contract_ref
         if ends_at is not UNSET:
             field_dict["endsAt"] = ends_at
+        if lending is not UNSET:
+            field_dict["lending"] = lending
         if plan_expires_at is not UNSET:
             field_dict["planExpiresAt"] = plan_expires_at
         if plan_id is not UNSET:
@@ -209,6 +224,7 @@ class ReclaimResult:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.lending_policy import LendingPolicy # noqa: PLC0415
         d = dict(src_dict)
         allowed_org_ids = cast(list[str], d.pop("allowedOrgIds"))
 
@@ -258,6 +274,26 @@ class ReclaimResult:
             ends_at = datetime.datetime.fromisoformat(_ends_at)
 
 
+
+
+        def _parse_lending(data: object) -> LendingPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                lending_type_0 = LendingPolicy.from_dict(data)
+
+
+
+                return lending_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(LendingPolicy | None | Unset, data)
+
+        lending = _parse_lending(d.pop("lending", UNSET))
 
 
         _plan_expires_at = d.pop("planExpiresAt", UNSET)
@@ -313,6 +349,7 @@ class ReclaimResult:
             updated_at=updated_at,
             contract_ref=contract_ref,
             ends_at=ends_at,
+            lending=lending,
             plan_expires_at=plan_expires_at,
             plan_id=plan_id,
             reason=reason,

@@ -12,6 +12,8 @@ from ..types import UNSET, Unset
 from typing import cast
 import datetime
 
+if TYPE_CHECKING:
+  from ..models.lending_policy import LendingPolicy
 
 
 
@@ -40,6 +42,7 @@ class Reservation:
             updated_at (datetime.datetime):
             contract_ref (str | Unset):
             ends_at (datetime.datetime | Unset):
+            lending (LendingPolicy | None | Unset): its lending policy (PUT .../lending), null when it has none
             reason (str | Unset):
             topology_gen (int | Unset):
      """
@@ -57,6 +60,7 @@ class Reservation:
     updated_at: datetime.datetime
     contract_ref: str | Unset = UNSET
     ends_at: datetime.datetime | Unset = UNSET
+    lending: LendingPolicy | None | Unset = UNSET
     reason: str | Unset = UNSET
     topology_gen: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -66,6 +70,7 @@ class Reservation:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.lending_policy import LendingPolicy # noqa: PLC0415
         allowed_org_ids = self.allowed_org_ids
 
 
@@ -102,6 +107,14 @@ class Reservation:
         if not isinstance(self.ends_at, Unset):
             ends_at = self.ends_at.isoformat()
 
+        lending: dict[str, Any] | None | Unset
+        if isinstance(self.lending, Unset):
+            lending = UNSET
+        elif isinstance(self.lending, LendingPolicy):
+            lending = self.lending.to_dict()
+        else:
+            lending = self.lending
+
         reason = self.reason
 
         topology_gen = self.topology_gen
@@ -126,6 +139,8 @@ class Reservation:
             field_dict["contractRef"] = contract_ref
         if ends_at is not UNSET:
             field_dict["endsAt"] = ends_at
+        if lending is not UNSET:
+            field_dict["lending"] = lending
         if reason is not UNSET:
             field_dict["reason"] = reason
         if topology_gen is not UNSET:
@@ -137,6 +152,7 @@ class Reservation:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.lending_policy import LendingPolicy # noqa: PLC0415
         d = dict(src_dict)
         allowed_org_ids = cast(list[str], d.pop("allowedOrgIds"))
 
@@ -185,6 +201,26 @@ class Reservation:
 
 
 
+        def _parse_lending(data: object) -> LendingPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                lending_type_0 = LendingPolicy.from_dict(data)
+
+
+
+                return lending_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(LendingPolicy | None | Unset, data)
+
+        lending = _parse_lending(d.pop("lending", UNSET))
+
+
         reason = d.pop("reason", UNSET)
 
         topology_gen = d.pop("topologyGen", UNSET)
@@ -203,6 +239,7 @@ class Reservation:
             updated_at=updated_at,
             contract_ref=contract_ref,
             ends_at=ends_at,
+            lending=lending,
             reason=reason,
             topology_gen=topology_gen,
         )

@@ -19,6 +19,7 @@ from reservations.kernel.errors import FieldProblem
 from reservations.kernel.wire import Timestamp
 from reservations.nodes import (
     MAX_UNITS,
+    LendingPolicy,
     ReservationView,
     UnitIds,
     normalized_unit_ids,
@@ -218,3 +219,70 @@ def reclaim_document(request: ReclaimRequest) -> object:
     return {
         name: value for name, value in document.items() if name not in _WAYS or value is not None
     }
+
+
+class LendingPolicyRequest(StrictBody):
+    """The body of ``PUT .../lending``: the whole policy (an omitted field takes its
+    default)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"auto": True, "idleSeconds": 900, "noticeSeconds": 120, "minRunSeconds": 600},
+                {"auto": False, "noticeSeconds": 300, "keepUnlent": 1},
+            ]
+        },
+    )
+
+    auto: StrictBool = Field(description="lend idle units, and keep them lent, by itself")
+    idle_seconds: JsonInt = Field(
+        default=900,
+        alias="idleSeconds",
+        ge=60,
+        le=86400,
+        description="how long a unit stays idle before it is lent",
+    )
+    keep_unlent: JsonInt = Field(
+        default=0,
+        alias="keepUnlent",
+        ge=0,
+        le=MAX_UNITS,
+        description="never lend a unit if fewer than this many of the reservation's units "
+        "would stay unreleased (busy or not)",
+    )
+    notice_seconds: JsonInt = Field(
+        default=0,
+        alias="noticeSeconds",
+        ge=0,
+        le=MAX_NOTICE_SECONDS,
+        description="the notice promised to every spot workload placed on its lent units",
+    )
+    min_run_seconds: JsonInt = Field(
+        default=0,
+        alias="minRunSeconds",
+        ge=0,
+        le=MAX_NOTICE_SECONDS,
+        description="the minimum run promised to them: no reclaim stops one sooner",
+    )
+    relend_after_seconds: JsonInt = Field(
+        default=300,
+        alias="relendAfterSeconds",
+        ge=0,
+        le=MAX_NOTICE_SECONDS,
+        description="after a unit is taken back, how long before it is lent again",
+    )
+
+    def policy(self) -> LendingPolicy:
+        return LendingPolicy(
+            auto=self.auto,
+            idle_seconds=self.idle_seconds,
+            keep_unlent=self.keep_unlent,
+            notice_seconds=self.notice_seconds,
+            min_run_seconds=self.min_run_seconds,
+            relend_after_seconds=self.relend_after_seconds,
+        )
+
+
+def parse_policy_request(raw: RawBody) -> LendingPolicyRequest:
+    """The validated policy; 400 naming the field."""
+    return required_body(raw, LendingPolicyRequest)

@@ -1,10 +1,16 @@
-"""The reclaim's one atomic, conditional write: a :class:`ReclaimWrite` as TransactWriteItems."""
+"""The capacity slice's atomic, conditional writes as TransactWriteItems: a reclaim
+(:class:`ReclaimWrite`), a lending policy's change (:class:`PolicyChange`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from reservations.capacity.writes import DeadlineChange, NewTermination, ReclaimWrite
+from reservations.capacity.writes import (
+    DeadlineChange,
+    NewTermination,
+    PolicyChange,
+    ReclaimWrite,
+)
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_moment, format_time
@@ -12,6 +18,7 @@ from reservations.nodes import (
     OPEN_TERMINATION,
     TerminationState,
     Writer,
+    lending_item,
     reservation_key,
     topology_check,
     unit_key,
@@ -122,5 +129,31 @@ def _deadline_update(node_id: str, change: DeadlineChange) -> Action:
     }
 
 
+def policy_actions(write: PolicyChange) -> list[Action]:
+    """The reservation's policy set (or removed), its version bumped where it is still at the
+    version read; the node's topology as read (a review since would forbid the change)."""
+    values: dict[str, Any] = {
+        ":now": format_time(write.at),
+        ":one": 1,
+        ":v": write.reservation.version,
+    }
+    change = "SET updatedAt = :now, version = version + :one"
+    if write.after is None:
+        change += " REMOVE lending"
+    else:
+        change += ", lending = :policy"
+        values[":policy"] = lending_item(write.after)
+    update: Action = {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(reservation_key(write.node_id, write.reservation.id)),
+            "UpdateExpression": change,
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+    return [update, topology_check(write.topology)]
+
+
 # How its writes are committed (the wiring hands them to the node table).
-WRITERS = (Writer.sized(ReclaimWrite, reclaim_actions),)
+WRITERS = (Writer.sized(ReclaimWrite, reclaim_actions), Writer.sized(PolicyChange, policy_actions))

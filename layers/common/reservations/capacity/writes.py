@@ -1,5 +1,6 @@
-"""The reclaim's write on a node's partition, in domain terms (no table layout): conditional
-on the versions of the items it was decided from (``capacity.table`` commits it)."""
+"""The reclaim's write and a lending policy's change on a node's partition, in domain terms
+(no table layout): conditional on the versions of the items they were decided from
+(``capacity.table`` commits them)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes import EventedWrite, TopologyRead
+from reservations.nodes import EventedWrite, LendingPolicy, TopologyRead
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +69,19 @@ class ReclaimWrite(EventedWrite):
     deadline_changes: tuple[DeadlineChange, ...] = ()
     # This call's deadline: ``at`` plus its notice (None: ``at``).
     terminate_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyChange(EventedWrite):
+    """A reservation's lending policy set (``after``) or removed (``after`` None), where the
+    reservation is still at its version read and the node's topology as read (its effective
+    status allowed the change); the reservation's version is bumped, so its tag changes."""
+
+    write_id: str
+    node_id: str
+    reservation: ItemVersion
+    topology: TopologyRead
+    after: LendingPolicy | None
+    caller_org_id: str
+    caller_key_id: str
+    at: datetime

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    WithJsonSchema,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
@@ -20,10 +29,24 @@ NextCursor = Annotated[
 ]
 
 
+# The mark of a response field whose "none" the contract shows as ``null`` rather than by
+# leaving it out (``Field(json_schema_extra=NULL_SHOWN)`` on a :class:`ShowsNulls` model):
+# always sent; its schema nullable, and not required, so that a client reading an answer
+# from a server older than the field still reads it.
+_SHOWN = "x-null-shown"
+NULL_SHOWN: dict[str, Any] = {_SHOWN: True}
+# Their wire names: the resolver's serializer, which drops the other nulls, keeps these.
+SHOWN_NULLS: set[str] = set()
+
+
 def absent_not_null(schema: dict[str, Any]) -> None:
     """A response's optional field is left out, never ``null``: its schema says so (optional,
-    not nullable), so a generated client does not type it as "None or value"."""
+    not nullable), so a generated client does not type it as "None or value". A field
+    marked :data:`NULL_SHOWN` is the exception: nullable."""
     for field in schema.get("properties", {}).values():
+        if field.pop(_SHOWN, False):
+            field.pop("default", None)
+            continue
         options = field.get("anyOf")
         if options and {"type": "null"} in options:
             rest = [option for option in options if option != {"type": "null"}]
@@ -43,6 +66,35 @@ class WireModel(BaseModel):
         frozen=True,
         json_schema_extra=absent_not_null,
     )
+
+
+class ShowsNulls(WireModel):
+    """A response with fields marked :data:`NULL_SHOWN`: each is in the body, ``null`` when
+    None, where every other None field is left out."""
+
+    _nulls_shown: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._nulls_shown = tuple(
+            (name, field.alias or name)
+            for name, field in cls.model_fields.items()
+            if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get(_SHOWN)
+        )
+        SHOWN_NULLS.update(alias for _name, alias in cls._nulls_shown)
+
+    # Unannotated return: an annotated one would stand for the model's schema in the
+    # documents made from it (``Any`` would say nothing of its fields).
+    @model_serializer(mode="wrap")
+    def _with_nulls_shown(  # type: ignore[no-untyped-def]
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ):
+        data = handler(self)
+        for name, alias in self._nulls_shown:
+            if getattr(self, name) is None:
+                data[alias if info.by_alias else name] = None
+        return data
 
 
 class ErrorDetail(BaseModel):

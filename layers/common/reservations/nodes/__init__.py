@@ -17,6 +17,7 @@ from reservations.nodes.ids import (
 )
 from reservations.nodes.models.partition import (
     CLAIMING_STATES,
+    LendingPolicy,
     ListAccess,
     Node,
     NodeSnapshot,
@@ -30,7 +31,6 @@ from reservations.nodes.models.partition import (
     Unit,
     UnitGenerations,
     Workload,
-    WorkloadKind,
     WorkloadState,
     termination_of,
 )
@@ -79,6 +79,7 @@ from reservations.nodes.table.items import (
     PLACEMENTS,
     clock_attributes,
     clock_fired_item,
+    lending_item,
     named_from_item,
     node_from_item,
     reservation_from_item,
@@ -111,7 +112,6 @@ from reservations.nodes.table.records import workload_history_item
 from reservations.nodes.table.store import Writer, no_token
 from reservations.nodes.views import (
     reservation_answer,
-    reservation_etag,
     reservation_view,
     route_reservation_etag,
     workload_view,
@@ -138,6 +138,7 @@ __all__ = [
     "ClockKind",
     "ClockMoment",
     "EventedWrite",
+    "LendingPolicy",
     "ListAccess",
     "Node",
     "NodePorts",
@@ -160,7 +161,6 @@ __all__ = [
     "UnitReason",
     "UnitsUnavailable",
     "Workload",
-    "WorkloadKind",
     "WorkloadState",
     "WorkloadView",
     "Writer",
@@ -176,6 +176,7 @@ __all__ = [
     "free_unit",
     "in_term",
     "is_workload_id",
+    "lending_item",
     "named_after_change",
     "named_after_create",
     "named_after_end",
@@ -198,7 +199,6 @@ __all__ = [
     "normalized_unit_ids",
     "not_reservable_reason",
     "reservation_answer",
-    "reservation_etag",
     "reservation_event",
     "reservation_from_item",
     "reservation_history_item",

@@ -12,6 +12,7 @@ from reservations.kernel.preconditions import etag_header
 from reservations.kernel.times import format_moment, format_time
 from reservations.kernel.wire import response_json
 from reservations.nodes.models.partition import (
+    LendingPolicy,
     Node,
     NodeSnapshot,
     Reservation,
@@ -22,6 +23,7 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.models.views import (
+    LendingPolicyView,
     NodeView,
     ReservationView,
     UnitView,
@@ -48,6 +50,20 @@ def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
         not_reservable_reason=reason,
         reservation_id=governed[0].id if governed else None,
         released=is_released(governed[0], governed[1], unit.id) if governed else None,
+    )
+
+
+def lending_view(policy: LendingPolicy | None) -> LendingPolicyView | None:
+    """A lending policy as the reservation object shows it (None: it has none)."""
+    if policy is None:
+        return None
+    return LendingPolicyView(
+        auto=policy.auto,
+        idle_seconds=policy.idle_seconds,
+        keep_unlent=policy.keep_unlent,
+        notice_seconds=policy.notice_seconds,
+        min_run_seconds=policy.min_run_seconds,
+        relend_after_seconds=policy.relend_after_seconds,
     )
 
 
@@ -114,6 +130,7 @@ def reservation_view(
         contract_ref=reservation.contract_ref,
         reason=reservation.reason,
         topology_gen=reservation.topology_gen,
+        lending=lending_view(reservation.lending),
         created_at=format_time(reservation.created_at),
         updated_at=format_time(updated_at),
         etag=etag if etag is not None else version_tag(reservation.version, status),

@@ -5,7 +5,13 @@ What other slices may use of it: they import it from here, never from its module
 from __future__ import annotations
 
 from reservations.reservations.changes import Found, change, committed, decided, found
-from reservations.reservations.errors import ReservationNotActive, UnitsNotInReservation
+from reservations.reservations.errors import (
+    ReservationNotActive,
+    ReservationNotChangeable,
+    UnitsNotInReservation,
+)
+from reservations.reservations.rules.events import reservation_updated
+from reservations.reservations.rules.update import changes
 from reservations.reservations.table import WRITERS
 from reservations.reservations.writes import ReservationChange
 
@@ -14,9 +20,12 @@ __all__ = [
     "Found",
     "ReservationChange",
     "ReservationNotActive",
+    "ReservationNotChangeable",
     "UnitsNotInReservation",
     "change",
+    "changes",
     "committed",
     "decided",
     "found",
+    "reservation_updated",
 ]

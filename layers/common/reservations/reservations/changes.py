@@ -22,7 +22,6 @@ from reservations.nodes import (
     named_after_end,
     naming_the_same,
     reservation_answer,
-    reservation_etag,
     reservation_view,
 )
 from reservations.reservations.rules.access import WRITE, may_write_reservations
@@ -117,7 +116,11 @@ def decided(
     run would be conditioned on with If-Match: nothing was written)."""
     node, before = acted_on[0].node, acted_on[1]
     after = change.applied_to(before)
-    tag = reservation_etag(before, node, change.at) if dry_run else None
+    tag = None
+    if dry_run:  # the tag of the reservation as read, which is its view's
+        tag = reservation_view(
+            before, node, change.at, before.released_unit_ids, before.updated_at
+        ).etag
     view = reservation_view(after, node, change.at, after.released_unit_ids, after.updated_at, tag)
     return Decision(None if dry_run else change, reservation_answer(view))
 

@@ -35,7 +35,6 @@ from reservations.nodes import (
     Tier,
     UnitsUnavailable,
     Workload,
-    WorkloadKind,
     WorkloadState,
     is_workload_id,
     node_partition,
@@ -54,6 +53,7 @@ from reservations.workloads.rules.placement import (
     unavailable,
 )
 from reservations.workloads.writes import PlacementWrite, WorkloadEnd
+from termination_messages import WorkloadKind
 
 # What a placement may be refused with on its node.
 PlaceRefusal = WorkloadExists | UnitsUnavailable | UnitsNotSellable

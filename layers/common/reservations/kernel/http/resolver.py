@@ -28,7 +28,7 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.settings import settings
-from reservations.kernel.wire import REQUEST_ID, error_json
+from reservations.kernel.wire import REQUEST_ID, SHOWN_NULLS, error_json
 
 # Per container: a warm Lambda answers a cached key without a DynamoDB read.
 key_cache = KeyCache(ttl=lambda: settings().key_cache_ttl_seconds)
@@ -81,11 +81,16 @@ _CHANGE = frozenset({"from", "to"})
 
 def without_nulls(value: Any) -> Any:
     """The contract's "absent, not null": drop None values from response objects (but
-    from a change's ``{"from", "to"}``, where null is the contract's "absent")."""
+    from a change's ``{"from", "to"}``, where null is the contract's "absent", and the
+    fields a model shows as null: ``kernel.wire.SHOWN_NULLS``)."""
     if isinstance(value, dict):
         if value.keys() == _CHANGE:
             return {key: without_nulls(item) for key, item in value.items()}
-        return {key: without_nulls(item) for key, item in value.items() if item is not None}
+        return {
+            key: without_nulls(item)
+            for key, item in value.items()
+            if item is not None or key in SHOWN_NULLS
+        }
     if isinstance(value, list):
         return [without_nulls(item) for item in value]
     return value

@@ -88,6 +88,20 @@ class Unit:
 
 
 @dataclass(frozen=True, slots=True)
+class LendingPolicy:
+    """A reservation's lending policy (the lending slice sets it): whether idle units are
+    lent by themselves, after how long, how many are never lent, and what the reservation
+    promises every spot workload placed on its lent units (a notice, a minimum run)."""
+
+    auto: bool
+    idle_seconds: int = 900
+    keep_unlent: int = 0
+    notice_seconds: int = 0
+    min_run_seconds: int = 0
+    relend_after_seconds: int = 300
+
+
+@dataclass(frozen=True, slots=True)
 class Reservation:
     id: str
     node_id: str
@@ -104,6 +118,7 @@ class Reservation:
     reason: str | None = None
     topology_gen: int | None = None
     version: int = 1
+    lending: LendingPolicy | None = None
     # An ended reservation in the node's history: readable until then (the table's TTL
     # deletes it some time after; readers treat it as gone from this moment). None while
     # it is in the node's partition.

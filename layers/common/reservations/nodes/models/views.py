@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from reservations.kernel.wire import NextCursor, Timestamp, WireModel
+from reservations.kernel.wire import NULL_SHOWN, NextCursor, ShowsNulls, Timestamp, WireModel
 
 
 class UnitView(WireModel):
@@ -26,7 +26,28 @@ class UnitView(WireModel):
     released: bool | None = None
 
 
-class ReservationView(WireModel):
+class LendingPolicyView(WireModel):
+    """A reservation's lending policy, every field given (the defaults filled in)."""
+
+    auto: bool = Field(description="idle units are lent, and kept lent, by the service")
+    idle_seconds: int = Field(description="how long a unit stays idle before it is lent")
+    keep_unlent: int = Field(
+        description="never lends a unit if fewer than this many of the reservation's units "
+        "would stay unreleased"
+    )
+    notice_seconds: int = Field(
+        description="the notice promised to every spot workload placed on its lent units"
+    )
+    min_run_seconds: int = Field(
+        description="the minimum run promised to them: no reclaim stops one sooner"
+    )
+    relend_after_seconds: int = Field(
+        description="the wait before a unit taken back is lent again (doubled for each "
+        "take-back within an hour of its last lending, up to an hour)"
+    )
+
+
+class ReservationView(ShowsNulls):
     """A reservation as the API shows it (effective status, sorted unit ids)."""
 
     id: str
@@ -41,6 +62,11 @@ class ReservationView(WireModel):
     contract_ref: str | None = None
     reason: str | None = None
     topology_gen: int | None = None
+    lending: LendingPolicyView | None = Field(
+        default=None,
+        description="its lending policy (PUT .../lending), null when it has none",
+        json_schema_extra=NULL_SHOWN,
+    )
     created_at: Timestamp
     updated_at: Timestamp
     etag: str = Field(

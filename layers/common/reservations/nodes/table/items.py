@@ -13,6 +13,7 @@ from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
 from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.times import format_moment, format_time, parse_time
 from reservations.nodes.models.partition import (
+    LendingPolicy,
     ListAccess,
     Node,
     NodeSnapshot,
@@ -149,6 +150,7 @@ def _reservation_attributes(reservation: Reservation) -> Item:
         "contractRef": reservation.contract_ref,
         "reason": reservation.reason,
         "topologyGen": reservation.topology_gen,
+        LENDING: lending_item(reservation.lending),
         "createdAt": format_time(reservation.created_at),
         "updatedAt": format_time(reservation.updated_at),
         "version": reservation.version,
@@ -156,6 +158,34 @@ def _reservation_attributes(reservation: Reservation) -> Item:
         WARNING_MINUTES: reservation.warning_minutes,
         ARMED_AT: _optional_time(reservation.armed_at),
     }
+
+
+# A reservation's lending policy: a map of its fields, absent when it has none.
+LENDING = "lending"
+_POLICY_FIELDS = (
+    ("auto", "auto"),
+    ("idleSeconds", "idle_seconds"),
+    ("keepUnlent", "keep_unlent"),
+    ("noticeSeconds", "notice_seconds"),
+    ("minRunSeconds", "min_run_seconds"),
+    ("relendAfterSeconds", "relend_after_seconds"),
+)
+
+
+def lending_item(policy: LendingPolicy | None) -> Item | None:
+    """The policy as stored (None: the attribute is absent)."""
+    if policy is None:
+        return None
+    return {stored: getattr(policy, name) for stored, name in _POLICY_FIELDS}
+
+
+def _lending(stored: Item | None) -> LendingPolicy | None:
+    if not stored:
+        return None
+    return LendingPolicy(
+        auto=bool(stored["auto"]),
+        **{name: int(stored[key]) for key, name in _POLICY_FIELDS[1:] if key in stored},
+    )
 
 
 # The reservation's clock attributes besides its place in the index (``nodes.rules.clock``).
@@ -338,6 +368,7 @@ def reservation_from_item(item: Item) -> Reservation:
         contract_ref=item.get("contractRef"),
         reason=item.get("reason"),
         topology_gen=_int(item.get("topologyGen")),
+        lending=_lending(item.get(LENDING)),
         created_at=parse_time(item["createdAt"]),
         updated_at=parse_time(item["updatedAt"]),
         version=int(item["version"]),

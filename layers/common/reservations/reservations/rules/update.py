@@ -13,11 +13,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from reservations.kernel.envelope import optional_time
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.times import term_problem
 from reservations.nodes import (
     MAX_UNITS,
+    LendingPolicy,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
@@ -253,6 +256,7 @@ _FIELDS = (
     ("releasedUnitIds", lambda r: sorted(r.released_unit_ids)),
     ("contractRef", lambda r: r.contract_ref),
     ("reason", lambda r: r.reason),
+    ("lending", lambda r: r.lending),
 )
 
 
@@ -268,7 +272,10 @@ def changes(before: Reservation, after: Reservation) -> dict[str, dict[str, obje
 
 
 def _shown(value: object) -> object:
-    """A value as the reservation object shows it: a time as RFC 3339."""
+    """A value as the reservation object shows it: a time as RFC 3339, a lending policy as
+    its object."""
+    if isinstance(value, LendingPolicy):
+        return {to_camel(name): getattr(value, name) for name in LendingPolicy.__slots__}
     return optional_time(value) if isinstance(value, datetime) else value
 
 
