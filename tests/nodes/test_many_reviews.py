@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 from devstack import fleet_documents as f
 from devstack.api_events import create_event, node_event
 from devstack.functions import FakeContext, invoke, load_function
+from reservations.events.table import outlets
 from reservations.events.table.feeds import pending_event_from_item
 from reservations.events.table.keys import org_events_pk
 from reservations.events.table.outlets import DerivedEvents
@@ -340,6 +341,26 @@ def test_a_progress_record_that_fails_after_its_reviews_landed_derives_none_twic
     assert derived(aws) == subjects
 
 
+def test_a_relay_that_read_the_progress_before_another_moved_it_writes_none(
+    functions, node_env, load_fleet, monkeypatch
+):
+    """150 reviews, written by one relay; another of the same update read the progress
+    before that (none yet): its first transaction, conditioned on what it read, is refused
+    whole, its reviews with it, and the update stays owing for it (the next relay finds
+    none left)."""
+    aws = node_env
+    updated = under_review(functions, load_fleet, aws, 150)
+    clock = StillClock()
+    assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == set()
+    written = sorted(e["subject"] for e in reviews(aws))
+    with monkeypatch.context() as patched:
+        patched.setattr(outlets, "reviewed_after", lambda _: None)
+        assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == {updated.id}
+    assert derived(aws) == written == [f"reservations/res-{n:05}" for n in range(150)]
+    assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == set()
+    assert derived(aws) == written
+
+
 def test_a_review_transaction_answered_late_is_copied_for_the_readers_and_derived_once(
     functions, node_env, load_fleet, monkeypatch
 ):
@@ -377,6 +398,41 @@ def test_a_review_transaction_answered_late_is_copied_for_the_readers_and_derive
     assert derived(aws) == subjects == [f"reservations/res-{n:05}" for n in range(250)]
     assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == set()
     assert len([i for i in feed_items(aws) if i["type"] == "reservation.needs_review"]) == 349
+
+
+def test_a_review_transaction_no_copy_of_which_lands_in_time_keeps_its_progress(
+    functions, node_env, load_fleet, monkeypatch
+):
+    """150 reviews; the first transaction answered a settle window late, and no copy of its
+    reviews lands (every PutItem refused): its reviews stay at their first position, marked
+    for the relay, and the progress they made with them. The call answers the update as
+    not delivered; the next goes on past them and derives none twice."""
+    aws = node_env
+    updated = under_review(functions, load_fleet, aws, 150)
+    ahead = [timedelta(0)]
+    monkeypatch.setattr(event_items, "record_clock", lambda: datetime.now(UTC) + ahead[0])
+    real, calls = clients.dynamodb().transact_write_items, []
+
+    def first_late(**request: Any) -> Any:
+        calls.append(len(request["TransactItems"]))
+        answer = real(**request)
+        if len(calls) == 1:
+            ahead[0] += SETTLE_WINDOW
+        return answer
+
+    def refused(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": "InternalServerError", "Message": "no"}}, "PutItem")
+
+    clock = StillClock()
+    with monkeypatch.context() as patched:
+        patched.setattr(clients.dynamodb(), "transact_write_items", first_late)
+        patched.setattr(clients.dynamodb(), "put_item", refused)
+        assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == {updated.id}
+        assert DerivedEvents(clock=clock, sleep=clock.sleep).deliver([updated]) == set()
+    assert calls == [100, 52]
+    items = [i for i in feed_items(aws) if i["type"] == "reservation.needs_review"]
+    assert len(items) == 150  # no copy
+    assert derived(aws) == [f"reservations/res-{n:05}" for n in range(150)]
 
 
 def test_a_create_that_would_pass_dynamodbs_item_size_is_a_409_naming_it_with_nothing_written(
