@@ -259,23 +259,56 @@ def test_a_node_without_list_access_has_no_feed(dynamodb, answer):
 # --- the relay ----------------------------------------------------------------------------
 
 
-def test_derived_events_are_put_100_a_transaction_where_they_are_recorded(dynamodb):
+def test_derived_events_are_put_99_a_transaction_with_the_progress_they_make(dynamodb):
     many = [replace(stored_events()[1], event=replace(stored_events()[1].event, id=f"evt-{n}"))
-            for n in range(150)]  # fmt: skip
-    dynamodb.answers = {"transact_write_items": [{}, {}]}
-    assert events.put_derived(many, 30) == set()
-    assert [len(call["TransactItems"]) for _, call in dynamodb.calls] == [100, 50]
-    assert dynamodb.calls[1][1]["TransactItems"][0] == {
+            for n in range(99)]  # fmt: skip
+    update = stored_events()[0]
+    key = to_attributes(event_key(node_events_pk(update.event.node_id), str(update.position)))
+    dynamodb.answers = {"transact_write_items": [{}]}
+    step = events.ReviewProgress(update, "RES#res-1", "RES#res-99")
+    assert events.put_derived(many, 30, step) == set()
+    [(_, call)] = dynamodb.calls
+    assert len(call["TransactItems"]) == 100
+    assert call["TransactItems"][98] == {
         "Put": {
             "TableName": TABLE,
             "Item": to_attributes(
                 event_items.event_item(
-                    many[100], node_events_pk(many[100].event.node_id), 30, at_record(many[100])
+                    many[98], node_events_pk(many[98].event.node_id), 30, at_record(many[98])
                 )
             ),
             "ConditionExpression": "attribute_not_exists(PK)",
         }
     }
+    # Only from the value the relay read, and never bringing back an item the TTL deleted.
+    assert call["TransactItems"][99] == {
+        "Update": {
+            "TableName": TABLE,
+            "Key": key,
+            "UpdateExpression": "SET #after = :after",
+            "ConditionExpression": "attribute_exists(PK) AND #after = :read",
+            "ExpressionAttributeNames": {"#after": "reviewedAfter"},
+            "ExpressionAttributeValues": {":after": {"S": "RES#res-99"},
+                                          ":read": {"S": "RES#res-1"}},
+        }
+    }  # fmt: skip
+
+
+def test_the_first_step_of_a_derivation_is_recorded_only_where_none_is():
+    update = stored_events()[0]
+    action = events.progress_update(events.ReviewProgress(update, None, "RES#res-99"))
+    assert action["Update"]["ConditionExpression"] == (
+        "attribute_exists(PK) AND attribute_not_exists(#after)"
+    )
+    assert action["Update"]["ExpressionAttributeValues"] == {":after": {"S": "RES#res-99"}}
+
+
+def test_more_derived_events_than_a_transaction_takes_with_its_progress_are_refused(dynamodb):
+    many = [replace(stored_events()[1], event=replace(stored_events()[1].event, id=f"evt-{n}"))
+            for n in range(100)]  # fmt: skip
+    with pytest.raises(ValueError, match="100 derived events"):
+        events.put_derived(many, 30)
+    assert dynamodb.calls == []
 
 
 def refused_for(*codes: str) -> ClientError:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +46,7 @@ from reservations.events.table.keys import (
     org_events_pk,
 )
 from reservations.kernel.aws import clients
+from reservations.kernel.aws.actions import MAX_ACTIONS, Action
 from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import (
     REVIEW,
@@ -72,29 +74,66 @@ from reservations.nodes import (
 UNRELAYED_INDEX = "UnrelayedEvents"
 # How far the relay got deriving a node update's reviews: the last reservation's sort key.
 REVIEWED_AFTER = "reviewedAfter"
-# Derived events written in one transaction (TransactWriteItems takes 100 actions).
-DERIVED_BATCH = 100
+# Derived events written in one transaction: TransactWriteItems takes 100 actions, and the
+# last is the progress they make (:func:`progress_update`).
+DERIVED_BATCH = MAX_ACTIONS - 1
 
 
-def put_derived(derived: Sequence[StoredEvent], retention_days: int) -> set[str]:
+@dataclass(frozen=True, slots=True)
+class ReviewProgress:
+    """A step of a node update's review derivation: its reviews written from past the
+    reservation ``read`` (None: from the first), the value the relay read, through the
+    reservation ``through``."""
+
+    stored: StoredEvent
+    read: str | None
+    through: str
+
+
+def put_derived(
+    derived: Sequence[StoredEvent], retention_days: int, progress: ReviewProgress | None = None
+) -> set[str]:
     """Derived events into the node's feed, positioned when they are written (and again if
-    that took the window: :func:`rewrite_late`), up to 100 in one transaction. The ids
-    DynamoDB did not take (the event they derive from stays owing, and its relay goes on
-    from the progress it recorded: a reader may see one twice, and deduplicates by id)."""
-    failed: set[str] = set()
-    for start in range(0, len(derived), DERIVED_BATCH):
-        batch = derived[start : start + DERIVED_BATCH]
-        actions = [
-            event_put(stored, node_events_pk(stored.event.node_id), retention_days)
-            for stored in batch
-        ]
-        try:
-            clients.dynamodb().transact_write_items(TransactItems=actions)
-        except (BotoCoreError, ClientError):
-            failed |= {stored.id for stored in batch}
-            continue
-        failed |= rewrite_late(actions)  # behind a reader's cursor: written again later
-    return failed
+    that took the window: :func:`rewrite_late`), in one transaction with the ``progress``
+    they make: they land with it or not at all, so a relay never writes them again from a
+    progress that missed them. The ids DynamoDB did not take, or whose copy did not land in
+    time (the event they derive from stays owing; its next relay goes on from the
+    progress). The SDK's own retry of a transaction whose answer was lost goes with the
+    same ``ClientRequestToken`` (botocore makes one a call), answered as the first; sent
+    again any other way, its progress condition refuses it whole."""
+    if len(derived) > DERIVED_BATCH:
+        raise ValueError(f"{len(derived)} derived events: a transaction takes {DERIVED_BATCH}")
+    puts = [
+        event_put(stored, node_events_pk(stored.event.node_id), retention_days)
+        for stored in derived
+    ]
+    recorded = [] if progress is None else [progress_update(progress)]
+    try:
+        clients.dynamodb().transact_write_items(TransactItems=[*puts, *recorded])
+    except (BotoCoreError, ClientError):
+        return {stored.id for stored in derived}
+    return rewrite_late(puts)  # behind a reader's cursor: written again later
+
+
+def progress_update(progress: ReviewProgress) -> Action:
+    """The Update that records how far the update's reviews are written: only from the value
+    the relay read (of two relays of the same update, the second to write a step is refused
+    whole, its reviews with it), and never bringing back an item the TTL deleted."""
+    names = {"#after": REVIEWED_AFTER}
+    if progress.read is None:
+        condition, values = "attribute_not_exists(#after)", {":after": progress.through}
+    else:
+        condition = "#after = :read"
+        values = {":after": progress.through, ":read": progress.read}
+    return {
+        "Update": {
+            **_event_key(progress.stored),
+            "UpdateExpression": "SET #after = :after",
+            "ConditionExpression": f"attribute_exists(PK) AND {condition}",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
 
 
 def node_reservations(node_id: str, after: str | None, count: int) -> tuple[list[Item], bool]:
@@ -130,22 +169,17 @@ def reviewed_after(stored: StoredEvent) -> str | None:
     return str(from_attributes(item)[REVIEWED_AFTER]) if item else None
 
 
-def record_reviewed_after(stored: StoredEvent, sort_key: str) -> None:
-    """Remember that the update's reviews are written up to the reservation ``sort_key``:
-    only forward (a slower relay of the same update never moves it back), and never
-    bringing back an item the TTL deleted."""
+def record_reviewed_after(progress: ReviewProgress) -> bool:
+    """Record a step that wrote no review (a page's reservations past its last review):
+    on its own, as :func:`progress_update` says. False when refused: another relay of the
+    update moved it, or the TTL deleted the item."""
     try:
-        clients.dynamodb().update_item(
-            **_event_key(stored),
-            UpdateExpression="SET #after = :after",
-            ConditionExpression="attribute_exists(PK) AND "
-            "(attribute_not_exists(#after) OR #after < :after)",
-            ExpressionAttributeNames={"#after": REVIEWED_AFTER},
-            ExpressionAttributeValues=to_attributes({":after": sort_key}),
-        )
+        clients.dynamodb().update_item(**progress_update(progress)["Update"])
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
             raise
+        return False
+    return True
 
 
 def stored_event_from_item(item: Item) -> StoredEvent:

@@ -21,6 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from reservations.events.table.feeds import (
     DERIVED_BATCH,
+    ReviewProgress,
     feed_item,
     feed_partitions,
     node_reservations,
@@ -51,7 +52,8 @@ SOURCE = "reservations"
 REVIEW_PAGE = 500
 REVIEW_BUDGET_SECONDS = 10.0
 # The derived events' pace: 400 of a node feed partition's 1,000 write units a second (each
-# is 2 in a transaction), the rest for the node's own writes (``docs/scale.md``).
+# item, a review or the progress recorded with them, is 2 in a transaction), the rest for the
+# node's own writes (``docs/scale.md``).
 DERIVED_PER_SECOND = 200.0
 
 AwsFailure = (BotoCoreError, ClientError)
@@ -173,13 +175,14 @@ class DerivedEvents:
     """Writes the events derived from a node update (one ``reservation.needs_review`` per
     reservation it put under review) into the node's feed; from there they are relayed like
     any other. The node's reservations are read a page at a time, and how far the reviews
-    are written is kept on the update's item after every transaction (it only moves
-    forward), so a relay again goes on from there and writes none twice; a node with 10,000
-    reviews takes several invocations: within ``budget_seconds`` a call goes as far as it
-    gets, answers the update as not delivered (it stays marked) and the next relay goes on.
-    A call writes at most ``per_second`` events a second (a transaction waits its turn), so
-    that 10,000 reviews are not a burst the node feed's partition throttles. An event that
-    derives none is delivered."""
+    are written is kept on the update's item, recorded in each transaction that writes them
+    (99 reviews and the progress: they land together or not at all), so a relay again goes
+    on from there and writes none twice; a node with 10,000 reviews takes several
+    invocations: within ``budget_seconds`` a call goes as far as it gets, answers the update
+    as not delivered (it stays marked) and the next relay goes on. A call writes at most
+    ``per_second`` items a second into the node's feed (the reviews and their progress; a
+    transaction waits its turn), so that 10,000 reviews are not a burst the node feed's
+    partition throttles. An event that derives none is delivered."""
 
     name = DERIVED
 
@@ -204,24 +207,24 @@ class DerivedEvents:
         }
 
     def _derive(self, stored: StoredEvent, pace: _Pace) -> bool:
-        """True once every review of the update is written; False when time ran out or
-        DynamoDB failed (what is written stays, and the progress made is kept)."""
+        """True once every review of the update is written; False when time ran out,
+        another relay of it moved the progress, or DynamoDB failed (what is written stays,
+        with the progress it made: each transaction records its own)."""
         retention = settings().history_retention_days
         try:
             after = reviewed_after(stored)
             while self.clock() < pace.deadline:
                 items, more = node_reservations(stored.event.node_id, after, REVIEW_PAGE)
-                recorded = after
                 for through, reviews in _review_batches(stored, items):
-                    if not self._turn(pace) or put_derived(reviews, retention):
+                    step = ReviewProgress(stored, after, through)
+                    if not self._turn(pace) or put_derived(reviews, retention, step):
                         return False
-                    pace.written += len(reviews)
-                    record_reviewed_after(stored, through)
-                    recorded = through
-                if items:  # the page's end too: a relay again starts past it
-                    after = str(items[-1]["SK"])
-                    if after != recorded:
-                        record_reviewed_after(stored, after)
+                    pace.written += len(reviews) + 1  # the progress is in the same partition
+                    after = through
+                if items and (end := str(items[-1]["SK"])) != after:  # the page's tail
+                    if not record_reviewed_after(ReviewProgress(stored, after, end)):
+                        return False  # derives none: a relay again starts past it
+                    after = end
                 if not more:
                     return True
         except AwsFailure:
