@@ -167,12 +167,10 @@ def reclaim_write(
     *,
     bump: bool = False,
 ) -> ReclaimWrite:
-    """The plan as one conditional write (on the node's topology as read too): new
-    termination ids, each due at the latest of the call's deadline (the commit, to the
-    millisecond, plus the larger of ``notice_seconds`` and the reservation's policy's notice)
-    and what the workload was promised (``capacity.rules.deadlines``); the terminations under
-    way due later moved to theirs; a new reclaim id. ``bump``: the reservation's version
-    moves even when its releases do not change (a plan's apply)."""
+    """The plan as one conditional write (on the node's topology as read too): a new reclaim
+    id, the new terminations (:func:`_new_terminations`), the terminations under way due
+    later moved to theirs. ``bump``: the reservation's version moves even when its releases
+    do not change (a plan's apply)."""
     reservation = plan.reservation
     at = to_millisecond(now)
     deadline = call_deadline(at, notice_seconds, reservation)
@@ -184,12 +182,7 @@ def reclaim_write(
         topology=TopologyRead(node.id, node.topology_gen),
         released_after=plan.released_after if bump or plan.releases_change else None,
         units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
-        terminations=tuple(
-            NewTermination(
-                ItemVersion(w.id, w.version), new_id(), termination_deadline(w, at, deadline)
-            )
-            for w in plan.to_terminate
-        ),
+        terminations=_new_terminations(plan, new_id, at, deadline),
         unchanged_workloads=_only_checked(plan, [w for w, _ in moved]),
         reason=reason,
         audit=_audit(plan),
@@ -199,6 +192,20 @@ def reclaim_write(
         managing_org_ids=reservation.managing_org_ids,
         deadline_changes=_moved(moved),
         terminate_at=deadline,
+    )
+
+
+def _new_terminations(
+    plan: ReclaimPlan, new_id: Callable[[], str], at: datetime, deadline: datetime
+) -> tuple[NewTermination, ...]:
+    """New termination ids, each due at the latest of the call's ``deadline`` (the commit
+    ``at``, to the millisecond, plus the larger of its notice and the reservation's policy's)
+    and what the workload was promised (``capacity.rules.deadlines``)."""
+    return tuple(
+        NewTermination(
+            ItemVersion(w.id, w.version), new_id(), termination_deadline(w, at, deadline)
+        )
+        for w in plan.to_terminate
     )
 
 
