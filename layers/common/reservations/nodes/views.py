@@ -30,7 +30,7 @@ from reservations.nodes.models.views import (
     WorkloadTermination,
     WorkloadView,
 )
-from reservations.nodes.rules.promises import unit_promise
+from reservations.nodes.rules.promises import reservation_promise
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.rules.units import governing_reservation, is_released, not_reservable_reason
 
@@ -41,8 +41,9 @@ def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
     reason = not_reservable_reason(unit)
     governed = governing_reservation(unit.id, snapshot.reservations, snapshot.node, now)
     released = is_released(governed[0], governed[1], unit.id) if governed else None
-    # What the scheduler reads before it places spot work: on a released unit only.
-    promise = unit_promise(unit.id, snapshot, now) if released else None
+    # What the scheduler reads before it places spot work, on a released unit only (its
+    # governing reservation is then active: the one a placement reads the promise from).
+    promise = reservation_promise(governed[0], now) if governed and released else None
     return UnitView(
         id=unit.id,
         alloc_class=unit.alloc_class,

@@ -41,13 +41,17 @@ def _lending(unit_id: str, snapshot: NodeSnapshot, now: datetime) -> Reservation
     return None
 
 
+def reservation_promise(reservation: Reservation | None, now: datetime) -> Promise:
+    """What an ``active`` reservation holding a unit promises a spot workload placed on it
+    now: its policy's, once its term has started (none, or before: nothing)."""
+    if reservation is None or reservation.lending is None or not in_term(reservation, now):
+        return NO_PROMISE
+    return reservation.lending.notice_seconds, reservation.lending.min_run_seconds
+
+
 def unit_promise(unit_id: str, snapshot: NodeSnapshot, now: datetime) -> Promise:
     """What one unit promises a spot workload placed on it now."""
-    reservation = _lending(unit_id, snapshot, now)
-    policy = reservation.lending if reservation is not None else None
-    if policy is None:
-        return NO_PROMISE
-    return policy.notice_seconds, policy.min_run_seconds
+    return reservation_promise(_lending(unit_id, snapshot, now), now)
 
 
 def promised(unit_ids: Iterable[str], snapshot: NodeSnapshot, now: datetime) -> Promise:
