@@ -19,6 +19,8 @@ _UNIT = {
     "reservable": True,
     "reservationId": "res-a-active",
     "released": True,
+    "promisedNoticeSeconds": 120,
+    "promisedMinRunSeconds": 600,
 }
 _LENDING = {
     "auto": True,
@@ -51,6 +53,11 @@ _TERMINATION = {
     "requestedAt": "2026-11-30T08:15:00.318Z",
     "terminateAt": "2026-11-30T08:17:00.318Z",
 }
+_RECLAIMED = {
+    "workloadId": "vm-17",
+    "terminationId": "term-7f3k",
+    "terminateAt": "2026-11-30T08:17:00.318Z",
+}
 _WORKLOAD = {
     "id": "vm-17",
     "nodeId": "node-a1",
@@ -61,6 +68,8 @@ _WORKLOAD = {
     "state": "terminating",
     "createdAt": _T0,
     "termination": _TERMINATION,
+    "promisedNoticeSeconds": 120,
+    "promisedMinRunSeconds": 600,
 }
 _EVENT = {
     "specversion": "1.0",
@@ -113,6 +122,7 @@ EXAMPLES: dict[str, list[Any]] = {
             "skipped": ["vm-21"],
             "reclaimedUnitIds": ["0000:04:00.0"],
             "terminateAt": "2026-11-30T08:17:00.318Z",
+            "terminations": [_RECLAIMED],
         },
         {
             **_RESERVATION,
@@ -136,6 +146,7 @@ EXAMPLES: dict[str, list[Any]] = {
     "WorkloadView": [_WORKLOAD],
     "WorkloadPage": [{"items": [_WORKLOAD]}],
     "WorkloadTermination": [_TERMINATION],
+    "ReclaimTermination": [_RECLAIMED],
     "CloudEventView": [_EVENT],
     "EventPage": [{"items": [_EVENT], "nextCursor": _CURSOR, "hasMore": False}],
     "SubscriptionView": [_SUBSCRIPTION],

@@ -213,6 +213,8 @@ def test_a_placement_writes_workload_placed_seen_by_the_workload_org():
         "tier": "spot",
         "orgId": "org-spot",
         "unitIds": [U[2]],
+        "promisedNoticeSeconds": 0,
+        "promisedMinRunSeconds": 0,
     }
     assert item["audienceOrgIds"] == {"org-spot"}
 

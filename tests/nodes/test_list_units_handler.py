@@ -84,6 +84,9 @@ def test_owner_sees_every_unit_sorted_with_each_field_as_the_contract_says(handl
             "reservable": True,
             "reservationId": "res-active",
             "released": True,
+            # What a spot workload placed there now would be promised (no policy: nothing).
+            "promisedNoticeSeconds": 0,
+            "promisedMinRunSeconds": 0,
         },
         {
             "id": "0000:05:00.0",

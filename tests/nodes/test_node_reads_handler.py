@@ -131,6 +131,7 @@ def test_the_owner_sees_every_workload_sorted_and_as_place_answers_them(function
     assert by_id["vm-b"] == {
         "id": "vm-b", "nodeId": "node-a", "kind": "vm", "tier": "spot",
         "orgId": "org-spotbuyer", "unitIds": [UNITS[1], UNITS[2]], "state": "running",
+        "promisedNoticeSeconds": 0, "promisedMinRunSeconds": 0,
     }  # fmt: skip
     assert by_id["vm-t"]["state"] == "terminating"
     assert by_id["vm-t"]["termination"] == {

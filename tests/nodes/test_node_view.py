@@ -77,6 +77,8 @@ def test_a_running_workload_is_read_with_when_it_was_placed_and_no_termination()
         "unitIds": ["0000:04:00.0", "0000:05:00.0"],
         "state": "running",
         "createdAt": "2026-11-20T12:00:00Z",
+        "promisedNoticeSeconds": 0,
+        "promisedMinRunSeconds": 0,
     }
 
 

@@ -180,6 +180,8 @@ def test_a_spot_vm_on_a_released_unit_is_placed_and_claims_it(store, clock):
         "unitIds": [RELEASED],
         "state": "running",
         "createdAt": "2026-11-29T12:00:00Z",
+        "promisedNoticeSeconds": 0,
+        "promisedMinRunSeconds": 0,
     }
     partition = store.nodes["node-a"]
     assert partition.units[RELEASED].claimed_by == "vm:vm-new"

@@ -90,6 +90,8 @@ def test_a_placement_is_201_stored_claimed_and_its_event_written(functions, flee
         "orgId": "org-spotbuyer",
         "unitIds": [RELEASED],
         "state": "running",
+        "promisedNoticeSeconds": 0,
+        "promisedMinRunSeconds": 0,
     }
     stored = state.workload(aws, "node-a", "vm-new")
     assert (stored["state"], stored["createdAt"], stored["version"]) == ("running", created, 1)

@@ -19,6 +19,7 @@ from .node_request import NodeRequest
 from .place_workload_request import PlaceWorkloadRequest
 from .reaffirm_request import ReaffirmRequest
 from .reclaim_result import ReclaimResult
+from .reclaim_termination import ReclaimTermination
 from .reservation import Reservation
 from .reservation_page import ReservationPage
 from .retry_queued import RetryQueued
@@ -55,6 +56,7 @@ __all__ = (
     "PlaceWorkloadRequest",
     "ReaffirmRequest",
     "ReclaimResult",
+    "ReclaimTermination",
     "Reservation",
     "ReservationPage",
     "RetryQueued",

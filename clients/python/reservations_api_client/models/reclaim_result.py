@@ -14,6 +14,7 @@ import datetime
 
 if TYPE_CHECKING:
   from ..models.lending_policy import LendingPolicy
+  from ..models.reclaim_termination import ReclaimTermination
 
 
 
@@ -50,9 +51,12 @@ class ReclaimResult:
                 reclaim, while nothing it is bound to changes
             reason (str | Unset):
             skipped (list[str] | Unset): real run: not spot, left running
-            terminate_at (datetime.datetime | Unset): real run: this call's deadline, its commit plus noticeSeconds (to the
-                millisecond); each terminated workload's termination has its own terminateAt
+            terminate_at (datetime.datetime | Unset): real run: this call's deadline, its commit plus the larger of
+                noticeSeconds and the reservation's lending policy's noticeSeconds (to the millisecond); each terminated
+                workload has its own in terminations, which may be later
             terminated (list[str] | Unset): real run: workload ids
+            terminations (list[ReclaimTermination] | Unset): real run: each workload in terminated (by id) with its
+                terminationId and its own terminateAt
             topology_gen (int | Unset):
             would_skip (list[str] | Unset): dry run
             would_terminate (list[str] | Unset): dry run
@@ -79,6 +83,7 @@ class ReclaimResult:
     skipped: list[str] | Unset = UNSET
     terminate_at: datetime.datetime | Unset = UNSET
     terminated: list[str] | Unset = UNSET
+    terminations: list[ReclaimTermination] | Unset = UNSET
     topology_gen: int | Unset = UNSET
     would_skip: list[str] | Unset = UNSET
     would_terminate: list[str] | Unset = UNSET
@@ -90,6 +95,7 @@ class ReclaimResult:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.lending_policy import LendingPolicy # noqa: PLC0415
+        from ..models.reclaim_termination import ReclaimTermination # noqa: PLC0415
         allowed_org_ids = self.allowed_org_ids
 
 
@@ -162,6 +168,15 @@ class ReclaimResult:
 
 
 
+        terminations: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.terminations, Unset):
+            terminations = []
+            for terminations_item_data in self.terminations:
+                terminations_item = terminations_item_data.to_dict()
+                terminations.append(terminations_item)
+
+
+
         topology_gen = self.topology_gen
 
         would_skip: list[str] | Unset = UNSET
@@ -211,6 +226,8 @@ class ReclaimResult:
             field_dict["terminateAt"] = terminate_at
         if terminated is not UNSET:
             field_dict["terminated"] = terminated
+        if terminations is not UNSET:
+            field_dict["terminations"] = terminations
         if topology_gen is not UNSET:
             field_dict["topologyGen"] = topology_gen
         if would_skip is not UNSET:
@@ -225,6 +242,7 @@ class ReclaimResult:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.lending_policy import LendingPolicy # noqa: PLC0415
+        from ..models.reclaim_termination import ReclaimTermination # noqa: PLC0415
         d = dict(src_dict)
         allowed_org_ids = cast(list[str], d.pop("allowedOrgIds"))
 
@@ -326,6 +344,18 @@ class ReclaimResult:
         terminated = cast(list[str], d.pop("terminated", UNSET))
 
 
+        _terminations = d.pop("terminations", UNSET)
+        terminations: list[ReclaimTermination] | Unset = UNSET
+        if _terminations is not UNSET:
+            terminations = []
+            for terminations_item_data in _terminations:
+                terminations_item = ReclaimTermination.from_dict(terminations_item_data)
+
+
+
+                terminations.append(terminations_item)
+
+
         topology_gen = d.pop("topologyGen", UNSET)
 
         would_skip = cast(list[str], d.pop("wouldSkip", UNSET))
@@ -356,6 +386,7 @@ class ReclaimResult:
             skipped=skipped,
             terminate_at=terminate_at,
             terminated=terminated,
+            terminations=terminations,
             topology_gen=topology_gen,
             would_skip=would_skip,
             would_terminate=would_terminate,

@@ -33,6 +33,10 @@ class Unit:
             claimed_by (str | Unset): vm:<id> or pod:<id>
             gpu_model_name (str | Unset):
             not_reservable_reason (str | Unset):
+            promised_min_run_seconds (int | Unset): released units only: the minimum run a spot workload placed on it now
+                would be promised (its reservation's lending policy; 0 without one)
+            promised_notice_seconds (int | Unset): released units only: the notice a spot workload placed on it now would be
+                promised (its reservation's lending policy; 0 without one)
             released (bool | Unset):
             reservation_id (str | Unset):
      """
@@ -46,6 +50,8 @@ class Unit:
     claimed_by: str | Unset = UNSET
     gpu_model_name: str | Unset = UNSET
     not_reservable_reason: str | Unset = UNSET
+    promised_min_run_seconds: int | Unset = UNSET
+    promised_notice_seconds: int | Unset = UNSET
     released: bool | Unset = UNSET
     reservation_id: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -73,6 +79,10 @@ class Unit:
 
         not_reservable_reason = self.not_reservable_reason
 
+        promised_min_run_seconds = self.promised_min_run_seconds
+
+        promised_notice_seconds = self.promised_notice_seconds
+
         released = self.released
 
         reservation_id = self.reservation_id
@@ -94,6 +104,10 @@ class Unit:
             field_dict["gpuModelName"] = gpu_model_name
         if not_reservable_reason is not UNSET:
             field_dict["notReservableReason"] = not_reservable_reason
+        if promised_min_run_seconds is not UNSET:
+            field_dict["promisedMinRunSeconds"] = promised_min_run_seconds
+        if promised_notice_seconds is not UNSET:
+            field_dict["promisedNoticeSeconds"] = promised_notice_seconds
         if released is not UNSET:
             field_dict["released"] = released
         if reservation_id is not UNSET:
@@ -124,6 +138,10 @@ class Unit:
 
         not_reservable_reason = d.pop("notReservableReason", UNSET)
 
+        promised_min_run_seconds = d.pop("promisedMinRunSeconds", UNSET)
+
+        promised_notice_seconds = d.pop("promisedNoticeSeconds", UNSET)
+
         released = d.pop("released", UNSET)
 
         reservation_id = d.pop("reservationId", UNSET)
@@ -138,6 +156,8 @@ class Unit:
             claimed_by=claimed_by,
             gpu_model_name=gpu_model_name,
             not_reservable_reason=not_reservable_reason,
+            promised_min_run_seconds=promised_min_run_seconds,
+            promised_notice_seconds=promised_notice_seconds,
             released=released,
             reservation_id=reservation_id,
         )

@@ -38,6 +38,10 @@ class Workload:
             tier (str): known values: spot, reserved, on-demand; a newer API may send others
             unit_ids (list[str]): sorted
             created_at (datetime.datetime | Unset): when it was placed; absent on items older than the field
+            promised_min_run_seconds (int | Unset): fixed at its placement: no reclaim stops it before createdAt plus this
+                (the smallest its units' reservations' lending policies promised; 0 but for spot) Default: 0.
+            promised_notice_seconds (int | Unset): fixed at its placement: the notice any reclaim gives it at least (the
+                smallest its units' reservations' lending policies promised; 0 but for spot) Default: 0.
             termination (WorkloadTermination | Unset): A terminating workload's termination: the message the node was sent.
      """
 
@@ -49,6 +53,8 @@ class Workload:
     tier: str
     unit_ids: list[str]
     created_at: datetime.datetime | Unset = UNSET
+    promised_min_run_seconds: int | Unset = 0
+    promised_notice_seconds: int | Unset = 0
     termination: WorkloadTermination | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -78,6 +84,10 @@ class Workload:
         if not isinstance(self.created_at, Unset):
             created_at = self.created_at.isoformat()
 
+        promised_min_run_seconds = self.promised_min_run_seconds
+
+        promised_notice_seconds = self.promised_notice_seconds
+
         termination: dict[str, Any] | Unset = UNSET
         if not isinstance(self.termination, Unset):
             termination = self.termination.to_dict()
@@ -96,6 +106,10 @@ class Workload:
         })
         if created_at is not UNSET:
             field_dict["createdAt"] = created_at
+        if promised_min_run_seconds is not UNSET:
+            field_dict["promisedMinRunSeconds"] = promised_min_run_seconds
+        if promised_notice_seconds is not UNSET:
+            field_dict["promisedNoticeSeconds"] = promised_notice_seconds
         if termination is not UNSET:
             field_dict["termination"] = termination
 
@@ -132,6 +146,10 @@ class Workload:
 
 
 
+        promised_min_run_seconds = d.pop("promisedMinRunSeconds", UNSET)
+
+        promised_notice_seconds = d.pop("promisedNoticeSeconds", UNSET)
+
         _termination = d.pop("termination", UNSET)
         termination: WorkloadTermination | Unset
         if isinstance(_termination,  Unset):
@@ -151,6 +169,8 @@ class Workload:
             tier=tier,
             unit_ids=unit_ids,
             created_at=created_at,
+            promised_min_run_seconds=promised_min_run_seconds,
+            promised_notice_seconds=promised_notice_seconds,
             termination=termination,
         )
 

@@ -29,8 +29,10 @@ class WorkloadTermination:
             id (str):
             requested_at (datetime.datetime | Unset): when the reclaim asked for it (its commit, to the millisecond)
             reservation_id (str | Unset): the reclaim's reservation
-            terminate_at (datetime.datetime | Unset): the deadline: requestedAt plus the reclaim's noticeSeconds (the
-                earliest, when several reclaims asked); the node stops it then, not before unless it stops by itself
+            terminate_at (datetime.datetime | Unset): the deadline: requestedAt plus the reclaim's notice (the larger of its
+                noticeSeconds and its reservation's policy's), never before the workload's promises (requestedAt plus
+                promisedNoticeSeconds, createdAt plus promisedMinRunSeconds); the earliest, when several reclaims asked; the
+                node stops it then, not before unless it stops by itself
      """
 
     id: str

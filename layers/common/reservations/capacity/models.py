@@ -16,7 +16,7 @@ from reservations.kernel.bodies import (
     required_body,
 )
 from reservations.kernel.errors import FieldProblem
-from reservations.kernel.wire import Timestamp
+from reservations.kernel.wire import Timestamp, WireModel
 from reservations.nodes import (
     MAX_UNITS,
     LendingPolicy,
@@ -28,6 +28,19 @@ from reservations.nodes import (
 
 # The longest notice a reclaim may give its spot workloads, in seconds.
 MAX_NOTICE_SECONDS = 3600
+
+
+class ReclaimTermination(WireModel):
+    """A workload a real run counts as terminated, and its own deadline."""
+
+    workload_id: str
+    termination_id: str
+    terminate_at: Timestamp = Field(
+        description="its deadline (to the millisecond): the latest of this call's terminateAt "
+        "and what the workload was promised at its placement (the commit plus its "
+        "promisedNoticeSeconds, its createdAt plus its promisedMinRunSeconds); for one already "
+        "terminating, the earlier of its own and that, never before its promises"
+    )
 
 
 class ReclaimResponse(ReservationView):
@@ -51,8 +64,15 @@ class ReclaimResponse(ReservationView):
     )
     terminate_at: Timestamp | None = Field(
         default=None,
-        description="real run: this call's deadline, its commit plus noticeSeconds (to the "
-        "millisecond); each terminated workload's termination has its own terminateAt",
+        description="real run: this call's deadline, its commit plus the larger of "
+        "noticeSeconds and the reservation's lending policy's noticeSeconds (to the "
+        "millisecond); each terminated workload has its own in terminations, which may be "
+        "later",
+    )
+    terminations: list[ReclaimTermination] | None = Field(
+        default=None,
+        description="real run: each workload in terminated (by id) with its terminationId and "
+        "its own terminateAt",
     )
 
 

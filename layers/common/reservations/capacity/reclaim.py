@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from reservations.capacity.errors import NotEnoughReleased, PlanStale
 from reservations.capacity.managing import MANAGERS, managed
@@ -22,14 +22,14 @@ from reservations.capacity.models import (
 )
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.rules import events as capacity_events
+from reservations.capacity.rules.deadlines import (
+    call_deadline,
+    moved_earlier,
+    termination_deadline,
+)
 from reservations.capacity.rules.lending import CapacityRefusal
 from reservations.capacity.rules.outbox import opened_by
-from reservations.capacity.rules.plan import (
-    ReclaimPlan,
-    moved_earlier,
-    plan_reclaim,
-    units_by_count,
-)
+from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim, units_by_count
 from reservations.capacity.rules.plan_id import (
     PlanScope,
     SignedPlan,
@@ -38,7 +38,7 @@ from reservations.capacity.rules.plan_id import (
     decode_plan,
     encode_plan,
 )
-from reservations.capacity.views import reclaim_response
+from reservations.capacity.views import reclaim_response, reclaim_terminations
 from reservations.capacity.writes import DeadlineChange, NewTermination, ReclaimAudit, ReclaimWrite
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import EventContext, StoredEvent
@@ -99,9 +99,9 @@ def decide(
         return Decision(
             None, _answer(reclaim_response(reservation, node, now, would=plan, plan=offer))
         )
-    notice = timedelta(seconds=body.notice_seconds)
-    write = reclaim_write(caller, node, plan, body.reason, request.new_id, now, notice)
-    return Decision(write, _answer_due(reclaim_response(reservation, node, now, done=plan), write))
+    write = reclaim_write(caller, node, plan, body.reason, request.new_id, now, body.notice_seconds)
+    view = reclaim_response(reservation, node, now, done=plan)
+    return Decision(write, _answer_due(view, plan, write))
 
 
 def _apply(
@@ -126,12 +126,18 @@ def _apply(
             + "; nothing was done",
             changed,
         )
-    notice = timedelta(seconds=signed.notice_seconds)
     write = reclaim_write(
-        caller, read.node, plan, request.body.reason, request.new_id, now, notice, bump=True
+        caller,
+        read.node,
+        plan,
+        request.body.reason,
+        request.new_id,
+        now,
+        signed.notice_seconds,
+        bump=True,
     )
     view = reclaim_response(reservation, read.node, now, done=plan, applied=True)
-    return Decision(write, _answer_due(view, write))
+    return Decision(write, _answer_due(view, plan, write))
 
 
 def _answer(view: ReclaimResponse) -> Outcome:
@@ -139,10 +145,15 @@ def _answer(view: ReclaimResponse) -> Outcome:
     return reservation_answer(view)
 
 
-def _answer_due(view: ReclaimResponse, write: ReclaimWrite) -> Outcome:
-    """A real run's answer: with this call's deadline, its commit plus its notice."""
+def _answer_due(view: ReclaimResponse, plan: ReclaimPlan, write: ReclaimWrite) -> Outcome:
+    """A real run's answer: with this call's deadline (its commit plus the larger of its
+    notice and the policy's) and each terminated workload's own."""
     deadline = write.terminate_at or write.at
-    return _answer(view.model_copy(update={"terminate_at": format_moment(deadline)}))
+    due = {
+        "terminate_at": format_moment(deadline),
+        "terminations": reclaim_terminations(plan, write),
+    }
+    return _answer(view.model_copy(update=due))
 
 
 def reclaim_write(
@@ -152,17 +163,17 @@ def reclaim_write(
     reason: str | None,
     new_id: Callable[[], str],
     now: datetime,
-    notice: timedelta = timedelta(0),
+    notice_seconds: int = 0,
     *,
     bump: bool = False,
 ) -> ReclaimWrite:
-    """The plan as one conditional write (on the node's topology as read too): new
-    termination ids, due at the commit (to the millisecond) plus ``notice``, the
-    terminations under way due later moved to that, a new reclaim id. ``bump``: the
-    reservation's version moves even when its releases do not change (a plan's apply)."""
+    """The plan as one conditional write (on the node's topology as read too): a new reclaim
+    id, the new terminations (:func:`_new_terminations`), the terminations under way due
+    later moved to theirs. ``bump``: the reservation's version moves even when its releases
+    do not change (a plan's apply)."""
     reservation = plan.reservation
     at = to_millisecond(now)
-    deadline = at + notice
+    deadline = call_deadline(at, notice_seconds, reservation)
     moved = moved_earlier(plan.already_terminating, deadline)
     return ReclaimWrite(
         write_id=new_id(),
@@ -171,19 +182,30 @@ def reclaim_write(
         topology=TopologyRead(node.id, node.topology_gen),
         released_after=plan.released_after if bump or plan.releases_change else None,
         units=tuple(ItemVersion(u.id, u.version) for u in plan.units),
-        terminations=tuple(
-            NewTermination(ItemVersion(w.id, w.version), new_id(), deadline)
-            for w in plan.to_terminate
-        ),
-        unchanged_workloads=_only_checked(plan, moved),
+        terminations=_new_terminations(plan, new_id, at, deadline),
+        unchanged_workloads=_only_checked(plan, [w for w, _ in moved]),
         reason=reason,
         audit=_audit(plan),
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         at=at,
         managing_org_ids=reservation.managing_org_ids,
-        deadline_changes=_moved_to(moved, deadline),
+        deadline_changes=_moved(moved),
         terminate_at=deadline,
+    )
+
+
+def _new_terminations(
+    plan: ReclaimPlan, new_id: Callable[[], str], at: datetime, deadline: datetime
+) -> tuple[NewTermination, ...]:
+    """New termination ids, each due at the latest of the call's ``deadline`` (the commit
+    ``at``, to the millisecond, plus the larger of its notice and the reservation's policy's)
+    and what the workload was promised (``capacity.rules.deadlines``)."""
+    return tuple(
+        NewTermination(
+            ItemVersion(w.id, w.version), new_id(), termination_deadline(w, at, deadline)
+        )
+        for w in plan.to_terminate
     )
 
 
@@ -205,8 +227,8 @@ def _only_checked(plan: ReclaimPlan, moved: Sequence[Workload]) -> tuple[ItemVer
     return tuple(ItemVersion(w.id, w.version) for w in kept if w.id not in moved_ids)
 
 
-def _moved_to(moved: Sequence[Workload], deadline: datetime) -> tuple[DeadlineChange, ...]:
-    """Each termination under way moved to ``deadline``: its next move."""
+def _moved(moved: Sequence[tuple[Workload, datetime]]) -> tuple[DeadlineChange, ...]:
+    """Each termination under way moved to its new deadline: its next move."""
     return tuple(
         DeadlineChange(
             ItemVersion(w.id, w.version),
@@ -214,7 +236,7 @@ def _moved_to(moved: Sequence[Workload], deadline: datetime) -> tuple[DeadlineCh
             deadline,
             termination_of(w).deadline_changes + 1,
         )
-        for w in moved
+        for w, deadline in moved
     )
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from reservations.capacity.models import ReclaimResponse
+from reservations.capacity.models import ReclaimResponse, ReclaimTermination
 from reservations.capacity.rules.plan import ReclaimPlan
-from reservations.kernel.times import format_time
-from reservations.nodes import Node, Reservation, reservation_view
+from reservations.capacity.writes import ReclaimWrite
+from reservations.kernel.times import format_moment, format_time
+from reservations.nodes import Node, Reservation, reservation_view, termination_of
 
 
 def reclaim_response(
@@ -44,3 +45,22 @@ def reclaim_response(
         plan_id=plan[0] if plan else None,
         plan_expires_at=format_time(plan[1]) if plan else None,
     )
+
+
+def reclaim_terminations(plan: ReclaimPlan, write: ReclaimWrite) -> list[ReclaimTermination]:
+    """Each workload the real run counts as terminated, by id: a new termination with the
+    deadline the write gives it, one under way with the one it moves it to or its own (one
+    stored before deadlines: due at its request, or at once)."""
+    due = {
+        t.workload.id: (t.termination_id, t.terminate_at or write.at) for t in write.terminations
+    }
+    due |= {c.workload.id: (c.termination_id, c.terminate_at) for c in write.deadline_changes}
+    for workload in plan.already_terminating:
+        termination = termination_of(workload)
+        due.setdefault(workload.id, (termination.id, termination.deadline or write.at))
+    return [
+        ReclaimTermination(
+            workload_id=workload_id, termination_id=tid, terminate_at=format_moment(deadline)
+        )
+        for workload_id, (tid, deadline) in sorted(due.items())
+    ]

@@ -65,13 +65,14 @@ from reservations.nodes.rules.history import (
     naming_the_same,
     retained_until,
 )
+from reservations.nodes.rules.promises import with_promises
 from reservations.nodes.rules.status import (
     changed_since_sold,
     effective_status,
     in_term,
     status_at,
 )
-from reservations.nodes.rules.units import UnitReason, not_reservable_reason
+from reservations.nodes.rules.units import not_reservable_reason
 from reservations.nodes.table import grants as node_grants
 from reservations.nodes.table.actions import free_unit, named_sets, topology_check
 from reservations.nodes.table.items import (
@@ -158,7 +159,6 @@ __all__ = [
     "Unit",
     "UnitGenerations",
     "UnitIds",
-    "UnitReason",
     "UnitsUnavailable",
     "Workload",
     "WorkloadState",
@@ -218,6 +218,7 @@ __all__ = [
     "unit_key",
     "with_events",
     "with_fired",
+    "with_promises",
     "workload_data",
     "workload_from_item",
     "workload_history_item",

@@ -30,14 +30,20 @@ from reservations.nodes.models.views import (
     WorkloadTermination,
     WorkloadView,
 )
+from reservations.nodes.rules.promises import reservation_promise
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.rules.units import governing_reservation, is_released, not_reservable_reason
 
 
 def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
-    """A unit with its reservability and the reservation governing it now."""
+    """A unit with its reservability, the reservation governing it now, and (released) the
+    promises a spot workload placed on it now would get."""
     reason = not_reservable_reason(unit)
     governed = governing_reservation(unit.id, snapshot.reservations, snapshot.node, now)
+    released = is_released(governed[0], governed[1], unit.id) if governed else None
+    # What the scheduler reads before it places spot work, on a released unit only (its
+    # governing reservation is then active: the one a placement reads the promise from).
+    promise = reservation_promise(governed[0], now) if governed and released else None
     return UnitView(
         id=unit.id,
         alloc_class=unit.alloc_class,
@@ -49,7 +55,9 @@ def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
         reservable=reason is None,
         not_reservable_reason=reason,
         reservation_id=governed[0].id if governed else None,
-        released=is_released(governed[0], governed[1], unit.id) if governed else None,
+        released=released,
+        promised_notice_seconds=promise[0] if promise else None,
+        promised_min_run_seconds=promise[1] if promise else None,
     )
 
 
@@ -181,6 +189,8 @@ def _workload_view(
         state=state,
         termination=termination,
         created_at=created_at,
+        promised_notice_seconds=workload.promised_notice_seconds,
+        promised_min_run_seconds=workload.promised_min_run_seconds,
     )
 
 

@@ -24,7 +24,6 @@ from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     Reservation,
-    UnitReason,
     UnitsUnavailable,
     named_after_create,
     naming_the_same,
@@ -40,6 +39,7 @@ from reservations.reservations.rules import events as reservations_events
 from reservations.reservations.rules.access import may_write_reservations
 from reservations.reservations.rules.term import (
     Term,
+    UnitReason,
     initial_status,
     new_term,
     not_reservable,

@@ -39,6 +39,7 @@ from reservations.nodes import (
     is_workload_id,
     node_partition,
     with_events,
+    with_promises,
     workload_view,
 )
 from reservations.terminations import freed_units
@@ -103,12 +104,15 @@ def placement_write(
     write_id: str,
     now: datetime,
 ) -> PlacementWrite:
-    """The decision as one conditional write, on the versions of everything it read."""
+    """The decision as one conditional write, on the versions of everything it read; a
+    spot workload's promises fixed from the reservations governing its units now (read with
+    the rest: the write conditions on them, so a policy changed meanwhile makes it decide
+    again)."""
     named = set(request.unit_ids)
     return PlacementWrite(
         write_id=write_id,
         node=ItemVersion(snapshot.node.id, snapshot.node.version),
-        workload=placed_workload(request, now),
+        workload=with_promises(placed_workload(request, now), snapshot, now),
         units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
         reservations=tuple(
             ItemVersion(r.id, r.version) for r in reservations_read(snapshot, request.unit_ids, now)

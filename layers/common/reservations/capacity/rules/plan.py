@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
 
 from reservations.nodes import (
     CLAIMING_STATES,
@@ -14,7 +13,6 @@ from reservations.nodes import (
     Unit,
     Workload,
     WorkloadState,
-    termination_of,
 )
 
 
@@ -95,15 +93,3 @@ def plan_reclaim(
         already_terminating=tuple(w for w in spot if w.state is WorkloadState.TERMINATING),
         skipped=tuple(w for w in holders if w.tier is not Tier.SPOT),
     )
-
-
-def moved_earlier(terminating: Iterable[Workload], deadline: datetime) -> tuple[Workload, ...]:
-    """The terminations under way that a new reclaim's ``deadline`` moves: each keeps the
-    earlier of its own deadline and the new one, so only those due later than ``deadline``
-    move (one without a deadline is due at once and never moves)."""
-    moved = []
-    for workload in terminating:
-        due = termination_of(workload).deadline
-        if due is not None and due > deadline:
-            moved.append(workload)
-    return tuple(moved)

@@ -187,6 +187,11 @@ class Workload:
     version: int = 1
     # When the scheduler placed it (absent for workloads a fleet file states directly).
     created_at: datetime | None = None
+    # What a spot workload was promised when it was placed (``nodes.rules.promises``): the
+    # notice any reclaim gives it, and the run no reclaim cuts short (from ``created_at``).
+    # Fixed then; 0 on items older than promises and on every other tier.
+    promised_notice_seconds: int = 0
+    promised_min_run_seconds: int = 0
 
     @property
     def termination_state(self) -> TerminationState | None:

@@ -24,6 +24,16 @@ class UnitView(WireModel):
     not_reservable_reason: str | None = None
     reservation_id: str | None = None
     released: bool | None = None
+    promised_notice_seconds: int | None = Field(
+        default=None,
+        description="released units only: the notice a spot workload placed on it now would "
+        "be promised (its reservation's lending policy; 0 without one)",
+    )
+    promised_min_run_seconds: int | None = Field(
+        default=None,
+        description="released units only: the minimum run a spot workload placed on it now "
+        "would be promised (its reservation's lending policy; 0 without one)",
+    )
 
 
 class LendingPolicyView(WireModel):
@@ -92,9 +102,11 @@ class WorkloadTermination(WireModel):
     )
     terminate_at: Timestamp | None = Field(
         default=None,
-        description="the deadline: requestedAt plus the reclaim's noticeSeconds (the earliest, "
-        "when several reclaims asked); the node stops it then, not before unless it stops "
-        "by itself",
+        description="the deadline: requestedAt plus the reclaim's notice (the larger of its "
+        "noticeSeconds and its reservation's policy's), never before the workload's promises "
+        "(requestedAt plus promisedNoticeSeconds, createdAt plus promisedMinRunSeconds); the "
+        "earliest, when several reclaims asked; the node stops it then, not before unless it "
+        "stops by itself",
     )
 
 
@@ -113,6 +125,16 @@ class WorkloadView(WireModel):
     termination: WorkloadTermination | None = Field(default=None, description="terminating only")
     created_at: Timestamp | None = Field(
         default=None, description="when it was placed; absent on items older than the field"
+    )
+    promised_notice_seconds: int = Field(
+        default=0,
+        description="fixed at its placement: the notice any reclaim gives it at least (the "
+        "smallest its units' reservations' lending policies promised; 0 but for spot)",
+    )
+    promised_min_run_seconds: int = Field(
+        default=0,
+        description="fixed at its placement: no reclaim stops it before createdAt plus this "
+        "(the smallest its units' reservations' lending policies promised; 0 but for spot)",
     )
 
 

@@ -241,6 +241,11 @@ def access_from_item(item: Item) -> ListAccess:
     )
 
 
+# A spot workload's promises, fixed at its placement (absent: 0, as on items from before).
+PROMISED_NOTICE = "promisedNoticeSeconds"
+PROMISED_MIN_RUN = "promisedMinRunSeconds"
+
+
 def workload_item(node_id: str, workload: Workload) -> Item:
     return {
         **workload_key(node_id, workload.id),
@@ -253,6 +258,9 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         **_termination_attributes(workload.termination),
         OPEN_TERMINATION: workload.termination_state,
         "createdAt": _optional_time(workload.created_at),
+        # Written only when promised: a workload without promises keeps the item it had.
+        PROMISED_NOTICE: workload.promised_notice_seconds or None,
+        PROMISED_MIN_RUN: workload.promised_min_run_seconds or None,
         "version": workload.version,
     }
 
@@ -393,6 +401,8 @@ def workload_from_item(item: Item) -> Workload:
         termination=_termination_from_item(item),
         version=int(item["version"]),
         created_at=_parse_optional(item.get("createdAt")),
+        promised_notice_seconds=int(item.get(PROMISED_NOTICE) or 0),
+        promised_min_run_seconds=int(item.get(PROMISED_MIN_RUN) or 0),
     )
 
 

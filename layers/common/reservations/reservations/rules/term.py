@@ -11,7 +11,6 @@ from reservations.nodes import (
     NodeSnapshot,
     Reservation,
     ReservationStatus,
-    UnitReason,
     effective_status,
     not_reservable_reason,
 )
@@ -25,6 +24,8 @@ _HOLDING = frozenset(
 )
 
 Term = tuple[datetime, datetime | None]
+# (unit id, why) for a unit a reservation may not take or keep, as nodes' rules say it too.
+UnitReason = tuple[str, str]
 
 
 def new_term(starts_at: datetime | None, ends_at: datetime | None, now: datetime) -> Term:

@@ -24,7 +24,6 @@ from reservations.nodes import (
     NodeSnapshot,
     Reservation,
     ReservationStatus,
-    UnitReason,
     UnitsUnavailable,
     effective_status,
 )
@@ -36,6 +35,7 @@ from reservations.reservations.errors import (
 from reservations.reservations.models import UpdateReservationRequest
 from reservations.reservations.rules.term import (
     Term,
+    UnitReason,
     held,
     initial_status,
     not_reservable,

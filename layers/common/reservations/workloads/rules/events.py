@@ -23,13 +23,15 @@ class WorkloadEvent(EventType):
 
 
 def workload_placed(context: EventContext, workload: Workload) -> StoredEvent:
-    """A placement: the workload as placed."""
+    """A placement: the workload as placed, with what it was promised (0 and 0 but for a
+    spot workload on lent units whose reservations promise something)."""
+    data = {
+        **workload_data(workload),
+        "promisedNoticeSeconds": workload.promised_notice_seconds,
+        "promisedMinRunSeconds": workload.promised_min_run_seconds,
+    }
     return new_event(
-        context,
-        WorkloadEvent.PLACED,
-        f"workloads/{workload.id}",
-        workload_data(workload),
-        (workload.org_id,),
+        context, WorkloadEvent.PLACED, f"workloads/{workload.id}", data, (workload.org_id,)
     )
 
 
