@@ -19,6 +19,13 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import WriteConflict
+from reservations.lifecycle import WRITERS as RESERVATION_WRITERS
+from reservations.lifecycle.writes import (
+    ReaffirmWrite,
+    ReservationChange,
+    ReservationCreate,
+    ReservationUpdate,
+)
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -63,13 +70,6 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.store import Writer
 from reservations.nodes.table.writes import WRITERS as NODE_WRITERS
-from reservations.reservations import WRITERS as RESERVATION_WRITERS
-from reservations.reservations.writes import (
-    ReaffirmWrite,
-    ReservationChange,
-    ReservationCreate,
-    ReservationUpdate,
-)
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 from reservations.terminations.table.store import WRITERS as TERMINATION_WRITERS
 from reservations.terminations.writes import TerminationClose
