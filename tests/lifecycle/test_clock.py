@@ -16,8 +16,8 @@ import pytest
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.times import format_time
 from reservations.lifecycle.clock import ClockOutcome, run_clock
+from reservations.lifecycle.rules.clock import CLOCK_SHARDS
 from reservations.nodes import Node, ReservationStatus
-from reservations.nodes.rules.clock import CLOCK_SHARDS
 from tests.support.fakes import FakeTable, ports
 from tests.support.use_cases import NOW, OPERATOR, OWNER, QUEUE, reservation
 from tests.support.writes import reaffirm, update_reservation

@@ -17,7 +17,8 @@ from devstack.api_events import event_file, reaffirm_event, update_event
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
-from reservations.nodes.table.items import reservation_from_item, reservation_item
+from reservations.lifecycle.table.clock import armed_item
+from reservations.nodes.table.items import reservation_from_item
 from tests.support import state
 
 pytestmark = pytest.mark.moto
@@ -74,7 +75,7 @@ def put(aws: Any, res_id: str, status: str, starts: datetime, ends: datetime, **
         "clockArmedAt": format_time(armed),
         **more,
     }
-    item = reservation_item(reservation_from_item(fields))
+    item = armed_item(reservation_from_item(fields))
     aws.put_item(TableName=state.TABLE, Item=to_attributes(item))
 
 

@@ -9,8 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from reservations.nodes import ReservationStatus
-from reservations.nodes.rules.clock import (
+from reservations.lifecycle.rules.clock import (
     ACTIVATION_PASSED,
     CLOCK_SHARDS,
     ClockKind,
@@ -21,6 +20,7 @@ from reservations.nodes.rules.clock import (
     next_moment,
     with_fired,
 )
+from reservations.nodes import ReservationStatus
 from tests.support.use_cases import NOW, reservation
 
 pytestmark = pytest.mark.disable_socket

@@ -2,7 +2,7 @@
 per armed moment, at its moment, with no call on the node.
 
 A scheduled pass (a minute in AWS, 10 s locally) reads each partition of the clock's sparse
-index for the reservations whose next armed moment is due (``nodes.rules.clock``): what it
+index for the reservations whose next armed moment is due (``lifecycle.rules.clock``): what it
 reads grows with the moments due, never with the fleet or its past. For each it reads the
 reservation and its node again (strongly consistent, one request) and commits ONE
 transaction per moment: the event, the reservation recording it fired and moving on in the
@@ -28,21 +28,24 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import WriteConflict
-from reservations.lifecycle.rules.events import clock_event
-from reservations.lifecycle.writes import ClockFire, HistoryMove
-from reservations.nodes import (
+from reservations.lifecycle.rules.clock import (
     ACTIVATION_PASSED,
     ClockKind,
     ClockMoment,
+    clock_shards,
+    due_by,
+    due_moments,
+    next_moment,
+    with_fired,
+)
+from reservations.lifecycle.rules.events import clock_event
+from reservations.lifecycle.writes import ClockFire, HistoryMove
+from reservations.nodes import (
     Node,
     NodePorts,
     Reservation,
     TopologyRead,
     changed_since_sold,
-    clock_shards,
-    due_moments,
-    next_moment,
-    with_fired,
 )
 
 # A pass stops starting transactions with less than this left of its invocation (seconds).
@@ -67,7 +70,7 @@ def run_clock(ports: NodePorts, time_left: Callable[[], float]) -> dict[ClockOut
     for shard in clock_shards():
         seen: set[tuple[str, str]] = set()
         while time_left() >= CLOCK_RESERVE_SECONDS:
-            page = ports.store.due_clock(shard, now, CLOCK_PAGE)
+            page = ports.store.due_clock(shard, due_by(now), CLOCK_PAGE)
             listed = [key for key in page if key not in seen]
             for node_id, reservation_id in listed:
                 seen.add((node_id, reservation_id))

@@ -22,24 +22,26 @@ from reservations.lifecycle.changes import found
 from reservations.lifecycle.errors import ReservationNotInReview, UnitsNotReservable
 from reservations.lifecycle.models import ReaffirmRequest, parse_reaffirm_request
 from reservations.lifecycle.rules import events as reservations_events
+from reservations.lifecycle.rules.clock import (
+    ClockKind,
+    ClockMoment,
+    activation_at_reaffirm,
+    with_fired,
+)
 from reservations.lifecycle.rules.term import initial_status, not_reservable
 from reservations.lifecycle.writes import ReaffirmWrite
 from reservations.nodes import (
     OPERATOR,
-    ClockKind,
-    ClockMoment,
     NodePorts,
     NodeSnapshot,
     Reservation,
     ReservationStatus,
-    activation_at_reaffirm,
     effective_status,
     node_partition,
     reservation_answer,
     reservation_view,
     route_reservation_etag,
     with_events,
-    with_fired,
 )
 
 

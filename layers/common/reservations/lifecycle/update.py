@@ -89,7 +89,7 @@ def decide(
 
 
 def rearmed(before: Reservation, after: Reservation, now: datetime) -> Reservation:
-    """A term moved re-arms the clock as a create arms it (``nodes.rules.clock``): the
+    """A term moved re-arms the clock as a create arms it (``lifecycle.rules.clock``): the
     stack's warning minutes now, and this commit as the moment it was armed, so a warning
     moment already passed fires right away with this commit's time. A moved ``startsAt``
     re-arms ``.activated`` and a moved ``endsAt`` ``.expiring`` and ``.expired`` by

@@ -48,7 +48,7 @@ class ReaffirmWrite(EventedWrite):
     caller_org_id: str
     caller_key_id: str
     at: datetime
-    # The reservation as re-affirmed, for the clock (``nodes.rules.clock``): its moments
+    # The reservation as re-affirmed, for the clock (``lifecycle.rules.clock``): its moments
     # fired (an activation the re-affirm writes itself recorded) and, as read, its place in
     # the clock's index (``clock_read``), which the write conditions on and moves on from.
     clock: Reservation | None = field(default=None, kw_only=True)
@@ -143,7 +143,7 @@ class HistoryMove(EventedWrite):
 
 @dataclass(frozen=True, slots=True)
 class ClockFire(EventedWrite):
-    """One moment of the clock (``nodes.rules.clock``) written: its event (``events``), and
+    """One moment of the clock (``lifecycle.rules.clock``) written: its event (``events``), and
     the reservation (``after``) recording it fired and moving on to its next moment, where
     it is still as read (its version and its place in the clock index) and, for an
     activation, the node's topology still as read (a review since would forbid it). The

@@ -15,10 +15,12 @@ from reservations.kernel.envelope import (
     optional_time,
 )
 from reservations.kernel.times import format_time
-from reservations.nodes import (
+from reservations.lifecycle.rules.clock import (
     MOMENT_NAMES,
     ClockKind,
     ClockMoment,
+)
+from reservations.nodes import (
     Reservation,
     reservation_event,
 )

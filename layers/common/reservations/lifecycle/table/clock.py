@@ -7,17 +7,36 @@ from __future__ import annotations
 from typing import Any
 
 from reservations.kernel.aws.actions import Action, table
-from reservations.kernel.aws.codec import to_attributes
+from reservations.kernel.aws.codec import Item, to_attributes
+from reservations.kernel.settings import expiry_warning_minutes
+from reservations.lifecycle.rules.clock import clock_shard, next_moment
 from reservations.lifecycle.writes import ClockFire
 from reservations.nodes import (
     CLOCK_AT,
     CLOCK_FIRED,
     CLOCK_SHARD,
-    clock_attributes,
+    Reservation,
     clock_fired_item,
+    reservation_item,
     reservation_key,
     topology_check,
 )
+
+
+def clock_attributes(reservation: Reservation) -> Item:
+    """Where the reservation sits in the clock's index: its shard and its next armed
+    moment (``lifecycle.rules.clock``), both None (absent) when nothing is armed. Every
+    writer that changes a reservation's term or stored status writes them as this says."""
+    moment = next_moment(reservation, expiry_warning_minutes())
+    if moment is None:
+        return {CLOCK_SHARD: None, CLOCK_AT: None}
+    return {CLOCK_SHARD: clock_shard(reservation.id), CLOCK_AT: moment.key}
+
+
+def armed_item(reservation: Reservation) -> Item:
+    """The reservation's whole item (a create, a PATCH, a fleet's load), at its place in the
+    clock's index."""
+    return {**reservation_item(reservation), **clock_attributes(reservation)}
 
 
 def clock_read_condition(read: str | None) -> tuple[str, dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from reservations.kernel.aws.actions import Action, put, table, version_check
 from reservations.kernel.aws.codec import to_attributes
+from reservations.lifecycle.table.clock import armed_item
 from reservations.lifecycle.writes import ReservationCreate
 from reservations.nodes import (
     LIST_PK,
@@ -12,7 +13,6 @@ from reservations.nodes import (
     named_sets,
     node_key,
     node_pk,
-    reservation_item,
     unit_key,
 )
 
@@ -24,7 +24,7 @@ def create_actions(write: ReservationCreate) -> list[Action]:
         _node_bump(write),
         _access_update(write),
         *(version_check(unit_key(node_id, unit.id), unit.version) for unit in write.units),
-        put(reservation_item(write.reservation)),
+        put(armed_item(write.reservation)),
     ]
 
 

@@ -7,13 +7,13 @@ from typing import Any
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
+from reservations.lifecycle.table.clock import clock_attributes
 from reservations.lifecycle.writes import ReaffirmWrite
 from reservations.nodes import (
     CLOCK_AT,
     CLOCK_FIRED,
     CLOCK_SHARD,
     Reservation,
-    clock_attributes,
     clock_fired_item,
     node_key,
     reservation_key,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.lifecycle.table.clock import clock_read_condition
+from reservations.lifecycle.table.clock import armed_item, clock_read_condition
 from reservations.lifecycle.writes import ReservationUpdate
-from reservations.nodes import access_key, named_sets, node_key, reservation_item, unit_key
+from reservations.nodes import access_key, named_sets, node_key, unit_key
 
 
 def update_actions(write: ReservationUpdate) -> list[Action]:
@@ -34,7 +34,7 @@ def _reservation_put(write: ReservationUpdate) -> Action:
     return {
         "Put": {
             "TableName": table(),
-            "Item": to_attributes(reservation_item(write.after)),
+            "Item": to_attributes(armed_item(write.after)),
             "ConditionExpression": f"version = :v AND {clock}",
             "ExpressionAttributeValues": to_attributes(
                 {":v": write.before.version, **clock_values}

@@ -3,7 +3,7 @@
 
 Everything is derived from the reservation itself (stored status, ``startsAt``, ``endsAt``,
 the moments already fired, the warning it was armed with), so any writer that leaves the
-item as a whole (a create, a PATCH through ``reservation_item``) or changes its term or
+item as a whole (a create, a PATCH: ``lifecycle.table.clock.armed_item``) or changes its term or
 status re-arms it by writing it, and a cancel (which moves it out of the node's partition,
 where nothing is armed) disarms it.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from reservations.nodes.models.partition import Reservation, ReservationStatus
+from reservations.nodes import Reservation, ReservationStatus
 
 
 class ClockKind(StrEnum):
