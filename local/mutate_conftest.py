@@ -46,14 +46,14 @@ SPEC_DRIFT = "tests/api/test_openapi.py::test_the_committed_spec_matches_the_cod
 SECURITY = ("tests/api/test_security.py",)
 EVENTS = ("tests/events/test_events_handler.py", "tests/events/test_event_access.py")
 IDEMPOTENCY = "tests/kernel/test_idempotency_handler.py"
-RESERVATIONS = "tests/reservations/test_reservations_handler.py"
+RESERVATIONS = "tests/lifecycle/test_reservations_handler.py"
 WRITES = (RESERVATIONS, IDEMPOTENCY)
 REQUEST_PATH = (*SECURITY, RESERVATIONS)
 NODES = "tests/nodes/test_nodes_handler.py"
 WORKLOADS = "tests/workloads/test_workloads_handler.py"
 LOOP = "tests/terminations/test_termination_loop.py"
-HISTORY = "tests/reservations/test_history_handler.py"
-CANCEL = "tests/reservations/test_cancel_handler.py"
+HISTORY = "tests/lifecycle/test_history_handler.py"
+CANCEL = "tests/lifecycle/test_cancel_handler.py"
 RELEASE = "tests/capacity/test_release_handler.py"
 NODE_READS = "tests/nodes/test_node_reads_handler.py"
 DELIVERIES = "tests/webhooks/test_deliveries_handler.py"
@@ -76,9 +76,9 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reservations.workloads.table.", (WORKLOADS, NODES)),
     ("reservations.terminations.table.", (LOOP,)),  # the store and the queues
     ("reservations.events.table.", EVENTS),  # the feeds and the outlets
-    ("reservations.reservations.table.changes.", (CANCEL, RELEASE, *EVENTS)),
-    ("reservations.reservations.table.history.", (HISTORY,)),
-    ("reservations.reservations.table.create.", WRITES),
+    ("reservations.lifecycle.table.changes.", (CANCEL, RELEASE, *EVENTS)),
+    ("reservations.lifecycle.table.history.", (HISTORY,)),
+    ("reservations.lifecycle.table.create.", WRITES),
     ("reservations.webhooks.table.deliveries.", WEBHOOKS),
     ("reservations.webhooks.table.items.", (*WEBHOOKS, DELIVERIES)),
     ("reservations.webhooks.table.subscriptions.", (SUBSCRIPTIONS, DELIVERIES)),
@@ -107,7 +107,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reservations.kernel.settings.", (LOOP,)),
     ("reservations.kernel.wiring.", (NODES, LOOP)),
     ("reservations.nodes.wiring.", (NODES, NODE_READS)),
-    ("reservations.reservations.wiring.", (RESERVATIONS, HISTORY)),
+    ("reservations.lifecycle.wiring.", (RESERVATIONS, HISTORY)),
     ("reservations.workloads.wiring.", (WORKLOADS,)),
     ("reservations.terminations.wiring.", (LOOP,)),
     ("reservations.events.wiring.", EVENTS),

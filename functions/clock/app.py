@@ -7,8 +7,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.kernel.observability import SCHEDULED_EVENT, logger
 from reservations.kernel.wiring import entry_point
-from reservations.reservations.clock import run_clock
-from reservations.reservations.wiring import reservation_ports
+from reservations.lifecycle.clock import run_clock
+from reservations.lifecycle.wiring import reservation_ports
 
 ports = reservation_ports()  # clients are made on first use, never at import
 

@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from reservations.kernel.observability import STREAM_BATCH, logger, metrics, tracer
 from reservations.kernel.settings import check_settings
-from reservations.reservations.table.fleet import FleetIndexer
+from reservations.lifecycle.table.fleet import FleetIndexer
 
 
 @check_settings

@@ -26,7 +26,7 @@ from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.kernel.observability import logger
 from tests.capacity.test_reclaim_handler import standard_fleet
-from tests.reservations.test_reservations_handler import WRITERS
+from tests.lifecycle.test_reservations_handler import WRITERS
 from tests.support import state
 from tests.support.faults import on_call
 

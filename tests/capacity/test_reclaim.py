@@ -14,9 +14,9 @@ from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound
 from reservations.kernel.retries import MAX_ATTEMPTS
 from reservations.kernel.writes import WriteConflict
+from reservations.lifecycle.errors import ReservationNotActive, UnitsNotInReservation
 from reservations.nodes.list_units import list_units
 from reservations.nodes.models.partition import Node, ReservationStatus, Tier, WorkloadState
-from reservations.reservations.errors import ReservationNotActive, UnitsNotInReservation
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
 from tests.support.fakes import FakeClock, FakeTable, ports

@@ -14,7 +14,7 @@ from reservations.capacity.models import parse_capacity_request
 from reservations.kernel import bodies as parsing
 from reservations.kernel.bodies import MAX_BODY_BYTES, RawBody
 from reservations.kernel.errors import InvalidRequest
-from reservations.reservations.models import parse_create_request
+from reservations.lifecycle.models import parse_create_request
 from reservations.workloads.models import parse_place_request
 
 pytestmark = pytest.mark.disable_socket

@@ -11,8 +11,8 @@ import pytest
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound
 from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.lifecycle.errors import ReservationNotActive, UnitsNotInReservation
 from reservations.nodes.models.partition import ReservationStatus, Tier
-from reservations.reservations.errors import ReservationNotActive, UnitsNotInReservation
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import (
     AUDIENCE,

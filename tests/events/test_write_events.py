@@ -18,6 +18,11 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.kernel.writes import ItemVersion
+from reservations.lifecycle.cancel import cancel_events
+from reservations.lifecycle.create import _create_write as create_write
+from reservations.lifecycle.create import create_events
+from reservations.lifecycle.reaffirm import reaffirm_events
+from reservations.lifecycle.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.nodes.models.partition import (
     Node,
     NodeSnapshot,
@@ -32,11 +37,6 @@ from reservations.nodes.models.partition import (
 from reservations.nodes.models.writes import NodePut, PartitionWrite, TopologyRead, UnitPut
 from reservations.nodes.register import node_events
 from reservations.nodes.rules.events import reviews_derived
-from reservations.reservations.cancel import cancel_events
-from reservations.reservations.create import _create_write as create_write
-from reservations.reservations.create import create_events
-from reservations.reservations.reaffirm import reaffirm_events
-from reservations.reservations.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.workloads.scheduler import end_events, placement_events
 from reservations.workloads.writes import PlacementWrite, WorkloadEnd
 from tests.support.ports import every_writer_table

@@ -14,7 +14,7 @@ from reservations import endpoints
 from reservations.kernel import errors
 from reservations.kernel.errors import ERRORS, ApiError, documented_errors
 from reservations.kernel.idempotency.rules import is_kept
-from reservations.reservations.errors import ReservationNotActive
+from reservations.lifecycle.errors import ReservationNotActive
 
 pytestmark = pytest.mark.disable_socket
 

@@ -21,8 +21,8 @@ from reservations.kernel.errors import (
     UnsupportedMediaType,
 )
 from reservations.kernel.wire import error_json
+from reservations.lifecycle.models import parse_create_request
 from reservations.nodes.ids import normalized_unit_ids
-from reservations.reservations.models import parse_create_request
 
 pytestmark = pytest.mark.disable_socket
 

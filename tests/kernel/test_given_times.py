@@ -16,8 +16,8 @@ from devstack import fleet_documents as f
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import InvalidRequest
 from reservations.kernel.times import NOT_RFC3339, OUT_OF_RANGE, parse_given_time, term_problem
-from reservations.reservations.models import parse_create_request
-from reservations.reservations.rules.term import new_term
+from reservations.lifecycle.models import parse_create_request
+from reservations.lifecycle.rules.term import new_term
 from reservations_tools import keys
 from reservations_tools.fleet.loader import main
 

@@ -12,8 +12,8 @@ from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound
 from reservations.kernel.idempotency.rules import KEPT_FOR
 from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.lifecycle.errors import ReservationNotActive
 from reservations.nodes.models.partition import ReservationStatus
-from reservations.reservations.errors import ReservationNotActive
 from tests.capacity.test_reclaim import Conflicting
 from tests.support.fakes import ports
 from tests.support.use_cases import BROKER, QUEUE, STRANGER, UNITS

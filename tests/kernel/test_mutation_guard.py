@@ -43,7 +43,7 @@ MUTANTS = [
         "reservations.nodes.rules.units",
         "if not unit.sellable:",
         "if unit.sellable is None:",
-        (LIST, "tests/reservations/test_rules.py"),
+        (LIST, "tests/lifecycle/test_rules.py"),
     ),
     Mutant(
         "any allocation class is reservable",

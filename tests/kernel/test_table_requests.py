@@ -30,6 +30,10 @@ from reservations.kernel.event_log import record_position
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.kernel.idempotency.table import idempotency_item
 from reservations.kernel.writes import ItemVersion, WriteConflict
+from reservations.lifecycle.table.changes import change_actions
+from reservations.lifecycle.table.create import create_actions
+from reservations.lifecycle.table.reaffirm import reaffirm_actions
+from reservations.lifecycle.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.nodes.models.partition import (
     ListAccess,
     OpenTermination,
@@ -55,10 +59,6 @@ from reservations.nodes.table.items import (
 from reservations.nodes.table.keys import node_events_pk, reservation_history_key, reservation_key
 from reservations.nodes.table.store import NodeTable
 from reservations.nodes.table.writes import node_put_actions
-from reservations.reservations.table.changes import change_actions
-from reservations.reservations.table.create import create_actions
-from reservations.reservations.table.reaffirm import reaffirm_actions
-from reservations.reservations.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 from reservations.terminations.table import queues
 from reservations.terminations.table.store import TerminationTable

@@ -20,10 +20,10 @@ from reservations.kernel.idempotency.models import IdempotentRequest, Outcome, S
 from reservations.kernel.idempotency.replay import REPLAYED, replay
 from reservations.kernel.pipeline import _lost_race
 from reservations.kernel.writes import WriteConflict
+from reservations.lifecycle.create import CREATE
+from reservations.lifecycle.errors import UnitsNotReservable
 from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import ReservationStatus
-from reservations.reservations.create import CREATE
-from reservations.reservations.errors import UnitsNotReservable
 from tests.support.event_fakes import FakeEvents
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import UNITS, unit

@@ -21,7 +21,7 @@ from devstack.functions import FakeContext, load_function
 from reservations import endpoints
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.http import resolver, routes
-from reservations.reservations.create import CREATE
+from reservations.lifecycle.create import CREATE
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import unit
 

@@ -15,8 +15,8 @@ import pytest
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.writes import WriteConflict
+from reservations.lifecycle.errors import ReservationNotActive
 from reservations.nodes.models.partition import ReservationStatus
-from reservations.reservations.errors import ReservationNotActive
 from tests.support import writes
 from tests.support.fakes import FakeTable, ports
 from tests.support.ports import AllPorts as Ports

@@ -16,8 +16,8 @@ import pytest
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import Conflict, NotFound
 from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.lifecycle.errors import ReservationNotActive
 from reservations.nodes.models.partition import ReservationStatus
-from reservations.reservations.errors import ReservationNotActive
 from tests.capacity.test_reclaim import Conflicting
 from tests.support.fakes import FakeClock, ports
 from tests.support.use_cases import BROKER, NOW, OPERATOR, UNITS

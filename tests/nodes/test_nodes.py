@@ -11,10 +11,10 @@ import pytest
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import Conflict, InvalidRequest, NotFound
 from reservations.kernel.retries import MAX_ATTEMPTS
+from reservations.lifecycle.errors import ReservationNotInReview, UnitsNotReservable
 from reservations.nodes.errors import StaleTopology, UnitsUnavailable
 from reservations.nodes.models.partition import Node, ReservationStatus, Termination, WorkloadState
 from reservations.nodes.rules.status import effective_status
-from reservations.reservations.errors import ReservationNotInReview, UnitsNotReservable
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import NOW, OPERATOR, OWNER, UNITS, reservation, unit, workload
 from tests.support.writes import put_node, reaffirm

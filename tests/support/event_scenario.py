@@ -22,6 +22,8 @@ from urllib.parse import urlencode
 from devstack.api_events import event_file
 from reservations.capacity.rules import events as capacity_events
 from reservations.kernel.envelope import Actor, EventContext, StoredEvent
+from reservations.lifecycle.rules import events as reservations_events
+from reservations.lifecycle.rules.clock import ClockKind, ClockMoment
 from reservations.nodes.models.partition import (
     Node,
     Reservation,
@@ -33,8 +35,6 @@ from reservations.nodes.models.partition import (
     WorkloadState,
 )
 from reservations.nodes.rules import events as nodes_events
-from reservations.nodes.rules.clock import ClockKind, ClockMoment
-from reservations.reservations.rules import events as reservations_events
 from reservations.terminations.rules import events as terminations_events
 from reservations.workloads.rules import events as workloads_events
 

@@ -19,6 +19,15 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import WriteConflict
+from reservations.lifecycle import WRITERS as RESERVATION_WRITERS
+from reservations.lifecycle.rules.clock import clock_shard, next_moment
+from reservations.lifecycle.table.clock import armed_item, clock_attributes
+from reservations.lifecycle.writes import (
+    ReaffirmWrite,
+    ReservationChange,
+    ReservationCreate,
+    ReservationUpdate,
+)
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -34,17 +43,14 @@ from reservations.nodes.models.partition import (
     termination_of,
 )
 from reservations.nodes.models.writes import NodePut, PartitionWrite
-from reservations.nodes.rules.clock import clock_shard, next_moment
 from reservations.nodes.rules.history import named_orgs_until
 from reservations.nodes.table.items import (
     access_item,
-    clock_attributes,
     named_from_item,
     node_from_item,
     node_item,
     reservation_from_item,
     reservation_history_item,
-    reservation_item,
     unit_from_item,
     unit_item,
     workload_from_item,
@@ -63,13 +69,6 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.store import Writer
 from reservations.nodes.table.writes import WRITERS as NODE_WRITERS
-from reservations.reservations import WRITERS as RESERVATION_WRITERS
-from reservations.reservations.writes import (
-    ReaffirmWrite,
-    ReservationChange,
-    ReservationCreate,
-    ReservationUpdate,
-)
 from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
 from reservations.terminations.table.store import WRITERS as TERMINATION_WRITERS
 from reservations.terminations.writes import TerminationClose
@@ -287,7 +286,7 @@ class FakeTable:
         node_id = partition.node.id
         return [
             (UNIT_PREFIX, partition.units, lambda unit: unit_item(node_id, unit)),
-            (RESERVATION_PREFIX, partition.reservations, reservation_item),
+            (RESERVATION_PREFIX, partition.reservations, armed_item),
             (WORKLOAD_PREFIX, partition.workloads, lambda w: workload_item(node_id, w)),
         ]
 
@@ -411,7 +410,7 @@ class FakeTable:
             return None
         return StoredResponse(kept.request.request_hash, kept.outcome, kept.expires_at)
 
-    def due_clock(self, shard: str, now: datetime, page: int) -> list[tuple[str, str]]:
+    def due_clock(self, shard: str, due_by: str, page: int) -> list[tuple[str, str]]:
         """The clock index's partition (here it never lags): due first, at most ``page``."""
         self.clock_queries += 1
         warning = expiry_warning_minutes()
@@ -419,7 +418,11 @@ class FakeTable:
         for partition in list(self.nodes.values()):
             for reservation in partition.reservations.values():
                 moment = next_moment(reservation, warning)
-                if moment is not None and moment.at <= now and clock_shard(reservation.id) == shard:
+                if (
+                    moment is not None
+                    and moment.key <= due_by
+                    and clock_shard(reservation.id) == shard
+                ):
                     due.append((moment.key, reservation))
         ordered = [r for _, r in sorted(due, key=lambda pair: pair[0])][:page]
         return [(r.node_id, r.id) for r in ordered]

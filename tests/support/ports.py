@@ -11,11 +11,11 @@ import pytest
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.table import WRITERS as RECLAIMS
 from reservations.kernel.clock import utc_now
+from reservations.lifecycle.table import WRITERS as RESERVATION_WRITES
 from reservations.nodes.ports import RegisterPorts
 from reservations.nodes.table.queue import make_node_queue
 from reservations.nodes.table.store import NodeTable
 from reservations.nodes.wiring import node_table
-from reservations.reservations.table import WRITERS as RESERVATION_WRITES
 from reservations.terminations.ports import TerminationPorts
 from reservations.terminations.table.queues import send_termination, send_terminations
 from reservations.terminations.table.store import WRITERS as CLOSES

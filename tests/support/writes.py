@@ -10,11 +10,11 @@ from reservations.kernel.bodies import RawBody
 from reservations.kernel.caller import Caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import run_write
+from reservations.lifecycle.cancel import CANCEL
+from reservations.lifecycle.create import CREATE
+from reservations.lifecycle.reaffirm import REAFFIRM
+from reservations.lifecycle.update import UPDATE
 from reservations.nodes.register import PUT_NODE
-from reservations.reservations.cancel import CANCEL
-from reservations.reservations.create import CREATE
-from reservations.reservations.reaffirm import REAFFIRM
-from reservations.reservations.update import UPDATE
 from reservations.workloads.scheduler import END, PLACE
 from tests.support.ports import AllPorts as Ports
 

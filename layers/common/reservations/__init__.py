@@ -7,8 +7,9 @@ Arranged by feature around a kernel that names none:
   resolver and the OpenAPI declarations, the DynamoDB codec, actions and transactions.
 - ``nodes``: a node's partition (its units, reservations and workloads), its registration
   and reads; what every slice writing a node's partition shares.
-- ``reservations``: create, cancel, read, list, re-affirm; the history.
-- ``capacity``: release and reclaim.
+- ``lifecycle``: a reservation made, read, listed, changed, cancelled, re-affirmed, by the
+  clock, and kept as history.
+- ``capacity``: release and reclaim, and the lending policy.
 - ``workloads``: the platform scheduler's placements and ends.
 - ``terminations``: the outbox, the node queues, a node's reports, the sweeper.
 - ``events``: the feeds, the relay and its outlets, who may see which event.

@@ -11,7 +11,7 @@ from types import ModuleType
 
 from reservations.kernel.http.routes import ApiRoute
 
-SLICES = ("nodes", "capacity", "reservations", "workloads", "events", "webhooks")
+SLICES = ("nodes", "capacity", "lifecycle", "workloads", "events", "webhooks")
 
 
 def _declared(name: str) -> ModuleType:

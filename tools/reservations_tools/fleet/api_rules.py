@@ -34,6 +34,8 @@ from reservations.capacity.rules.lending import capacity_refusal, released_after
 from reservations.kernel.bodies import RawBody
 from reservations.kernel.errors import ApiError
 from reservations.kernel.times import format_time
+from reservations.lifecycle.create import decide_create
+from reservations.lifecycle.models import parse_create_request
 from reservations.nodes.models.partition import (
     CLAIMING_STATES,
     Node,
@@ -44,8 +46,6 @@ from reservations.nodes.models.partition import (
     Workload,
     WorkloadState,
 )
-from reservations.reservations.create import decide_create
-from reservations.reservations.models import parse_create_request
 from reservations.workloads.models import parse_place_request
 from reservations.workloads.scheduler import placed_workload, placement_refusal
 from reservations_tools.fleet.model import (

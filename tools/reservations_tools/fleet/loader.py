@@ -38,6 +38,7 @@ from reservations.kernel.aws.batches import sized_batches
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.errors import field_path
+from reservations.lifecycle.table.clock import armed_item
 from reservations.nodes.models.partition import ListAccess, NodeSnapshot
 from reservations.nodes.models.requests import UnitSpec
 from reservations.nodes.register import registered_node, reported_units
@@ -149,7 +150,7 @@ def node_items(
         items.node_item(snapshot.node),
         items.access_item(node_id, access),
         *(items.unit_item(node_id, unit) for unit in snapshot.units),
-        *(items.reservation_item(reservation) for reservation in live),
+        *(armed_item(reservation) for reservation in live),
         *(items.workload_item(node_id, workload) for workload in snapshot.workloads),
         *history_items(ended, retention_days),
     ]

@@ -11,8 +11,8 @@ from reservations.capacity.rules.lending import CapacityRefusal, capacity_refusa
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import NotFound
 from reservations.kernel.pipeline import Access, Route
+from reservations.lifecycle import Found, found
 from reservations.nodes import NodeSnapshot
-from reservations.reservations import Found, found
 
 
 def managed(

@@ -26,6 +26,12 @@ from reservations.kernel.event_context import by_caller
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Body, Commit, Committed, Decision, Request, WriteSpec
 from reservations.kernel.writes import ItemVersion
+from reservations.lifecycle import (
+    ReservationNotChangeable,
+    changes,
+    found,
+    reservation_updated,
+)
 from reservations.nodes import (
     LendingPolicy,
     NodePorts,
@@ -36,12 +42,6 @@ from reservations.nodes import (
     reservation_view,
     route_reservation_etag,
     with_events,
-)
-from reservations.reservations import (
-    ReservationNotChangeable,
-    changes,
-    found,
-    reservation_updated,
 )
 
 

@@ -22,6 +22,7 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Body, Commit, Decision, Request, WriteSpec
+from reservations.lifecycle import ReservationChange, change, committed, decided
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
@@ -29,7 +30,6 @@ from reservations.nodes import (
     route_reservation_etag,
     with_events,
 )
-from reservations.reservations import ReservationChange, change, committed, decided
 
 
 def decide(

@@ -6,8 +6,8 @@ from __future__ import annotations
 from reservations.capacity.ports import CapacityPorts
 from reservations.capacity.table import WRITERS
 from reservations.kernel.clock import utc_now
+from reservations.lifecycle import WRITERS as RESERVATION_WRITERS
 from reservations.nodes import node_table
-from reservations.reservations import WRITERS as RESERVATION_WRITERS
 from reservations.terminations import send_terminations
 
 

@@ -44,17 +44,6 @@ from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import NodePorts, PartitionStore, ReservationReader
 from reservations.nodes.register import OPERATOR
 from reservations.nodes.rules.access import READ, runs_the_node
-from reservations.nodes.rules.clock import (
-    ACTIVATION_PASSED,
-    MOMENT_NAMES,
-    ClockKind,
-    ClockMoment,
-    activation_at_reaffirm,
-    clock_shards,
-    due_moments,
-    next_moment,
-    with_fired,
-)
 from reservations.nodes.rules.events import reservation_event, reviews_derived, workload_data
 from reservations.nodes.rules.history import (
     due_to_move,
@@ -78,7 +67,6 @@ from reservations.nodes.table.actions import free_unit, named_sets, topology_che
 from reservations.nodes.table.items import (
     CLOCK_FIRED,
     PLACEMENTS,
-    clock_attributes,
     clock_fired_item,
     lending_item,
     named_from_item,
@@ -120,14 +108,12 @@ from reservations.nodes.views import (
 from reservations.nodes.wiring import node_ports, node_table
 
 __all__ = [
-    "ACTIVATION_PASSED",
     "CLAIMING_STATES",
     "CLOCK_AT",
     "CLOCK_FIRED",
     "CLOCK_SHARD",
     "LIST_PK",
     "MAX_UNITS",
-    "MOMENT_NAMES",
     "NODE_EVENTS_PREFIX",
     "NODE_HISTORY_PREFIX",
     "OPEN_TERMINATION",
@@ -136,8 +122,6 @@ __all__ = [
     "READ",
     "RESERVATION_PREFIX",
     "UNIT_PREFIX",
-    "ClockKind",
-    "ClockMoment",
     "EventedWrite",
     "LendingPolicy",
     "ListAccess",
@@ -165,12 +149,8 @@ __all__ = [
     "WorkloadView",
     "Writer",
     "access_key",
-    "activation_at_reaffirm",
     "changed_since_sold",
-    "clock_attributes",
     "clock_fired_item",
-    "clock_shards",
-    "due_moments",
     "due_to_move",
     "effective_status",
     "free_unit",
@@ -184,7 +164,6 @@ __all__ = [
     "named_from_item",
     "named_sets",
     "naming_the_same",
-    "next_moment",
     "no_token",
     "node_events_pk",
     "node_from_item",
@@ -217,7 +196,6 @@ __all__ = [
     "unit_ids_field",
     "unit_key",
     "with_events",
-    "with_fired",
     "with_promises",
     "workload_data",
     "workload_from_item",

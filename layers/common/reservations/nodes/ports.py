@@ -76,10 +76,10 @@ class DueReservations(Protocol):  # pragma: no mutate block
     def due_moves(self, now: datetime) -> Iterator[Reservation]:
         """Reservations still in a node's partition past their ``endsAt``, as listed."""
 
-    def due_clock(self, shard: str, now: datetime, page: int) -> list[tuple[str, str]]:
+    def due_clock(self, shard: str, due_by: str, page: int) -> list[tuple[str, str]]:
         """One page of a clock index partition: at most ``page`` reservations (node id,
-        reservation id) whose next armed moment is at ``now`` or before, oldest first, as
-        listed (eventually consistent)."""
+        reservation id) whose place in the index (their next armed moment's key) is at
+        ``due_by`` or before, oldest first, as listed (eventually consistent)."""
 
     def prune_named(self, node_id: str, now: datetime) -> int:
         """The orgs the node's list access names no more at ``now`` taken out (how many)."""

@@ -8,8 +8,8 @@ from datetime import datetime
 
 from reservations.capacity.rules.plan import units_outside
 from reservations.kernel.errors import FieldProblem
+from reservations.lifecycle import ReservationNotActive, UnitsNotInReservation
 from reservations.nodes import Node, Reservation, ReservationStatus, effective_status, in_term
-from reservations.reservations import ReservationNotActive, UnitsNotInReservation
 
 # What a release or a reclaim may be refused with, on a reservation it may act on.
 CapacityRefusal = ReservationNotActive | UnitsNotInReservation

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from reservations.kernel.errors import FieldProblem
+from reservations.lifecycle import ReservationNotChangeable
 from reservations.nodes import Node, Reservation, ReservationStatus, effective_status
-from reservations.reservations import ReservationNotChangeable
 
 # A policy governs a reservation still to come or running: one under review is re-affirmed
 # first, one that ended lends nothing.

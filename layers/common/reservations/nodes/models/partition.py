@@ -123,7 +123,7 @@ class Reservation:
     # deletes it some time after; readers treat it as gone from this moment). None while
     # it is in the node's partition.
     retained_until: datetime | None = None
-    # The clock (``nodes.rules.clock``): the moments whose event is written (or, for an
+    # The clock (``lifecycle.rules.clock``): the moments whose event is written (or, for an
     # activation a review stood in the way of, passed), each kind with the moment; the
     # ExpiryWarningMinutes its end was armed with (None: an item written before, armed
     # with the stack's); and when its term was last armed (its create, or the change that

@@ -1,5 +1,5 @@
 """The body of the node operator's call to register or update a node (a re-affirm's is the
-reservations slice's). Parsed as strictly as every other body (unknown fields, wrong types and
+lifecycle slice's). Parsed as strictly as every other body (unknown fields, wrong types and
 duplicate keys are a 400 naming the field)."""
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
-from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.times import format_moment, format_time, parse_time
 from reservations.nodes.models.partition import (
     LendingPolicy,
@@ -27,11 +26,9 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.rules.clock import clock_shard, next_moment
 from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.keys import (
     CLOCK_AT,
-    CLOCK_SHARD,
     LIST_PK,
     LIVE,
     LIVE_ENDS,
@@ -100,24 +97,13 @@ def unit_item(node_id: str, unit: Unit) -> Item:
 
 def reservation_item(reservation: Reservation) -> Item:
     """A reservation in the node's partition: in the node's list index, and with an
-    ``endsAt`` in the mover's index of live reservations' ends; with a moment armed, in
-    the clock's index (:func:`clock_attributes`)."""
+    ``endsAt`` in the mover's index of live reservations' ends. Its place in the clock's
+    index is the clock's to add (``lifecycle.table.clock.armed_item``)."""
     return {
         **reservation_key(reservation.node_id, reservation.id),
         **_reservation_attributes(reservation),
         LIVE_ENDS: LIVE if reservation.ends_at is not None else None,
-        **clock_attributes(reservation),
     }
-
-
-def clock_attributes(reservation: Reservation) -> Item:
-    """Where the reservation sits in the clock's index: its shard and its next armed
-    moment (``nodes.rules.clock``), both None (absent) when nothing is armed. Every writer
-    that changes a reservation's term or stored status writes them as this says."""
-    moment = next_moment(reservation, expiry_warning_minutes())
-    if moment is None:
-        return {CLOCK_SHARD: None, CLOCK_AT: None}
-    return {CLOCK_SHARD: clock_shard(reservation.id), CLOCK_AT: moment.key}
 
 
 def clock_fired_item(reservation: Reservation) -> dict[str, str] | None:
@@ -188,7 +174,7 @@ def _lending(stored: Item | None) -> LendingPolicy | None:
     )
 
 
-# The reservation's clock attributes besides its place in the index (``nodes.rules.clock``).
+# The reservation's clock attributes besides its place in the index (``lifecycle.rules.clock``).
 CLOCK_FIRED = "clockFired"
 WARNING_MINUTES = "expiryWarningMinutes"
 ARMED_AT = "clockArmedAt"

@@ -51,7 +51,7 @@ LIST_PK = "listPK"
 LIVE_ENDS_INDEX = "LiveReservationEnds"
 LIVE_ENDS = "liveEnds"
 LIVE = "live"
-# The clock's sparse index (``nodes.rules.clock``): the node partitions' reservations with
+# The clock's sparse index (``lifecycle.rules.clock``): the node partitions' reservations with
 # a moment armed, in ``CLOCK_SHARDS`` partitions (``clockShard``, by the reservation's id),
 # by their next moment (``clockAt``: the moment, then its kind). History items never carry
 # them. ``docs/scale.md`` says why sharded.

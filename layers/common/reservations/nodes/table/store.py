@@ -30,7 +30,6 @@ from reservations.nodes.models.partition import (
     ReservationsRead,
 )
 from reservations.nodes.models.writes import PartitionWrite
-from reservations.nodes.rules.clock import due_by
 from reservations.nodes.table.access import prune_named
 from reservations.nodes.table.items import (
     access_from_item,
@@ -154,16 +153,16 @@ class NodeTable:
         }
         yield from (reservation_from_item(i) for i in query_items(query))
 
-    def due_clock(self, shard: str, now: datetime, page: int) -> list[tuple[str, str]]:
+    def due_clock(self, shard: str, due_by: str, page: int) -> list[tuple[str, str]]:
         """One Query of the clock index's partition ``shard`` (keys only): up to ``page``
         reservations, as (node id, reservation id), whose next moment (``clockAt``) is at
-        ``now`` or before, oldest first. What it reads is what is due, never the fleet or
+        ``due_by`` or before, oldest first. What it reads is what is due, never the fleet or
         its past."""
         query: dict[str, Any] = {
             "TableName": table(),
             "IndexName": CLOCK_INDEX,
             "KeyConditionExpression": f"{CLOCK_SHARD} = :shard AND {CLOCK_AT} <= :now",
-            "ExpressionAttributeValues": to_attributes({":shard": shard, ":now": due_by(now)}),
+            "ExpressionAttributeValues": to_attributes({":shard": shard, ":now": due_by}),
             "Limit": page,
         }
         items = clients.dynamodb().query(**query)["Items"]

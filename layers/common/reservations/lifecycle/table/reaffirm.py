@@ -1,0 +1,86 @@
+"""A re-affirm as TransactWriteItems: the reservation out of review, with its clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reservations.kernel.aws.actions import Action, table, version_check
+from reservations.kernel.aws.codec import to_attributes
+from reservations.kernel.times import format_time
+from reservations.lifecycle.table.clock import clock_attributes
+from reservations.lifecycle.writes import ReaffirmWrite
+from reservations.nodes import (
+    CLOCK_AT,
+    CLOCK_FIRED,
+    CLOCK_SHARD,
+    Reservation,
+    clock_fired_item,
+    node_key,
+    reservation_key,
+)
+
+
+def reaffirm_actions(write: ReaffirmWrite) -> list[Action]:
+    """The reservation out of review, conditioned on it and on the node as read."""
+    return [_reaffirm_update(write), version_check(node_key(write.node_id), write.node.version)]
+
+
+def _reaffirm_update(write: ReaffirmWrite) -> Action:
+    values: dict[str, Any] = {
+        ":status": write.status.value,
+        ":gen": write.topology_gen,
+        ":none": [],
+        ":now": format_time(write.at),
+        ":one": 1,
+        ":v": write.reservation.version,
+    }
+    update = "SET #status = :status, releasedUnitIds = :none, updatedAt = :now, "
+    if write.topology_gen is not None:
+        update += "topologyGen = :gen, "
+    else:
+        del values[":gen"]
+    condition = "version = :v"
+    remove = ""
+    if write.clock is not None:
+        clock, remove = _reaffirm_clock(write.clock, values)
+        update += clock
+        read = write.clock.clock_read
+        condition += (
+            f" AND attribute_not_exists({CLOCK_AT})"
+            if read is None
+            else f" AND {CLOCK_AT} = :clockRead"
+        )
+        if read is not None:
+            values[":clockRead"] = read
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(reservation_key(write.node_id, write.reservation.id)),
+            "UpdateExpression": update + "version = version + :one" + remove,
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _reaffirm_clock(reservation: Reservation, values: dict[str, Any]) -> tuple[str, str]:
+    """The SET clauses and the REMOVE clause that leave the reservation's clock record and
+    its place in the clock's index as the re-affirmed reservation has them."""
+    sets: list[str] = []
+    removed: list[str] = []
+    fired = clock_fired_item(reservation)
+    if fired is None:
+        removed.append(CLOCK_FIRED)
+    else:
+        values[":fired"] = fired
+        sets.append(f"{CLOCK_FIRED} = :fired")
+    at = clock_attributes(reservation)
+    if at[CLOCK_AT] is None:
+        removed += [CLOCK_AT, CLOCK_SHARD]
+    else:
+        values.update({":clockAt": at[CLOCK_AT], ":clockShard": at[CLOCK_SHARD]})
+        sets += [f"{CLOCK_AT} = :clockAt", f"{CLOCK_SHARD} = :clockShard"]
+    return "".join(f"{clause}, " for clause in sets), (
+        " REMOVE " + ", ".join(removed) if removed else ""
+    )

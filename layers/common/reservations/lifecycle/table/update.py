@@ -1,0 +1,73 @@
+"""A PATCH as TransactWriteItems: the node's version bump, the reservation written whole from
+the model (so every attribute its encoder derives, its index attributes included, follows
+the new terms), each added unit at its version read, and the node's list access where the
+change names orgs anew or longer."""
+
+from __future__ import annotations
+
+from reservations.kernel.aws.actions import Action, table, version_check
+from reservations.kernel.aws.codec import to_attributes
+from reservations.lifecycle.table.clock import armed_item, clock_read_condition
+from reservations.lifecycle.writes import ReservationUpdate
+from reservations.nodes import access_key, named_sets, node_key, unit_key
+
+
+def update_actions(write: ReservationUpdate) -> list[Action]:
+    """Conditioned on the node, the reservation and every added unit as read."""
+    node_id = write.after.node_id
+    actions = [
+        _node_bump(write),
+        _reservation_put(write),
+        *(version_check(unit_key(node_id, unit.id), unit.version) for unit in write.units),
+    ]
+    if write.named_until:
+        actions.append(_access_update(write))
+    return actions
+
+
+def _reservation_put(write: ReservationUpdate) -> Action:
+    """The reservation written whole at its version read and at its place in the clock's
+    index as read: a clock moment fired between the read and this commit (which moves
+    ``clockAt`` without bumping the version) makes it fail, so the item written cannot
+    carry the clock's record from before that moment and fire it a second time."""
+    clock, clock_values = clock_read_condition(write.before.clock_read)
+    return {
+        "Put": {
+            "TableName": table(),
+            "Item": to_attributes(armed_item(write.after)),
+            "ConditionExpression": f"version = :v AND {clock}",
+            "ExpressionAttributeValues": to_attributes(
+                {":v": write.before.version, **clock_values}
+            ),
+        }
+    }
+
+
+def _node_bump(write: ReservationUpdate) -> Action:
+    """A create, a node update or another change since the read makes it fail: the overlap
+    and the topology were decided on what the node had."""
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(node_key(write.after.node_id)),
+            "UpdateExpression": "SET version = version + :one",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes({":one": 1, ":v": write.node.version}),
+        }
+    }
+
+
+def _access_update(write: ReservationUpdate) -> Action:
+    """Each org whose moment the change moves on, named until then in the node's list
+    access (the node's version, which the bump conditions on, holds what was read)."""
+    sets, names, values = named_sets(write.named_until)
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(access_key(write.after.node_id)),
+            "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
+            + ", ".join(sets),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes({**values, ":zero": 0, ":one": 1}),
+        }
+    }
