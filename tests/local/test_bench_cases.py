@@ -60,4 +60,4 @@ def test_the_trace_follows_each_request_into_its_slice_and_the_kernel():
     assert files == len(by_file) > kernel > 0
     assert any(name.startswith("capacity/") for name in by_file)  # its slice's rules ran
     assert any(name.startswith("kernel/") for name in by_file)
-    assert any(name.startswith("reservations/") for name in rows["PATCH a reservation"][2])
+    assert any(name.startswith("lifecycle/") for name in rows["PATCH a reservation"][2])
