@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from devstack.examples import EXAMPLES
 from reservations import endpoints
 from reservations.kernel.http.openapi import COMPONENTS_EXTENSION, parameter_fields
 
@@ -58,15 +57,11 @@ def generate() -> dict[str, Any]:
 
 
 def _with_examples(document: dict[str, Any]) -> dict[str, Any]:
-    """Each schema's examples: a request body's are its model's own; every other's comes
-    from ``devstack.examples`` (a schema with neither, or with both, is an error)."""
+    """Every schema has its examples, its model's own (a request body's, an answer's
+    ``EXAMPLES`` beside its fields): one without is an error naming it."""
     for name, schema in document["components"]["schemas"].items():
-        if name in EXAMPLES:
-            if "examples" in schema:
-                raise ValueError(f"schema {name} has examples of its own")
-            schema["examples"] = EXAMPLES[name]
-        elif "examples" not in schema:
-            raise ValueError(f"schema {name} has no example: add one to devstack.examples")
+        if "examples" not in schema:
+            raise ValueError(f"schema {name} has no example: give its model its EXAMPLES")
     return document
 
 

@@ -3,7 +3,7 @@ what it did (or, in a dry run, would do) to the workloads on the units."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
 
@@ -26,12 +26,22 @@ from reservations.nodes import (
     unit_ids_field,
 )
 
+# What the demo fleet's reclaims answer (README.md): the reservation's own example, and what
+# the reclaim did.
+_RECLAIMED = {
+    "workloadId": "vm-17",
+    "terminationId": "term-7f3k",
+    "terminateAt": "2026-11-30T08:17:00.318Z",
+}
+
 # The longest notice a reclaim may give its spot workloads, in seconds.
 MAX_NOTICE_SECONDS = 3600
 
 
 class ReclaimTermination(WireModel):
     """A workload a real run counts as terminated, and its own deadline."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_RECLAIMED]
 
     workload_id: str
     termination_id: str
@@ -45,6 +55,26 @@ class ReclaimTermination(WireModel):
 
 class ReclaimResponse(ReservationView):
     """The reservation after the reclaim, plus what was (or, dry run, would be) done."""
+
+    EXAMPLES: ClassVar[list[Any]] = [
+        {
+            **ReservationView.EXAMPLES[0],
+            "releasedUnitIds": [],
+            "terminated": ["vm-17"],
+            "skipped": ["vm-21"],
+            "reclaimedUnitIds": ["0000:04:00.0"],
+            "terminateAt": "2026-11-30T08:17:00.318Z",
+            "terminations": [_RECLAIMED],
+        },
+        {
+            **ReservationView.EXAMPLES[0],
+            "wouldTerminate": ["vm-17"],
+            "wouldSkip": [],
+            "reclaimedUnitIds": ["0000:04:00.0"],
+            "planId": "eyJ4IjoxNzk2NTU2NDAwMDAwfQ.c2lnbmF0dXJl",
+            "planExpiresAt": "2026-11-29T12:05:00Z",
+        },
+    ]
 
     terminated: list[str] | None = Field(default=None, description="real run: workload ids")
     skipped: list[str] | None = Field(default=None, description="real run: not spot, left running")

@@ -6,12 +6,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from reservations.kernel.envelope import StoredEvent
-from reservations.kernel.wire import WireModel
+from reservations.kernel.wire import CURSOR_EXAMPLE, WireModel
+
+# What the demo fleet's reclaim wrote (README.md), as the feeds answer it.
+_EVENT: dict[str, Any] = {
+    "specversion": "1.0",
+    "id": "evt-01jdx8m2k4q7r9t3v5w7y9a1c3",
+    "type": "reservation.reclaimed",
+    "source": "/v1/nodes/node-a1",
+    "subject": "reservations/res-a-active",
+    "time": "2026-11-30T08:15:00.123Z",
+    "datacontenttype": "application/json",
+    "data": {
+        "actor": {"orgId": "org-broker"},
+        "reason": "lab needs them",
+        "unitIds": ["0000:04:00.0"],
+        "terminated": ["vm-17"],
+        "skipped": [],
+    },
+}
 
 # Every event type of the contract's table, in its order: the one list of them a feed's
 # filter, a subscription and the document accept (each slice declares the types it builds,
@@ -81,7 +99,7 @@ class NodeFeedAccess:
 class CloudEventView(BaseModel):
     """One event as the feeds answer it (CloudEvents 1.0, JSON format)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, json_schema_extra={"examples": [_EVENT]})
 
     specversion: Literal["1.0"]
     id: str = Field(description="evt-...; subscribers deduplicate by it")
@@ -100,6 +118,10 @@ class CloudEventView(BaseModel):
 
 class EventPage(WireModel):
     """One page of a feed, in the order its events were recorded."""
+
+    EXAMPLES: ClassVar[list[Any]] = [
+        {"items": [_EVENT], "nextCursor": CURSOR_EXAMPLE, "hasMore": False}
+    ]
 
     items: list[CloudEventView]
     next_cursor: str = Field(

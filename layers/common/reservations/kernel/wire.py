@@ -56,15 +56,30 @@ def absent_not_null(schema: dict[str, Any]) -> None:
                 del field["default"]
 
 
+# A page's cursor as the examples show one (opaque: signed JSON, base64url).
+CURSOR_EXAMPLE = "eyJhZnRlciI6InJlcy1hLWFjdGl2ZSJ9.c2lnbmF0dXJl"
+
+
+def answer_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """An answer's schema: its optional fields absent, not null (:func:`absent_not_null`),
+    and the examples the model declares beside its fields (``EXAMPLES``, its own: a
+    subclass declares its own), which the OpenAPI document shows."""
+    absent_not_null(schema)
+    examples = model.__dict__.get("EXAMPLES")
+    if examples:
+        schema["examples"] = list(examples)
+
+
 class WireModel(BaseModel):
     """Base of every response: camelCase on the wire. A field left None is absent from the
-    response body, never ``null`` (the resolver's serializer drops them)."""
+    response body, never ``null`` (the resolver's serializer drops them). Each declares its
+    examples beside its fields (``EXAMPLES``: what the demo fleet's calls answer)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
         frozen=True,
-        json_schema_extra=absent_not_null,
+        json_schema_extra=answer_schema,
     )
 
 
@@ -97,7 +112,14 @@ class ShowsNulls(WireModel):
         return data
 
 
+# The kernel's own refusal as the example of every error (a slice's are in the contract's
+# table and the OpenAPI document's error codes).
+_DETAIL: dict[str, Any] = {"field": "limit", "problem": "Input should be less than or equal to 100"}
+
+
 class ErrorDetail(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [_DETAIL]})
+
     field: str
     problem: str
 
@@ -127,9 +149,16 @@ class ErrorBody(BaseModel):
     """Every error response: ``{"error", "code"}`` plus ``details`` for validation errors,
     and ``requestId``: the id in the response's ``X-Request-Id`` and the logs."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, json_schema_extra=absent_not_null
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True,
+                              json_schema_extra=answer_schema)  # fmt: skip
+    EXAMPLES: ClassVar[list[Any]] = [
+        {
+            "error": "invalid request: limit Input should be less than or equal to 100",
+            "code": "invalid_request",
+            "details": [_DETAIL],
+            "requestId": "Jx3kPgB7oAMEbQw=",
+        }
+    ]
 
     error: str
     code: ErrorCode
@@ -140,6 +169,8 @@ class ErrorBody(BaseModel):
 class ThrottledBody(BaseModel):
     """API Gateway's own 429 when the stage's rate limit is exceeded (not the API's error
     shape: the request never reached a function)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"message": "Too Many Requests"}]})
 
     message: str = Field(examples=["Too Many Requests"])
 

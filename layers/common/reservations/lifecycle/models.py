@@ -4,7 +4,7 @@ understood is a 400)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
@@ -19,7 +19,7 @@ from reservations.kernel.bodies import (
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.ids import RESOURCE_ID
 from reservations.kernel.times import RFC3339, parse_given_time, term_problem
-from reservations.kernel.wire import NextCursor, WireModel
+from reservations.kernel.wire import CURSOR_EXAMPLE, NextCursor, WireModel
 from reservations.nodes import (
     MAX_UNITS,
     ReservationView,
@@ -304,6 +304,10 @@ def parse_update_request(raw: RawBody) -> UpdateReservationRequest:
 class FleetReservationPage(WireModel):
     """One page of the reservations the caller's org may see across the fleet, by
     ``endsAt`` (open-ended last), then node id, then id."""
+
+    EXAMPLES: ClassVar[list[Any]] = [
+        {"items": [ReservationView.EXAMPLES[0]], "nextCursor": CURSOR_EXAMPLE}
+    ]
 
     items: list[ReservationView]
     next_cursor: NextCursor = None

@@ -3,15 +3,86 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from reservations.kernel.wire import NULL_SHOWN, NextCursor, ShowsNulls, Timestamp, WireModel
+from reservations.kernel.wire import (
+    CURSOR_EXAMPLE,
+    NULL_SHOWN,
+    NextCursor,
+    ShowsNulls,
+    Timestamp,
+    WireModel,
+)
+
+# What the demo fleet's calls answer (README.md): each answer's examples, beside its fields.
+_T0 = "2026-11-29T10:00:00Z"
+_T1 = "2026-11-30T08:15:00Z"
+_UNIT = {
+    "id": "0000:04:00.0",
+    "allocClass": "vfio-group",
+    "gpuModelId": "nvidia-h100-sxm5-80gb",
+    "gpuModelName": "NVIDIA H100 SXM5 80GB",
+    "sellableGpus": 1,
+    "state": "claimed",
+    "claimedBy": "vm:vm-17",
+    "reservable": True,
+    "reservationId": "res-a-active",
+    "released": True,
+    "promisedNoticeSeconds": 120,
+    "promisedMinRunSeconds": 600,
+}
+_LENDING = {
+    "auto": True,
+    "idleSeconds": 900,
+    "keepUnlent": 1,
+    "noticeSeconds": 120,
+    "minRunSeconds": 600,
+    "relendAfterSeconds": 300,
+}
+_RESERVATION = {
+    "id": "res-a-active",
+    "nodeId": "node-a1",
+    "status": "active",
+    "startsAt": _T0,
+    "endsAt": "2034-12-31T00:00:00Z",
+    "allowedOrgIds": ["org-lab"],
+    "managingOrgIds": ["org-broker"],
+    "reservedUnitIds": ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"],
+    "releasedUnitIds": ["0000:06:00.0"],
+    "contractRef": "lab-2026-q4",
+    "topologyGen": 4,
+    "lending": _LENDING,
+    "createdAt": _T0,
+    "updatedAt": _T1,
+    "etag": "3f1c9a27d05e84b6c2aa",
+}
+_TERMINATION = {
+    "id": "term-7f3k",
+    "reservationId": "res-a-active",
+    "requestedAt": "2026-11-30T08:15:00.318Z",
+    "terminateAt": "2026-11-30T08:17:00.318Z",
+}
+_WORKLOAD = {
+    "id": "vm-17",
+    "nodeId": "node-a1",
+    "kind": "vm",
+    "tier": "spot",
+    "orgId": "org-spotbuyer",
+    "unitIds": ["0000:04:00.0"],
+    "state": "terminating",
+    "createdAt": _T0,
+    "termination": _TERMINATION,
+    "promisedNoticeSeconds": 120,
+    "promisedMinRunSeconds": 600,
+}
 
 
 class UnitView(WireModel):
     """One allocatable GPU unit as ``GET /v1/nodes/{nodeId}/reservations/units`` shows it."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_UNIT]
 
     id: str = Field(description="IOMMU group's PCI address, e.g. 0000:04:00.0")
     alloc_class: str = Field(description="vfio-group, device-request, host, mig, ...")
@@ -39,6 +110,8 @@ class UnitView(WireModel):
 class LendingPolicyView(WireModel):
     """A reservation's lending policy, every field given (the defaults filled in)."""
 
+    EXAMPLES: ClassVar[list[Any]] = [_LENDING]
+
     auto: bool = Field(description="idle units are lent, and kept lent, by the service")
     idle_seconds: int = Field(description="how long a unit stays idle before it is lent")
     keep_unlent: int = Field(
@@ -59,6 +132,8 @@ class LendingPolicyView(WireModel):
 
 class ReservationView(ShowsNulls):
     """A reservation as the API shows it (effective status, sorted unit ids)."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_RESERVATION, {**_RESERVATION, "lending": None}]
 
     id: str
     node_id: str
@@ -88,12 +163,16 @@ class ReservationView(ShowsNulls):
 class ReservationPage(WireModel):
     """One page of a node's reservations, sorted by id."""
 
+    EXAMPLES: ClassVar[list[Any]] = [{"items": [_RESERVATION], "nextCursor": CURSOR_EXAMPLE}]
+
     items: list[ReservationView]
     next_cursor: NextCursor = None
 
 
 class WorkloadTermination(WireModel):
     """A terminating workload's termination: the message the node was sent."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_TERMINATION]
 
     id: str
     reservation_id: str | None = Field(default=None, description="the reclaim's reservation")
@@ -114,6 +193,8 @@ class WorkloadView(WireModel):
     """A workload on a node: as ``POST /v1/nodes/{nodeId}/workloads`` answers it (running),
     or as read, ``terminating`` with its termination once a reclaim asked the node to stop
     it."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_WORKLOAD]
 
     id: str
     node_id: str
@@ -141,12 +222,25 @@ class WorkloadView(WireModel):
 class WorkloadPage(WireModel):
     """One page of a node's workloads the caller may see, sorted by id."""
 
+    EXAMPLES: ClassVar[list[Any]] = [{"items": [_WORKLOAD]}]
+
     items: list[WorkloadView]
     next_cursor: NextCursor = None
 
 
 class NodeView(WireModel):
     """A node as ``PUT /v1/nodes/{nodeId}`` answers it."""
+
+    EXAMPLES: ClassVar[list[Any]] = [
+        {
+            "id": "node-a1",
+            "ownerOrgId": "org-acme",
+            "topologyGen": 4,
+            "unitIds": ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"],
+            "createdAt": _T0,
+            "updatedAt": _T1,
+        }
+    ]
 
     id: str
     owner_org_id: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any, ClassVar
 
 from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
@@ -15,6 +15,16 @@ from reservations.kernel.bodies import StrictBody
 from reservations.kernel.times import format_time
 from reservations.kernel.wire import NextCursor, Timestamp, WireModel
 from reservations.webhooks.models.domain import SigningSecrets, Subscription, SubscriptionStatus
+
+# A subscription as the demo's session makes it (README.md).
+_SUBSCRIPTION = {
+    "id": "whk-5c2m9q",
+    "url": "https://hooks.example.com/reservations",
+    "types": ["workload.termination_requested"],
+    "description": "spot terminations to the scheduler",
+    "status": "active",
+    "createdAt": "2026-11-29T10:00:00Z",
+}
 
 MAX_DESCRIPTION = 256
 MAX_URL_LENGTH = 2048
@@ -61,6 +71,8 @@ class SubscribeRequest(StrictBody):
 
 class NoBody(StrictBody):
     """A POST that takes no body: none, blank or ``{}`` (a rotation)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{}]})
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,8 @@ HookWrite = SubscriptionCreate | SubscriptionDelete | SecretRotation
 class SubscriptionView(WireModel):
     """A subscription as ``GET /v1/webhooks/{id}`` and the list show it: never its secret."""
 
+    EXAMPLES: ClassVar[list[Any]] = [_SUBSCRIPTION]
+
     id: str
     url: str
     types: list[EventTypeText] | None = Field(None, description="absent: every type")
@@ -138,6 +152,10 @@ class SubscriptionWithSecret(SubscriptionView):
     """A subscription with its signing secret: the answer of a subscribe and of a rotation,
     the only times the secret is shown."""
 
+    EXAMPLES: ClassVar[list[Any]] = [
+        {**_SUBSCRIPTION, "secret": "whsec_ExampleOnlyOfNoSubscription00000"}
+    ]
+
     secret: str = Field(description="whsec_...: shown this once")
 
     @classmethod
@@ -149,12 +167,22 @@ class SubscriptionWithSecret(SubscriptionView):
 class SubscriptionPage(WireModel):
     """One page of the org's subscriptions, sorted by id."""
 
+    EXAMPLES: ClassVar[list[Any]] = [{"items": [_SUBSCRIPTION]}]
+
     items: list[SubscriptionView]
     next_cursor: NextCursor = None
 
 
 class RetryQueued(WireModel):
     """A retry by hand, queued: the attempt it will be (sent within seconds)."""
+
+    EXAMPLES: ClassVar[list[Any]] = [
+        {
+            "eventId": "evt-01jdx8m2k4q7r9t3v5w7y9a1c3",
+            "attempt": 9,
+            "queuedAt": "2026-11-30T08:15:00Z",
+        }
+    ]
 
     event_id: str
     attempt: int

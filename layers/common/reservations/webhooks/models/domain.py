@@ -15,13 +15,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from reservations.events import EventTypeText
 from reservations.kernel.ids import RESOURCE_ID
 from reservations.kernel.times import format_time
-from reservations.kernel.wire import Timestamp, WireModel
+from reservations.kernel.wire import CURSOR_EXAMPLE, Timestamp, WireModel
+
+# A delivery's attempt as the demo's receiver saw it fail (README.md).
+_DELIVERY = {
+    "eventId": "evt-01jdx8m2k4q7r9t3v5w7y9a1c3",
+    "type": "reservation.reclaimed",
+    "attempt": 2,
+    "at": "2026-11-30T08:15:00Z",
+    "status": 503,
+    "error": "the endpoint answered 503",
+    "nextAttemptAt": "2026-11-30T08:20:00Z",
+    "state": "pending",
+}
 
 SUBSCRIPTION_ID_PREFIX = "whsub-"
 _ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -64,6 +79,12 @@ class SubscriptionStatus(StrEnum):
     ACTIVE = "active"
     # Every delivery failed for 5 days; re-enabled only by deleting and subscribing again.
     DISABLED = "disabled"
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {**handler(schema), "examples": ["active"]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +140,12 @@ class DeliveryState(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
     FAILED = "failed"
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {**handler(schema), "examples": ["failed"]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +220,8 @@ class DeliveryRequest(BaseModel):
 class DeliveryView(WireModel):
     """One attempt in ``GET /v1/webhooks/{id}/deliveries`` (absent rather than null)."""
 
+    EXAMPLES: ClassVar[list[Any]] = [_DELIVERY]
+
     event_id: str
     type: EventTypeText
     attempt: int
@@ -219,6 +248,7 @@ class DeliveryView(WireModel):
 
 
 class DeliveryPage(WireModel):
+    EXAMPLES: ClassVar[list[Any]] = [{"items": [_DELIVERY], "nextCursor": CURSOR_EXAMPLE}]
     items: list[DeliveryView]
     next_cursor: str | None = None
 
@@ -226,6 +256,29 @@ class DeliveryPage(WireModel):
 class DeliveryDetail(WireModel):
     """``GET /v1/webhooks/{id}/deliveries/{eventId}``: one event's delivery, where it stands
     and every attempt made of it, newest first, each as the listing shows it."""
+
+    EXAMPLES: ClassVar[list[Any]] = [
+        {
+            "subscriptionId": "whsub-0123456789abcdefghij",
+            "eventId": _DELIVERY["eventId"],
+            "type": _DELIVERY["type"],
+            "state": "pending",
+            "attemptCount": 2,
+            "lastAttemptAt": _DELIVERY["at"],
+            "nextAttemptAt": _DELIVERY["nextAttemptAt"],
+            "attempts": [
+                _DELIVERY,
+                {
+                    **_DELIVERY,
+                    "attempt": 1,
+                    "at": "2026-11-30T08:14:55Z",
+                    "status": 500,
+                    "error": "the endpoint answered 500",
+                    "nextAttemptAt": _DELIVERY["at"],
+                },
+            ],
+        }
+    ]
 
     subscription_id: str
     event_id: str
