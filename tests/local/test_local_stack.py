@@ -116,6 +116,10 @@ def test_list_units_is_the_sorted_array_of_the_nodes_units(stack: Stack, who: st
         "reservable": True,
         "reservationId": RESERVATION,
         "released": True,
+        # what a spot workload placed on it now would be promised: its reservation has no
+        # lending policy
+        "promisedNoticeSeconds": 0,
+        "promisedMinRunSeconds": 0,
     }
     assert by_id["0000:05:00.0"]["claimedBy"] == "pod:pod-s2"
     assert by_id["0000:07:00.0"]["released"] is False
