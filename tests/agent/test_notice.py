@@ -291,12 +291,14 @@ class Held(Deleting):
     def __init__(self, held: str) -> None:
         super().__init__()
         self.held = held
+        self.started = threading.Event()
         self.released = threading.Event()
 
     def stop(self, termination: SpotTermination) -> Result:
         if termination.workload_id != self.held:
             return super().stop(termination)
         result = Recording.stop(self, termination)
+        self.started.set()
         # Bounded so that a failing test cannot leave it waiting for ever (a daemon thread).
         self.released.wait(timeout=60)
         return result
@@ -308,6 +310,9 @@ def test_a_stop_that_lasts_the_notice_runs_in_its_own_thread_too(queues):
     now = datetime.now(UTC)
     send(queues, noticed("pod-long", kind="pod", notice=2, requested=now))
     agent.poll_once()  # its stop starts at once, in its thread, and lasts until released
+    # Started, not merely scheduled: on a loaded machine its thread may run only after the
+    # next poll, and the order of the stops below would be the scheduler's, not the agent's.
+    assert driver.started.wait(timeout=30)
     send(queues, noticed("pod-now", kind="pod", notice=0, requested=now))
     agent.poll_once()
     reported = [r["workloadId"] for r in queues.sent_reports()]
