@@ -51,6 +51,13 @@ def fleet(load_fleet):
                         [f.unit(u) for u in (U4, U5, U6)],
                         [
                             f.reservation("res-1", [U4, U5], releasedUnitIds=[U4]),
+                            f.reservation(
+                                "res-later",
+                                [U6],
+                                status="pending",
+                                startsAt=f.days(400),
+                                endsAt=f.days(410),
+                            ),
                             f.reservation("res-old", [U6], startsAt=f.days(-20), endsAt=f.days(-1)),
                         ],
                     )
@@ -258,3 +265,10 @@ def test_a_policy_change_is_two_requests_and_no_change_one(functions, fleet, sen
         sent_requests.clear()
         call()  # again: nothing to write
         assert sent_requests.sent == [("dynamodb", "Query")]
+
+
+def test_a_pending_reservation_takes_a_policy_before_its_term(functions, fleet, aws):
+    result = put(functions, {"auto": True, "minRunSeconds": 300}, res="res-later")
+    assert (result.status, result.body["status"]) == (200, "pending")
+    assert result.body["lending"]["minRunSeconds"] == 300
+    assert delete(functions, res="res-later").status == 204
