@@ -323,14 +323,7 @@ class LendingPolicyRequest(StrictBody):
     )
 
     def policy(self) -> LendingPolicy:
-        return LendingPolicy(
-            auto=self.auto,
-            idle_seconds=self.idle_seconds,
-            keep_unlent=self.keep_unlent,
-            notice_seconds=self.notice_seconds,
-            min_run_seconds=self.min_run_seconds,
-            relend_after_seconds=self.relend_after_seconds,
-        )
+        return LendingPolicy(**self.model_dump())
 
 
 def parse_policy_request(raw: RawBody) -> LendingPolicyRequest:

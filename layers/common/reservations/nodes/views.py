@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict
 from datetime import datetime
 from typing import Literal
 
@@ -65,14 +66,7 @@ def lending_view(policy: LendingPolicy | None) -> LendingPolicyView | None:
     """A lending policy as the reservation object shows it (None: it has none)."""
     if policy is None:
         return None
-    return LendingPolicyView(
-        auto=policy.auto,
-        idle_seconds=policy.idle_seconds,
-        keep_unlent=policy.keep_unlent,
-        notice_seconds=policy.notice_seconds,
-        min_run_seconds=policy.min_run_seconds,
-        relend_after_seconds=policy.relend_after_seconds,
-    )
+    return LendingPolicyView(**asdict(policy))
 
 
 def version_tag(version: int, status: ReservationStatus) -> str:
