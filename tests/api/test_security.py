@@ -330,7 +330,10 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
         },
         # The clock: a due reservation and its node read, the moment recorded on it (never
         # its version), or its move into history, with the event.
+        # Then the lending pass: what is due read, each due reservation's node partition
+        # read (one Query), the units lent with their event.
         "ClockFunction": {
+            "dynamodb:Query": {node},
             "dynamodb:BatchGetItem": {node, hist},
             "dynamodb:UpdateItem": {node},
             "dynamodb:DeleteItem": {node},
@@ -498,6 +501,14 @@ def test_the_local_receiver_allowance_is_off_unless_a_stack_turns_it_on():
 
 def test_the_clock_alone_reads_the_clock_moments_index():
     index = {"Fn::Sub": "${ReservationsTable.Arn}/index/ClockMoments"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert [(i, _listed(s["Action"])) for i, s in on_index] == [
+        ("ClockFunction", ["dynamodb:Query"])
+    ]
+
+
+def test_the_clock_alone_reads_the_lending_moments_index():
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/LendingMoments"}
     on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
     assert [(i, _listed(s["Action"])) for i, s in on_index] == [
         ("ClockFunction", ["dynamodb:Query"])

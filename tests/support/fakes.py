@@ -65,6 +65,7 @@ from reservations.nodes.table.keys import (
     RESERVATION_PREFIX,
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
+    lend_shard,
     node_id_of,
 )
 from reservations.nodes.table.store import Writer
@@ -137,6 +138,7 @@ class FakeTable:
         self.items: dict[Key, Item] = {}
         self.failed_reports: list[TerminationReport] = []  # the ones recorded
         self.clock_queries = 0  # Queries of the clock's index
+        self.lending_queries = 0  # Queries of the lending index
         self.page_size = 1000  # reservations one Query returns before its 1 MB limit
         self.events: list[StoredEvent] = []  # every committed write's, in commit order
         self.reads = 0
@@ -426,6 +428,19 @@ class FakeTable:
                     due.append((moment.key, reservation))
         ordered = [r for _, r in sorted(due, key=lambda pair: pair[0])][:page]
         return [(r.node_id, r.id) for r in ordered]
+
+    def due_lending(self, shard: str, due_by: datetime, page: int) -> list[tuple[str, str]]:
+        """The lending index's partition (here it never lags): due first, at most ``page``."""
+        self.lending_queries += 1
+        due = [
+            (reservation.lend_at, reservation.node_id, reservation.id)
+            for partition in list(self.nodes.values())
+            for reservation in partition.reservations.values()
+            if reservation.lend_at is not None
+            and reservation.lend_at <= due_by
+            and lend_shard(reservation.id) == shard
+        ]
+        return [(node_id, reservation_id) for _, node_id, reservation_id in sorted(due)[:page]]
 
     def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
         self.reads += 1

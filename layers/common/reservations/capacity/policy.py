@@ -16,6 +16,7 @@ from datetime import datetime
 from reservations.capacity.managing import MANAGERS
 from reservations.capacity.models import LendingPolicyRequest, parse_policy_request
 from reservations.capacity.rules.access import may_manage_capacity
+from reservations.capacity.rules.idle import after_policy
 from reservations.capacity.rules.policy import policy_refusal
 from reservations.capacity.writes import PolicyChange
 from reservations.kernel.bodies import RawBody
@@ -97,6 +98,7 @@ def _decide(
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
         at=now,
+        lending_after=after_policy(before, policy, now),
     )
     return Decision(write, answer)
 

@@ -27,6 +27,7 @@ from reservations.capacity.rules.deadlines import (
     moved_earlier,
     termination_deadline,
 )
+from reservations.capacity.rules.idle import after_take_back
 from reservations.capacity.rules.lending import CapacityRefusal
 from reservations.capacity.rules.outbox import opened_by
 from reservations.capacity.rules.plan import ReclaimPlan, plan_reclaim, units_by_count
@@ -175,6 +176,8 @@ def reclaim_write(
     at = to_millisecond(now)
     deadline = call_deadline(at, notice_seconds, reservation)
     moved = moved_earlier(plan.already_terminating, deadline)
+    taken = sorted(set(reservation.released_unit_ids) - set(plan.released_after))
+    lending = after_take_back(reservation, taken, at) if taken and reservation.lending else None
     return ReclaimWrite(
         write_id=new_id(),
         node_id=reservation.node_id,
@@ -192,6 +195,7 @@ def reclaim_write(
         managing_org_ids=reservation.managing_org_ids,
         deadline_changes=_moved(moved),
         terminate_at=deadline,
+        lending_after=lending,
     )
 
 

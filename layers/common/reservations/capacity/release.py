@@ -8,11 +8,13 @@ with its event, through the write pipeline.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from reservations.capacity.managing import MANAGERS, managed
 from reservations.capacity.models import CapacityRequest, parse_capacity_request
 from reservations.capacity.rules import events as capacity_events
+from reservations.capacity.rules.idle import after_release
 from reservations.capacity.rules.lending import CapacityRefusal, released_after_release
 from reservations.kernel.caller import Caller
 from reservations.kernel.envelope import StoredEvent
@@ -46,6 +48,9 @@ def decide(
     release = change(
         "release", caller, acted_on, request, now, released_after=released, unit_ids=lent
     )
+    newly = sorted(set(released or ()) - set(reservation.released_unit_ids))
+    if newly and reservation.lending is not None:
+        release = replace(release, lending_after=after_release(reservation, newly, now))
     return decided(acted_on, release, dry_run=body.dry_run)
 
 

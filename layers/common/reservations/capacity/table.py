@@ -7,18 +7,20 @@ from typing import Any
 
 from reservations.capacity.writes import (
     DeadlineChange,
+    LendingWrite,
     NewTermination,
     PolicyChange,
     ReclaimWrite,
 )
-from reservations.kernel.aws.actions import Action, table, version_check
+from reservations.kernel.aws.actions import Action, assignments, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.kernel.times import format_moment, format_time
+from reservations.kernel.times import format_event_time, format_moment, format_time
 from reservations.nodes import (
+    LEND_AT,
     OPEN_TERMINATION,
     TerminationState,
     Writer,
-    lending_item,
+    lending_attributes,
     reservation_key,
     topology_check,
     unit_key,
@@ -41,22 +43,31 @@ def reclaim_actions(write: ReclaimWrite) -> list[Action]:
 
 
 def _reservation_update(write: ReclaimWrite) -> Action:
-    """The new releases; only a version check when they do not change."""
+    """The new releases (and what its lending policy keeps of the units taken back); only a
+    version check when they do not change."""
     key = reservation_key(write.node_id, write.reservation.id)
     if write.released_after is None:
         return version_check(key, write.reservation.version)
-    values = {
-        ":released": list(write.released_after),
-        ":now": format_time(write.at),
-        ":one": 1,
-        ":v": write.reservation.version,
-    }
+    lent = lending_attributes(write.lending_after) if write.lending_after else {}
+    sets, removes, values = assignments(lent, "lend")
+    values.update(
+        {
+            ":released": list(write.released_after),
+            ":now": format_time(write.at),
+            ":one": 1,
+            ":v": write.reservation.version,
+        }
+    )
+    update = ", ".join(
+        ["releasedUnitIds = :released", "updatedAt = :now", "version = version + :one", *sets]
+    )
     return {
         "Update": {
             "TableName": table(),
             "Key": to_attributes(key),
-            "UpdateExpression": "SET releasedUnitIds = :released, updatedAt = :now, "
-            "version = version + :one",
+            "UpdateExpression": "SET "
+            + update
+            + (" REMOVE " + ", ".join(removes) if removes else ""),
             "ConditionExpression": "version = :v",
             "ExpressionAttributeValues": to_attributes(values),
         }
@@ -130,19 +141,15 @@ def _deadline_update(node_id: str, change: DeadlineChange) -> Action:
 
 
 def policy_actions(write: PolicyChange) -> list[Action]:
-    """The reservation's policy set (or removed), its version bumped where it is still at the
-    version read; the node's topology as read (a review since would forbid the change)."""
-    values: dict[str, Any] = {
-        ":now": format_time(write.at),
-        ":one": 1,
-        ":v": write.reservation.version,
-    }
-    change = "SET updatedAt = :now, version = version + :one"
-    if write.after is None:
-        change += " REMOVE lending"
-    else:
-        change += ", lending = :policy"
-        values[":policy"] = lending_item(write.after)
+    """The reservation's policy set (or removed) with the rest of its lending attributes
+    (its idle time, its place in the lending index), its version bumped where it is still at
+    the version read; the node's topology as read (a review since would forbid the change)."""
+    assert write.lending_after is not None  # a policy's change always says how it leaves it
+    sets, removes, values = assignments(lending_attributes(write.lending_after), "lend")
+    values.update({":now": format_time(write.at), ":one": 1, ":v": write.reservation.version})
+    change = "SET " + ", ".join(["updatedAt = :now", "version = version + :one", *sets])
+    if removes:
+        change += " REMOVE " + ", ".join(removes)
     update: Action = {
         "Update": {
             "TableName": table(),
@@ -155,5 +162,42 @@ def policy_actions(write: PolicyChange) -> list[Action]:
     return [update, topology_check(write.topology)]
 
 
+def lending_actions(write: LendingWrite) -> list[Action]:
+    """A lending pass on one reservation: its releases, its units' records and its next
+    place in the lending index where it is still at the version and the place read (its
+    version bumped only when units are lent); each lent unit at its version read; the
+    node's topology as read (a review since would forbid it)."""
+    after = write.after
+    sets, removes, values = assignments(lending_attributes(after), "lend")
+    values[":v"] = write.reservation.version
+    if write.unit_ids:
+        sets += ["releasedUnitIds = :released", "updatedAt = :now", "version = version + :one"]
+        values.update(
+            {":released": list(after.released_unit_ids), ":now": format_time(write.at), ":one": 1}
+        )
+    if write.lend_read is None:
+        condition = f"version = :v AND attribute_not_exists({LEND_AT})"
+    else:
+        condition = f"version = :v AND {LEND_AT} = :lendRead"
+        values[":lendRead"] = format_event_time(write.lend_read)
+    update: Action = {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(reservation_key(write.node_id, write.reservation.id)),
+            "UpdateExpression": "SET "
+            + ", ".join(sets)
+            + (" REMOVE " + ", ".join(removes) if removes else ""),
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+    units = [version_check(unit_key(write.node_id, u.id), u.version) for u in write.units]
+    return [update, *units, topology_check(write.topology)]
+
+
 # How its writes are committed (the wiring hands them to the node table).
-WRITERS = (Writer.sized(ReclaimWrite, reclaim_actions), Writer.sized(PolicyChange, policy_actions))
+WRITERS = (
+    Writer.sized(ReclaimWrite, reclaim_actions),
+    Writer.sized(PolicyChange, policy_actions),
+    Writer.sized(LendingWrite, lending_actions),
+)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from reservations.kernel.writes import ItemVersion
-from reservations.nodes import EventedWrite, LendingPolicy, TopologyRead
+from reservations.nodes import EventedWrite, LendingPolicy, Reservation, TopologyRead
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,9 @@ class ReclaimWrite(EventedWrite):
     deadline_changes: tuple[DeadlineChange, ...] = ()
     # This call's deadline: ``at`` plus its notice (None: ``at``).
     terminate_at: datetime | None = None
+    # The reservation as its lending policy keeps it after the units taken back wait
+    # (``capacity.rules.idle``); None without a policy, or when nothing was taken back.
+    lending_after: Reservation | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,4 +87,25 @@ class PolicyChange(EventedWrite):
     after: LendingPolicy | None
     caller_org_id: str
     caller_key_id: str
+    at: datetime
+    # The reservation as the policy leaves it for lending by the clock (its idle time, its
+    # place in the lending index: ``capacity.rules.idle.after_policy``).
+    lending_after: Reservation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LendingWrite(EventedWrite):
+    """A lending pass on one reservation (``capacity.lending``): the units it lends (none:
+    only its place in the lending index moves on), the reservation as it leaves it, where
+    the reservation is still at its version and its place in the index as read, each lent
+    unit at its version read (a claim since moves it), and the node's topology as read."""
+
+    write_id: str
+    node_id: str
+    reservation: ItemVersion
+    lend_read: datetime | None
+    topology: TopologyRead
+    unit_ids: tuple[str, ...]
+    units: tuple[ItemVersion, ...]
+    after: Reservation
     at: datetime

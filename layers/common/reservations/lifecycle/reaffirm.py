@@ -22,6 +22,7 @@ from reservations.lifecycle.changes import found
 from reservations.lifecycle.errors import ReservationNotInReview, UnitsNotReservable
 from reservations.lifecycle.models import ReaffirmRequest, parse_reaffirm_request
 from reservations.lifecycle.rules import events as reservations_events
+from reservations.lifecycle.rules import lending
 from reservations.lifecycle.rules.clock import (
     ClockKind,
     ClockMoment,
@@ -110,7 +111,7 @@ def reaffirm_write(
 ) -> ReaffirmWrite:
     """The reservation on the node's generation, pending or active by the clock."""
     status = initial_status(reservation.starts_at, now)
-    clock = replace(reservation, status=status)
+    clock = lending.reaffirmed(replace(reservation, status=status), now)
     if status is ReservationStatus.ACTIVE and activation_at_reaffirm(reservation, now):
         clock = with_fired(clock, ClockKind.ACTIVATED, reservation.starts_at)
     return ReaffirmWrite(

@@ -24,6 +24,7 @@ from reservations.kernel.writes import ItemVersion
 from reservations.lifecycle.changes import OWNERS, found
 from reservations.lifecycle.models import UpdateReservationRequest, parse_update_request
 from reservations.lifecycle.rules import events as reservations_events
+from reservations.lifecycle.rules import lending
 from reservations.lifecycle.rules.access import may_write_reservations
 from reservations.lifecycle.rules.term import MAX_START_IN_PAST
 from reservations.lifecycle.rules.update import (
@@ -69,6 +70,7 @@ def decide(
     answer = reservation_answer(view)
     if after == before:
         return Decision(None, answer)
+    after = lending.changed(before, after, now)
     added = set(after.reserved_unit_ids) - set(before.reserved_unit_ids)
     retention = settings().history_retention_days
     named_by = naming_the_same(read.reservations, after)

@@ -86,6 +86,9 @@ class ReservationChange(EventedWrite):
     named_until: Mapping[str, datetime] = field(default_factory=dict)
     named_deciding: tuple[ItemVersion, ...] = ()
     node_version: int | None = None
+    # A release's reservation as its lending policy keeps it (the units' records: a
+    # release is a lending); None without a policy.
+    lending_after: Reservation | None = None
 
     @property
     def writes_reservation(self) -> bool:

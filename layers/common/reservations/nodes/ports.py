@@ -81,6 +81,11 @@ class DueReservations(Protocol):  # pragma: no mutate block
         reservation id) whose place in the index (their next armed moment's key) is at
         ``due_by`` or before, oldest first, as listed (eventually consistent)."""
 
+    def due_lending(self, shard: str, due_by: datetime, page: int) -> list[tuple[str, str]]:
+        """One page of a lending index partition: at most ``page`` reservations (node id,
+        reservation id) whose ``lendAt`` is at ``due_by`` or before, oldest first, as listed
+        (eventually consistent)."""
+
     def prune_named(self, node_id: str, now: datetime) -> int:
         """The orgs the node's list access names no more at ``now`` taken out (how many)."""
 

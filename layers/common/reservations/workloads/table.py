@@ -64,7 +64,7 @@ def workload_end_actions(end: WorkloadEnd) -> list[Action]:
     return [
         delete(workload_key(end.node_id, workload.id), ItemVersion(workload.id, workload.version)),
         overwrite(ended_workload_item(end)),
-        *(free_unit(end.node_id, unit) for unit in end.freed_units),
+        *(free_unit(end.node_id, unit, end.at) for unit in end.freed_units),
     ]
 
 

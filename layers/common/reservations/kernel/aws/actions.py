@@ -46,3 +46,19 @@ def overwrite(item: Item) -> Action:
 def delete(key: Item, read: ItemVersion) -> Action:
     """The item deleted, at the version read."""
     return {"Delete": {"TableName": table(), "Key": to_attributes(key), **as_read(read.version)}}
+
+
+def assignments(attributes: Item, tag: str) -> tuple[list[str], list[str], dict[str, Any]]:
+    """An Update's clauses that leave ``attributes`` as given: each one set to its value, or
+    removed where it is None. The SET clauses, the names to REMOVE, and the values (named
+    ``:<tag><n>``, so that they never meet the update's own)."""
+    sets: list[str] = []
+    removes: list[str] = []
+    values: dict[str, Any] = {}
+    for n, (name, value) in enumerate(attributes.items()):
+        if value is None:
+            removes.append(name)
+        else:
+            sets.append(f"{name} = :{tag}{n}")
+            values[f":{tag}{n}"] = value
+    return sets, removes, values

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.kernel.aws.actions import Action, table, version_check
+from reservations.kernel.aws.actions import Action, assignments, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
 from reservations.lifecycle.table.history import move_actions
 from reservations.lifecycle.writes import ReservationChange
-from reservations.nodes import access_key, named_sets, node_key, reservation_key, topology_check
+from reservations.nodes import (
+    access_key,
+    lending_attributes,
+    named_sets,
+    node_key,
+    reservation_key,
+    topology_check,
+)
 
 
 def change_actions(change: ReservationChange) -> list[Action]:
@@ -61,13 +68,22 @@ def _reservation_action(change: ReservationChange) -> Action:
         sets.append("#status = :status")
         values[":status"] = change.status_after.value
         names["#status"] = "status"
+    removes: list[str] = []
+    if change.lending_after is not None:
+        lent, removes, lent_values = assignments(lending_attributes(change.lending_after), "lend")
+        sets += lent
+        values.update(lent_values)
     update: Action = {
         "TableName": table(),
         "Key": to_attributes(key),
-        "UpdateExpression": "SET " + ", ".join(sets),
+        "UpdateExpression": "SET " + ", ".join(sets) + _removed(removes),
         "ConditionExpression": "version = :v",
         "ExpressionAttributeValues": to_attributes({**values, ":v": change.reservation.version}),
     }
     if names:
         update["ExpressionAttributeNames"] = names
     return {"Update": update}
+
+
+def _removed(names: list[str]) -> str:
+    return " REMOVE " + ", ".join(names) if names else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reservations.kernel.aws.actions import Action, table, version_check
+from reservations.kernel.aws.actions import Action, assignments, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
 from reservations.lifecycle.table.clock import clock_attributes
@@ -15,6 +15,7 @@ from reservations.nodes import (
     CLOCK_SHARD,
     Reservation,
     clock_fired_item,
+    lending_attributes,
     node_key,
     reservation_key,
 )
@@ -52,6 +53,11 @@ def _reaffirm_update(write: ReaffirmWrite) -> Action:
         )
         if read is not None:
             values[":clockRead"] = read
+        if write.clock.lending is not None:  # its idle time starts afresh (rules.lending)
+            sets, removes, lent = assignments(lending_attributes(write.clock), "lend")
+            update += "".join(f"{clause}, " for clause in sets)
+            values.update(lent)
+            remove = _joined_removes(remove, removes)
     return {
         "Update": {
             "TableName": table(),
@@ -62,6 +68,13 @@ def _reaffirm_update(write: ReaffirmWrite) -> Action:
             "ExpressionAttributeValues": to_attributes(values),
         }
     }
+
+
+def _joined_removes(remove: str, more: list[str]) -> str:
+    """One REMOVE clause with the names of both."""
+    if not more:
+        return remove
+    return (remove + ", " if remove else " REMOVE ") + ", ".join(more)
 
 
 def _reaffirm_clock(reservation: Reservation, values: dict[str, Any]) -> tuple[str, str]:

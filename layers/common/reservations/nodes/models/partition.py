@@ -85,6 +85,22 @@ class Unit:
     not_sellable_reason: str | None = None
     claimed_by: str | None = None
     version: int = 1
+    # When its last workload let it go (an end, or the node's report); None: not since it
+    # was loaded. A lending policy counts a unit's idle time from it.
+    freed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnitLending:
+    """What a reservation's lending policy keeps of one of its units (``capacity.rules.idle``):
+    when it joined the reservation (None: with the reservation), when it was last lent, the
+    end of its wait after a take-back, and how many take-backs in a row came within an hour
+    of a lending."""
+
+    joined_at: datetime | None = None
+    lent_at: datetime | None = None
+    relend_at: datetime | None = None
+    take_backs: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +135,14 @@ class Reservation:
     topology_gen: int | None = None
     version: int = 1
     lending: LendingPolicy | None = None
+    # Lending by the clock (``capacity.rules.idle``): when every unit's idle time last
+    # started afresh (``auto`` turned on, a re-affirm), each unit's lending record, and the
+    # reservation's place in the lending index (``lendAt``): a moment no later than the
+    # earliest at which a pass may have something to do (an early one costs a read; the
+    # writers that can make a unit due sooner set it to their commit).
+    lending_since: datetime | None = None
+    lending_units: tuple[tuple[str, UnitLending], ...] = ()
+    lend_at: datetime | None = None
     # An ended reservation in the node's history: readable until then (the table's TTL
     # deletes it some time after; readers treat it as gone from this moment). None while
     # it is in the node's partition.

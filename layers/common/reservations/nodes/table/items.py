@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
-from reservations.kernel.times import format_moment, format_time, parse_time
+from reservations.kernel.times import format_event_time, format_moment, format_time, parse_time
 from reservations.nodes.models.partition import (
     LendingPolicy,
     ListAccess,
@@ -22,6 +22,7 @@ from reservations.nodes.models.partition import (
     Tier,
     Unit,
     UnitGenerations,
+    UnitLending,
     Workload,
     WorkloadKind,
     WorkloadState,
@@ -29,6 +30,8 @@ from reservations.nodes.models.partition import (
 from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.keys import (
     CLOCK_AT,
+    LEND_AT,
+    LEND_SHARD,
     LIST_PK,
     LIVE,
     LIVE_ENDS,
@@ -38,6 +41,7 @@ from reservations.nodes.table.keys import (
     UNIT_PREFIX,
     WORKLOAD_PREFIX,
     access_key,
+    lend_shard,
     node_key,
     node_pk,
     reservation_history_key,
@@ -55,6 +59,11 @@ PLACEMENTS = "placements"
 
 def _optional_time(moment: datetime | None) -> str | None:
     return format_time(moment) if moment is not None else None
+
+
+def _optional_moment(moment: datetime | None) -> str | None:
+    """A moment kept to the millisecond (fixed width: it sorts as the time does)."""
+    return format_event_time(moment) if moment is not None else None
 
 
 def node_item(node: Node) -> Item:
@@ -89,6 +98,7 @@ def unit_item(node_id: str, unit: Unit) -> Item:
         "notSellableReason": unit.not_sellable_reason,
         "claimedBy": unit.claimed_by,
         "version": unit.version,
+        FREED_AT: _optional_moment(unit.freed_at),
     }
 
 
@@ -103,6 +113,7 @@ def reservation_item(reservation: Reservation) -> Item:
         **reservation_key(reservation.node_id, reservation.id),
         **_reservation_attributes(reservation),
         LIVE_ENDS: LIVE if reservation.ends_at is not None else None,
+        **lending_index(reservation),
     }
 
 
@@ -137,6 +148,8 @@ def _reservation_attributes(reservation: Reservation) -> Item:
         "reason": reservation.reason,
         "topologyGen": reservation.topology_gen,
         LENDING: lending_item(reservation.lending),
+        LENDING_SINCE: _optional_moment(reservation.lending_since),
+        LENDING_UNITS: _lending_units_item(reservation.lending_units),
         "createdAt": format_time(reservation.created_at),
         "updatedAt": format_time(reservation.updated_at),
         "version": reservation.version,
@@ -146,8 +159,12 @@ def _reservation_attributes(reservation: Reservation) -> Item:
     }
 
 
-# A reservation's lending policy: a map of its fields, absent when it has none.
+# A reservation's lending policy: a map of its fields, absent when it has none; and the rest
+# of what lending by the clock keeps (``lending_attributes``); a unit's last freeing.
 LENDING = "lending"
+LENDING_SINCE = "lendingSince"
+LENDING_UNITS = "lendingUnits"
+FREED_AT = "freedAt"
 _POLICY_FIELDS = (
     ("auto", "auto"),
     ("idleSeconds", "idle_seconds"),
@@ -163,6 +180,56 @@ def lending_item(policy: LendingPolicy | None) -> Item | None:
     if policy is None:
         return None
     return {stored: getattr(policy, name) for stored, name in _POLICY_FIELDS}
+
+
+def lending_attributes(reservation: Reservation) -> Item:
+    """Every lending attribute of a reservation in the node's partition, as stored (None:
+    absent): its policy, when its idle time last started afresh, its units' lending records,
+    and its place in the lending index. A write that changes any of them writes them all."""
+    return {
+        LENDING: lending_item(reservation.lending),
+        LENDING_SINCE: _optional_moment(reservation.lending_since),
+        LENDING_UNITS: _lending_units_item(reservation.lending_units),
+        **lending_index(reservation),
+    }
+
+
+def lending_index(reservation: Reservation) -> Item:
+    """Its place in the lending index: its shard and ``lendAt`` (both None when it has none)."""
+    if reservation.lend_at is None:
+        return {LEND_SHARD: None, LEND_AT: None}
+    return {LEND_SHARD: lend_shard(reservation.id), LEND_AT: format_event_time(reservation.lend_at)}
+
+
+# A unit's lending record, as stored: each field by name, absent when unset.
+_UNIT_LENDING_TIMES = (("joinedAt", "joined_at"), ("lentAt", "lent_at"), ("relendAt", "relend_at"))
+
+
+def _lending_units_item(units: tuple[tuple[str, UnitLending], ...]) -> Item | None:
+    stored: Item = {}
+    for unit_id, record in units:
+        fields: Item = {
+            key: format_event_time(getattr(record, name))
+            for key, name in _UNIT_LENDING_TIMES
+            if getattr(record, name) is not None
+        }
+        if record.take_backs:
+            fields["takeBacks"] = record.take_backs
+        stored[unit_id] = fields
+    return stored or None
+
+
+def _lending_units(stored: Item | None) -> tuple[tuple[str, UnitLending], ...]:
+    return tuple(
+        (
+            unit_id,
+            UnitLending(
+                **{name: _parse_optional(fields.get(key)) for key, name in _UNIT_LENDING_TIMES},
+                take_backs=int(fields.get("takeBacks") or 0),
+            ),
+        )
+        for unit_id, fields in sorted((stored or {}).items())
+    )
 
 
 def _lending(stored: Item | None) -> LendingPolicy | None:
@@ -344,6 +411,7 @@ def unit_from_item(item: Item) -> Unit:
         not_sellable_reason=item.get("notSellableReason"),
         claimed_by=item.get("claimedBy"),
         version=int(item["version"]),
+        freed_at=_parse_optional(item.get(FREED_AT)),
     )
 
 
@@ -363,6 +431,9 @@ def reservation_from_item(item: Item) -> Reservation:
         reason=item.get("reason"),
         topology_gen=_int(item.get("topologyGen")),
         lending=_lending(item.get(LENDING)),
+        lending_since=_parse_optional(item.get(LENDING_SINCE)),
+        lending_units=_lending_units(item.get(LENDING_UNITS)),
+        lend_at=_parse_optional(item.get(LEND_AT)),
         created_at=parse_time(item["createdAt"]),
         updated_at=parse_time(item["updatedAt"]),
         version=int(item["version"]),

@@ -16,6 +16,7 @@ retention ends). Workloads with an open termination are also in the sparse
 from __future__ import annotations
 
 from reservations.kernel.aws.codec import Item
+from reservations.kernel.shards import shard_of
 
 NODE_PREFIX = "NODE#"
 NODE_SK = "#NODE"
@@ -58,6 +59,22 @@ LIVE = "live"
 CLOCK_INDEX = "ClockMoments"
 CLOCK_SHARD = "clockShard"
 CLOCK_AT = "clockAt"
+# The lending index (``capacity.lending``), sparse and sharded as the clock's: the node
+# partitions' reservations a lending pass may have something to do for, by ``lendAt`` (to
+# the millisecond, fixed width). History items never carry them.
+LENDING_INDEX = "LendingMoments"
+LEND_SHARD = "lendShard"
+LEND_AT = "lendAt"
+LEND_SHARDS = 16
+
+
+def lend_shard(reservation_id: str) -> str:
+    """The lending index partition of a reservation: a stable hash of its id."""
+    return f"lend#{shard_of(reservation_id, LEND_SHARDS):02d}"
+
+
+def lend_shards() -> tuple[str, ...]:
+    return tuple(f"lend#{n:02d}" for n in range(LEND_SHARDS))
 
 
 def node_pk(node_id: str) -> str:

@@ -21,7 +21,7 @@ from reservations.kernel.aws.event_items import rewrite_late
 from reservations.kernel.aws.queries import batch_get, get_item, query_items
 from reservations.kernel.idempotency import table as idempotency
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
-from reservations.kernel.times import format_time
+from reservations.kernel.times import format_event_time, format_time
 from reservations.nodes.models.partition import (
     ListAccess,
     Node,
@@ -42,6 +42,9 @@ from reservations.nodes.table.keys import (
     CLOCK_AT,
     CLOCK_INDEX,
     CLOCK_SHARD,
+    LEND_AT,
+    LEND_SHARD,
+    LENDING_INDEX,
     LIST_PK,
     LIVE,
     LIVE_ENDS,
@@ -163,6 +166,23 @@ class NodeTable:
             "IndexName": CLOCK_INDEX,
             "KeyConditionExpression": f"{CLOCK_SHARD} = :shard AND {CLOCK_AT} <= :now",
             "ExpressionAttributeValues": to_attributes({":shard": shard, ":now": due_by}),
+            "Limit": page,
+        }
+        items = clients.dynamodb().query(**query)["Items"]
+        keys = [from_attributes(i) for i in items]
+        return [(node_id_of(k["PK"]), k["SK"].removeprefix(RESERVATION_PREFIX)) for k in keys]
+
+    def due_lending(self, shard: str, due_by: datetime, page: int) -> list[tuple[str, str]]:
+        """One Query of the lending index's partition ``shard`` (keys only): up to ``page``
+        reservations, as (node id, reservation id), whose ``lendAt`` is at ``due_by`` or
+        before, oldest first. What it reads is what is due, never the fleet."""
+        query: dict[str, Any] = {
+            "TableName": table(),
+            "IndexName": LENDING_INDEX,
+            "KeyConditionExpression": f"{LEND_SHARD} = :shard AND {LEND_AT} <= :now",
+            "ExpressionAttributeValues": to_attributes(
+                {":shard": shard, ":now": format_event_time(due_by)}
+            ),
             "Limit": page,
         }
         items = clients.dynamodb().query(**query)["Items"]

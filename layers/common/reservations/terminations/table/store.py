@@ -59,7 +59,7 @@ def close_actions(closing: TerminationClose) -> list[Action]:
             }
         },
         overwrite(history_item(closing)),
-        *(free_unit(node_id, unit) for unit in closing.freed_units),
+        *(free_unit(node_id, unit, closing.at) for unit in closing.freed_units),
     ]
 
 
