@@ -19,6 +19,7 @@ import pytest
 import requests
 
 from devstack import fleet_documents as f
+from reservations.kernel.times import parse_time
 from tests.support.e2e import ROOT, TIMINGS, run_session, tail
 from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
@@ -207,3 +208,35 @@ def test_the_lending_policy_session_runs_as_written(demo_stack: Stack) -> None:
     shown = json.loads(after)
     assert shown["lending"] is None, ran.stdout
     assert shown["etag"] != first["etag"], ran.stdout
+
+
+def test_the_lending_by_the_clock_session_runs_as_written(demo_stack: Stack) -> None:
+    """docs/sessions.md's lending by the clock session: a new node reserved, lending turned
+    on, and a minute later, within one local clock period (10 s, and the pass's own
+    invocation), the service lends 04 by itself, keeps 05, and list units shows 04's
+    promises."""
+    commands = session_commands("Lending by the clock")
+    ran = run_session(commands.replace("http://127.0.0.1:3000", demo_stack.api), 180)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    registered, rest = ran.stdout.split("\n", 1)
+    assert registered == "201", ran.stdout
+    decoder, answers = json.JSONDecoder(), []
+    for _ in range(3):
+        answer, at = decoder.raw_decode(rest.lstrip())
+        answers.append(answer)
+        rest = rest.lstrip()[at:]
+    policy, feed, units = answers
+    assert policy["lending"]["idleSeconds"] == 60, ran.stdout
+    lent = [e for e in feed["items"] if e["subject"] == f"reservations/{policy['id']}"]
+    assert [(e["data"]["actor"], e["data"]["unitIds"]) for e in lent] == [
+        ({"system": "lending"}, ["0000:04:00.0"])
+    ], ran.stdout
+    waited = parse_time(lent[0]["time"]) - parse_time(policy["updatedAt"])
+    print(f"\nlent {waited.total_seconds():.1f} s after the policy (idleSeconds 60)")
+    # never before the minute (the policy's time is kept to the second); within the period
+    # and the local pass's own invocation after it
+    assert timedelta(seconds=59) <= waited <= timedelta(seconds=60 + 10 + 10), ran.stdout
+    by_id = {u["id"]: u for u in units}
+    assert by_id["0000:04:00.0"]["released"] is True
+    assert by_id["0000:04:00.0"]["promisedNoticeSeconds"] == 60
+    assert by_id["0000:05:00.0"]["released"] is False  # keepUnlent: 1
