@@ -19,9 +19,19 @@ T0 = 1_764_547_200_000  # 2025-12-01T00:00:00Z
 NODE = "node-u1"
 
 KINDS = (
-    "create", "release", "reclaim", "place", "end", "report", "node_update",
-    "reaffirm", "cancel", "patch", "take_back", "wait",
-)  # fmt: skip
+    "create",
+    "release",
+    "reclaim",
+    "place",
+    "end",
+    "report",
+    "node_update",
+    "reaffirm",
+    "cancel",
+    "patch",
+    "take_back",
+    "wait",
+)
 TIERS = ("spot", "reserved", "on-demand")
 LIVE = ("pending", "active", "needs-review")
 
@@ -119,8 +129,15 @@ class History:
     def register(self, pick: int) -> None:
         self.gpus = {unit(n): 1 + (pick >> n) % 4 for n in range(1 + pick % 4)}
         units = [{"id": u, "sellableGpus": g} for u, g in self.gpus.items()]
-        self.emit("node.registered", f"nodes/{NODE}", topologyGen=1, addedUnitIds=sorted(self.gpus),
-                  removedUnitIds=[], changedUnitIds=[], units=units)  # fmt: skip
+        self.emit(
+            "node.registered",
+            f"nodes/{NODE}",
+            topologyGen=1,
+            addedUnitIds=sorted(self.gpus),
+            removedUnitIds=[],
+            changedUnitIds=[],
+            units=units,
+        )
         self._units_changed()
 
     def load(self, pick: int) -> None:
@@ -131,13 +148,33 @@ class History:
         res = Res("res-loaded", "active", T0 - DAY, T0 + DAY, [first], [first])
         self.reservations[res.id] = res
         self.workloads["vm-loaded"] = Work("vm-loaded", "spot", [first])
-        self.emit("node.loaded", f"nodes/{NODE}", topologyGen=1,
-                  units=[{"id": u, "sellableGpus": g} for u, g in self.gpus.items()],
-                  reservations=[{"id": res.id, "status": "active", "startsAt": format_time(from_ms(res.starts)),
-                                 "endsAt": format_time(from_ms(T0 + DAY)), "reservedUnitIds": [first],
-                                 "releasedUnitIds": [first], "topologyGen": 1}],
-                  workloads=[{"id": "vm-loaded", "kind": "vm", "tier": "spot", "orgId": "org-spot",
-                              "unitIds": [first], "state": "running"}])  # fmt: skip
+        self.emit(
+            "node.loaded",
+            f"nodes/{NODE}",
+            topologyGen=1,
+            units=[{"id": u, "sellableGpus": g} for u, g in self.gpus.items()],
+            reservations=[
+                {
+                    "id": res.id,
+                    "status": "active",
+                    "startsAt": format_time(from_ms(res.starts)),
+                    "endsAt": format_time(from_ms(T0 + DAY)),
+                    "reservedUnitIds": [first],
+                    "releasedUnitIds": [first],
+                    "topologyGen": 1,
+                }
+            ],
+            workloads=[
+                {
+                    "id": "vm-loaded",
+                    "kind": "vm",
+                    "tier": "spot",
+                    "orgId": "org-spot",
+                    "unitIds": [first],
+                    "state": "running",
+                }
+            ],
+        )
         self._units_changed()
 
     # Time passes: the clock's moments on the way.
@@ -192,13 +229,26 @@ class History:
         ends = _choose(
             [None, starts + 30 * MINUTE, starts + 2 * HOUR, starts + 5 * HOUR], pick >> 6
         )
-        res = Res(f"res-{self.made:04d}", "active" if starts <= self.now else "pending", starts,
-                  ends, _subset(free, pick), gen=self.gen)  # fmt: skip
+        res = Res(
+            f"res-{self.made:04d}",
+            "active" if starts <= self.now else "pending",
+            starts,
+            ends,
+            _subset(free, pick),
+            gen=self.gen,
+        )
         self.reservations[res.id] = res
-        self.emit("reservation.created", f"reservations/{res.id}", status=res.status,
-                  startsAt=format_time(from_ms(starts)), endsAt=ends and format_time(from_ms(ends)),
-                  unitIds=res.units, allowedOrgIds=["org-lab"], managingOrgIds=[],
-                  topologyGen=self.gen)  # fmt: skip
+        self.emit(
+            "reservation.created",
+            f"reservations/{res.id}",
+            status=res.status,
+            startsAt=format_time(from_ms(starts)),
+            endsAt=ends and format_time(from_ms(ends)),
+            unitIds=res.units,
+            allowedOrgIds=["org-lab"],
+            managingOrgIds=[],
+            topologyGen=self.gen,
+        )
 
     def release(self, pick: int) -> None:
         if not (candidates := self.in_term()):
@@ -206,8 +256,13 @@ class History:
         res = _choose(candidates, pick)
         named = _subset(res.units, pick >> 3)
         res.released = sorted(set(res.released) | set(named))
-        self.emit("reservation.released", f"reservations/{res.id}", unitIds=named,
-                  releasedUnitIds=res.released, reason=None)  # fmt: skip
+        self.emit(
+            "reservation.released",
+            f"reservations/{res.id}",
+            unitIds=named,
+            releasedUnitIds=res.released,
+            reason=None,
+        )
 
     def _terminate(self, res: Res, units: set[str]) -> list[str]:
         """The spot workloads on ``units`` terminate (those already terminating count)."""
@@ -218,10 +273,16 @@ class History:
             terminated.append(work.id)
             if work.state == "running":
                 work.state = "terminating"
-                self.emit("workload.termination_requested", f"workloads/{work.id}", tier="spot",
-                          unitIds=work.units, reservationId=res.id, terminationId=f"term-{work.id}",
-                          requestedAt=format_moment(from_ms(self.now)),
-                          terminateAt=format_moment(from_ms(self.now + MINUTE)))  # fmt: skip
+                self.emit(
+                    "workload.termination_requested",
+                    f"workloads/{work.id}",
+                    tier="spot",
+                    unitIds=work.units,
+                    reservationId=res.id,
+                    terminationId=f"term-{work.id}",
+                    requestedAt=format_moment(from_ms(self.now)),
+                    terminateAt=format_moment(from_ms(self.now + MINUTE)),
+                )
         return terminated
 
     def reclaim(self, pick: int) -> None:
@@ -231,8 +292,14 @@ class History:
         named = _subset(res.released, pick >> 3)
         res.released = sorted(set(res.released) - set(named))
         terminated = self._terminate(res, set(named))
-        self.emit("reservation.reclaimed", f"reservations/{res.id}", unitIds=named,
-                  releasedUnitIds=res.released, terminated=terminated, skipped=[])  # fmt: skip
+        self.emit(
+            "reservation.reclaimed",
+            f"reservations/{res.id}",
+            unitIds=named,
+            releasedUnitIds=res.released,
+            terminated=terminated,
+            skipped=[],
+        )
 
     def take_back(self, pick: int) -> None:
         """The audience's workload placed on lent units that spot workloads run on: it
@@ -252,11 +319,26 @@ class History:
         terminated = self._terminate(res, set(named))
         work = Work(f"vm-{self.made:04d}", "reserved", named, "waiting", set(terminated))
         self.workloads[work.id] = work
-        self.emit("workload.placed", f"workloads/{work.id}", kind="vm", tier="reserved",
-                  orgId="org-lab", unitIds=named, reservationId=res.id, reclaimedUnitIds=named,
-                  waitingFor=[{"workloadId": w, "terminationId": f"term-{w}"} for w in terminated])  # fmt: skip
-        self.emit("reservation.reclaimed", f"reservations/{res.id}", unitIds=named, cause="placement",
-                  workloadId=work.id, releasedUnitIds=res.released, terminated=terminated)  # fmt: skip
+        self.emit(
+            "workload.placed",
+            f"workloads/{work.id}",
+            kind="vm",
+            tier="reserved",
+            orgId="org-lab",
+            unitIds=named,
+            reservationId=res.id,
+            reclaimedUnitIds=named,
+            waitingFor=[{"workloadId": w, "terminationId": f"term-{w}"} for w in terminated],
+        )
+        self.emit(
+            "reservation.reclaimed",
+            f"reservations/{res.id}",
+            unitIds=named,
+            cause="placement",
+            workloadId=work.id,
+            releasedUnitIds=res.released,
+            terminated=terminated,
+        )
 
     def place(self, pick: int) -> None:
         """A workload on free units: half the time a spot one on lent units, if any are."""
@@ -270,8 +352,14 @@ class History:
             return
         work = Work(f"vm-{self.made:04d}", tier, units)
         self.workloads[work.id] = work
-        self.emit("workload.placed", f"workloads/{work.id}", kind="vm", tier=tier,
-                  orgId="org-x", unitIds=units)  # fmt: skip
+        self.emit(
+            "workload.placed",
+            f"workloads/{work.id}",
+            kind="vm",
+            tier=tier,
+            orgId="org-x",
+            unitIds=units,
+        )
 
     def _gone(self, work: Work, kind: str, **data: Any) -> None:
         del self.workloads[work.id]
@@ -281,8 +369,12 @@ class History:
                 waiting.waiting_for.discard(work.id)
                 if not waiting.waiting_for:
                     waiting.state = "running"
-                    self.emit("workload.started", f"workloads/{waiting.id}", tier=waiting.tier,
-                              unitIds=waiting.units)  # fmt: skip
+                    self.emit(
+                        "workload.started",
+                        f"workloads/{waiting.id}",
+                        tier=waiting.tier,
+                        unitIds=waiting.units,
+                    )
 
     def end(self, pick: int) -> None:
         if self.workloads:
@@ -313,15 +405,25 @@ class History:
             removed = [_choose(removable, pick >> 2)]
             del self.gpus[removed[0]]
         self.gen += 1
-        self.emit("node.updated", f"nodes/{NODE}", topologyGen=self.gen, addedUnitIds=added,
-                  removedUnitIds=removed, changedUnitIds=changed,
-                  units=[{"id": u, "sellableGpus": self.gpus[u]} for u in added + changed])  # fmt: skip
+        self.emit(
+            "node.updated",
+            f"nodes/{NODE}",
+            topologyGen=self.gen,
+            addedUnitIds=added,
+            removedUnitIds=removed,
+            changedUnitIds=changed,
+            units=[{"id": u, "sellableGpus": self.gpus[u]} for u in added + changed],
+        )
         self._units_changed()
         for res in sorted(self.live("pending", "active"), key=lambda r: r.id):
             if set(res.units) & set(removed + changed):
                 res.status = "needs-review"
-                self.emit("reservation.needs_review", f"reservations/{res.id}", topologyGen=self.gen,
-                          unitIds=sorted(set(res.units) & set(removed + changed)))  # fmt: skip
+                self.emit(
+                    "reservation.needs_review",
+                    f"reservations/{res.id}",
+                    topologyGen=self.gen,
+                    unitIds=sorted(set(res.units) & set(removed + changed)),
+                )
 
     def reaffirm(self, pick: int) -> None:
         candidates = [r for r in self.live("needs-review") if set(r.units) <= set(self.gpus)]
@@ -333,15 +435,26 @@ class History:
             self.gen,
             [],
         )
-        self.emit("reservation.reaffirmed", f"reservations/{res.id}", status=res.status,
-                  topologyGen=self.gen, unitIds=res.units, reason=None)  # fmt: skip
+        self.emit(
+            "reservation.reaffirmed",
+            f"reservations/{res.id}",
+            status=res.status,
+            topologyGen=self.gen,
+            unitIds=res.units,
+            reason=None,
+        )
 
     def cancel(self, pick: int) -> None:
         if candidates := self.live():
             res = _choose(candidates, pick)
             previous, res.status, res.released = res.status, "cancelled", []
-            self.emit("reservation.cancelled", f"reservations/{res.id}", previousStatus=previous,
-                      unitIds=res.units, reason=None)  # fmt: skip
+            self.emit(
+                "reservation.cancelled",
+                f"reservations/{res.id}",
+                previousStatus=previous,
+                unitIds=res.units,
+                reason=None,
+            )
 
     def patch(self, pick: int) -> None:
         if not (candidates := self.live("pending", "active")):
@@ -357,8 +470,10 @@ class History:
                 ],
                 pick >> 6,
             )
-            changes["endsAt"] = {"from": res.ends and format_time(from_ms(res.ends)),
-                                 "to": ends and format_time(from_ms(ends))}  # fmt: skip
+            changes["endsAt"] = {
+                "from": res.ends and format_time(from_ms(res.ends)),
+                "to": ends and format_time(from_ms(ends)),
+            }
             res.ends = ends
         elif op == 1 and len(res.units) > 1:
             gone = _choose(res.units, pick >> 5)

@@ -22,8 +22,20 @@ pytestmark = pytest.mark.disable_socket
 GAPS = st.one_of(st.just(0), st.integers(1, 10 * SECOND), st.integers(1, HOUR))
 # How often each step is drawn: the loop of lending (create, release, place, reclaim, report)
 # more than what ends it.
-WEIGHTS = {"create": 4, "release": 4, "place": 5, "reclaim": 3, "report": 3, "take_back": 3,
-           "node_update": 2, "reaffirm": 2, "end": 2, "patch": 2, "cancel": 1, "wait": 1}  # fmt: skip
+WEIGHTS = {
+    "create": 4,
+    "release": 4,
+    "place": 5,
+    "reclaim": 3,
+    "report": 3,
+    "take_back": 3,
+    "node_update": 2,
+    "reaffirm": 2,
+    "end": 2,
+    "patch": 2,
+    "cancel": 1,
+    "wait": 1,
+}
 DRAWN = [kind for kind in KINDS for _ in range(WEIGHTS[kind])]
 STEPS = st.lists(
     st.tuples(st.sampled_from(DRAWN), GAPS, st.integers(0, 2**12)), min_size=10, max_size=60
@@ -31,7 +43,7 @@ STEPS = st.lists(
 HISTORIES = st.builds(play, st.integers(0, DAY), STEPS, st.booleans())
 # Past the last event, or before it (the rest not counted yet).
 LATER = st.integers(-2 * HOUR, 3 * HOUR)
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def _ledger(history: History, later: int) -> NodeLedger:
