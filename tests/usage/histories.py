@@ -106,6 +106,10 @@ class History:
     workloads: dict[str, Work] = field(default_factory=dict)
     # (from, units, GPUs): the node's units and their GPUs from that moment on.
     timeline: list[tuple[int, int, int]] = field(default_factory=list)
+    # What each unit is at each moment something happened (the last word at a moment):
+    # its state, its governing reservation and its GPUs, read by the contract's table from
+    # the simulator's own state (:meth:`expected`), not by the fold's rules.
+    seen: dict[int, dict[str, tuple[str, str | None, int]]] = field(default_factory=dict)
     made: int = 0
 
     def emit(self, kind: str, subject: str, /, **data: Any) -> None:
@@ -190,6 +194,7 @@ class History:
             else:
                 res.status = "expired"
                 self.emit("reservation.expired", f"reservations/{res.id}", moment="endsAt")
+            self.look()
         self.now = until
 
     def _next_moment(self, until: int) -> tuple[int, Res, str] | None:
@@ -218,6 +223,53 @@ class History:
     def free_of_reservations(self) -> list[str]:
         held = {u for r in self.live() for u in r.units}
         return sorted(set(self.gpus) - held)
+
+    # What each unit is now, by the contract's table.
+
+    def look(self) -> None:
+        self.seen[self.now] = {u: self.expected(u) for u in self.gpus}
+
+    def _governs(self, res: Res) -> bool:
+        if res.status == "needs-review":
+            return True
+        in_term = res.starts <= self.now and (res.ends is None or self.now < res.ends)
+        return res.status == "active" and in_term
+
+    def _claims(self, unit_id: str) -> set[str]:
+        claims = set()
+        for work in self.workloads.values():
+            waited = {
+                u for w in work.waiting_for if w in self.workloads for u in self.workloads[w].units
+            }
+            if unit_id not in work.units:
+                continue
+            if unit_id in waited or work.tier != "spot":
+                claims.add("other")
+            else:
+                claims.add("reclaiming" if work.state == "terminating" else "spot")
+        return claims
+
+    def expected(self, unit_id: str) -> tuple[str, str | None, int]:
+        governing = sorted(
+            (r for r in self.reservations.values() if unit_id in r.units and self._governs(r)),
+            key=lambda r: r.id,
+        )
+        res = governing[0] if governing else None
+        claims = self._claims(unit_id)
+        if res is not None and res.status == "needs-review":
+            state = "review"
+        elif "reclaiming" in claims:
+            state = "reclaiming"
+        elif res is not None:
+            lent = unit_id in res.released and claims <= {"spot"}
+            state = (
+                ("lent_used" if claims else "lent_idle")
+                if lent
+                else ("reserved_used" if claims else "reserved_idle")
+            )
+        else:
+            state = "open_used" if claims else "open_idle"
+        return state, res and res.id, self.gpus[unit_id]
 
     # The steps.
 
@@ -490,7 +542,11 @@ class History:
             res.released = [u for u in res.released if u != gone]
         elif op == 2 and (free := [u for u in self.free_of_reservations() if u not in res.units]):
             new = sorted([*res.units, _choose(free, pick >> 5)])
-            changes["reservedUnitIds"], res.units = {"from": res.units, "to": new}, new
+            changes["reservedUnitIds"], res.units, res.gen = (
+                {"from": res.units, "to": new},
+                new,
+                self.gen,
+            )
         if changes:
             self.emit("reservation.updated", f"reservations/{res.id}", changes=changes, reason=None)
 
@@ -503,7 +559,9 @@ def play(start: int, steps: list[tuple[str, int, int]], loaded: bool = False) ->
     the last step, a number that picks)."""
     history = History(now=T0 + start)
     history.load(start) if loaded else history.register(start)
+    history.look()
     for kind, gap, pick in steps:
         history.advance(gap)
         getattr(history, kind)(pick)
+        history.look()
     return history

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reservations.usage.rules.ledger import NodeLedger, fold
+from reservations.usage.rules.ledger import Interval, NodeLedger, fold
 from reservations.usage.rules.rows import Granularity, node_rows, reservation_rows
 from reservations.usage.rules.states import GOVERNED_STATES, OPEN_STATES, UsageState
 from tests.usage.histories import DAY, HOUR, KINDS, NODE, SECOND, T0, History, play
@@ -53,6 +53,29 @@ def _ledger(history: History, later: int) -> NodeLedger:
 def _days(ledger: NodeLedger) -> tuple[int, int]:
     """Whole days from the history's first day to past the watermark."""
     return T0, (max(ledger.as_of, T0) // DAY + 1) * DAY
+
+
+@SETTINGS
+@given(history=HISTORIES, later=LATER)
+def test_each_unit_is_in_the_state_the_contracts_table_says_at_every_moment(
+    history: History, later: int
+) -> None:
+    """The simulator reads each unit's state by the table from its own state after each
+    step and clock moment; the fold must say the same from the events alone."""
+    ledger = _ledger(history, later)
+    by_unit: dict[str, list[Interval]] = {}
+    for interval in ledger.intervals:
+        by_unit.setdefault(interval.unit_id, []).append(interval)
+    for moment, units in history.seen.items():
+        if moment >= ledger.as_of:
+            continue
+        found = {
+            unit_id: (i.state.value, i.reservation_id, i.gpus)
+            for unit_id, intervals in by_unit.items()
+            for i in intervals
+            if i.start <= moment < i.end
+        }
+        assert found == units, moment - T0
 
 
 @SETTINGS

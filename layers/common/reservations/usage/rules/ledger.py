@@ -96,6 +96,7 @@ class _Node:
 
     node_id: str
     first: int | None = None
+    topology_gen: int | None = None
     gpus: dict[str, int] = field(default_factory=dict)
     generations: dict[str, int] = field(default_factory=dict)
     reservations: dict[str, Reservation] = field(default_factory=dict)
@@ -230,6 +231,7 @@ def _unused(node: _Node, fact: Fact) -> None:
 def _registered(node: _Node, fact: Fact) -> None:
     """The node's units as registered, none changed since anything was sold (0)."""
     node.gpus, node.generations = {}, {}
+    node.topology_gen = fact.data.get("topologyGen")
     _set_units(node, fact, fact.data.get("addedUnitIds", ()), 0)
     node.first = fact.at if node.first is None else node.first
 
@@ -239,7 +241,8 @@ def _updated(node: _Node, fact: Fact) -> None:
     for unit_id in fact.data.get("removedUnitIds", ()):
         node.gpus.pop(unit_id, None)
         node.generations.pop(unit_id, None)
-    generation = int(fact.data.get("topologyGen") or 0)
+    node.topology_gen = fact.data.get("topologyGen")
+    generation = int(node.topology_gen or 0)
     touched = (*fact.data.get("addedUnitIds", ()), *fact.data.get("changedUnitIds", ()))
     _set_units(node, fact, touched, generation)
 
@@ -261,6 +264,7 @@ def _loaded(node: _Node, fact: Fact) -> None:
     data = fact.data
     node.gpus = {str(u["id"]): int(u["sellableGpus"]) for u in data.get("units", ())}
     node.generations = dict.fromkeys(node.gpus, 0)
+    node.topology_gen = data.get("topologyGen")
     node.reservations = {
         str(r["id"]): _reservation(node, fact, r) for r in data.get("reservations", ())
     }
@@ -298,7 +302,7 @@ def _created(node: _Node, fact: Fact) -> None:
 
 
 def _changing(
-    change: Callable[[Reservation, Mapping[str, Any]], Reservation],
+    change: Callable[[_Node, Reservation, Mapping[str, Any]], Reservation],
 ) -> Callable[[_Node, Fact], None]:
     """An event on one reservation: ``change`` applied to it, if the fold still has it (a
     reservation that ended has left it, and nothing brings it back)."""
@@ -306,14 +310,16 @@ def _changing(
     def apply(node: _Node, fact: Fact) -> None:
         reservation = node.reservations.get(fact.about)
         if reservation is not None:
-            node.reservations[fact.about] = change(reservation, fact.data)
+            node.reservations[fact.about] = change(node, reservation, fact.data)
 
     return apply
 
 
-def _patched(reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
+def _patched(node: _Node, reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
     """A PATCH: each field of ``data.changes`` that a unit's state depends on takes its
-    ``to``; a unit removed leaves ``releasedUnitIds`` too."""
+    ``to``; a unit removed leaves ``releasedUnitIds`` too; a unit added is sold on the
+    node's topology as it is then (the reservation takes the node's generation, which the
+    event does not say: ``lifecycle/rules/update.py`` does so)."""
     changes = data.get("changes") or {}
     fields: dict[str, Any] = {}
     if "startsAt" in changes:
@@ -324,11 +330,13 @@ def _patched(reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
     reserved = tuple(changes.get("reservedUnitIds", {}).get("to", reservation.reserved_unit_ids))
     released = changes.get("releasedUnitIds", {}).get("to", reservation.released_unit_ids)
     fields["reserved_unit_ids"] = reserved
+    if set(reserved) - set(reservation.reserved_unit_ids):
+        fields["topology_gen"] = node.topology_gen
     fields["released_unit_ids"] = tuple(u for u in released if u in reserved)
     return replace(reservation, **fields)
 
 
-def _lent(reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
+def _lent(node: _Node, reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
     """A release or a reclaim (a take-back too): what stays released after it."""
     return replace(reservation, released_unit_ids=tuple(data.get("releasedUnitIds") or ()))
 
@@ -342,11 +350,11 @@ def _reclaimed(node: _Node, fact: Fact) -> None:
         _terminating(node, replace(fact, about=str(workload_id)))
 
 
-def _cancelled(reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
+def _cancelled(node: _Node, reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
     return replace(reservation, status=ReservationStatus.CANCELLED, released_unit_ids=())
 
 
-def _reaffirmed(reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
+def _reaffirmed(node: _Node, reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
     """Re-affirmed: the node's generation, the stored status it takes, nothing released."""
     return replace(
         reservation,
@@ -360,7 +368,7 @@ def _reaffirmed(reservation: Reservation, data: Mapping[str, Any]) -> Reservatio
 _LIVE = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
 
 
-def _reviewed(reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
+def _reviewed(node: _Node, reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
     """Under review (which the node's generations already derive from its update)."""
     if reservation.status not in _LIVE:
         return reservation
