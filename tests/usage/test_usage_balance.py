@@ -1,10 +1,12 @@
 """Usage balances, whatever the node's history (property-based): random histories of one
 node (placements, releases, reclaims with notice and their reports, take-backs that wait,
 node updates and their reviews, re-affirms, cancels, PATCHes, the clock's moments), each
-event possibly delivered twice and out of order. A node's states sum to its units times time
-exactly; a node's row is its reservations' rows plus its open states (and the reclaiming
-of units nothing governs); a replay changes nothing; a reservation's row holds only what a
-governed unit can be; a final row stays as the watermark moves on."""
+event possibly delivered twice and out of order. Each unit is at every moment in the state
+the contract's table gives from the simulator's own state; a node's states sum to its units
+times time exactly; a node's row is its reservations' rows plus its open states (and the
+reclaiming of units nothing governs); a replay changes nothing; a reservation's row holds
+only what a governed unit can be; a final row stays as the watermark moves on; a day's row
+is its hours'."""
 
 from __future__ import annotations
 
@@ -173,3 +175,20 @@ def test_a_final_row_stays_as_the_watermark_moves_on(
             assert (kept.unit_ms, kept.gpu_ms, kept.final) == (row.unit_ms, row.gpu_ms, True)
         else:
             assert all(kept.unit_ms[s] >= ms for s, ms in row.unit_ms.items())
+
+
+@SETTINGS
+@given(history=HISTORIES, later=LATER)
+def test_a_days_row_is_the_sum_of_its_hours_rows(history: History, later: int) -> None:
+    ledger = _ledger(history, later)
+    for rows in (node_rows, reservation_rows):
+        hours: dict[tuple[object, int], dict[UsageState, int]] = {}
+        for hour in rows(ledger, Granularity.HOUR, *_days(ledger)):
+            day = hours.setdefault((hour.key, hour.start // DAY), {})
+            for state, ms in hour.gpu_ms.items():
+                day[state] = day.get(state, 0) + ms
+        days = {
+            (r.key, r.start // DAY): dict(r.gpu_ms)
+            for r in rows(ledger, Granularity.DAY, *_days(ledger))
+        }
+        assert days == hours
