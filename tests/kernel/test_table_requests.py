@@ -29,6 +29,7 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.event_log import record_position
 from reservations.kernel.idempotency.models import AnswerRecord, IdempotentRequest, Outcome
 from reservations.kernel.idempotency.table import idempotency_item
+from reservations.kernel.times import format_event_time
 from reservations.kernel.writes import ItemVersion, WriteConflict
 from reservations.lifecycle.table.changes import change_actions
 from reservations.lifecycle.table.create import create_actions
@@ -1361,6 +1362,7 @@ def test_a_placement_counts_on_the_node_claims_each_unit_unclaimed_and_names_its
 
 
 def test_an_ended_workload_frees_each_unit_it_held_at_the_version_read():
+    """... and records when (a lending policy counts the unit's idle time from it)."""
     end = WorkloadEnd(
         "wr-2", "node-a", VM_1, (ItemVersion("u-1", 4),), "org-platform", "key-sched", T0
     )
@@ -1368,9 +1370,13 @@ def test_an_ended_workload_frees_each_unit_it_held_at_the_version_read():
     assert free["Update"] == {
         "TableName": TABLE,
         "Key": unit_attributes("u-1"),
-        "UpdateExpression": "REMOVE claimedBy SET version = version + :one",
+        "UpdateExpression": "REMOVE claimedBy SET freedAt = :at, version = version + :one",
         "ConditionExpression": "version = :v",
-        "ExpressionAttributeValues": {":v": {"N": "4"}, ":one": {"N": "1"}},
+        "ExpressionAttributeValues": {
+            ":v": {"N": "4"},
+            ":one": {"N": "1"},
+            ":at": {"S": format_event_time(T0)},
+        },
     }
 
 

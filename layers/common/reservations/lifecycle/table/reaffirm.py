@@ -53,11 +53,6 @@ def _reaffirm_update(write: ReaffirmWrite) -> Action:
         )
         if read is not None:
             values[":clockRead"] = read
-        if write.clock.lending is not None:  # its idle time starts afresh (rules.lending)
-            sets, removes, lent = assignments(lending_attributes(write.clock), "lend")
-            update += "".join(f"{clause}, " for clause in sets)
-            values.update(lent)
-            remove = _joined_removes(remove, removes)
     return {
         "Update": {
             "TableName": table(),
@@ -70,16 +65,10 @@ def _reaffirm_update(write: ReaffirmWrite) -> Action:
     }
 
 
-def _joined_removes(remove: str, more: list[str]) -> str:
-    """One REMOVE clause with the names of both."""
-    if not more:
-        return remove
-    return (remove + ", " if remove else " REMOVE ") + ", ".join(more)
-
-
 def _reaffirm_clock(reservation: Reservation, values: dict[str, Any]) -> tuple[str, str]:
-    """The SET clauses and the REMOVE clause that leave the reservation's clock record and
-    its place in the clock's index as the re-affirmed reservation has them."""
+    """The SET clauses and the REMOVE clause that leave the reservation's clock record, its
+    place in the clock's index and its lending attributes as the re-affirmed reservation has
+    them."""
     sets: list[str] = []
     removed: list[str] = []
     fired = clock_fired_item(reservation)
@@ -94,6 +83,11 @@ def _reaffirm_clock(reservation: Reservation, values: dict[str, Any]) -> tuple[s
     else:
         values.update({":clockAt": at[CLOCK_AT], ":clockShard": at[CLOCK_SHARD]})
         sets += [f"{CLOCK_AT} = :clockAt", f"{CLOCK_SHARD} = :clockShard"]
+    if reservation.lending is not None:  # its idle time starts afresh (rules.lending)
+        lent, unlent, lent_values = assignments(lending_attributes(reservation), "lend")
+        sets += lent
+        removed += unlent
+        values.update(lent_values)
     return "".join(f"{clause}, " for clause in sets), (
         " REMOVE " + ", ".join(removed) if removed else ""
     )
