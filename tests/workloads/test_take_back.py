@@ -218,7 +218,8 @@ def test_a_running_spot_workload_on_a_taken_unit_is_terminated_whole_as_a_reclai
     ]
     # Only the unit taken leaves the releases: the other stays lent until vm-big stops.
     released = partition(store).reservations["res-a"].released_unit_ids
-    assert S1 not in released and S2 in released
+    assert S1 not in released
+    assert S2 in released
     assert partition(store).units[S2].held_for is None
     [message] = queue.sent(QUEUE)
     assert (message.workload_id, message.termination_id) == ("vm-big", termination.id)
@@ -297,7 +298,8 @@ def test_a_named_unit_it_may_not_give_is_409_units_unavailable(store, clock, uni
     status, answer = place(store, clock, body(unitIds=[F1, unit_id]))
     assert (status, answer["code"]) == (409, "units_unavailable")
     [detail] = answer["details"]
-    assert detail["field"] == "unitIds[1]" and why in detail["problem"]
+    assert detail["field"] == "unitIds[1]"
+    assert why in detail["problem"]
 
 
 def test_a_unit_not_on_the_node_is_422_units_not_sellable(store, clock):
