@@ -61,6 +61,11 @@ class TakeBackPlacement(EventedWrite):
     def workload(self) -> Workload:
         return self.placement.workload
 
+    @property
+    def write_id(self) -> str:
+        """The write's id (its transaction's token): the placement's."""
+        return self.placement.write_id
+
 
 @dataclass(frozen=True, slots=True)
 class EndLetGo:
