@@ -24,6 +24,7 @@ from reservations.nodes.models.partition import (
     Tier,
     WorkloadState,
 )
+from reservations.nodes.views import read_workload_view
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
 from tests.support.fakes import FakeClock, FakeQueue, FakeTable, ports
@@ -399,3 +400,23 @@ def test_ending_a_waiting_workload_drops_its_holds_and_the_take_back_stays(store
     assert apply_report(report("t-term2", "vm-term2"), NOW, store, store) == "closed"
     assert partition(store).units[T2].claimed_by is None
     assert events_of(store, "workload.started") == []
+
+
+def test_a_waiting_workload_reads_as_waiting_and_its_event_says_what_it_waits_on(store, clock):
+    place(store, clock, body(unitIds=[T2]))
+    view = read_workload_view("node-a", partition(store).workloads["vm-new"])
+    assert view.state == "waiting"
+    assert [(w.workload_id, w.termination_id) for w in view.waiting_for or []] == [
+        ("vm-term2", "t-term2")
+    ]
+    [placed] = events_of(store, "workload.placed")
+    assert placed["data"]["state"] == "waiting"
+    assert placed["data"]["reservationId"] == "res-a"
+    assert placed["data"]["reclaimedUnitIds"] == [T2]  # released: it leaves the releases
+    assert placed["data"]["waitingFor"] == [
+        {
+            "workloadId": "vm-term2",
+            "terminationId": "t-term2",
+            "terminateAt": "2026-11-29T12:01:00Z",
+        }
+    ]
