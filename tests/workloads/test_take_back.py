@@ -29,7 +29,7 @@ from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
 from tests.support.fakes import FakeClock, FakeQueue, FakeTable, ports
 from tests.support.use_cases import NOW, QUEUE, reservation, unit, workload
-from tests.support.writes import end_workload, place_workload
+from tests.support.writes import end_workload, place_workload, put_node
 
 pytestmark = pytest.mark.disable_socket
 
@@ -420,3 +420,26 @@ def test_a_waiting_workload_reads_as_waiting_and_its_event_says_what_it_waits_on
             "terminateAt": "2026-11-29T12:01:00Z",
         }
     ]
+
+
+def test_a_node_update_changing_a_held_unit_keeps_the_hold(store, clock):
+    place(store, clock, body(unitIds=[T2]))
+    node = partition(store).node
+    partition(store).node = replace(node, topology_gen=3)
+    units = [
+        {"id": u.id, "allocClass": "vfio-group", "gpuModelId": "h100", "sellableGpus": 1,
+         "sellable": True}
+        for u in partition(store).units.values()
+    ]  # fmt: skip
+    [changed] = [u for u in units if u["id"] == T2]
+    changed["gpuModelId"] = "h200"
+    document = {"ownerOrgId": "org-acme", "topologyGen": 4, "units": units}
+    operator = Caller("key-op", "org-op", frozenset({"node.write"}), platform_operator=True)
+    outcome = put_node(operator, "node-a", RawBody(json.dumps(document)), ports(store, clock))
+    assert outcome.status == 200, outcome.body
+    after = partition(store).units[T2]
+    assert (after.gpu_model_id, after.claimed_by, after.held_for) == (
+        "h200",
+        "vm:vm-term2",
+        "vm:vm-new",
+    )
