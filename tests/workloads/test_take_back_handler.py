@@ -14,7 +14,7 @@ import boto3
 import pytest
 
 from devstack import fleet_documents as f
-from devstack.api_events import event_file, list_units_event, place_event
+from devstack.api_events import end_event, event_file, list_units_event, place_event
 from devstack.functions import FakeContext, invoke, load_function
 from tests.support import state
 
@@ -29,7 +29,7 @@ KEYS = [
 
 @pytest.fixture(scope="module")
 def functions() -> dict[str, ModuleType]:
-    names = ("place_workload", "list_units", "termination_reports")
+    names = ("place_workload", "end_workload", "list_units", "termination_reports")
     return {name: load_function(name) for name in names}
 
 
@@ -136,3 +136,27 @@ def test_a_take_back_is_one_query_and_one_transaction_then_one_send(
         ("dynamodb", "TransactWriteItems"),
         ("sqs", "SendMessageBatch"),
     ]
+
+
+def test_a_report_trims_what_it_waits_on_and_ending_the_waiting_workload_drops_its_hold(
+    functions, load_fleet, aws
+):
+    one, two = "0000:07:00.0", "0000:08:00.0"
+    units = [f.unit(u) for u in (one, two)]
+    reservations = [f.reservation("res-1", [one, two], releasedUnitIds=[one, two])]
+    workloads = [f.workload("vm-a", [one]), f.workload("vm-b", [two])]
+    load_fleet(f.fleet([f.node("node-a", units, reservations, workloads)], extra_keys=KEYS))
+    placed = place(functions, body(unitIds=[one, two]))
+    assert placed.status == 202, placed.body
+    terminations = {w["workloadId"]: w["terminationId"] for w in placed.body["waitingFor"]}
+    assert report(functions, terminations["vm-a"], "vm-a") == {"batchItemFailures": []}
+    waiting = state.workload(aws, "node-a", "vm-lab")
+    assert waiting["state"] == "waiting"
+    assert [w["workloadId"] for w in waiting["waitingFor"]] == ["vm-b"]
+    assert state.unit(aws, "node-a", one)["claimedBy"] == "vm:vm-lab"
+    ended = invoke(functions["end_workload"], end_event("node-a", "vm-lab", SCHEDULER, None))
+    assert ended.status == 204, ended.body
+    held = state.unit(aws, "node-a", two)
+    assert (held["claimedBy"], held.get("heldFor")) == ("vm:vm-b", None)
+    assert state.unit(aws, "node-a", one).get("claimedBy") is None
+    assert node_events(aws, "workload.started") == []
