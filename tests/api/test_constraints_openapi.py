@@ -83,7 +83,7 @@ def test_the_list_filters_name_exactly_what_each_list_reads():
     assert enum(endpoints.LIST_RESERVATIONS, "status") == [
         "pending", "active", "expired", "cancelled", "needs-review",
     ]  # fmt: skip
-    assert enum(endpoints.LIST_WORKLOADS, "state") == ["running", "terminating"]
+    assert enum(endpoints.LIST_WORKLOADS, "state") == ["running", "terminating", "waiting"]
     assert "workload.termination_requested" in enum(endpoints.ORG_EVENTS, "types")
 
 

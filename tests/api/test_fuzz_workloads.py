@@ -21,8 +21,19 @@ CODES = {
     415: {"unsupported_media_type"},
     401: {"unauthorized"},
     404: {"not_found"},
-    409: {"units_unavailable", "workload_exists", "conflict"},
-    422: {"units_not_sellable", "idempotency_key_reused"},
+    409: {
+        "units_unavailable",
+        "workload_exists",
+        "conflict",
+        "not_enough_units",  # a placement with reservationId (a take-back)
+        "reservation_not_active",
+    },
+    422: {
+        "units_not_sellable",
+        "idempotency_key_reused",
+        "unknown_reservation",
+        "org_not_in_audience",
+    },
 }
 UNITS = [f"0000:{i:02x}:00.0" for i in range(4, 20)]  # 0a-0d free, reserved by nothing
 # The workloads the fleet starts with, on 04, 05 and 0e-13: what an end may find.

@@ -33,7 +33,7 @@ from reservations_client.webhooks import new_secret, signed_headers
 from reservations_client.wire import api_json
 
 NEW_EVENT = {
-    "specversion": "1.0", "id": "evt-01jdx8m2k4q7r9t3v5w7y9a1c3", "type": "workload.started",
+    "specversion": "1.0", "id": "evt-01jdx8m2k4q7r9t3v5w7y9a1c3", "type": "workload.migrated",
     "source": "/v1/nodes/node-a1", "subject": "workloads/vm-40",
     "time": "2026-12-01T05:08:47.000Z", "datacontenttype": "application/json",
     "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
@@ -47,8 +47,8 @@ KNOWN_EVENT = {
 }  # fmt: skip
 WAITING = {
     "id": "vm-40", "nodeId": "node-a1", "kind": "vm", "tier": "preemptible",
-    "orgId": "org-spotbuyer", "unitIds": ["0000:09:00.0"], "state": "waiting",
-    "createdAt": "2026-12-01T05:08:12Z", "waitingFor": ["vm-17"],
+    "orgId": "org-spotbuyer", "unitIds": ["0000:09:00.0"], "state": "paused",
+    "createdAt": "2026-12-01T05:08:12Z", "pausedFor": ["vm-17"],
 }  # fmt: skip
 DRAINING = {
     "id": "0000:04:00.0", "allocClass": "vfio-group", "gpuModelId": "nvidia-h100-sxm5-80gb",
@@ -64,10 +64,10 @@ SUSPENDED = {
 }  # fmt: skip
 HOOK = {
     "id": "wh-1", "url": "https://hooks.example.com/in", "status": "paused",
-    "types": ["workload.started"], "createdAt": "2026-12-01T00:00:00Z", "owner": "team-a",
+    "types": ["workload.migrated"], "createdAt": "2026-12-01T00:00:00Z", "owner": "team-a",
 }  # fmt: skip
 DELIVERY = {
-    "eventId": NEW_EVENT["id"], "type": "workload.started", "attempt": 1,
+    "eventId": NEW_EVENT["id"], "type": "workload.migrated", "attempt": 1,
     "at": "2026-12-01T05:08:48Z", "state": "deferred", "region": "eu-west-1",
 }  # fmt: skip
 NEW_ERROR = {"error": "the org used its month", "code": "usage_limit", "requestId": "r-1"}
@@ -85,7 +85,7 @@ ANSWERS: dict[str, tuple[int, Any]] = {
     "/v1/webhooks": (200, {"items": [HOOK]}),
     "/v1/webhooks/wh-1/deliveries": (200, {"items": [DELIVERY]}),
     "/v1/webhooks/wh-1/deliveries/" + NEW_EVENT["id"]: (200, {
-        "subscriptionId": "wh-1", "eventId": NEW_EVENT["id"], "type": "workload.started",
+        "subscriptionId": "wh-1", "eventId": NEW_EVENT["id"], "type": "workload.migrated",
         "state": "deferred", "attemptCount": 1, "attempts": [DELIVERY]}),
     f"{A1}/reservations/res-a-active/release": (409, NEW_ERROR),
 }  # fmt: skip
@@ -126,12 +126,12 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
 def test_a_new_event_type_and_field_are_kept_by_every_feed_read():
     api = client()
     events = list(api.iter_events())
-    assert [e.type_ for e in events] == ["reservation.reclaimed", "workload.started"]
+    assert [e.type_ for e in events] == ["reservation.reclaimed", "workload.migrated"]
     new = events[1]
     assert new["traceparent"] == NEW_EVENT["traceparent"]  # a new field: kept
     assert new.data.to_dict()["waitedFor"] == ["vm-17"]
     assert api_json(new) == NEW_EVENT  # the API's own JSON back, times with Z
-    assert [e.type_ for e in api.iter_node_events("node-a1")] == ["workload.started"]
+    assert [e.type_ for e in api.iter_node_events("node-a1")] == ["workload.migrated"]
     page = api.events()
     assert page.additional_properties == {"newestAt": "2026-12-01T05:08:47Z"}
     followed = api.follow_events(wait=lambda: None)
@@ -141,10 +141,10 @@ def test_a_new_event_type_and_field_are_kept_by_every_feed_read():
 def test_a_new_workload_state_tier_and_field_are_kept():
     api = client()
     workload = api.get_workload("node-a1", "vm-40")
-    assert (workload.state, workload.tier) == ("waiting", "preemptible")
-    assert workload["waitingFor"] == ["vm-17"]
+    assert (workload.state, workload.tier) == ("paused", "preemptible")
+    assert workload["pausedFor"] == ["vm-17"]
     assert api_json(workload) == WAITING
-    assert [w.state for w in api.iter_workloads("node-a1")] == ["waiting"]
+    assert [w.state for w in api.iter_workloads("node-a1")] == ["paused"]
 
 
 def test_a_new_unit_state_reservation_status_and_fields_are_kept():
@@ -161,7 +161,7 @@ def test_a_new_unit_state_reservation_status_and_fields_are_kept():
 def test_new_webhook_values_are_kept():
     api = client()
     (hook,) = api.iter_webhooks()
-    assert (hook.status, hook.types, hook["owner"]) == ("paused", ["workload.started"], "team-a")
+    assert (hook.status, hook.types, hook["owner"]) == ("paused", ["workload.migrated"], "team-a")
     (delivery,) = api.iter_webhook_deliveries("wh-1")
     assert (delivery.state, delivery["region"]) == ("deferred", "eu-west-1")
     detail = api.webhook_delivery("wh-1", NEW_EVENT["id"])
@@ -181,19 +181,19 @@ def test_a_delivery_of_a_new_event_type_verifies():
     secret, body = new_secret(), json.dumps(NEW_EVENT)
     event = verify_webhook(body, signed_headers(secret, NEW_EVENT["id"], body,
                                                 datetime.now(UTC)), secret)  # fmt: skip
-    assert (event.type_, event["traceparent"]) == ("workload.started", NEW_EVENT["traceparent"])
+    assert (event.type_, event["traceparent"]) == ("workload.migrated", NEW_EVENT["traceparent"])
 
 
 def test_the_command_line_prints_new_values_as_they_came(cli):
     assert json.loads(cli("-o", "json", "events", "list")) == [KNOWN_EVENT, NEW_EVENT]
     table = cli("events", "list")
-    assert "workload.started" in table
+    assert "workload.migrated" in table
     assert "lending" in table  # the new system actor
     assert "traceparent" in cli("-o", "wide", "events", "list")
     assert json.loads(cli("-o", "json", "workloads", "get", "node-a1", "vm-40")) == WAITING
     shown = cli("workloads", "get", "node-a1", "vm-40")
-    assert "waiting" in shown
-    assert "waitingFor" in shown
+    assert "paused" in shown
+    assert "pausedFor" in shown
     assert "preemptible" in cli("workloads", "list", "node-a1")
     assert "draining" in cli("units", "node-a1")
     rows = list(csv.DictReader(io.StringIO(cli("-o", "csv", "units", "node-a1"))))

@@ -27,6 +27,7 @@ from reservations.kernel.envelope import (
     EVENT_TYPES,
     Actor,
     CloudEvent,
+    EventContext,
     EventType,
     declare_event_types,
     event_id,
@@ -89,7 +90,10 @@ def test_the_stored_form_reads_back_as_the_same_event():
 
 
 def test_every_type_of_the_contract_is_built_with_its_subject():
-    events = s.every_type() + s.clock_types()
+    # A take-back's waiting workload started: built here, out of the scenario the feeds count.
+    context = EventContext("node-a", "org-acme", "term-9", s.T0)
+    started = terminations_events.workload_started(context, s.VM_2)
+    events = [*s.every_type(), *s.clock_types(), started]
     assert {e.event.type for e in events} == set(EVENT_TYPES)
     assert set(get_args(EventTypeName)) == set(EVENT_TYPES) == set(FEED_TYPES)
     subjects = {e.event.type.value: e.event.subject for e in events}
@@ -97,6 +101,7 @@ def test_every_type_of_the_contract_is_built_with_its_subject():
     assert subjects["workload.terminated"] == "workloads/vm-1"
     assert subjects["node.updated"] == "nodes/node-a"
     assert subjects["reservation.expired"] == "reservations/res-1"
+    assert subjects["workload.started"] == "workloads/vm-2"
 
 
 def test_a_clock_event_is_the_clocks_at_its_moment_and_names_it():

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.disable_socket
 # The contract's "Errors" table, each (status, code) with whether its "Idempotency" section
 # stores it ("any 2xx, 409 reservation_not_active / units_unavailable / workload_exists /
 # stale_topology / reservation_not_in_review / plan_stale /
-# not_enough_released, and any 422 but idempotency_key_reused").
+# not_enough_released / not_enough_units, and any 422 but idempotency_key_reused").
 CONTRACT: dict[tuple[int, str], bool] = {
     (400, "invalid_request"): False,
     (401, "unauthorized"): False,
@@ -37,6 +37,9 @@ CONTRACT: dict[tuple[int, str], bool] = {
     (409, "subscription_limit"): False,
     (409, "plan_stale"): True,
     (409, "not_enough_released"): True,
+    (409, "not_enough_units"): True,
+    (422, "unknown_reservation"): True,
+    (422, "org_not_in_audience"): True,
     # The project's own (a webhook retry that can never succeed); never kept: the retry
     # keeps no answer, and a pending delivery may fail later and then be retried.
     (409, "delivery_not_failed"): False,

@@ -1340,7 +1340,8 @@ def test_a_placement_counts_on_the_node_claims_each_unit_unclaimed_and_names_its
         "TableName": TABLE,
         "Key": unit_attributes("u-1"),
         "UpdateExpression": "SET claimedBy = :claim, version = version + :one",
-        "ConditionExpression": "version = :v AND attribute_not_exists(claimedBy)",
+        "ConditionExpression": "version = :v AND attribute_not_exists(claimedBy) "
+        "AND attribute_not_exists(heldFor)",
         "ExpressionAttributeValues": {
             ":claim": {"S": "vm:vm-9"},
             ":v": {"N": "2"},
@@ -1370,7 +1371,7 @@ def test_an_ended_workload_frees_each_unit_it_held_at_the_version_read():
     assert free["Update"] == {
         "TableName": TABLE,
         "Key": unit_attributes("u-1"),
-        "UpdateExpression": "REMOVE claimedBy SET freedAt = :at, version = version + :one",
+        "UpdateExpression": "REMOVE claimedBy, heldFor SET freedAt = :at, version = version + :one",
         "ConditionExpression": "version = :v",
         "ExpressionAttributeValues": {
             ":v": {"N": "4"},

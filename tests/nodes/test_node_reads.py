@@ -110,7 +110,7 @@ def test_the_state_filter_keeps_the_workloads_in_those_states(state: str, shown:
 )
 def test_an_unknown_state_is_400_naming_state_and_the_first_unknown(state: str, named: str) -> None:
     assert refusal(WorkloadQuery(state=state)) == (
-        "state must be a comma-separated list of running, terminating",
+        "state must be a comma-separated list of running, terminating, waiting",
         [("state", f"unknown state {named}")],
     )
 

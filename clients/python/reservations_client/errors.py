@@ -78,6 +78,9 @@ class PlanStale(ReservationsApiError): ...  # 409: nothing done; plan again (dry
 class NotEnoughReleased(ReservationsApiError): ...  # 409: fewer released than the count
 
 
+class NotEnoughUnits(ReservationsApiError): ...  # 409: a take-back's count it cannot give
+
+
 class PreconditionFailed(ReservationsApiError):
     """412: If-Match named another version; nothing was done. ``etag``: the current one
     (unquoted, as a reservation's ``etag``): read it again, decide again."""
@@ -97,6 +100,12 @@ class UnitsNotReservable(ReservationsApiError): ...  # 422
 
 
 class UnitsNotSellable(ReservationsApiError): ...  # 422
+
+
+class UnknownReservation(ReservationsApiError): ...  # 422: placement's reservationId
+
+
+class OrgNotInAudience(ReservationsApiError): ...  # 422: placement's orgId, reservationId
 
 
 class IdempotencyKeyReused(ReservationsApiError): ...  # 422
@@ -133,6 +142,9 @@ _BY_CODE: dict[str, type[ReservationsApiError]] = {
     "subscription_disabled": SubscriptionDisabled,
     "plan_stale": PlanStale,
     "not_enough_released": NotEnoughReleased,
+    "not_enough_units": NotEnoughUnits,
+    "unknown_reservation": UnknownReservation,
+    "org_not_in_audience": OrgNotInAudience,
     "precondition_failed": PreconditionFailed,
     "units_not_in_reservation": UnitsNotInReservation,
     "units_not_reservable": UnitsNotReservable,

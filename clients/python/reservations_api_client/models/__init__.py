@@ -32,6 +32,7 @@ from .unit import Unit
 from .unit_spec import UnitSpec
 from .units_request import UnitsRequest
 from .update_reservation_request import UpdateReservationRequest
+from .waiting_for_view import WaitingForView
 from .workload import Workload
 from .workload_page import WorkloadPage
 from .workload_termination import WorkloadTermination
@@ -69,6 +70,7 @@ __all__ = (
     "UnitSpec",
     "UnitsRequest",
     "UpdateReservationRequest",
+    "WaitingForView",
     "Workload",
     "WorkloadPage",
     "WorkloadTermination",

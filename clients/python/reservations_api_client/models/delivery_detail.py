@@ -37,8 +37,8 @@ class DeliveryDetail:
             type_ (str): known values: reservation.created, reservation.released, reservation.reclaimed,
                 reservation.cancelled, reservation.reaffirmed, reservation.needs_review, reservation.updated,
                 reservation.activated, reservation.expiring, reservation.expired, workload.placed, workload.ended,
-                workload.termination_requested, workload.terminated, workload.termination_stuck, node.registered, node.updated;
-                a newer API may send others
+                workload.started, workload.termination_requested, workload.terminated, workload.termination_stuck,
+                node.registered, node.updated; a newer API may send others
             last_attempt_at (datetime.datetime | Unset): Absent before the first
             next_attempt_at (datetime.datetime | Unset): When the next attempt is due; absent unless pending and scheduled
      """

@@ -33,8 +33,8 @@ class DeliveryView:
             type_ (str): known values: reservation.created, reservation.released, reservation.reclaimed,
                 reservation.cancelled, reservation.reaffirmed, reservation.needs_review, reservation.updated,
                 reservation.activated, reservation.expiring, reservation.expired, workload.placed, workload.ended,
-                workload.termination_requested, workload.terminated, workload.termination_stuck, node.registered, node.updated;
-                a newer API may send others
+                workload.started, workload.termination_requested, workload.terminated, workload.termination_stuck,
+                node.registered, node.updated; a newer API may send others
             error (str | Unset):
             next_attempt_at (datetime.datetime | Unset):
             status (int | Unset): The HTTP status; absent when none came back

@@ -30,9 +30,10 @@ class Error:
         Attributes:
             code (str): known values: internal, invalid_request, unauthorized, not_found, reservation_not_active,
                 units_unavailable, workload_exists, stale_topology, reservation_not_in_review, reservation_not_changeable,
-                subscription_limit, plan_stale, not_enough_released, delivery_not_failed, subscription_disabled, storage_limit,
-                conflict, idempotency_in_progress, precondition_failed, units_not_in_reservation, units_not_reservable,
-                units_not_sellable, idempotency_key_reused, unsupported_media_type; a newer API may send others
+                subscription_limit, plan_stale, not_enough_released, not_enough_units, unknown_reservation, org_not_in_audience,
+                delivery_not_failed, subscription_disabled, storage_limit, conflict, idempotency_in_progress,
+                precondition_failed, units_not_in_reservation, units_not_reservable, units_not_sellable, idempotency_key_reused,
+                unsupported_media_type; a newer API may send others
             error (str):
             details (list[ErrorDetail] | Unset):
             request_id (str | Unset):

@@ -32,6 +32,8 @@ class Unit:
             state (str): known values: free, claimed; a newer API may send others
             claimed_by (str | Unset): vm:<id> or pod:<id>
             gpu_model_name (str | Unset):
+            held_for (str | Unset): vm:<id> or pod:<id>: the waiting workload a take-back holds the unit for while the spot
+                workload claiming it stops; nothing else may be placed on it
             not_reservable_reason (str | Unset):
             promised_min_run_seconds (int | Unset): released units only: the minimum run a spot workload placed on it now
                 would be promised (its reservation's lending policy; 0 without one)
@@ -49,6 +51,7 @@ class Unit:
     state: str
     claimed_by: str | Unset = UNSET
     gpu_model_name: str | Unset = UNSET
+    held_for: str | Unset = UNSET
     not_reservable_reason: str | Unset = UNSET
     promised_min_run_seconds: int | Unset = UNSET
     promised_notice_seconds: int | Unset = UNSET
@@ -77,6 +80,8 @@ class Unit:
 
         gpu_model_name = self.gpu_model_name
 
+        held_for = self.held_for
+
         not_reservable_reason = self.not_reservable_reason
 
         promised_min_run_seconds = self.promised_min_run_seconds
@@ -102,6 +107,8 @@ class Unit:
             field_dict["claimedBy"] = claimed_by
         if gpu_model_name is not UNSET:
             field_dict["gpuModelName"] = gpu_model_name
+        if held_for is not UNSET:
+            field_dict["heldFor"] = held_for
         if not_reservable_reason is not UNSET:
             field_dict["notReservableReason"] = not_reservable_reason
         if promised_min_run_seconds is not UNSET:
@@ -136,6 +143,8 @@ class Unit:
 
         gpu_model_name = d.pop("gpuModelName", UNSET)
 
+        held_for = d.pop("heldFor", UNSET)
+
         not_reservable_reason = d.pop("notReservableReason", UNSET)
 
         promised_min_run_seconds = d.pop("promisedMinRunSeconds", UNSET)
@@ -155,6 +164,7 @@ class Unit:
             state=state,
             claimed_by=claimed_by,
             gpu_model_name=gpu_model_name,
+            held_for=held_for,
             not_reservable_reason=not_reservable_reason,
             promised_min_run_seconds=promised_min_run_seconds,
             promised_notice_seconds=promised_notice_seconds,

@@ -13,6 +13,7 @@ from typing import cast
 import datetime
 
 if TYPE_CHECKING:
+  from ..models.waiting_for_view import WaitingForView
   from ..models.workload_termination import WorkloadTermination
 
 
@@ -34,7 +35,7 @@ class Workload:
             kind (str): known values: vm, pod; a newer API may send others
             node_id (str):
             org_id (str):
-            state (str): known values: running, terminating; a newer API may send others
+            state (str): known values: running, terminating, waiting; a newer API may send others
             tier (str): known values: spot, reserved, on-demand; a newer API may send others
             unit_ids (list[str]): sorted
             created_at (datetime.datetime | Unset): when it was placed; absent on items older than the field
@@ -43,6 +44,8 @@ class Workload:
             promised_notice_seconds (int | Unset): fixed at its placement: the notice any reclaim gives it at least (the
                 smallest its units' reservations' lending policies promised; 0 but for spot) Default: 0.
             termination (WorkloadTermination | Unset): A terminating workload's termination: the message the node was sent.
+            waiting_for (list[WaitingForView] | Unset): waiting only (a placement that took lent units back): the spot
+                workloads it still waits on; it becomes running, with workload.started, when the last stops
      """
 
     id: str
@@ -56,6 +59,7 @@ class Workload:
     promised_min_run_seconds: int | Unset = 0
     promised_notice_seconds: int | Unset = 0
     termination: WorkloadTermination | Unset = UNSET
+    waiting_for: list[WaitingForView] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -63,6 +67,7 @@ class Workload:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.waiting_for_view import WaitingForView # noqa: PLC0415
         from ..models.workload_termination import WorkloadTermination # noqa: PLC0415
         id = self.id
 
@@ -92,6 +97,15 @@ class Workload:
         if not isinstance(self.termination, Unset):
             termination = self.termination.to_dict()
 
+        waiting_for: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.waiting_for, Unset):
+            waiting_for = []
+            for waiting_for_item_data in self.waiting_for:
+                waiting_for_item = waiting_for_item_data.to_dict()
+                waiting_for.append(waiting_for_item)
+
+
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -112,6 +126,8 @@ class Workload:
             field_dict["promisedNoticeSeconds"] = promised_notice_seconds
         if termination is not UNSET:
             field_dict["termination"] = termination
+        if waiting_for is not UNSET:
+            field_dict["waitingFor"] = waiting_for
 
         return field_dict
 
@@ -119,6 +135,7 @@ class Workload:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.waiting_for_view import WaitingForView # noqa: PLC0415
         from ..models.workload_termination import WorkloadTermination # noqa: PLC0415
         d = dict(src_dict)
         id = d.pop("id")
@@ -160,6 +177,18 @@ class Workload:
 
 
 
+        _waiting_for = d.pop("waitingFor", UNSET)
+        waiting_for: list[WaitingForView] | Unset = UNSET
+        if _waiting_for is not UNSET:
+            waiting_for = []
+            for waiting_for_item_data in _waiting_for:
+                waiting_for_item = WaitingForView.from_dict(waiting_for_item_data)
+
+
+
+                waiting_for.append(waiting_for_item)
+
+
         workload = cls(
             id=id,
             kind=kind,
@@ -172,6 +201,7 @@ class Workload:
             promised_min_run_seconds=promised_min_run_seconds,
             promised_notice_seconds=promised_notice_seconds,
             termination=termination,
+            waiting_for=waiting_for,
         )
 
 

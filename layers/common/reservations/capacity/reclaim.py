@@ -61,7 +61,7 @@ from reservations.nodes import (
     termination_of,
     with_events,
 )
-from reservations.terminations import send_committed, termination_requested
+from reservations.terminations import BatchSender, send_committed, termination_requested
 
 
 def decide(
@@ -251,6 +251,25 @@ def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[
     deadline earlier: then it is requested again, same termination, new ``terminateAt``)."""
     assert snapshot is not None  # a reclaim is only decided on a node it read
     context = by_caller(write, write.node_id, snapshot.node.owner_org_id, write.write_id)
+    return _reclaimed(context, snapshot, write)
+
+
+def take_back_events(
+    context: EventContext, snapshot: NodeSnapshot, write: ReclaimWrite, workload_id: str
+) -> tuple[StoredEvent, ...]:
+    """A placement's take-back (``workloads``): a reclaim's events in the placement's
+    ``context``, its ``reservation.reclaimed`` with ``cause: "placement"`` and the workload
+    placed."""
+    cause = {"cause": "placement", "workloadId": workload_id}
+    return _reclaimed(context, snapshot, write, cause)
+
+
+def _reclaimed(
+    context: EventContext,
+    snapshot: NodeSnapshot,
+    write: ReclaimWrite,
+    cause: dict[str, str] | None = None,
+) -> tuple[StoredEvent, ...]:
     before = next(r for r in snapshot.reservations if r.id == write.reservation.id)
     after = before
     if write.released_after is not None:
@@ -259,7 +278,7 @@ def reclaim_events(snapshot: NodeSnapshot | None, write: ReclaimWrite) -> tuple[
     workloads = {w.id: w for w in snapshot.workloads}
     return (
         capacity_events.reservation_reclaimed(
-            context, after, audit.unit_ids, write.reason, audit.terminated, audit.skipped
+            context, after, audit.unit_ids, write.reason, audit.terminated, audit.skipped, cause
         ),
         *(
             termination_requested(
@@ -319,8 +338,15 @@ def send_terminations(
     """After the commit: one message per new termination to the node's queue; what cannot
     be sent is still open on its workload, and the sweeper delivers it."""
     assert snapshot is not None  # a reclaim is only decided on a node it read
-    opened = opened_by(write, snapshot.workloads)
-    send_committed(snapshot.node, opened, ports.send_terminations, now)
+    send_opened(snapshot, write, ports.send_terminations, now)
+
+
+def send_opened(
+    snapshot: NodeSnapshot, write: ReclaimWrite, send: BatchSender, now: datetime
+) -> None:
+    """The terminations ``write`` opened or moved, sent to the node's queue (a reclaim's,
+    or a placement's take-back)."""
+    send_committed(snapshot.node, opened_by(write, snapshot.workloads), send, now)
 
 
 RECLAIM: WriteSpec[ReclaimRequest, NodeSnapshot | None, ReclaimWrite, CapacityPorts] = WriteSpec(

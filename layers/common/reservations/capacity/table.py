@@ -36,6 +36,22 @@ def reclaim_actions(write: ReclaimWrite) -> list[Action]:
         _reservation_update(write),
         topology_check(write.topology),
         *(version_check(unit_key(node_id, unit.id), unit.version) for unit in write.units),
+        *_on_workloads(write),
+    ]
+
+
+def take_back_actions(write: ReclaimWrite) -> list[Action]:
+    """A placement's take-back (``workloads``): the reclaim's actions on the reservation
+    and on the workloads it terminates or reads, in the placement's own transaction, which
+    claims or holds the units at the versions read and checks the node's version (so
+    neither the units' checks nor the topology's are repeated here: one transaction may
+    name an item once)."""
+    return [_reservation_update(write), *_on_workloads(write)]
+
+
+def _on_workloads(write: ReclaimWrite) -> list[Action]:
+    node_id = write.node_id
+    return [
         *(_termination_update(write, termination) for termination in write.terminations),
         *(_deadline_update(write.node_id, change) for change in write.deadline_changes),
         *(version_check(workload_key(node_id, w.id), w.version) for w in write.unchanged_workloads),

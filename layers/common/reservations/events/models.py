@@ -47,6 +47,7 @@ EventTypeName = Literal[
     "reservation.expired",
     "workload.placed",
     "workload.ended",
+    "workload.started",
     "workload.termination_requested",
     "workload.terminated",
     "workload.termination_stuck",

@@ -10,7 +10,8 @@ from reservations.kernel.errors import ApiError
 
 
 class ReservationNotActive(ApiError, row=40, status=409, code="reservation_not_active", kept=True):
-    """release, reclaim: the reservation is not active, or its term does not include now"""
+    """release, reclaim, a placement with reservationId: the reservation is not active, or its
+    term does not include now"""
 
 
 class ReservationNotInReview(

@@ -34,7 +34,7 @@ from reservations.nodes.models.views import NodeView, WorkloadPage, WorkloadView
 from reservations.nodes.rules.access import READ, runs_the_node
 from reservations.nodes.views import node_view, read_workload_view
 
-STATES = ("running", "terminating")
+STATES = ("running", "terminating", "waiting")
 WORKLOAD_FEED = "workloads"  # binds a cursor to this list (no other list's cursor reads)
 
 

@@ -175,11 +175,19 @@ def node_put(
 
 
 def _unit_puts(snapshot: NodeSnapshot | None, change: TopologyChange) -> tuple[UnitPut, ...]:
-    """Changed units keep their claim; an added unit replaces an item an earlier update
-    left (conditioned on its version as read), or is new."""
+    """Changed units keep their claim and their hold (a take-back's); an added unit replaces
+    an item an earlier update left (conditioned on its version as read), or is new."""
     left = {u.id: u.version for u in snapshot.unlisted_units} if snapshot else {}
     changed = [
-        UnitPut(replace(new, claimed_by=old.claimed_by, version=old.version + 1), old.version)
+        UnitPut(
+            replace(
+                new,
+                claimed_by=old.claimed_by,
+                held_for=old.held_for,
+                version=old.version + 1,
+            ),
+            old.version,
+        )
         for old, new in change.changed
     ]
     added = [

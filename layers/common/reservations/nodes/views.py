@@ -28,6 +28,7 @@ from reservations.nodes.models.views import (
     NodeView,
     ReservationView,
     UnitView,
+    WaitingForView,
     WorkloadTermination,
     WorkloadView,
 )
@@ -53,6 +54,7 @@ def unit_view(unit: Unit, snapshot: NodeSnapshot, now: datetime) -> UnitView:
         sellable_gpus=unit.sellable_gpus,
         state="claimed" if unit.claimed_by else "free",
         claimed_by=unit.claimed_by,
+        held_for=unit.held_for,
         reservable=reason is None,
         not_reservable_reason=reason,
         reservation_id=governed[0].id if governed else None,
@@ -140,8 +142,11 @@ def reservation_view(
 
 
 def workload_view(node_id: str, workload: Workload, created_at: datetime) -> WorkloadView:
-    """A placed workload, its units sorted."""
-    return _workload_view(node_id, workload, "running", format_time(created_at))
+    """A placed workload, its units sorted: running, or waiting (a take-back's)."""
+    state: Literal["running", "waiting"] = (
+        "waiting" if workload.state is WorkloadState.WAITING else "running"
+    )
+    return _workload_view(node_id, workload, state, format_time(created_at))
 
 
 def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
@@ -156,10 +161,14 @@ def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
             requested_at=format_moment(requested) if requested is not None else None,
             terminate_at=format_moment(deadline) if deadline is not None else None,
         )
+    states: dict[WorkloadState, Literal["running", "terminating", "waiting"]] = {
+        WorkloadState.TERMINATING: "terminating",
+        WorkloadState.WAITING: "waiting",
+    }
     return _workload_view(
         node_id,
         workload,
-        "terminating" if workload.state is WorkloadState.TERMINATING else "running",
+        states.get(workload.state, "running"),
         format_time(workload.created_at) if workload.created_at else None,
         termination,
     )
@@ -168,11 +177,17 @@ def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
 def _workload_view(
     node_id: str,
     workload: Workload,
-    state: Literal["running", "terminating"],
+    state: Literal["running", "terminating", "waiting"],
     created_at: str | None,
     termination: WorkloadTermination | None = None,
 ) -> WorkloadView:
-    """The workload's view: its units sorted, in ``state``."""
+    """The workload's view: its units sorted, in ``state`` (waiting: what it waits on)."""
+    waiting_for = None
+    if state == "waiting":
+        waiting_for = [
+            WaitingForView(workload_id=w, termination_id=t, terminate_at=format_moment(at))
+            for w, t, at in workload.waiting_for
+        ]
     return WorkloadView(
         id=workload.id,
         node_id=node_id,
@@ -182,6 +197,7 @@ def _workload_view(
         unit_ids=sorted(workload.unit_ids),
         state=state,
         termination=termination,
+        waiting_for=waiting_for,
         created_at=created_at,
         promised_notice_seconds=workload.promised_notice_seconds,
         promised_min_run_seconds=workload.promised_min_run_seconds,

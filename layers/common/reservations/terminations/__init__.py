@@ -6,14 +6,22 @@ from __future__ import annotations
 
 from reservations.terminations.outbox import send_committed
 from reservations.terminations.ports import BatchSender
-from reservations.terminations.rules.delivery import freed_units
+from reservations.terminations.reports import started_events
+from reservations.terminations.rules.delivery import freed_units, let_go
 from reservations.terminations.rules.events import termination_requested
 from reservations.terminations.table.queues import send_terminations
+from reservations.terminations.table.store import let_go_actions
+from reservations.terminations.writes import HandOver, LetGo
 
 __all__ = [
     "BatchSender",
+    "HandOver",
+    "LetGo",
     "freed_units",
+    "let_go",
+    "let_go_actions",
     "send_committed",
     "send_terminations",
+    "started_events",
     "termination_requested",
 ]

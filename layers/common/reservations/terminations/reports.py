@@ -11,13 +11,19 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
-from reservations.kernel.writes import ItemVersion, WriteConflict
-from reservations.nodes import NodeSnapshot, PartitionStore, Workload, termination_of
+from reservations.kernel.writes import WriteConflict
+from reservations.nodes import (
+    NodeSnapshot,
+    PartitionStore,
+    Workload,
+    WorkloadState,
+    termination_of,
+)
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.ports import TerminationStore
 from reservations.terminations.rules import events as terminations_events
-from reservations.terminations.rules.delivery import closed_by, freed_units
-from reservations.terminations.writes import TerminationClose
+from reservations.terminations.rules.delivery import closed_by, let_go
+from reservations.terminations.writes import LetGo, TerminationClose
 
 _ATTEMPTS = 3
 
@@ -111,19 +117,39 @@ def close_termination(
     workload = closed_by(snapshot.workloads, report.workload_id, report.termination_id)
     if workload is None:
         return ReportOutcome.UNKNOWN
-    freed = freed_units(workload, snapshot.units)
+    released = let_go(workload, snapshot)
     store.commit(
         TerminationClose(
             node_id=report.node_id,
             workload=workload,
             termination_id=report.termination_id,
             outcome=report.outcome,
-            freed_units=tuple(ItemVersion(u.id, u.version) for u in freed),
+            freed_units=released.freed,
             at=now,
-            events=(terminated_event(snapshot, workload, report, now),),
+            handed=released.handed,
+            waiters=released.waiters,
+            events=(
+                terminated_event(snapshot, workload, report, now),
+                *started_events(
+                    EventContext(
+                        report.node_id, snapshot.node.owner_org_id, report.termination_id, now
+                    ),
+                    released,
+                ),
+            ),
         )
     )
     return ReportOutcome.CLOSED
+
+
+def started_events(context: EventContext, released: LetGo) -> tuple[StoredEvent, ...]:
+    """``workload.started`` for each waiting workload the end left with nothing to wait on
+    (a report's, or the scheduler's end of a spot workload: ``context`` says whose)."""
+    return tuple(
+        terminations_events.workload_started(context, waiter)
+        for waiter in released.waiters
+        if waiter.state is WorkloadState.RUNNING
+    )
 
 
 def terminated_event(

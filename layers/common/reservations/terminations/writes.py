@@ -11,9 +11,30 @@ from reservations.nodes import EventedWrite, Workload
 
 
 @dataclass(frozen=True, slots=True)
+class HandOver:
+    """A unit held for a waiting workload: the ending workload's claim becomes its
+    (``claim``), at the unit's version read, and the hold goes."""
+
+    unit: ItemVersion
+    claim: str
+
+
+@dataclass(frozen=True, slots=True)
+class LetGo:
+    """What a workload's end does to the units it claims and to the workloads waiting on
+    it: units freed, units handed over, and each waiting workload as it leaves it
+    (``version`` the one read; running when it waits on nothing more)."""
+
+    freed: tuple[ItemVersion, ...] = ()
+    handed: tuple[HandOver, ...] = ()
+    waiters: tuple[Workload, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class TerminationClose(EventedWrite):
-    """A report closing a termination: the workload leaves the node for its history, and
-    the units it still holds are freed."""
+    """A report closing a termination: the workload leaves the node for its history, the
+    units it still holds are freed, or handed over to a workload a take-back holds them for
+    (``handed``, ``waiters``: ``terminations.rules.delivery.let_go``)."""
 
     node_id: str
     workload: Workload
@@ -21,3 +42,5 @@ class TerminationClose(EventedWrite):
     outcome: str
     freed_units: tuple[ItemVersion, ...]
     at: datetime
+    handed: tuple[HandOver, ...] = ()
+    waiters: tuple[Workload, ...] = ()

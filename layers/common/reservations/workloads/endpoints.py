@@ -22,6 +22,9 @@ PLACE_WORKLOAD = ApiRoute(
     summary="Place a workload on units of a node (operator keys with workload.place)",
     operation_id="placeWorkload",
     success="the workload, running",
+    accepted="with reservationId, when a unit it gets still runs a spot workload: the "
+    "workload, waiting (waitingFor: the spot workloads it waits on, each with its "
+    "terminationId and terminateAt); it becomes running with workload.started",
     response=WorkloadView,
     status=201,
     use=PLACE,
@@ -33,9 +36,12 @@ PLACE_WORKLOAD = ApiRoute(
             actions=("dynamodb:ConditionCheckItem", "dynamodb:UpdateItem", "dynamodb:PutItem"),
             keys=(node_grants.NODES,),
             why="A placement claims units and puts the workload, conditioned on the node, the "
-            "units and every reservation it read.",
+            "units and every reservation it read; with reservationId it holds units, takes "
+            "them back from the reservation and terminates the spot workloads on them.",
         ),
         node_grants.WRITE_EVENTS,
+        # A take-back's terminations, sent as a reclaim sends them.
+        Grant(sid="SendToThisStacksNodeQueuesOnly", actions=("sqs:SendMessage",), on="node-queues"),
     ),
     body=PlaceWorkloadRequest,
     links=(Link("getWorkload", WORKLOAD), Link("endWorkload", WORKLOAD)),
@@ -57,7 +63,8 @@ END_WORKLOAD = ApiRoute(
             sid="EndTransactionOnNodeItems",
             actions=("dynamodb:DeleteItem", "dynamodb:UpdateItem"),
             keys=(node_grants.NODES,),
-            why="An end deletes the workload (closing an open termination) and frees its units.",
+            why="An end deletes the workload (closing an open termination) and frees its units, "
+            "or hands them over to a waiting workload.",
         ),
         node_grants.WRITE_EVENTS,
         Grant(sid="WriteWorkloadHistory", actions=("dynamodb:PutItem",), keys=("WLHIST#*",)),

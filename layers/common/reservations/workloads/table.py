@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reservations.capacity import take_back_actions as take_back_reservation_actions
 from reservations.kernel.aws.actions import Action, delete, overwrite, put, table, version_check
 from reservations.kernel.aws.codec import Item, to_attributes
 from reservations.kernel.times import format_time
@@ -13,7 +14,6 @@ from reservations.nodes import (
     PLACEMENTS,
     Writer,
     access_key,
-    free_unit,
     node_key,
     reservation_key,
     unit_key,
@@ -21,7 +21,13 @@ from reservations.nodes import (
     workload_item,
     workload_key,
 )
-from reservations.workloads.writes import PlacementWrite, WorkloadEnd
+from reservations.terminations import let_go_actions
+from reservations.workloads.writes import (
+    EndLetGo,
+    PlacementWrite,
+    TakeBackPlacement,
+    WorkloadEnd,
+)
 
 
 def placement_actions(write: PlacementWrite) -> list[Action]:
@@ -58,14 +64,70 @@ def _workload_org(write: PlacementWrite) -> Action:
 
 
 def workload_end_actions(end: WorkloadEnd) -> list[Action]:
-    """The workload leaves the node for its history and frees the units it still holds;
-    deleting the item also takes an open termination out of the sparse index."""
+    """The workload leaves the node for its history and frees the units it still holds,
+    or hands them over to the workload a take-back holds them for (``terminations``' rule
+    and actions, as a report does); a waiting workload's holds are dropped; deleting the
+    item also takes an open termination out of the sparse index."""
     workload = end.workload
+    let_go = end.let_go or EndLetGo()
     return [
         delete(workload_key(end.node_id, workload.id), ItemVersion(workload.id, workload.version)),
         overwrite(ended_workload_item(end)),
-        *(free_unit(end.node_id, unit, end.at) for unit in end.freed_units),
+        *let_go_actions(end.node_id, end.freed_units, let_go.handed, let_go.waiters, end.at),
+        *(_drop_hold(end.node_id, unit) for unit in let_go.dropped),
     ]
+
+
+def take_back_actions(write: TakeBackPlacement) -> list[Action]:
+    """The placement's actions (its reservation checks left to the take-back's), each held
+    unit held at its version read and while no other hold is on it, and the take-back's
+    reclaim (``capacity``): the reservation at its version, the spot workloads terminated,
+    at theirs. One transaction: a reclaim, a lending pass, a placement or another take-back
+    that read any of them before makes one of the two fail and decide again."""
+    placement = write.placement
+    node_id = placement.node.id
+    reservation = (
+        take_back_reservation_actions(write.take_back)
+        if write.take_back is not None
+        else [
+            version_check(reservation_key(node_id, write.reservation.id), write.reservation.version)
+        ]
+    )
+    return [
+        *placement_actions(placement),
+        *(_hold(node_id, unit, placement.workload.claim) for unit in write.held),
+        *reservation,
+    ]
+
+
+def _hold(node_id: str, unit: ItemVersion, claim: str) -> Action:
+    """The unit held for the waiting workload: its spot workload keeps the claim until it
+    stops; nothing else may be placed on it."""
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(unit_key(node_id, unit.id)),
+            "UpdateExpression": "SET heldFor = :claim, version = version + :one",
+            "ConditionExpression": "version = :v AND attribute_not_exists(heldFor)",
+            "ExpressionAttributeValues": to_attributes(
+                {":claim": claim, ":v": unit.version, ":one": 1}
+            ),
+        }
+    }
+
+
+def _drop_hold(node_id: str, unit: ItemVersion) -> Action:
+    """A waiting workload ended: the unit is no longer held for it (its spot workload's
+    claim stays until the node reports it stopped)."""
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(unit_key(node_id, unit.id)),
+            "UpdateExpression": "SET version = version + :one REMOVE heldFor",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes({":v": unit.version, ":one": 1}),
+        }
+    }
 
 
 def _node_placement(node: ItemVersion) -> Action:
@@ -89,7 +151,8 @@ def _claim(write: PlacementWrite, unit: ItemVersion) -> Action:
             "TableName": table(),
             "Key": to_attributes(unit_key(write.node.id, unit.id)),
             "UpdateExpression": "SET claimedBy = :claim, version = version + :one",
-            "ConditionExpression": "version = :v AND attribute_not_exists(claimedBy)",
+            "ConditionExpression": "version = :v AND attribute_not_exists(claimedBy) "
+            "AND attribute_not_exists(heldFor)",
             "ExpressionAttributeValues": to_attributes(
                 {":claim": write.workload.claim, ":v": unit.version, ":one": 1}
             ),
@@ -120,4 +183,5 @@ def ended_workload_item(end: WorkloadEnd) -> Item:
 WRITERS = (
     Writer.sized(PlacementWrite, placement_actions),
     Writer.sized(WorkloadEnd, workload_end_actions),
+    Writer.sized(TakeBackPlacement, take_back_actions),
 )

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from reservations.capacity import ReclaimWrite
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import EventedWrite, Workload
+from reservations.terminations import HandOver
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,3 +40,39 @@ class WorkloadEnd(EventedWrite):
     caller_org_id: str
     caller_key_id: str
     at: datetime
+    let_go: EndLetGo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TakeBackPlacement(EventedWrite):
+    """A placement with ``reservationId``, one transaction: the placement (its workload
+    running or waiting, the free units claimed, the node checked; no reservation of its
+    own: the take-back's is the one), the units a spot workload still claims held for the
+    workload, and the reclaim of what it takes back (``capacity``'s write: the releases,
+    the lending records, the terminations; None when it takes only free, unreleased units:
+    then the reservation is only checked at ``reservation``)."""
+
+    placement: PlacementWrite
+    held: tuple[ItemVersion, ...]
+    reservation: ItemVersion
+    take_back: ReclaimWrite | None
+
+    @property
+    def workload(self) -> Workload:
+        return self.placement.workload
+
+    @property
+    def write_id(self) -> str:
+        """The write's id (its transaction's token): the placement's."""
+        return self.placement.write_id
+
+
+@dataclass(frozen=True, slots=True)
+class EndLetGo:
+    """What a workload's end hands over besides freeing units: units held for a waiting
+    workload that the ending spot workload claimed (``handed``), each waiting workload as it
+    leaves it (``waiters``), and the holds an ending waiting workload drops (``dropped``)."""
+
+    handed: tuple[HandOver, ...] = ()
+    waiters: tuple[Workload, ...] = ()
+    dropped: tuple[ItemVersion, ...] = ()

@@ -56,6 +56,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_201
 
+    if response.status_code == 202:
+        response_202 = Workload.from_dict(response.json())
+
+
+
+        return response_202
+
     if response.status_code == 400:
         response_400 = Error.from_dict(response.json())
 
@@ -148,7 +155,9 @@ def sync_detailed(
         node_id (str):
         idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
-            which tier, on which units.
+            which tier, on which units
+            (``unitIds``), or, as the audience's work on a reservation (``reservationId``), on
+            ``count`` of its units the service chooses, taking lent ones back.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -186,7 +195,9 @@ def sync(
         node_id (str):
         idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
-            which tier, on which units.
+            which tier, on which units
+            (``unitIds``), or, as the audience's work on a reservation (``reservationId``), on
+            ``count`` of its units the service chooses, taking lent ones back.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -219,7 +230,9 @@ async def asyncio_detailed(
         node_id (str):
         idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
-            which tier, on which units.
+            which tier, on which units
+            (``unitIds``), or, as the audience's work on a reservation (``reservationId``), on
+            ``count`` of its units the service chooses, taking lent ones back.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -257,7 +270,9 @@ async def asyncio(
         node_id (str):
         idempotency_key (str | Unset):
         body (PlaceWorkloadRequest): The body of place: the scheduler's workload, whose org, at
-            which tier, on which units.
+            which tier, on which units
+            (``unitIds``), or, as the audience's work on a reservation (``reservationId``), on
+            ``count`` of its units the service chooses, taking lent ones back.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

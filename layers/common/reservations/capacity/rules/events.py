@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from reservations.kernel.envelope import (
     EventContext,
@@ -44,9 +44,10 @@ def reservation_reclaimed(
     reason: str | None,
     terminated: Iterable[str],
     skipped: Iterable[str],
+    cause: Mapping[str, str] | None = None,
 ) -> StoredEvent:
     """A reclaim (real run): the units named, what stays released, the workloads terminated
-    and those skipped (not spot)."""
+    and those skipped (not spot); a placement's take-back says so (``cause``)."""
     return reservation_event(
         context,
         CapacityEvent.RECLAIMED,
@@ -57,5 +58,6 @@ def reservation_reclaimed(
             "releasedUnitIds": sorted(reservation.released_unit_ids),
             "terminated": sorted(terminated),
             "skipped": sorted(skipped),
+            **(cause or {}),
         },
     )

@@ -153,16 +153,21 @@ def _record(history: UnitHistory, joined_at: datetime | None) -> UnitLending:
 
 
 def idle_of(reservation: Reservation, policy: LendingPolicy, units: Mapping[str, Unit]) -> Idle:
-    """The reservation's units as the rule reads them: a unit a workload claims is busy."""
+    """The reservation's units as the rule reads them: a unit a workload claims, or one held
+    for a waiting workload (a take-back's), is busy."""
     owned = reservation.reserved_unit_ids
     return Idle(
         units={u: _history(reservation, u, units.get(u)) for u in owned},
         released=frozenset(reservation.released_unit_ids),
-        busy=frozenset(u for u in owned if u in units and units[u].claimed_by is not None),
+        busy=frozenset(u for u in owned if u in units and _busy(units[u])),
         active_since=reservation.starts_at,
         auto_since=reservation.lending_since or reservation.starts_at,
         policy=policy,
     )
+
+
+def _busy(unit: Unit) -> bool:
+    return unit.claimed_by is not None or unit.held_for is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,8 @@ def responses(route: ApiRoute) -> dict[int, dict[str, Any]]:
     documented: dict[int, dict[str, Any]] = {route.status: _success(route, route.success)}
     if route.created is not None:
         documented[201] = _success(route, route.created)
+    if route.accepted is not None:
+        documented[202] = _success(route, route.accepted)
     if route.if_none_match:
         documented[304] = {
             "description": "If-None-Match names the current version: its ETag, no body",

@@ -109,6 +109,7 @@ class ApiRoute:
     takes_key: bool = False  # without a ``spec``: takes an Idempotency-Key
     description: str | None = None
     created: str | None = None  # a 201 besides the success (a node registered)
+    accepted: str | None = None  # a 202 besides the success (work that waits on something)
     located: bool = False  # its success names what it made in a Location header
     # The operations a client calls next on what the success made: the document's links.
     links: tuple[Link, ...] = ()

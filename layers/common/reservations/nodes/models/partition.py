@@ -23,6 +23,10 @@ class ReservationStatus(StrEnum):
 
 class WorkloadState(StrEnum):
     RUNNING = "running"
+    # Placed by a take-back (``workloads.rules.take_back``): it claims the units that were
+    # free and waits for the spot workloads on the others to stop; the units they still
+    # claim are held for it, and the last report hands it the last claim.
+    WAITING = "waiting"
     TERMINATING = "terminating"
     TERMINATED = "terminated"
 
@@ -42,7 +46,9 @@ class Tier(StrEnum):
 
 
 RESERVABLE_ALLOC_CLASSES = frozenset({"vfio-group", "device-request"})
-CLAIMING_STATES = frozenset({WorkloadState.RUNNING, WorkloadState.TERMINATING})
+CLAIMING_STATES = frozenset(
+    {WorkloadState.RUNNING, WorkloadState.TERMINATING, WorkloadState.WAITING}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,10 @@ class Unit:
     # When its last workload let it go (an end, or the node's report); None: not since it
     # was loaded. A lending policy counts a unit's idle time from it.
     freed_at: datetime | None = None
+    # The claim (``vm:<id>``) of the waiting workload a take-back holds the unit for while
+    # the spot workload that claims it stops: nothing else may be placed on it, and the
+    # spot workload's end hands its claim over.
+    held_for: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +226,10 @@ class Workload:
     # Fixed then; 0 on items older than promises and on every other tier.
     promised_notice_seconds: int = 0
     promised_min_run_seconds: int = 0
+    # While it is waiting: each spot workload it waits on, with that workload's termination
+    # id and deadline as of the placement (``(workloadId, terminationId, terminateAt)``);
+    # each end of one drops it, and the last makes the workload running.
+    waiting_for: tuple[tuple[str, str, datetime], ...] = ()
 
     @property
     def termination_state(self) -> TerminationState | None:

@@ -91,6 +91,11 @@ class UnitView(WireModel):
     sellable_gpus: int
     state: Literal["free", "claimed"]
     claimed_by: str | None = Field(default=None, description="vm:<id> or pod:<id>")
+    held_for: str | None = Field(
+        default=None,
+        description="vm:<id> or pod:<id>: the waiting workload a take-back holds the unit for "
+        "while the spot workload claiming it stops; nothing else may be placed on it",
+    )
     reservable: bool
     not_reservable_reason: str | None = None
     reservation_id: str | None = None
@@ -189,6 +194,23 @@ class WorkloadTermination(WireModel):
     )
 
 
+class WaitingForView(WireModel):
+    """A spot workload a waiting workload waits on: its termination and deadline as of the
+    placement."""
+
+    EXAMPLES: ClassVar[list[Any]] = [
+        {
+            "workloadId": "vm-17",
+            "terminationId": "term-7f3k",
+            "terminateAt": "2026-11-30T08:17:00.318Z",
+        }
+    ]
+
+    workload_id: str
+    termination_id: str
+    terminate_at: Timestamp
+
+
 class WorkloadView(WireModel):
     """A workload on a node: as ``POST /v1/nodes/{nodeId}/workloads`` answers it (running),
     or as read, ``terminating`` with its termination once a reclaim asked the node to stop
@@ -202,8 +224,13 @@ class WorkloadView(WireModel):
     tier: Literal["spot", "reserved", "on-demand"]
     org_id: str
     unit_ids: list[str] = Field(description="sorted")
-    state: Literal["running", "terminating"]
+    state: Literal["running", "terminating", "waiting"]
     termination: WorkloadTermination | None = Field(default=None, description="terminating only")
+    waiting_for: list[WaitingForView] | None = Field(
+        default=None,
+        description="waiting only (a placement that took lent units back): the spot workloads "
+        "it still waits on; it becomes running, with workload.started, when the last stops",
+    )
     created_at: Timestamp | None = Field(
         default=None, description="when it was placed; absent on items older than the field"
     )

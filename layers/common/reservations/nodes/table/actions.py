@@ -11,18 +11,20 @@ from reservations.kernel.aws.codec import epoch, to_attributes
 from reservations.kernel.times import format_event_time
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.writes import TopologyRead
-from reservations.nodes.table.items import FREED_AT, named_attribute
+from reservations.nodes.table.items import FREED_AT, HELD_FOR, named_attribute
 from reservations.nodes.table.keys import node_key, unit_key
 
 
 def free_unit(node_id: str, unit: ItemVersion, at: datetime) -> Action:
     """A unit its workload no longer holds: unclaimed, freed ``at`` (a lending policy counts
-    its idle time from then), at the version read."""
+    its idle time from then), at the version read; a hold left for a workload that is gone
+    goes with the claim."""
     return {
         "Update": {
             "TableName": table(),
             "Key": to_attributes(unit_key(node_id, unit.id)),
-            "UpdateExpression": f"REMOVE claimedBy SET {FREED_AT} = :at, version = version + :one",
+            "UpdateExpression": f"REMOVE claimedBy, {HELD_FOR} "
+            f"SET {FREED_AT} = :at, version = version + :one",
             "ConditionExpression": "version = :v",
             "ExpressionAttributeValues": to_attributes(
                 {":v": unit.version, ":one": 1, ":at": format_event_time(at)}

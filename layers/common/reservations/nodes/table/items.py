@@ -99,6 +99,7 @@ def unit_item(node_id: str, unit: Unit) -> Item:
         "claimedBy": unit.claimed_by,
         "version": unit.version,
         FREED_AT: _optional_moment(unit.freed_at),
+        HELD_FOR: unit.held_for,
     }
 
 
@@ -165,6 +166,9 @@ LENDING = "lending"
 LENDING_SINCE = "lendingSince"
 LENDING_UNITS = "lendingUnits"
 FREED_AT = "freedAt"
+# A unit held for a waiting workload (its claim), and what a waiting workload waits on.
+HELD_FOR = "heldFor"
+WAITING_FOR = "waitingFor"
 _POLICY_FIELDS = (
     ("auto", "auto"),
     ("idleSeconds", "idle_seconds"),
@@ -314,8 +318,24 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         # Written only when promised: a workload without promises keeps the item it had.
         PROMISED_NOTICE: workload.promised_notice_seconds or None,
         PROMISED_MIN_RUN: workload.promised_min_run_seconds or None,
+        WAITING_FOR: waiting_for_item(workload.waiting_for),
         "version": workload.version,
     }
+
+
+def waiting_for_item(waiting_for: tuple[tuple[str, str, datetime], ...]) -> list[Item] | None:
+    """What a waiting workload waits on, as stored (None: absent)."""
+    return [
+        {"workloadId": w, "terminationId": t, "terminateAt": format_moment(at)}
+        for w, t, at in waiting_for
+    ] or None
+
+
+def _waiting_for(stored: Any) -> tuple[tuple[str, str, datetime], ...]:
+    return tuple(
+        (str(entry["workloadId"]), str(entry["terminationId"]), parse_time(entry["terminateAt"]))
+        for entry in stored or ()
+    )
 
 
 def _termination_attributes(termination: Termination | None) -> Item:
@@ -412,6 +432,7 @@ def unit_from_item(item: Item) -> Unit:
         claimed_by=item.get("claimedBy"),
         version=int(item["version"]),
         freed_at=_parse_optional(item.get(FREED_AT)),
+        held_for=item.get(HELD_FOR),
     )
 
 
@@ -460,6 +481,7 @@ def workload_from_item(item: Item) -> Workload:
         created_at=_parse_optional(item.get("createdAt")),
         promised_notice_seconds=int(item.get(PROMISED_NOTICE) or 0),
         promised_min_run_seconds=int(item.get(PROMISED_MIN_RUN) or 0),
+        waiting_for=_waiting_for(item.get(WAITING_FOR)),
     )
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from reservations.nodes import Unit, Workload, WorkloadState, termination_of
+from reservations.kernel.writes import ItemVersion
+from reservations.nodes import NodeSnapshot, Unit, Workload, WorkloadState, termination_of
 from reservations.terminations.ids import is_termination_id
+from reservations.terminations.writes import HandOver, LetGo
 
 
 def closed_by(
@@ -32,6 +34,34 @@ def freed_units(workload: Workload, units: Iterable[Unit]) -> tuple[Unit, ...]:
     claimed by it (a unit already handed to another workload keeps its claim)."""
     return tuple(
         unit for unit in units if unit.id in workload.unit_ids and unit.claimed_by == workload.claim
+    )
+
+
+def let_go(workload: Workload, snapshot: NodeSnapshot) -> LetGo:
+    """What the end of ``workload`` (a report, or the scheduler's end) does: each unit it
+    still claims that a take-back holds for a waiting workload is handed over to that
+    workload, every other one is freed; each workload waiting on it waits on it no more,
+    and becomes running when it waited on nothing else (its ``workload.started``). A hold
+    whose waiting workload is gone is dropped with the freeing."""
+    waiting = {w.claim: w for w in snapshot.workloads if w.state is WorkloadState.WAITING}
+    claimed = freed_units(workload, snapshot.units)
+    handed = tuple(
+        HandOver(ItemVersion(u.id, u.version), u.held_for)
+        for u in claimed
+        if u.held_for is not None and u.held_for in waiting
+    )
+    handed_ids = {h.unit.id for h in handed}
+    waiters = []
+    for waiter in waiting.values():
+        still = tuple(entry for entry in waiter.waiting_for if entry[0] != workload.id)
+        if len(still) == len(waiter.waiting_for):
+            continue
+        state = WorkloadState.WAITING if still else WorkloadState.RUNNING
+        waiters.append(replace(waiter, waiting_for=still, state=state))
+    return LetGo(
+        freed=tuple(ItemVersion(u.id, u.version) for u in claimed if u.id not in handed_ids),
+        handed=handed,
+        waiters=tuple(sorted(waiters, key=lambda w: w.id)),
     )
 
 

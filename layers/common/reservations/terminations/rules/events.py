@@ -24,6 +24,7 @@ class TerminationEvent(EventType):
     REQUESTED = "workload.termination_requested"
     TERMINATED = "workload.terminated"
     STUCK = "workload.termination_stuck"
+    STARTED = "workload.started"
 
 
 def termination_requested(
@@ -103,3 +104,12 @@ def _termination_data(termination: Termination | None) -> dict[str, Any]:
         "reservationId": termination.reservation_id,
         "requestedAt": format_moment(requested) if requested else None,
     }
+
+
+def workload_started(context: EventContext, workload: Workload) -> StoredEvent:
+    """A waiting workload (a take-back's) claims all its units now: the last spot workload
+    it waited on stopped. The scheduler starts it on this event; its use starts here."""
+    data = {**workload_data(workload), "state": workload.state.value}
+    return new_event(
+        context, TerminationEvent.STARTED, f"workloads/{workload.id}", data, (workload.org_id,)
+    )

@@ -17,6 +17,7 @@ from reservations.kernel.aws.event_items import event_put, rewrite_late
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_time
+from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     OPEN_TERMINATION,
     OpenTermination,
@@ -29,16 +30,21 @@ from reservations.nodes import (
     node_events_pk,
     node_id_of,
     node_key,
+    unit_key,
     workload_from_item,
     workload_history_item,
+    workload_item,
     workload_key,
 )
 from reservations.terminations.models import TerminationReport
-from reservations.terminations.writes import TerminationClose
+from reservations.terminations.writes import HandOver, TerminationClose
 
 _OPEN = TerminationState.OPEN.value
 _STILL_OPEN = f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})"
 
+
+# A waiting workload's list of what it waits on, as ``nodes``' workload item stores it.
+_WAITING_FOR = "waitingFor"
 
 # The sparse index of open terminations (its partition key: ``nodes``' ``OPEN_TERMINATION``).
 OPEN_TERMINATIONS_INDEX = "OpenTerminations"
@@ -59,8 +65,65 @@ def close_actions(closing: TerminationClose) -> list[Action]:
             }
         },
         overwrite(history_item(closing)),
-        *(free_unit(node_id, unit, closing.at) for unit in closing.freed_units),
+        *let_go_actions(node_id, closing.freed_units, closing.handed, closing.waiters, closing.at),
     ]
+
+
+def let_go_actions(
+    node_id: str,
+    freed: tuple[ItemVersion, ...],
+    handed: tuple[HandOver, ...],
+    waiters: tuple[Workload, ...],
+    at: datetime,
+) -> list[Action]:
+    """A workload's end on its units and its waiters (``rules.delivery.let_go``): units
+    freed, units handed over to the workload held for, each waiter rewritten at its version
+    read (what it still waits on; running when nothing); a report and the scheduler's end
+    both write it."""
+    return [
+        *(free_unit(node_id, unit, at) for unit in freed),
+        *(_hand_over(node_id, hand_over) for hand_over in handed),
+        *(_waiter_update(node_id, waiter) for waiter in waiters),
+    ]
+
+
+def _waiter_update(node_id: str, waiter: Workload) -> Action:
+    """A waiting workload at its version read: what it still waits on, or running (its
+    list gone) when nothing."""
+    values = {":state": waiter.state.value, ":v": waiter.version, ":one": 1}
+    update = "SET #state = :state, version = version + :one"
+    stored = workload_item(node_id, waiter).get(_WAITING_FOR)
+    if stored:
+        update += f", {_WAITING_FOR} = :waiting"
+        values[":waiting"] = stored
+    else:
+        update += f" REMOVE {_WAITING_FOR}"
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(workload_key(node_id, waiter.id)),
+            "UpdateExpression": update,
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeNames": {"#state": "state"},
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _hand_over(node_id: str, hand_over: HandOver) -> Action:
+    """The waiting workload claims the unit held for it, at the version read."""
+    unit = hand_over.unit
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(unit_key(node_id, unit.id)),
+            "UpdateExpression": "SET claimedBy = :claim, version = version + :one REMOVE heldFor",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes(
+                {":claim": hand_over.claim, ":v": unit.version, ":one": 1}
+            ),
+        }
+    }
 
 
 # The deliveries so far are copied inside the write, not from a read: a delivery the sweeper

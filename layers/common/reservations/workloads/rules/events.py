@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from reservations.kernel.envelope import (
     EventContext,
@@ -11,6 +12,7 @@ from reservations.kernel.envelope import (
     declare_event_types,
     new_event,
 )
+from reservations.kernel.times import format_moment
 from reservations.nodes import Workload, workload_data
 
 
@@ -22,14 +24,32 @@ class WorkloadEvent(EventType):
     ENDED = "workload.ended"
 
 
-def workload_placed(context: EventContext, workload: Workload) -> StoredEvent:
+def workload_placed(
+    context: EventContext,
+    workload: Workload,
+    *,
+    reservation_id: str | None = None,
+    reclaimed_unit_ids: Iterable[str] | None = None,
+) -> StoredEvent:
     """A placement: the workload as placed, with what it was promised (0 and 0 but for a
-    spot workload on lent units whose reservations promise something)."""
-    data = {
+    spot workload on lent units whose reservations promise something). A placement with
+    ``reservationId`` also says its state (running, or waiting), the units it took back
+    (``reclaimedUnitIds``) and the spot workloads it waits on (``waitingFor``)."""
+    data: dict[str, Any] = {
         **workload_data(workload),
         "promisedNoticeSeconds": workload.promised_notice_seconds,
         "promisedMinRunSeconds": workload.promised_min_run_seconds,
     }
+    if reservation_id is not None:
+        data |= {
+            "reservationId": reservation_id,
+            "state": workload.state.value,
+            "reclaimedUnitIds": sorted(reclaimed_unit_ids or ()),
+            "waitingFor": [
+                {"workloadId": w, "terminationId": t, "terminateAt": format_moment(at)}
+                for w, t, at in workload.waiting_for
+            ],
+        }
     return new_event(
         context, WorkloadEvent.PLACED, f"workloads/{workload.id}", data, (workload.org_id,)
     )

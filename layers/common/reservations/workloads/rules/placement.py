@@ -78,6 +78,9 @@ def unavailable(
 
 
 def _claimed(unit: Unit) -> str | None:
+    """A unit claimed, or held for a waiting workload (a take-back's), is nobody else's."""
+    if unit.held_for:
+        return f"unit is held for {unit.held_for}"
     return f"unit is claimed by {unit.claimed_by}" if unit.claimed_by else None
 
 
