@@ -63,7 +63,7 @@ EVERY_COMMAND = {
     "units", "release", "reclaim", "reservations list", "reservations get",
     "reservations create", "reservations change", "reservations cancel", "nodes get",
     "workloads list",
-    "workloads get", "events list", "events tail", "webhooks create", "webhooks list",
+    "workloads get", "workloads place", "workloads end", "events list", "events tail", "webhooks create", "webhooks list",
     "webhooks get", "webhooks delete", "webhooks rotate", "webhooks deliveries",
     "webhooks delivery", "webhooks retry", "webhooks listen", "lending set", "lending show",
     "lending clear",
@@ -271,6 +271,32 @@ class Relay:
 @pytest.fixture
 def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
     return Relay(aws)
+
+
+def test_the_audiences_placement_takes_units_back_and_waits_then_is_ended(cli):
+    """``workloads place --reservation --count``: the lab's VM on two of res-a-active's
+    units: 09 (released, free) at once, and a unit under a spot VM, which is terminated, so
+    the VM waits for it; the operator then gives it up with ``workloads end``."""
+    placed = cli("-o", "json", "workloads", "place", A1, "vm-lab-1", "--org", "org-lab",
+                 "--tier", "reserved", "--reservation", RES, "--count", "2",
+                 key="operator").json()  # fmt: skip
+    assert placed["state"] == "waiting", placed
+    assert "0000:09:00.0" in placed["unitIds"]
+    (waiting,) = placed["waitingFor"]
+    assert waiting["workloadId"] in {"vm-17", "vm-18"}
+    spot = cli("-o", "json", "workloads", "get", A1, waiting["workloadId"], key="operator")
+    assert spot.json()["state"] == "terminating"
+    reservation = cli("-o", "json", "reservations", "get", A1, RES).json()
+    assert not set(placed["unitIds"]) & set(reservation["releasedUnitIds"])  # taken back
+    both = cli("workloads", "place", A1, "vm-lab-2", "--org", "org-lab", "--units",
+               "0000:09:00.0", "--count", "1", key="operator")  # fmt: skip
+    assert both.code == 2  # refused before any call
+    assert "--units or --count" in both.err
+    assert cli("workloads", "end", A1, "vm-lab-1", key="operator").out.strip() == (
+        "vm-lab-1 ended"
+    )
+    gone = cli("workloads", "get", A1, "vm-lab-1", key="operator")
+    assert gone.code != 0
 
 
 def test_a_reclaim_by_count_planned_first_then_applied(cli):

@@ -361,6 +361,25 @@ class Reservations:
             node_id, client=self.client, body=body,
             idempotency_key=_key(idempotency_key)))  # fmt: skip
 
+    def place(
+        self, node_id: str, workload_id: str, *, org_id: str, tier: str = "spot",
+        kind: str = "vm", unit_ids: Sequence[str] | None = None,
+        reservation_id: str | None = None, count: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Workload:  # fmt: skip
+        """Place a workload on ``unit_ids``; or, the audience's work on ``reservation_id``
+        (tier ``reserved``), on ``unit_ids`` or ``count`` of its units, taking back what it
+        has lent. The workload as placed: ``state`` ``running``, or ``waiting`` with
+        ``waiting_for`` (the spot workloads it waits on, each with its ``terminate_at``):
+        it becomes ``running`` with ``workload.started`` when the last one stops."""
+        body = PlaceWorkloadRequest(
+            id=workload_id, kind=kind, tier=tier, org_id=org_id,
+            unit_ids=UNSET if unit_ids is None else list(unit_ids),
+            reservation_id=UNSET if reservation_id is None else reservation_id,
+            count=UNSET if count is None else count,
+        )  # fmt: skip
+        return self.place_workload(node_id, body, idempotency_key)
+
     def end_workload(
         self, node_id: str, workload_id: str, idempotency_key: str | None = None
     ) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from reservations_client.cli import capacity, events, lending, reads, webhooks
+from reservations_client.cli import capacity, events, lending, reads, scheduler, webhooks
 from reservations_client.cli.output import Output
 from reservations_client.cli.session import Commands, Session, connect
 
@@ -52,6 +52,7 @@ def root(
 
 capacity.register(app)
 reads.register(app)
+scheduler.register(reads.workloads)
 app.add_typer(lending.app, name="lending")
 app.add_typer(events.app, name="events")
 app.add_typer(webhooks.app, name="webhooks")

@@ -13,7 +13,9 @@ from reservations_client.cli.session import session
 from reservations_client.cli.views import WORKLOADS
 
 nodes = typer.Typer(no_args_is_help=True, help="Read nodes.")
-workloads = typer.Typer(no_args_is_help=True, help="Read a node's workloads.")
+workloads = typer.Typer(
+    no_args_is_help=True, help="A node's workloads: read them; the scheduler places and ends them."
+)
 
 
 @nodes.command("get")
