@@ -213,19 +213,21 @@ def test_the_lending_policy_session_runs_as_written(demo_stack: Stack) -> None:
 def test_the_lending_by_the_clock_session_runs_as_written(demo_stack: Stack) -> None:
     """docs/sessions.md's lending by the clock session: a new node reserved, lending turned
     on, and a minute later, within one local clock period (10 s, and the pass's own
-    invocation), the service lends 04 by itself, keeps 05, and list units shows 04's
-    promises."""
+    invocation), the service lends 04 by itself and keeps 05; a spot VM on 04 is promised
+    the policy's notice; the lab's placement by count takes 04 back (202, waiting on the
+    spot VM, terminated with that notice) and the lab's VM starts when the node reports the
+    spot VM stopped, never before its terminateAt."""
     commands = session_commands("Lending by the clock")
-    ran = run_session(commands.replace("http://127.0.0.1:3000", demo_stack.api), 180)
+    ran = run_session(commands.replace("http://127.0.0.1:3000", demo_stack.api), 300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     registered, rest = ran.stdout.split("\n", 1)
     assert registered == "201", ran.stdout
     decoder, answers = json.JSONDecoder(), []
-    for _ in range(3):
+    for _ in range(6):
         answer, at = decoder.raw_decode(rest.lstrip())
         answers.append(answer)
         rest = rest.lstrip()[at:]
-    policy, feed, units = answers
+    policy, feed, units, spot, lab, started = answers
     assert policy["lending"]["idleSeconds"] == 60, ran.stdout
     lent = [e for e in feed["items"] if e["subject"] == f"reservations/{policy['id']}"]
     assert [(e["data"]["actor"], e["data"]["unitIds"]) for e in lent] == [
@@ -238,5 +240,15 @@ def test_the_lending_by_the_clock_session_runs_as_written(demo_stack: Stack) -> 
     assert timedelta(seconds=59) <= waited <= timedelta(seconds=60 + 10 + 10), ran.stdout
     by_id = {u["id"]: u for u in units}
     assert by_id["0000:04:00.0"]["released"] is True
-    assert by_id["0000:04:00.0"]["promisedNoticeSeconds"] == 60
+    assert by_id["0000:04:00.0"]["promisedNoticeSeconds"] == 30
     assert by_id["0000:05:00.0"]["released"] is False  # keepUnlent: 1
+    assert (spot["state"], spot["promisedNoticeSeconds"]) == ("running", 30), ran.stdout
+    assert lab["state"] == "waiting", ran.stdout
+    (waiting,) = lab["waitingFor"]
+    assert waiting["workloadId"] == "vm-spot"
+    deadline = parse_time(waiting["terminateAt"]) - parse_time(lab["createdAt"])
+    assert timedelta(seconds=29) <= deadline <= timedelta(seconds=31), ran.stdout
+    (event,) = [e for e in started["items"] if e["subject"] == "workloads/vm-lab"]
+    after = parse_time(event["time"]) - parse_time(waiting["terminateAt"])
+    print(f"the lab's VM started {after.total_seconds():.1f} s after the spot VM's terminateAt")
+    assert timedelta(0) <= after <= timedelta(seconds=30), ran.stdout
