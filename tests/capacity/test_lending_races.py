@@ -107,3 +107,37 @@ def test_a_pass_and_a_placement_on_an_idle_unit_never_lend_it_under_the_claim(
         tally["re-reads"] += hook.reads.value - 2
     print(f"\npass-place: {dict(tally)}")
     assert tally["violations"] == 0
+
+
+def test_a_pass_and_a_take_back_never_lend_a_unit_the_audience_took(emulated, load_emulated_fleet):
+    db, tally = emulated["dynamodb"], Counter[str]()
+    for number in range(ROUNDS):
+        node_id = f"pass-take-{number}"
+        _drain()
+        _due(db, load_emulated_fleet, node_id)
+        hook = barrier_after_first_read(2)
+        body = {"id": "vm-lab", "kind": "vm", "tier": "reserved", "orgId": "org-lab",
+                "reservationId": "res-1", "count": 1}  # fmt: skip
+        placement = ("place_workload", place_event(node_id, body, "Bearer vl_local_test_placer"))
+        results = concurrently([CLOCK, placement], hook)
+        stored = state.reservation(db, node_id, "res-1")
+        lab = state.workload(db, node_id, "vm-lab")
+        (taken,) = lab["unitIds"]
+        kinds = [(e["type"], e["data"].get("unitIds")) for e in state.events(db, node_id)]
+        placed_at = next(i for i, (kind, _) in enumerate(kinds) if kind == "workload.placed")
+        lent_after = [
+            i for i, (kind, units) in enumerate(kinds)
+            if kind == "reservation.released" and taken in units and i > placed_at
+        ]  # fmt: skip
+        fine = (
+            results[1].status == 201
+            and taken not in stored["releasedUnitIds"]  # the audience's, not the market's
+            and not lent_after
+        )
+        lent_first = any(kind == "reservation.released" for kind, _ in kinds[:placed_at])
+        tally["attempts"] += 1
+        outcome = "lent, then taken back" if lent_first else "taken, the rest lent later"
+        tally[outcome if fine else "violations"] += 1
+        tally["re-reads"] += hook.reads.value - 2
+    print(f"\npass-take-back: {dict(tally)}")
+    assert tally["violations"] == 0

@@ -107,3 +107,37 @@ def test_a_take_back_and_a_spot_placement_on_the_same_free_unit_never_both_claim
         tally["re-reads"] += hook.reads.value - 2
     print(f"\ntake-back-spot: {dict(tally)}")
     assert tally["violations"] == 0
+
+
+def test_two_take_backs_of_the_same_unit_terminate_once_and_one_waits(
+    emulated, load_emulated_fleet
+):
+    db, tally = emulated["dynamodb"], Counter[str]()
+    for number in range(ROUNDS):
+        node_id = f"take-take-{number}"
+        _lent(load_emulated_fleet, node_id, spot=True)
+        hook = barrier_after_first_read(2)
+        second = {**TAKE_BACK, "id": "vm-lab-2"}
+        first, other = concurrently(
+            [
+                ("place_workload", place_event(node_id, TAKE_BACK, SCHEDULER)),
+                ("place_workload", place_event(node_id, second, SCHEDULER)),
+            ],
+            hook,
+        )
+        unit = state.unit(db, node_id, LENT)
+        statuses = sorted([first.status, other.status])
+        winner = "vm:vm-lab" if first.status == 202 else "vm:vm-lab-2"
+        refused = other if first.status == 202 else first
+        fine = (
+            statuses == [202, 409]
+            and refused.body["code"] == "units_unavailable"
+            and len(_terminations(db, node_id)) == 1
+            and (unit["claimedBy"], unit["heldFor"]) == ("vm:vm-spot", winner)
+        )
+        tally["attempts"] += 1
+        tally["one waits" if fine else "violations"] += 1
+        tally["re-reads"] += hook.reads.value - 2
+    print(f"\ntake-back-take-back: {dict(tally)}")
+    assert tally["violations"] == 0
+    assert tally["re-reads"] >= ROUNDS  # each round, one of them decided again
