@@ -292,9 +292,8 @@ def test_the_audiences_placement_takes_units_back_and_waits_then_is_ended(cli):
                "0000:09:00.0", "--count", "1", key="operator")  # fmt: skip
     assert both.code == 2  # refused before any call
     assert "--units or --count" in both.err
-    assert cli("workloads", "end", A1, "vm-lab-1", key="operator").out.strip() == (
-        "vm-lab-1 ended"
-    )
+    ended = cli("workloads", "end", A1, "vm-lab-1", key="operator")
+    assert ended.out.strip() == "vm-lab-1 ended"
     gone = cli("workloads", "get", A1, "vm-lab-1", key="operator")
     assert gone.code != 0
 
