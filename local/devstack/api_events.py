@@ -216,3 +216,14 @@ def fleet_event(authorization: Key, query: dict[str, str] | None = None) -> dict
     if query:
         event["queryStringParameters"] = dict(query)
     return event
+
+
+def usage_event(authorization: Key, query: dict[str, str] | None = None) -> dict[str, Any]:
+    """``GET /v1/usage`` with this key and query (none: no query string)."""
+    event = api_event("list_usage/owner.json", endpoints.LIST_USAGE, {}, authorization)
+    event["rawQueryString"] = urlencode(query or {})
+    event.pop("queryStringParameters", None)
+    event.pop("pathParameters", None)
+    if query:
+        event["queryStringParameters"] = dict(query)
+    return event

@@ -11,7 +11,7 @@ from types import ModuleType
 
 from reservations.kernel.http.routes import ApiRoute
 
-SLICES = ("nodes", "capacity", "lifecycle", "workloads", "events", "webhooks")
+SLICES = ("nodes", "capacity", "lifecycle", "workloads", "events", "webhooks", "usage")
 
 
 def _declared(name: str) -> ModuleType:

@@ -47,6 +47,7 @@ from reservations.nodes.rules.topology import first_generations
 from reservations.nodes.table import items
 from reservations.nodes.table import keys as table_keys
 from reservations.nodes.table import queue as node_queue
+from reservations.usage import table as usage
 from reservations_tools import keys
 from reservations_tools.fleet.api_rules import BuiltNode, Route, build_node
 from reservations_tools.fleet.history import (
@@ -305,6 +306,16 @@ def _write_node(
     raise FleetError(f"node {node_id} kept changing while it was loaded: load it again")
 
 
+def _record_load(client: Any, table: str, fleet_node: FleetNode, loaded_at: datetime) -> None:
+    """The node as the file gave it, at the load's moment: where its usage starts (a load
+    writes no event; the usage fold reads this record instead). After the node's own
+    writes: a load cut short between them leaves the node counted from its previous start,
+    and loading again records it."""
+    node = fleet_node.model_dump(by_alias=True, mode="json", exclude_none=True)
+    item = usage.loaded_item(fleet_node.id, node, loaded_at)
+    client.put_item(TableName=table, Item=codec.to_attributes(item))
+
+
 def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
     """Partition keys of stored, unrevoked API keys the file no longer has."""
     missing = []
@@ -421,6 +432,7 @@ def write_fleet(
         )
         history = [i for i in new_items if i["PK"] == history_pk]
         _write_node(client, table, fleet_node.id, [i for i in new_items if i["PK"] == pk], history)
+        _record_load(client, table, fleet_node, loaded_at)
     # Recorded before the keys: a key made by the command meanwhile is judged by it too.
     keys.record_platform_org(client, table, fleet.platform_org_id, replace=not only_add)
     _put_keys(client, table, fleet)

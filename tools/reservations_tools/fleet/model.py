@@ -116,6 +116,7 @@ Permission = Literal[
     "node.write",
     "workload.place",
     "events.read",
+    "usage.read",
 ]
 Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]

@@ -10,13 +10,17 @@ from reservations.lifecycle.errors import (
     ReservationNotChangeable,
     UnitsNotInReservation,
 )
+from reservations.lifecycle.fleet import FleetQuery, list_fleet_reservations
 from reservations.lifecycle.rules.events import reservation_updated
 from reservations.lifecycle.rules.update import changes
 from reservations.lifecycle.table import WRITERS
+from reservations.lifecycle.table.fleet import FleetIndexTable
 from reservations.lifecycle.writes import ReservationChange
 
 __all__ = [
     "WRITERS",
+    "FleetIndexTable",
+    "FleetQuery",
     "Found",
     "ReservationChange",
     "ReservationNotActive",
@@ -27,5 +31,6 @@ __all__ = [
     "committed",
     "decided",
     "found",
+    "list_fleet_reservations",
     "reservation_updated",
 ]

@@ -223,8 +223,9 @@ def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEv
     node = write.node
     context = by_caller(write, node.id, node.owner_org_id, write.write_id)
     put_ids = [put.unit.id for put in write.units]
+    gpus = {put.unit.id: put.unit.sellable_gpus for put in write.units}
     if snapshot is None:
-        return (nodes_events.node_registered(context, node, put_ids),)
+        return (nodes_events.node_registered(context, node, put_ids, gpus),)
     before = {unit.id for unit in snapshot.units}
     removed = [unit.id for unit in write.removed]
     added = [unit_id for unit_id in put_ids if unit_id not in before]
@@ -239,7 +240,7 @@ def node_events(snapshot: NodeSnapshot | None, write: NodePut) -> tuple[StoredEv
         after=node.unit_changed_at or {},
     )
     updated = nodes_events.node_updated(
-        context, node, added, removed, changed, write.reviewed, review
+        context, node, added, removed, changed, write.reviewed, review, gpus
     )
     return (updated,)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import keyword
 import os
 import typing
 from collections.abc import Callable
@@ -146,7 +147,7 @@ def _use(route: ApiRoute, function: ApiFunction[Any]) -> Handle:
             current_caller(function.app),
             function.ports,
             {name: str(given[name]) for name in route.path_ids},
-            {name: _text(given.get(name)) for name in route.query},
+            {name: _text(given.get(_python_name(name))) for name in route.query},
             _text(given.get("idempotency_key")),
         )
         answered = use(call)
@@ -192,26 +193,34 @@ def _signature(route: ApiRoute) -> inspect.Signature:
     as plain strings (a list's as a list: the use case checks them after the key, 401 before
     400); the Idempotency-Key where the route takes one; If-Match where it honours one;
     If-None-Match where it answers 304. Its return: the model, or the rendered answer."""
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    parameters = [inspect.Parameter(name, keyword, annotation=str) for name in route.path_ids]
+    only = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter(name, only, annotation=str) for name in route.path_ids]
     for name, declared in route.query.items():
         listed = declared.get("schema", {}).get("type") == "array"
         kind: Any = list[str] | None if listed else str | None
-        described = Query(description=declared["description"])
+        python = _python_name(name)
+        alias = name if python != name else None
+        described = Query(description=declared["description"], alias=alias)
         parameters.append(
-            inspect.Parameter(name, keyword, default=None, annotation=Annotated[kind, described])
+            inspect.Parameter(python, only, default=None, annotation=Annotated[kind, described])
         )
     if route.keyed:
         parameters.append(
-            inspect.Parameter("idempotency_key", keyword, default=None, annotation=IDEMPOTENCY_KEY)
+            inspect.Parameter("idempotency_key", only, default=None, annotation=IDEMPOTENCY_KEY)
         )
     if route.if_match:
-        parameters.append(inspect.Parameter("if_match", keyword, default=None, annotation=IF_MATCH))
+        parameters.append(inspect.Parameter("if_match", only, default=None, annotation=IF_MATCH))
     if route.if_none_match:
         parameters.append(
-            inspect.Parameter("if_none_match", keyword, default=None, annotation=IF_NONE_MATCH)
+            inspect.Parameter("if_none_match", only, default=None, annotation=IF_NONE_MATCH)
         )
     return inspect.Signature(parameters, return_annotation=_returns(route))
+
+
+def _python_name(name: str) -> str:
+    """A query parameter's name as the handler's keyword: a Python keyword (``from``) gets
+    a trailing underscore, the parameter keeps its name on the wire (the alias)."""
+    return f"{name}_" if keyword.iskeyword(name) else name
 
 
 def _returns(route: ApiRoute) -> Any:

@@ -59,13 +59,26 @@ def workload_data(workload: Workload) -> dict[str, Any]:
     }
 
 
-def node_registered(context: EventContext, node: Node, unit_ids: Iterable[str]) -> StoredEvent:
-    """A new node: its generation and units (all added)."""
+def _units(unit_ids: Iterable[str], gpus: Mapping[str, int] | None) -> list[dict[str, Any]]:
+    """Each unit added or changed with its ``sellableGpus``: what usage counts GPU-ms by."""
+    known = gpus or {}
+    return [{"id": u, "sellableGpus": known[u]} for u in sorted(set(unit_ids)) if u in known]
+
+
+def node_registered(
+    context: EventContext,
+    node: Node,
+    unit_ids: Iterable[str],
+    gpus: Mapping[str, int] | None = None,
+) -> StoredEvent:
+    """A new node: its generation and units (all added), each with its GPUs (``gpus``)."""
+    added = sorted(unit_ids)
     data = {
         "topologyGen": node.topology_gen,
-        "addedUnitIds": sorted(unit_ids),
+        "addedUnitIds": added,
         "removedUnitIds": [],
         "changedUnitIds": [],
+        "units": _units(added, gpus),
     }
     return new_event(context, NodeEvent.REGISTERED, f"nodes/{node.id}", data, ())
 
@@ -78,18 +91,22 @@ def node_updated(
     changed: Iterable[str],
     reviewed: int = 0,
     review: ReviewScope | None = None,
+    gpus: Mapping[str, int] | None = None,
 ) -> StoredEvent:
-    """A node update: its generation and the units added, removed and changed; and, when it
+    """A node update: its generation and the units added, removed and changed (those added
+    or changed each with its GPUs, from ``gpus``); and, when it
     puts reservations under review, how many (``reviewedReservationCount``, as the update
     read them) and its ``review`` scope, from which the relay derives their
     ``reservation.needs_review`` (:func:`reviews_derived`). Bounded by the node's units,
     whatever the number of its reservations."""
+    added, changed = list(added), list(changed)
     data = {
         "topologyGen": node.topology_gen,
         "addedUnitIds": sorted(added),
         "removedUnitIds": sorted(removed),
         "changedUnitIds": sorted(changed),
         "reviewedReservationCount": reviewed or None,
+        "units": _units((*added, *changed), gpus),
     }
     updated = new_event(context, NodeEvent.UPDATED, f"nodes/{node.id}", data, ())
     return replace(updated, review=review if reviewed else None)

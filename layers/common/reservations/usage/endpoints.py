@@ -1,0 +1,124 @@
+"""The usage slice's endpoint, declared once: a page of usage rows, by node or by
+reservation, hourly or daily."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reservations.kernel.grants import Grant
+from reservations.kernel.http.openapi import PAGE_QUERY
+from reservations.kernel.http.routes import Call, page_route
+from reservations.kernel.ids import RESOURCE_ID
+from reservations.kernel.ports import Ports
+from reservations.kernel.times import RFC3339
+from reservations.nodes import node_grants
+from reservations.usage.models import UsagePage
+from reservations.usage.read import list_usage
+from reservations.usage.rules.query import MAX_DAYS, MAX_KEYS, GroupBy, UsageQuery
+from reservations.usage.rules.rows import Granularity
+from reservations.usage.wiring import usage_ports, usage_reads
+
+TAG = "usage"
+
+
+def _page(call: Call[Ports]) -> UsagePage:
+    given, ports = call.query, call.ports
+    query = UsageQuery(
+        from_=given["from"],
+        to=given["to"],
+        granularity=given["granularity"],
+        group_by=given["groupBy"],
+        node_id=given["nodeId"],
+        reservation_id=given["reservationId"],
+        limit=given["limit"],
+        cursor=given["cursor"],
+    )
+    key = ports.signing_key()
+    return list_usage(call.caller, query, usage_reads(key), key, ports.clock())
+
+
+def _ids(what: str) -> dict[str, Any]:
+    return {
+        "description": f"comma-separated {what} ids, at most {MAX_KEYS}",
+        "schema": {
+            "type": "array",
+            "items": {"type": "string", "pattern": RESOURCE_ID},
+            "maxItems": MAX_KEYS,
+        },
+        "style": "form",
+        "explode": False,
+    }
+
+
+def _boundary(what: str) -> dict[str, Any]:
+    return {
+        "description": f"RFC 3339, on a whole UTC hour (granularity hour) or day (day): {what}",
+        "required": True,
+        "schema": {"type": "string", "format": "date-time", "pattern": RFC3339},
+    }
+
+
+LIST_USAGE = page_route(
+    function="list_usage",
+    path="/v1/usage",
+    summary="Usage rows the caller may see: each state's unit- and GPU-milliseconds",
+    operation_id="listUsage",
+    success="a page of rows, by node, then reservation, then start",
+    response=UsagePage,
+    use=_page,
+    ports=usage_ports,
+    grants=(
+        Grant(
+            sid="ReadNodePartitions",
+            actions=("dynamodb:Query", "dynamodb:GetItem"),
+            keys=(node_grants.NODES,),
+            why="A node's list access (its owner), with its reservations.",
+        ),
+        Grant(
+            sid="ReadNodeReservationsIndex",
+            actions=("dynamodb:Query",),
+            keys=(node_grants.NODES,),
+            on="index/NodeReservations",
+            why="A node's reservations, live and in its history: who may see their rows.",
+        ),
+        Grant(
+            sid="ReadNodeFeedsAndLoads",
+            actions=("dynamodb:Query",),
+            keys=(node_grants.EVENTS, "USAGE#*"),
+            why="The node's events, and the records of its loads from a fleet file: its fold.",
+        ),
+        Grant(
+            sid="QueryFleetIndex",
+            actions=("dynamodb:Query",),
+            keys=("FLEET#*",),
+            why="Without nodeId: the nodes of the reservations the org may see ...",
+        ),
+        Grant(
+            sid="ReadListedReservationsAndNodes",
+            actions=("dynamodb:BatchGetItem",),
+            keys=(node_grants.NODES, node_grants.HISTORY),
+            why="... read again as the fleet list reads them.",
+        ),
+    ),
+    tag=TAG,
+    query={
+        "from": _boundary("the first period's start"),
+        "to": _boundary(
+            f"the last period's end; at most {MAX_DAYS[Granularity.HOUR]} days after from "
+            f"hourly, {MAX_DAYS[Granularity.DAY]} daily"
+        ),
+        "granularity": {
+            "description": "a row per whole UTC hour or day (default day)",
+            "schema": {"type": "string", "enum": [g.value for g in Granularity]},
+        },
+        "groupBy": {
+            "description": "a row per node, or per reservation (default node)",
+            "schema": {"type": "string", "enum": [g.value for g in GroupBy]},
+        },
+        "nodeId": _ids("node"),
+        "reservationId": _ids("reservation (with groupBy=reservation)"),
+        **PAGE_QUERY,
+    },
+)
+
+ENDPOINTS = (LIST_USAGE,)

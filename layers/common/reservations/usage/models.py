@@ -1,0 +1,76 @@
+"""Usage as the API shows it: a row per key and period, each state in integer milliseconds
+(camelCase on the wire)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from reservations.kernel.wire import CURSOR_EXAMPLE, NextCursor, Timestamp, WireModel
+from reservations.usage.rules.states import GOVERNED_STATES, STATES
+
+# A day of node-a1's four units, as the demo's first day could count it (integers sum to
+# 4 units x 86,400,000 ms).
+_NODE_STATES = {
+    "review": 0,
+    "reclaiming": 1_200_000,
+    "lent_used": 84_000_000,
+    "lent_idle": 1_200_000,
+    "reserved_used": 86_400_000,
+    "reserved_idle": 0,
+    "open_used": 86_400_000,
+    "open_idle": 86_400_000,
+}
+_ROW = {
+    "id": "node-a1/day/2026-12-01T00:00:00Z",
+    "nodeId": "node-a1",
+    "start": "2026-12-01T00:00:00Z",
+    "end": "2026-12-02T00:00:00Z",
+    "unitMs": _NODE_STATES,
+    "gpuMs": {**_NODE_STATES, "open_used": 172_800_000},
+    "asOf": "2026-12-07T09:30:05.120Z",
+    "final": True,
+    "revision": 1,
+}
+
+
+# Each state's figure: a node's row has all eight, a reservation's the six a unit it governs
+# can be in; a newer API may add states (the client keeps them).
+_FIGURES: dict[str, Any] = {
+    "description": "integer milliseconds by state: a node's row has all eight, a "
+    f"reservation's only {', '.join(GOVERNED_STATES)}",
+    "properties": {state.value: {"type": "integer", "minimum": 0} for state in STATES},
+}
+
+
+class UsageRow(WireModel):
+    """One key's usage over one whole UTC period, counted up to the earlier of ``end`` and
+    ``asOf``: final once ``end`` is at or before ``asOf``. Billing takes the latest
+    ``revision`` of each ``id``."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_ROW]
+
+    id: str = Field(description="stable: the key, the granularity and the period's start")
+    node_id: str
+    reservation_id: str | None = Field(default=None, description="groupBy=reservation only")
+    start: Timestamp
+    end: Timestamp
+    unit_ms: dict[str, int] = Field(json_schema_extra=_FIGURES)
+    gpu_ms: dict[str, int] = Field(
+        description="unit-milliseconds times the unit's sellableGpus at that moment",
+        json_schema_extra=_FIGURES,
+    )
+    as_of: Timestamp = Field(description="every change before it is counted")
+    final: bool
+    revision: int = Field(ge=1)
+
+
+class UsagePage(WireModel):
+    """One page of usage rows the caller may see, by key (node, then reservation), then
+    ``start``."""
+
+    EXAMPLES: ClassVar[list[Any]] = [{"items": [_ROW], "nextCursor": CURSOR_EXAMPLE}]
+
+    items: list[UsageRow]
+    next_cursor: NextCursor = None

@@ -1,0 +1,131 @@
+"""``GET /v1/usage``: the usage rows the caller may see, by key (node, then reservation), then
+period.
+
+A node's rows come from one fold of its events (``rules/ledger.py``) up to the watermark
+``asOf``: the present less the feeds' settle window. Every change writes its event in its
+own transaction, to the node's feed that the fold reads, and the feed holds no event
+recorded later than that window after its moment: so every change before ``asOf`` is
+counted, whether or not the relay has passed it on yet.
+
+Who sees what is decided when read, from the node's list access and its reservations as
+they are now: the operator everything; a node's owner its node's rows and those of every
+reservation on it; a reservation's managers and audience that reservation's rows. A row
+the caller may not see is absent, as if its key did not exist."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from reservations.kernel.caller import Caller
+from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
+from reservations.kernel.errors import NotFound
+from reservations.kernel.event_log import SETTLE_WINDOW
+from reservations.nodes import Reservation, ReservationReader, runs_the_node
+from reservations.usage.models import UsagePage, UsageRow
+from reservations.usage.ports import NodeHistory, OrgNodes
+from reservations.usage.rules import rows as usage_rows
+from reservations.usage.rules.facts import to_ms
+from reservations.usage.rules.ledger import fold
+from reservations.usage.rules.query import GroupBy, UsageFilters, UsageQuery, parse
+
+USAGE_READ = "usage.read"
+# What binds a usage page's cursor to usage (no list or feed has it).
+USAGE_FEED = "/usage"
+
+
+@dataclass(frozen=True)
+class UsageReads:
+    """Where a page's rows come from: the nodes' events, their reservations (with the
+    node's list access), and the nodes an org's reservations are on."""
+
+    history: NodeHistory
+    reservations: ReservationReader
+    org_nodes: OrgNodes
+
+
+def list_usage(
+    caller: Caller, query: UsageQuery, reads: UsageReads, cursor_key: bytes, now: datetime
+) -> UsagePage:
+    """A page of the rows the caller may see; a 404 only for a key without ``usage.read``."""
+    if not caller.has(USAGE_READ):
+        raise NotFound()
+    filters = parse(query)
+    scope = CursorScope("", filters.canonical(), caller.org_id, USAGE_FEED)
+    after = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else ""
+    as_of = to_ms(now - SETTLE_WINDOW)
+    node_ids = filters.node_ids if filters.node_ids is not None else reads.org_nodes(caller)
+    found: list[usage_rows.UsageRow] = []
+    for node_id in sorted(node_ids):
+        if node_id < after.partition("/")[0]:
+            continue  # wholly before the cursor
+        found += (row for row in _visible(caller, node_id, filters, reads, as_of, now)
+                  if _place(row) > after)  # fmt: skip
+        if len(found) > filters.limit:
+            break
+    page = found[: filters.limit]
+    more = len(found) > filters.limit
+    cursor = encode_cursor(Cursor(_place(page[-1])), scope, cursor_key) if more else None
+    return UsagePage(items=[UsageRow(**usage_rows.answer(row)) for row in page],
+                     next_cursor=cursor)  # fmt: skip
+
+
+def _place(row: usage_rows.UsageRow) -> str:
+    """A row's place in the answer's order: node, reservation, start ("/" sorts before
+    every character an id may have, so a node's rows come before a longer id's)."""
+    return f"{row.key.node_id}/{row.key.reservation_id or ''}/{row.start:015d}"
+
+
+def _visible(
+    caller: Caller,
+    node_id: str,
+    filters: UsageFilters,
+    reads: UsageReads,
+    as_of: int,
+    now: datetime,
+) -> list[usage_rows.UsageRow]:
+    """The node's rows the query asks for and the caller may see (none, and no fold, when
+    it may see none of them)."""
+    if filters.group_by is GroupBy.NODE:
+        first = reads.reservations.reservation_page(node_id, None, False, 1).access
+        if first is None or not runs_the_node(caller, first.owner_org_id):
+            return []
+        ledger = fold(node_id, reads.history.node_events(node_id), as_of)
+        return usage_rows.node_rows(ledger, filters.granularity, filters.start, filters.end)
+    owner, reservations = _reservations(reads.reservations, node_id, now)
+    if owner is None:
+        return []
+    runs = runs_the_node(caller, owner)
+    seen = {r.id for r in reservations if runs or _names(r, caller.org_id)}
+    if filters.reservation_ids is not None:
+        seen &= filters.reservation_ids
+    if not seen:
+        return []
+    ledger = fold(node_id, reads.history.node_events(node_id), as_of)
+    rows = usage_rows.reservation_rows(ledger, filters.granularity, filters.start, filters.end)
+    return [row for row in rows if row.key.reservation_id in seen]
+
+
+def _reservations(
+    reader: ReservationReader, node_id: str, now: datetime
+) -> tuple[str | None, list[Reservation]]:
+    """The node's owner (None: no such node) and every reservation it still keeps, live or
+    in its history."""
+    owner: str | None = None
+    kept: list[Reservation] = []
+    after: str | None = None
+    while True:
+        read = reader.reservation_page(node_id, after, True, None)
+        if read.access is None:
+            return None, []
+        owner = read.access.owner_org_id
+        kept += (r for r in read.reservations if r.retained_at(now))
+        if not read.more or not read.reservations:
+            return owner, kept
+        after = read.reservations[-1].id
+
+
+def _names(reservation: Reservation, org_id: str) -> bool:
+    named: Iterable[str] = (*reservation.managing_org_ids, *reservation.allowed_org_ids)
+    return org_id in named

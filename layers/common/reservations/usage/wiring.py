@@ -1,0 +1,54 @@
+"""The usage slice's real ports: the node table's reservation reads, the feeds' events and
+loads, and the fleet index for the nodes an org's reservations are on."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from reservations.kernel.caller import Caller
+from reservations.kernel.clock import utc_now
+from reservations.kernel.ports import Ports
+from reservations.lifecycle import FleetIndexTable, FleetQuery, list_fleet_reservations
+from reservations.nodes import READ, node_table
+from reservations.usage.read import UsageReads
+from reservations.usage.table import UsageTable
+
+# Every status, live and ended: usage counts a reservation's past as well as its present.
+_EVERY_STATUS = "pending,active,needs-review,expired,cancelled"
+_PAGE = "100"
+
+
+class FleetNodes:
+    """The nodes of the reservations an org may see across the fleet, from the fleet list's
+    own pages (every status): what the org's fleet index holds, read page after page."""
+
+    def __init__(self, signing_key: bytes) -> None:
+        self._index = FleetIndexTable()
+        self._signing_key = signing_key
+
+    def __call__(self, caller: Caller) -> frozenset[str]:
+        # The fleet list reads for a key with reservation.read; usage asks it for the org's
+        # reservations as the org would see them with it, whatever its own key holds.
+        reader = replace(caller, permissions=caller.permissions | {READ})
+        nodes: set[str] = set()
+        cursor: str | None = None
+        while True:
+            query = FleetQuery(status=_EVERY_STATUS, limit=_PAGE, cursor=cursor)
+            page = list_fleet_reservations(reader, query, self._index, self._signing_key,
+                                           utc_now())  # fmt: skip
+            nodes.update(item.node_id for item in page.items)
+            if page.next_cursor is None:
+                return frozenset(nodes)
+            cursor = page.next_cursor
+
+
+def usage_reads(signing_key: bytes) -> UsageReads:
+    return UsageReads(
+        history=UsageTable(),
+        reservations=node_table(),
+        org_nodes=FleetNodes(signing_key),
+    )
+
+
+def usage_ports() -> Ports:
+    return Ports(clock=utc_now)

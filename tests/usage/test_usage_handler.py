@@ -1,0 +1,264 @@
+"""GET /v1/usage through the real handlers over moto, every write at a clock the test sets:
+a node registered with three units (one of 2 GPUs), a reservation made an hour later, a
+unit released, a spot VM placed on it and ended. The day's figures to the millisecond, the
+hours' rows, who sees which rows, paging, the watermark, and every bad query."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from types import ModuleType
+from typing import Any
+
+import boto3
+import pytest
+
+from devstack import fleet_documents as f
+from devstack.api_events import (
+    create_event,
+    end_event,
+    node_event,
+    place_event,
+    release_event,
+    usage_event,
+)
+from devstack.fleets import NODE_QUEUE_PREFIX
+from devstack.functions import invoke, load_function
+from reservations.kernel.aws import clients
+from reservations_tools.fleet.loader import local_dead_letter_arn
+from tests.support.fleet_index import FleetStream
+from tests.support.ports import swap_ports
+
+pytestmark = pytest.mark.moto
+
+H = 3_600_000  # an hour, in ms
+DAY = 24 * H
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+U1, U2, U3 = "0000:04:00.0", "0000:05:00.0", "0000:06:00.0"
+NODE = "node-u"
+FUNCTIONS = ("put_node", "create_reservation", "release", "place_workload", "end_workload",
+             "list_usage")  # fmt: skip
+USAGE_KEYS = {
+    "operator": ("vl_local_test_usage_operator", "org-platform"),
+    "owner": ("vl_local_test_usage_owner", "org-acme"),
+    "broker": ("vl_local_test_usage_broker", "org-broker"),
+    "lab": ("vl_local_test_usage_lab", "org-lab"),
+    "stranger": ("vl_local_test_usage_stranger", "org-stranger"),
+}
+KEYS = [
+    *({"key": key, "orgId": org, "permissions": ["usage.read"]} for key, org in USAGE_KEYS.values()),
+    {"key": "vl_local_test_writer", "orgId": "org-platform",
+     "permissions": ["node.write", "reservation.write", "reservation.capacity",
+                     "workload.place", "reservation.read"]},
+    {"key": "vl_local_test_no_usage", "orgId": "org-acme", "permissions": ["reservation.read"]},
+]  # fmt: skip
+WRITER = "Bearer vl_local_test_writer"
+
+
+def bearer(who: str) -> str:
+    return f"Bearer {USAGE_KEYS[who][0]}"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def at(self, ms: int) -> None:
+        self.now = T0 + timedelta(milliseconds=ms)
+
+
+@pytest.fixture
+def functions(aws, load_fleet, monkeypatch) -> tuple[dict[str, ModuleType], Clock]:
+    stream = FleetStream(aws)  # from the stream's start: the fleet index of every write
+    monkeypatch.setenv("NODE_QUEUE_PREFIX", NODE_QUEUE_PREFIX)
+    monkeypatch.setenv("NODE_DEAD_LETTER_QUEUE_ARN", local_dead_letter_arn(boto3.client("sqs")))
+    clients.reset()
+    load_fleet(f.fleet([], extra_keys=KEYS))
+    loaded = {name: load_function(name) for name in FUNCTIONS}
+    clock = Clock()
+    for module in loaded.values():
+        swap_ports(monkeypatch, module, clock=clock)
+    clock.index = stream.run  # type: ignore[attr-defined]
+    return loaded, clock
+
+
+def _ok(result: Any) -> Any:
+    if result.status == 204:
+        return None
+    assert result.status in (200, 201), result.body
+    return result.body
+
+
+@pytest.fixture
+def day(functions) -> tuple[dict[str, ModuleType], Clock]:
+    """The node's first day: registered at 00:00, res-1 (U1, U2; managed by org-broker,
+    audience org-lab) at 01:00, U1 released at 02:00, a spot VM on it from 03:00 to 04:00."""
+    fns, clock = functions
+    units = [f.unit(U1), f.unit(U2), f.unit(U3, sellableGpus=2)]
+    body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": units}
+    _ok(invoke(fns["put_node"], node_event(NODE, body, WRITER)))
+    clock.at(1 * H)
+    create = {"unitIds": [U1, U2], "allowedOrgIds": ["org-lab"], "managingOrgIds": ["org-broker"],
+              "startsAt": clock.now.isoformat()}  # fmt: skip
+    created = _ok(invoke(fns["create_reservation"], create_event(NODE, create, WRITER, "k-c")))
+    assert created["id"]
+    clock.at(2 * H)
+    rid = created["id"]
+    _ok(invoke(fns["release"], release_event(NODE, rid, {"unitIds": [U1]}, WRITER, "k-r")))
+    clock.at(3 * H)
+    vm = {"id": "vm-1", "kind": "vm", "tier": "spot", "orgId": "org-spot", "unitIds": [U1]}
+    _ok(invoke(fns["place_workload"], place_event(NODE, vm, WRITER, "k-p")))
+    clock.at(4 * H)
+    _ok(invoke(fns["end_workload"], end_event(NODE, "vm-1", WRITER, "k-e")))
+    clock.index()  # type: ignore[attr-defined]
+    clock.reservation_id = rid  # type: ignore[attr-defined]
+    return fns, clock
+
+
+def usage(fns: dict[str, ModuleType], who: str, **query: str) -> Any:
+    query.setdefault("from", "2026-12-01T00:00:00Z")
+    query.setdefault("to", "2026-12-02T00:00:00Z")
+    return invoke(fns["list_usage"], usage_event(who if " " in who else bearer(who), query))
+
+
+def test_a_day_of_a_node_to_the_millisecond(day):
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    [row] = _ok(usage(fns, "owner"))["items"]
+    assert row["unitMs"] == {
+        "review": 0, "reclaiming": 0,
+        "lent_used": 1 * H, "lent_idle": 21 * H,
+        "reserved_used": 0, "reserved_idle": 24 * H,
+        "open_used": 0, "open_idle": 26 * H,
+    }  # fmt: skip
+    assert sum(row["unitMs"].values()) == 3 * DAY  # three units, all day
+    # The 2-GPU unit (U3, open all day) counts twice in GPU-ms; the others once.
+    assert row["gpuMs"] == {**row["unitMs"], "open_idle": 26 * H + 24 * H}
+    assert (row["id"], row["nodeId"], row["final"], row["revision"]) == (
+        f"{NODE}/day/2026-12-01T00:00:00Z", NODE, True, 1)  # fmt: skip
+    assert (row["start"], row["end"]) == ("2026-12-01T00:00:00Z", "2026-12-02T00:00:00Z")
+    assert row["asOf"] == "2026-12-02T00:00:05.000Z"  # now less the settle window
+
+
+def test_a_node_is_its_reservations_plus_its_open_units(day):
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    [node] = _ok(usage(fns, "operator"))["items"]
+    [held] = _ok(usage(fns, "operator", groupBy="reservation"))["items"]
+    assert held["reservationId"] == clock.reservation_id  # type: ignore[attr-defined]
+    assert set(held["unitMs"]) == {"review", "reclaiming", "lent_used", "lent_idle",
+                                   "reserved_used", "reserved_idle"}  # fmt: skip
+    assert held["unitMs"]["lent_used"] == 1 * H
+    assert held["unitMs"]["lent_idle"] == 21 * H
+    for figures in ("unitMs", "gpuMs"):
+        opened = node[figures]["open_idle"] + node[figures]["open_used"]
+        assert sum(node[figures].values()) == sum(held[figures].values()) + opened
+
+
+def test_hourly_rows_put_each_change_at_its_events_moment(day):
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    rows = _ok(usage(fns, "owner", granularity="hour", limit="24"))["items"]
+    assert [r["start"][11:13] for r in rows] == [f"{h:02d}" for h in range(24)]
+    assert rows[0]["unitMs"]["open_idle"] == 3 * H
+    assert rows[1]["unitMs"]["reserved_idle"] == 2 * H  # res-1 from 01:00 exactly
+    assert rows[2]["unitMs"]["lent_idle"] == 1 * H  # U1 released at 02:00
+    assert rows[3]["unitMs"]["lent_used"] == 1 * H  # the VM from 03:00 to 04:00
+    assert rows[4]["unitMs"]["lent_used"] == 0
+    assert rows[4]["unitMs"]["lent_idle"] == 1 * H
+
+
+def test_a_row_counts_up_to_the_watermark_and_is_final_after_it(day):
+    fns, clock = day
+    clock.at(12 * H)
+    [row] = _ok(usage(fns, "owner"))["items"]
+    assert row["final"] is False
+    assert sum(row["unitMs"].values()) == 3 * (12 * H - 5_000)
+    assert row["asOf"] == "2026-12-01T11:59:55.000Z"
+    # The hours after the watermark have no row yet.
+    hours = _ok(usage(fns, "owner", granularity="hour", limit="100"))["items"]
+    assert len(hours) == 12
+    assert hours[-1]["final"] is False
+    assert hours[-2]["final"] is True
+
+
+def test_who_sees_which_rows(day):
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    by = {"groupBy": "reservation"}
+    rid = clock.reservation_id  # type: ignore[attr-defined]
+    assert [r["nodeId"] for r in _ok(usage(fns, "owner"))["items"]] == [NODE]
+    for who in ("owner", "operator", "broker", "lab"):
+        assert [r["reservationId"] for r in _ok(usage(fns, who, **by))["items"]] == [rid], who
+    for who in ("broker", "lab", "stranger"):  # a node's row is its owner's (and operator's)
+        assert _ok(usage(fns, who))["items"] == [], who
+        assert _ok(usage(fns, who, nodeId=NODE))["items"] == [], who
+    assert _ok(usage(fns, "stranger", **by))["items"] == []
+    # A key that names what it may not see answers as one naming what does not exist.
+    hidden = usage(fns, "stranger", nodeId=NODE, **by, reservationId=rid)
+    unknown = usage(fns, "stranger", nodeId="node-nope", **by, reservationId="res-nope")
+    assert (hidden.status, hidden.body) == (unknown.status, unknown.body) == (200, {"items": []})
+
+
+def test_a_key_without_usage_read_gets_the_404(day):
+    fns, _ = day
+    result = usage(fns, "Bearer vl_local_test_no_usage")
+    assert (result.status, result.body["code"]) == (404, "not_found")
+    assert usage(fns, "Bearer vl_unknown").status == 401
+
+
+def test_pages_follow_the_cursor_bound_to_the_org_and_the_query(day):
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    seen, cursor, pages = [], None, 0
+    while True:
+        extra = {"cursor": cursor} if cursor else {}
+        page = _ok(usage(fns, "owner", granularity="hour", limit="10", **extra))
+        seen += [r["id"] for r in page["items"]]
+        pages += 1
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            break
+        assert page["items"]
+    assert (pages, len(seen), len(set(seen))) == (3, 24, 24)
+    first = _ok(usage(fns, "owner", granularity="hour", limit="10"))["nextCursor"]
+    for who, query in (("operator", {"granularity": "hour"}),
+                       ("owner", {"granularity": "hour", "groupBy": "reservation"})):  # fmt: skip
+        refused = usage(fns, who, limit="10", cursor=first, **query)
+        assert (refused.status, refused.body["details"][0]["field"]) == (400, "cursor"), who
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"from": ""}, "from"),
+        ({"to": ""}, "to"),
+        ({"from": "yesterday"}, "from"),
+        ({"from": "2026-12-01T12:00:00Z"}, "from"),  # not a whole day
+        ({"to": "2026-12-01T00:30:00Z", "granularity": "hour"}, "to"),  # not a whole hour
+        ({"to": "2026-12-01T00:00:00Z"}, "to"),  # not after from
+        ({"to": "2028-01-06T00:00:00Z"}, "to"),  # more than 400 days
+        ({"to": "2027-01-02T00:00:00Z", "granularity": "hour"}, "to"),  # more than 31 days
+        ({"granularity": "week"}, "granularity"),
+        ({"groupBy": "org"}, "groupBy"),
+        ({"reservationId": "res-1"}, "reservationId"),  # only with groupBy=reservation
+        ({"nodeId": "bad id"}, "nodeId"),
+        ({"nodeId": ",".join(f"n{i}" for i in range(51))}, "nodeId"),
+        ({"limit": "0"}, "limit"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+    ],
+)
+def test_a_bad_query_is_a_400_naming_its_field(day, query, field):
+    fns, _ = day
+    result = usage(fns, "owner", **query)
+    assert result.status == 400, result.body
+    assert (result.body["code"], result.body["details"][0]["field"]) == ("invalid_request", field)
+
+
+def test_the_longest_periods_are_accepted(day):
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    assert usage(fns, "owner", to="2028-01-05T00:00:00Z").status == 200  # 400 days
+    assert usage(fns, "owner", to="2027-01-01T00:00:00Z", granularity="hour").status == 200
