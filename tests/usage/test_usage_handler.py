@@ -262,3 +262,26 @@ def test_the_longest_periods_are_accepted(day):
     clock.at(DAY + 10_000)
     assert usage(fns, "owner", to="2028-01-05T00:00:00Z").status == 200  # 400 days
     assert usage(fns, "owner", to="2027-01-01T00:00:00Z", granularity="hour").status == 200
+
+
+def test_a_node_loaded_from_a_fleet_file_is_counted_from_its_load(functions, load_fleet, aws):
+    fns, clock = functions
+    units = [f.unit(U1), f.unit(U2, sellableGpus=2)]
+    node = f.node("node-f", units, [f.reservation("res-f", [U1], releasedUnitIds=[U1])],
+                  [f.workload("vm-f", [U1])])  # fmt: skip
+    load_fleet(f.fleet([node], extra_keys=KEYS))
+    [record] = aws.query(
+        TableName="ReservationsTable",
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": "USAGE#node-f"}},
+    )["Items"]
+    loaded = datetime.fromisoformat(record["SK"]["S"].removeprefix("LOADED#"))
+    clock.now = loaded + timedelta(hours=2)
+    start = loaded.replace(hour=0, minute=0, second=0, microsecond=0)
+    period = {"from": start.isoformat(), "to": (start + timedelta(days=2)).isoformat()}
+    rows = _ok(usage(fns, "owner", nodeId="node-f", **period))["items"]
+    counted = 2 * H - 5_000  # from the load to the watermark
+    assert sum(sum(r["unitMs"].values()) for r in rows) == 2 * counted
+    # The spot VM on the released unit is lent_used from the load; the 2-GPU unit is open.
+    assert sum(r["unitMs"]["lent_used"] for r in rows) == counted
+    assert sum(r["gpuMs"]["open_idle"] for r in rows) == 2 * counted
