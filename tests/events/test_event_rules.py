@@ -255,14 +255,27 @@ def test_each_types_data_names_every_field_as_the_contract_does():
         "unitIds": ["0000:04:00.0", "0000:05:00.0"],
     }
     registered = nodes_events.node_registered(
-        s.context(3), s.NODE_A, ["0000:05:00.0", "0000:04:00.0"]
-    )
+        s.context(3), s.NODE_A, ["0000:05:00.0", "0000:04:00.0"],
+        {"0000:05:00.0": 2, "0000:04:00.0": 1},
+    )  # fmt: skip
     assert registered.event.data == {
         "topologyGen": 2,
         "addedUnitIds": ["0000:04:00.0", "0000:05:00.0"],
         "removedUnitIds": [],
         "changedUnitIds": [],
+        "units": [
+            {"id": "0000:04:00.0", "sellableGpus": 1},
+            {"id": "0000:05:00.0", "sellableGpus": 2},
+        ],
     }
+    updated = nodes_events.node_updated(
+        s.context(4), s.NODE_A, ["0000:06:00.0"], ["0000:04:00.0"], ["0000:05:00.0"],
+        gpus={"0000:05:00.0": 4, "0000:06:00.0": 1, "0000:07:00.0": 1},
+    )  # fmt: skip
+    assert updated.event.data["units"] == [  # the units added and changed, each with its GPUs
+        {"id": "0000:05:00.0", "sellableGpus": 4},
+        {"id": "0000:06:00.0", "sellableGpus": 1},
+    ]
 
 
 def test_a_terminations_events_carry_its_id_reservation_and_request_time():

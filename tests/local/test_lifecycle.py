@@ -252,3 +252,62 @@ def test_the_lending_by_the_clock_session_runs_as_written(demo_stack: Stack) -> 
     after = parse_time(event["time"]) - parse_time(waiting["terminateAt"])
     print(f"the lab's VM started {after.total_seconds():.1f} s after the spot VM's terminateAt")
     assert timedelta(0) <= after <= timedelta(seconds=30), ran.stdout
+
+
+def test_the_usage_session_runs_as_written(demo_stack: Stack) -> None:
+    """docs/sessions.md's usage session: the reservation's and the node's rows, each state
+    in integer milliseconds exactly its events' times apart (the node feed's own events,
+    read after the rows), the 2-GPU unit twice in GPU-ms, and the node's row the
+    reservation's plus its open units."""
+    commands = session_commands("Usage: a broker's lending, to the millisecond")
+    ran = run_session(commands.replace("http://127.0.0.1:3000", demo_stack.api), 180)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lines = ran.stdout.split("\n", 4)
+    assert lines[:4] == ["201", "200", "201", "200"], ran.stdout
+    decoder, rest, answers = json.JSONDecoder(), lines[4], []
+    for _ in range(3):
+        answer, at = decoder.raw_decode(rest.lstrip())
+        answers.append(answer)
+        rest = rest.lstrip()[at:]
+    held, node, feed = answers
+
+    def at(kind: str) -> int:
+        (event,) = [e for e in feed["items"] if e["type"] == kind]
+        return ms(event["time"])
+
+    registered, created = at("node.registered"), at("reservation.created")
+    released, placed = at("reservation.released"), at("workload.placed")
+    reclaimed, terminated = at("reservation.reclaimed"), at("workload.terminated")
+    as_of = ms(held["items"][-1]["asOf"])
+    assert as_of > terminated
+
+    def total(rows: dict[str, Any], figures: str) -> dict[str, int]:
+        summed: dict[str, int] = {}
+        for row in rows["items"]:
+            for state, value in row[figures].items():
+                summed[state] = summed.get(state, 0) + value
+        return summed
+
+    unit_ms = total(held, "unitMs")
+    # 04 (1 GPU): reserved, lent, used by the spot VM, reclaiming, reserved again; 05 (2 GPUs)
+    # reserved all along.
+    assert unit_ms == {
+        "review": 0,
+        "reclaiming": terminated - reclaimed,
+        "lent_used": reclaimed - placed,
+        "lent_idle": placed - released,
+        "reserved_used": 0,
+        "reserved_idle": (released - created) + (as_of - terminated) + (as_of - created),
+    }, (ran.stdout, feed)
+    assert total(held, "gpuMs") == {**unit_ms, "reserved_idle": unit_ms["reserved_idle"]
+                                    + (as_of - created)}  # fmt: skip
+    assert 2_000 <= unit_ms["reclaiming"] <= 15_000  # the notice, then the agent's report
+    node_ms = total(node, "unitMs")
+    assert node_ms == {**unit_ms, "open_used": 0, "open_idle": 2 * (created - registered)}
+    assert sum(node_ms.values()) == 2 * (as_of - registered)
+    print(f"\nusage: lent_used {unit_ms['lent_used']} ms, reclaiming {unit_ms['reclaiming']} ms")
+
+
+def ms(text: str) -> int:
+    """An event's or a row's time in integer milliseconds since the epoch."""
+    return (parse_time(text) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)

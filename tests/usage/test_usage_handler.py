@@ -275,7 +275,7 @@ def test_a_node_loaded_from_a_fleet_file_is_counted_from_its_load(functions, loa
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues={":pk": {"S": "USAGE#node-f"}},
     )["Items"]
-    loaded = datetime.fromisoformat(record["SK"]["S"].removeprefix("LOADED#"))
+    loaded = datetime.fromisoformat(record["SK"]["S"].removeprefix("LOADED#").rpartition("#")[0])
     clock.now = loaded + timedelta(hours=2)
     start = loaded.replace(hour=0, minute=0, second=0, microsecond=0)
     period = {"from": start.isoformat(), "to": (start + timedelta(days=2)).isoformat()}
@@ -285,3 +285,23 @@ def test_a_node_loaded_from_a_fleet_file_is_counted_from_its_load(functions, loa
     # The spot VM on the released unit is lent_used from the load; the 2-GPU unit is open.
     assert sum(r["unitMs"]["lent_used"] for r in rows) == counted
     assert sum(r["gpuMs"]["open_idle"] for r in rows) == 2 * counted
+
+
+def test_a_named_nodes_page_reads_its_access_its_loads_and_its_feed(day, sent_requests):
+    """The requests of a page by node for one named node, the key cached: one Query of the
+    node's partition (its list access), one of its load records, one of its feed (a day of
+    five events fits one page). By reservation, its reservations (live and ended) in one
+    Query of the NodeReservations index instead of the list access."""
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    _ok(usage(fns, "owner", nodeId=NODE))  # the key, cached
+    sent_requests.clear()
+    [_] = _ok(usage(fns, "owner", nodeId=NODE))["items"]
+    assert sent_requests.sent == [("dynamodb", "Query")] * 3
+    sent_requests.clear()
+    [_] = _ok(usage(fns, "owner", nodeId=NODE, groupBy="reservation"))["items"]
+    assert sent_requests.sent == [("dynamodb", "Query")] * 3
+    sent_requests.clear()
+    assert _ok(usage(fns, "broker", nodeId=NODE))["items"] == []  # not its node's rows
+    # Its key read (first use), the list access, and no fold.
+    assert sent_requests.sent == [("dynamodb", "GetItem"), ("dynamodb", "Query")]

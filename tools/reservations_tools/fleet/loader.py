@@ -312,8 +312,8 @@ def _record_load(client: Any, table: str, fleet_node: FleetNode, loaded_at: date
     writes: a load cut short between them leaves the node counted from its previous start,
     and loading again records it."""
     node = fleet_node.model_dump(by_alias=True, mode="json", exclude_none=True)
-    item = usage.loaded_item(fleet_node.id, node, loaded_at)
-    client.put_item(TableName=table, Item=codec.to_attributes(item))
+    for item in usage.loaded_items(fleet_node.id, node, loaded_at):
+        client.put_item(TableName=table, Item=codec.to_attributes(item))
 
 
 def _keys_to_revoke(client: Any, table: str, keep: set[str]) -> list[str]:
