@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ EVERY_COMMAND = {
     "workloads get", "workloads place", "workloads end", "events list", "events tail", "webhooks create", "webhooks list",
     "webhooks get", "webhooks delete", "webhooks rotate", "webhooks deliveries",
     "webhooks delivery", "webhooks retry", "webhooks listen", "lending set", "lending show",
-    "lending clear",
+    "lending clear", "usage",
 }  # fmt: skip
 
 
@@ -88,7 +89,8 @@ def transport(load_fleet: Any, aws: Any, monkeypatch: pytest.MonkeyPatch) -> htt
     clients.reset()
     load_fleet(json.loads((ROOT / "fleets" / "demo.json").read_text()))
     functions = {name: load_function(name) for name in openapi.API_FUNCTIONS}
-    for name in ("node_events", "org_events"):  # read as a settle window later: no sleeping
+    # Read as a settle window later: no sleeping (usage: counted up to now).
+    for name in ("node_events", "org_events", "list_usage"):
         swap_ports(monkeypatch, functions[name], clock=lambda: datetime.now(UTC) + SETTLE_WINDOW)
     return Quiet(httpx.WSGITransport(app=LambdaApi(functions, openapi.render(openapi.generate()))))
 
@@ -619,3 +621,38 @@ def test_tables_for_people_fit_80_columns_and_json_keeps_the_apis_times(cli, rel
     assert all(e["time"].endswith("Z") and len(e["time"]) == 24 for e in feed)  # .mmmZ
     rows = list(csv.DictReader(io.StringIO(cli("-o", "csv", "units", A1).out)))
     assert [row["id"] for row in rows] == [u["id"] for u in cli("-o", "json", "units", A1).json()]
+
+
+def test_usage_of_the_demo_fleet_and_the_apis_400_for_a_period_off_whole_days(cli):
+    """The owner's nodes counted since the fleet's load: a row a node, its utilization in
+    the table as its GPU-ms in the JSON give it; by reservation, the broker's; a chart within
+    80 columns; and a period that does not start on a whole UTC day refused by the API."""
+    today = datetime.now(UTC).date()
+    period = ["--from", str(today - timedelta(days=1)), "--to", str(today + timedelta(days=1)),
+              "--node", "node-a1,node-c3", "--node", "node-d9"]  # fmt: skip
+    rows = cli("-o", "json", "usage", *period, key="owner").json()
+    assert [r["nodeId"] for r in rows] == ["node-a1", "node-c3", "node-d9"]  # org-acme's
+    assert all(r["start"] == f"{today}T00:00:00Z" and r["final"] is False for r in rows)
+    used = ("reclaiming", "lent_used", "reserved_used", "open_used")
+    table = cli("usage", *period, key="owner", env={"COLUMNS": "80"}).out.splitlines()
+    assert len(table) == 1 + len(rows)
+    assert max(len(line) for line in table) <= 80
+    for line, row in zip(table[1:], rows, strict=True):
+        gpu = row["gpuMs"]
+        assert sum(gpu.values()) > 0
+        share = (Decimal(sum(gpu[s] for s in used) * 100) / sum(gpu.values())).quantize(
+            Decimal("0.1"), rounding=ROUND_HALF_UP)  # fmt: skip
+        assert line.split() == [row["nodeId"], str(today), *line.split()[2:4], f"{share}%", "no"]
+    held = cli("-o", "json", "usage", *period, "--group-by", "reservation").json()
+    assert {r["reservationId"] for r in held} >= {RES}  # the broker manages it
+    governed = {"review", "reclaiming", "lent_used", "lent_idle", "reserved_used", "reserved_idle"}
+    assert all(set(r["unitMs"]) == set(r["gpuMs"]) == governed for r in held)
+    chart = cli("usage", *period, "--chart", key="owner", env={"COLUMNS": "80"}).out.splitlines()
+    assert max(len(line) for line in chart) <= 80
+    assert chart[1].startswith(f"{today}*")
+    bad = cli("usage", "--from", f"{today}T12:00:00Z", "--to", str(today + timedelta(days=1)),
+              key="owner")  # fmt: skip
+    assert (bad.code, bad.out) == (1, "")
+    assert bad.err.startswith("error: from must be a whole UTC day (granularity day)\n")
+    assert "code: invalid_request  status: 400" in bad.err
+    assert "  from: must be a whole UTC day (granularity day)" in bad.err

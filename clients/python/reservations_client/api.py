@@ -27,6 +27,7 @@ from reservations_api_client.api.reservations import (
     set_lending_policy,
     update_reservation,
 )
+from reservations_api_client.api.usage import list_usage
 from reservations_api_client.api.webhooks import (
     create_webhook,
     delete_webhook,
@@ -68,6 +69,8 @@ from reservations_api_client.models import (
     Unit,
     UnitsRequest,
     UpdateReservationRequest,
+    UsagePage,
+    UsageRow,
     Workload,
     WorkloadPage,
 )
@@ -147,6 +150,12 @@ def _moment(value: datetime | str | None) -> Any:
     """``after``: an aware datetime, or RFC 3339 text as the API takes it."""
     if value is None:
         return UNSET
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def _boundary(value: datetime | str) -> datetime:
+    """A usage period's ``from`` or ``to``: a datetime, or RFC 3339 text (the API judges
+    whether it is a whole UTC hour or day, and names the field when it is not)."""
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
@@ -450,6 +459,36 @@ class Reservations:
         return follow(
             lambda cursor: self.events(types=types, after=after, limit=100, cursor=cursor),
             lambda event: event.id, pause)  # fmt: skip
+
+    # --- usage ----------------------------------------------------------------------------
+
+    def list_usage(
+        self, *, from_: datetime | str, to: datetime | str, granularity: str | None = None,
+        group_by: str | None = None, node_ids: str | Sequence[str] | None = None,
+        reservation_ids: str | Sequence[str] | None = None, limit: int | None = None,
+        cursor: str | None = None,
+    ) -> UsagePage:  # fmt: skip
+        """One page of the usage rows the key may see over ``[from_, to)``; :meth:`iter_usage`
+        reads them all."""
+        return _expect(UsagePage, list_usage.sync_detailed(
+            client=self.client, from_=_boundary(from_), to=_boundary(to),
+            granularity=_given(granularity), group_by=_given(group_by),
+            node_id=_listed(node_ids), reservation_id=_listed(reservation_ids),
+            limit=_given(limit), cursor=_given(cursor)))  # fmt: skip
+
+    def iter_usage(
+        self, *, from_: datetime | str, to: datetime | str, granularity: str | None = None,
+        group_by: str | None = None, node_ids: str | Sequence[str] | None = None,
+        reservation_ids: str | Sequence[str] | None = None, page_size: int = 100,
+    ) -> Iterator[UsageRow]:  # fmt: skip
+        """Every usage row the key may see over ``[from_, to)`` (on whole UTC hours for
+        ``granularity="hour"``, whole UTC days for ``"day"``, the default), by node (the
+        default) or ``group_by="reservation"``: by key, then start. Each row's ``unit_ms`` and
+        ``gpu_ms`` hold a figure per state, those a newer API adds in their
+        ``additional_properties``."""
+        return list_items(lambda cursor: self.list_usage(
+            from_=from_, to=to, granularity=granularity, group_by=group_by, node_ids=node_ids,
+            reservation_ids=reservation_ids, limit=page_size, cursor=cursor))  # fmt: skip
 
     # --- webhooks -------------------------------------------------------------------------
 

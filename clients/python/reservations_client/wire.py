@@ -2,9 +2,10 @@
 ``Z`` again, as the API sent it (``to_dict()`` writes a datetime back as ``+00:00`` with
 microseconds).
 
-The API writes times to the second (``2026-12-01T00:00:00Z``), an event's ``time`` to the
-millisecond always (``2026-12-01T05:08:47.123Z``), and a termination's times to the
-millisecond unless whole (``…:42.345Z``, ``…:42Z``); :func:`api_json` gives those texts back.
+The API writes times to the second (``2026-12-01T00:00:00Z``), an event's ``time`` and a
+usage row's ``asOf`` to the millisecond always (``2026-12-01T05:08:47.123Z``,
+``…:05.000Z``), and a termination's times to the millisecond unless whole (``…:42.345Z``,
+``…:42Z``); :func:`api_json` gives those texts back.
 Fields and values the client does not know are in the models' ``additional_properties``,
 which ``to_dict()`` writes as they came.
 """
@@ -17,7 +18,8 @@ from typing import Any
 
 # A datetime as ``datetime.isoformat()`` writes one in UTC.
 _ISO_UTC = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{6}))?\+00:00")
-EVENT_TIME = "time"  # an event's time: always to the millisecond
+# The times always written to the millisecond: an event's, and a usage row's watermark.
+MILLISECOND_TIMES = frozenset({"time", "asOf"})
 
 
 def api_json(value: Any) -> Any:
@@ -42,7 +44,7 @@ def _rewritten(value: Any, key: str | None) -> Any:
     if isinstance(value, list | tuple):
         return [_rewritten(item, key) for item in value]
     if isinstance(value, str):
-        return zulu(value, milliseconds=key == EVENT_TIME)
+        return zulu(value, milliseconds=key in MILLISECOND_TIMES)
     return value
 
 

@@ -2,7 +2,7 @@
 
 The root command reads ``--profile`` and ``--output`` (given before the command or after
 it: :class:`~reservations_client.cli.session.Commands`); each group of commands lives in its
-own module (capacity, reads, events, webhooks) and is added here. ``--install-completion``
+own module (capacity, reads, events, webhooks, usage) and is added here. ``--install-completion``
 installs the shell's completion (Typer's).
 """
 
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from reservations_client.cli import capacity, events, lending, reads, scheduler, webhooks
+from reservations_client.cli import capacity, events, lending, reads, scheduler, usage, webhooks
 from reservations_client.cli.output import Output
 from reservations_client.cli.session import Commands, Session, connect
 
@@ -56,6 +56,7 @@ scheduler.register(reads.workloads)
 app.add_typer(lending.app, name="lending")
 app.add_typer(events.app, name="events")
 app.add_typer(webhooks.app, name="webhooks")
+usage.register(app)
 
 
 def main() -> None:
