@@ -305,3 +305,20 @@ def test_a_named_nodes_page_reads_its_access_its_loads_and_its_feed(day, sent_re
     assert _ok(usage(fns, "broker", nodeId=NODE))["items"] == []  # not its node's rows
     # Its key read (first use), the list access, and no fold.
     assert sent_requests.sent == [("dynamodb", "GetItem"), ("dynamodb", "Query")]
+
+
+def test_an_owner_without_node_ids_gets_every_node_it_owns_reserved_or_not(day):
+    """The fleet index lists a node under its owner (and the operator) from its
+    registration on: a node with no reservation has rows too."""
+    fns, clock = day
+    body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit(U1)]}
+    _ok(invoke(fns["put_node"], node_event("node-v", body, WRITER)))
+    clock.index()  # type: ignore[attr-defined]
+    clock.at(DAY + 10_000)
+    for who in ("owner", "operator"):
+        rows = _ok(usage(fns, who))["items"]
+        assert [r["nodeId"] for r in rows] == ["node-u", "node-v"], who
+    assert sum(_ok(usage(fns, "owner", nodeId="node-v"))["items"][0]["unitMs"].values()) == (
+        DAY - 4 * H
+    )  # registered at 04:00 (the day's last write), counted to midnight
+    assert _ok(usage(fns, "broker"))["items"] == []

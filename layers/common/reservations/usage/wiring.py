@@ -1,5 +1,5 @@
 """The usage slice's real ports: the node table's reservation reads, the feeds' events and
-loads, and the fleet index for the nodes an org's reservations are on."""
+loads, and the fleet index for the nodes an org owns and those its reservations are on."""
 
 from __future__ import annotations
 
@@ -19,14 +19,20 @@ _PAGE = "100"
 
 
 class FleetNodes:
-    """The nodes of the reservations an org may see across the fleet, from the fleet list's
-    own pages (every status): what the org's fleet index holds, read page after page."""
+    """The nodes whose rows an org may see something of: those it owns (the fleet index's
+    node list; the operator's lists every node), and the nodes of the reservations it may
+    see across the fleet, from the fleet list's own pages (every status)."""
 
     def __init__(self, signing_key: bytes) -> None:
         self._index = FleetIndexTable()
         self._signing_key = signing_key
 
     def __call__(self, caller: Caller) -> frozenset[str]:
+        if caller.platform_operator:
+            return frozenset(self._index.owned_nodes(None))
+        return frozenset(self._index.owned_nodes(caller.org_id)) | self._reserved(caller)
+
+    def _reserved(self, caller: Caller) -> frozenset[str]:
         # The fleet list reads for a key with reservation.read; usage asks it for the org's
         # reservations as the org would see them with it, whatever its own key holds.
         reader = replace(caller, permissions=caller.permissions | {READ})

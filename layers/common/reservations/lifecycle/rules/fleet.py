@@ -45,6 +45,9 @@ FLEET_PREFIX = "FLEET#"
 FLEET_PLATFORM = "/platform"
 FLEET_LIVE = "live"
 FLEET_ENDED = "ended"
+# An org's nodes (``FLEET#<owner>#nodes``, and every node in ``FLEET#/platform#nodes``),
+# sorted by node id: what usage lists a node owner's rows by, reserved or not.
+FLEET_NODES = "nodes"
 # Sorts after every RFC 3339 time: an open-ended reservation's place in the fleet index.
 OPEN_ENDS = "~"
 
@@ -380,3 +383,16 @@ def ends_match(filters: FleetFilters, reservation: Reservation) -> bool:
 
 def is_platform_scope(index_org: str) -> bool:
     return index_org == FLEET_PLATFORM
+
+
+def node_entry_changes(
+    node_id: str, owner_before: str | None, owner_after: str | None
+) -> tuple[list[EntryKey], list[EntryKey]]:
+    """The node entries a node's new owner puts (its owner's and the operator's) and those
+    its old owner's leave: (puts, deletes)."""
+    if owner_after is None or owner_after == owner_before:
+        return [], []
+    puts = [(fleet_pk(owner_after, FLEET_NODES), node_id),
+            (fleet_pk(FLEET_PLATFORM, FLEET_NODES), node_id)]  # fmt: skip
+    deletes = [(fleet_pk(owner_before, FLEET_NODES), node_id)] if owner_before else []
+    return puts, deletes

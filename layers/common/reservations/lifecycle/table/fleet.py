@@ -22,13 +22,17 @@ from reservations.kernel.aws.actions import table
 from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.queries import batch_get, get_item, query_items
 from reservations.lifecycle.rules.fleet import (
+    FLEET_NODES,
+    FLEET_PLATFORM,
     Entry,
     EntryFilter,
     EntryKey,
     IndexChange,
     Range,
+    fleet_pk,
     index_change,
     index_entries,
+    node_entry_changes,
 )
 from reservations.nodes import (
     NODE_HISTORY_PREFIX,
@@ -137,6 +141,19 @@ def read_node_now(node_id: str) -> NodeNow:
 NODE_FIELDS_INDEXED = ("ownerOrgId", "topologyGen")
 
 
+def _index_node(node_id: str, owner_before: str | None, owner_after: str | None) -> int:
+    """The node's entries in its owner's and the operator's node lists (a node registered
+    or loaded, or sold to another org): idempotent puts and deletes, none when the owner
+    did not change."""
+    puts, deletes = node_entry_changes(node_id, owner_before, owner_after)
+    dynamodb = clients.dynamodb()
+    for pk, sk in puts:
+        dynamodb.put_item(TableName=table(), Item=to_attributes({"PK": pk, "SK": sk}))
+    for pk, sk in deletes:
+        dynamodb.delete_item(TableName=table(), Key=to_attributes({"PK": pk, "SK": sk}))
+    return len(puts) + len(deletes)
+
+
 class FleetIndexer:
     """Applies a batch of the table's stream records to the fleet index."""
 
@@ -168,14 +185,23 @@ class FleetIndexer:
                     IndexChange(tuple(now.values()), index_change(gone, {}).deletes)
                 )
             return apply_change(index_change(before, after))
+        applied = 0
+        before = (old or {}).get("ownerOrgId")
+        if keys.get("SK") == NODE_SK and new and before != new.get("ownerOrgId"):
+            # Registered, loaded or sold: listed under its owner as the node is now, not as
+            # this record says (one applied late must not list it under a former owner).
+            self._nodes.pop(str(new["id"]), None)
+            owner = self.node(str(new["id"])).owner
+            applied = _index_node(str(new["id"]), str(before) if before else None, owner)
         changed = old and new and any(old.get(f) != new.get(f) for f in NODE_FIELDS_INDEXED)
         if keys.get("SK") == NODE_SK and old and new and changed:
             node_id = str(new["id"])
             self._nodes.pop(node_id, None)  # read again: as it is after this change
             units_changed = old.get("topologyGen") != new.get("topologyGen")
             as_now = self.node(node_id)
-            return self.reindex(node_id, str(old.get("ownerOrgId")), as_now, units_changed)
-        return 0
+            reindexed = self.reindex(node_id, str(old.get("ownerOrgId")), as_now, units_changed)
+            return applied + reindexed
+        return applied
 
     def reindex(self, node_id: str, before: str, now: NodeNow, units_changed: bool) -> int:
         """Every reservation of the node, live and in its history, indexed again for the
@@ -268,6 +294,16 @@ class FleetIndexTable:
             if (k["PK"], k["SK"]) in by_key
         }
         return Found(reservations, found_nodes)
+
+    def owned_nodes(self, org_id: str | None) -> list[str]:
+        """The ids of the nodes ``org_id`` owns (None: every node), Query after Query."""
+        pk = fleet_pk(FLEET_PLATFORM if org_id is None else org_id, FLEET_NODES)
+        query = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": to_attributes({":pk": pk}),
+        }
+        return [str(item["SK"]) for item in query_items(query)]
 
     def units(self, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], Unit]:
         """The unit items (node, unit) asked for (for a filter by GPU model)."""
