@@ -220,8 +220,11 @@ def test_from_an_empty_node_through_the_client(stack: Stack) -> None:
                lambda s: s[units[0]] == "free")  # fmt: skip
     operator.end_workload(N1, "vm-2")
     assert {u.state for u in owner.list_units(N1)} == {"free"}
-    with pytest.raises(NotFound):
-        owner.get_workload(N1, "vm-2")  # ended: gone
+    ended = owner.get_workload(N1, "vm-2")  # from the node's history, with its own use
+    assert ended.state == "ended"
+    assert isinstance(ended.used_from, datetime)
+    assert isinstance(ended.used_to, datetime)
+    assert ended.gpu_ms >= (ended.used_to - ended.used_from) // timedelta(milliseconds=1) > 0
 
 
 def test_the_event_feeds_through_the_client(stack: Stack) -> None:

@@ -278,7 +278,8 @@ def relay(transport: httpx.BaseTransport, aws: Any) -> Relay:
 def test_the_audiences_placement_takes_units_back_and_waits_then_is_ended(cli):
     """``workloads place --reservation --count``: the lab's VM on two of res-a-active's
     units: 09 (released, free) at once, and a unit under a spot VM, which is terminated, so
-    the VM waits for it; the operator then gives it up with ``workloads end``."""
+    the VM waits for it; the operator then gives it up with ``workloads end``, after which
+    its GET shows it ended, having used nothing (it never started)."""
     placed = cli("-o", "json", "workloads", "place", A1, "vm-lab-1", "--org", "org-lab",
                  "--tier", "reserved", "--reservation", RES, "--count", "2",
                  key="operator").json()  # fmt: skip
@@ -296,8 +297,8 @@ def test_the_audiences_placement_takes_units_back_and_waits_then_is_ended(cli):
     assert "--units or --count" in both.err
     ended = cli("workloads", "end", A1, "vm-lab-1", key="operator")
     assert ended.out.strip() == "vm-lab-1 ended"
-    gone = cli("workloads", "get", A1, "vm-lab-1", key="operator")
-    assert gone.code != 0
+    gone = cli("-o", "json", "workloads", "get", A1, "vm-lab-1", key="operator").json()
+    assert (gone["state"], gone["gpuMs"], gone["usedFrom"]) == ("ended", 0, gone["usedTo"])
 
 
 def test_a_reclaim_by_count_planned_first_then_applied(cli):

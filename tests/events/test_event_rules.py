@@ -279,18 +279,22 @@ def test_each_types_data_names_every_field_as_the_contract_does():
 
 
 def test_a_terminations_events_carry_its_id_reservation_and_request_time():
-    vm = s.VM_1_TERMINATING
+    vm = replace(s.VM_1_TERMINATING, used_from=s.T0)  # placed at T0
     workload = {"kind": "vm", "tier": "spot", "orgId": "org-spotbuyer", "unitIds": ["0000:06:00.0"]}
     termination = {"terminationId": "term-1", "reservationId": "res-2"}
-    ended = workloads_events.workload_ended(s.context(1), vm, ["0000:06:00.0"])
+    ended = workloads_events.workload_ended(s.context(1), vm, ["0000:06:00.0"], gpus=1)
     assert ended.event.data == {
         **workload,
         "freedUnitIds": ["0000:06:00.0"],
         "terminationId": "term-1",
+        # Its own use, to the end's commit (the event's time): 1.001 s on 1 GPU.
+        "usedFrom": "2026-11-30T12:00:00.000Z",
+        "usedTo": "2026-11-30T12:00:01.001Z",
+        "gpuMs": 1001,
     }
     stopped_at = s.T0 + timedelta(seconds=9)
     terminated = terminations_events.workload_terminated(
-        s.context(2), vm, "gone", stopped_at, ["org-reclaimer"]
+        s.context(2), vm, "gone", stopped_at, ["org-reclaimer"], gpus=2
     )
     assert terminated.event.data == {
         **workload,
@@ -298,7 +302,12 @@ def test_a_terminations_events_carry_its_id_reservation_and_request_time():
         "outcome": "gone",
         "time": "2026-11-30T12:00:09.000Z",
         "requestedAt": "2026-11-30T12:00:00Z",
+        # To the report's commit, not to the node's report time (``time``): 2.002 s on 2.
+        "usedFrom": "2026-11-30T12:00:00.000Z",
+        "usedTo": "2026-11-30T12:00:02.002Z",
+        "gpuMs": 4004,
     }
+    assert terminated.event.data["usedTo"] == json.loads(terminated.event.to_json())["time"]
     stuck = terminations_events.termination_stuck(s.context(3), vm, 4)
     assert stuck.event.data == {
         **workload,

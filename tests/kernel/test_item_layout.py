@@ -35,7 +35,6 @@ from reservations.nodes.table.items import (
     workload_item,
 )
 from reservations.nodes.table.keys import reservation_key, unit_key, workload_key
-from reservations.nodes.table.records import HISTORY_DAYS
 from reservations.terminations.table.store import history_item
 from reservations.terminations.writes import TerminationClose
 
@@ -102,6 +101,7 @@ TERMINATING = Workload(
     ),
     version=4,
     created_at=NOW - timedelta(days=3),
+    used_from=NOW - timedelta(days=3, milliseconds=-318),
 )
 RUNNING = Workload("pod-2", WorkloadKind.POD, Tier.RESERVED, "org-lab", (), WorkloadState.RUNNING)
 
@@ -227,8 +227,8 @@ def test_a_closed_termination_is_kept_as_history_for_its_days_then_expires():
         "2026-11-29T11:51:00Z",
         "2026-11-29T12:00:00Z",
     )
-    assert item[_ttl_attribute()] == int((NOW + timedelta(days=HISTORY_DAYS)).timestamp())
-    assert HISTORY_DAYS == 90
+    # Kept as long as the node's other history: HistoryRetentionDays (400 by default).
+    assert item[_ttl_attribute()] == int((NOW + timedelta(days=400)).timestamp())
     # Two closings of one workload (a termination reopened) are two records.
     again = stored(history_item(TerminationClose("node-a", TERMINATING, "t-2", "gone", (), NOW)))
     assert (again["PK"], again["SK"]) != (item["PK"], item["SK"])

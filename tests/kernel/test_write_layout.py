@@ -5,6 +5,7 @@ the builders write."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -46,7 +47,6 @@ from reservations.nodes.table.keys import (
     unit_key,
     workload_key,
 )
-from reservations.nodes.table.records import HISTORY_DAYS
 from reservations.workloads.table import ended_workload_item
 from reservations.workloads.writes import WorkloadEnd
 
@@ -54,6 +54,7 @@ pytestmark = pytest.mark.disable_socket
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-29T12:00:00Z"
+EVENT_STAMP = "2026-11-29T12:00:00.000Z"
 U = ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"]
 
 NODE = Node(
@@ -135,13 +136,15 @@ def _ttl_attribute() -> str:
 
 def _end(workload: Workload, write_id: str = "wr-2") -> WorkloadEnd:
     freed = (ItemVersion(U[2], 4), ItemVersion(U[0], 2))
-    return WorkloadEnd(write_id, "node-a", workload, freed, "org-platform", "key-sched", NOW)
+    return WorkloadEnd(
+        write_id, "node-a", workload, freed, "org-platform", "key-sched", NOW, gpus=2
+    )
 
 
 def test_an_ended_workload_is_kept_as_history_for_its_days_then_expires():
     assert stored(ended_workload_item(_end(WORKLOAD))) == {
         "PK": "WLHIST#node-a",
-        "SK": f"{STAMP}#vm-1#wr-2",
+        "SK": f"WL#vm-1#{EVENT_STAMP}#wr-2",  # by id, then time: its latest life is last
         "workloadId": "vm-1",
         "kind": "vm",
         "tier": "spot",
@@ -150,13 +153,28 @@ def test_an_ended_workload_is_kept_as_history_for_its_days_then_expires():
         "outcome": "ended",
         "createdAt": "2026-11-29T07:00:00Z",
         "endedAt": STAMP,
-        _ttl_attribute(): int((NOW + timedelta(days=HISTORY_DAYS)).timestamp()),
+        # Its own use: an item from before usedFrom counts from createdAt; 5 h on 2 GPUs.
+        "usedFrom": "2026-11-29T07:00:00.000Z",
+        "usedTo": EVENT_STAMP,
+        "gpuMs": 5 * 3600 * 1000 * 2,
+        # Kept as long as the node's other history: HistoryRetentionDays (400 by default).
+        _ttl_attribute(): int((NOW + timedelta(days=400)).timestamp()),
     }
+
+
+def test_an_ended_workload_counts_its_use_from_its_stored_start():
+    started = replace(WORKLOAD, used_from=NOW - timedelta(milliseconds=1500))
+    item = stored(ended_workload_item(_end(started)))
+    assert (item["usedFrom"], item["usedTo"], item["gpuMs"]) == (
+        "2026-11-29T11:59:58.500Z",
+        EVENT_STAMP,
+        3000,
+    )
 
 
 def test_an_ended_terminating_workload_keeps_its_termination_in_its_history():
     item = stored(ended_workload_item(_end(TERMINATING)))
-    assert item["SK"] == f"{STAMP}#pod-2#t-1"  # the termination's record, one per termination
+    assert item["SK"] == f"WL#pod-2#{EVENT_STAMP}#t-1"  # one record per termination
     assert (item["terminationId"], item["reservationId"], item["outcome"]) == (
         "t-1",
         "res-1",
@@ -168,6 +186,8 @@ def test_an_ended_terminating_workload_keeps_its_termination_in_its_history():
         "reserved",
     )
     assert "createdAt" not in item
+    # Neither usedFrom nor createdAt (a fleet file's, stated): no use known, 0.
+    assert (item["usedFrom"], item["usedTo"], item["gpuMs"]) == (EVENT_STAMP, EVENT_STAMP, 0)
 
 
 def test_two_ends_of_one_workload_id_are_two_history_records():

@@ -170,10 +170,11 @@ def every_type(base: datetime = T0) -> list[StoredEvent]:
             "terminated",
             base + timedelta(seconds=n),
             RES_2.managing_org_ids,
+            gpus=1,
         ),
         lambda n: workloads_events.workload_placed(context(n, OPERATOR_ACTOR), VM_2),
         lambda n: workloads_events.workload_ended(
-            context(n, OPERATOR_ACTOR), VM_2, ["0000:07:00.0"]
+            context(n, OPERATOR_ACTOR), VM_2, ["0000:07:00.0"], gpus=1
         ),
         lambda n: nodes_events.node_updated(
             context(n, OPERATOR_ACTOR), NODE_A, ["0000:08:00.0"], [], ["0000:04:00.0"]

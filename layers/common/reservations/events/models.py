@@ -31,6 +31,33 @@ _EVENT: dict[str, Any] = {
     },
 }
 
+# vm-18 reported stopped by its node (as GET then answers it: ``nodes.models.views``): its
+# own use, to the commit of the report's write (the event's time); ``data.time`` is the
+# node's own report time.
+_TERMINATED: dict[str, Any] = {
+    "specversion": "1.0",
+    "id": "evt-q3xk7mwa2rbe5tnc4vjh6yd2lu",
+    "type": "workload.terminated",
+    "source": "/v1/nodes/node-a1",
+    "subject": "workloads/vm-18",
+    "time": "2026-11-30T08:17:02.655Z",
+    "datacontenttype": "application/json",
+    "data": {
+        "kind": "vm",
+        "tier": "spot",
+        "orgId": "org-spotbuyer",
+        "unitIds": ["0000:05:00.0", "0000:08:00.0"],
+        "outcome": "terminated",
+        "time": "2026-11-30T08:17:01.000Z",
+        "terminationId": "term-7f3m",
+        "reservationId": "res-a-active",
+        "requestedAt": "2026-11-30T08:15:00.318Z",
+        "usedFrom": "2026-11-30T07:52:00.318Z",
+        "usedTo": "2026-11-30T08:17:02.655Z",
+        "gpuMs": 3004674,
+    },
+}
+
 # Every event type of the contract's table, in its order: the one list of them a feed's
 # filter, a subscription and the document accept (each slice declares the types it builds,
 # ``kernel.envelope.EVENT_TYPES``; a test holds the two lists to each other).
@@ -100,7 +127,7 @@ class NodeFeedAccess:
 class CloudEventView(BaseModel):
     """One event as the feeds answer it (CloudEvents 1.0, JSON format)."""
 
-    model_config = ConfigDict(frozen=True, json_schema_extra={"examples": [_EVENT]})
+    model_config = ConfigDict(frozen=True, json_schema_extra={"examples": [_EVENT, _TERMINATED]})
 
     specversion: Literal["1.0"]
     id: str = Field(description="evt-...; subscribers deduplicate by it")

@@ -32,7 +32,8 @@ def _node(call: Call[NodePorts]) -> NodeView:
 
 
 def _workload(call: Call[NodePorts]) -> WorkloadView:
-    return get_workload(call.caller, call.ids["nodeId"], call.ids["workloadId"], READS)
+    ids = call.ids
+    return get_workload(call.caller, ids["nodeId"], ids["workloadId"], READS, call.ports.clock())
 
 
 def _workloads(call: Call[NodePorts]) -> WorkloadPage:
@@ -132,7 +133,8 @@ GET_WORKLOAD = read_route(
     path=WORKLOAD,
     summary="Get one workload of a node",
     operation_id="getWorkload",
-    success="the workload, running, terminating or waiting",
+    success="the workload: running, terminating or waiting; or ended (its own use), for "
+    "HistoryRetentionDays after it left the node",
     response=WorkloadView,
     use=_workload,
     ports=node_ports,
@@ -142,6 +144,13 @@ GET_WORKLOAD = read_route(
             actions=("dynamodb:BatchGetItem",),
             keys=(node_grants.NODES,),
             why="The node item (for its owner) and the workload, in one BatchGetItem.",
+        ),
+        Grant(
+            sid="ReadWorkloadHistory",
+            actions=("dynamodb:Query",),
+            keys=(node_grants.WORKLOAD_HISTORY,),
+            why="A workload not on the node: its latest life in the node's workload history "
+            "(one Query, Limit 1).",
         ),
     ),
     tag="workloads",

@@ -4,11 +4,13 @@ see them.
 
 The node is one GetItem (its item keeps its units' ids; an item from before it did has its
 units read with one Query more). One workload is one BatchGetItem (the node item, for its
-owner, and the workload). A list page is one Query over the node's live workloads up to its
-list access item, which sorts after them and names the owner: a node has at most 64 units,
-so at most 64 live workloads, and every page reads them all. Who may list, and whether they
-see any workload at all, is so decided over the whole node on every page, never carried in
-the cursor; the cursor only says where the page starts.
+owner, and the workload); one not on the node, one Query more for its latest life in the
+node's history (ended, or reported stopped), answered ``ended`` while it is retained. The
+list is the node's present (no ended workload): a page is one Query over the node's live
+workloads up to its list access item, which sorts after them and names the owner: a node
+has at most 64 units, so at most 64 live workloads, and every page reads them all. Who may
+list, and whether they see any workload at all, is so decided over the whole node on every
+page, never carried in the cursor; the cursor only says where the page starts.
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id
 from reservations.nodes.ids import is_workload_id
 from reservations.nodes.models.partition import Node, Workload
-from reservations.nodes.models.reads import WorkloadsRead
+from reservations.nodes.models.reads import EndedWorkload, WorkloadsRead
 from reservations.nodes.models.views import NodeView, WorkloadPage, WorkloadView
 from reservations.nodes.rules.access import READ, runs_the_node
-from reservations.nodes.views import node_view, read_workload_view
+from reservations.nodes.views import ended_workload_view, node_view, read_workload_view
 
 STATES = ("running", "terminating", "waiting")
 WORKLOAD_FEED = "workloads"  # binds a cursor to this list (no other list's cursor reads)
@@ -42,6 +44,7 @@ class NodeReader(Protocol):
     def node(self, node_id: str) -> Node | None: ...
     def unit_ids(self, node_id: str) -> list[str]: ...
     def workload(self, node_id: str, workload_id: str) -> tuple[Node | None, Workload | None]: ...
+    def ended_workload(self, node_id: str, workload_id: str) -> EndedWorkload | None: ...
     def workloads(self, node_id: str) -> WorkloadsRead: ...
 
 
@@ -66,16 +69,26 @@ def get_node(caller: Caller, node_id: str, reader: NodeReader, now: datetime) ->
 
 
 def get_workload(
-    caller: Caller, node_id: str, workload_id: str, reader: NodeReader
+    caller: Caller, node_id: str, workload_id: str, reader: NodeReader, now: datetime
 ) -> WorkloadView:
-    """The workload, for the operator, the node's owner and the workload's own org; the
-    same 404 for unknown, malformed and not visible."""
+    """The workload, for the operator, the node's owner and the workload's own org: the live
+    one, else its latest life in the node's history while retained (``ended``, with its own
+    use); the same 404 for unknown, malformed, expired and not visible."""
     if not (is_resource_id(node_id) and is_workload_id(workload_id) and caller.has(READ)):
         raise NotFound()
     node, workload = reader.workload(node_id, workload_id)
-    if node is None or workload is None or not _sees(caller, node.owner_org_id, workload):
+    if node is None:
         raise NotFound()
-    return read_workload_view(node_id, workload)
+    if workload is not None:
+        if not _sees(caller, node.owner_org_id, workload):
+            raise NotFound()
+        return read_workload_view(node_id, workload)
+    ended = reader.ended_workload(node_id, workload_id)
+    if ended is None or not ended.retained_at(now):
+        raise NotFound()
+    if not _sees(caller, node.owner_org_id, ended.workload):
+        raise NotFound()
+    return ended_workload_view(node_id, ended.workload, ended.use)
 
 
 def list_workloads(

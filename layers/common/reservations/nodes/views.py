@@ -10,7 +10,7 @@ from typing import Literal
 from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Route
 from reservations.kernel.preconditions import etag_header
-from reservations.kernel.times import format_moment, format_time
+from reservations.kernel.times import format_event_time, format_moment, format_time
 from reservations.kernel.wire import response_json
 from reservations.nodes.models.partition import (
     LendingPolicy,
@@ -22,6 +22,7 @@ from reservations.nodes.models.partition import (
     UnitGenerations,
     Workload,
     WorkloadState,
+    WorkloadUse,
 )
 from reservations.nodes.models.views import (
     LendingPolicyView,
@@ -174,14 +175,23 @@ def read_workload_view(node_id: str, workload: Workload) -> WorkloadView:
     )
 
 
+def ended_workload_view(node_id: str, workload: Workload, use: WorkloadUse) -> WorkloadView:
+    """A workload that left the node (ended, or reported stopped), as its history keeps it:
+    ``ended``, with its own use."""
+    created_at = format_time(workload.created_at) if workload.created_at else None
+    return _workload_view(node_id, workload, "ended", created_at, use=use)
+
+
 def _workload_view(
     node_id: str,
     workload: Workload,
-    state: Literal["running", "terminating", "waiting"],
+    state: Literal["running", "terminating", "waiting", "ended"],
     created_at: str | None,
     termination: WorkloadTermination | None = None,
+    use: WorkloadUse | None = None,
 ) -> WorkloadView:
-    """The workload's view: its units sorted, in ``state`` (waiting: what it waits on)."""
+    """The workload's view: its units sorted, in ``state`` (waiting: what it waits on;
+    ended: its own use)."""
     waiting_for = None
     if state == "waiting":
         waiting_for = [
@@ -201,6 +211,9 @@ def _workload_view(
         created_at=created_at,
         promised_notice_seconds=workload.promised_notice_seconds,
         promised_min_run_seconds=workload.promised_min_run_seconds,
+        used_from=format_event_time(use.used_from) if use else None,
+        used_to=format_event_time(use.used_to) if use else None,
+        gpu_ms=use.gpu_ms if use else None,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from reservations.terminations.outbox import send_committed
 from reservations.terminations.ports import BatchSender
 from reservations.terminations.reports import started_events
-from reservations.terminations.rules.delivery import freed_units, let_go
+from reservations.terminations.rules.delivery import freed_units, gpus_held, let_go
 from reservations.terminations.rules.events import termination_requested
 from reservations.terminations.table.queues import send_terminations
 from reservations.terminations.table.store import let_go_actions
@@ -18,6 +18,7 @@ __all__ = [
     "HandOver",
     "LetGo",
     "freed_units",
+    "gpus_held",
     "let_go",
     "let_go_actions",
     "send_committed",

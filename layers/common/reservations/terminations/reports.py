@@ -22,7 +22,7 @@ from reservations.nodes import (
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.ports import TerminationStore
 from reservations.terminations.rules import events as terminations_events
-from reservations.terminations.rules.delivery import closed_by, let_go
+from reservations.terminations.rules.delivery import closed_by, gpus_held, let_go
 from reservations.terminations.writes import LetGo, TerminationClose
 
 _ATTEMPTS = 3
@@ -118,6 +118,7 @@ def close_termination(
     if workload is None:
         return ReportOutcome.UNKNOWN
     released = let_go(workload, snapshot)
+    gpus = gpus_held(workload, snapshot.units)
     store.commit(
         TerminationClose(
             node_id=report.node_id,
@@ -128,8 +129,9 @@ def close_termination(
             at=now,
             handed=released.handed,
             waiters=released.waiters,
+            gpus=gpus,
             events=(
-                terminated_event(snapshot, workload, report, now),
+                terminated_event(snapshot, workload, report, now, gpus),
                 *started_events(
                     EventContext(
                         report.node_id, snapshot.node.owner_org_id, report.termination_id, now
@@ -153,14 +155,18 @@ def started_events(context: EventContext, released: LetGo) -> tuple[StoredEvent,
 
 
 def terminated_event(
-    snapshot: NodeSnapshot, workload: Workload, report: TerminationReport, now: datetime
+    snapshot: NodeSnapshot,
+    workload: Workload,
+    report: TerminationReport,
+    now: datetime,
+    gpus: int,
 ) -> StoredEvent:
     """``workload.terminated``: the outcome and the node's report time (what billing stops
-    at), seen by the reclaiming reservation's managers too (kept on the workload by the
-    reclaim). The service made it (no actor); its id is the termination's, which one
-    report closes once."""
+    at), and the workload's own use up to ``now`` on ``gpus`` GPUs, seen by the reclaiming
+    reservation's managers too (kept on the workload by the reclaim). The service made it
+    (no actor); its id is the termination's, which one report closes once."""
     context = EventContext(report.node_id, snapshot.node.owner_org_id, report.termination_id, now)
     managers = termination_of(workload).managing_org_ids
     return terminations_events.workload_terminated(
-        context, workload, report.outcome, report.reported_at, managers
+        context, workload, report.outcome, report.reported_at, managers, gpus=gpus
     )

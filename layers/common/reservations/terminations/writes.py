@@ -34,7 +34,8 @@ class LetGo:
 class TerminationClose(EventedWrite):
     """A report closing a termination: the workload leaves the node for its history, the
     units it still holds are freed, or handed over to a workload a take-back holds them for
-    (``handed``, ``waiters``: ``terminations.rules.delivery.let_go``)."""
+    (``handed``, ``waiters``: ``terminations.rules.delivery.let_go``); ``gpus``: what its
+    units sell as the node states them now, which its own use is counted on."""
 
     node_id: str
     workload: Workload
@@ -44,3 +45,4 @@ class TerminationClose(EventedWrite):
     at: datetime
     handed: tuple[HandOver, ...] = ()
     waiters: tuple[Workload, ...] = ()
+    gpus: int = 0

@@ -54,7 +54,7 @@ from reservations.nodes import (
     with_promises,
     workload_view,
 )
-from reservations.terminations import LetGo, let_go, started_events
+from reservations.terminations import LetGo, gpus_held, let_go, started_events
 from reservations.workloads.errors import (
     NotEnoughUnits,
     OrgNotInAudience,
@@ -193,15 +193,10 @@ def take_back_write(
         why = f"taken back for workload {request.id}"
         reclaim_plan = plan_reclaim(snapshot, reservation, plan.taken_back)
         reclaim = reclaim_write(caller, snapshot.node, reclaim_plan, why, new_id, now, bump=True)
-    workload = replace(
-        placed_workload(request, now, plan.unit_ids),
-        state=WorkloadState.WAITING if plan.held else WorkloadState.RUNNING,
-        waiting_for=_waiting_for(snapshot, plan.held, reclaim, now),
-    )
     placement = PlacementWrite(
         write_id=reclaim.write_id if reclaim is not None else new_id(),
         node=ItemVersion(snapshot.node.id, snapshot.node.version),
-        workload=workload,
+        workload=_taking_back(snapshot, request, plan, reclaim, now),
         units=tuple(ItemVersion(u.id, u.version) for u in plan.claimed),
         reservations=(),
         caller_org_id=caller.org_id,
@@ -213,6 +208,23 @@ def take_back_write(
         held=tuple(ItemVersion(u.id, u.version) for u in plan.held),
         reservation=ItemVersion(reservation.id, reservation.version),
         take_back=reclaim,
+    )
+
+
+def _taking_back(
+    snapshot: NodeSnapshot,
+    request: PlaceWorkloadRequest,
+    plan: TakeBack,
+    reclaim: ReclaimWrite | None,
+    now: datetime,
+) -> Workload:
+    """The workload a take-back places: running, or waiting on the spot workloads still on
+    units it gets (then it uses nothing yet: its use starts with its workload.started)."""
+    return replace(
+        placed_workload(request, now, plan.unit_ids),
+        state=WorkloadState.WAITING if plan.held else WorkloadState.RUNNING,
+        waiting_for=_waiting_for(snapshot, plan.held, reclaim, now),
+        used_from=None if plan.held else now,
     )
 
 
@@ -291,7 +303,7 @@ def placed_workload(
     request: PlaceWorkloadRequest, now: datetime, unit_ids: Sequence[str] | None = None
 ) -> Workload:
     """The workload a placement stores: running, its units (``unit_ids``, else the
-    request's) in id order, placed now."""
+    request's) in id order, placed now, its use starting with the placement's commit."""
     return Workload(
         id=request.id,
         kind=WorkloadKind(request.kind),
@@ -300,6 +312,7 @@ def placed_workload(
         unit_ids=tuple(sorted(unit_ids if unit_ids is not None else request.unit_ids or ())),
         state=WorkloadState.RUNNING,
         created_at=now,
+        used_from=now,
     )
 
 
@@ -330,6 +343,7 @@ def decide_end(
         let_go=EndLetGo(released.handed, released.waiters, dropped)
         if released.handed or released.waiters or dropped
         else None,
+        gpus=gpus_held(workload, snapshot.units),
     )
     return Decision(end, Outcome(204, ""))
 
@@ -397,7 +411,7 @@ def end_events(snapshot: NodeSnapshot | None, write: WorkloadEnd) -> tuple[Store
     freed = (unit.id for unit in write.freed_units)
     waiters = write.let_go.waiters if write.let_go else ()
     return (
-        workloads_events.workload_ended(context, write.workload, freed),
+        workloads_events.workload_ended(context, write.workload, freed, gpus=write.gpus),
         *started_events(context, LetGo(waiters=waiters)),
     )
 

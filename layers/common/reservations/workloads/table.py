@@ -3,8 +3,6 @@ on its own."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from reservations.capacity import take_back_actions as take_back_reservation_actions
 from reservations.kernel.aws.actions import Action, delete, overwrite, put, table, version_check
 from reservations.kernel.aws.codec import Item, to_attributes
@@ -160,21 +158,16 @@ def _claim(write: PlacementWrite, unit: ItemVersion) -> Action:
     }
 
 
-def _optional_time(moment: datetime | None) -> str | None:
-    return format_time(moment) if moment is not None else None
-
-
 def ended_workload_item(end: WorkloadEnd) -> Item:
     """A workload that stopped on its own, out of the hot partition like a closed
-    termination (outcome ``ended``), kept HISTORY_DAYS."""
+    termination (outcome ``ended``), with its own use, kept ``HistoryRetentionDays``."""
     workload = end.workload
     termination_id = workload.termination.id if workload.termination else None
     ended_by = termination_id or end.write_id
     return {
-        **workload_history_item(end.node_id, workload, end.at, ended_by),
+        **workload_history_item(end.node_id, workload, end.at, ended_by, end.gpus),
         "terminationId": termination_id,
         "outcome": "ended",
-        "createdAt": _optional_time(workload.created_at),
         "endedAt": format_time(end.at),
     }
 

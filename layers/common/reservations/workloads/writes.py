@@ -31,7 +31,8 @@ class PlacementWrite(EventedWrite):
 @dataclass(frozen=True, slots=True)
 class WorkloadEnd(EventedWrite):
     """A workload that stopped on its own: it leaves the node for its history (closing its
-    termination, if one was open) and frees the units it still holds."""
+    termination, if one was open) and frees the units it still holds; ``gpus``: what its
+    units sell as the node states them now, which its own use is counted on."""
 
     write_id: str
     node_id: str
@@ -41,6 +42,7 @@ class WorkloadEnd(EventedWrite):
     caller_key_id: str
     at: datetime
     let_go: EndLetGo | None = None
+    gpus: int = 0
 
 
 @dataclass(frozen=True, slots=True)

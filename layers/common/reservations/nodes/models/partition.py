@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
+
+from reservations.kernel.times import to_millisecond
 
 # The kind is part of the message contract; its one definition lives with the messages.
 from termination_messages import WorkloadKind as WorkloadKind
@@ -209,6 +211,18 @@ class Termination:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadUse:
+    """A workload's own use, as its end states it: from when it began to use its units
+    (``used_from``) to the commit of the write that ended it (``used_to``), both to the
+    millisecond, and ``gpu_ms``: that span in whole milliseconds times the GPUs its units
+    sell (``sellableGpus``, as the node states them at the end)."""
+
+    used_from: datetime
+    used_to: datetime
+    gpu_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     id: str
     kind: WorkloadKind
@@ -230,6 +244,21 @@ class Workload:
     # id and deadline as of the placement (``(workloadId, terminationId, terminateAt)``);
     # each end of one drops it, and the last makes the workload running.
     waiting_for: tuple[tuple[str, str, datetime], ...] = ()
+    # When its use began, to the millisecond: the commit of the placement that made it
+    # running, or of the write that started it (its ``workload.started``). None while it
+    # waits, and on items from before it was kept (:meth:`use_until` says what then).
+    used_from: datetime | None = None
+
+    def use_until(self, at: datetime, gpus: int) -> WorkloadUse:
+        """Its own use, ended at ``at`` (the ending write's commit) on ``gpus`` GPUs. From
+        ``used_from``; an item from before it was kept counts from ``created_at`` (its
+        placement, to the second; a workload that waited before then, from its placement
+        too), and one with neither (a fleet file's, stated), or a workload still waiting,
+        used nothing: from the end itself, 0."""
+        end = to_millisecond(at)
+        fallback = None if self.state is WorkloadState.WAITING else self.created_at
+        start = min(to_millisecond(self.used_from or fallback or end), end)
+        return WorkloadUse(start, end, (end - start) // timedelta(milliseconds=1) * gpus)
 
     @property
     def termination_state(self) -> TerminationState | None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from reservations.nodes.models.partition import ListAccess, Workload
+from reservations.nodes.models.partition import ListAccess, Workload, WorkloadUse
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,3 +15,17 @@ class WorkloadsRead:
 
     access: ListAccess | None
     workloads: tuple[Workload, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EndedWorkload:
+    """A workload that left the node (ended, or reported stopped), as its latest history item
+    keeps it: the workload as it was, its own use, and until when it may be read
+    (``HistoryRetentionDays`` after it left; the table's TTL deletes it some time after)."""
+
+    workload: Workload
+    use: WorkloadUse
+    retained_until: datetime
+
+    def retained_at(self, now: datetime) -> bool:
+        return now < self.retained_until

@@ -78,6 +78,19 @@ _WORKLOAD = {
     "promisedMinRunSeconds": 600,
 }
 
+# A spot VM as GET answers it once its node reported it stopped: two units of one GPU each,
+# from its placement's commit to the report's.
+_ENDED_WORKLOAD = {
+    **{name: value for name, value in _WORKLOAD.items() if name != "termination"},
+    "id": "vm-18",
+    "unitIds": ["0000:05:00.0", "0000:08:00.0"],
+    "state": "ended",
+    "createdAt": "2026-11-30T07:52:00Z",
+    "usedFrom": "2026-11-30T07:52:00.318Z",
+    "usedTo": "2026-11-30T08:17:02.655Z",
+    "gpuMs": 3004674,
+}
+
 
 class UnitView(WireModel):
     """One allocatable GPU unit as ``GET /v1/nodes/{nodeId}/reservations/units`` shows it."""
@@ -214,9 +227,9 @@ class WaitingForView(WireModel):
 class WorkloadView(WireModel):
     """A workload on a node: as ``POST /v1/nodes/{nodeId}/workloads`` answers it (running),
     or as read, ``terminating`` with its termination once a reclaim asked the node to stop
-    it."""
+    it, or ``ended`` (from the node's history) with its own use once it left the node."""
 
-    EXAMPLES: ClassVar[list[Any]] = [_WORKLOAD]
+    EXAMPLES: ClassVar[list[Any]] = [_WORKLOAD, _ENDED_WORKLOAD]
 
     id: str
     node_id: str
@@ -224,7 +237,11 @@ class WorkloadView(WireModel):
     tier: Literal["spot", "reserved", "on-demand"]
     org_id: str
     unit_ids: list[str] = Field(description="sorted")
-    state: Literal["running", "terminating", "waiting"]
+    state: Literal["running", "terminating", "waiting", "ended"] = Field(
+        description="running, terminating or waiting while on the node; ended once it left "
+        "it (its end, or its node's report that it stopped): GET alone shows that, from the "
+        "node's history, for HistoryRetentionDays"
+    )
     termination: WorkloadTermination | None = Field(default=None, description="terminating only")
     waiting_for: list[WaitingForView] | None = Field(
         default=None,
@@ -243,6 +260,22 @@ class WorkloadView(WireModel):
         default=0,
         description="fixed at its placement: no reclaim stops it before createdAt plus this "
         "(the smallest its units' reservations' lending policies promised; 0 but for spot)",
+    )
+    used_from: Timestamp | None = Field(
+        default=None,
+        description="ended only, to the millisecond: when its use began (the commit of its "
+        "placement, or of its workload.started if it waited); usedTo if it never started",
+    )
+    used_to: Timestamp | None = Field(
+        default=None,
+        description="ended only, to the millisecond: the commit of the write that ended it "
+        "(its workload.ended's or workload.terminated's time)",
+    )
+    gpu_ms: int | None = Field(
+        default=None,
+        ge=0,
+        description="ended only: (usedTo - usedFrom) in whole milliseconds times the "
+        "sellableGpus of its units as the node stated them at its end",
     )
 
 

@@ -15,7 +15,14 @@ from reservations.kernel.envelope import (
     declare_event_types,
     new_event,
 )
-from reservations.nodes.models.partition import Node, Reservation, ReviewScope, Workload
+from reservations.kernel.times import format_event_time
+from reservations.nodes.models.partition import (
+    Node,
+    Reservation,
+    ReviewScope,
+    Workload,
+    WorkloadUse,
+)
 from reservations.nodes.rules.topology import reviewed_units
 
 
@@ -50,13 +57,23 @@ def reservation_needs_review(
     )
 
 
-def workload_data(workload: Workload) -> dict[str, Any]:
-    return {
+def workload_data(workload: Workload, use: WorkloadUse | None = None) -> dict[str, Any]:
+    """The workload's fields every event about it carries; an ending event's (``use``, its
+    own use to that end) also ``usedFrom`` and ``usedTo`` (to the millisecond, as an event's
+    ``time``) and ``gpuMs``."""
+    data: dict[str, Any] = {
         "kind": workload.kind.value,
         "tier": workload.tier.value,
         "orgId": workload.org_id,
         "unitIds": sorted(workload.unit_ids),
     }
+    if use is not None:
+        data |= {
+            "usedFrom": format_event_time(use.used_from),
+            "usedTo": format_event_time(use.used_to),
+            "gpuMs": use.gpu_ms,
+        }
+    return data
 
 
 def _units(unit_ids: Iterable[str], gpus: Mapping[str, int] | None) -> list[dict[str, Any]]:

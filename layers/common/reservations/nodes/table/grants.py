@@ -6,6 +6,7 @@ from __future__ import annotations
 from reservations.kernel.grants import Grant
 
 NODES, HISTORY, EVENTS = "NODE#*", "NODEHIST#*", "NODEEVT#*"
+WORKLOAD_HISTORY = "WLHIST#*"
 
 READ_PARTITIONS = Grant(
     sid="ReadNodePartitions",

@@ -301,6 +301,9 @@ def access_from_item(item: Item) -> ListAccess:
 # A spot workload's promises, fixed at its placement (absent: 0, as on items from before).
 PROMISED_NOTICE = "promisedNoticeSeconds"
 PROMISED_MIN_RUN = "promisedMinRunSeconds"
+# When a workload's use began, to the millisecond (absent while it waits, and on items from
+# before it was kept).
+USED_FROM = "usedFrom"
 
 
 def workload_item(node_id: str, workload: Workload) -> Item:
@@ -319,6 +322,7 @@ def workload_item(node_id: str, workload: Workload) -> Item:
         PROMISED_NOTICE: workload.promised_notice_seconds or None,
         PROMISED_MIN_RUN: workload.promised_min_run_seconds or None,
         WAITING_FOR: waiting_for_item(workload.waiting_for),
+        USED_FROM: _optional_moment(workload.used_from),
         "version": workload.version,
     }
 
@@ -482,6 +486,7 @@ def workload_from_item(item: Item) -> Workload:
         promised_notice_seconds=int(item.get(PROMISED_NOTICE) or 0),
         promised_min_run_seconds=int(item.get(PROMISED_MIN_RUN) or 0),
         waiting_for=_waiting_for(item.get(WAITING_FOR)),
+        used_from=_parse_optional(item.get(USED_FROM)),
     )
 
 

@@ -8,9 +8,10 @@ before. Everything a write leaves beside the node lives in partitions of its own
 one stays as small as the node: API keys (``APIKEY#<sha256>``), Idempotency-Key records
 (``IDEMPOTENCY#<scope>``), events (``NODEEVT#<node>``, the node's feed, which every write
 puts its events in; ``ORGEVT#<org>``, the org feeds the relay fans them out to), finished
-workloads (``WLHIST#<node>``) and ended reservations (``NODEHIST#<node>``, by id, until their
-retention ends). Workloads with an open termination are also in the sparse
-``OpenTerminations`` index, keyed by their ``openTermination`` attribute.
+workloads (``WLHIST#<node>``, by workload id, then time) and ended reservations
+(``NODEHIST#<node>``, by id), each until their retention ends. Workloads with an open
+termination are also in the sparse ``OpenTerminations`` index, keyed by their
+``openTermination`` attribute.
 """
 
 from __future__ import annotations
@@ -120,7 +121,20 @@ def node_events_pk(node_id: str) -> str:
     return NODE_EVENTS_PREFIX + node_id
 
 
-def history_key(node_id: str, stamp: str, workload_id: str, ended_by: str) -> Item:
-    """A workload that left the node: when, which, and the termination (or write) that
-    ended it, so two lives of one workload id never share a key."""
-    return {"PK": HISTORY_PREFIX + node_id, "SK": f"{stamp}#{workload_id}#{ended_by}"}
+def workload_history_pk(node_id: str) -> str:
+    return HISTORY_PREFIX + node_id
+
+
+def workload_history_prefix(workload_id: str) -> str:
+    """What every history sort key of one workload id starts with (no workload id holds a
+    ``#``: no other id's keys start so)."""
+    return f"{WORKLOAD_PREFIX}{workload_id}#"
+
+
+def history_key(node_id: str, workload_id: str, stamp: str, ended_by: str) -> Item:
+    """A workload that left the node: which, when (to the millisecond, fixed width), and
+    the termination (or write) that ended it, so two lives of one workload id never share a
+    key, and its latest life is the last key under its id (one Query backwards, Limit 1,
+    whatever the node's history)."""
+    sort_key = f"{workload_history_prefix(workload_id)}{stamp}#{ended_by}"
+    return {"PK": workload_history_pk(node_id), "SK": sort_key}

@@ -37,6 +37,13 @@ def freed_units(workload: Workload, units: Iterable[Unit]) -> tuple[Unit, ...]:
     )
 
 
+def gpus_held(workload: Workload, units: Iterable[Unit]) -> int:
+    """The GPUs the workload's units sell as the node states them now (``sellableGpus``; a
+    unit no longer on the node, none): what its own use is counted on when it ends."""
+    named = set(workload.unit_ids)
+    return sum(unit.sellable_gpus for unit in units if unit.id in named)
+
+
 def let_go(workload: Workload, snapshot: NodeSnapshot) -> LetGo:
     """What the end of ``workload`` (a report, or the scheduler's end) does: each unit it
     still claims that a take-back holds for a waiting workload is handed over to that

@@ -65,11 +65,15 @@ def workload_terminated(
     outcome: str,
     stopped_at: datetime,
     reclaiming_managers: Iterable[str],
+    *,
+    gpus: int,
 ) -> StoredEvent:
     """The node reported the workload stopped (``terminated``) or already not running
-    (``gone``), at ``stopped_at`` (its report's time): what billing stops at."""
+    (``gone``), at ``stopped_at`` (its report's time): what billing stops at. With its own
+    use on ``gpus`` GPUs up to the commit of the write that applied the report (``usedTo``:
+    the event's time, which the service fixes, never the node's clock)."""
     data = {
-        **workload_data(workload),
+        **workload_data(workload, workload.use_until(context.at, gpus)),
         "outcome": outcome,
         "time": format_event_time(stopped_at),
         **_termination_data(workload.termination),

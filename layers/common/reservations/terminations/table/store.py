@@ -5,6 +5,7 @@ delivery record and a failed report's, each on the workload item)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -43,8 +44,10 @@ _OPEN = TerminationState.OPEN.value
 _STILL_OPEN = f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})"
 
 
-# A waiting workload's list of what it waits on, as ``nodes``' workload item stores it.
+# A waiting workload's list of what it waits on, and when a workload's use began, as
+# ``nodes``' workload item stores them.
 _WAITING_FOR = "waitingFor"
+_USED_FROM = "usedFrom"
 
 # The sparse index of open terminations (its partition key: ``nodes``' ``OPEN_TERMINATION``).
 OPEN_TERMINATIONS_INDEX = "OpenTerminations"
@@ -83,21 +86,22 @@ def let_go_actions(
     return [
         *(free_unit(node_id, unit, at) for unit in freed),
         *(_hand_over(node_id, hand_over) for hand_over in handed),
-        *(_waiter_update(node_id, waiter) for waiter in waiters),
+        *(_waiter_update(node_id, waiter, at) for waiter in waiters),
     ]
 
 
-def _waiter_update(node_id: str, waiter: Workload) -> Action:
+def _waiter_update(node_id: str, waiter: Workload, at: datetime) -> Action:
     """A waiting workload at its version read: what it still waits on, or running (its
-    list gone) when nothing."""
+    list gone) when nothing, its use starting with this write's commit."""
     values = {":state": waiter.state.value, ":v": waiter.version, ":one": 1}
     update = "SET #state = :state, version = version + :one"
-    stored = workload_item(node_id, waiter).get(_WAITING_FOR)
-    if stored:
+    stored = workload_item(node_id, replace(waiter, used_from=at))
+    if stored.get(_WAITING_FOR):
         update += f", {_WAITING_FOR} = :waiting"
-        values[":waiting"] = stored
+        values[":waiting"] = stored[_WAITING_FOR]
     else:
-        update += f" REMOVE {_WAITING_FOR}"
+        update += f", {_USED_FROM} = :from REMOVE {_WAITING_FOR}"
+        values[":from"] = stored[_USED_FROM]
     return {
         "Update": {
             "TableName": table(),
@@ -306,10 +310,11 @@ def _open_termination(item: dict[str, Any]) -> OpenTermination:
 
 
 def history_item(closing: TerminationClose) -> Item:
-    """A closed termination's workload, out of the hot partition, kept HISTORY_DAYS."""
+    """A closed termination's workload, out of the hot partition, with its own use, kept
+    ``HistoryRetentionDays``."""
     return {
         **workload_history_item(
-            closing.node_id, closing.workload, closing.at, closing.termination_id
+            closing.node_id, closing.workload, closing.at, closing.termination_id, closing.gpus
         ),
         "terminationId": closing.termination_id,
         "outcome": closing.outcome,

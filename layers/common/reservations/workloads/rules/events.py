@@ -56,12 +56,13 @@ def workload_placed(
 
 
 def workload_ended(
-    context: EventContext, workload: Workload, freed_unit_ids: Iterable[str]
+    context: EventContext, workload: Workload, freed_unit_ids: Iterable[str], *, gpus: int
 ) -> StoredEvent:
-    """An end (the workload stopped on its own): the units it freed, and the termination it
-    closed, if one was open."""
+    """An end (the workload stopped on its own): the units it freed, the termination it
+    closed, if one was open, and its own use up to the end's commit on ``gpus`` GPUs (what
+    its units sell as the node states them at the end)."""
     data = {
-        **workload_data(workload),
+        **workload_data(workload, workload.use_until(context.at, gpus)),
         "freedUnitIds": sorted(freed_unit_ids),
         "terminationId": workload.termination.id if workload.termination else None,
     }
