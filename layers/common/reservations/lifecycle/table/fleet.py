@@ -186,13 +186,13 @@ class FleetIndexer:
                 )
             return apply_change(index_change(before, after))
         applied = 0
-        before = (old or {}).get("ownerOrgId")
-        if keys.get("SK") == NODE_SK and new and before != new.get("ownerOrgId"):
+        sold_by = (old or {}).get("ownerOrgId")
+        if keys.get("SK") == NODE_SK and new and sold_by != new.get("ownerOrgId"):
             # Registered, loaded or sold: listed under its owner as the node is now, not as
             # this record says (one applied late must not list it under a former owner).
             self._nodes.pop(str(new["id"]), None)
             owner = self.node(str(new["id"])).owner
-            applied = _index_node(str(new["id"]), str(before) if before else None, owner)
+            applied = _index_node(str(new["id"]), str(sold_by) if sold_by else None, owner)
         changed = old and new and any(old.get(f) != new.get(f) for f in NODE_FIELDS_INDEXED)
         if keys.get("SK") == NODE_SK and old and new and changed:
             node_id = str(new["id"])
