@@ -273,6 +273,8 @@ def test_an_update_counts_the_reservations_it_reviews_and_keeps_a_bounded_review
         "removedUnitIds": [U[1]],
         "changedUnitIds": [U[0]],
         "reviewedReservationCount": 1,
+        # the units added and changed, each with its GPUs (what usage counts GPU-ms by)
+        "units": [{"id": U[0], "sellableGpus": 1}, {"id": "0000:07:00.0", "sellableGpus": 1}],
     }
     assert json.loads(item["review"]) == {
         "changeId": put.write_id, "topologyGen": 8, "unitIds": [U[0], U[1]],
