@@ -16,7 +16,16 @@ import requests
 from devstack import fleet_documents as f
 from reservations.nodes.models.partition import WorkloadKind
 from reservations.terminations.models import SpotTermination
-from tests.support.stack import NODE, OPERATOR, REQUEST_TIMEOUT, RESERVATION, Stack, run_stack
+from tests.support.stack import (
+    NODE,
+    OPERATOR,
+    REQUEST_TIMEOUT,
+    RESERVATION,
+    Stack,
+    again_after_503,
+    post_keyed,
+    run_stack,
+)
 from tests.support.stack import stack_fleet as base_fleet
 
 pytestmark = pytest.mark.e2e
@@ -64,6 +73,12 @@ def put_node(stack: Stack, node_id: str, body: dict[str, Any]) -> requests.Respo
     )
 
 
+def put_node_again_after_503(stack: Stack, node_id: str, body: dict[str, Any]) -> requests.Response:
+    """An update (PUT is idempotent: a repeat after a committed first try answers 200 as
+    well), sent again once after a 503, as the typed client does."""
+    return again_after_503(lambda: put_node(stack, node_id, body))
+
+
 def test_a_node_registered_through_the_api_gets_a_consumer(node_stack: Stack) -> None:
     body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit("0000:31:00.0")]}
     response = put_node(node_stack, NEW_NODE, body)
@@ -98,16 +113,16 @@ def test_a_topology_change_puts_the_reservation_under_review_until_reaffirmed(
     node = base_fleet()["nodes"][0]
     units = [u if u["id"] != "0000:07:00.0" else {**u, "gpuModelId": "nvidia-a100-80gb"}
              for u in node["units"]]  # fmt: skip
-    response = put_node(node_stack, NODE, {"ownerOrgId": "org-acme", "topologyGen": 2,
-                                           "units": units})  # fmt: skip
+    response = put_node_again_after_503(node_stack, NODE, {"ownerOrgId": "org-acme",
+                                                           "topologyGen": 2, "units": units})  # fmt: skip
     assert response.status_code == 200, response.text
     governed = {u["id"]: u for u in node_stack.get_units(NODE, OPERATOR).json()}
     assert governed["0000:04:00.0"]["released"] is False  # under review: withheld
-    reaffirmed = requests.post(
+    reaffirmed = post_keyed(
         f"{node_stack.api}/v1/nodes/{NODE}/reservations/{RESERVATION}/reaffirm",
-        headers={"Authorization": NODE_OPERATOR, "Idempotency-Key": "e2e-reaffirm"},
-        data=json.dumps({"reason": "the A100 is what the lab asked for"}),
-        timeout=REQUEST_TIMEOUT,
+        {"Authorization": NODE_OPERATOR},
+        {"reason": "the A100 is what the lab asked for"},
+        "e2e-reaffirm",
     )
     assert reaffirmed.status_code == 200, reaffirmed.text
     answer = reaffirmed.json()
