@@ -255,31 +255,30 @@ def test_the_lending_by_the_clock_session_runs_as_written(demo_stack: Stack) -> 
 
 
 def test_the_usage_session_runs_as_written(demo_stack: Stack) -> None:
-    """docs/sessions.md's usage session: the reservation's and the node's rows, each state
-    in integer milliseconds exactly its events' times apart (the node feed's own events,
-    read after the rows), the 2-GPU unit twice in GPU-ms, and the node's row the
-    reservation's plus its open units."""
+    """docs/sessions.md's usage session: the spot VM's own use once it stopped, the
+    reservation's and the node's rows, each state in integer milliseconds exactly its
+    events' times apart (the node feed's own events, read after the rows), the 2-GPU unit
+    twice in GPU-ms, and the node's row the reservation's plus its open units."""
     commands = session_commands("Usage: a broker's lending, to the millisecond")
     ran = run_session(commands.replace("http://127.0.0.1:3000", demo_stack.api), 180)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     lines = ran.stdout.split("\n", 4)
     assert lines[:4] == ["201", "200", "201", "200"], ran.stdout
     decoder, rest, answers = json.JSONDecoder(), lines[4], []
-    for _ in range(3):
+    for _ in range(4):
         answer, at = decoder.raw_decode(rest.lstrip())
         answers.append(answer)
         rest = rest.lstrip()[at:]
-    held, node, feed = answers
+    vm, held, node, feed = answers
 
     def at(kind: str) -> int:
-        (event,) = [e for e in feed["items"] if e["type"] == kind]
+        # once by id: a feed may hold an event twice (a write answered late is recorded again)
+        (event,) = {e["id"]: e for e in feed["items"] if e["type"] == kind}.values()
         return ms(event["time"])
 
     registered, created = at("node.registered"), at("reservation.created")
     released, placed = at("reservation.released"), at("workload.placed")
     reclaimed, terminated = at("reservation.reclaimed"), at("workload.terminated")
-    as_of = ms(held["items"][-1]["asOf"])
-    assert as_of > terminated
 
     def total(rows: dict[str, Any], figures: str) -> dict[str, int]:
         summed: dict[str, int] = {}
@@ -288,23 +287,33 @@ def test_the_usage_session_runs_as_written(demo_stack: Stack) -> None:
                 summed[state] = summed.get(state, 0) + value
         return summed
 
+    def reservation_ms(as_of: int) -> dict[str, int]:
+        """04 (1 GPU): reserved, lent, used by the spot VM, reclaiming, reserved again; 05
+        (2 GPUs) reserved all along: counted up to ``as_of``."""
+        assert as_of > terminated
+        return {
+            "review": 0,
+            "reclaiming": terminated - reclaimed,
+            "lent_used": reclaimed - placed,
+            "lent_idle": placed - released,
+            "reserved_used": 0,
+            "reserved_idle": (released - created) + (as_of - terminated) + (as_of - created),
+        }
+
+    held_as_of, node_as_of = (ms(rows["items"][-1]["asOf"]) for rows in (held, node))
     unit_ms = total(held, "unitMs")
-    # 04 (1 GPU): reserved, lent, used by the spot VM, reclaiming, reserved again; 05 (2 GPUs)
-    # reserved all along.
-    assert unit_ms == {
-        "review": 0,
-        "reclaiming": terminated - reclaimed,
-        "lent_used": reclaimed - placed,
-        "lent_idle": placed - released,
-        "reserved_used": 0,
-        "reserved_idle": (released - created) + (as_of - terminated) + (as_of - created),
-    }, (ran.stdout, feed)
+    assert unit_ms == reservation_ms(held_as_of), (ran.stdout, feed)
     assert total(held, "gpuMs") == {**unit_ms, "reserved_idle": unit_ms["reserved_idle"]
-                                    + (as_of - created)}  # fmt: skip
+                                    + (held_as_of - created)}  # fmt: skip
     assert 2_000 <= unit_ms["reclaiming"] <= 15_000  # the notice, then the agent's report
+    # The node's row, read a moment later: the reservation's then, plus its open units.
     node_ms = total(node, "unitMs")
-    assert node_ms == {**unit_ms, "open_used": 0, "open_idle": 2 * (created - registered)}
-    assert sum(node_ms.values()) == 2 * (as_of - registered)
+    opened = {"open_used": 0, "open_idle": 2 * (created - registered)}
+    assert node_ms == {**reservation_ms(node_as_of), **opened}
+    assert sum(node_ms.values()) == 2 * (node_as_of - registered)
+    # The spot VM's own use: from its placement to the report, its one GPU.
+    assert (ms(vm["usedFrom"]), ms(vm["usedTo"])) == (placed, terminated), vm
+    assert (vm["state"], vm["gpuMs"]) == ("ended", terminated - placed), vm
     print(f"\nusage: lent_used {unit_ms['lent_used']} ms, reclaiming {unit_ms['reclaiming']} ms")
 
 
