@@ -1,14 +1,35 @@
-"""Usage as the API shows it: a row per key and period, each state in integer milliseconds
-(camelCase on the wire)."""
+"""Usage's states (the contract's eight, in its order) and usage as the API shows it: a row
+per key and period, each state in integer milliseconds (camelCase on the wire)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from reservations.kernel.wire import CURSOR_EXAMPLE, NextCursor, Timestamp, WireModel
-from reservations.usage.rules.states import GOVERNED_STATES, STATES
+
+
+class UsageState(StrEnum):
+    """The contract's states, in its order (the order a row shows them in)."""
+
+    REVIEW = "review"
+    RECLAIMING = "reclaiming"
+    LENT_USED = "lent_used"
+    LENT_IDLE = "lent_idle"
+    RESERVED_USED = "reserved_used"
+    RESERVED_IDLE = "reserved_idle"
+    OPEN_USED = "open_used"
+    OPEN_IDLE = "open_idle"
+
+
+STATES: tuple[UsageState, ...] = tuple(UsageState)
+# The states of a unit no reservation governs; every other state is one a governed unit can
+# be in (``reclaiming`` is either: it applies whatever governs the unit).
+OPEN_STATES = frozenset({UsageState.OPEN_USED, UsageState.OPEN_IDLE})
+GOVERNED_STATES: tuple[UsageState, ...] = tuple(s for s in STATES if s not in OPEN_STATES)
+
 
 # A day of node-a1's four units, as the demo's first day could count it (integers sum to
 # 4 units x 86,400,000 ms).

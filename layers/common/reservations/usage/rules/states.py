@@ -10,26 +10,25 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from reservations.nodes import ReservationStatus
+from reservations.usage.models import (
+    GOVERNED_STATES,
+    OPEN_STATES,
+    STATES,
+    UsageState,
+)
 
-
-class UsageState(StrEnum):
-    """The contract's states, in its order (the order a row shows them in)."""
-
-    REVIEW = "review"
-    RECLAIMING = "reclaiming"
-    LENT_USED = "lent_used"
-    LENT_IDLE = "lent_idle"
-    RESERVED_USED = "reserved_used"
-    RESERVED_IDLE = "reserved_idle"
-    OPEN_USED = "open_used"
-    OPEN_IDLE = "open_idle"
-
-
-STATES: tuple[UsageState, ...] = tuple(UsageState)
-# The states of a unit no reservation governs; every other state is one a governed unit can
-# be in (``reclaiming`` is either: it applies whatever governs the unit).
-OPEN_STATES = frozenset({UsageState.OPEN_USED, UsageState.OPEN_IDLE})
-GOVERNED_STATES: tuple[UsageState, ...] = tuple(s for s in STATES if s not in OPEN_STATES)
+# The states are usage's models; the rules here decide which one a unit is in.
+__all__ = [
+    "GOVERNED_STATES",
+    "OPEN_STATES",
+    "STATES",
+    "Claim",
+    "Situation",
+    "UsageState",
+    "governs",
+    "state_of",
+    "strongest",
+]
 
 
 class Claim(StrEnum):
