@@ -6,7 +6,9 @@
 3. cold init of each function in the Lambda image, against a bare Powertools handler;
 4. commit to org feed and to the event bus in the local stack (``make run``), over a batch;
 5. the node's past: bytes read and time of list units and a reclaim at 0, 1,000 and 10,000
-   ended reservations.
+   ended reservations;
+6. what one page of GET /v1/usage reads, by the node's past and by the org's fleet, and a
+   year of events extrapolated from it.
 
 How many requests a call makes, and that it does not grow with the fleet, are pinned by tests.
 """
@@ -20,7 +22,7 @@ import time
 import warnings
 from typing import Any
 
-from bench import coldstart, costs, events, history, prices
+from bench import coldstart, costs, events, history, prices, usage
 from devstack import template
 
 RESULTS = coldstart.WORK / "results.json"
@@ -148,6 +150,36 @@ def history_table(rows: list[dict[str, Any]]) -> str:
     )  # fmt: skip
 
 
+def usage_table(rows: list[dict[str, Any]]) -> str:
+    text = table(
+        "6. One page of GET /v1/usage, a day's rows, asked by the node's owner (key cached): "
+        "what it reads, by the node's past and by the org's fleet (moto in-process; items "
+        "and KB as DynamoDB bills them, whole items, projected or not)",
+        ["case", "requests", "items read", "KB read", "read units", "fold ms"],
+        [
+            [r["case"],
+             ", ".join(f"{op.split('.')[1]} {n}" for op, n in r["requests"].items()),
+             f"{r['items']:,}", f"{r['item_bytes'] / 1000:,.1f}", f"{r['read_units']:,g}",
+             "" if r["fold_ms"] is None else f"{r['fold_ms']:,.0f}"]
+            for r in rows
+        ],
+    )  # fmt: skip
+    lines = [
+        text,
+        "",
+        "extrapolated, not measured: linear in the feed's events through the "
+        f"rows above, a year at one event a node a minute ({usage.YEAR_OF_EVENTS:,} events):",
+    ]
+    for group_by in ("node", "reservation"):
+        year = usage.year(rows, group_by)
+        lines.append(
+            f"  by {group_by}: ~{year['requests']:,.0f} requests, ~{year['items']:,.0f} items, "
+            f"~{year['item_bytes'] / 1e6:,.0f} MB, ~{year['read_units']:,.0f} read units a page; "
+            f"the fold ~{year['fold_ms'] / 1000:,.1f} s"
+        )  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> int:
     warnings.simplefilter("ignore")  # Powertools: "No application metrics to publish"
     started = time.perf_counter()
@@ -156,6 +188,8 @@ def main() -> int:
     calls = costs.run()
     print("bench: nodes with a long past, in-process over moto...", file=sys.stderr, flush=True)
     past = history.run()
+    print("bench: pages of GET /v1/usage, in-process over moto...", file=sys.stderr, flush=True)
+    usage_rows = usage.run()
     print("bench: sam build, then cold starts in the Lambda image...", file=sys.stderr, flush=True)
     init = coldstart.cold_start()
     print("bench: make run, then reclaims one at a time...", file=sys.stderr, flush=True)
@@ -166,11 +200,11 @@ def main() -> int:
     print(init_tables(init, coldstart.layer_megabytes()), end="\n\n")
     print(events_table(relay), end="\n\n")
     print(history_table(past), end="\n\n")
+    print(usage_table(usage_rows), end="\n\n")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps({"calls": calls, "cold_init": init, "events": relay, "history": past}, indent=2)
-        + "\n"
-    )
+    results = {"calls": calls, "cold_init": init, "events": relay, "history": past,
+               "usage": usage_rows}  # fmt: skip
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     where = RESULTS.relative_to(coldstart.ROOT)
     print(f"bench took {time.perf_counter() - started:.0f} s; figures in {where}")
     return 0

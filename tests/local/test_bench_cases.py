@@ -61,3 +61,30 @@ def test_the_trace_follows_each_request_into_its_slice_and_the_kernel():
     assert any(name.startswith("capacity/") for name in by_file)  # its slice's rules ran
     assert any(name.startswith("kernel/") for name in by_file)
     assert any(name.startswith("lifecycle/") for name in rows["PATCH a reservation"][2])
+
+
+USAGE = """
+import json, warnings
+warnings.simplefilter("ignore")
+from bench import usage
+rows = usage.run(pasts=((0, 0), (10, 0), (0, 30)), fleets=(1, 2), runs=1)
+print(json.dumps([[r["case"], r["requests"], r["items"]] for r in rows]))
+"""
+
+
+def test_every_usage_bench_case_runs_at_a_small_scale():
+    """The usage pages ``make bench`` measures (each insists on a 200 and on its rows), at
+    pasts and fleets small enough for a test: a page only reads, and a named node's is its
+    three Queries (list access or reservations, load records, feed)."""
+    result = subprocess.run(
+        [sys.executable, "-c", USAGE], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {case: (requests, items) for case, requests, items in
+            json.loads(result.stdout.strip().splitlines()[-1])}  # fmt: skip
+    assert len(rows) == 9
+    for case, (requests, _) in rows.items():
+        assert set(requests) <= {"dynamodb.Query", "dynamodb.GetItem", "dynamodb.BatchGetItem"}
+        if ", nodeId," in case:
+            assert requests == {"dynamodb.Query": 3}, case
+    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 2 + 2 * 3
