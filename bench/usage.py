@@ -134,7 +134,7 @@ def past_events(node: str, count: int, before: datetime) -> list[StoredEvent]:
         made.append(
             workload_placed(context(n), vm)
             if placing
-            else workload_ended(context(n), vm, vm.unit_ids)
+            else workload_ended(context(n), vm, vm.unit_ids, gpus=1)
         )
     return made
 

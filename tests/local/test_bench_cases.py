@@ -87,4 +87,5 @@ def test_every_usage_bench_case_runs_at_a_small_scale():
         assert set(requests) <= {"dynamodb.Query", "dynamodb.GetItem", "dynamodb.BatchGetItem"}
         if ", nodeId," in case:
             assert requests == {"dynamodb.Query": 3}, case
-    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 2 + 2 * 3
+    # the org's node list, its fleet index (live and ended), then each node's three
+    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 1 + 2 + 2 * 3
