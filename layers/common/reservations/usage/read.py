@@ -38,7 +38,7 @@ USAGE_FEED = "/usage"
 @dataclass(frozen=True)
 class UsageReads:
     """Where a page's rows come from: the nodes' events, their reservations (with the
-    node's list access), and the nodes an org's reservations are on."""
+    node's list access), and the nodes an org owns or has reservations on."""
 
     history: NodeHistory
     reservations: ReservationReader
