@@ -276,6 +276,18 @@ def test_a_follower_given_an_event_no_feed_holds_breaks_the_followers():
     }
 
 
+def test_followers_are_judged_on_the_events_of_their_window():
+    every = [e["id"] for e in clean_feed()]
+    rec = record(followers={"bus": every[:11]})  # up to 140 s; evt-0012 on came later
+    rec.followed_until = rec.nodes[NODE][10].at
+    report = audit(rec)
+    assert report.violations == 0, render(report)
+    [followers] = [o for o in report.outcomes if o.name == "followers"]
+    assert (followers.cases, followers.notes["events after the followers' window"]) == (11, 5)
+    rec.followed_until = rec.nodes[NODE][11].at  # 141 s: evt-0012 and evt-0013
+    assert broken(rec) == {"followers": ["bus missed 2 event(s): ['evt-0012', 'evt-0013']"]}
+
+
 def test_usage_that_does_not_balance_breaks_the_usage():
     rows = usage_rows()
     rows[0]["unitMs"]["open_idle"] += 1

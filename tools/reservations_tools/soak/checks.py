@@ -15,7 +15,8 @@ during the replay itself, ``replay.py``).
   stops by itself". A ``gone`` report (it had stopped by itself) and an end by the scheduler
   are counted, not judged.
 - **followers**: each follower received exactly the feeds' set of event ids (duplicates
-  aside): none missing, none that no feed holds.
+  aside): none missing, none that no feed holds (with a window, ``followedUntil``: the
+  feeds' events up to it; a later one of the feeds is neither missing nor extra).
 - **usage**: each node row of ``GET /v1/usage`` sums, over its states, to the node's units
   (and their GPUs) times the time it counts: from the later of its start and the node's
   registration to the earlier of its end and ``asOf``; where rows by reservation are given,
@@ -141,13 +142,17 @@ def _stopped(out: Outcome, event: Event, asks: Sequence[Event]) -> None:
 
 def followers(record: Record, replays: Sequence[NodeReplay]) -> Outcome:
     out = Outcome("followers", "each follower saw exactly the feeds' events (by id)")
-    events = {e.id: e for replay in replays for e in replay.events}
+    every = {e.id: e for replay in replays for e in replay.events}
+    until = record.followed_until
+    events = {i: e for i, e in every.items() if until is None or e.at <= until}
+    if len(events) < len(every):
+        out.notes["events after the followers' window"] += len(every) - len(events)
     for name, received in sorted(record.followers.items()):
         seen = set(received)
         out.judged(len(events))
         out.notes[f"{name}: duplicates received"] += len(received) - len(seen)
-        missing = sorted(set(events) - seen, key=lambda i: events[i].at)
-        extra = sorted(seen - set(events))
+        missing = sorted(set(events) - seen, key=lambda i: (events[i].at, i))
+        extra = sorted(seen - set(every))
         if missing:
             shown = [events[i] for i in missing[:NAMED_IDS]]
             out.broken(f"{name} missed {len(missing)} event(s): {missing[:NAMED_IDS]}", shown)

@@ -7,12 +7,16 @@
  "followers": {"operator-feed": ["evt-…", …], "bus": ["evt-…", …]},
  "calls": [{"call": "c-1", "actor": "broker", "op": "reclaim", "status": 503,
             "retryAfter": "2", "ms": 41.2}, …],
- "usage": [<rows as GET /v1/usage answers them, every page, by node and by reservation>]}
+ "usage": [<rows as GET /v1/usage answers them, every page, by node and by reservation>],
+ "followedUntil": "2031-03-03T08:59:30Z"}
 ```
 
 Every part but ``nodes`` may be absent. ``calls`` holds one entry per attempt: the attempts
 of one logical call share its ``call`` id (a retry is the same call). ``recordedAt`` is when
 the feeds were read: a termination due less than a grace before it may still be in flight.
+``followedUntil`` (optional): the followers are judged on the feeds' events up to that
+``time``, which they were given time to catch up with; an id of a later event of the feeds
+is neither missing nor extra (a live stack's clock writes events after its actors stop).
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ class Record:
     usage: list[Mapping[str, Any]] = field(default_factory=list)
     seed: int | str | None = None
     recorded_at: int | None = None
+    followed_until: int | None = None
 
     @classmethod
     def of(
@@ -99,6 +104,7 @@ class Record:
         usage: Iterable[Mapping[str, Any]] = (),
         seed: int | str | None = None,
         recorded_at: str | None = None,
+        followed_until: str | None = None,
     ) -> Record:
         """A record from the JSON shapes: the feeds' CloudEvents, each follower's ids, each
         attempt's ``{"call", "op", "status", "retryAfter"?, "actor"?, "ms"?}``."""
@@ -109,6 +115,7 @@ class Record:
             usage=list(usage),
             seed=seed,
             recorded_at=to_ms(recorded_at) if recorded_at else None,
+            followed_until=to_ms(followed_until) if followed_until else None,
         )
 
 
@@ -134,4 +141,5 @@ def load_record(path: Path) -> Record:
         document.get("usage") or (),
         document.get("seed"),
         document.get("recordedAt"),
+        document.get("followedUntil"),
     )
