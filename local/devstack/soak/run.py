@@ -166,7 +166,7 @@ class Soak:
         """The actors, the followers and the faults, for the run's minutes."""
         seconds = self.minutes * 60
         faults = Faults(
-            self.node_side, self.receiver, clock_pass(self.stack.aws("lambda")), self.faults_done
+            self.node_side, self.receiver, clock_pass(self.stack.lambda_client()), self.faults_done
         )
         plan = schedule(random.Random(f"{self.seed}-faults"), seconds)  # noqa: S311
         began = time.monotonic()

@@ -70,6 +70,20 @@ class Stack:
         pump = self.node_side["pump"]
         return pump[pump.index("--lambda-endpoint") + 1]
 
+    def lambda_client(self) -> Any:
+        """``sam local start-lambda``'s, for the functions AWS triggers (as the pump's)."""
+        import boto3
+        from botocore.config import Config
+
+        config = Config(read_timeout=120, retries={"max_attempts": 1})
+        return boto3.client(
+            "lambda",
+            endpoint_url=self.lambda_endpoint,
+            region_name=REGION,
+            config=config,
+            **local_credentials(),
+        )
+
     def aws(self, service: str) -> Any:
         import boto3
 
