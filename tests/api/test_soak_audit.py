@@ -299,6 +299,16 @@ def test_usage_that_does_not_balance_breaks_the_usage():
     ]
 
 
+def test_rows_by_reservation_read_a_moment_later_are_not_compared_with_the_nodes():
+    rows = usage_rows()
+    later = rows[1]["asOf"].replace("08:30:00", "08:30:01")
+    rows[1] = {**rows[1], "asOf": later, "unitMs": {**rows[1]["unitMs"], "lent_used": 1}}
+    report = audit(record(usage=rows))
+    assert report.violations == 0, render(report)
+    [usage] = [o for o in report.outcomes if o.name == "usage"]
+    assert usage.notes["node rows read at another moment than their reservations'"] == 1
+
+
 @pytest.mark.parametrize(
     ("attempts", "violation"),
     [

@@ -19,9 +19,10 @@ during the replay itself, ``replay.py``).
   feeds' events up to it; a later one of the feeds is neither missing nor extra).
 - **usage**: each node row of ``GET /v1/usage`` sums, over its states, to the node's units
   (and their GPUs) times the time it counts: from the later of its start and the node's
-  registration to the earlier of its end and ``asOf``; where rows by reservation are given,
-  each governed state of the node's row is theirs (``reclaiming`` at least theirs: a unit
-  nothing governs may be reclaiming too).
+  registration to the earlier of its end and ``asOf``; where rows by reservation are given
+  and count to the same moment (final, or read with the same ``asOf``), each governed state
+  of the node's row is theirs (``reclaiming`` at least theirs: a unit nothing governs may
+  be reclaiming too).
 - **calls**: no 5xx but a 503 with ``Retry-After``, and every call that got one was tried
   again until it had an answer that is not a 5xx.
 """
@@ -228,9 +229,18 @@ def usage(rows: Sequence[Mapping[str, Any]], replays: Mapping[str, NodeReplay]) 
         out.judged()
         _balanced(out, row, unit_spans(replay))
         parts = by_reservation.get((str(row["nodeId"]), str(row["start"])))
-        if parts:
+        if parts and all(_counted_to(p) == _counted_to(row) for p in parts):
             _partitioned(out, row, parts)
+            out.notes["node rows compared with their reservations' rows"] += 1
+        elif parts:
+            out.notes["node rows read at another moment than their reservations'"] += 1
     return out
+
+
+def _counted_to(row: Mapping[str, Any]) -> int:
+    """Until when a row counts: its end once final, else its ``asOf`` (two reads of the
+    same period a moment apart count to different moments)."""
+    return min(to_ms(str(row["end"])), to_ms(str(row["asOf"])))
 
 
 def _balanced(out: Outcome, row: Mapping[str, Any], spans: Sequence[tuple[int, Units]]) -> None:
