@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help run test test-fast lint fmt build docker clean openapi template client fuzz bench trace mutate
+.PHONY: help run test test-fast lint fmt build docker clean openapi template client fuzz bench trace mutate soak
 
 help:
 	@echo "make run        the local stack (AWS emulator + sam local start-api) with FLEET (demo fleet)"
@@ -23,6 +23,7 @@ help:
 	@echo "make bench      handler overhead, cost per million calls, cold init, event delivery (needs Docker)"
 	@echo "make trace      the layer's files and calls one warm reclaim, PATCH and read pass"
 	@echo "make mutate     mutation testing of every module of the layer (long: docs/mutation.md)"
+	@echo "make soak       the local stack under seeded actors and faults, audited (SOAK_MINUTES, SOAK_SEED)"
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
@@ -91,6 +92,13 @@ trace: $(STAMP)
 bench: $(STAMP)
 	@bash local/ensure-docker.sh && bash local/build-lambda-image.sh
 	@$(BIN)/python -m bench.run
+
+# The local stack (make run) driven by seeded concurrent actors for SOAK_MINUTES (default 10),
+# with faults (the pump and the node consumers killed and restarted, the webhook receiver
+# down, clock passes overlapping), then audited from its feeds; the figures go to
+# docs/reliability.md. Not part of `make test`. Exits 1 on a violation, 2 without Docker.
+soak: $(STAMP)
+	@$(BIN)/python -m devstack.soak
 
 # Mutation testing against the fast tests, in a staging copy (.mutmut/): prints the kill
 # ratio and every mutant not killed (docs/mutation.md). Not in CI: `make test` runs the

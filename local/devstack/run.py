@@ -12,7 +12,9 @@
    layer-free template (``local_templates.py``) and with every container started up front;
 5. starts one node-side consumer per node (``log`` driver) and the pump that feeds the
    termination reports to their function and runs the sweeper every few seconds
-   (``RUN_CONSUMERS=0`` leaves the consumers out, so messages stay on the node queues);
+   (``RUN_CONSUMERS=0`` leaves the consumers out, so messages stay on the node queues;
+   ``RUN_NODE_SIDE=0`` starts neither and writes their command lines to ``node-side.json``
+   in the stack's directory, for ``make soak``, which kills and restarts them);
 6. prints the URL and a ready ``curl`` line; Ctrl-C stops everything it started.
 """
 
@@ -420,24 +422,41 @@ def open_log(name: str) -> IO[str]:
     return (STATE / name).open("w")
 
 
-def start_node_side(
-    processes: list[subprocess.Popen[str]], emulator_url: str, ports: dict[str, int],
-    fleet_path: Path,
-) -> None:  # fmt: skip
-    """The pump that plays the triggers (it waits for the functions' ports itself), and one
-    consumer per node."""
-    loop_log = open_log("loop.log")
+# With RUN_NODE_SIDE=0, the pump's and the consumers' command lines, for a supervisor of
+# its own to run (``make soak`` kills and restarts them), instead of starting them.
+NODE_SIDE_FILE = "node-side.json"
+
+
+def node_side_commands(
+    emulator_url: str, ports: dict[str, int], fleet_path: Path
+) -> dict[str, list[str]]:
+    """The pump's command line, and the consumers' (unless ``RUN_CONSUMERS=0``)."""
     pump = [
         "--emulator", emulator_url,
         "--lambda-endpoint", f"http://127.0.0.1:{ports['triggered']}",
         "--sender-endpoint", f"http://127.0.0.1:{ports['sender']}",
     ]  # fmt: skip
-    processes.append(start([sys.executable, "-m", "devstack.pump", *pump], log=loop_log))
+    commands = {"pump": [sys.executable, "-m", "devstack.pump", *pump]}
     if os.environ.get("RUN_CONSUMERS", "1") != "0":
         consumers = ["--emulator", emulator_url, "--fleet", str(fleet_path)]
-        processes.append(
-            start([sys.executable, "-m", "devstack.consumers", *consumers], log=loop_log)
-        )
+        commands["consumers"] = [sys.executable, "-m", "devstack.consumers", *consumers]
+    return commands
+
+
+def start_node_side(
+    processes: list[subprocess.Popen[str]], emulator_url: str, ports: dict[str, int],
+    fleet_path: Path,
+) -> None:  # fmt: skip
+    """The pump that plays the triggers (it waits for the functions' ports itself), and one
+    consumer per node; with ``RUN_NODE_SIDE=0``, only their command lines, written to
+    ``NODE_SIDE_FILE`` in the stack's directory."""
+    commands = node_side_commands(emulator_url, ports, fleet_path)
+    if os.environ.get("RUN_NODE_SIDE", "1") == "0":
+        (STATE / NODE_SIDE_FILE).write_text(json.dumps(commands, indent=2))
+        return
+    loop_log = open_log("loop.log")
+    for command in commands.values():
+        processes.append(start(command, log=loop_log))
 
 
 if __name__ == "__main__":
