@@ -9,11 +9,13 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 import requests
 
+from reservations.kernel.times import parse_time
 from tests.support.e2e import ROOT, TIMINGS, run_session
 from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
 
@@ -72,7 +74,7 @@ def test_the_session_from_an_empty_stack(empty_stack: Stack) -> None:
     TIMINGS["the session from an empty stack"] = time.monotonic() - started
     assert result.returncode == 0, result.stderr + empty_stack.diagnostics()
     answers, words = printed(result.stdout)
-    node, release, placed_spot, placed_on_demand, refused, reclaim, freed, after = answers
+    node, release, placed_spot, placed_on_demand, refused, reclaim, freed, after, ended = answers
     reservation, status = words
     assert re.fullmatch(r"res-[a-z0-9]{20}", reservation)
     assert (node["id"], node["unitIds"]) == (
@@ -95,6 +97,11 @@ def test_the_session_from_an_empty_stack(empty_stack: Stack) -> None:
     )
     assert status == "204"
     assert {u["id"]: u["state"] for u in after} == dict.fromkeys(node["unitIds"], "free")
+    # The ended VM still answers, with its own use: its units' GPUs over its time.
+    assert (ended["id"], ended["state"]) == ("vm-2", "ended"), ended
+    used = ms(ended["usedTo"]) - ms(ended["usedFrom"])
+    assert used >= 0
+    assert ended["gpuMs"] == used * len(ended["unitIds"]), ended  # one GPU a unit here
 
 
 def test_the_session_left_the_workloads_where_they_belong(empty_stack: Stack) -> None:
@@ -108,3 +115,8 @@ def test_the_session_left_the_workloads_where_they_belong(empty_stack: Stack) ->
         )
         assert gone.status_code == 404, (workload, gone.text)
     assert all(u["state"] == "free" for u in units(empty_stack, operator).values())
+
+
+def ms(text: str) -> int:
+    """A time in integer milliseconds since the epoch."""
+    return (parse_time(text) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
