@@ -277,6 +277,10 @@ def test_the_usage_session_runs_as_written(demo_stack: Stack) -> None:
         return ms(event["time"])
 
     registered, created = at("node.registered"), at("reservation.created")
+    # It governs its units from its startsAt (kept to the second: up to a second after
+    # its creation), pending until then.
+    [made] = {e["id"]: e for e in feed["items"] if e["type"] == "reservation.created"}.values()
+    governs = max(created, ms(made["data"]["startsAt"]))
     released, placed = at("reservation.released"), at("workload.placed")
     reclaimed, terminated = at("reservation.reclaimed"), at("workload.terminated")
 
@@ -297,18 +301,18 @@ def test_the_usage_session_runs_as_written(demo_stack: Stack) -> None:
             "lent_used": reclaimed - placed,
             "lent_idle": placed - released,
             "reserved_used": 0,
-            "reserved_idle": (released - created) + (as_of - terminated) + (as_of - created),
+            "reserved_idle": (released - governs) + (as_of - terminated) + (as_of - governs),
         }
 
     held_as_of, node_as_of = (ms(rows["items"][-1]["asOf"]) for rows in (held, node))
     unit_ms = total(held, "unitMs")
     assert unit_ms == reservation_ms(held_as_of), (ran.stdout, feed)
     assert total(held, "gpuMs") == {**unit_ms, "reserved_idle": unit_ms["reserved_idle"]
-                                    + (held_as_of - created)}  # fmt: skip
+                                    + (held_as_of - governs)}  # fmt: skip
     assert 2_000 <= unit_ms["reclaiming"] <= 15_000  # the notice, then the agent's report
     # The node's row, read a moment later: the reservation's then, plus its open units.
     node_ms = total(node, "unitMs")
-    opened = {"open_used": 0, "open_idle": 2 * (created - registered)}
+    opened = {"open_used": 0, "open_idle": 2 * (governs - registered)}
     assert node_ms == {**reservation_ms(node_as_of), **opened}
     assert sum(node_ms.values()) == 2 * (node_as_of - registered)
     # The spot VM's own use: from its placement to the report, its one GPU.
