@@ -148,12 +148,15 @@ def test_a_cancel_writes_reservation_cancelled_with_the_effective_status_it_ende
 
 
 def test_a_create_writes_reservation_created_with_every_term():
+    """At the write's own millisecond, not its createdAt (kept to the second): a
+    reservation made 0.4 s after its node's registration is not created before it."""
+    at = RESERVATION.created_at + timedelta(milliseconds=400, microseconds=999)
     create = ReservationCreate(
-        RESERVATION, ItemVersion("node-a", 3), (), "org-acme", "key-7", "org-acme"
+        RESERVATION, ItemVersion("node-a", 3), (), "org-acme", "key-7", at, "org-acme"
     )
     [item] = written(create, create_events(SNAPSHOT, create))
     event = envelope(item)
-    assert (event["type"], event["time"]) == ("reservation.created", "2026-11-27T12:00:00.000Z")
+    assert (event["type"], event["time"]) == ("reservation.created", "2026-11-27T12:00:00.400Z")
     assert event["data"] == {
         "actor": {"orgId": "org-acme", "keyId": "key-7"},
         "status": "active",
@@ -316,7 +319,7 @@ def test_a_create_keeps_each_org_it_names_listed_as_long_as_a_longer_reservation
     """res-1 names org-lab for 30 more days; a create naming it for one day must not cut
     the list access's moment for org-lab short."""
     short = replace(RESERVATION, id="res-2", ends_at=NOW + timedelta(days=1), version=0)
-    write = create_write(Caller("key-owner", "org-acme", frozenset()), SNAPSHOT, short, 400)
+    write = create_write(Caller("key-owner", "org-acme", frozenset()), SNAPSHOT, short, 400, NOW)
     assert write.named_until["org-lab"] == RESERVATION.ends_at + timedelta(days=400)  # type: ignore[operator]
     [access] = [a["Update"] for a in every_writer_table().transaction(write) if "~ACCESS" in str(a)]
     values = from_attributes(access["ExpressionAttributeValues"])

@@ -1382,7 +1382,9 @@ def test_an_ended_workload_frees_each_unit_it_held_at_the_version_read():
 
 
 def test_a_create_moves_the_nodes_version_by_one_and_makes_or_bumps_its_list_access():
-    create = ReservationCreate(RES_1, ItemVersion("node-a", 3), (), "org-acme", "key-7", "org-acme")
+    create = ReservationCreate(
+        RES_1, ItemVersion("node-a", 3), (), "org-acme", "key-7", RES_1.created_at, "org-acme"
+    )
     bump, access, _reservation = create_actions(create)
     assert bump["Update"] == {
         "TableName": TABLE,

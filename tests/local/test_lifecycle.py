@@ -276,11 +276,11 @@ def test_the_usage_session_runs_as_written(demo_stack: Stack) -> None:
         (event,) = {e["id"]: e for e in feed["items"] if e["type"] == kind}.values()
         return ms(event["time"])
 
-    registered, created = at("node.registered"), at("reservation.created")
-    # It governs its units from its startsAt (kept to the second: up to a second after
-    # its creation), pending until then.
+    registered, governs = at("node.registered"), at("reservation.created")
+    # It governs its units from its creation, to the millisecond: its startsAt (kept to the
+    # second) is at or before it, and so is its createdAt, which is not the event's time.
     [made] = {e["id"]: e for e in feed["items"] if e["type"] == "reservation.created"}.values()
-    governs = max(created, ms(made["data"]["startsAt"]))
+    assert ms(made["data"]["startsAt"]) <= governs, feed
     released, placed = at("reservation.released"), at("workload.placed")
     reclaimed, terminated = at("reservation.reclaimed"), at("workload.terminated")
 

@@ -15,8 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from reservations.kernel.caller import Caller
-from reservations.kernel.envelope import Actor, EventContext, StoredEvent
+from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.errors import ApiError, FieldProblem, InvalidRequest, NotFound
+from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Body, Commit, Committed, Decision, Request, WriteSpec
 from reservations.kernel.settings import expiry_warning_minutes, settings
 from reservations.kernel.writes import ItemVersion
@@ -75,11 +76,15 @@ def decide(
     location = f"{request.route.path}/{made.id}"
     answer = reservation_answer(view, 201, (("Location", location),))
     retention = settings().history_retention_days
-    return Decision(_create_write(caller, snapshot, made, retention), answer)
+    return Decision(_create_write(caller, snapshot, made, retention, now), answer)
 
 
 def _create_write(
-    caller: Caller, snapshot: NodeSnapshot, reservation: Reservation, retention_days: int
+    caller: Caller,
+    snapshot: NodeSnapshot,
+    reservation: Reservation,
+    retention_days: int,
+    now: datetime,
 ) -> ReservationCreate:
     """Conditioned on the node and the units read; each org it names, named until the
     latest end among it and the node's reservations as read naming that org."""
@@ -91,6 +96,7 @@ def _create_write(
         units=tuple(ItemVersion(u.id, u.version) for u in snapshot.units if u.id in named),
         caller_org_id=caller.org_id,
         caller_key_id=caller.key_id,
+        at=now,
         owner_org_id=snapshot.node.owner_org_id,
         named_until=named_after_create(reservation, named_by, retention_days),
     )
@@ -168,10 +174,10 @@ def _new_reservation(
 def create_events(
     _snapshot: NodeSnapshot | None, write: ReservationCreate
 ) -> tuple[StoredEvent, ...]:
-    """``reservation.created``: the reservation as made (its id is the write's)."""
+    """``reservation.created``: the reservation as made (its id is the write's), at the
+    write's millisecond."""
     made = write.reservation
-    actor = Actor(write.caller_org_id, write.caller_key_id)
-    context = EventContext(made.node_id, write.owner_org_id, made.id, made.created_at, actor)
+    context = by_caller(write, made.node_id, write.owner_org_id, made.id)
     return (reservations_events.reservation_created(context, made),)
 
 

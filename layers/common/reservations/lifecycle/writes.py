@@ -23,6 +23,10 @@ class ReservationCreate(EventedWrite):
     units: tuple[ItemVersion, ...]
     caller_org_id: str
     caller_key_id: str
+    # The write's moment, to the millisecond its event keeps (the reservation's own times are
+    # kept to the second: its ``reservation.created`` is not, so the node's feed stays in
+    # the order its writes committed in).
+    at: datetime
     # The node's owner as read (the node's version holds it still at the commit): the
     # node's list access keeps it beside the orgs the reservation names.
     owner_org_id: str
