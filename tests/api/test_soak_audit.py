@@ -269,6 +269,56 @@ def test_a_follower_missing_an_event_breaks_the_followers():
     }
 
 
+@pytest.mark.parametrize(
+    ("delivery", "owed"),
+    [
+        (
+            {"state": "pending", "nextAttemptAt": at(3600 + 1500)},
+            "pending, its next attempt not overdue",
+        ),
+        (
+            {"state": "pending", "nextAttemptAt": at(3600 - 30)},
+            "pending, its next attempt not overdue",
+        ),
+        ({"state": "failed"}, "failed after its attempts (kept, retried by hand)"),
+    ],
+)
+def test_an_event_the_webhook_sender_still_owes_is_no_miss(delivery, owed):
+    """A receiver down across a delivery's first attempts gets it 5 or 30 minutes later:
+    pending with its next attempt still to come (within a minute's grace of the record), or
+    failed (kept for a retry by hand), the event is owed, not lost."""
+    every = [e["id"] for e in clean_feed()]
+    rec = record(followers={"webhook": [i for i in every if i != "evt-0011"]})
+    rec.owed = {"webhook": {"evt-0011": delivery}}
+    report = audit(rec)
+    assert report.violations == 0, render(report)
+    [followers] = [o for o in report.outcomes if o.name == "followers"]
+    assert followers.notes[f"webhook: owed, {owed}"] == 1
+
+
+@pytest.mark.parametrize(
+    "delivery",
+    [
+        {"state": "pending", "nextAttemptAt": at(3600 - 120)},  # overdue: the sender is late
+        {"state": "delivered"},  # counted delivered, never received
+        {"state": "pending"},  # no next attempt said
+        {},  # a delivery the service does not know
+    ],
+)
+def test_an_event_the_webhook_sender_does_not_owe_is_missed(delivery):
+    every = [e["id"] for e in clean_feed()]
+    rec = record(followers={"webhook": [i for i in every if i != "evt-0011"]})
+    rec.owed = {"webhook": {"evt-0011": delivery}}
+    assert broken(rec) == {"followers": ["webhook missed 1 event(s): ['evt-0011']"]}
+
+
+def test_a_delivery_owed_to_one_follower_excuses_no_other():
+    every = [e["id"] for e in clean_feed()]
+    rec = record(followers={"bus": [i for i in every if i != "evt-0011"]})
+    rec.owed = {"webhook": {"evt-0011": {"state": "failed"}}}
+    assert broken(rec) == {"followers": ["bus missed 1 event(s): ['evt-0011']"]}
+
+
 def test_a_follower_given_an_event_no_feed_holds_breaks_the_followers():
     every = [e["id"] for e in clean_feed()]
     assert broken(record(followers={"bus": [*every, "evt-9999"]})) == {
@@ -350,6 +400,15 @@ def test_the_command_reads_a_record_file_and_exits_1_on_a_violation(tmp_path, ca
         path.write_text(json.dumps({"seed": 5, "nodes": {NODE: feed}, "calls": CALLS}))
 
     write(clean_feed())
+    assert main([str(path)]) == 0
+    # What the webhook receiver had not had is read with what its delivery said.
+    every = [e["id"] for e in clean_feed()]
+    document = {"seed": 5, "nodes": {NODE: clean_feed()}, "recordedAt": at(3600),
+                "followers": {"webhook": every[1:]}, "owed": {"webhook": {every[0]: {}}}}  # fmt: skip
+    path.write_text(json.dumps(document))
+    assert main([str(path)]) == 1
+    document["owed"] = {"webhook": {every[0]: {"state": "pending", "nextAttemptAt": at(3700)}}}
+    path.write_text(json.dumps(document))
     assert main([str(path)]) == 0
     write([e for e in clean_feed() if e["id"] not in ("evt-0008", "evt-0015", "evt-0016")])
     assert main([str(path)]) == 1

@@ -1,7 +1,8 @@
 """The soak's calls to the API over HTTP, each attempt recorded for the auditor: a 503 or a
 409 ``conflict`` is tried again after its ``Retry-After`` with the same ``Idempotency-Key``
-(the contract's rule), up to six tries; a connection the local stack dropped, too (recorded
-with status 0: no answer)."""
+(the contract's rule), for up to three minutes: a stack loaded for a minute answers 503
+to every try of it, and a client keeps trying; a connection the local stack dropped, too
+(recorded with status 0: no answer)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 
 RETRIED_CONFLICTS = {"conflict", "idempotency_in_progress"}
-TRIES = 6
+RETRY_SECONDS = 180
 
 
 @dataclass
@@ -70,13 +71,12 @@ class Calls:
             headers["Idempotency-Key"] = f"soak-{self.seed}-{name}"
         with self._lock:
             self.ops[f"{actor} {op}"] += 1
-        answer = Answer(0)
-        for _ in range(TRIES):
+        deadline = time.monotonic() + RETRY_SECONDS
+        while True:
             answer, wait = self._attempt(name, actor, op, method, path, headers, body, params)
-            if wait is None:
+            if wait is None or time.monotonic() + wait > deadline:
                 return answer
             time.sleep(wait)
-        return answer
 
     def _attempt(
         self,

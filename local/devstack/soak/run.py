@@ -39,7 +39,7 @@ from devstack.soak.faults import Faults, clock_pass, schedule
 from devstack.soak.followers import BusFollower, FeedFollower, WebhookReceiver
 from devstack.soak.stack import NodeSide, Stack, docker_unavailable, start_stack, stop_stack
 from reservations_tools.soak.audit import audit, render
-from reservations_tools.soak.record import Record
+from reservations_tools.soak.record import record_of
 
 NODES = {"node-soak-a": 6, "node-soak-b": 4}
 READ, CAPACITY, WRITE = "reservation.read", "reservation.capacity", "reservation.write"
@@ -54,6 +54,7 @@ ROLES = {
 }
 SETTLE_SECONDS = 420  # notices and minimum runs of a few minutes at most, and a sweep
 CATCH_UP_SECONDS = 420  # a webhook attempt that failed twice is tried again 5 min later
+OWED_READS = 300  # deliveries read for the events the webhook receiver has not had
 
 
 def say(message: str) -> None:
@@ -91,7 +92,8 @@ def register(calls: Calls) -> None:
             raise SystemExit(f"make soak: registering {node} answered {answer.status}")
 
 
-def subscribe(calls: Calls, port: int) -> None:
+def subscribe(calls: Calls, port: int) -> str:
+    """The subscription's id."""
     answer = calls.call(
         "setup",
         "operator",
@@ -102,6 +104,7 @@ def subscribe(calls: Calls, port: int) -> None:
     )
     if answer.status != 201:
         raise SystemExit(f"make soak: the webhook subscription answered {answer.status}")
+    return str(answer.body["id"])
 
 
 def main() -> int:
@@ -131,9 +134,10 @@ class Soak:
         self.bus = BusFollower(stack.aws("events"), stack.aws("sqs"))
         self.faults_done: Counter[str] = Counter()
         self.stop = threading.Event()
+        self.subscription = ""
 
     def run(self) -> int:
-        subscribe(self.calls, self.receiver.port)
+        self.subscription = subscribe(self.calls, self.receiver.port)
         self.node_side.start_all()
         register(self.calls)
         started = datetime.now(UTC)
@@ -145,17 +149,7 @@ class Soak:
             self.node_side.stop_all()
             self.receiver.down()
         (self.stack.directory / "record.json").write_text(json.dumps(document))
-        result = audit(
-            Record.of(
-                document["nodes"],
-                document["followers"],
-                document["calls"],
-                document["usage"],
-                document["seed"],
-                document["recordedAt"],
-                document["followedUntil"],
-            )
-        )
+        result = audit(record_of(document))
         print(render(result))
         figures = report.figures(self, result, started)
         print(figures)
@@ -230,6 +224,26 @@ class Soak:
                     break
         return feeds
 
+    def owed(
+        self, feeds: dict[str, list[dict[str, Any]]], cutoff: datetime, received: set[str]
+    ) -> dict[str, Any]:
+        """The delivery of each event up to ``cutoff`` the webhook receiver has not had, as
+        the deliveries API says (``pending`` with its next attempt, ``failed``, ...): the
+        sender tries again 5 s, then 5 and 30 minutes after a failed attempt, so a receiver
+        down several times may be owed an event for longer than the catch-up."""
+        deliveries: dict[str, Any] = {}
+        for event_id in sorted(_due(feeds, cutoff) - received)[:OWED_READS]:
+            answer = self.calls.call(
+                "audit",
+                "operator",
+                "GET",
+                f"/v1/webhooks/{self.subscription}/deliveries/{event_id}",
+                op="read a delivery",
+            )
+            body = answer.body if isinstance(answer.body, dict) else {}
+            deliveries[event_id] = {k: body[k] for k in ("state", "nextAttemptAt") if k in body}
+        return {"webhook": deliveries}
+
     def caught_up(self, cutoff: datetime) -> dict[str, list[dict[str, Any]]]:
         """The node feeds, once every follower has every event up to ``cutoff`` (or the
         catch-up time is over)."""
@@ -238,12 +252,7 @@ class Soak:
         while True:
             feeds = self.feeds()
             self.follow()
-            due = {
-                e["id"]
-                for events in feeds.values()
-                for e in events
-                if datetime.fromisoformat(e["time"].replace("Z", "+00:00")) <= cutoff
-            }
+            due = _due(feeds, cutoff)
             behind = [name for name, ids in self.followers().items() if not due <= set(ids)]
             if not behind or time.monotonic() > deadline:
                 say("followers caught up" if not behind else f"still behind: {behind}")
@@ -260,12 +269,14 @@ class Soak:
     def record(self, started: datetime, cutoff: datetime) -> dict[str, Any]:
         """The record as the auditor's command reads it (``record.py``)."""
         feeds = self.caught_up(cutoff)
+        followers = self.followers()
         return {
             "seed": self.seed,
             "recordedAt": datetime.now(UTC).isoformat(),
             "followedUntil": cutoff.isoformat(),
             "nodes": feeds,
-            "followers": self.followers(),
+            "followers": followers,
+            "owed": self.owed(feeds, cutoff, set(followers["webhook"])),
             "calls": list(self.calls.attempts),
             "usage": self.usage(started),
         }
@@ -294,6 +305,16 @@ class Soak:
                 if page.status != 200 or cursor is None:
                     break
         return rows
+
+
+def _due(feeds: dict[str, list[dict[str, Any]]], cutoff: datetime) -> set[str]:
+    """The ids of the feeds' events up to ``cutoff``."""
+    return {
+        e["id"]
+        for events in feeds.values()
+        for e in events
+        if datetime.fromisoformat(e["time"].replace("Z", "+00:00")) <= cutoff
+    }
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def audit(record: Record, grace_ms: int = GRACE_MS) -> Report:
         lent,
         checks.terminations(every, record.recorded_at, grace_ms),
         checks.notices(every),
-        checks.followers(record, every),
+        checks.followers(record, every, grace_ms),
         checks.usage(record.usage, replays),
         checks.calls(record.calls),
     ]

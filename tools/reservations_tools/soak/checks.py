@@ -16,7 +16,11 @@ during the replay itself, ``replay.py``).
   are counted, not judged.
 - **followers**: each follower received exactly the feeds' set of event ids (duplicates
   aside): none missing, none that no feed holds (with a window, ``followedUntil``: the
-  feeds' events up to it; a later one of the feeds is neither missing nor extra).
+  feeds' events up to it; a later one of the feeds is neither missing nor extra). An event
+  a follower with a sender's schedule (the webhook receiver) has not received is owed, not
+  missed, when its delivery (the record's ``owed``) is ``pending`` with its next attempt
+  still to come (within a grace of the record's end), or ``failed``: the service keeps it
+  and says so (retried by hand). Overdue, delivered, or unknown to the service: missed.
 - **usage**: each node row of ``GET /v1/usage`` sums, over its states, to the node's units
   (and their GPUs) times the time it counts: from the later of its start and the node's
   registration to the earlier of its end and ``asOf``; where rows by reservation are given
@@ -141,7 +145,7 @@ def _stopped(out: Outcome, event: Event, asks: Sequence[Event]) -> None:
         )
 
 
-def followers(record: Record, replays: Sequence[NodeReplay]) -> Outcome:
+def followers(record: Record, replays: Sequence[NodeReplay], grace: int) -> Outcome:
     out = Outcome("followers", "each follower saw exactly the feeds' events (by id)")
     every = {e.id: e for replay in replays for e in replay.events}
     until = record.followed_until
@@ -153,6 +157,12 @@ def followers(record: Record, replays: Sequence[NodeReplay]) -> Outcome:
         out.judged(len(events))
         out.notes[f"{name}: duplicates received"] += len(received) - len(seen)
         missing = sorted(set(events) - seen, key=lambda i: (events[i].at, i))
+        deliveries = record.owed.get(name, {})
+        owed = {i: why for i in missing
+                if (why := _owed(deliveries.get(i), record.recorded_at, grace))}  # fmt: skip
+        for why in owed.values():
+            out.notes[f"{name}: owed, {why}"] += 1
+        missing = [i for i in missing if i not in owed]
         extra = sorted(seen - set(every))
         if missing:
             shown = [events[i] for i in missing[:NAMED_IDS]]
@@ -160,6 +170,19 @@ def followers(record: Record, replays: Sequence[NodeReplay]) -> Outcome:
         if extra:
             out.broken(f"{name} received {len(extra)} event(s) no feed holds: {extra[:NAMED_IDS]}")
     return out
+
+
+def _owed(delivery: Mapping[str, Any] | None, recorded_at: int | None, grace: int) -> str | None:
+    """Why an event not received is owed by its sender (None: it is not)."""
+    state = (delivery or {}).get("state")
+    if state == "failed":
+        return "failed after its attempts (kept, retried by hand)"
+    due = (delivery or {}).get("nextAttemptAt")
+    if state != "pending" or not due:
+        return None
+    if recorded_at is None or to_ms(str(due)) > recorded_at - grace:
+        return "pending, its next attempt not overdue"
+    return None
 
 
 def calls(attempts: Sequence[Call]) -> Outcome:

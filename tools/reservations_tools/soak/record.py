@@ -8,7 +8,8 @@
  "calls": [{"call": "c-1", "actor": "broker", "op": "reclaim", "status": 503,
             "retryAfter": "2", "ms": 41.2}, …],
  "usage": [<rows as GET /v1/usage answers them, every page, by node and by reservation>],
- "followedUntil": "2031-03-03T08:59:30Z"}
+ "followedUntil": "2031-03-03T08:59:30Z",
+ "owed": {"webhook": {"evt-…": {"state": "pending", "nextAttemptAt": "2031-03-03T09:25:00Z"}}}}
 ```
 
 Every part but ``nodes`` may be absent. ``calls`` holds one entry per attempt: the attempts
@@ -17,6 +18,10 @@ the feeds were read: a termination due less than a grace before it may still be 
 ``followedUntil`` (optional): the followers are judged on the feeds' events up to that
 ``time``, which they were given time to catch up with; an id of a later event of the feeds
 is neither missing nor extra (a live stack's clock writes events after its actors stop).
+``owed`` (optional): for a follower the service delivers to on a schedule of its own (the
+webhook receiver), the delivery of each event it had not received when the record was
+taken, as ``GET /v1/webhooks/{id}/deliveries/{eventId}`` answered (``state`` and
+``nextAttemptAt``; ``{}`` for a delivery the service does not know).
 """
 
 from __future__ import annotations
@@ -94,6 +99,7 @@ class Record:
     seed: int | str | None = None
     recorded_at: int | None = None
     followed_until: int | None = None
+    owed: dict[str, dict[str, Mapping[str, Any]]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -105,6 +111,7 @@ class Record:
         seed: int | str | None = None,
         recorded_at: str | None = None,
         followed_until: str | None = None,
+        owed: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> Record:
         """A record from the JSON shapes: the feeds' CloudEvents, each follower's ids, each
         attempt's ``{"call", "op", "status", "retryAfter"?, "actor"?, "ms"?}``."""
@@ -116,6 +123,7 @@ class Record:
             seed=seed,
             recorded_at=to_ms(recorded_at) if recorded_at else None,
             followed_until=to_ms(followed_until) if followed_until else None,
+            owed={name: dict(deliveries) for name, deliveries in (owed or {}).items()},
         )
 
 
@@ -131,9 +139,8 @@ def _call(entry: Mapping[str, Any]) -> Call:
     )
 
 
-def load_record(path: Path) -> Record:
-    """A record from its JSON file."""
-    document = json.loads(path.read_text())
+def record_of(document: Mapping[str, Any]) -> Record:
+    """A record from its JSON document (the module's docstring)."""
     return Record.of(
         document.get("nodes") or {},
         document.get("followers"),
@@ -142,4 +149,10 @@ def load_record(path: Path) -> Record:
         document.get("seed"),
         document.get("recordedAt"),
         document.get("followedUntil"),
+        document.get("owed"),
     )
+
+
+def load_record(path: Path) -> Record:
+    """A record from its JSON file."""
+    return record_of(json.loads(path.read_text()))
