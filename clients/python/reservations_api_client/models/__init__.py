@@ -32,10 +32,9 @@ from .unit import Unit
 from .unit_spec import UnitSpec
 from .units_request import UnitsRequest
 from .update_reservation_request import UpdateReservationRequest
+from .usage_figures import UsageFigures
 from .usage_page import UsagePage
 from .usage_row import UsageRow
-from .usage_row_gpums import UsageRowGpums
-from .usage_row_unitms import UsageRowUnitms
 from .waiting_for_view import WaitingForView
 from .workload import Workload
 from .workload_page import WorkloadPage
@@ -74,10 +73,9 @@ __all__ = (
     "UnitSpec",
     "UnitsRequest",
     "UpdateReservationRequest",
+    "UsageFigures",
     "UsagePage",
     "UsageRow",
-    "UsageRowGpums",
-    "UsageRowUnitms",
     "WaitingForView",
     "Workload",
     "WorkloadPage",

@@ -13,8 +13,7 @@ from typing import cast
 import datetime
 
 if TYPE_CHECKING:
-  from ..models.usage_row_gpums import UsageRowGpums
-  from ..models.usage_row_unitms import UsageRowUnitms
+  from ..models.usage_figures import UsageFigures
 
 
 
@@ -34,26 +33,26 @@ class UsageRow:
             as_of (datetime.datetime): every change before it is counted
             end (datetime.datetime):
             final (bool):
-            gpu_ms (UsageRowGpums): integer milliseconds by state: a node's row has all eight, a reservation's only review,
+            gpu_ms (UsageFigures): integer milliseconds by state: a node's row has all eight, a reservation's only review,
                 reclaiming, lent_used, lent_idle, reserved_used, reserved_idle
             id (str): stable: the key, the granularity and the period's start
             node_id (str):
             revision (int):
             start (datetime.datetime):
-            unit_ms (UsageRowUnitms): integer milliseconds by state: a node's row has all eight, a reservation's only
-                review, reclaiming, lent_used, lent_idle, reserved_used, reserved_idle
+            unit_ms (UsageFigures): integer milliseconds by state: a node's row has all eight, a reservation's only review,
+                reclaiming, lent_used, lent_idle, reserved_used, reserved_idle
             reservation_id (str | Unset): groupBy=reservation only
      """
 
     as_of: datetime.datetime
     end: datetime.datetime
     final: bool
-    gpu_ms: UsageRowGpums
+    gpu_ms: UsageFigures
     id: str
     node_id: str
     revision: int
     start: datetime.datetime
-    unit_ms: UsageRowUnitms
+    unit_ms: UsageFigures
     reservation_id: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -62,8 +61,7 @@ class UsageRow:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.usage_row_gpums import UsageRowGpums # noqa: PLC0415
-        from ..models.usage_row_unitms import UsageRowUnitms # noqa: PLC0415
+        from ..models.usage_figures import UsageFigures # noqa: PLC0415
         as_of = self.as_of.isoformat()
 
         end = self.end.isoformat()
@@ -107,8 +105,7 @@ class UsageRow:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.usage_row_gpums import UsageRowGpums # noqa: PLC0415
-        from ..models.usage_row_unitms import UsageRowUnitms # noqa: PLC0415
+        from ..models.usage_figures import UsageFigures # noqa: PLC0415
         d = dict(src_dict)
         as_of = datetime.datetime.fromisoformat(d.pop("asOf"))
 
@@ -122,7 +119,7 @@ class UsageRow:
 
         final = d.pop("final")
 
-        gpu_ms = UsageRowGpums.from_dict(d.pop("gpuMs"))
+        gpu_ms = UsageFigures.from_dict(d.pop("gpuMs"))
 
 
 
@@ -138,7 +135,7 @@ class UsageRow:
 
 
 
-        unit_ms = UsageRowUnitms.from_dict(d.pop("unitMs"))
+        unit_ms = UsageFigures.from_dict(d.pop("unitMs"))
 
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, RootModel
 
 from reservations.kernel.wire import CURSOR_EXAMPLE, NextCursor, Timestamp, WireModel
 
@@ -62,7 +62,14 @@ _FIGURES: dict[str, Any] = {
     "description": "integer milliseconds by state: a node's row has all eight, a "
     f"reservation's only {', '.join(GOVERNED_STATES)}",
     "properties": {state.value: {"type": "integer", "minimum": 0} for state in STATES},
+    "examples": [_NODE_STATES],
 }
+
+
+class UsageFigures(RootModel[dict[str, int]]):
+    """A row's figure for each state (one schema for ``unitMs`` and ``gpuMs``)."""
+
+    model_config = ConfigDict(frozen=True, json_schema_extra=_FIGURES)
 
 
 class UsageRow(WireModel):
@@ -77,10 +84,9 @@ class UsageRow(WireModel):
     reservation_id: str | None = Field(default=None, description="groupBy=reservation only")
     start: Timestamp
     end: Timestamp
-    unit_ms: dict[str, int] = Field(json_schema_extra=_FIGURES)
-    gpu_ms: dict[str, int] = Field(
-        description="unit-milliseconds times the unit's sellableGpus at that moment",
-        json_schema_extra=_FIGURES,
+    unit_ms: UsageFigures = Field(description="the units' milliseconds in each state")
+    gpu_ms: UsageFigures = Field(
+        description="unit-milliseconds times the unit's sellableGpus at that moment"
     )
     as_of: Timestamp = Field(description="every change before it is counted")
     final: bool

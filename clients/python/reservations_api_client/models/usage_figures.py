@@ -15,12 +15,12 @@ from ..types import UNSET, Unset
 
 
 
-T = TypeVar("T", bound="UsageRowGpums")
+T = TypeVar("T", bound="UsageFigures")
 
 
 
 @_attrs_define
-class UsageRowGpums:
+class UsageFigures:
     """ integer milliseconds by state: a node's row has all eight, a reservation's only review, reclaiming, lent_used,
     lent_idle, reserved_used, reserved_idle
 
@@ -111,7 +111,7 @@ class UsageRowGpums:
 
         review = d.pop("review", UNSET)
 
-        usage_row_gpums = cls(
+        usage_figures = cls(
             lent_idle=lent_idle,
             lent_used=lent_used,
             open_idle=open_idle,
@@ -123,8 +123,8 @@ class UsageRowGpums:
         )
 
 
-        usage_row_gpums.additional_properties = d
-        return usage_row_gpums
+        usage_figures.additional_properties = d
+        return usage_figures
 
     @property
     def additional_keys(self) -> list[str]:
