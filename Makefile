@@ -61,11 +61,13 @@ fmt: $(STAMP)
 # when Docker cannot be had. The in-process tests on every core (a test file per worker);
 # then, one at a time, the races (`races`: one emulator, one DynamoDB request at a time) and
 # the fuzzers (`fuzz`: their counts are added up across files); then the end-to-end tests
-# (Docker, sam local, make run).
+# (Docker, sam local, make run), a file per worker on E2E_WORKERS workers: they mostly wait
+# (on clocks, notices and containers), so two halve the stage on any machine.
+E2E_WORKERS ?= 2
 test: lint
 	@$(BIN)/python -m pytest -m "not races and not fuzz and not e2e" -n auto --dist loadfile
 	@$(BIN)/python -m pytest -m "races or fuzz"
-	@$(BIN)/python -m pytest -m e2e
+	@$(BIN)/python -m pytest -m e2e -n $(E2E_WORKERS) --dist loadfile
 
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -m "not e2e"

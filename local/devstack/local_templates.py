@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,9 @@ def write_local_templates(built: Path = BUILT) -> dict[str, Path]:
     paths = {}
     for kind in KINDS:
         path = built.with_name(f"template-local-{kind}.json")
-        path.write_text(json.dumps(local_template(document, kind), indent=1))
+        # Whole or not at all: another stack of the same checkout may be reading it.
+        written = path.with_name(f".{path.name}.{os.getpid()}")
+        written.write_text(json.dumps(local_template(document, kind), indent=1))
+        written.replace(path)
         paths[kind] = path
     return paths

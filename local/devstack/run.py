@@ -5,11 +5,13 @@
    local/build-lambda-image.sh);
 3. starts the AWS emulator on ``AWS_EMULATOR_PORT`` (default 5000), provisioned from
    template.yaml, and loads the fleet into it;
-4. ``sam build`` (cached) and the Lambda image with the layer in it, built once per layer
-   (``image.py``), meanwhile; then, all at once, ``sam local start-api`` on ``API_PORT``
-   (default 3000) and two ``sam local start-lambda`` on free ports, for the functions AWS
-   would trigger and for the webhook sender (on the host's network), each from its own
-   layer-free template (``local_templates.py``) and with every container started up front;
+4. ``sam build`` (cached; ``RUN_SAM_BUILD=0``: the build in .aws-sam is used as it is, for
+   a caller that built it once for several stacks) and the Lambda image with the layer in
+   it, built once per layer (``image.py``), meanwhile; then, all at once,
+   ``sam local start-api`` on ``API_PORT`` (default 3000) and two ``sam local start-lambda``
+   on free ports, for the functions AWS would trigger and for the webhook sender (on the
+   host's network), each from its own layer-free template (``local_templates.py``) and
+   with every container started up front;
 5. starts one node-side consumer per node (``log`` driver) and the pump that feeds the
    termination reports to their function and runs the sweeper every few seconds
    (``RUN_CONSUMERS=0`` leaves the consumers out, so messages stay on the node queues;
@@ -89,6 +91,9 @@ def ensure_docker_and_image() -> None:
 
 
 def sam_build() -> None:
+    if os.environ.get("RUN_SAM_BUILD", "1") == "0":
+        say("sam build: skipped (RUN_SAM_BUILD=0), .aws-sam/build used as it is")
+        return
     say("sam build (cached after the first run)...")
     result = subprocess.run(
         [sam_command(), "build", "--cached", "--parallel"],

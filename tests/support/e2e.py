@@ -6,6 +6,7 @@ when a test fails (``e2e_fixtures``)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import json
 import os
@@ -35,6 +36,46 @@ DEMO_FLEET = ROOT / "fleets" / "demo.json"
 TIMINGS: dict[str, float] = {}
 # What an end-to-end test counted (requests, checks), printed there too.
 REPORTS: list[str] = []
+
+
+@contextlib.contextmanager
+def machine_wide(name: str) -> Iterator[None]:
+    """One pytest worker at a time sets up what the machine shares (the others wait, then
+    find it done)."""
+    lock = ROOT / ".local" / f"e2e-{name}.lock"
+    lock.parent.mkdir(exist_ok=True)
+    with lock.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def sam_build_once() -> subprocess.CompletedProcess[str] | None:
+    """`sam build --cached --parallel`, once per test run whatever its workers (None: built
+    already). A build first empties .aws-sam/build, which a running stack reads: so it is
+    made before any stack of the run starts, and the stacks skip their own
+    (``RUN_SAM_BUILD=0``)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
+    stamp = ROOT / ".local" / f"e2e-built-{run}"
+    with machine_wide("sam-build"):
+        if stamp.exists():
+            return None
+        result = subprocess.run(
+            [sam_executable(), "build", "--cached", "--parallel"],
+            cwd=ROOT,
+            env=local_aws_environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode == 0:
+            for earlier in stamp.parent.glob("e2e-built-*"):
+                earlier.unlink()
+            stamp.write_text("")
+        return result
 
 
 def in_ci() -> bool:

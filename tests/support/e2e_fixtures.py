@@ -4,6 +4,12 @@ steps and the last lines of its stack's logs.
 
 In CI (``CI=true``) these tests must run: a machine where Docker cannot be had fails them.
 Elsewhere they skip, saying why.
+
+They may run on several pytest-xdist workers (``make test`` runs two, a file each: most of
+their time is waiting on clocks, notices and containers): the machine-wide set-up (Docker,
+the image, `sam build`) is done by one worker at a time under a file lock, each stack has its
+own ports and containers, and the timings and counts a worker measured reach the terminal
+summary with its reports.
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from tests.support.e2e import (
     Emulator,
     in_ci,
     local_aws_environment,
+    machine_wide,
     running_emulator,
-    sam_executable,
+    sam_build_once,
 )
 
 
@@ -38,15 +45,8 @@ def docker_ready() -> None:
     if os.geteuid() == 0 and shutil.which("apt-get"):
         env.setdefault("AUTO_INSTALL", "1")
     started = time.monotonic()
-    result = subprocess.run(
-        ["bash", "-c", "bash local/ensure-docker.sh && bash local/build-lambda-image.sh"],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    with machine_wide("docker"):
+        result = _docker_and_image(env)
     TIMINGS["docker + Lambda image ready"] = time.monotonic() - started
     if result.returncode == 0:
         return
@@ -61,21 +61,26 @@ def docker_ready() -> None:
     pytest.skip(f"Docker is not available: {reason}")
 
 
-@pytest.fixture(scope="session")
-def sam_built(docker_ready: None) -> None:
-    """`sam build --cached --parallel`, once per session."""
-    started = time.monotonic()
-    result = subprocess.run(
-        [sam_executable(), "build", "--cached", "--parallel"],
+def _docker_and_image(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", "bash local/ensure-docker.sh && bash local/build-lambda-image.sh"],
         cwd=ROOT,
-        env=local_aws_environment(),
+        env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         check=False,
     )
-    TIMINGS["sam build --cached --parallel"] = time.monotonic() - started
-    if result.returncode != 0:
+
+
+@pytest.fixture(scope="session")
+def sam_built(docker_ready: None) -> None:
+    """`sam build --cached --parallel`, once per run (``sam_build_once``)."""
+    started = time.monotonic()
+    result = sam_build_once()
+    if result is not None:
+        TIMINGS["sam build --cached --parallel"] = time.monotonic() - started
+    if result is not None and result.returncode != 0:
         pytest.fail(f"sam build failed:\n{result.stdout[-4000:]}{result.stderr[-4000:]}")
 
 
@@ -103,9 +108,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Under a failed end-to-end test: the session steps it ran (each command, how long it
     took, how it ended: the last one is most often the one that failed) and the last lines
     of the logs of each stack it used (make run's, the pump's and consumers', sam local's,
-    the emulator's), so that the failure explains itself."""
+    the emulator's), so that the failure explains itself. And on an xdist worker, what its
+    tests measured and counted goes with each test's last report to the run's terminal
+    summary (``pytest_runtest_logreport``)."""
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
+    if call.when == "teardown" and _ON_A_WORKER:
+        measured = {"timings": dict(TIMINGS), "reports": REPORTS[:]}
+        report.user_properties.append((_MEASURED, measured))
+        TIMINGS.clear()
+        REPORTS.clear()
     if not report.failed or item.get_closest_marker("e2e") is None:
         return
     if STEPS.taken:
@@ -116,6 +128,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     for name, value in funcargs.items():
         if isinstance(value, Stack):
             report.sections.append((f"the stack's logs ({name})", value.diagnostics()))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _ON_A_WORKER:
+        return
+    for name, measured in report.user_properties:
+        if name == _MEASURED:
+            TIMINGS.update(measured["timings"])
+            REPORTS.extend(measured["reports"])
+
+
+_MEASURED = "e2e measured"
+_ON_A_WORKER = "PYTEST_XDIST_WORKER" in os.environ
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -22,7 +22,14 @@ import requests
 from devstack import fleet_documents as f
 from devstack.containers import LOCAL_STACK_ENV, stack_containers
 from devstack.net import free_port
-from tests.support.e2e import ROOT, TIMINGS, as_in_a_terminal, local_aws_environment, tail
+from tests.support.e2e import (
+    ROOT,
+    TIMINGS,
+    as_in_a_terminal,
+    local_aws_environment,
+    sam_build_once,
+    tail,
+)
 
 NODE = "node-e2e-a"
 OTHER_NODE = "node-e2e-b"
@@ -210,10 +217,13 @@ def run_stack(
     while emulator_port == api_port:
         emulator_port = free_port()
     cold = not (ROOT / ".aws-sam" / "build" / "template.yaml").exists()
+    started = time.monotonic()
+    built = sam_build_once()  # the run's one build: never while a stack reads .aws-sam/build
+    if built is not None and built.returncode != 0:
+        pytest.fail(f"sam build failed:\n{built.stdout[-4000:]}{built.stderr[-4000:]}")
     stdout, stderr = directory / "stdout.log", directory / "stderr.log"
     logs = directory / "local"  # the stack's own: several stacks may share the checkout
     stack_id = f"e2e-{uuid.uuid4().hex}"
-    started = time.monotonic()
     with stdout.open("w") as out, stderr.open("w") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "devstack.run"],
@@ -223,6 +233,7 @@ def run_stack(
                 AWS_EMULATOR_PORT=str(emulator_port),
                 FLEET=str(fleet_file),
                 RUN_CONSUMERS="1" if consumers else "0",
+                RUN_SAM_BUILD="0",
                 LOCAL_DIR=str(logs),
                 **{LOCAL_STACK_ENV: stack_id},
                 API_WARM_CONTAINERS=warm,
