@@ -241,7 +241,8 @@ class Soak:
                 op="read a delivery",
             )
             body = answer.body if isinstance(answer.body, dict) else {}
-            deliveries[event_id] = {k: body[k] for k in ("state", "nextAttemptAt") if k in body}
+            kept = ("state", "nextAttemptAt", "attemptCount", "lastAttemptAt")
+            deliveries[event_id] = {k: body[k] for k in kept if k in body}
         return {"webhook": deliveries}
 
     def caught_up(self, cutoff: datetime) -> dict[str, list[dict[str, Any]]]:

@@ -20,8 +20,9 @@ the feeds were read: a termination due less than a grace before it may still be 
 is neither missing nor extra (a live stack's clock writes events after its actors stop).
 ``owed`` (optional): for a follower the service delivers to on a schedule of its own (the
 webhook receiver), the delivery of each event it had not received when the record was
-taken, as ``GET /v1/webhooks/{id}/deliveries/{eventId}`` answered (``state`` and
-``nextAttemptAt``; ``{}`` for a delivery the service does not know).
+taken, as ``GET /v1/webhooks/{id}/deliveries/{eventId}`` answered (``state``,
+``nextAttemptAt``, ``attemptCount``, ``lastAttemptAt``; ``{}`` for a delivery the service
+does not know).
 """
 
 from __future__ import annotations
