@@ -57,6 +57,19 @@ def invoke(lambda_client: Any, function: str, event: dict[str, Any]) -> dict[str
     return payload if isinstance(payload, dict) else {}
 
 
+def invoke_batch(lambda_client: Any, function: str, event: dict[str, Any]) -> set[str]:
+    """A batch function's partial-batch answer: the records it asks to be retried. Every batch
+    function answers ``batchItemFailures``, empty when all went well; an answer without it
+    is a failed invocation, the whole batch retried, as AWS retries it: ``sam local
+    start-lambda`` passes an unhandled error on as a payload without ``FunctionError``, and
+    one cut short as an empty answer (taken as success, the batch was deleted and its
+    webhook deliveries never attempted)."""
+    payload = invoke(lambda_client, function, event)
+    if not isinstance(payload.get("batchItemFailures"), list):
+        raise RuntimeError(f"{function} answered no batchItemFailures: {str(payload)[:300]}")
+    return failed_message_ids(payload)
+
+
 def pump_reports(sqs: Any, lambda_client: Any, queue_url: str, queue_arn: str, wait: int) -> int:
     """One batch of termination reports to their function."""
     return pump_queue(
@@ -79,7 +92,7 @@ def pump_queue(
     if not messages:
         return 0
     try:
-        failed = failed_message_ids(invoke(lambda_client, function, sqs_event(messages, queue_arn)))
+        failed = invoke_batch(lambda_client, function, sqs_event(messages, queue_arn))
     except Exception:  # a failed invocation retries the whole batch, as AWS would
         log.exception("%s failed; the batch will be retried", function)
         return 0
@@ -169,7 +182,7 @@ def start_stream_pumps(
     streams = boto3.client("dynamodbstreams", endpoint_url=args.emulator, region_name=REGION)
 
     def hand(function: str, event: dict[str, Any]) -> set[str]:
-        return failed_message_ids(invoke(lambda_client, function, event))
+        return invoke_batch(lambda_client, function, event)
 
     for pump in stream_pumps(dynamodb, streams, hand):
         function = pump.mapping.function

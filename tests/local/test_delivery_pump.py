@@ -46,3 +46,44 @@ def test_the_sender_gets_the_batch_and_what_it_reports_back_stays(aws):
     )["Attributes"]  # fmt: skip
     assert int(attributes["ApproximateNumberOfMessagesNotVisible"]) == 1
     assert int(attributes["ApproximateNumberOfMessages"]) == 0
+
+
+class FailingLambda:
+    """``start-lambda`` answering as it answers a failed invocation of a batch function."""
+
+    def __init__(self, payload: bytes, function_error: bool = False) -> None:
+        self.payload, self.function_error = payload, function_error
+
+    def invoke(self, FunctionName: str, Payload: bytes) -> dict[str, Any]:
+        answer: dict[str, Any] = {"Payload": io.BytesIO(self.payload)}
+        if self.function_error:
+            answer["FunctionError"] = "Unhandled"
+        return answer
+
+
+@pytest.mark.parametrize(
+    ("payload", "function_error"),
+    [
+        # An unhandled error (the emulator timed out under the sender): sam local passes it
+        # on as a payload and sets no FunctionError.
+        (json.dumps({"errorMessage": "Read timeout", "errorType": "ReadTimeoutError"}), False),
+        ("", False),  # cut short: no answer at all
+        ("null", False),  # a handler that returned nothing
+        (json.dumps({"errorMessage": "boom"}), True),
+    ],
+)
+def test_a_failed_invocation_deletes_nothing_the_whole_batch_comes_back(
+    aws, payload, function_error
+):
+    """Taken as success, such an answer deleted the batch: its webhook deliveries stayed
+    pending with no attempt for good (a 5-minute soak found one)."""
+    sqs = boto3.client("sqs")
+    queue = _reports_queue(sqs, DELIVERY_QUEUE)
+    for n in range(3):
+        sqs.send_message(QueueUrl=queue[0], MessageBody=json.dumps({"n": n}))
+    sender = FailingLambda(payload.encode(), function_error)
+    assert pump_queue(sqs, sender, "WebhookSenderFunction", queue, wait=0) == 0
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=queue[0], AttributeNames=["ApproximateNumberOfMessagesNotVisible"]
+    )["Attributes"]
+    assert int(attributes["ApproximateNumberOfMessagesNotVisible"]) == 3  # back after the timeout
