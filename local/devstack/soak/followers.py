@@ -1,6 +1,8 @@
 """What the soak's followers received, by event id: the operator's feed (``GET /v1/events``,
 followed with its cursor), the bus (a rule to a queue on the emulator, as ``devstack.events``
-makes it) and a webhook receiver on 127.0.0.1, which the soak takes down for a while."""
+makes it) and a webhook receiver on 127.0.0.1, which the soak takes down for a while and
+which keeps only the deliveries whose signature verifies with the subscription's secret
+(answering 400 to the others, so the sender tries them again)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from devstack.events import received, watch
 from devstack.soak.calls import Calls
+from devstack.webhook_receiver import verdict
 
 
 class FeedFollower:
@@ -48,13 +51,16 @@ class BusFollower:
 
 
 class WebhookReceiver:
-    """A receiver on 127.0.0.1:``port`` that answers 204 and keeps each delivery's
-    ``webhook-id``; ``down()`` closes its socket (the sender's attempts fail) until
-    ``up()``."""
+    """A receiver on 127.0.0.1:``port`` that keeps each verified delivery's ``webhook-id``
+    and answers 204 (400 to one whose signature does not verify, counted in ``unverified``);
+    ``down()`` closes its socket (the sender's attempts fail) until ``up()``. ``secret`` is
+    given once the subscription is made."""
 
     def __init__(self, port: int) -> None:
         self.port = port
+        self.secret = ""
         self.ids: list[str] = []
+        self.unverified = 0
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
         self.up()
@@ -65,10 +71,15 @@ class WebhookReceiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                self.rfile.read(length)
+                body = self.rfile.read(length).decode(errors="replace")
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                verified = verdict([receiver.secret], body, headers) == "verified"
                 with receiver.lock:
-                    receiver.ids.append(str(self.headers.get("webhook-id")))
-                self.send_response(204)
+                    if verified:
+                        receiver.ids.append(headers.get("webhook-id", ""))
+                    else:
+                        receiver.unverified += 1
+                self.send_response(204 if verified else 400)
                 self.end_headers()
 
             def log_message(self, *_args: Any) -> None:

@@ -51,6 +51,7 @@ def figures(soak: Any, result: Report, started: datetime) -> str:
         "faults by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(soak.faults_done.items())),
         "errors without an answer: "
         + (", ".join(f"{k} {v}" for k, v in sorted(calls.transport_errors.items())) or "none"),
+        f"webhook deliveries received whose signature did not verify: {soak.receiver.unverified}",
         f"invariants ({result.violations} violations):",
         *invariants,
         f"  {'call':<22} {'tries':>6} {'p50 ms':>9} {'p99 ms':>9}",

@@ -92,8 +92,8 @@ def register(calls: Calls) -> None:
             raise SystemExit(f"make soak: registering {node} answered {answer.status}")
 
 
-def subscribe(calls: Calls, port: int) -> str:
-    """The subscription's id."""
+def subscribe(calls: Calls, port: int) -> tuple[str, str]:
+    """The subscription's id and secret."""
     answer = calls.call(
         "setup",
         "operator",
@@ -104,7 +104,7 @@ def subscribe(calls: Calls, port: int) -> str:
     )
     if answer.status != 201:
         raise SystemExit(f"make soak: the webhook subscription answered {answer.status}")
-    return str(answer.body["id"])
+    return str(answer.body["id"]), str(answer.body["secret"])
 
 
 def main() -> int:
@@ -137,7 +137,7 @@ class Soak:
         self.subscription = ""
 
     def run(self) -> int:
-        self.subscription = subscribe(self.calls, self.receiver.port)
+        self.subscription, self.receiver.secret = subscribe(self.calls, self.receiver.port)
         self.node_side.start_all()
         register(self.calls)
         started = datetime.now(UTC)
