@@ -1,13 +1,16 @@
 """``make soak``'s pieces that need no stack: its faults' schedule, its webhook receiver
-(up, down, up again), its calls' retries as the auditor records them, and the section of
+(up, down, up again; only what its signature verifies), its calls' retries as the auditor records them, and the section of
 docs/reliability.md it writes."""
 
 from __future__ import annotations
 
+import json
 import random
+from datetime import UTC, datetime
 
 import httpx
 import pytest
+from standardwebhooks import Webhook
 
 from devstack.net import free_port
 from devstack.soak import report
@@ -22,25 +25,60 @@ def test_the_faults_are_one_of_each_kind_then_more_at_seeded_moments_inside_the_
     plan = schedule(random.Random("1-faults"), 600)
     assert sorted({fault.kind for fault in plan}) == sorted(KINDS)
     assert len(plan) == 30
-    assert all(5 <= fault.at <= 585 and 1 <= fault.seconds <= 5 for fault in plan)
+    assert all(5 <= fault.at <= 585 for fault in plan)
+    # The receiver down past the sender's 5-s retry, for up to a minute; the others 1-5 s.
+    down = [f.seconds for f in plan if f.kind == "webhook receiver down"]
+    assert down
+    assert all(20 <= seconds <= 60 for seconds in down)
+    assert all(1 <= f.seconds <= 5 for f in plan if f.kind != "webhook receiver down")
     assert [f.at for f in plan] == sorted(f.at for f in plan)
     assert plan == schedule(random.Random("1-faults"), 600)
     assert len(schedule(random.Random("2-faults"), 60)) == len(KINDS)
 
 
+SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"  # local-only, made up for these tests
+
+
+def delivered(url: str, event_id: str, secret: str = SECRET) -> int:
+    """A delivery as the sender signs it (standardwebhooks), with ``secret``."""
+    body, now = json.dumps({"id": event_id}), datetime.now(UTC)
+    headers = {
+        "webhook-id": event_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Webhook(secret).sign(event_id, now, body),
+    }
+    return httpx.post(url, headers=headers, content=body).status_code
+
+
 def test_the_webhook_receiver_keeps_each_delivery_and_refuses_while_down():
     receiver = WebhookReceiver(free_port())
+    receiver.secret = SECRET
     url = f"http://127.0.0.1:{receiver.port}/"
     try:
-        assert httpx.post(url, headers={"webhook-id": "evt-1"}, content=b"{}").status_code == 204
+        assert delivered(url, "evt-1") == 204
         receiver.down()
         with pytest.raises(httpx.ConnectError):
-            httpx.post(url, headers={"webhook-id": "evt-2"}, content=b"{}")
+            delivered(url, "evt-2")
         receiver.up()
-        assert httpx.post(url, headers={"webhook-id": "evt-3"}, content=b"{}").status_code == 204
+        assert delivered(url, "evt-3") == 204
     finally:
         receiver.down()
     assert receiver.received() == ["evt-1", "evt-3"]
+
+
+def test_the_webhook_receiver_keeps_only_a_delivery_its_secret_verifies():
+    """A forged or mis-signed delivery is refused (400: the sender tries again) and counted:
+    a signing fault shows as events missed."""
+    receiver = WebhookReceiver(free_port())
+    receiver.secret = SECRET
+    url = f"http://127.0.0.1:{receiver.port}/"
+    try:
+        assert delivered(url, "evt-forged", "whsec_" + "c2VjcmV0LW9mLWFub3RoZXItb25l") == 400
+        assert httpx.post(url, headers={"webhook-id": "evt-bare"}, content=b"{}").status_code == 400
+        assert delivered(url, "evt-signed") == 204
+    finally:
+        receiver.down()
+    assert (receiver.received(), receiver.unverified) == (["evt-signed"], 2)
 
 
 def test_a_503_is_tried_again_with_the_same_key_and_each_attempt_recorded():

@@ -1,6 +1,7 @@
 """The soak's faults, at moments its seed picks: the pump and the node consumers killed
 (SIGKILL: what they held is left as a crash leaves it) and started again a few seconds
-later, the webhook receiver down for a few seconds, and clock passes overlapping (two more
+later, the webhook receiver down for 20 s to a minute (past the sender's 5-s retry: its
+deliveries come 5 minutes later, or are owed), and clock passes overlapping (two more
 invoked at once while the pump runs its own)."""
 
 from __future__ import annotations
@@ -38,8 +39,13 @@ def schedule(rng: random.Random, duration: float) -> list[Fault]:
     count = max(len(KINDS), int(duration / 20))
     kinds = [*KINDS, *(rng.choice(KINDS) for _ in range(count - len(KINDS)))]
     latest = max(6.0, duration - 15)
-    faults = [Fault(rng.uniform(5, latest), kind, rng.uniform(1, 5)) for kind in kinds]
+    faults = [Fault(rng.uniform(5, latest), kind, _lasting(rng, kind)) for kind in kinds]
     return sorted(faults, key=lambda fault: fault.at)
+
+
+def _lasting(rng: random.Random, kind: str) -> float:
+    """How long a fault lasts: the receiver down for 20-60 s, the others 1-5 s."""
+    return rng.uniform(20, 60) if kind == "webhook receiver down" else rng.uniform(1, 5)
 
 
 @dataclass
@@ -73,7 +79,7 @@ class Faults:
             return
         if fault.kind == "webhook receiver down":
             self.receiver.down()
-            time.sleep(min(fault.seconds, 4.0))  # the sender's next attempt is ~5 s later
+            time.sleep(fault.seconds)
             self.receiver.up()
             return
         name = "pump" if fault.kind == "kill -9 the pump" else "consumers"
