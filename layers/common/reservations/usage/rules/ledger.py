@@ -76,7 +76,10 @@ class NodeLedger:
 
 
 @dataclass(frozen=True, slots=True)
-class _Workload:
+class Workload:
+    """A live workload as the fold keeps it: its tier and units, whether it is terminating,
+    and the workloads a take-back's waits on."""
+
     tier: str
     unit_ids: frozenset[str]
     terminating: bool = False
@@ -100,40 +103,120 @@ class _Node:
     gpus: dict[str, int] = field(default_factory=dict)
     generations: dict[str, int] = field(default_factory=dict)
     reservations: dict[str, Reservation] = field(default_factory=dict)
-    workloads: dict[str, _Workload] = field(default_factory=dict)
+    workloads: dict[str, Workload] = field(default_factory=dict)
     gaps: list[Gap] = field(default_factory=list)
 
 
 # A unit's value at an instant: its state, its governing reservation, its GPUs.
-_Value = tuple[UsageState, str | None, int]
+Value = tuple[UsageState, str | None, int]
 
 
 @dataclass(frozen=True, slots=True)
 class _Open:
     start: int
-    value: _Value
+    value: Value
 
 
-def fold(node_id: str, events: Iterable[Mapping[str, Any]], as_of: int) -> NodeLedger:
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """The fold carried to the instant ``at`` (ms): the node as every event before ``at``
+    left it (the clock's moments before it passed too), and each unit's interval open at
+    ``at``, with its start. Folding the events at or after ``at`` on from it gives exactly
+    the intervals the whole history gives from ``at`` on (``tests/usage``): what a stored
+    checkpoint lets a read skip, the node's past before it."""
+
+    node_id: str
+    at: int
+    first: int | None
+    topology_gen: int | None
+    gpus: Mapping[str, int]
+    generations: Mapping[str, int]
+    reservations: tuple[Reservation, ...]
+    workloads: Mapping[str, Workload]
+    opened: Mapping[str, tuple[int, Value]]
+    gaps: tuple[Gap, ...] = ()
+
+
+def fold(
+    node_id: str,
+    events: Iterable[Mapping[str, Any]],
+    as_of: int,
+    since: Carried | None = None,
+) -> NodeLedger:
     """The node's ledger from its events (any order, any repeats) up to ``as_of`` (ms):
-    an event at or after ``as_of`` is not counted yet."""
-    node = _Node(node_id)
-    timeline = [fact for fact in facts(node_id, events) if fact.at < as_of]
-    moments = sorted({fact.at for fact in timeline})
+    an event at or after ``as_of`` is not counted yet. From ``since`` (a fold carried to
+    an instant before ``as_of``), only the events at or after its instant are read, and
+    the ledger holds the intervals that end after it."""
+    node, opened, closed = _run(node_id, events, as_of, since)
+    closed += (_interval(unit, o, as_of) for unit, o in opened.items())
+    intervals = sorted(closed, key=lambda i: (i.unit_id, i.start))
+    return NodeLedger(node_id, as_of, node.first, tuple(intervals), tuple(node.gaps))
+
+
+def carry(
+    node_id: str,
+    events: Iterable[Mapping[str, Any]],
+    at: int,
+    since: Carried | None = None,
+) -> Carried:
+    """The fold carried to ``at``: what a checkpoint at ``at`` keeps (from ``since``, an
+    earlier one, and the events from its instant on)."""
+    node, opened, _ = _run(node_id, events, at, since)
+    return Carried(
+        node_id=node_id,
+        at=at,
+        first=node.first,
+        topology_gen=node.topology_gen,
+        gpus=dict(node.gpus),
+        generations=dict(node.generations),
+        reservations=tuple(node.reservations[r] for r in sorted(node.reservations)),
+        workloads=dict(node.workloads),
+        opened={unit_id: (o.start, o.value) for unit_id, o in opened.items()},
+        gaps=tuple(node.gaps),
+    )
+
+
+def _run(
+    node_id: str, events: Iterable[Mapping[str, Any]], until: int, since: Carried | None
+) -> tuple[_Node, dict[str, _Open], list[Interval]]:
+    """The fold's loop up to ``until``: after the events of each millisecond, and at each
+    clock moment between them, every unit's value is read (from ``since``'s instant, read
+    there first, as the whole fold would have gone on from it)."""
+    node, opened, start = _resumed(since) if since is not None else (_Node(node_id), {}, None)
+    if start is not None and start >= until:
+        raise ValueError("a fold carried to an instant goes on only past it")
+    timeline = [
+        fact
+        for fact in facts(node_id, events)
+        if fact.at < until and (start is None or fact.at >= start)
+    ]
+    moments = sorted({fact.at for fact in timeline} | ({start} if start is not None else set()))
     by_moment: dict[int, list[Fact]] = defaultdict(list)
     for fact in timeline:
         by_moment[fact.at].append(fact)
-    opened: dict[str, _Open] = {}
     closed: list[Interval] = []
     for index, at in enumerate(moments):
         for fact in by_moment[at]:
             _APPLY.get(fact.type, _unused)(node, fact)
-        until = moments[index + 1] if index + 1 < len(moments) else as_of
-        for moment in (at, *_clock_moments(node, at, until)):
+        after = moments[index + 1] if index + 1 < len(moments) else until
+        for moment in (at, *_clock_moments(node, at, after)):
             _mark(node, moment, opened, closed)
-    closed += (_interval(unit, o, as_of) for unit, o in opened.items())
-    intervals = sorted(closed, key=lambda i: (i.unit_id, i.start))
-    return NodeLedger(node_id, as_of, node.first, tuple(intervals), tuple(node.gaps))
+    return node, opened, closed
+
+
+def _resumed(since: Carried) -> tuple[_Node, dict[str, _Open], int]:
+    node = _Node(
+        node_id=since.node_id,
+        first=since.first,
+        topology_gen=since.topology_gen,
+        gpus=dict(since.gpus),
+        generations=dict(since.generations),
+        reservations={r.id: r for r in since.reservations},
+        workloads=dict(since.workloads),
+        gaps=list(since.gaps),
+    )
+    opened = {unit_id: _Open(start, value) for unit_id, (start, value) in since.opened.items()}
+    return node, opened, since.at
 
 
 def _interval(unit_id: str, opened: _Open, end: int) -> Interval:
@@ -165,10 +248,10 @@ def _mark(node: _Node, at: int, opened: dict[str, _Open], closed: list[Interval]
             opened[unit_id] = _Open(at, value)
 
 
-def _values(node: _Node, at: int) -> dict[str, _Value]:
+def _values(node: _Node, at: int) -> dict[str, Value]:
     governing = _governing(node, at)
     claims = _claims(node)
-    values: dict[str, _Value] = {}
+    values: dict[str, Value] = {}
     for unit_id, gpus in node.gpus.items():
         governor = governing.get(unit_id)
         situation = Situation(
@@ -214,7 +297,7 @@ def _claims(node: _Node) -> dict[str, list[Claim]]:
     return claims
 
 
-def _claim(workload: _Workload) -> Claim:
+def _claim(workload: Workload) -> Claim:
     if workload.tier != "spot":
         return Claim.OTHER
     return Claim.RECLAIMING if workload.terminating else Claim.SPOT
@@ -269,7 +352,7 @@ def _loaded(node: _Node, fact: Fact) -> None:
         str(r["id"]): _reservation(node, fact, r) for r in data.get("reservations", ())
     }
     node.workloads = {
-        str(w["id"]): _Workload(
+        str(w["id"]): Workload(
             tier=str(w["tier"]),
             unit_ids=frozenset(w["unitIds"]),
             terminating=w.get("state") == "terminating",
@@ -379,7 +462,7 @@ def _placed(node: _Node, fact: Fact) -> None:
     """A workload placed: it claims its units, or holds those the workloads it waits on
     (``data.waitingFor``, a take-back's) still claim."""
     waiting = fact.data.get("waitingFor") or ()
-    node.workloads[fact.about] = _Workload(
+    node.workloads[fact.about] = Workload(
         tier=str(fact.data.get("tier", "")),
         unit_ids=frozenset(fact.data.get("unitIds", ())),
         waiting_for=frozenset(_workload_id(w) for w in waiting),
