@@ -479,10 +479,16 @@ class Walk:
 
     def new_events(self, nodes: list[str]) -> list[dict[str, Any]]:
         """The events of the nodes' feeds that no earlier call's check saw (read where the
-        call may have written: every node's every 20th call, so a stray one shows)."""
+        call may have written: every node's every 20th call, so a stray one shows), each
+        once by its id, as every reader takes them: a write answered a settle window or more
+        after its event's position writes the event again, newer, with the same id (on a
+        loaded machine a write can take that long)."""
         events = [e for node in nodes for e in state.events(self.db, node)]
-        new = [e for e in events if e["id"] not in self.seen_events]
-        self.seen_events.update(e["id"] for e in new)
+        new: list[dict[str, Any]] = []
+        for event in events:
+            if event["id"] not in self.seen_events:
+                self.seen_events.add(event["id"])
+                new.append(event)
         return new
 
     def check_read(self, call: Call, result: HttpResult, after: dict[str, Any]) -> list[str]:
