@@ -7,8 +7,11 @@ Counted at the botocore level on the function's own client (``bench.costs.Meter`
 requests by operation, and the items DynamoDB evaluated with their size, which is what it
 bills read units on (a projected Query is billed on the whole items it reads, so the bench
 reads them again whole, unhooked, to size them), and the bytes of each response's body.
-Besides, for a named node, the fold of its feed alone, timed in this process (no DynamoDB,
-no moto): CPU on this machine. :func:`year` extrapolates a year of events from the rows.
+The node's checkpoints are kept as the relay's usage outlet keeps them: one at the start of
+each hour of its past events, each made from the one before (``usage/checkpoints.py``).
+Besides, for a named node, the page's fold alone (from its checkpoint), timed in this
+process (no DynamoDB, no moto): CPU on this machine. :func:`year` extrapolates a year of
+events from the rows.
 A benchmark: it prints figures, and no test holds a time of it.
 """
 
@@ -45,6 +48,7 @@ from reservations.kernel.event_log import SETTLE_WINDOW, record_position
 from reservations.nodes import node_events_pk
 from reservations.nodes.models.partition import Node, Tier, Workload, WorkloadKind, WorkloadState
 from reservations.nodes.rules.events import node_registered
+from reservations.usage.checkpoints import UsageCheckpoints, checkpoint_hour
 from reservations.usage.rules.facts import to_ms
 from reservations.usage.rules.ledger import fold
 from reservations.usage.table import UsageTable
@@ -303,8 +307,19 @@ def _set_up(
     load_fleet(f.fleet(nodes, keys), dynamodb, sqs)
     loaded = time.time()
     for ended, events in pasts:
-        write_past(dynamodb, past_events(node_id(ended, events), events, datetime.now(UTC)))
+        made = past_events(node_id(ended, events), events, datetime.now(UTC))
+        write_past(dynamodb, made)
+        keep_checkpoints(node_id(ended, events), made)
     return loaded
+
+
+def keep_checkpoints(node: str, events: list[StoredEvent]) -> None:
+    """The node's checkpoints as the relay's usage outlet keeps them when it relays each
+    event right after its moment: the one of the last hour that began two minutes or more
+    before it (the page then reads at most about an hour of events before its day)."""
+    outlet = UsageCheckpoints(UsageTable())
+    for hour in sorted({checkpoint_hour(e.event.time) for e in events}):
+        outlet.keep(node, hour)
 
 
 def _call(function: Any, case: Case, query: dict[str, str], rows: int | None = None) -> None:
@@ -319,13 +334,16 @@ def _call(function: Any, case: Case, query: dict[str, str], rows: int | None = N
         raise RuntimeError(f"{case.name}: {found} rows, not {wanted}: {response['body'][:300]}")
 
 
-def _fold_ms(node: str, as_of: int, runs: int) -> float:
-    """The fold of the node's whole feed alone, in this process (no DynamoDB): median ms."""
-    events = UsageTable().node_events(node)
+def _fold_ms(node: str, day: datetime, as_of: int, runs: int) -> float:
+    """The page's fold alone, from the node's checkpoint before the day, in this process (no
+    DynamoDB): median ms."""
+    table = UsageTable()
+    carried = table.checkpoint(node, to_ms(day))
+    events = table.node_history(node, carried.at if carried else None, as_of)
     times: list[float] = []
     for _ in range(runs):
         start = time.perf_counter()
-        fold(node, events, as_of)
+        fold(node, events, as_of, since=carried)
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1000
 
@@ -357,7 +375,7 @@ def run(
             meter = ReadMeter(dynamodb)
             with meter.attached(clients.dynamodb()):
                 _call(function, case, query)
-            fold_ms = _fold_ms(case.node, to_ms(as_of), runs) if case.node else None
+            fold_ms = _fold_ms(case.node, day, to_ms(as_of), runs) if case.node else None
             rows.append({
                 "case": case.name, "groupBy": case.group_by, "nodeId": case.node is not None,
                 "ended": case.ended, "events": case.events, "nodes": case.nodes,

@@ -12,10 +12,12 @@ from reservations.events.table.outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.kernel.clock import utc_now
 from reservations.kernel.observability import SCHEDULED_EVENT, logger, metrics, tracer
 from reservations.kernel.settings import check_settings, settings
+from reservations.usage.checkpoints import UsageCheckpoints
+from reservations.usage.table import UsageTable
 from reservations.webhooks.table.relay_outlet import WebhookOutlet
 
 # The same outlets as the stream's relay (functions/event_relay).
-OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookOutlet())
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookOutlet(), UsageCheckpoints(UsageTable()))
 marks = RelayMarks()
 
 

@@ -11,13 +11,15 @@ from reservations.events.table.feeds import RelayMarks, pending_event_from_strea
 from reservations.events.table.outlets import DerivedEvents, EventBus, OrgFeeds
 from reservations.kernel.observability import STREAM_BATCH, logger, metrics, tracer
 from reservations.kernel.settings import check_settings
+from reservations.usage.checkpoints import UsageCheckpoints
+from reservations.usage.table import UsageTable
 from reservations.webhooks.table.relay_outlet import WebhookOutlet
 
 # Where every event must go (made at import: none opens a connection before use): the org
 # feeds, the bus, the events derived from it (a node update's reviews, in its node feed),
-# and one webhook delivery queued per active subscription of each org that may see the
-# event whose types take it.
-OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookOutlet())
+# one webhook delivery queued per active subscription of each org that may see the event
+# whose types take it, and the usage checkpoint of the event's node.
+OUTLETS = (OrgFeeds(), EventBus(), DerivedEvents(), WebhookOutlet(), UsageCheckpoints(UsageTable()))
 marks = RelayMarks()
 
 

@@ -347,24 +347,26 @@ def test_each_function_may_touch_only_the_key_prefixes_it_needs():
             "dynamodb:PutItem": {"WHDELIV#*"},
         },
         # The relays write the org feeds, settle the node feeds' marks and put the events
-        # derived from one (a node update's reviews) in its node feed, and queue webhook
-        # deliveries: the subscriptions read, each delivery's record put before its message
-        # (the operator's org read from the platform item).
+        # derived from one (a node update's reviews) in its node feed, queue webhook
+        # deliveries (the subscriptions read, each delivery's record put before its message;
+        # the operator's org read from the platform item), and keep each node's usage
+        # checkpoint (its latest one and its loads read, one put; its events by time from the
+        # index, below).
         "EventRelayFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
-            "dynamodb:Query": {hooks, node},
+            "dynamodb:Query": {hooks, node, "USAGE#*"},
             "dynamodb:GetItem": {"PLATFORM", "NODEEVT#*"},
             "dynamodb:BatchGetItem": {"NODEEVT#*"},
-            "dynamodb:PutItem": {"NODEEVT#*", "WHDELIV#*"},
+            "dynamodb:PutItem": {"NODEEVT#*", "WHDELIV#*", "USAGE#*"},
         },
         "EventBacklogFunction": {
             "dynamodb:BatchWriteItem": {"ORGEVT#*"},
             "dynamodb:UpdateItem": {"NODEEVT#*"},
-            "dynamodb:Query": {hooks, node},
+            "dynamodb:Query": {hooks, node, "USAGE#*"},
             "dynamodb:GetItem": {"PLATFORM", "NODEEVT#*"},
             "dynamodb:BatchGetItem": {"NODEEVT#*"},
-            "dynamodb:PutItem": {"NODEEVT#*", "WHDELIV#*"},
+            "dynamodb:PutItem": {"NODEEVT#*", "WHDELIV#*", "USAGE#*"},
         },
     }
 
@@ -411,6 +413,21 @@ def test_the_reservation_list_and_usage_alone_read_the_node_reservations_index_b
     for _, statement in on_index:
         assert statement["Condition"] == {
             "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["NODE#*"]}
+        }
+
+
+def test_usage_and_the_relays_alone_read_the_events_by_time_index_and_only_node_feeds():
+    """Usage reads a node's events by time; the relays, to make its checkpoints."""
+    index = {"Fn::Sub": "${ReservationsTable.Arn}/index/EventsByTime"}
+    on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
+    assert sorted((i, _listed(s["Action"])) for i, s in on_index) == [
+        ("EventBacklogFunction", ["dynamodb:Query"]),
+        ("EventRelayFunction", ["dynamodb:Query"]),
+        ("ListUsageFunction", ["dynamodb:Query"]),
+    ]
+    for _, statement in on_index:
+        assert statement["Condition"] == {
+            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["NODEEVT#*"]}
         }
 
 

@@ -336,7 +336,7 @@ def test_an_event_already_there_cancels_it(table, which):
 
 def test_its_event_names_the_reclaim_the_caller_and_every_decision(table):
     """The event is the reclaim's record: who, why, the units, what it terminated and
-    skipped; in the node's feed, unrelayed, expiring with the retention."""
+    skipped; in the node's feed, unrelayed, by its time, expiring with the retention."""
     apply(table, every_writer_table().transaction(write()))
     feed = {k: i for k, i in table.items() if k[0] == "NODEEVT#node-a"}
     [reclaimed] = [i for i in feed.values() if i["type"] == "reservation.reclaimed"]
@@ -350,6 +350,7 @@ def test_its_event_names_the_reclaim_the_caller_and_every_decision(table):
         "ownerOrgId": "org-acme",
         "audienceOrgIds": {"org-broker"},
         "unrelayed": event_items.relay_mark("node-a"),  # its node's mark: "pending#4"
+        "eventTime": f"2026-11-29T12:00:00.000Z#{event_id}",  # its place by time
         "expiresAtEpoch": int((NOW + timedelta(days=400)).timestamp()),
     }
     assert json.loads(reclaimed["event"]) == {

@@ -75,7 +75,8 @@ print(json.dumps([[r["case"], r["requests"], r["items"]] for r in rows]))
 def test_every_usage_bench_case_runs_at_a_small_scale():
     """The usage pages ``make bench`` measures (each insists on a 200 and on its rows), at
     pasts and fleets small enough for a test: a page only reads, and a named node's is its
-    three Queries (list access or reservations, load records, feed)."""
+    four Queries (list access or reservations, its checkpoint, load records, its events by
+    time)."""
     result = subprocess.run(
         [sys.executable, "-c", USAGE], cwd=ROOT, capture_output=True, text=True, check=False
     )
@@ -86,6 +87,6 @@ def test_every_usage_bench_case_runs_at_a_small_scale():
     for case, (requests, _) in rows.items():
         assert set(requests) <= {"dynamodb.Query", "dynamodb.GetItem", "dynamodb.BatchGetItem"}
         if ", nodeId," in case:
-            assert requests == {"dynamodb.Query": 3}, case
-    # the org's node list, its fleet index (live and ended), then each node's three
-    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 1 + 2 + 2 * 3
+            assert requests == {"dynamodb.Query": 4}, case
+    # the org's node list, its fleet index (live and ended), then each node's four
+    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 1 + 2 + 2 * 4

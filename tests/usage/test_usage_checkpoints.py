@@ -95,3 +95,25 @@ def test_a_fold_goes_on_from_a_checkpoint_only_past_its_instant():
     with pytest.raises(ValueError, match="only past it"):
         fold(NODE, [], 1_000, since=carried)
     assert fold(NODE, [], 1_001, since=carried).intervals == ()
+
+
+# Recorded after their moment: the clock's (its pass runs up to a period late) and the
+# reviews a node update derives (when the relay derives them).
+RECORDED_LATE = {
+    "reservation.activated",
+    "reservation.expiring",
+    "reservation.expired",
+    "reservation.needs_review",
+}
+
+
+@SETTINGS
+@given(history=HISTORIES, data=st.data())
+def test_a_checkpoint_made_before_the_events_recorded_late_needs_none_of_them(
+    history: History, data: st.DataObject
+) -> None:
+    """So a checkpoint, once made, never goes stale: the events that reach the feed after
+    their moment change nothing it carries."""
+    at = data.draw(_instants(history, history.now + HOUR))
+    on_time = [e for e in history.events if e["type"] not in RECORDED_LATE]
+    assert to_text(carry(NODE, on_time, at)) == to_text(carry(NODE, history.events, at))

@@ -24,6 +24,9 @@ from devstack.api_events import (
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
+from reservations.usage.checkpoints import SETTLED, UsageCheckpoints, checkpoint_hour
+from reservations.usage.rules.facts import to_ms
+from reservations.usage.table import UsageTable
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.fleet_index import FleetStream
 from tests.support.ports import swap_ports
@@ -289,18 +292,19 @@ def test_a_node_loaded_from_a_fleet_file_is_counted_from_its_load(functions, loa
 
 def test_a_named_nodes_page_reads_its_access_its_loads_and_its_feed(day, sent_requests):
     """The requests of a page by node for one named node, the key cached: one Query of the
-    node's partition (its list access), one of its load records, one of its feed (a day of
-    five events fits one page). By reservation, its reservations (live and ended) in one
-    Query of the NodeReservations index instead of the list access."""
+    node's partition (its list access), one of its latest checkpoint before the period (one
+    item), one of its load records, one of its events by time (a day of five events fits
+    one page). By reservation, its reservations (live and ended) in one Query of the
+    NodeReservations index instead of the list access."""
     fns, clock = day
     clock.at(DAY + 10_000)
     _ok(usage(fns, "owner", nodeId=NODE))  # the key, cached
     sent_requests.clear()
     [_] = _ok(usage(fns, "owner", nodeId=NODE))["items"]
-    assert sent_requests.sent == [("dynamodb", "Query")] * 3
+    assert sent_requests.sent == [("dynamodb", "Query")] * 4
     sent_requests.clear()
     [_] = _ok(usage(fns, "owner", nodeId=NODE, groupBy="reservation"))["items"]
-    assert sent_requests.sent == [("dynamodb", "Query")] * 3
+    assert sent_requests.sent == [("dynamodb", "Query")] * 4
     sent_requests.clear()
     assert _ok(usage(fns, "broker", nodeId=NODE))["items"] == []  # not its node's rows
     # Its key read (first use), the list access, and no fold.
@@ -322,3 +326,58 @@ def test_an_owner_without_node_ids_gets_every_node_it_owns_reserved_or_not(day):
         DAY - 4 * H
     )  # registered at 04:00 (the day's last write), counted to midnight
     assert _ok(usage(fns, "broker"))["items"] == []
+
+
+def _keep_checkpoints(clock: Clock, hours: range) -> None:
+    """The relay's usage outlet run at each hour's start plus its settling time: the
+    node's checkpoint at each of those hours, each made from the one before."""
+    outlet = UsageCheckpoints(UsageTable(), clock)
+    for hour in hours:
+        clock.at(hour * H + int(SETTLED.total_seconds() * 1000))
+        assert checkpoint_hour(clock.now) == to_ms(T0) + hour * H
+        outlet.keep(NODE, checkpoint_hour(clock.now))
+
+
+def _hourly(fns: dict[str, ModuleType], who: str, start: int, **query: str) -> list[Any]:
+    begin = (T0 + timedelta(milliseconds=start)).isoformat().replace("+00:00", "Z")
+    page = usage(fns, who, nodeId=NODE, granularity="hour", to="2026-12-03T00:00:00Z",
+                 limit="100", **{"from": begin}, **query)  # fmt: skip
+    return list(_ok(page)["items"])
+
+
+@pytest.mark.parametrize("group_by", ["node", "reservation"])
+def test_rows_read_from_a_checkpoint_are_the_rows_read_from_the_first_event(day, group_by):
+    """Checkpoints at every hour of two days (the relay's usage outlet): each hourly page
+    that starts at one of them folds from it, and its rows are the same rows as those of
+    the page that folds from the node's first event."""
+    fns, clock = day
+    clock.at(2 * DAY - H)
+    whole = _hourly(fns, "owner", 0, groupBy=group_by)
+    assert whole
+    _keep_checkpoints(clock, range(1, 47))
+    clock.at(2 * DAY - H)
+    for hour in (1, 2, 3, 4, 5, 24, 46):
+        rows = _hourly(fns, "owner", hour * H, groupBy=group_by)
+        assert rows == [row for row in whole if row["start"] >= rows[0]["start"]], hour
+        assert rows[0]["start"] == (T0 + timedelta(hours=hour)).isoformat().replace("+00:00", "Z")
+
+
+def test_a_page_after_a_checkpoint_reads_none_of_the_nodes_past(day, sent_requests):
+    """Day 2 read with the day's checkpoint kept: its events Query reads none of day 1's
+    events; without it, the fold read them all (five writes, six events)."""
+    fns, clock = day
+    clock.at(2 * DAY + 10_000)
+    query = {"nodeId": NODE, "from": "2026-12-02T00:00:00Z", "to": "2026-12-03T00:00:00Z"}
+    _ok(usage(fns, "owner", **query))  # the key, cached
+    sent_requests.clear()
+    [before] = _ok(usage(fns, "owner", **query))["items"]
+    read_before = sum(count for count, _ in sent_requests.items_read)
+    _keep_checkpoints(clock, range(24, 25))
+    clock.at(2 * DAY + 10_000)
+    sent_requests.clear()
+    [after] = _ok(usage(fns, "owner", **query))["items"]
+    # After the node's list access: its checkpoint, no load record, no event.
+    assert sent_requests.items_read[1:] == [(1, 1), (0, 0), (0, 0)]
+    assert read_before >= 2 + 5
+    assert after == before
+    assert sum(after["unitMs"].values()) == 3 * DAY

@@ -82,10 +82,17 @@ LIST_USAGE = page_route(
             why="A node's reservations, live and in its history: who may see their rows.",
         ),
         Grant(
-            sid="ReadNodeFeedsAndLoads",
+            sid="ReadNodeCheckpointsAndLoads",
             actions=("dynamodb:Query",),
-            keys=(node_grants.EVENTS, "USAGE#*"),
-            why="The node's events, and the records of its loads from a fleet file: its fold.",
+            keys=("USAGE#*",),
+            why="The node's checkpoint before the period, and its loads from a fleet file.",
+        ),
+        Grant(
+            sid="ReadNodeEventsByTime",
+            actions=("dynamodb:Query",),
+            keys=(node_grants.EVENTS,),
+            on="index/EventsByTime",
+            why="The node's events from its checkpoint to the period's end: its fold.",
         ),
         Grant(
             sid="QueryFleetIndex",

@@ -1,5 +1,6 @@
-"""What counting usage reads: a node's events (its feed, and the records of its loads from a
-fleet file), and which nodes an org's reservations are on."""
+"""What counting usage reads and keeps: a node's events by time (its feed, and the records
+of its loads from a fleet file), its checkpoints, and which nodes an org's reservations are
+on."""
 
 from __future__ import annotations
 
@@ -7,12 +8,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from reservations.kernel.caller import Caller
+from reservations.usage.rules.ledger import Carried
 
 
 class NodeHistory(Protocol):  # pragma: no mutate block
-    def node_events(self, node_id: str) -> Sequence[Mapping[str, Any]]:
-        """Every event of the node's feed still kept, and a ``node.loaded`` fact for each
-        load of the node from a fleet file: any order, an event possibly twice."""
+    def node_history(
+        self, node_id: str, since: int | None, end: int
+    ) -> Sequence[Mapping[str, Any]]:
+        """The node's events still kept whose ``time`` is at or after ``since`` (from the
+        first, for None) and before ``end`` (ms), and a ``node.loaded`` fact for each load
+        of the node from a fleet file then: any order, an event possibly twice."""
+
+    def checkpoint(self, node_id: str, at_or_before: int) -> Carried | None:
+        """The node's latest checkpoint at or before the instant (ms), if any."""
+
+
+class Checkpoints(NodeHistory, Protocol):  # pragma: no mutate block
+    def put_checkpoint(self, carried: Carried, retention_days: int) -> None:
+        """Keep the fold carried to its instant for ``retention_days`` after it."""
 
 
 class OrgNodes(Protocol):  # pragma: no mutate block

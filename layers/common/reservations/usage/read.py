@@ -3,9 +3,16 @@ period.
 
 A node's rows come from one fold of its events (``rules/ledger.py``) up to the watermark
 ``asOf``: the present less the feeds' settle window. Every change writes its event in its
-own transaction, to the node's feed that the fold reads, and the feed holds no event
-recorded later than that window after its moment: so every change before ``asOf`` is
-counted, whether or not the relay has passed it on yet.
+own transaction, to the node's feed that the fold reads (by time, through the EventsByTime
+index), and no write commits later than that window after its event's time: so every
+change before ``asOf`` is counted, whether or not the relay has passed it on yet (the
+events recorded later than their time, the clock's and the reviews a node update derives,
+are ones the fold does not need: it finds their moments itself).
+
+The fold starts at the node's latest checkpoint at or before the page's first period
+(``checkpoints.py``: the start of an hour, kept by the relay) and reads the events from
+there to the page's last period's end: what a page reads grows with its periods and the
+changes in them, and at most about an hour before them, never with the node's past.
 
 Who sees what is decided when read, from the node's list access and its reservations as
 they are now: the operator everything; a node's owner its node's rows and those of every
@@ -27,7 +34,7 @@ from reservations.usage.models import UsagePage, UsageRow
 from reservations.usage.ports import NodeHistory, OrgNodes
 from reservations.usage.rules import rows as usage_rows
 from reservations.usage.rules.facts import to_ms
-from reservations.usage.rules.ledger import fold
+from reservations.usage.rules.ledger import NodeLedger, fold
 from reservations.usage.rules.query import GroupBy, UsageFilters, UsageQuery, parse
 
 USAGE_READ = "usage.read"
@@ -91,7 +98,7 @@ def _visible(
         first = reads.reservations.reservation_page(node_id, None, False, 1).access
         if first is None or not runs_the_node(caller, first.owner_org_id):
             return []
-        ledger = fold(node_id, reads.history.node_events(node_id), as_of)
+        ledger = _ledger(reads.history, node_id, filters, as_of)
         return usage_rows.node_rows(ledger, filters.granularity, filters.start, filters.end)
     owner, reservations = _reservations(reads.reservations, node_id, now)
     if owner is None:
@@ -102,9 +109,18 @@ def _visible(
         seen &= filters.reservation_ids
     if not seen:
         return []
-    ledger = fold(node_id, reads.history.node_events(node_id), as_of)
+    ledger = _ledger(reads.history, node_id, filters, as_of)
     rows = usage_rows.reservation_rows(ledger, filters.granularity, filters.start, filters.end)
     return [row for row in rows if row.key.reservation_id in seen]
+
+
+def _ledger(history: NodeHistory, node_id: str, filters: UsageFilters, as_of: int) -> NodeLedger:
+    """The node's ledger for the query's periods: from its latest checkpoint at or before
+    the first period (and before ``as_of``), the events from there to the last period's
+    end (those after it change no row of the page)."""
+    carried = history.checkpoint(node_id, min(filters.start, as_of - 1))
+    events = history.node_history(node_id, carried.at if carried else None, filters.end)
+    return fold(node_id, events, as_of, since=carried)
 
 
 def _reservations(

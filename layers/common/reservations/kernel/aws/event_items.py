@@ -17,7 +17,7 @@ from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.event_log import record_position, written_late
 from reservations.kernel.settings import settings
 from reservations.kernel.shards import shard_of
-from reservations.kernel.times import to_millisecond
+from reservations.kernel.times import format_event_time, to_millisecond
 
 UNRELAYED = "unrelayed"
 PENDING = "pending"
@@ -28,6 +28,9 @@ PENDING = "pending"
 # ``pending#<k>``. Only ever raise it: the scheduled relay reads every mark below it.
 RELAY_MARK_SHARDS = 32
 REVIEW = "review"
+# An event's time, then its id: the sort key of the EventsByTime index (a node's feed in
+# ``time`` order, whenever each event was recorded: a time-ordered read of the changes).
+EVENT_TIME = "eventTime"
 # The reduced views of an event some orgs of its audience see instead (JSON; ``StoredEvent``).
 VIEWS = "views"
 # Rewrites of one late item before giving up (each is a single PutItem).
@@ -76,14 +79,21 @@ def feed_item_of(
 def event_item(stored: StoredEvent, partition: str, retention_days: int, position: str) -> Item:
     """The item of a new event at ``position`` of the feed it is first written to (its
     node's): with its audience, what the relay derives further events from (``review``),
-    and not yet relayed."""
+    its place by time (``eventTime``), and not yet relayed."""
     return {
         **feed_item_of(partition, stored, expires_at(stored, retention_days), position),
+        EVENT_TIME: event_time_key(stored.event.time, stored.id),
         "audienceOrgIds": set(stored.audience_org_ids) or None,  # a set cannot be empty
         REVIEW: stored.review.to_json() if stored.review else None,
         VIEWS: stored.views_json(),
         UNRELAYED: relay_mark(stored.event.node_id),
     }
+
+
+def event_time_key(time: datetime, event_id: str) -> str:
+    """An event's place in its feed by ``time`` (fixed width, so text order is time order;
+    the id breaks ties)."""
+    return f"{format_event_time(time)}#{event_id}"
 
 
 def relay_mark(node_id: str) -> str:

@@ -308,7 +308,11 @@ def _claim(workload: Workload) -> Claim:
 
 def _unused(node: _Node, fact: Fact) -> None:
     """An event that changes no unit's state (an expiring warning, a stuck termination),
-    or one the clock's moments already stand for (activated, expired: ``_clock_moments``)."""
+    one the clock's moments already stand for (activated, expired: ``_clock_moments``), or
+    a review a node update derives (``needs_review``: the update's own event changed the
+    units' generations, from which ``effective_status`` derives the review at the update's
+    moment). The last two are recorded after their moment (the clock's pass, the relay),
+    so a checkpoint made before they are recorded must not need them, and does not."""
 
 
 def _registered(node: _Node, fact: Fact) -> None:
@@ -448,16 +452,6 @@ def _reaffirmed(node: _Node, reservation: Reservation, data: Mapping[str, Any]) 
     )
 
 
-_LIVE = frozenset({ReservationStatus.PENDING, ReservationStatus.ACTIVE})
-
-
-def _reviewed(node: _Node, reservation: Reservation, data: Mapping[str, Any]) -> Reservation:
-    """Under review (which the node's generations already derive from its update)."""
-    if reservation.status not in _LIVE:
-        return reservation
-    return replace(reservation, status=ReservationStatus.NEEDS_REVIEW)
-
-
 def _placed(node: _Node, fact: Fact) -> None:
     """A workload placed: it claims its units, or holds those the workloads it waits on
     (``data.waitingFor``, a take-back's) still claim."""
@@ -502,7 +496,6 @@ _APPLY: dict[str, Callable[[_Node, Fact], None]] = {
     "reservation.reclaimed": _reclaimed,
     "reservation.cancelled": _changing(_cancelled),
     "reservation.reaffirmed": _changing(_reaffirmed),
-    "reservation.needs_review": _changing(_reviewed),
     "workload.placed": _placed,
     "workload.termination_requested": _terminating,
     "workload.started": _started,
