@@ -108,11 +108,11 @@ def test_each_fault_does_what_its_kind_says():
     performer = perform(
         [
             Fault(0.0, "kill -9 the sender's sam local", 0.05),
-            Fault(0.3, "emulator slowed", 12.5, delay=1.25),
+            Fault(0.3, "emulator slowed", 0.5, delay=1.25),
         ],
         seen,
     )
-    assert seen.said() == ["kill sender", "start sender", "proxy: slow 1.25 12.5"]
+    assert seen.said() == ["kill sender", "start sender", "proxy: slow 1.25 0.5"]
     assert performer.done == {"kill -9 the sender's sam local": 1, "emulator slowed": 1}
     kill, start = seen.calls[0][0], seen.calls[1][0]
     assert start - kill >= 0.05  # down for the fault's seconds, then started again

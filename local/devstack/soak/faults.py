@@ -134,14 +134,17 @@ class Faults:
         with self._turns[target(fault.kind)]:
             if stop.is_set():
                 return
+            began = time.monotonic()
+            _say(f"fault at {fault.at:.0f} s: {fault.kind} ({_lasting(fault)})")
             try:
                 self.perform(fault)
             except Exception as error:
                 with self._counting:
                     self.failed[fault.kind] += 1
-                print(f"make soak: fault {fault.kind} failed: {error!r}", flush=True)
+                _say(f"fault {fault.kind} failed: {error!r}")
                 traceback.print_exc()
                 return
+            _say(f"fault over: {fault.kind} (after {time.monotonic() - began:.1f} s)")
         with self._counting:
             self.done[fault.kind] += 1
 
@@ -179,6 +182,19 @@ class Faults:
         self.processes.kill(name)
         time.sleep(fault.seconds)
         self.processes.start(name)
+
+
+def _say(message: str) -> None:
+    """A line of the soak's output, with the wall time the logs of the stack carry."""
+    print(f"make soak: {time.strftime('%H:%M:%S')} {message}", flush=True)
+
+
+def _lasting(fault: Fault) -> str:
+    if fault.kind == CLOCK:
+        return "two passes"
+    if fault.kind == "emulator slowed":
+        return f"{fault.delay} s a request for {fault.seconds:.1f} s"
+    return f"{fault.seconds:.1f} s"
 
 
 def clock_pass(lambda_client: Any) -> Callable[[], Any]:

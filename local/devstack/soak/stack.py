@@ -263,6 +263,8 @@ class Supervisor:
         remove: Callable[[str, str], int] = remove_containers,
     ) -> None:
         self.commands, self.logs, self.stack, self.remove = commands, logs, stack, remove
+        for name in commands:  # this run's logs only (a seed's directory is used again)
+            (logs / f"{name}.log").write_text("")
         self.running: dict[str, subprocess.Popen[str]] = {}
         self.labels: dict[str, str] = {}  # name -> the process id its containers carry
         self.exits: Counter[str] = Counter()  # the processes that ended by themselves
