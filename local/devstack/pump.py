@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 from botocore.config import Config
@@ -47,6 +47,9 @@ STREAM_POLL_SECONDS = 0.25
 
 # The local stack's clock period (the contract: clock events every 10 s locally).
 CLOCK_SECONDS = 10.0
+# How long the pump waits before it reads again what it reads before its loops start.
+SETUP_RETRY_SECONDS = 1.0
+T = TypeVar("T")
 
 
 def invoke(lambda_client: Any, function: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -174,6 +177,20 @@ def run_clock(lambda_client: Any) -> None:
         log.info("clock: %s", counts)
 
 
+def until_answered(read: Callable[[], T], what: str, stopping: threading.Event) -> T | None:
+    """``read()``, again every ``SETUP_RETRY_SECONDS`` until it answers (None once
+    stopping). What the pump reads before its loops start (its queues, the table's stream)
+    is read until the emulator answers: slowed or refusing when the pump starts (``make
+    soak`` makes both), it must not end the pump, as it ends no event source mapping."""
+    while not stopping.is_set():
+        try:
+            return read()
+        except Exception as error:
+            log.warning("%s: no answer (%r); again in %g s", what, error, SETUP_RETRY_SECONDS)
+            stopping.wait(SETUP_RETRY_SECONDS)
+    return None
+
+
 def start_stream_pumps(
     args: argparse.Namespace, lambda_client: Any, stopping: threading.Event
 ) -> None:
@@ -184,7 +201,8 @@ def start_stream_pumps(
     def hand(function: str, event: dict[str, Any]) -> set[str]:
         return invoke_batch(lambda_client, function, event)
 
-    for pump in stream_pumps(dynamodb, streams, hand):
+    pumps = until_answered(lambda: stream_pumps(dynamodb, streams, hand), "the stream", stopping)
+    for pump in pumps or []:
         function = pump.mapping.function
         every(
             STREAM_POLL_SECONDS, stopping, pump.poll, f"{function} stream",
@@ -217,8 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     sqs = boto3.client("sqs", endpoint_url=args.emulator, region_name=REGION)
     lambda_client = _lambda_client(args.lambda_endpoint)
     sender_endpoint = args.sender_endpoint or args.lambda_endpoint
-    queue = _reports_queue(sqs)
     stopping = stop_on_signals()
+    queue = until_answered(lambda: _reports_queue(sqs), "the reports queue", stopping)
+    if queue is None:
+        return 0
 
     def running() -> bool:  # a stop while the pump waits for sam local ends the wait
         return not stopping.is_set()
@@ -267,7 +287,11 @@ def _port(endpoint: str) -> int:
 def start_delivery_pump(sqs: Any, lambda_client: Any, stopping: threading.Event) -> None:
     """The webhook delivery queue to WebhookSenderFunction, on a thread of its own (a batch
     takes up to its slowest endpoint's 10 s: it must not hold the reports back)."""
-    deliveries = _reports_queue(sqs, DELIVERY_QUEUE)
+    deliveries = until_answered(
+        lambda: _reports_queue(sqs, DELIVERY_QUEUE), "the delivery queue", stopping
+    )
+    if deliveries is None:
+        return
 
     def step() -> None:
         sent = pump_queue(sqs, lambda_client, "WebhookSenderFunction", deliveries, wait=1)

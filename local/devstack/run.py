@@ -4,18 +4,21 @@
 2. makes sure Docker runs and the Lambda image exists (local/ensure-docker.sh,
    local/build-lambda-image.sh);
 3. starts the AWS emulator on ``AWS_EMULATOR_PORT`` (default 5000), provisioned from
-   template.yaml, and loads the fleet into it;
+   template.yaml, and loads the fleet into it; the functions and the pump are given
+   ``FUNCTIONS_EMULATOR_PORT`` for it instead when set (``make soak`` puts its
+   fault-injecting proxy there, in front of the emulator);
 4. ``sam build`` (cached; ``RUN_SAM_BUILD=0``: the build in .aws-sam is used as it is, for
    a caller that built it once for several stacks) and the Lambda image with the layer in
    it, built once per layer (``image.py``), meanwhile; then, all at once,
    ``sam local start-api`` on ``API_PORT`` (default 3000) and two ``sam local start-lambda``
    on free ports, for the functions AWS would trigger and for the webhook sender (on the
    host's network), each from its own layer-free template (``local_templates.py``) and
-   with every container started up front;
+   with every container started up front (``RUN_START_LAMBDA=0`` starts no start-lambda
+   and writes their command lines to ``supervised.json``, as ``RUN_NODE_SIDE=0`` below);
 5. starts one node-side consumer per node (``log`` driver) and the pump that feeds the
    termination reports to their function and runs the sweeper every few seconds
    (``RUN_CONSUMERS=0`` leaves the consumers out, so messages stay on the node queues;
-   ``RUN_NODE_SIDE=0`` starts neither and writes their command lines to ``node-side.json``
+   ``RUN_NODE_SIDE=0`` starts neither and writes their command lines to ``supervised.json``
    in the stack's directory, for ``make soak``, which kills and restarts them);
 6. prints the URL and a ready ``curl`` line; Ctrl-C stops everything it started.
 """
@@ -34,7 +37,7 @@ import urllib.error
 import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -65,8 +68,12 @@ def say(message: str) -> None:
 
 def sam_environment() -> dict[str, str]:
     """What every sam/boto3 child process gets: local credentials, no telemetry."""
+    return {**os.environ, **sam_variables()}
+
+
+def sam_variables() -> dict[str, str]:
+    """What make run adds to its own environment for its children (``sam_environment``)."""
     return {
-        **os.environ,
         **LOCAL_CREDENTIALS,
         "AWS_DEFAULT_REGION": REGION,
         "AWS_REGION": REGION,
@@ -108,10 +115,17 @@ def sam_build() -> None:
         raise SystemExit("make run: sam build failed (output above)")
 
 
+def functions_port(emulator_port: int) -> int:
+    """Where the functions and the pump reach the emulator: ``FUNCTIONS_EMULATOR_PORT``
+    (something in front of it, listening where it does: on 127.0.0.1 and Docker's bridge),
+    or the emulator's own port."""
+    return int(os.environ.get("FUNCTIONS_EMULATOR_PORT") or emulator_port)
+
+
 def write_env_vars(emulator_port: int) -> Path:
-    """events/env.json, with the emulator's port as make run was given it. The webhook
-    sender runs on the host's network: it reaches the emulator, and a receiver on
-    ``http://127.0.0.1:<port>``, at this machine's 127.0.0.1."""
+    """events/env.json, with the emulator's port as the functions are given it
+    (``functions_port``). The webhook sender runs on the host's network: it reaches the
+    emulator, and a receiver on ``http://127.0.0.1:<port>``, at this machine's 127.0.0.1."""
     overrides = json.loads((ROOT / "events" / "env.json").read_text())
     queue = f"{emulator_port}/123456789012/WebhookDeliveryQueue"
     overrides["Parameters"]["AWS_ENDPOINT_URL"] = f"http://host.docker.internal:{emulator_port}"
@@ -351,7 +365,9 @@ def prepare_functions(emulator_port: int) -> SamSetup:
     sam_build()
     templates = write_local_templates()
     return SamSetup(
-        templates, write_env_vars(emulator_port), layered_image(LAMBDA_IMAGE, BUILT_LAYER)
+        templates,
+        write_env_vars(functions_port(emulator_port)),
+        layered_image(LAMBDA_IMAGE, BUILT_LAYER),
     )
 
 
@@ -370,6 +386,8 @@ def start_emulator(
         wait_for_log(emulator, log, "AWS emulator ready")
         ready = time.monotonic() - started
         say(f"AWS emulator on http://127.0.0.1:{port}, fleet {fleet_path.name} loaded")
+        if functions_port(port) != port:
+            say(f"the functions and the pump reach it at port {functions_port(port)}")
         say(load_line(log.read_text()))
         setup = preparing.result()
     fleet = load_seconds(log.read_text())
@@ -395,22 +413,29 @@ def start_functions(
     """The three ``sam local`` processes at once (the image is built: nothing for them to
     build), every container started up front (``API_WARM_CONTAINERS=LAZY`` starts the API's
     on their first request instead); then the pump and the consumers. Returns the API's URL
-    once every process answers: as long as they run, however long a busy machine takes."""
+    once every process answers: as long as they run, however long a busy machine takes.
+    ``RUN_START_LAMBDA=0``: the two start-lambda's command lines are left to a supervisor
+    (``supervised.json``), as ``RUN_NODE_SIDE=0`` leaves the pump's and the consumers'."""
     warm = os.environ.get("API_WARM_CONTAINERS", "EAGER")
     ports = {"triggered": free_port(), "sender": free_port()}
     logs = {"api": "sam.log", "triggered": "sam-lambda.log", "sender": "sam-sender.log"}
+    lambdas = {kind: sam_local("start-lambda", port, setup, kind) for kind, port in ports.items()}
+    left: dict[str, Supervised] = {}
+    if os.environ.get("RUN_START_LAMBDA", "1") == "0":
+        variables = {**sam_variables(), LOCAL_STACK_ENV: os.environ[LOCAL_STACK_ENV]}
+        left = {kind: Supervised(lambdas.pop(kind), variables, port)
+                for kind, port in ports.items()}  # fmt: skip
     sam = {
         "api": start(sam_local("start-api", api_port, setup, "api", warm), open_log(logs["api"])),
-        **{
-            kind: start(sam_local("start-lambda", port, setup, kind), open_log(logs[kind]))
-            for kind, port in ports.items()
-        },
+        **{kind: start(command, open_log(logs[kind])) for kind, command in lambdas.items()},
     }
     processes.extend(sam.values())
-    start_node_side(processes, emulator_url, ports, fleet_path)
+    start_node_side(processes, emulator_url, ports, fleet_path, left)
     api_url = f"http://127.0.0.1:{api_port}"
     wait_for_api(f"{api_url}/v1/nodes/-/reservations/units", sam["api"])
     for kind, port in ports.items():
+        if kind in left:
+            continue
         if not wait_for_port(
             port, timeout=float("inf"), alive=lambda k=kind: sam[k].poll() is None
         ):
@@ -427,17 +452,35 @@ def open_log(name: str) -> IO[str]:
     return (STATE / name).open("w")
 
 
-# With RUN_NODE_SIDE=0, the pump's and the consumers' command lines, for a supervisor of
-# its own to run (``make soak`` kills and restarts them), instead of starting them.
-NODE_SIDE_FILE = "node-side.json"
+# The command lines make run leaves to a supervisor of its own to run (``make soak`` kills
+# and restarts them), instead of starting them: the pump's and the consumers' with
+# RUN_NODE_SIDE=0, the two ``sam local start-lambda``'s with RUN_START_LAMBDA=0.
+SUPERVISED_FILE = "supervised.json"
+
+
+@dataclass(frozen=True)
+class Supervised:
+    """A process make run leaves to a supervisor: its command line, the variables it needs
+    besides local credentials and region (``soak.stack.environment``), and the port it
+    answers on once ready (None: it answers nothing)."""
+
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    port: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "env": self.env, "port": self.port}
 
 
 def node_side_commands(
     emulator_url: str, ports: dict[str, int], fleet_path: Path
 ) -> dict[str, list[str]]:
-    """The pump's command line, and the consumers' (unless ``RUN_CONSUMERS=0``)."""
+    """The pump's command line, and the consumers' (unless ``RUN_CONSUMERS=0``). The pump
+    reaches the emulator where the functions do (``functions_port``); the consumers, which
+    stand for the nodes, at its own port."""
+    front = functions_port(int(emulator_url.rsplit(":", 1)[1]))
     pump = [
-        "--emulator", emulator_url,
+        "--emulator", f"http://127.0.0.1:{front}",
         "--lambda-endpoint", f"http://127.0.0.1:{ports['triggered']}",
         "--sender-endpoint", f"http://127.0.0.1:{ports['sender']}",
     ]  # fmt: skip
@@ -450,18 +493,23 @@ def node_side_commands(
 
 def start_node_side(
     processes: list[subprocess.Popen[str]], emulator_url: str, ports: dict[str, int],
-    fleet_path: Path,
+    fleet_path: Path, left: dict[str, Supervised],
 ) -> None:  # fmt: skip
     """The pump that plays the triggers (it waits for the functions' ports itself), and one
-    consumer per node; with ``RUN_NODE_SIDE=0``, only their command lines, written to
-    ``NODE_SIDE_FILE`` in the stack's directory."""
+    consumer per node; with ``RUN_NODE_SIDE=0``, only their command lines. What is ``left``
+    to a supervisor (the start-lambda's, the node side's) is written to
+    ``SUPERVISED_FILE`` in the stack's directory, the sam local first (the pump waits for
+    them)."""
     commands = node_side_commands(emulator_url, ports, fleet_path)
     if os.environ.get("RUN_NODE_SIDE", "1") == "0":
-        (STATE / NODE_SIDE_FILE).write_text(json.dumps(commands, indent=2))
-        return
-    loop_log = open_log("loop.log")
-    for command in commands.values():
-        processes.append(start(command, log=loop_log))
+        left = {**left, **{name: Supervised(command) for name, command in commands.items()}}
+    else:
+        loop_log = open_log("loop.log")
+        for command in commands.values():
+            processes.append(start(command, log=loop_log))
+    if left:
+        supervised = {name: one.to_json() for name, one in left.items()}
+        (STATE / SUPERVISED_FILE).write_text(json.dumps(supervised, indent=2))
 
 
 if __name__ == "__main__":

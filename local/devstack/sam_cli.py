@@ -34,7 +34,12 @@ from samcli.local.docker.utils import find_free_port as _find_free_port
 from samcli.local.events import api_event  # type: ignore[import-untyped]
 from samcli.local.lambdafn.runtime import WarmLambdaRuntime  # type: ignore[import-untyped]
 
-from devstack.containers import LOCAL_STACK_ENV, LOCAL_STACK_LABEL
+from devstack.containers import (
+    LOCAL_PROCESS_ENV,
+    LOCAL_PROCESS_LABEL,
+    LOCAL_STACK_ENV,
+    LOCAL_STACK_LABEL,
+)
 from devstack.net import free_port
 from devstack.stopping import exit_now
 
@@ -67,11 +72,19 @@ def on_host_network(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def labelled(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """A Lambda container's options, with the stack's label when ``make run`` gave an id."""
-    stack = os.environ.get(LOCAL_STACK_ENV)
-    if not stack:
+    """A Lambda container's options, with the stack's label when ``make run`` gave an id,
+    and the process's when its supervisor gave one (``devstack.containers``)."""
+    labels = {
+        label: value
+        for label, value in (
+            (LOCAL_STACK_LABEL, os.environ.get(LOCAL_STACK_ENV)),
+            (LOCAL_PROCESS_LABEL, os.environ.get(LOCAL_PROCESS_ENV)),
+        )
+        if value
+    }
+    if not labels:
         return kwargs
-    return {**kwargs, "labels": {**(kwargs.get("labels") or {}), LOCAL_STACK_LABEL: stack}}
+    return {**kwargs, "labels": {**(kwargs.get("labels") or {}), **labels}}
 
 
 class Made:

@@ -1,7 +1,10 @@
 """What Lambda's event source mapping does with the table's DynamoDB Stream, for the local
 stack (``sam local`` runs no stream triggers): read every shard from its start, keep the
 records the mapping's filter passes, hand them to the function in the stream event's shape,
-and retry a batch from its first reported failure as many times as the mapping says.
+and retry a batch from its first reported failure as many times as the mapping says, after
+a pause that doubles each time (1 s, then 2, 4 and 8 s at most), as the mapping backs off:
+a function that cannot be reached for a few seconds (its ``sam local`` killed and started
+again) does not use up every retry at once.
 
 The mapping (filter, batch size, retries) is read from template.yaml, so what runs locally
 is what deploys.
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,6 +24,7 @@ from devstack import template
 from devstack.emulator import REGION
 
 log = logging.getLogger("pump")
+FIRST_PAUSE, LAST_PAUSE = 1.0, 8.0  # seconds before a batch's first retry; the most
 # A batch handed to the function: its stream event -> the sequence numbers it failed.
 Invoke = Callable[[dict[str, Any]], set[str]]
 
@@ -88,6 +93,7 @@ class StreamPump:
     mapping: Mapping
     invoke: Invoke
     iterators: dict[str, str | None] = field(default_factory=dict)
+    pause: Callable[[float], None] = time.sleep
 
     def poll(self) -> int:
         """One round over the shards; the records handed to the function."""
@@ -119,8 +125,11 @@ class StreamPump:
 
     def _batch(self, batch: list[dict[str, Any]]) -> None:
         """Hand one batch over; on reported failures, again from the first failed record,
-        up to the mapping's retries (then the scheduled relay has what is left)."""
-        for _ in range(self.mapping.retries + 1):
+        up to the mapping's retries, each after a longer pause (then the scheduled relay has
+        what is left)."""
+        for attempt in range(self.mapping.retries + 1):
+            if attempt:
+                self.pause(min(FIRST_PAUSE * 2 ** (attempt - 1), LAST_PAUSE))
             try:
                 failed = self.invoke({"Records": batch})
             except Exception:  # the whole batch failed, as AWS would retry it

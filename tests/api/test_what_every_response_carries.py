@@ -156,6 +156,42 @@ def test_a_503_says_when_to_retry(list_units, fleet):
     assert int(result.headers["retry-after"]) >= 1
 
 
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("ServiceUnavailable", 503),  # what make soak's fault proxy answers for a while
+        ("InternalServerError", 500),
+        ("ProvisionedThroughputExceededException", 400),
+        ("ThrottlingException", 400),
+    ],
+)
+def test_aws_answering_it_cannot_serve_now_is_a_503_that_says_when_to_retry(
+    list_units, fleet, code, status
+):
+    """DynamoDB's own 5xx or throttling, still so after the client's tries: an outage, as
+    when it does not answer (a 500, without ``Retry-After``, until a soak made it)."""
+
+    def refused(_params: dict[str, Any]) -> None:
+        error = {"Code": code, "Message": "not now"}
+        raise ClientError({"Error": error, "ResponseMetadata": {"HTTPStatusCode": status}}, "Query")
+
+    with on_call(clients.dynamodb(), "Query", before=refused):
+        result = invoke(list_units, list_units_event("node-a", BROKER))
+    assert (result.status, result.body["code"]) == (503, "internal")
+    assert int(result.headers["retry-after"]) >= 1
+
+
+def test_any_other_aws_refusal_that_reaches_the_resolver_is_a_500(list_units, fleet):
+    def invalid(_params: dict[str, Any]) -> None:
+        error = {"Code": "ValidationException", "Message": "no such index"}
+        raise ClientError({"Error": error, "ResponseMetadata": {"HTTPStatusCode": 400}}, "Query")
+
+    with on_call(clients.dynamodb(), "Query", before=invalid):
+        result = invoke(list_units, list_units_event("node-a", BROKER))
+    assert (result.status, result.body["code"]) == (500, "internal")
+    assert "retry-after" not in result.headers
+
+
 def test_a_conflict_says_when_to_retry_and_a_decision_does_not(reclaim, fleet, aws):
     def lost(_params: dict[str, Any]) -> None:
         raise ClientError(

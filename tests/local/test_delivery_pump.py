@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import EndpointConnectionError
 
 from devstack.pump import DELIVERY_QUEUE, _reports_queue, pump_queue
 
@@ -87,3 +88,24 @@ def test_a_failed_invocation_deletes_nothing_the_whole_batch_comes_back(
         QueueUrl=queue[0], AttributeNames=["ApproximateNumberOfMessagesNotVisible"]
     )["Attributes"]
     assert int(attributes["ApproximateNumberOfMessagesNotVisible"]) == 3  # back after the timeout
+
+
+class DownLambda:
+    """``start-lambda`` killed (``make soak``): nothing listens on its port."""
+
+    def invoke(self, FunctionName: str, Payload: bytes) -> dict[str, Any]:
+        raise EndpointConnectionError(endpoint_url="http://127.0.0.1:9")
+
+
+def test_a_batch_whose_sam_local_is_down_deletes_nothing_and_comes_back(aws):
+    """The pump's invocation cannot reach the function: the batch stays on its queue and
+    comes back after its visibility timeout, to the sam local started again."""
+    sqs = boto3.client("sqs")
+    queue = _reports_queue(sqs, DELIVERY_QUEUE)
+    for n in range(2):
+        sqs.send_message(QueueUrl=queue[0], MessageBody=json.dumps({"n": n}))
+    assert pump_queue(sqs, DownLambda(), "WebhookSenderFunction", queue, wait=0) == 0
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=queue[0], AttributeNames=["ApproximateNumberOfMessagesNotVisible"]
+    )["Attributes"]
+    assert int(attributes["ApproximateNumberOfMessagesNotVisible"]) == 2

@@ -155,6 +155,53 @@ def test_the_sender_reaches_127_0_0_1_and_the_others_the_bridge(
     assert written["Parameters"]["AWS_ENDPOINT_URL"] == "http://host.docker.internal:5123"
 
 
+def test_the_functions_and_the_pump_reach_the_emulator_where_they_are_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make soak`` puts its fault proxy on FUNCTIONS_EMULATOR_PORT; the consumers, which
+    stand for the nodes, keep the emulator's own port."""
+    monkeypatch.setattr(run, "STATE", tmp_path)
+    monkeypatch.setenv("FUNCTIONS_EMULATOR_PORT", "5999")
+    written = json.loads(run.write_env_vars(run.functions_port(5000)).read_text())
+    assert written["Parameters"]["AWS_ENDPOINT_URL"] == "http://host.docker.internal:5999"
+    assert written["WebhookSenderFunction"]["AWS_ENDPOINT_URL"] == "http://127.0.0.1:5999"
+    commands = run.node_side_commands(
+        "http://127.0.0.1:5000", {"triggered": 1, "sender": 2}, tmp_path
+    )
+    assert commands["pump"][commands["pump"].index("--emulator") + 1] == "http://127.0.0.1:5999"
+    consumers = commands["consumers"]
+    assert consumers[consumers.index("--emulator") + 1] == "http://127.0.0.1:5000"
+    monkeypatch.delenv("FUNCTIONS_EMULATOR_PORT")
+    assert run.functions_port(5000) == 5000
+
+
+def test_what_make_run_leaves_to_a_supervisor_is_written_sam_local_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RUN_START_LAMBDA=0 and RUN_NODE_SIDE=0 (``make soak``): nothing started, each command
+    line written with what it needs and the port it answers on."""
+    monkeypatch.setattr(run, "STATE", tmp_path)
+    monkeypatch.setenv("RUN_NODE_SIDE", "0")
+    started: list[Any] = []
+    lambdas = {
+        kind: run.Supervised(["sam", kind], {"TMPDIR": "/t"}, port)
+        for kind, port in (("triggered", 3001), ("sender", 3002))
+    }
+    run.start_node_side(
+        started, "http://127.0.0.1:5000", {"triggered": 3001, "sender": 3002}, tmp_path, lambdas
+    )
+    assert started == []
+    written = json.loads((tmp_path / run.SUPERVISED_FILE).read_text())
+    assert list(written) == ["triggered", "sender", "pump", "consumers"]
+    assert written["sender"] == {
+        "command": ["sam", "sender"],
+        "env": {"TMPDIR": "/t"},
+        "port": 3002,
+    }
+    assert written["pump"]["port"] is None
+    assert "--lambda-endpoint" in written["pump"]["command"]
+
+
 def test_only_the_sender_process_runs_on_the_hosts_network(tmp_path: Path) -> None:
     setup = run.SamSetup({k: tmp_path / k for k in local_templates.KINDS}, tmp_path, "img")
     for kind in local_templates.KINDS:

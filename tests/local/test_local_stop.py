@@ -25,7 +25,12 @@ import pytest
 
 from devstack import run, sam_cli
 from devstack.consumers import Consumers, Receiving
-from devstack.containers import LOCAL_STACK_ENV, LOCAL_STACK_LABEL
+from devstack.containers import (
+    LOCAL_PROCESS_ENV,
+    LOCAL_PROCESS_LABEL,
+    LOCAL_STACK_ENV,
+    LOCAL_STACK_LABEL,
+)
 from devstack.emulator import LOCAL_CREDENTIALS
 from devstack.net import free_port
 from node_agent.consumer import Consumer
@@ -263,11 +268,15 @@ def test_the_containers_sam_local_makes_are_labelled_and_noted(
     collection = object()
 
     sam_cli.creating(host_network=False)(collection, "image", labels={"sam": "x"})
+    monkeypatch.setenv(LOCAL_PROCESS_ENV, "triggered-1")  # a supervisor's start-lambda
+    sam_cli.creating(host_network=False)(collection, "image")
     monkeypatch.delenv(LOCAL_STACK_ENV)
+    monkeypatch.delenv(LOCAL_PROCESS_ENV)
     sam_cli.creating(host_network=False)(collection, "image")
 
     assert [options.get("labels") for options in made] == [
         {"sam": "x", LOCAL_STACK_LABEL: "stack-1"},
+        {LOCAL_STACK_LABEL: "stack-1", LOCAL_PROCESS_LABEL: "triggered-1"},
         None,
     ]
-    assert sam_cli.MADE.take() == {"c-1": collection, "c-2": collection}
+    assert sam_cli.MADE.take() == {"c-1": collection, "c-2": collection, "c-3": collection}

@@ -5,6 +5,7 @@ the other loops wait a period after each step. Run on a clock of the test's own.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -60,3 +61,22 @@ def test_a_pass_that_overran_is_followed_by_the_next_at_once_then_the_rate(monke
 def test_other_loops_wait_a_period_after_each_step(monkeypatch):
     _clock, started = _run(monkeypatch, rate=False, step_seconds=3.0)
     assert started == [10.0, 23.0, 36.0, 49.0]
+
+
+def test_what_the_pump_reads_before_its_loops_is_read_until_the_emulator_answers(monkeypatch):
+    """The emulator refusing when the pump starts (``make soak`` kills and starts the pump
+    while its fault proxy refuses): the pump reads again, and does not end."""
+    monkeypatch.setattr(pump, "SETUP_RETRY_SECONDS", 0.01)
+    answers: list[Any] = [OSError("connection reset"), RuntimeError("503"), ("url", "arn")]
+
+    def read() -> Any:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert pump.until_answered(read, "the reports queue", threading.Event()) == ("url", "arn")
+    assert answers == []
+    stopping = threading.Event()
+    stopping.set()
+    assert pump.until_answered(read, "the reports queue", stopping) is None  # never read

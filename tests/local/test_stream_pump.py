@@ -5,6 +5,7 @@ mapping says, then left (to the scheduled relay)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -71,11 +72,44 @@ def test_a_batch_is_retried_from_its_first_failure_then_left():
         return {"3"}  # record 3 keeps failing
 
     records = [record(str(n)) for n in range(1, 6)] + [record("6", name="MODIFY")]
-    pump = StreamPump(FakeStreams(records), "arn", mapping(), invoke)
+    pump = StreamPump(FakeStreams(records), "arn", mapping(), invoke, pause=lambda _s: None)
     assert pump.poll() == 5
     retries = mapping().retries
     assert handed == [["1", "2", "3", "4", "5"]] + [["3", "4", "5"]] * retries
     assert pump.poll() == 0  # nothing new: nothing handed again
+
+
+def test_a_batch_whose_function_cannot_be_reached_is_retried_after_longer_pauses():
+    """Its sam local killed and started again (``make soak``): the retries are spread over
+    the seconds that takes, as the mapping backs off, not spent at once."""
+    handed: list[int] = []
+    paused: list[float] = []
+
+    def unreachable(_event: dict[str, Any]) -> set[str]:
+        handed.append(1)
+        if len(handed) < 5:
+            raise ConnectionRefusedError("start-lambda is down")
+        return set()
+
+    indexer = Mapping.from_template(template.stream_mappings()["FleetIndexerStream"])
+    assert indexer.retries >= 5
+    indexer = replace(indexer, filters=[])  # every record of these
+    pump = StreamPump(FakeStreams([record("1")]), "arn", indexer, unreachable, pause=paused.append)
+    pump.poll()
+    assert len(handed) == 5  # the fifth try found it again
+    assert paused == [1.0, 2.0, 4.0, 8.0]
+    paused.clear()
+    handed.clear()
+    pump = StreamPump(
+        FakeStreams([record("2")]),
+        "arn",
+        indexer,
+        lambda _e: handed.append(1) or {"2"},
+        pause=paused.append,
+    )
+    pump.poll()
+    assert len(handed) == indexer.retries + 1
+    assert paused == [1.0, 2.0, 4.0] + [8.0] * (indexer.retries - 3)
 
 
 def test_a_batch_that_succeeds_is_handed_once():

@@ -1,4 +1,5 @@
-"""The soak's figures: operations and answers by kind, faults by kind, the invariants with
+"""The soak's figures: operations and answers by kind, faults by kind (and those that failed:
+a clock pass the killed sam local could not take), the invariants with
 their cases and violations, each call's p50 and p99, the seed; printed, and written to
 docs/reliability.md between its two markers (the section ``make soak`` owns)."""
 
@@ -49,6 +50,10 @@ def figures(soak: Any, result: Report, started: datetime) -> str:
         f"operations by kind: {by_kind(calls.ops)}",
         "answers: " + ", ".join(f"{k} {v}" for k, v in sorted(calls.answers().items())),
         "faults by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(soak.faults_done.items())),
+        "faults that failed: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(soak.faults_failed.items())) or "none"),
+        "processes that ended by themselves (started again): "
+        + (", ".join(f"{k} {v}" for k, v in sorted(soak.processes.exits.items())) or "none"),
         "errors without an answer: "
         + (", ".join(f"{k} {v}" for k, v in sorted(calls.transport_errors.items())) or "none"),
         f"webhook deliveries received whose signature did not verify: {soak.receiver.unverified}",

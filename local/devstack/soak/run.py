@@ -2,8 +2,10 @@
 ``SOAK_MINUTES`` (default 10; ``SOAK_SEED``, default 1), then audited from its feeds.
 
 1. Docker must answer (else: skipped, exit 2); ``make run`` starts as the end-to-end tests
-   start it, with a fleet of keys and ``RUN_NODE_SIDE=0``: the pump and the node consumers
-   are the soak's own processes;
+   start it, with a fleet of keys, ``RUN_NODE_SIDE=0`` and ``RUN_START_LAMBDA=0``: the two
+   ``sam local start-lambda``, the pump and the node consumers are the soak's own
+   processes; the functions and the pump reach the emulator through the soak's fault
+   proxy (``stack.py``);
 2. a webhook subscription of the operator's org to a receiver on 127.0.0.1, a rule from the
    bus to a queue, two nodes registered through the API;
 3. the actors (``actors.py``) and the followers run for the given minutes, the faults
@@ -37,7 +39,7 @@ from devstack.soak.actors import ACTORS, run_actor
 from devstack.soak.calls import Calls
 from devstack.soak.faults import Faults, clock_pass, schedule
 from devstack.soak.followers import BusFollower, FeedFollower, WebhookReceiver
-from devstack.soak.stack import NodeSide, Stack, docker_unavailable, start_stack, stop_stack
+from devstack.soak.stack import Stack, Supervisor, docker_unavailable, start_stack, stop_stack
 from reservations_tools.soak.audit import audit, render
 from reservations_tools.soak.record import record_of
 
@@ -128,17 +130,19 @@ class Soak:
     def __init__(self, stack: Stack, minutes: float, seed: int) -> None:
         self.stack, self.minutes, self.seed = stack, minutes, seed
         self.calls = Calls(stack.api, {role: key for role, (key, _, _) in ROLES.items()}, seed)
-        self.node_side = NodeSide(stack.node_side, stack.directory / "node-side.log")
+        self.processes = Supervisor(stack.supervised, stack.directory, stack.label)
         self.receiver = WebhookReceiver(free_port())
         self.feed = FeedFollower(self.calls)
         self.bus = BusFollower(stack.aws("events"), stack.aws("sqs"))
         self.faults_done: Counter[str] = Counter()
+        self.faults_failed: Counter[str] = Counter()
         self.stop = threading.Event()
         self.subscription = ""
 
     def run(self) -> int:
         self.subscription, self.receiver.secret = subscribe(self.calls, self.receiver.port)
-        self.node_side.start_all()
+        say(f"starting {', '.join(self.stack.supervised)} (until each answers)")
+        self.processes.start_all()
         register(self.calls)
         started = datetime.now(UTC)
         try:
@@ -146,7 +150,7 @@ class Soak:
             cutoff = self.settle()
             document = self.record(started, cutoff)
         finally:
-            self.node_side.stop_all()
+            self.processes.stop_all()
             self.receiver.down()
         (self.stack.directory / "record.json").write_text(json.dumps(document))
         result = audit(record_of(document))
@@ -160,7 +164,12 @@ class Soak:
         """The actors, the followers and the faults, for the run's minutes."""
         seconds = self.minutes * 60
         faults = Faults(
-            self.node_side, self.receiver, clock_pass(self.stack.lambda_client()), self.faults_done
+            self.processes,
+            self.receiver,
+            clock_pass(self.stack.lambda_client()),
+            self.stack.proxy,
+            self.faults_done,
+            self.faults_failed,
         )
         plan = schedule(random.Random(f"{self.seed}-faults"), seconds)  # noqa: S311
         began = time.monotonic()
@@ -171,15 +180,22 @@ class Soak:
         while time.monotonic() - began < seconds:
             time.sleep(2)
             self.follow()
+            self.tend()
         say(f"{seconds:.0f} s driven; stopping the actors")
         self.stop.set()
         for thread in threads:
             thread.join()
-        self.node_side.start_all()  # a fault cut short by the end leaves none down
+        self.processes.start_all()  # a fault cut short by the end leaves none down
 
     def follow(self) -> None:
         self.feed.read()
         self.bus.read()
+
+    def tend(self) -> None:
+        """A process of the soak's that ended by itself (no fault killed it) started again,
+        and said (the figures count it)."""
+        for name in self.processes.revive():
+            say(f"{name} had ended by itself: started again (see {name}.log)")
 
     def terminating(self) -> int:
         return sum(
@@ -200,6 +216,7 @@ class Soak:
         """Until no workload is terminating; the moment it was so (the followers' window)."""
         deadline = time.monotonic() + SETTLE_SECONDS
         while (left := self.terminating()) and time.monotonic() < deadline:
+            self.tend()
             time.sleep(3)
         say(f"settled ({left} workload(s) still terminating)")
         return datetime.now(UTC)
@@ -258,6 +275,7 @@ class Soak:
             if not behind or time.monotonic() > deadline:
                 say("followers caught up" if not behind else f"still behind: {behind}")
                 return feeds
+            self.tend()
             time.sleep(3)
 
     def followers(self) -> dict[str, list[str]]:

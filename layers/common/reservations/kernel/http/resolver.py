@@ -10,7 +10,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.metrics import MetricUnit
-from botocore.exceptions import BotoCoreError, ConnectionError, HTTPClientError
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTTPClientError
 
 from reservations.kernel import api_keys
 from reservations.kernel.auth import KeyCache, authenticate
@@ -110,9 +110,10 @@ def _within_the_invocation(app: APIGatewayHttpResolver, next_middleware: Any) ->
         clients.end_request()
 
 
-def _aws_unreachable(error: BotoCoreError) -> Response[str]:
-    # AWS did not answer (every try timed out, or no time was left for another): a 503
-    # in the contract's shape, logged without a stack; an outage, not a bug.
+def _aws_unreachable(error: BotoCoreError | ClientError) -> Response[str]:
+    # AWS did not answer (every try timed out, or no time was left for another), or it
+    # answered that it could not (``aws_outage``): a 503 in the contract's shape, logged
+    # without a stack; an outage, not a bug.
     logger.warning("request gave up: AWS did not answer", extra={"why": str(error)})
     metrics.add_metric(name="RequestsUnanswered", unit=MetricUnit.Count, value=1)
     return error_response(Unavailable())
@@ -125,6 +126,31 @@ def _unexpected(error: Exception) -> Response[str]:
 
 
 _UNREACHABLE = (clients.DeadlineReached, HTTPClientError, ConnectionError)
+
+# The error codes of AWS's throttling answers (DynamoDB's among them), as its SDKs retry them.
+_THROTTLING = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "TooManyRequestsException",
+    }
+)
+
+
+def aws_outage(error: ClientError) -> bool:
+    """AWS answered, but that it could not serve the request now: its own 5xx (a 500
+    ``InternalServerError``, a 503 ``ServiceUnavailable``) or throttling, still so after
+    the client's own tries. The request is not at fault and no code is wrong: the caller
+    gets the 503 it gets when AWS does not answer, and tries again. Any other client error
+    that reaches the resolver is a bug (500)."""
+    status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+    return status >= 500 or error.response.get("Error", {}).get("Code") in _THROTTLING
+
+
+def _aws_refused(error: ClientError) -> Response[str]:
+    return _aws_unreachable(error) if aws_outage(error) else _unexpected(error)
 
 
 def _unrouted(app: APIGatewayHttpResolver) -> Response[str]:
@@ -140,6 +166,8 @@ def _unrouted(app: APIGatewayHttpResolver) -> Response[str]:
         return error_response(refused)
     except _UNREACHABLE as error:
         return _aws_unreachable(error)
+    except ClientError as error:
+        return _aws_refused(error)
     except Exception as error:
         return _unexpected(error)
     return error_response(NotFound())
@@ -177,6 +205,7 @@ def create_app(default_route: bool = False) -> APIGatewayHttpResolver:
         return _within_the_invocation(app, _unrouted)
 
     app.exception_handler(list(_UNREACHABLE))(_aws_unreachable)
+    app.exception_handler(ClientError)(_aws_refused)
     app.exception_handler(Exception)(_unexpected)
     return app
 
