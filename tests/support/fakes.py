@@ -21,6 +21,7 @@ from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import WriteConflict
 from reservations.lifecycle import WRITERS as RESERVATION_WRITERS
 from reservations.lifecycle.rules.clock import clock_shard, next_moment
+from reservations.lifecycle.rules.history import named_orgs_until
 from reservations.lifecycle.table.clock import armed_item, clock_attributes
 from reservations.lifecycle.writes import (
     ReaffirmWrite,
@@ -43,7 +44,6 @@ from reservations.nodes.models.partition import (
     termination_of,
 )
 from reservations.nodes.models.writes import NodePut, PartitionWrite
-from reservations.nodes.rules.history import named_orgs_until
 from reservations.nodes.table.items import (
     access_item,
     named_from_item,

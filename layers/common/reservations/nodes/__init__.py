@@ -44,17 +44,8 @@ from reservations.nodes.models.writes import EventedWrite, TopologyRead
 from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import NodePorts, PartitionStore, ReservationReader
 from reservations.nodes.register import OPERATOR
-from reservations.nodes.rules.access import READ, runs_the_node
+from reservations.nodes.rules.access import READ, named_at, runs_the_node
 from reservations.nodes.rules.events import reservation_event, reviews_derived, workload_data
-from reservations.nodes.rules.history import (
-    due_to_move,
-    named_after_change,
-    named_after_create,
-    named_after_end,
-    named_at,
-    naming_the_same,
-    retained_until,
-)
 from reservations.nodes.rules.promises import with_promises
 from reservations.nodes.rules.status import (
     changed_since_sold,
@@ -156,20 +147,15 @@ __all__ = [
     "access_key",
     "changed_since_sold",
     "clock_fired_item",
-    "due_to_move",
     "effective_status",
     "free_unit",
     "in_term",
     "is_workload_id",
     "lend_shards",
     "lending_attributes",
-    "named_after_change",
-    "named_after_create",
-    "named_after_end",
     "named_at",
     "named_from_item",
     "named_sets",
-    "naming_the_same",
     "no_token",
     "node_events_pk",
     "node_from_item",
@@ -191,7 +177,6 @@ __all__ = [
     "reservation_item",
     "reservation_key",
     "reservation_view",
-    "retained_until",
     "reviews_derived",
     "route_reservation_etag",
     "runs_the_node",

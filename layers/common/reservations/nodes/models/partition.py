@@ -320,9 +320,9 @@ class ListAccess:
     partition after everything else: who may list (the node's owner, and every org its
     reservations name in ``allowedOrgIds`` or ``managingOrgIds``, whatever their status,
     with the moment until which one of them names it: the latest end of their retention,
-    ``nodes.rules.history.named_until``), and each unit's generation of last change as the node
-    item keeps it, which the page's effective statuses are derived from (``nodes.rules.status``;
-    None on an item written before the node kept them)."""
+    ``lifecycle.rules.history.named_until``), and each unit's generation of last change as
+    the node item keeps it, which the page's effective statuses are derived from
+    (``nodes.rules.status``; None on an item written before the node kept them)."""
 
     owner_org_id: str
     named_until: Mapping[str, datetime] = field(default_factory=dict)

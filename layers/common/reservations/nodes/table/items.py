@@ -10,7 +10,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
-from reservations.kernel.times import format_event_time, format_moment, format_time, parse_time
+from reservations.kernel.times import (
+    LAST_MOMENT,
+    format_event_time,
+    format_moment,
+    format_time,
+    parse_time,
+)
 from reservations.nodes.models.partition import (
     LendingPolicy,
     ListAccess,
@@ -27,7 +33,6 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.keys import (
     CLOCK_AT,
     LEND_AT,
@@ -252,8 +257,8 @@ ARMED_AT = "clockArmedAt"
 
 
 # The list access item names each org its reservations name in an attribute of its own,
-# ``namedUntil:<org>`` = until when (epoch seconds; ``nodes.rules.history.named_until``): a write
-# sets or removes one org's without reading the others (no map that must exist first).
+# ``namedUntil:<org>`` = until when (epoch seconds; ``lifecycle.rules.history.named_until``):
+# a write sets or removes one org's without reading the others (no map that must exist first).
 NAMED_UNTIL = "namedUntil:"
 # What items written before the moments were kept name: each org, with no end.
 _NAMED_FOREVER = "namedOrgIds"
