@@ -15,6 +15,7 @@ from reservations.kernel.pipeline import Access, Committed, Decision, Request, R
 from reservations.kernel.writes import ItemVersion
 from reservations.lifecycle.rules.access import WRITE, may_write_reservations
 from reservations.lifecycle.rules.history import named_after_end, naming_the_same
+from reservations.lifecycle.views import reservation_answer, reservation_view
 from reservations.lifecycle.writes import ReservationChange
 from reservations.nodes import (
     NodeSnapshot,
@@ -22,8 +23,6 @@ from reservations.nodes import (
     ReservationStatus,
     TopologyRead,
     effective_status,
-    reservation_answer,
-    reservation_view,
 )
 
 Found = tuple[NodeSnapshot, Reservation]

@@ -35,6 +35,7 @@ from reservations.lifecycle.rules.term import (
     not_reservable,
     unavailable,
 )
+from reservations.lifecycle.views import reservation_answer, reservation_view
 from reservations.lifecycle.writes import ReservationCreate
 from reservations.nodes import (
     NodePorts,
@@ -42,8 +43,6 @@ from reservations.nodes import (
     Reservation,
     UnitsUnavailable,
     node_partition,
-    reservation_answer,
-    reservation_view,
     with_events,
 )
 

@@ -34,17 +34,13 @@ from reservations.lifecycle.rules.update import (
     removed_orgs,
     updated,
 )
-from reservations.lifecycle.writes import ReservationUpdate
-from reservations.nodes import (
-    NodePorts,
-    NodeSnapshot,
-    Reservation,
-    node_partition,
+from reservations.lifecycle.views import (
     reservation_answer,
     reservation_view,
     route_reservation_etag,
-    with_events,
 )
+from reservations.lifecycle.writes import ReservationUpdate
+from reservations.nodes import NodePorts, NodeSnapshot, Reservation, node_partition, with_events
 
 
 def decide(

@@ -35,11 +35,7 @@ from reservations.nodes.models.partition import (
     WorkloadState,
     termination_of,
 )
-from reservations.nodes.models.views import (
-    ReservationPage,
-    ReservationView,
-    WorkloadView,
-)
+from reservations.nodes.models.views import WorkloadView
 from reservations.nodes.models.writes import EventedWrite, TopologyRead
 from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import NodePorts, PartitionStore, ReservationReader
@@ -93,12 +89,7 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.records import workload_history_item
 from reservations.nodes.table.store import Writer, no_token
-from reservations.nodes.views import (
-    reservation_answer,
-    reservation_view,
-    route_reservation_etag,
-    workload_view,
-)
+from reservations.nodes.views import workload_view
 from reservations.nodes.wiring import node_ports, node_table
 
 __all__ = [
@@ -126,10 +117,8 @@ __all__ = [
     "OpenTermination",
     "PartitionStore",
     "Reservation",
-    "ReservationPage",
     "ReservationReader",
     "ReservationStatus",
-    "ReservationView",
     "ReviewScope",
     "Termination",
     "TerminationState",
@@ -169,16 +158,13 @@ __all__ = [
     "normalize_unit_id",
     "normalized_unit_ids",
     "not_reservable_reason",
-    "reservation_answer",
     "reservation_event",
     "reservation_from_item",
     "reservation_history_item",
     "reservation_history_key",
     "reservation_item",
     "reservation_key",
-    "reservation_view",
     "reviews_derived",
-    "route_reservation_etag",
     "runs_the_node",
     "status_at",
     "termination_of",
