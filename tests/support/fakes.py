@@ -33,7 +33,6 @@ from reservations.nodes.models.partition import (
     ListAccess,
     Node,
     NodeSnapshot,
-    OpenTermination,
     Reservation,
     ReservationsRead,
     Termination,
@@ -70,7 +69,12 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.store import Writer
 from reservations.nodes.table.writes import WRITERS as NODE_WRITERS
-from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from reservations.terminations.models import (
+    OpenTermination,
+    SendResult,
+    SpotTermination,
+    TerminationReport,
+)
 from reservations.terminations.table.store import WRITERS as TERMINATION_WRITERS
 from reservations.terminations.writes import TerminationClose
 from reservations.workloads.table import WRITERS as WORKLOAD_WRITERS

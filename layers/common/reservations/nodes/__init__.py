@@ -16,12 +16,10 @@ from reservations.nodes.ids import (
     unit_ids_field,
 )
 from reservations.nodes.models.partition import (
-    CLAIMING_STATES,
     LendingPolicy,
     ListAccess,
     Node,
     NodeSnapshot,
-    OpenTermination,
     Reservation,
     ReservationStatus,
     ReviewScope,
@@ -51,7 +49,7 @@ from reservations.nodes.rules.status import (
 )
 from reservations.nodes.rules.units import not_reservable_reason
 from reservations.nodes.table import grants as node_grants
-from reservations.nodes.table.actions import free_unit, named_sets, topology_check
+from reservations.nodes.table.actions import named_sets, topology_check
 from reservations.nodes.table.items import (
     CLOCK_FIRED,
     PLACEMENTS,
@@ -88,12 +86,11 @@ from reservations.nodes.table.keys import (
     workload_key,
 )
 from reservations.nodes.table.records import workload_history_item
-from reservations.nodes.table.store import Writer, no_token
+from reservations.nodes.table.store import Writer
 from reservations.nodes.views import workload_view
-from reservations.nodes.wiring import node_ports, node_table
+from reservations.nodes.wiring import node_table
 
 __all__ = [
-    "CLAIMING_STATES",
     "CLOCK_AT",
     "CLOCK_FIRED",
     "CLOCK_SHARD",
@@ -114,7 +111,6 @@ __all__ = [
     "Node",
     "NodePorts",
     "NodeSnapshot",
-    "OpenTermination",
     "PartitionStore",
     "Reservation",
     "ReservationReader",
@@ -137,7 +133,6 @@ __all__ = [
     "changed_since_sold",
     "clock_fired_item",
     "effective_status",
-    "free_unit",
     "in_term",
     "is_workload_id",
     "lend_shards",
@@ -145,7 +140,6 @@ __all__ = [
     "named_at",
     "named_from_item",
     "named_sets",
-    "no_token",
     "node_events_pk",
     "node_from_item",
     "node_grants",
@@ -153,7 +147,6 @@ __all__ = [
     "node_key",
     "node_partition",
     "node_pk",
-    "node_ports",
     "node_table",
     "normalize_unit_id",
     "normalized_unit_ids",

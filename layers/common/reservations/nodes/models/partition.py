@@ -270,6 +270,12 @@ class Workload:
         return TerminationState.OPEN
 
     @property
+    def claiming(self) -> bool:
+        """Whether it claims its units: running, terminating, or waiting (a take-back's:
+        the units that were free; those a spot workload still claims are held for it)."""
+        return self.state in CLAIMING_STATES
+
+    @property
     def claim(self) -> str:
         """What a unit held by this workload shows as ``claimedBy``: ``vm:<id>`` or ``pod:<id>``."""
         return f"{self.kind.value}:{self.id}"
@@ -282,23 +288,6 @@ NO_TERMINATION = Termination("")
 def termination_of(workload: Workload) -> Termination:
     """The workload's termination, or :data:`NO_TERMINATION` when it has none."""
     return workload.termination or NO_TERMINATION
-
-
-@dataclass(frozen=True)
-class OpenTermination:
-    """A terminating workload as the outbox holds it: the message and its delivery record."""
-
-    node_id: str
-    workload: Workload
-
-    @property
-    def termination_id(self) -> str:
-        return self.termination.id
-
-    @property
-    def termination(self) -> Termination:
-        """The workload's termination (an open one always has one)."""
-        return termination_of(self.workload)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""The actions of a node's partition that several writes compose: a unit freed, the node's
-topology as read, the list access item's named orgs."""
+"""The actions of a node's partition that several writes compose: the node's topology as
+read, the list access item's named orgs."""
 
 from __future__ import annotations
 
@@ -8,29 +8,9 @@ from datetime import datetime
 
 from reservations.kernel.aws.actions import Action, table
 from reservations.kernel.aws.codec import epoch, to_attributes
-from reservations.kernel.times import format_event_time
-from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.writes import TopologyRead
-from reservations.nodes.table.items import FREED_AT, HELD_FOR, named_attribute
-from reservations.nodes.table.keys import node_key, unit_key
-
-
-def free_unit(node_id: str, unit: ItemVersion, at: datetime) -> Action:
-    """A unit its workload no longer holds: unclaimed, freed ``at`` (a lending policy counts
-    its idle time from then), at the version read; a hold left for a workload that is gone
-    goes with the claim."""
-    return {
-        "Update": {
-            "TableName": table(),
-            "Key": to_attributes(unit_key(node_id, unit.id)),
-            "UpdateExpression": f"REMOVE claimedBy, {HELD_FOR} "
-            f"SET {FREED_AT} = :at, version = version + :one",
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": to_attributes(
-                {":v": unit.version, ":one": 1, ":at": format_event_time(at)}
-            ),
-        }
-    }
+from reservations.nodes.table.items import named_attribute
+from reservations.nodes.table.keys import node_key
 
 
 def topology_check(read: TopologyRead) -> Action:
