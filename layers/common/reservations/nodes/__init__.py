@@ -49,7 +49,7 @@ from reservations.nodes.rules.status import (
 )
 from reservations.nodes.rules.units import not_reservable_reason
 from reservations.nodes.table import grants as node_grants
-from reservations.nodes.table.actions import named_sets, topology_check
+from reservations.nodes.table.actions import name_orgs, topology_check
 from reservations.nodes.table.items import (
     CLOCK_FIRED,
     PLACEMENTS,
@@ -68,7 +68,6 @@ from reservations.nodes.table.keys import (
     CLOCK_AT,
     CLOCK_SHARD,
     LEND_AT,
-    LIST_PK,
     NODE_EVENTS_PREFIX,
     NODE_HISTORY_PREFIX,
     OPEN_TERMINATION,
@@ -95,7 +94,6 @@ __all__ = [
     "CLOCK_FIRED",
     "CLOCK_SHARD",
     "LEND_AT",
-    "LIST_PK",
     "MAX_UNITS",
     "NODE_EVENTS_PREFIX",
     "NODE_HISTORY_PREFIX",
@@ -137,9 +135,9 @@ __all__ = [
     "is_workload_id",
     "lend_shards",
     "lending_attributes",
+    "name_orgs",
     "named_at",
     "named_from_item",
-    "named_sets",
     "node_events_pk",
     "node_from_item",
     "node_grants",

@@ -1,16 +1,17 @@
 """The actions of a node's partition that several writes compose: the node's topology as
-read, the list access item's named orgs."""
+read, the list access item naming orgs."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from reservations.kernel.aws.actions import Action, table
 from reservations.kernel.aws.codec import epoch, to_attributes
 from reservations.nodes.models.writes import TopologyRead
 from reservations.nodes.table.items import named_attribute
-from reservations.nodes.table.keys import node_key
+from reservations.nodes.table.keys import LIST_PK, access_key, node_key, node_pk
 
 
 def topology_check(read: TopologyRead) -> Action:
@@ -35,3 +36,26 @@ def named_sets(named: Mapping[str, datetime]) -> tuple[list[str], dict[str, str]
     names = {f"#n{i}": named_attribute(org) for i, org in enumerate(orgs)}
     values = {f":n{i}": epoch(named[org]) for i, org in enumerate(orgs)}
     return sets, names, values
+
+
+def name_orgs(
+    node_id: str, named: Mapping[str, datetime], owner_org_id: str | None = None
+) -> Action:
+    """The node's list access naming each org of ``named`` until its moment, its version
+    bumped; with ``owner_org_id`` (a create), the node's owner and the item's place in the
+    node's list index set too, so that the item is whole however it was left before."""
+    sets, names, moments = named_sets(named)
+    clauses = ["version = if_not_exists(version, :zero) + :one", *sets]
+    values: dict[str, Any] = {**moments, ":zero": 0, ":one": 1}
+    if owner_org_id is not None:
+        clauses = ["ownerOrgId = :owner", f"{LIST_PK} = :list", *clauses]
+        values |= {":owner": owner_org_id, ":list": node_pk(node_id)}
+    update: Action = {
+        "TableName": table(),
+        "Key": to_attributes(access_key(node_id)),
+        "UpdateExpression": "SET " + ", ".join(clauses),
+        "ExpressionAttributeValues": to_attributes(values),
+    }
+    if names:
+        update["ExpressionAttributeNames"] = names
+    return {"Update": update}
