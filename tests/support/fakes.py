@@ -22,7 +22,7 @@ from reservations.kernel.writes import WriteConflict
 from reservations.lifecycle import WRITERS as RESERVATION_WRITERS
 from reservations.lifecycle.rules.clock import clock_shard, next_moment
 from reservations.lifecycle.rules.history import named_orgs_until
-from reservations.lifecycle.table.clock import armed_item, clock_attributes
+from reservations.lifecycle.table.clock import armed_item, clock_place
 from reservations.lifecycle.writes import (
     ReaffirmWrite,
     ReservationChange,
@@ -57,7 +57,6 @@ from reservations.nodes.table.items import (
 )
 from reservations.nodes.table.keys import (
     ACCESS_SK,
-    CLOCK_AT,
     NODE_HISTORY_PREFIX,
     NODE_PREFIX,
     NODE_SK,
@@ -123,7 +122,8 @@ class NodePartition:
 def as_read(reservation: Reservation) -> Reservation:
     """A reservation as the table reads it: with its place in the clock's index, which a
     write on it conditions on (``clock_read`` takes no part in equality)."""
-    return replace(reservation, clock_read=clock_attributes(reservation)[CLOCK_AT])
+    place = clock_place(reservation)
+    return replace(reservation, clock_read=None if place is None else place[1])
 
 
 class FakeTable:

@@ -49,11 +49,10 @@ from reservations.nodes.rules.status import (
 )
 from reservations.nodes.rules.units import not_reservable_reason
 from reservations.nodes.table import grants as node_grants
-from reservations.nodes.table.actions import name_orgs, topology_check
+from reservations.nodes.table.actions import clock_read_condition, name_orgs, topology_check
 from reservations.nodes.table.items import (
-    CLOCK_FIRED,
     PLACEMENTS,
-    clock_fired_item,
+    clock_attributes,
     lending_attributes,
     named_from_item,
     node_from_item,
@@ -65,8 +64,6 @@ from reservations.nodes.table.items import (
     workload_item,
 )
 from reservations.nodes.table.keys import (
-    CLOCK_AT,
-    CLOCK_SHARD,
     LEND_AT,
     NODE_EVENTS_PREFIX,
     NODE_HISTORY_PREFIX,
@@ -90,9 +87,6 @@ from reservations.nodes.views import workload_view
 from reservations.nodes.wiring import node_table
 
 __all__ = [
-    "CLOCK_AT",
-    "CLOCK_FIRED",
-    "CLOCK_SHARD",
     "LEND_AT",
     "MAX_UNITS",
     "NODE_EVENTS_PREFIX",
@@ -129,7 +123,8 @@ __all__ = [
     "Writer",
     "access_key",
     "changed_since_sold",
-    "clock_fired_item",
+    "clock_attributes",
+    "clock_read_condition",
     "effective_status",
     "in_term",
     "is_workload_id",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.lifecycle.table.clock import armed_item, clock_read_condition
+from reservations.lifecycle.table.clock import armed_item
 from reservations.lifecycle.writes import ReservationUpdate
-from reservations.nodes import name_orgs, node_key, unit_key
+from reservations.nodes import clock_read_condition, name_orgs, node_key, unit_key
 
 
 def update_actions(write: ReservationUpdate) -> list[Action]:

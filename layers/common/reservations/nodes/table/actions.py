@@ -1,5 +1,6 @@
 """The actions of a node's partition that several writes compose: the node's topology as
-read, the list access item naming orgs."""
+read, a reservation still at its place in the clock's index, the list access item naming
+orgs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from reservations.kernel.aws.actions import Action, table
 from reservations.kernel.aws.codec import epoch, to_attributes
 from reservations.nodes.models.writes import TopologyRead
 from reservations.nodes.table.items import named_attribute
-from reservations.nodes.table.keys import LIST_PK, access_key, node_key, node_pk
+from reservations.nodes.table.keys import CLOCK_AT, LIST_PK, access_key, node_key, node_pk
 
 
 def topology_check(read: TopologyRead) -> Action:
@@ -26,6 +27,15 @@ def topology_check(read: TopologyRead) -> Action:
         check["ConditionExpression"] = "topologyGen = :gen"
         check["ExpressionAttributeValues"] = {":gen": {"N": str(read.topology_gen)}}
     return {"ConditionCheck": check}
+
+
+def clock_read_condition(read: str | None) -> tuple[str, dict[str, Any]]:
+    """The condition that a reservation is still at the place in the clock's index it was
+    read at (``read``: its ``clockAt`` as read, ``Reservation.clock_read``; None when it had
+    none), and its values: a moment fired moves it without bumping the version."""
+    if read is None:
+        return f"attribute_not_exists({CLOCK_AT})", {}
+    return f"{CLOCK_AT} = :clockRead", {":clockRead": read}
 
 
 def named_sets(named: Mapping[str, datetime]) -> tuple[list[str], dict[str, str], dict[str, int]]:

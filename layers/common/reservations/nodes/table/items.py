@@ -35,6 +35,7 @@ from reservations.nodes.models.partition import (
 )
 from reservations.nodes.table.keys import (
     CLOCK_AT,
+    CLOCK_SHARD,
     LEND_AT,
     LEND_SHARD,
     LIST_PK,
@@ -114,7 +115,7 @@ def unit_item(node_id: str, unit: Unit) -> Item:
 def reservation_item(reservation: Reservation) -> Item:
     """A reservation in the node's partition: in the node's list index, and with an
     ``endsAt`` in the mover's index of live reservations' ends. Its place in the clock's
-    index is the clock's to add (``lifecycle.table.clock.armed_item``)."""
+    index is the clock's to add (:func:`clock_attributes`, ``lifecycle.table.clock``)."""
     return {
         **reservation_key(reservation.node_id, reservation.id),
         **_reservation_attributes(reservation),
@@ -254,6 +255,16 @@ def _lending(stored: Item | None) -> LendingPolicy | None:
 CLOCK_FIRED = "clockFired"
 WARNING_MINUTES = "expiryWarningMinutes"
 ARMED_AT = "clockArmedAt"
+
+
+def clock_attributes(reservation: Reservation, place: tuple[str, str] | None) -> Item:
+    """The clock's attributes of a reservation in the node's partition that its moments
+    move, as stored (None: absent): the moments fired, and its place in the clock's index,
+    ``place``: its shard and its next armed moment's key, which the clock computes
+    (``lifecycle.rules.clock``; None when nothing is armed). A write that changes any of
+    them writes them all."""
+    shard, at = place if place is not None else (None, None)
+    return {CLOCK_FIRED: clock_fired_item(reservation), CLOCK_SHARD: shard, CLOCK_AT: at}
 
 
 # The list access item names each org its reservations name in an attribute of its own,
