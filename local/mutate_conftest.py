@@ -86,7 +86,7 @@ MOTO: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Use cases and rules that only the real handlers reach (reads, history, deliveries).
     ("reservations.nodes.read.", (NODE_READS,)),
     ("reservations.webhooks.deliveries.", (DELIVERIES,)),
-    ("reservations.nodes.rules.history.", (HISTORY,)),
+    ("reservations.lifecycle.rules.history.", (HISTORY,)),
     # The kernel's AWS access, which every slice's table goes through.
     ("reservations.kernel.idempotency.table.", (IDEMPOTENCY,)),
     ("reservations.kernel.aws.queries.", (*WRITES, HISTORY)),

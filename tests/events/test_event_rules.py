@@ -32,11 +32,10 @@ from reservations.kernel.envelope import (
     declare_event_types,
     event_id,
 )
-from reservations.kernel.times import format_event_time
+from reservations.kernel.times import LAST_MOMENT, format_event_time
 from reservations.lifecycle.rules import events as reservations_events
 from reservations.nodes.models.partition import ReviewScope
 from reservations.nodes.rules import events as nodes_events
-from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.terminations.rules import events as terminations_events
 from reservations.workloads.rules import events as workloads_events
 from tests.support import event_scenario as s

@@ -15,8 +15,8 @@ from reservations.events.models import NodeFeedAccess
 from reservations.events.rules.visibility import feed_org_ids
 from reservations.kernel.caller import Caller
 from reservations.kernel.errors import InvalidRequest, NotFound
+from reservations.kernel.times import LAST_MOMENT
 from reservations.lifecycle.read import ListQuery, list_reservations
-from reservations.nodes.rules.history import LAST_MOMENT
 from tests.support import event_scenario as s
 from tests.support.event_fakes import PLATFORM, FakeEvents
 from tests.support.fakes import FakeClock, FakeTable

@@ -37,7 +37,6 @@ from reservations.lifecycle.table.reaffirm import reaffirm_actions
 from reservations.lifecycle.writes import ReaffirmWrite, ReservationChange, ReservationCreate
 from reservations.nodes.models.partition import (
     ListAccess,
-    OpenTermination,
     ReservationStatus,
     ReviewScope,
     Termination,
@@ -60,7 +59,12 @@ from reservations.nodes.table.items import (
 from reservations.nodes.table.keys import node_events_pk, reservation_history_key, reservation_key
 from reservations.nodes.table.store import NodeTable
 from reservations.nodes.table.writes import node_put_actions
-from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from reservations.terminations.models import (
+    OpenTermination,
+    SendResult,
+    SpotTermination,
+    TerminationReport,
+)
 from reservations.terminations.table import queues
 from reservations.terminations.table.store import TerminationTable
 from reservations.webhooks.table.platform import platform_key

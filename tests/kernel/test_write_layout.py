@@ -13,6 +13,7 @@ import pytest
 
 from devstack import template
 from reservations.kernel.aws.codec import from_attributes, to_attributes
+from reservations.kernel.times import LAST_MOMENT
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.partition import (
     ListAccess,
@@ -26,7 +27,6 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.items import (
     access_from_item,
     access_item,

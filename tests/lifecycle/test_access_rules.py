@@ -8,6 +8,7 @@ import pytest
 
 from reservations.capacity.rules.access import CAPACITY
 from reservations.kernel.caller import Caller
+from reservations.kernel.times import LAST_MOMENT
 from reservations.lifecycle.rules.access import (
     WRITE,
     may_list_reservations,
@@ -22,7 +23,6 @@ from reservations.nodes.models.partition import (
     ReservationStatus,
 )
 from reservations.nodes.rules.access import NODE_WRITE, READ
-from reservations.nodes.rules.history import LAST_MOMENT
 
 pytestmark = pytest.mark.disable_socket
 

@@ -20,9 +20,9 @@ from reservations.kernel.writes import WriteConflict
 from reservations.lifecycle.create import CREATE, new_reservation_id
 from reservations.lifecycle.errors import UnitsNotReservable
 from reservations.lifecycle.models import parse_create_request
+from reservations.lifecycle.views import version_tag
 from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import ReservationStatus, Tier, Unit
-from reservations.nodes.views import version_tag
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.ports import AllPorts as Ports
 from tests.support.use_cases import NOW, UNITS, reservation, unit, workload

@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reservations.kernel.times import LAST_MOMENT
+from reservations.lifecycle.rules.history import due_to_move, named_after_end, named_until
 from reservations.nodes.models.partition import Reservation, ReservationStatus
-from reservations.nodes.rules.history import LAST_MOMENT, due_to_move, named_after_end, named_until
 
 pytestmark = pytest.mark.disable_socket
 

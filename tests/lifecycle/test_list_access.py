@@ -16,8 +16,7 @@ from devstack.api_events import cancel_event, create_event, get_event, list_even
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import invoke, load_function
 from reservations.kernel.aws import clients
-from reservations.kernel.times import parse_time
-from reservations.nodes.rules.history import LAST_MOMENT
+from reservations.kernel.times import LAST_MOMENT, parse_time
 from reservations.nodes.table.items import NAMED_UNTIL
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support import state

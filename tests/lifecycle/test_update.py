@@ -19,9 +19,9 @@ from reservations.lifecycle.errors import (
     UnitsNotReservable,
 )
 from reservations.lifecycle.update import UPDATE
+from reservations.lifecycle.views import reservation_etag
 from reservations.nodes.errors import UnitsUnavailable
 from reservations.nodes.models.partition import Node, ReservationStatus, WorkloadState
-from reservations.nodes.views import reservation_etag
 from reservations.webhooks.rules.fanout import body_for, orgs_to_notify
 from tests.support.fakes import FakeClock, FakeTable, ports
 from tests.support.use_cases import (

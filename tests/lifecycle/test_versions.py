@@ -33,8 +33,8 @@ from reservations.lifecycle.history_mover import MoveOutcome, move_expired
 from reservations.lifecycle.read import ListQuery, get_reservation, list_reservations
 from reservations.lifecycle.reaffirm import REAFFIRM
 from reservations.lifecycle.update import UPDATE
+from reservations.lifecycle.views import reservation_etag, version_tag
 from reservations.nodes import ReservationStatus
-from reservations.nodes.views import reservation_etag, version_tag
 from reservations.terminations.models import TerminationReport
 from reservations.terminations.reports import apply_report
 from tests.support.fakes import FakeTable, ports

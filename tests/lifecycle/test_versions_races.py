@@ -12,8 +12,8 @@ import pytest
 
 from devstack import fleet_documents as f
 from devstack.api_events import cancel_event, release_event
+from reservations.lifecycle.views import version_tag
 from reservations.nodes import ReservationStatus
-from reservations.nodes.views import version_tag
 from tests.support import state
 from tests.support.forks import barrier_after_first_read, concurrently
 

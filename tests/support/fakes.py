@@ -21,7 +21,8 @@ from reservations.kernel.settings import expiry_warning_minutes
 from reservations.kernel.writes import WriteConflict
 from reservations.lifecycle import WRITERS as RESERVATION_WRITERS
 from reservations.lifecycle.rules.clock import clock_shard, next_moment
-from reservations.lifecycle.table.clock import armed_item, clock_attributes
+from reservations.lifecycle.rules.history import named_orgs_until
+from reservations.lifecycle.table.clock import armed_item, clock_place
 from reservations.lifecycle.writes import (
     ReaffirmWrite,
     ReservationChange,
@@ -32,7 +33,6 @@ from reservations.nodes.models.partition import (
     ListAccess,
     Node,
     NodeSnapshot,
-    OpenTermination,
     Reservation,
     ReservationsRead,
     Termination,
@@ -43,7 +43,6 @@ from reservations.nodes.models.partition import (
     termination_of,
 )
 from reservations.nodes.models.writes import NodePut, PartitionWrite
-from reservations.nodes.rules.history import named_orgs_until
 from reservations.nodes.table.items import (
     access_item,
     named_from_item,
@@ -58,7 +57,6 @@ from reservations.nodes.table.items import (
 )
 from reservations.nodes.table.keys import (
     ACCESS_SK,
-    CLOCK_AT,
     NODE_HISTORY_PREFIX,
     NODE_PREFIX,
     NODE_SK,
@@ -70,7 +68,12 @@ from reservations.nodes.table.keys import (
 )
 from reservations.nodes.table.store import Writer
 from reservations.nodes.table.writes import WRITERS as NODE_WRITERS
-from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from reservations.terminations.models import (
+    OpenTermination,
+    SendResult,
+    SpotTermination,
+    TerminationReport,
+)
 from reservations.terminations.table.store import WRITERS as TERMINATION_WRITERS
 from reservations.terminations.writes import TerminationClose
 from reservations.workloads.table import WRITERS as WORKLOAD_WRITERS
@@ -119,7 +122,8 @@ class NodePartition:
 def as_read(reservation: Reservation) -> Reservation:
     """A reservation as the table reads it: with its place in the clock's index, which a
     write on it conditions on (``clock_read`` takes no part in equality)."""
-    return replace(reservation, clock_read=clock_attributes(reservation)[CLOCK_AT])
+    place = clock_place(reservation)
+    return replace(reservation, clock_read=None if place is None else place[1])
 
 
 class FakeTable:

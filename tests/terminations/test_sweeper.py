@@ -12,14 +12,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from devstack import template
 from reservations.kernel.bodies import RawBody
-from reservations.nodes.models.partition import (
-    OpenTermination,
-    Termination,
-    TerminationState,
-    WorkloadState,
-)
+from reservations.nodes.models.partition import Termination, TerminationState, WorkloadState
 from reservations.terminations import sweeper
-from reservations.terminations.models import TerminationReport
+from reservations.terminations.models import OpenTermination, TerminationReport
 from reservations.terminations.outbox import message
 from reservations.terminations.reports import apply_report
 from reservations.terminations.rules.delivery import RedeliveryPolicy

@@ -21,7 +21,8 @@ import boto3
 
 from reservations.kernel.clock import utc_now
 from reservations.kernel.times import format_time
-from reservations.nodes.models.partition import OpenTermination, TerminationState
+from reservations.nodes.models.partition import TerminationState
+from reservations.terminations.models import OpenTermination
 from reservations.terminations.sweeper import deliver
 from reservations.terminations.table.queues import SendResult, send_termination
 from reservations.terminations.table.store import TerminationTable

@@ -37,7 +37,6 @@ from reservations.kernel.times import format_time
 from reservations.lifecycle.create import decide_create
 from reservations.lifecycle.models import parse_create_request
 from reservations.nodes.models.partition import (
-    CLAIMING_STATES,
     Node,
     NodeSnapshot,
     Reservation,
@@ -225,7 +224,7 @@ def _stated_workload(
 
 def _with_workload(snapshot: NodeSnapshot, workload: Workload) -> NodeSnapshot:
     """The node once ``workload`` is on it: a live one claims its units."""
-    held = set(workload.unit_ids) if workload.state in CLAIMING_STATES else set()
+    held = set(workload.unit_ids) if workload.claiming else set()
     units = tuple(
         replace(unit, claimed_by=workload.claim) if unit.id in held else unit
         for unit in snapshot.units

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reservations.kernel.aws import codec
+from reservations.lifecycle.rules.history import retained_until
 from reservations.nodes.models.partition import Node, Reservation, ReservationStatus
-from reservations.nodes.rules.history import retained_until
 from reservations.nodes.rules.status import effective_status
 from reservations.nodes.table import items
 from reservations.nodes.table import keys as table_keys

@@ -38,11 +38,11 @@ from reservations.kernel.aws.batches import sized_batches
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.caller import ApiKey
 from reservations.kernel.errors import field_path
+from reservations.lifecycle.rules.history import named_orgs_until
 from reservations.lifecycle.table.clock import armed_item
 from reservations.nodes.models.partition import ListAccess, NodeSnapshot
 from reservations.nodes.models.requests import UnitSpec
 from reservations.nodes.register import registered_node, reported_units
-from reservations.nodes.rules.history import named_orgs_until
 from reservations.nodes.rules.topology import first_generations
 from reservations.nodes.table import items
 from reservations.nodes.table import keys as table_keys

@@ -17,7 +17,8 @@ from reservations.capacity.release import RELEASE as RELEASE_SPEC
 from reservations.capacity.wiring import capacity_ports
 from reservations.kernel.grants import Grant
 from reservations.kernel.http.routes import ApiRoute
-from reservations.nodes import ReservationView, node_grants
+from reservations.lifecycle import ReservationView
+from reservations.nodes import node_grants
 
 RESERVATION = "/v1/nodes/{nodeId}/reservations/{reservationId}"
 TAG = "reservations"

@@ -17,10 +17,10 @@ from reservations.kernel.bodies import (
 )
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.wire import Timestamp, WireModel
+from reservations.lifecycle import ReservationView
 from reservations.nodes import (
     MAX_UNITS,
     LendingPolicy,
-    ReservationView,
     UnitIds,
     normalized_unit_ids,
     unit_ids_field,

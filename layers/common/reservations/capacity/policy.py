@@ -31,7 +31,10 @@ from reservations.lifecycle import (
     ReservationNotChangeable,
     changes,
     found,
+    reservation_answer,
     reservation_updated,
+    reservation_view,
+    route_reservation_etag,
 )
 from reservations.nodes import (
     LendingPolicy,
@@ -39,9 +42,6 @@ from reservations.nodes import (
     NodeSnapshot,
     TopologyRead,
     node_partition,
-    reservation_answer,
-    reservation_view,
-    route_reservation_etag,
     with_events,
 )
 

@@ -49,6 +49,7 @@ from reservations.kernel.idempotency.models import Outcome
 from reservations.kernel.pipeline import Body, Commit, Committed, Decision, Request, WriteSpec
 from reservations.kernel.times import format_moment, to_millisecond
 from reservations.kernel.writes import ItemVersion
+from reservations.lifecycle import reservation_answer, route_reservation_etag
 from reservations.nodes import (
     Node,
     NodeSnapshot,
@@ -56,8 +57,6 @@ from reservations.nodes import (
     TopologyRead,
     Workload,
     node_partition,
-    reservation_answer,
-    route_reservation_etag,
     termination_of,
     with_events,
 )

@@ -24,14 +24,14 @@ from reservations.kernel.errors import (
 )
 from reservations.kernel.event_context import by_caller
 from reservations.kernel.pipeline import Body, Commit, Decision, Request, WriteSpec
-from reservations.lifecycle import ReservationChange, change, committed, decided
-from reservations.nodes import (
-    NodePorts,
-    NodeSnapshot,
-    node_partition,
+from reservations.lifecycle import (
+    ReservationChange,
+    change,
+    committed,
+    decided,
     route_reservation_etag,
-    with_events,
 )
+from reservations.nodes import NodePorts, NodeSnapshot, node_partition, with_events
 
 
 def decide(

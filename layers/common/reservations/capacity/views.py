@@ -9,7 +9,8 @@ from reservations.capacity.models import ReclaimResponse, ReclaimTermination
 from reservations.capacity.rules.plan import ReclaimPlan
 from reservations.capacity.writes import ReclaimWrite
 from reservations.kernel.times import format_moment, format_time
-from reservations.nodes import Node, Reservation, reservation_view, termination_of
+from reservations.lifecycle import reservation_view
+from reservations.nodes import Node, Reservation, termination_of
 
 
 def reclaim_response(

@@ -18,6 +18,8 @@ _RFC3339 = re.compile(RFC3339)
 # write: a time beyond either end has no stored form, and "9999-12-31T23:59:59-01:00" is
 # past it in UTC.
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+# The last moment a stored time can name.
+LAST_MOMENT = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 OUT_OF_RANGE = "must fall within the years 1970-9999 (UTC)"
 NOT_RFC3339 = "must be an RFC 3339 date and time with an offset, e.g. 2027-01-01T00:00:00Z"
 # Times are kept to the second: a shorter term would be kept as none.

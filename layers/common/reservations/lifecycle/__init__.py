@@ -1,4 +1,5 @@
-"""The lifecycle slice: create, cancel, read, list, re-affirm, the history.
+"""The lifecycle slice: create, cancel, read, list, re-affirm, the history, and a reservation
+as the API shows it (what every write on one answers with, capacity's too).
 
 What other slices may use of it: they import it from here, never from its modules."""
 
@@ -11,10 +12,16 @@ from reservations.lifecycle.errors import (
     UnitsNotInReservation,
 )
 from reservations.lifecycle.fleet import FleetQuery, list_fleet_reservations
+from reservations.lifecycle.models import ReservationView
 from reservations.lifecycle.rules.events import reservation_updated
 from reservations.lifecycle.rules.update import changes
 from reservations.lifecycle.table import WRITERS
 from reservations.lifecycle.table.fleet import FleetIndexTable
+from reservations.lifecycle.views import (
+    reservation_answer,
+    reservation_view,
+    route_reservation_etag,
+)
 from reservations.lifecycle.writes import ReservationChange
 
 __all__ = [
@@ -25,6 +32,7 @@ __all__ = [
     "ReservationChange",
     "ReservationNotActive",
     "ReservationNotChangeable",
+    "ReservationView",
     "UnitsNotInReservation",
     "change",
     "changes",
@@ -32,5 +40,8 @@ __all__ = [
     "decided",
     "found",
     "list_fleet_reservations",
+    "reservation_answer",
     "reservation_updated",
+    "reservation_view",
+    "route_reservation_etag",
 ]

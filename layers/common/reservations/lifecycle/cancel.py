@@ -22,13 +22,13 @@ from reservations.lifecycle.models import CancelRequest, parse_cancel_request
 from reservations.lifecycle.rules import events as reservations_events
 from reservations.lifecycle.rules.access import may_write_reservations
 from reservations.lifecycle.rules.cancel import cancel_refusal
+from reservations.lifecycle.views import route_reservation_etag
 from reservations.lifecycle.writes import ReservationChange
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     ReservationStatus,
     node_partition,
-    route_reservation_etag,
     with_events,
 )
 

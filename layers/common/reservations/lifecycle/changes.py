@@ -14,6 +14,8 @@ from reservations.kernel.errors import NotFound
 from reservations.kernel.pipeline import Access, Committed, Decision, Request, Route
 from reservations.kernel.writes import ItemVersion
 from reservations.lifecycle.rules.access import WRITE, may_write_reservations
+from reservations.lifecycle.rules.history import named_after_end, naming_the_same
+from reservations.lifecycle.views import reservation_answer, reservation_view
 from reservations.lifecycle.writes import ReservationChange
 from reservations.nodes import (
     NodeSnapshot,
@@ -21,10 +23,6 @@ from reservations.nodes import (
     ReservationStatus,
     TopologyRead,
     effective_status,
-    named_after_end,
-    naming_the_same,
-    reservation_answer,
-    reservation_view,
 )
 
 Found = tuple[NodeSnapshot, Reservation]

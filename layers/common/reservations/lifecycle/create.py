@@ -26,6 +26,7 @@ from reservations.lifecycle.errors import UnitsNotReservable
 from reservations.lifecycle.models import CreateReservationRequest, parse_create_request
 from reservations.lifecycle.rules import events as reservations_events
 from reservations.lifecycle.rules.access import may_write_reservations
+from reservations.lifecycle.rules.history import named_after_create, naming_the_same
 from reservations.lifecycle.rules.term import (
     Term,
     UnitReason,
@@ -34,17 +35,14 @@ from reservations.lifecycle.rules.term import (
     not_reservable,
     unavailable,
 )
+from reservations.lifecycle.views import reservation_answer, reservation_view
 from reservations.lifecycle.writes import ReservationCreate
 from reservations.nodes import (
     NodePorts,
     NodeSnapshot,
     Reservation,
     UnitsUnavailable,
-    named_after_create,
-    naming_the_same,
     node_partition,
-    reservation_answer,
-    reservation_view,
     with_events,
 )
 

@@ -19,6 +19,8 @@ from reservations.lifecycle.models import (
     CreateReservationRequest,
     FleetReservationPage,
     ReaffirmRequest,
+    ReservationPage,
+    ReservationView,
     UpdateReservationRequest,
 )
 from reservations.lifecycle.read import ListQuery, get_reservation, list_reservations
@@ -27,13 +29,7 @@ from reservations.lifecycle.rules.fleet import MAX_NODE_IDS, ROLES
 from reservations.lifecycle.table.fleet import FleetIndexTable
 from reservations.lifecycle.update import UPDATE
 from reservations.lifecycle.wiring import reservation_ports
-from reservations.nodes import (
-    NodePorts,
-    ReservationPage,
-    ReservationStatus,
-    ReservationView,
-    node_grants,
-)
+from reservations.nodes import NodePorts, ReservationStatus, node_grants
 
 RESERVATIONS = "/v1/nodes/{nodeId}/reservations"
 RESERVATION = RESERVATIONS + "/{reservationId}"

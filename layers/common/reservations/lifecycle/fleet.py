@@ -27,7 +27,7 @@ from reservations.kernel.cursors import (
 )
 from reservations.kernel.errors import NotFound
 from reservations.kernel.times import format_time
-from reservations.lifecycle.models import FleetReservationPage
+from reservations.lifecycle.models import FleetReservationPage, ReservationView
 from reservations.lifecycle.rules.fleet import (
     FLEET_PLATFORM,
     Entry,
@@ -43,15 +43,8 @@ from reservations.lifecycle.rules.fleet import (
     roles_now,
 )
 from reservations.lifecycle.table.fleet import EntriesRead, Found
-from reservations.nodes import (
-    READ,
-    Node,
-    Reservation,
-    ReservationView,
-    Unit,
-    effective_status,
-    reservation_view,
-)
+from reservations.lifecycle.views import reservation_view
+from reservations.nodes import READ, Node, Reservation, Unit, effective_status
 
 # What binds a fleet list's cursor to this list (no event feed or node list has it).
 FLEET_FEED = "/fleet"

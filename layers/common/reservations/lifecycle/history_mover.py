@@ -19,7 +19,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.settings import expiry_warning_minutes
 from reservations.lifecycle.clock import ClockOutcome, fire_due
-from reservations.nodes import NodePorts, Reservation, due_to_move
+from reservations.lifecycle.rules.history import due_to_move
+from reservations.nodes import NodePorts, Reservation
 
 # A pass stops starting moves with less than this left of its invocation (seconds): one
 # move is one transaction, bounded by its client's deadline.

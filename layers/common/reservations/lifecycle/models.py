@@ -1,10 +1,11 @@
 """The bodies of a reservation's create, cancel and PATCH, parsed strictly (anything not
-understood is a 400)."""
+understood is a 400), and a reservation as the API shows it (every write on one answers
+with it: ``views.reservation_view``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, StrictStr, WithJsonSchema
 
@@ -19,14 +20,15 @@ from reservations.kernel.bodies import (
 from reservations.kernel.errors import FieldProblem
 from reservations.kernel.ids import RESOURCE_ID
 from reservations.kernel.times import RFC3339, parse_given_time, term_problem
-from reservations.kernel.wire import CURSOR_EXAMPLE, NextCursor, WireModel
-from reservations.nodes import (
-    MAX_UNITS,
-    ReservationView,
-    UnitIds,
-    normalize_unit_id,
-    unit_ids_field,
+from reservations.kernel.wire import (
+    CURSOR_EXAMPLE,
+    NULL_SHOWN,
+    NextCursor,
+    ShowsNulls,
+    Timestamp,
+    WireModel,
 )
+from reservations.nodes import MAX_UNITS, UnitIds, normalize_unit_id, unit_ids_field
 
 _OrgIds = list[Annotated[StrictStr, Field(pattern=RESOURCE_ID)]]
 # A time a request gives: RFC 3339 with an offset (the pattern the model checks; the document
@@ -299,6 +301,98 @@ def parse_update_request(raw: RawBody) -> UpdateReservationRequest:
         if (units := getattr(request, name)) is not None:
             update[name] = [_unit(u) for u in units]
     return request.model_copy(update=update) if update else request
+
+
+# What the demo fleet's calls answer (README.md): each answer's examples, beside its fields.
+_T0 = "2026-11-29T10:00:00Z"
+_T1 = "2026-11-30T08:15:00Z"
+_LENDING = {
+    "auto": True,
+    "idleSeconds": 900,
+    "keepUnlent": 1,
+    "noticeSeconds": 120,
+    "minRunSeconds": 600,
+    "relendAfterSeconds": 300,
+}
+_RESERVATION = {
+    "id": "res-a-active",
+    "nodeId": "node-a1",
+    "status": "active",
+    "startsAt": _T0,
+    "endsAt": "2034-12-31T00:00:00Z",
+    "allowedOrgIds": ["org-lab"],
+    "managingOrgIds": ["org-broker"],
+    "reservedUnitIds": ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"],
+    "releasedUnitIds": ["0000:06:00.0"],
+    "contractRef": "lab-2026-q4",
+    "topologyGen": 4,
+    "lending": _LENDING,
+    "createdAt": _T0,
+    "updatedAt": _T1,
+    "etag": "3f1c9a27d05e84b6c2aa",
+}
+
+
+class LendingPolicyView(WireModel):
+    """A reservation's lending policy, every field given (the defaults filled in)."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_LENDING]
+
+    auto: bool = Field(description="idle units are lent, and kept lent, by the service")
+    idle_seconds: int = Field(description="how long a unit stays idle before it is lent")
+    keep_unlent: int = Field(
+        description="never lends a unit if fewer than this many of the reservation's units "
+        "would stay unreleased"
+    )
+    notice_seconds: int = Field(
+        description="the notice promised to every spot workload placed on its lent units"
+    )
+    min_run_seconds: int = Field(
+        description="the minimum run promised to them: no reclaim stops one sooner"
+    )
+    relend_after_seconds: int = Field(
+        description="the wait before a unit taken back is lent again (doubled for each "
+        "take-back within an hour of its last lending, up to an hour)"
+    )
+
+
+class ReservationView(ShowsNulls):
+    """A reservation as the API shows it (effective status, sorted unit ids)."""
+
+    EXAMPLES: ClassVar[list[Any]] = [_RESERVATION, {**_RESERVATION, "lending": None}]
+
+    id: str
+    node_id: str
+    status: Literal["pending", "active", "expired", "cancelled", "needs-review"]
+    starts_at: Timestamp
+    ends_at: Timestamp | None = None
+    allowed_org_ids: list[str]
+    managing_org_ids: list[str]
+    reserved_unit_ids: list[str]
+    released_unit_ids: list[str]
+    contract_ref: str | None = None
+    reason: str | None = None
+    topology_gen: int | None = None
+    lending: LendingPolicyView | None = Field(
+        default=None,
+        description="its lending policy (PUT .../lending), null when it has none",
+        json_schema_extra=NULL_SHOWN,
+    )
+    created_at: Timestamp
+    updated_at: Timestamp
+    etag: str = Field(
+        description="the reservation's version tag: its ETag header without the quotes; "
+        "changes whenever anything else here does (its effective status too), and only then"
+    )
+
+
+class ReservationPage(WireModel):
+    """One page of a node's reservations, sorted by id."""
+
+    EXAMPLES: ClassVar[list[Any]] = [{"items": [_RESERVATION], "nextCursor": CURSOR_EXAMPLE}]
+
+    items: list[ReservationView]
+    next_cursor: NextCursor = None
 
 
 class FleetReservationPage(WireModel):

@@ -27,23 +27,22 @@ from reservations.kernel.cursors import (
 )
 from reservations.kernel.errors import FieldProblem, InvalidRequest, NotFound
 from reservations.kernel.ids import is_resource_id
+from reservations.lifecycle.models import ReservationPage, ReservationView
 from reservations.lifecycle.rules.access import (
     may_list_reservations,
     may_read_reservation,
     sees_every_reservation,
 )
+from reservations.lifecycle.views import reservation_view
 from reservations.nodes import (
     READ,
     ListAccess,
     NodeSnapshot,
     Reservation,
-    ReservationPage,
     ReservationReader,
     ReservationStatus,
-    ReservationView,
     UnitGenerations,
     effective_status,
-    reservation_view,
 )
 
 # A list asking only for these reads the node's partition alone: no reservation in the

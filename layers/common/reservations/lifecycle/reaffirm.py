@@ -30,6 +30,11 @@ from reservations.lifecycle.rules.clock import (
     with_fired,
 )
 from reservations.lifecycle.rules.term import initial_status, not_reservable
+from reservations.lifecycle.views import (
+    reservation_answer,
+    reservation_view,
+    route_reservation_etag,
+)
 from reservations.lifecycle.writes import ReaffirmWrite
 from reservations.nodes import (
     OPERATOR,
@@ -39,9 +44,6 @@ from reservations.nodes import (
     ReservationStatus,
     effective_status,
     node_partition,
-    reservation_answer,
-    reservation_view,
-    route_reservation_etag,
     with_events,
 )
 

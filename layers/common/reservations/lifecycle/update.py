@@ -26,6 +26,7 @@ from reservations.lifecycle.models import UpdateReservationRequest, parse_update
 from reservations.lifecycle.rules import events as reservations_events
 from reservations.lifecycle.rules import lending
 from reservations.lifecycle.rules.access import may_write_reservations
+from reservations.lifecycle.rules.history import named_after_change, naming_the_same
 from reservations.lifecycle.rules.term import MAX_START_IN_PAST
 from reservations.lifecycle.rules.update import (
     UpdateRefusal,
@@ -33,19 +34,13 @@ from reservations.lifecycle.rules.update import (
     removed_orgs,
     updated,
 )
-from reservations.lifecycle.writes import ReservationUpdate
-from reservations.nodes import (
-    NodePorts,
-    NodeSnapshot,
-    Reservation,
-    named_after_change,
-    naming_the_same,
-    node_partition,
+from reservations.lifecycle.views import (
     reservation_answer,
     reservation_view,
     route_reservation_etag,
-    with_events,
 )
+from reservations.lifecycle.writes import ReservationUpdate
+from reservations.nodes import NodePorts, NodeSnapshot, Reservation, node_partition, with_events
 
 
 def decide(

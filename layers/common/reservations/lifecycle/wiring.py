@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from reservations.kernel.clock import utc_now
 from reservations.lifecycle.table import WRITERS
-from reservations.nodes import NodePorts, node_ports
+from reservations.nodes import NodePorts, node_table
 
 
 def reservation_ports(**overrides: Any) -> NodePorts:
     """``overrides``: a function's own (a create's reservation ids)."""
-    return node_ports(*WRITERS, **overrides)
+    real: dict[str, Any] = {"store": node_table(*WRITERS), "clock": utc_now}
+    return NodePorts(**(real | overrides))

@@ -32,7 +32,7 @@ class ReservationCreate(EventedWrite):
     owner_org_id: str
     # Each org the reservation names, with until when the node's list access names it:
     # the latest end among it and the node's reservations as read naming the org
-    # (``nodes.rules.history.named_after_create``; the node's version holds what was read).
+    # (``rules.history.named_after_create``; the node's version holds what was read).
     named_until: Mapping[str, datetime] = field(default_factory=dict)
 
 
@@ -83,7 +83,7 @@ class ReservationChange(EventedWrite):
     # into its history, as it leaves it; None for a change that keeps it there.
     ended: Reservation | None = None
     # With ``ended``: the orgs whose moment in the node's list access the end brings
-    # forward, each with its new "named until" (``nodes.rules.history.named_after_end``; empty
+    # forward, each with its new "named until" (``rules.history.named_after_end``; empty
     # when none moves); the node's reservations as read that name one of its orgs longer
     # (their versions decide those moments, so the write checks them); and the node's
     # version read (a create since, which names orgs again, bumps it).

@@ -16,12 +16,10 @@ from reservations.nodes.ids import (
     unit_ids_field,
 )
 from reservations.nodes.models.partition import (
-    CLAIMING_STATES,
     LendingPolicy,
     ListAccess,
     Node,
     NodeSnapshot,
-    OpenTermination,
     Reservation,
     ReservationStatus,
     ReviewScope,
@@ -35,26 +33,13 @@ from reservations.nodes.models.partition import (
     WorkloadState,
     termination_of,
 )
-from reservations.nodes.models.views import (
-    ReservationPage,
-    ReservationView,
-    WorkloadView,
-)
+from reservations.nodes.models.views import WorkloadView
 from reservations.nodes.models.writes import EventedWrite, TopologyRead
 from reservations.nodes.partition import node_partition, with_events
 from reservations.nodes.ports import NodePorts, PartitionStore, ReservationReader
 from reservations.nodes.register import OPERATOR
-from reservations.nodes.rules.access import READ, runs_the_node
+from reservations.nodes.rules.access import READ, named_at, runs_the_node
 from reservations.nodes.rules.events import reservation_event, reviews_derived, workload_data
-from reservations.nodes.rules.history import (
-    due_to_move,
-    named_after_change,
-    named_after_create,
-    named_after_end,
-    named_at,
-    naming_the_same,
-    retained_until,
-)
 from reservations.nodes.rules.promises import with_promises
 from reservations.nodes.rules.status import (
     changed_since_sold,
@@ -64,11 +49,10 @@ from reservations.nodes.rules.status import (
 )
 from reservations.nodes.rules.units import not_reservable_reason
 from reservations.nodes.table import grants as node_grants
-from reservations.nodes.table.actions import free_unit, named_sets, topology_check
+from reservations.nodes.table.actions import clock_read_condition, name_orgs, topology_check
 from reservations.nodes.table.items import (
-    CLOCK_FIRED,
     PLACEMENTS,
-    clock_fired_item,
+    clock_attributes,
     lending_attributes,
     named_from_item,
     node_from_item,
@@ -80,10 +64,7 @@ from reservations.nodes.table.items import (
     workload_item,
 )
 from reservations.nodes.table.keys import (
-    CLOCK_AT,
-    CLOCK_SHARD,
     LEND_AT,
-    LIST_PK,
     NODE_EVENTS_PREFIX,
     NODE_HISTORY_PREFIX,
     OPEN_TERMINATION,
@@ -101,22 +82,12 @@ from reservations.nodes.table.keys import (
     workload_key,
 )
 from reservations.nodes.table.records import workload_history_item
-from reservations.nodes.table.store import Writer, no_token
-from reservations.nodes.views import (
-    reservation_answer,
-    reservation_view,
-    route_reservation_etag,
-    workload_view,
-)
-from reservations.nodes.wiring import node_ports, node_table
+from reservations.nodes.table.store import Writer
+from reservations.nodes.views import workload_view
+from reservations.nodes.wiring import node_table
 
 __all__ = [
-    "CLAIMING_STATES",
-    "CLOCK_AT",
-    "CLOCK_FIRED",
-    "CLOCK_SHARD",
     "LEND_AT",
-    "LIST_PK",
     "MAX_UNITS",
     "NODE_EVENTS_PREFIX",
     "NODE_HISTORY_PREFIX",
@@ -132,13 +103,10 @@ __all__ = [
     "Node",
     "NodePorts",
     "NodeSnapshot",
-    "OpenTermination",
     "PartitionStore",
     "Reservation",
-    "ReservationPage",
     "ReservationReader",
     "ReservationStatus",
-    "ReservationView",
     "ReviewScope",
     "Termination",
     "TerminationState",
@@ -155,22 +123,16 @@ __all__ = [
     "Writer",
     "access_key",
     "changed_since_sold",
-    "clock_fired_item",
-    "due_to_move",
+    "clock_attributes",
+    "clock_read_condition",
     "effective_status",
-    "free_unit",
     "in_term",
     "is_workload_id",
     "lend_shards",
     "lending_attributes",
-    "named_after_change",
-    "named_after_create",
-    "named_after_end",
+    "name_orgs",
     "named_at",
     "named_from_item",
-    "named_sets",
-    "naming_the_same",
-    "no_token",
     "node_events_pk",
     "node_from_item",
     "node_grants",
@@ -178,22 +140,17 @@ __all__ = [
     "node_key",
     "node_partition",
     "node_pk",
-    "node_ports",
     "node_table",
     "normalize_unit_id",
     "normalized_unit_ids",
     "not_reservable_reason",
-    "reservation_answer",
     "reservation_event",
     "reservation_from_item",
     "reservation_history_item",
     "reservation_history_key",
     "reservation_item",
     "reservation_key",
-    "reservation_view",
-    "retained_until",
     "reviews_derived",
-    "route_reservation_etag",
     "runs_the_node",
     "status_at",
     "termination_of",

@@ -4,6 +4,7 @@ What other slices may use of it: they import it from here, never from its module
 
 from __future__ import annotations
 
+from reservations.terminations.models import OpenTermination
 from reservations.terminations.outbox import send_committed
 from reservations.terminations.ports import BatchSender
 from reservations.terminations.reports import started_events
@@ -17,6 +18,7 @@ __all__ = [
     "BatchSender",
     "HandOver",
     "LetGo",
+    "OpenTermination",
     "freed_units",
     "gpus_held",
     "let_go",

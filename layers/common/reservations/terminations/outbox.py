@@ -10,11 +10,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.observability import logger, metrics
 from reservations.kernel.times import to_millisecond
-from reservations.nodes import (
-    Node,
-    OpenTermination,
-)
-from reservations.terminations.models import SpotTermination
+from reservations.nodes import Node
+from reservations.terminations.models import OpenTermination, SpotTermination
 from reservations.terminations.ports import BatchSender
 from reservations.terminations.rules.delivery import deduplication_id, message_group
 

@@ -10,8 +10,13 @@ from datetime import datetime
 from typing import Protocol
 
 from reservations.kernel.envelope import StoredEvent
-from reservations.nodes import NodePorts, OpenTermination, TerminationState, Workload
-from reservations.terminations.models import SendResult, SpotTermination, TerminationReport
+from reservations.nodes import NodePorts, TerminationState, Workload
+from reservations.terminations.models import (
+    OpenTermination,
+    SendResult,
+    SpotTermination,
+    TerminationReport,
+)
 
 
 class BatchSender(Protocol):

@@ -25,8 +25,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from reservations.kernel.envelope import EventContext, StoredEvent
 from reservations.kernel.observability import logger, metrics
-from reservations.nodes import OpenTermination, TerminationState
-from reservations.terminations.models import SendResult
+from reservations.nodes import TerminationState
+from reservations.terminations.models import OpenTermination, SendResult
 from reservations.terminations.outbox import message, send_ids
 from reservations.terminations.ports import Sender, TerminationStore
 from reservations.terminations.rules import events as terminations_events

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from reservations.capacity.writes import ReclaimWrite
-from reservations.nodes import OpenTermination, Termination, Workload, WorkloadState, termination_of
+from reservations.nodes import Termination, Workload, WorkloadState, termination_of
+from reservations.terminations import OpenTermination
 
 
 def opened_by(write: ReclaimWrite, workloads: Sequence[Workload]) -> list[OpenTermination]:

@@ -6,7 +6,6 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from reservations.nodes import (
-    CLAIMING_STATES,
     NodeSnapshot,
     Reservation,
     Tier,
@@ -55,7 +54,7 @@ def units_by_count(snapshot: NodeSnapshot, reservation: Reservation, count: int)
     most of the reservation's released units first (ties: its lowest unit id), its units by
     id. Sorted."""
     released = sorted(set(reservation.released_unit_ids))
-    holders = [w for w in snapshot.workloads if w.state in CLAIMING_STATES]
+    holders = [w for w in snapshot.workloads if w.claiming]
     to_stop = [w for w in holders if w.tier is Tier.SPOT and w.state is WorkloadState.RUNNING]
     claimed = {u for w in holders for u in w.unit_ids}
     needs_stop = {u for w in to_stop for u in w.unit_ids}
@@ -81,7 +80,7 @@ def plan_reclaim(
     holders = [
         workload
         for workload in snapshot.workloads
-        if workload.state in CLAIMING_STATES and named.intersection(workload.unit_ids)
+        if workload.claiming and named.intersection(workload.unit_ids)
     ]
     spot = [w for w in holders if w.tier is Tier.SPOT]
     return ReclaimPlan(

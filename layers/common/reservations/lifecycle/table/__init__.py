@@ -18,7 +18,7 @@ from reservations.lifecycle.writes import (
     ReservationCreate,
     ReservationUpdate,
 )
-from reservations.nodes import Writer, no_token
+from reservations.nodes import Writer
 
 # The wiring hands them to the node table. A create's token is its reservation's id; a move
 # (the clock's doing) has none; a PATCH's is its write's id.
@@ -29,6 +29,6 @@ WRITERS = (
     ),
     Writer.sized(ReservationUpdate, update_actions),
     Writer.sized(ReaffirmWrite, reaffirm_actions),
-    Writer(HistoryMove, lambda move, _room: history_move_actions(move), no_token),
-    Writer(ClockFire, lambda fire, _room: clock_fire_actions(fire), no_token),
+    Writer.sized(HistoryMove, history_move_actions, token=None),
+    Writer.sized(ClockFire, clock_fire_actions, token=None),
 )

@@ -11,9 +11,8 @@ from reservations.kernel.times import format_time
 from reservations.lifecycle.table.history import move_actions
 from reservations.lifecycle.writes import ReservationChange
 from reservations.nodes import (
-    access_key,
     lending_attributes,
-    named_sets,
+    name_orgs,
     node_key,
     reservation_key,
     topology_check,
@@ -40,17 +39,8 @@ def _named_ends(change: ReservationChange) -> list[Action]:
     ]
     if not change.named_until or change.node_version is None:
         return [topology_check(change.topology), *checks]
-    sets, names, values = named_sets(change.named_until)
-    access: Action = {
-        "TableName": table(),
-        "Key": to_attributes(access_key(change.node_id)),
-        "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
-        + ", ".join(sets),
-        "ExpressionAttributeNames": names,
-        "ExpressionAttributeValues": to_attributes({**values, ":zero": 0, ":one": 1}),
-    }
     node = version_check(node_key(change.node_id), change.node_version)
-    return [node, *checks, {"Update": access}]
+    return [node, *checks, name_orgs(change.node_id, change.named_until)]
 
 
 def _reservation_action(change: ReservationChange) -> Action:

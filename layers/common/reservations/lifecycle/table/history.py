@@ -9,13 +9,13 @@ from __future__ import annotations
 from reservations.kernel.aws.actions import Action, put, table
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.settings import settings
-from reservations.lifecycle.table.clock import clock_read_condition
+from reservations.lifecycle.rules.history import retained_until
 from reservations.lifecycle.writes import HistoryMove
 from reservations.nodes import (
     Reservation,
+    clock_read_condition,
     reservation_history_item,
     reservation_key,
-    retained_until,
 )
 
 

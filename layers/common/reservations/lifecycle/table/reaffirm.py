@@ -7,14 +7,11 @@ from typing import Any
 from reservations.kernel.aws.actions import Action, assignments, table, version_check
 from reservations.kernel.aws.codec import to_attributes
 from reservations.kernel.times import format_time
-from reservations.lifecycle.table.clock import clock_attributes
+from reservations.lifecycle.table.clock import armed_clock
 from reservations.lifecycle.writes import ReaffirmWrite
 from reservations.nodes import (
-    CLOCK_AT,
-    CLOCK_FIRED,
-    CLOCK_SHARD,
     Reservation,
-    clock_fired_item,
+    clock_read_condition,
     lending_attributes,
     node_key,
     reservation_key,
@@ -45,14 +42,9 @@ def _reaffirm_update(write: ReaffirmWrite) -> Action:
     if write.clock is not None:
         clock, remove = _reaffirm_clock(write.clock, values)
         update += clock
-        read = write.clock.clock_read
-        condition += (
-            f" AND attribute_not_exists({CLOCK_AT})"
-            if read is None
-            else f" AND {CLOCK_AT} = :clockRead"
-        )
-        if read is not None:
-            values[":clockRead"] = read
+        still, read_values = clock_read_condition(write.clock.clock_read)
+        condition += f" AND {still}"
+        values.update(read_values)
     return {
         "Update": {
             "TableName": table(),
@@ -69,20 +61,8 @@ def _reaffirm_clock(reservation: Reservation, values: dict[str, Any]) -> tuple[s
     """The SET clauses and the REMOVE clause that leave the reservation's clock record, its
     place in the clock's index and its lending attributes as the re-affirmed reservation has
     them."""
-    sets: list[str] = []
-    removed: list[str] = []
-    fired = clock_fired_item(reservation)
-    if fired is None:
-        removed.append(CLOCK_FIRED)
-    else:
-        values[":fired"] = fired
-        sets.append(f"{CLOCK_FIRED} = :fired")
-    at = clock_attributes(reservation)
-    if at[CLOCK_AT] is None:
-        removed += [CLOCK_AT, CLOCK_SHARD]
-    else:
-        values.update({":clockAt": at[CLOCK_AT], ":clockShard": at[CLOCK_SHARD]})
-        sets += [f"{CLOCK_AT} = :clockAt", f"{CLOCK_SHARD} = :clockShard"]
+    sets, removed, clock_values = assignments(armed_clock(reservation), "clock")
+    values.update(clock_values)
     if reservation.lending is not None:  # its idle time starts afresh (rules.lending)
         lent, unlent, lent_values = assignments(lending_attributes(reservation), "lend")
         sets += lent

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from reservations.kernel.aws.actions import Action, table, version_check
 from reservations.kernel.aws.codec import to_attributes
-from reservations.lifecycle.table.clock import armed_item, clock_read_condition
+from reservations.lifecycle.table.clock import armed_item
 from reservations.lifecycle.writes import ReservationUpdate
-from reservations.nodes import access_key, named_sets, node_key, unit_key
+from reservations.nodes import clock_read_condition, name_orgs, node_key, unit_key
 
 
 def update_actions(write: ReservationUpdate) -> list[Action]:
-    """Conditioned on the node, the reservation and every added unit as read."""
+    """Conditioned on the node, the reservation and every added unit as read; each org whose
+    moment the change moves on, named until then in the node's list access (the node's
+    version, which the bump conditions on, holds what was read)."""
     node_id = write.after.node_id
     actions = [
         _node_bump(write),
@@ -21,7 +23,7 @@ def update_actions(write: ReservationUpdate) -> list[Action]:
         *(version_check(unit_key(node_id, unit.id), unit.version) for unit in write.units),
     ]
     if write.named_until:
-        actions.append(_access_update(write))
+        actions.append(name_orgs(node_id, write.named_until))
     return actions
 
 
@@ -53,21 +55,5 @@ def _node_bump(write: ReservationUpdate) -> Action:
             "UpdateExpression": "SET version = version + :one",
             "ConditionExpression": "version = :v",
             "ExpressionAttributeValues": to_attributes({":one": 1, ":v": write.node.version}),
-        }
-    }
-
-
-def _access_update(write: ReservationUpdate) -> Action:
-    """Each org whose moment the change moves on, named until then in the node's list
-    access (the node's version, which the bump conditions on, holds what was read)."""
-    sets, names, values = named_sets(write.named_until)
-    return {
-        "Update": {
-            "TableName": table(),
-            "Key": to_attributes(access_key(write.after.node_id)),
-            "UpdateExpression": "SET version = if_not_exists(version, :zero) + :one, "
-            + ", ".join(sets),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": to_attributes({**values, ":zero": 0, ":one": 1}),
         }
     }

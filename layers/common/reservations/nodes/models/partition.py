@@ -270,6 +270,12 @@ class Workload:
         return TerminationState.OPEN
 
     @property
+    def claiming(self) -> bool:
+        """Whether it claims its units: running, terminating, or waiting (a take-back's:
+        the units that were free; those a spot workload still claims are held for it)."""
+        return self.state in CLAIMING_STATES
+
+    @property
     def claim(self) -> str:
         """What a unit held by this workload shows as ``claimedBy``: ``vm:<id>`` or ``pod:<id>``."""
         return f"{self.kind.value}:{self.id}"
@@ -282,23 +288,6 @@ NO_TERMINATION = Termination("")
 def termination_of(workload: Workload) -> Termination:
     """The workload's termination, or :data:`NO_TERMINATION` when it has none."""
     return workload.termination or NO_TERMINATION
-
-
-@dataclass(frozen=True)
-class OpenTermination:
-    """A terminating workload as the outbox holds it: the message and its delivery record."""
-
-    node_id: str
-    workload: Workload
-
-    @property
-    def termination_id(self) -> str:
-        return self.termination.id
-
-    @property
-    def termination(self) -> Termination:
-        """The workload's termination (an open one always has one)."""
-        return termination_of(self.workload)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,9 +309,9 @@ class ListAccess:
     partition after everything else: who may list (the node's owner, and every org its
     reservations name in ``allowedOrgIds`` or ``managingOrgIds``, whatever their status,
     with the moment until which one of them names it: the latest end of their retention,
-    ``nodes.rules.history.named_until``), and each unit's generation of last change as the node
-    item keeps it, which the page's effective statuses are derived from (``nodes.rules.status``;
-    None on an item written before the node kept them)."""
+    ``lifecycle.rules.history.named_until``), and each unit's generation of last change as
+    the node item keeps it, which the page's effective statuses are derived from
+    (``nodes.rules.status``; None on an item written before the node kept them)."""
 
     owner_org_id: str
     named_until: Mapping[str, datetime] = field(default_factory=dict)

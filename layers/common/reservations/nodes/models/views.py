@@ -1,5 +1,6 @@
-"""The node partition as the API shows it: units, reservations, workloads and the node
-(camelCase on the wire, absent rather than null)."""
+"""The node partition as the API shows it: units, workloads and the node (camelCase on the
+wire, absent rather than null). A reservation's view is the lifecycle slice's
+(``lifecycle.models.ReservationView``)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from reservations.kernel.wire import (
-    CURSOR_EXAMPLE,
-    NULL_SHOWN,
-    NextCursor,
-    ShowsNulls,
-    Timestamp,
-    WireModel,
-)
+from reservations.kernel.wire import NextCursor, Timestamp, WireModel
 
 # What the demo fleet's calls answer (README.md): each answer's examples, beside its fields.
 _T0 = "2026-11-29T10:00:00Z"
@@ -32,31 +26,6 @@ _UNIT = {
     "released": True,
     "promisedNoticeSeconds": 120,
     "promisedMinRunSeconds": 600,
-}
-_LENDING = {
-    "auto": True,
-    "idleSeconds": 900,
-    "keepUnlent": 1,
-    "noticeSeconds": 120,
-    "minRunSeconds": 600,
-    "relendAfterSeconds": 300,
-}
-_RESERVATION = {
-    "id": "res-a-active",
-    "nodeId": "node-a1",
-    "status": "active",
-    "startsAt": _T0,
-    "endsAt": "2034-12-31T00:00:00Z",
-    "allowedOrgIds": ["org-lab"],
-    "managingOrgIds": ["org-broker"],
-    "reservedUnitIds": ["0000:04:00.0", "0000:05:00.0", "0000:06:00.0"],
-    "releasedUnitIds": ["0000:06:00.0"],
-    "contractRef": "lab-2026-q4",
-    "topologyGen": 4,
-    "lending": _LENDING,
-    "createdAt": _T0,
-    "updatedAt": _T1,
-    "etag": "3f1c9a27d05e84b6c2aa",
 }
 _TERMINATION = {
     "id": "term-7f3k",
@@ -123,68 +92,6 @@ class UnitView(WireModel):
         description="released units only: the minimum run a spot workload placed on it now "
         "would be promised (its reservation's lending policy; 0 without one)",
     )
-
-
-class LendingPolicyView(WireModel):
-    """A reservation's lending policy, every field given (the defaults filled in)."""
-
-    EXAMPLES: ClassVar[list[Any]] = [_LENDING]
-
-    auto: bool = Field(description="idle units are lent, and kept lent, by the service")
-    idle_seconds: int = Field(description="how long a unit stays idle before it is lent")
-    keep_unlent: int = Field(
-        description="never lends a unit if fewer than this many of the reservation's units "
-        "would stay unreleased"
-    )
-    notice_seconds: int = Field(
-        description="the notice promised to every spot workload placed on its lent units"
-    )
-    min_run_seconds: int = Field(
-        description="the minimum run promised to them: no reclaim stops one sooner"
-    )
-    relend_after_seconds: int = Field(
-        description="the wait before a unit taken back is lent again (doubled for each "
-        "take-back within an hour of its last lending, up to an hour)"
-    )
-
-
-class ReservationView(ShowsNulls):
-    """A reservation as the API shows it (effective status, sorted unit ids)."""
-
-    EXAMPLES: ClassVar[list[Any]] = [_RESERVATION, {**_RESERVATION, "lending": None}]
-
-    id: str
-    node_id: str
-    status: Literal["pending", "active", "expired", "cancelled", "needs-review"]
-    starts_at: Timestamp
-    ends_at: Timestamp | None = None
-    allowed_org_ids: list[str]
-    managing_org_ids: list[str]
-    reserved_unit_ids: list[str]
-    released_unit_ids: list[str]
-    contract_ref: str | None = None
-    reason: str | None = None
-    topology_gen: int | None = None
-    lending: LendingPolicyView | None = Field(
-        default=None,
-        description="its lending policy (PUT .../lending), null when it has none",
-        json_schema_extra=NULL_SHOWN,
-    )
-    created_at: Timestamp
-    updated_at: Timestamp
-    etag: str = Field(
-        description="the reservation's version tag: its ETag header without the quotes; "
-        "changes whenever anything else here does (its effective status too), and only then"
-    )
-
-
-class ReservationPage(WireModel):
-    """One page of a node's reservations, sorted by id."""
-
-    EXAMPLES: ClassVar[list[Any]] = [{"items": [_RESERVATION], "nextCursor": CURSOR_EXAMPLE}]
-
-    items: list[ReservationView]
-    next_cursor: NextCursor = None
 
 
 class WorkloadTermination(WireModel):

@@ -1,11 +1,13 @@
-"""Who may see a node's units and write nodes, and who runs a node (what every slice's own
-access rules start from: ``<slice>/rules/access.py``).
+"""Who may see a node's units and write nodes, who runs a node, and which orgs the node's
+list access still names (what every slice's own access rules start from:
+``<slice>/rules/access.py``).
 
 Everyone who may not gets the same 404 as for an unknown node: the fleet stays unenumerable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from reservations.kernel.caller import Caller
@@ -27,6 +29,12 @@ _MANAGER_VISIBLE = frozenset(
 def runs_the_node(caller: Caller, owner_org_id: str) -> bool:
     """The operator, or the node's owner: they may see and act on all of a node."""
     return caller.platform_operator or caller.org_id == owner_org_id
+
+
+def named_at(named: Mapping[str, datetime], now: datetime) -> frozenset[str]:
+    """The orgs still named at ``now`` (``ListAccess.named_until``): some reservation naming
+    them is live, or in the history within its retention (``lifecycle.rules.history``)."""
+    return frozenset(org_id for org_id, until in named.items() if now < until)
 
 
 def may_list_units(caller: Caller, snapshot: NodeSnapshot, now: datetime) -> bool:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from reservations.nodes.models.partition import (
-    CLAIMING_STATES,
     Node,
     NodeSnapshot,
     Reservation,
@@ -96,7 +95,7 @@ def claimed_removals(snapshot: NodeSnapshot, removed: Iterable[Unit]) -> list[Un
     holders = {
         unit_id: workload.claim
         for workload in snapshot.workloads
-        if workload.state in CLAIMING_STATES
+        if workload.claiming
         for unit_id in workload.unit_ids
     }
     refusals = []

@@ -1,36 +1,18 @@
-"""The actions of a node's partition that several writes compose: a unit freed, the node's
-topology as read, the list access item's named orgs."""
+"""The actions of a node's partition that several writes compose: the node's topology as
+read, a reservation still at its place in the clock's index, the list access item naming
+orgs."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from reservations.kernel.aws.actions import Action, table
 from reservations.kernel.aws.codec import epoch, to_attributes
-from reservations.kernel.times import format_event_time
-from reservations.kernel.writes import ItemVersion
 from reservations.nodes.models.writes import TopologyRead
-from reservations.nodes.table.items import FREED_AT, HELD_FOR, named_attribute
-from reservations.nodes.table.keys import node_key, unit_key
-
-
-def free_unit(node_id: str, unit: ItemVersion, at: datetime) -> Action:
-    """A unit its workload no longer holds: unclaimed, freed ``at`` (a lending policy counts
-    its idle time from then), at the version read; a hold left for a workload that is gone
-    goes with the claim."""
-    return {
-        "Update": {
-            "TableName": table(),
-            "Key": to_attributes(unit_key(node_id, unit.id)),
-            "UpdateExpression": f"REMOVE claimedBy, {HELD_FOR} "
-            f"SET {FREED_AT} = :at, version = version + :one",
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": to_attributes(
-                {":v": unit.version, ":one": 1, ":at": format_event_time(at)}
-            ),
-        }
-    }
+from reservations.nodes.table.items import named_attribute
+from reservations.nodes.table.keys import CLOCK_AT, LIST_PK, access_key, node_key, node_pk
 
 
 def topology_check(read: TopologyRead) -> Action:
@@ -47,6 +29,15 @@ def topology_check(read: TopologyRead) -> Action:
     return {"ConditionCheck": check}
 
 
+def clock_read_condition(read: str | None) -> tuple[str, dict[str, Any]]:
+    """The condition that a reservation is still at the place in the clock's index it was
+    read at (``read``: its ``clockAt`` as read, ``Reservation.clock_read``; None when it had
+    none), and its values: a moment fired moves it without bumping the version."""
+    if read is None:
+        return f"attribute_not_exists({CLOCK_AT})", {}
+    return f"{CLOCK_AT} = :clockRead", {":clockRead": read}
+
+
 def named_sets(named: Mapping[str, datetime]) -> tuple[list[str], dict[str, str], dict[str, int]]:
     """``named`` as the list access item's attributes (``items.NAMED_UNTIL``): the SET
     clauses, their names and their values."""
@@ -55,3 +46,26 @@ def named_sets(named: Mapping[str, datetime]) -> tuple[list[str], dict[str, str]
     names = {f"#n{i}": named_attribute(org) for i, org in enumerate(orgs)}
     values = {f":n{i}": epoch(named[org]) for i, org in enumerate(orgs)}
     return sets, names, values
+
+
+def name_orgs(
+    node_id: str, named: Mapping[str, datetime], owner_org_id: str | None = None
+) -> Action:
+    """The node's list access naming each org of ``named`` until its moment, its version
+    bumped; with ``owner_org_id`` (a create), the node's owner and the item's place in the
+    node's list index set too, so that the item is whole however it was left before."""
+    sets, names, moments = named_sets(named)
+    clauses = ["version = if_not_exists(version, :zero) + :one", *sets]
+    values: dict[str, Any] = {**moments, ":zero": 0, ":one": 1}
+    if owner_org_id is not None:
+        clauses = ["ownerOrgId = :owner", f"{LIST_PK} = :list", *clauses]
+        values |= {":owner": owner_org_id, ":list": node_pk(node_id)}
+    update: Action = {
+        "TableName": table(),
+        "Key": to_attributes(access_key(node_id)),
+        "UpdateExpression": "SET " + ", ".join(clauses),
+        "ExpressionAttributeValues": to_attributes(values),
+    }
+    if names:
+        update["ExpressionAttributeNames"] = names
+    return {"Update": update}

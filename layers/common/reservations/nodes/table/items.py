@@ -10,7 +10,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, epoch
-from reservations.kernel.times import format_event_time, format_moment, format_time, parse_time
+from reservations.kernel.times import (
+    LAST_MOMENT,
+    format_event_time,
+    format_moment,
+    format_time,
+    parse_time,
+)
 from reservations.nodes.models.partition import (
     LendingPolicy,
     ListAccess,
@@ -27,9 +33,9 @@ from reservations.nodes.models.partition import (
     WorkloadKind,
     WorkloadState,
 )
-from reservations.nodes.rules.history import LAST_MOMENT
 from reservations.nodes.table.keys import (
     CLOCK_AT,
+    CLOCK_SHARD,
     LEND_AT,
     LEND_SHARD,
     LIST_PK,
@@ -109,7 +115,7 @@ def unit_item(node_id: str, unit: Unit) -> Item:
 def reservation_item(reservation: Reservation) -> Item:
     """A reservation in the node's partition: in the node's list index, and with an
     ``endsAt`` in the mover's index of live reservations' ends. Its place in the clock's
-    index is the clock's to add (``lifecycle.table.clock.armed_item``)."""
+    index is the clock's to add (:func:`clock_attributes`, ``lifecycle.table.clock``)."""
     return {
         **reservation_key(reservation.node_id, reservation.id),
         **_reservation_attributes(reservation),
@@ -251,9 +257,19 @@ WARNING_MINUTES = "expiryWarningMinutes"
 ARMED_AT = "clockArmedAt"
 
 
+def clock_attributes(reservation: Reservation, place: tuple[str, str] | None) -> Item:
+    """The clock's attributes of a reservation in the node's partition that its moments
+    move, as stored (None: absent): the moments fired, and its place in the clock's index,
+    ``place``: its shard and its next armed moment's key, which the clock computes
+    (``lifecycle.rules.clock``; None when nothing is armed). A write that changes any of
+    them writes them all."""
+    shard, at = place if place is not None else (None, None)
+    return {CLOCK_FIRED: clock_fired_item(reservation), CLOCK_SHARD: shard, CLOCK_AT: at}
+
+
 # The list access item names each org its reservations name in an attribute of its own,
-# ``namedUntil:<org>`` = until when (epoch seconds; ``nodes.rules.history.named_until``): a write
-# sets or removes one org's without reading the others (no map that must exist first).
+# ``namedUntil:<org>`` = until when (epoch seconds; ``lifecycle.rules.history.named_until``):
+# a write sets or removes one org's without reading the others (no map that must exist first).
 NAMED_UNTIL = "namedUntil:"
 # What items written before the moments were kept name: each org, with no end.
 _NAMED_FOREVER = "namedOrgIds"

@@ -88,9 +88,15 @@ class Writer(Generic[W]):
     token: Callable[[W], str | None] = write_id
 
     @classmethod
-    def sized(cls, kind: type[W], actions: Callable[[W], list[Action]]) -> Writer[W]:
-        """A write whose actions are as many as it needs, whatever the room."""
-        return cls(kind, lambda write, _room: actions(write))
+    def sized(
+        cls,
+        kind: type[W],
+        actions: Callable[[W], list[Action]],
+        token: Callable[[W], str | None] | None = write_id,
+    ) -> Writer[W]:
+        """A write whose actions are as many as it needs, whatever the room; ``token`` None:
+        committed without a ClientRequestToken (:func:`no_token`)."""
+        return cls(kind, lambda write, _room: actions(write), token or no_token)
 
 
 # What a page of a list with history reads: the largest page (100) plus one item, so a full

@@ -17,17 +17,14 @@ from reservations.kernel.aws.codec import Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import event_put, rewrite_late
 from reservations.kernel.envelope import StoredEvent
 from reservations.kernel.settings import settings
-from reservations.kernel.times import format_time
+from reservations.kernel.times import format_event_time, format_time
 from reservations.kernel.writes import ItemVersion
 from reservations.nodes import (
     OPEN_TERMINATION,
-    OpenTermination,
     TerminationState,
     Workload,
     WorkloadState,
     Writer,
-    free_unit,
-    no_token,
     node_events_pk,
     node_id_of,
     node_key,
@@ -37,7 +34,7 @@ from reservations.nodes import (
     workload_item,
     workload_key,
 )
-from reservations.terminations.models import TerminationReport
+from reservations.terminations.models import OpenTermination, TerminationReport
 from reservations.terminations.writes import HandOver, TerminationClose
 
 _OPEN = TerminationState.OPEN.value
@@ -45,9 +42,12 @@ _STILL_OPEN = f"terminationId = :tid AND attribute_exists({OPEN_TERMINATION})"
 
 
 # A waiting workload's list of what it waits on, and when a workload's use began, as
-# ``nodes``' workload item stores them.
+# ``nodes``' workload item stores them; when a unit was last freed, and the waiting workload
+# it is held for, as its unit item does.
 _WAITING_FOR = "waitingFor"
 _USED_FROM = "usedFrom"
+_FREED_AT = "freedAt"
+_HELD_FOR = "heldFor"
 
 # The sparse index of open terminations (its partition key: ``nodes``' ``OPEN_TERMINATION``).
 OPEN_TERMINATIONS_INDEX = "OpenTerminations"
@@ -84,10 +84,28 @@ def let_go_actions(
     read (what it still waits on; running when nothing); a report and the scheduler's end
     both write it."""
     return [
-        *(free_unit(node_id, unit, at) for unit in freed),
+        *(_free_unit(node_id, unit, at) for unit in freed),
         *(_hand_over(node_id, hand_over) for hand_over in handed),
         *(_waiter_update(node_id, waiter, at) for waiter in waiters),
     ]
+
+
+def _free_unit(node_id: str, unit: ItemVersion, at: datetime) -> Action:
+    """A unit its workload no longer holds: unclaimed, freed ``at`` (a lending policy counts
+    its idle time from then), at the version read; a hold left for a workload that is gone
+    goes with the claim."""
+    return {
+        "Update": {
+            "TableName": table(),
+            "Key": to_attributes(unit_key(node_id, unit.id)),
+            "UpdateExpression": f"REMOVE claimedBy, {_HELD_FOR} "
+            f"SET {_FREED_AT} = :at, version = version + :one",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_attributes(
+                {":v": unit.version, ":one": 1, ":at": format_event_time(at)}
+            ),
+        }
+    }
 
 
 def _waiter_update(node_id: str, waiter: Workload, at: datetime) -> Action:
@@ -121,7 +139,8 @@ def _hand_over(node_id: str, hand_over: HandOver) -> Action:
         "Update": {
             "TableName": table(),
             "Key": to_attributes(unit_key(node_id, unit.id)),
-            "UpdateExpression": "SET claimedBy = :claim, version = version + :one REMOVE heldFor",
+            "UpdateExpression": "SET claimedBy = :claim, version = version + :one "
+            f"REMOVE {_HELD_FOR}",
             "ConditionExpression": "version = :v",
             "ExpressionAttributeValues": to_attributes(
                 {":claim": hand_over.claim, ":v": unit.version, ":one": 1}
@@ -323,4 +342,4 @@ def history_item(closing: TerminationClose) -> Item:
 
 
 # How a close is committed: no token, as a report retries it with other versions.
-WRITERS = (Writer(TerminationClose, lambda close, _room: close_actions(close), no_token),)
+WRITERS = (Writer.sized(TerminationClose, close_actions, token=None),)

@@ -3,18 +3,18 @@
 Ended reservations (effective status ``cancelled`` or ``expired``) leave the node's partition
 for its history: a cancel moves its own, the history mover moves the expired ones. Readers
 never wait for the move (past its ``endsAt`` a reservation is expired wherever it is); the
-history keeps it ``HistoryRetentionDays`` after it ended, then it is gone (404).
+history keeps it ``HistoryRetentionDays`` after it ended, then it is gone (404). The orgs a
+reservation names may list the node as long (``named_*``: what the creates, changes and ends
+write in the node's list access, which ``nodes`` reads with ``named_at``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 
-from reservations.nodes.models.partition import Reservation, ReservationStatus
-
-# The last moment a stored time can name (years 1970-9999, ``kernel.times``).
-LAST_MOMENT = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+from reservations.kernel.times import LAST_MOMENT
+from reservations.nodes import Reservation, ReservationStatus
 
 
 def ended_at(reservation: Reservation) -> datetime:
@@ -62,12 +62,6 @@ def named_orgs_until(
         for org_id in (*reservation.allowed_org_ids, *reservation.managing_org_ids):
             until[org_id] = max(end, until.get(org_id, end))
     return until
-
-
-def named_at(named: Mapping[str, datetime], now: datetime) -> frozenset[str]:
-    """The orgs still named at ``now``: some reservation naming them is live, or in the
-    history within its retention."""
-    return frozenset(org_id for org_id, until in named.items() if now < until)
 
 
 def naming_the_same(
