@@ -7,8 +7,8 @@
 4. commit to org feed and to the event bus in the local stack (``make run``), over a batch;
 5. the node's past: bytes read and time of list units and a reclaim at 0, 1,000 and 10,000
    ended reservations;
-6. what one page of GET /v1/usage reads, by the node's past and by the org's fleet, and a
-   year of events extrapolated from it.
+6. what one page of GET /v1/usage reads, by the node's past and by the org's fleet, and
+   what it reads more for each 1,000 more events in the node's past.
 
 How many requests a call makes, and that it does not grow with the fleet, are pinned by tests.
 """
@@ -164,18 +164,13 @@ def usage_table(rows: list[dict[str, Any]]) -> str:
             for r in rows
         ],
     )  # fmt: skip
-    lines = [
-        text,
-        "",
-        "extrapolated, not measured: linear in the feed's events through the "
-        f"rows above, a year at one event a node a minute ({usage.YEAR_OF_EVENTS:,} events):",
-    ]
+    lines = [text, ""]
     for group_by in ("node", "reservation"):
-        year = usage.year(rows, group_by)
+        more = usage.growth(rows, group_by)
         lines.append(
-            f"  by {group_by}: ~{year['requests']:,.0f} requests, ~{year['items']:,.0f} items, "
-            f"~{year['item_bytes'] / 1e6:,.0f} MB, ~{year['read_units']:,.0f} read units a page; "
-            f"the fold ~{year['fold_ms'] / 1000:,.1f} s"
+            f"by {group_by}: from {more['from']:,} to {more['to']:,} past events, a page reads "
+            f"{more['items']:+,.0f} items, {more['item_bytes'] / 1000:+,.1f} KB, "
+            f"{more['read_units']:+,.1f} read units for each 1,000 more"
         )  # fmt: skip
     return "\n".join(lines)
 

@@ -7,11 +7,10 @@ Counted at the botocore level on the function's own client (``bench.costs.Meter`
 requests by operation, and the items DynamoDB evaluated with their size, which is what it
 bills read units on (a projected Query is billed on the whole items it reads, so the bench
 reads them again whole, unhooked, to size them), and the bytes of each response's body.
-The node's checkpoints are kept as the relay's usage outlet keeps them: one at the start of
-each hour of its past events, each made from the one before (``usage/checkpoints.py``).
-Besides, for a named node, the page's fold alone (from its checkpoint), timed in this
-process (no DynamoDB, no moto): CPU on this machine. :func:`year` extrapolates a year of
-events from the rows.
+The node's checkpoints are kept as the relay's usage outlet keeps them when it relays each
+past event (``usage/checkpoints.py``). Besides, for a named node, the page's fold alone
+(from its checkpoint), timed in this process (no DynamoDB, no moto): CPU on this machine.
+:func:`growth` says what a page reads more for each 1,000 more past events.
 A benchmark: it prints figures, and no test holds a time of it.
 """
 
@@ -60,8 +59,6 @@ UNITS = [f"0000:{i:02x}:00.0" for i in range(1, 9)]
 # (ended reservations in the node's history, events in its feed before the day).
 PASTS = ((0, 0), (10_000, 0), (0, 1_000), (0, 10_000), (10_000, 10_000))
 FLEETS = (1, 50)  # nodes of the org asking without nodeId
-# A year of history at the design rate of one event a node a minute (docs/scale.md).
-YEAR_OF_EVENTS = 525_600
 RETENTION_DAYS = 400  # the service's default HistoryRetentionDays
 SPOT_ORG = "org-spotbuyer"
 
@@ -388,19 +385,15 @@ def run(
         return rows
 
 
-def year(rows: list[dict[str, Any]], group_by: str) -> dict[str, float]:
-    """Linear in the feed's events, through the rows of the fewest and the most events (no
-    ended reservations): what a page would read with a year of events at one a minute. An
-    extrapolation, not a measurement."""
+def growth(rows: list[dict[str, Any]], group_by: str) -> dict[str, float]:
+    """What a page reads more for each 1,000 more events in the node's past, between the
+    rows of the two largest pasts (no ended reservations): 0 when the page reads only its
+    periods' changes, as the checkpoints make it."""
     by_events = {r["events"]: r for r in rows if r["groupBy"] == group_by and r["nodeId"]
                  and r["ended"] == 0}  # fmt: skip
-    low, high = by_events[min(by_events)], by_events[max(by_events)]
-    scale: float = (YEAR_OF_EVENTS - low["events"]) / (high["events"] - low["events"])
-
-    def line(low_value: float, high_value: float) -> float:
-        return low_value + (high_value - low_value) * scale
-
-    out = {name: line(low[name], high[name])
-           for name in ("items", "item_bytes", "body_bytes", "read_units", "fold_ms")}  # fmt: skip
-    out["requests"] = line(sum(low["requests"].values()), sum(high["requests"].values()))
+    low, high = (by_events[e] for e in sorted(by_events)[-2:])
+    per = 1000 / (high["events"] - low["events"])
+    out = {name: (high[name] - low[name]) * per
+           for name in ("items", "item_bytes", "read_units")}  # fmt: skip
+    out["from"], out["to"] = low["events"], high["events"]
     return out
