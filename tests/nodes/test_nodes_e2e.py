@@ -116,7 +116,9 @@ def test_a_topology_change_puts_the_reservation_under_review_until_reaffirmed(
     response = put_node_again_after_503(node_stack, NODE, {"ownerOrgId": "org-acme",
                                                            "topologyGen": 2, "units": units})  # fmt: skip
     assert response.status_code == 200, response.text
-    governed = {u["id"]: u for u in node_stack.get_units(NODE, OPERATOR).json()}
+    listed = node_stack.get_units(NODE, OPERATOR)
+    assert listed.status_code == 200, listed.text
+    governed = {u["id"]: u for u in listed.json()}
     assert governed["0000:04:00.0"]["released"] is False  # under review: withheld
     reaffirmed = post_keyed(
         f"{node_stack.api}/v1/nodes/{NODE}/reservations/{RESERVATION}/reaffirm",

@@ -133,11 +133,12 @@ class Stack:
         return f"http://127.0.0.1:{self.api_port}"
 
     def get_units(self, node_id: str, authorization: str | None) -> requests.Response:
+        """List units, sent again once after a 503 (a loaded machine's emulator can be
+        slower than the function's DynamoDB deadline: the contract's 503, which a client
+        tries again after its Retry-After)."""
         headers = {} if authorization is None else {"Authorization": authorization}
-        return requests.get(
-            f"{self.api}/v1/nodes/{node_id}/reservations/units",
-            headers=headers,
-            timeout=REQUEST_TIMEOUT,
+        return get_again_after_503(
+            f"{self.api}/v1/nodes/{node_id}/reservations/units", headers, None
         )
 
     def reclaim(self, body: dict[str, Any], authorization: str = BROKER) -> requests.Response:
