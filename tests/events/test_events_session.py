@@ -12,12 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 
 from devstack import fleet_documents as f
 from devstack.events import received, watch
 from tests.support.e2e import TIMINGS
-from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
+from tests.support.stack import REQUEST_TIMEOUT, Stack, created, patient, run_stack
 
 pytestmark = pytest.mark.e2e
 NODE_FEED = "/v1/nodes/node-a1/events"
@@ -41,7 +40,7 @@ def bus(demo: Stack) -> str:
 @pytest.fixture(scope="module")
 def reclaimed(demo: Stack, bus: str) -> float:
     """The reclaim of the README's session (its body and key); when it answered."""
-    response = requests.post(
+    response = patient.post(
         f"{demo.api}/v1/nodes/node-a1/reservations/res-a-active/reclaim",
         headers={"Authorization": BROKER, "Idempotency-Key": "reclaim-2026-11-29-1"},
         json={"unitIds": ["0000:04:00.0", "0000:05:00.0", "0000:08:00.0"],
@@ -54,7 +53,7 @@ def reclaimed(demo: Stack, bus: str) -> float:
 
 
 def _get(stack: Stack, path: str, key: str, query: dict[str, str]) -> list[dict[str, Any]]:
-    response = requests.get(
+    response = patient.get(
         f"{stack.api}{path}", headers={"Authorization": key}, params=query,
         timeout=REQUEST_TIMEOUT,
     )  # fmt: skip
@@ -151,7 +150,7 @@ def _to_the_end(stack: Stack, cursor: str | None) -> tuple[list[dict[str, Any]],
     items: list[dict[str, Any]] = []
     for _ in range(1000):
         query = {"limit": "5", **({"cursor": cursor} if cursor else {})}
-        response = requests.get(f"{stack.api}/v1/events", headers={"Authorization": OWNER},
+        response = patient.get(f"{stack.api}/v1/events", headers={"Authorization": OWNER},
                                 params=query, timeout=REQUEST_TIMEOUT)  # fmt: skip
         assert response.status_code == 200, response.text
         page = response.json()
@@ -167,19 +166,19 @@ def _write_on_several_nodes(stack: Stack, nodes: list[str]) -> None:
     for node in nodes:
         base, owner = f"{stack.api}/v1/nodes/{node}", {"Authorization": OWNER}
         put = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [UNIT]}
-        registered = requests.put(base, json=put, headers={"Authorization": OPERATOR},
+        registered = patient.put(base, json=put, headers={"Authorization": OPERATOR},
                                   timeout=REQUEST_TIMEOUT)  # fmt: skip
-        assert registered.status_code == 201, registered.text
-        made = requests.post(
+        assert created(registered), registered.text
+        made = patient.post(
             f"{base}/reservations",
-            headers=owner,
+            headers={**owner, "Idempotency-Key": f"make-{node}"},
             timeout=REQUEST_TIMEOUT,
             json={"unitIds": [UNIT["id"]], "allowedOrgIds": ["org-lab"]},
         )
         assert made.status_code == 201, made.text
-        cancelled = requests.post(
+        cancelled = patient.post(
             f"{base}/reservations/{made.json()['id']}/cancel",
-            headers=owner,
+            headers={**owner, "Idempotency-Key": f"cancel-{node}"},
             json={},
             timeout=REQUEST_TIMEOUT,
         )

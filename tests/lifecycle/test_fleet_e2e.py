@@ -14,7 +14,7 @@ import requests
 
 from devstack import fleet_documents as f
 from tests.support.e2e import TIMINGS
-from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
+from tests.support.stack import REQUEST_TIMEOUT, Stack, patient, run_stack
 
 pytestmark = pytest.mark.e2e
 OWNER = {"Authorization": "Bearer vl_local_only_owner"}
@@ -28,7 +28,7 @@ def demo_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def _fleet(stack: Stack, query: str = "") -> requests.Response:
-    return requests.get(f"{stack.api}/v1/reservations{query}", headers=BROKER,
+    return patient.get(f"{stack.api}/v1/reservations{query}", headers=BROKER,
                         timeout=REQUEST_TIMEOUT)  # fmt: skip
 
 
@@ -47,7 +47,8 @@ def test_a_created_reservation_is_listed_across_the_fleet_within_seconds(demo_st
     assert _fleet(demo_stack).status_code == 200  # the function started
     body = {"unitIds": ["0000:22:00.0"], "allowedOrgIds": ["org-lab"],
             "managingOrgIds": ["org-broker"], "endsAt": "2029-01-01T00:00:00Z"}  # fmt: skip
-    created = requests.post(f"{demo_stack.api}/v1/nodes/node-c3/reservations", headers=OWNER,
+    keyed = {**OWNER, "Idempotency-Key": "fleet-e2e-create"}
+    created = patient.post(f"{demo_stack.api}/v1/nodes/node-c3/reservations", headers=keyed,
                             data=json.dumps(body), timeout=REQUEST_TIMEOUT)  # fmt: skip
     assert created.status_code == 201, created.text
     TIMINGS["fleet: create to listed across the fleet (make run)"] = _listed_within(

@@ -13,11 +13,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-import requests
 
 from reservations.kernel.times import parse_time
 from tests.support.e2e import ROOT, TIMINGS, run_session
-from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
+from tests.support.stack import REQUEST_TIMEOUT, Stack, patient, run_stack
 
 pytestmark = pytest.mark.e2e
 HEADING = "## From an empty stack, through the API alone"
@@ -108,7 +107,7 @@ def test_the_session_left_the_workloads_where_they_belong(empty_stack: Stack) ->
     """Runs after the session: vm-1 terminated and gone, vm-2 ended, vm-3 never placed."""
     operator = "Bearer vl_local_only_operator"
     for workload in ("vm-1", "vm-2", "vm-3"):
-        gone = requests.delete(
+        gone = patient.delete(
             f"{empty_stack.api}/v1/nodes/node-n1/workloads/{workload}",
             headers={"Authorization": operator},
             timeout=REQUEST_TIMEOUT,

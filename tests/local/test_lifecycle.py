@@ -21,7 +21,7 @@ import requests
 from devstack import fleet_documents as f
 from reservations.kernel.times import parse_time
 from tests.support.e2e import ROOT, TIMINGS, run_session, tail
-from tests.support.stack import REQUEST_TIMEOUT, Stack, run_stack
+from tests.support.stack import REQUEST_TIMEOUT, Stack, patient, run_stack
 
 pytestmark = pytest.mark.e2e
 OWNER = "Bearer vl_local_only_owner"
@@ -143,7 +143,7 @@ def test_a_node_with_a_long_past_answers_as_its_session_says(demo_stack: Stack) 
 
 
 def units_of(stack: Stack, node: str) -> requests.Response:
-    return requests.get(
+    return patient.get(
         f"{stack.api}/v1/nodes/{node}/reservations/units",
         headers={"Authorization": OWNER},
         timeout=REQUEST_TIMEOUT,
@@ -171,7 +171,7 @@ def test_the_versions_session_runs_as_written(demo_stack: Stack) -> None:
     assert "0000:07:00.0" in released["releasedUnitIds"], ran.stdout
     assert released["etag"] != tag
     assert refused["code"] == "precondition_failed", ran.stdout
-    after = requests.get(f"{demo_stack.api}/v1/nodes/node-a1/reservations/res-a-active",
+    after = patient.get(f"{demo_stack.api}/v1/nodes/node-a1/reservations/res-a-active",
                          headers={"Authorization": BROKER}, timeout=REQUEST_TIMEOUT)  # fmt: skip
     assert after.headers["ETag"] == f'"{released["etag"]}"'
     assert "0000:07:00.0" in after.json()["releasedUnitIds"]  # the reclaim did nothing

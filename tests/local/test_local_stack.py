@@ -39,6 +39,7 @@ from tests.support.stack import (
     STRANGER,
     Stack,
     alive,
+    patient,
     run_stack,
     stack_fleet,
 )
@@ -174,10 +175,10 @@ def test_unknown_routes_methods_and_empty_ids_get_the_same_404(stack: Stack) -> 
         "allow_redirects": False,
     }
     cases = {
-        "GET /nope": requests.get(f"{stack.api}/nope", **options),
-        "DELETE units": requests.delete(units, **options),
-        "POST units": requests.post(units, data="{}", **options),
-        "empty node id": requests.get(f"{stack.api}/v1/nodes//reservations/units", **options),
+        "GET /nope": patient.get(f"{stack.api}/nope", **options),
+        "DELETE units": patient.delete(units, **options),
+        "POST units": patient.post(units, data="{}", **options),
+        "empty node id": patient.get(f"{stack.api}/v1/nodes//reservations/units", **options),
     }
     assert reference.status_code == 404, reference.text
     for name, response in cases.items():
@@ -310,7 +311,7 @@ def test_the_reclaims_events_reach_the_bus_and_the_org_feed(
 
 
 def _node_feed(stack: Stack) -> list[dict[str, Any]]:
-    response = requests.get(
+    response = patient.get(
         f"{stack.api}/v1/nodes/{NODE}/events", headers={"Authorization": OWNER},
         timeout=REQUEST_TIMEOUT,
     )  # fmt: skip
@@ -319,7 +320,7 @@ def _node_feed(stack: Stack) -> list[dict[str, Any]]:
 
 
 def _org_feed_ids(stack: Stack) -> list[str]:
-    response = requests.get(
+    response = patient.get(
         f"{stack.api}/v1/events",
         headers={"Authorization": f"Bearer {EVENTS_KEY}"},
         timeout=REQUEST_TIMEOUT,

@@ -44,14 +44,62 @@ READY_TIMEOUT = 600  # the first start in a fresh checkout builds everything
 REQUEST_TIMEOUT = 60  # a cold Lambda container on a busy small machine
 
 
+REPEATABLE = {"GET", "HEAD", "PUT", "DELETE"}  # and any write with an Idempotency-Key
+
+
+class Patient:
+    """Requests to the local stack as the typed client sends them: a 503 (the stack could
+    not answer in time: on a loaded machine sam local and the emulator are slower than
+    Lambda and DynamoDB, and the service answers the contract's 503 with Retry-After) is
+    sent again once after its Retry-After, when the request is safe to repeat: a GET, PUT
+    or DELETE, or a POST or PATCH with an ``Idempotency-Key``. The 503 stays in the
+    answer's ``history``, so a test can tell a create that committed on its first try
+    (the repeat answers 200) from one that never did."""
+
+    def request(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", REQUEST_TIMEOUT)
+        answer = requests.request(method, url, **kwargs)
+        keyed = "Idempotency-Key" in (kwargs.get("headers") or {})
+        if answer.status_code != 503 or not (method in REPEATABLE or keyed):
+            return answer
+        time.sleep(float(answer.headers.get("Retry-After", "1")))
+        again = requests.request(method, url, **kwargs)
+        again.history = [answer, *again.history]
+        return again
+
+    def get(self, url: str, **kwargs: Any) -> requests.Response:
+        return self.request("GET", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> requests.Response:
+        return self.request("PUT", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> requests.Response:
+        return self.request("POST", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> requests.Response:
+        return self.request("DELETE", url, **kwargs)
+
+
+patient = Patient()
+
+
+def created(answer: requests.Response) -> bool:
+    """A create's answer: 201, or 200 when its first try was a 503 that had committed (the
+    repeat finds what the first made, as a PUT or a replayed key answers)."""
+    if answer.status_code == 201:
+        return True
+    return answer.status_code == 200 and any(h.status_code == 503 for h in answer.history)
+
+
 def again_after_503(send: Callable[[], requests.Response]) -> requests.Response:
-    """``send()``, and once more after a 503's Retry-After, as the typed client does: on a
-    loaded machine the local stack may answer "could not answer in time" (sam local and the
-    emulator are slower than Lambda and DynamoDB). Only for requests safe to repeat."""
+    """``send()``, and once more after a 503's Retry-After, as :class:`Patient` does. Only
+    for requests safe to repeat."""
     answer = send()
     if answer.status_code == 503:
         time.sleep(float(answer.headers.get("Retry-After", "1")))
-        answer = send()
+        again = send()
+        again.history = [answer, *again.history]
+        return again
     return answer
 
 
@@ -59,16 +107,12 @@ def post_keyed(url: str, headers: dict[str, str], body: Any, key: str) -> reques
     """A POST with an Idempotency-Key (which makes it safe to repeat: a second try replays
     the first if that one committed), sent again once after a 503."""
     keyed = {**headers, "Idempotency-Key": key, "Content-Type": "application/json"}
-    return again_after_503(
-        lambda: requests.post(url, headers=keyed, data=json.dumps(body), timeout=REQUEST_TIMEOUT)
-    )
+    return patient.post(url, headers=keyed, data=json.dumps(body))
 
 
 def get_again_after_503(url: str, headers: dict[str, str], params: Any) -> requests.Response:
     """A GET, sent again once after a 503."""
-    return again_after_503(
-        lambda: requests.get(url, headers=headers, params=params, timeout=REQUEST_TIMEOUT)
-    )
+    return patient.get(url, headers=headers, params=params)
 
 
 def stack_fleet() -> dict[str, Any]:
@@ -142,12 +186,12 @@ class Stack:
         )
 
     def reclaim(self, body: dict[str, Any], authorization: str = BROKER) -> requests.Response:
-        return requests.post(
+        """A reclaim under a key of its own, so that a 503 is sent again (and replayed if
+        its first try had committed)."""
+        return post_keyed(
             f"{self.api}/v1/nodes/{NODE}/reservations/{RESERVATION}/reclaim",
-            headers={"Authorization": authorization, "Content-Type": "application/json"},
-            data=json.dumps(body),
-            timeout=REQUEST_TIMEOUT,
-        )
+            {"Authorization": authorization}, body, f"e2e-{uuid.uuid4()}",
+        )  # fmt: skip
 
     def aws(self, service: str) -> Any:
         import boto3
