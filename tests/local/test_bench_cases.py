@@ -75,8 +75,8 @@ print(json.dumps([[r["case"], r["requests"], r["items"]] for r in rows]))
 def test_every_usage_bench_case_runs_at_a_small_scale():
     """The usage pages ``make bench`` measures (each insists on a 200 and on its rows), at
     pasts and fleets small enough for a test: a page only reads, and a named node's is its
-    four Queries (list access or reservations, its checkpoint, load records, its events by
-    time)."""
+    list access (a GetItem), three Queries (its checkpoint, load records, its events by
+    time) and by reservation one BatchGetItem (the reservations that governed, by id)."""
     result = subprocess.run(
         [sys.executable, "-c", USAGE], cwd=ROOT, capture_output=True, text=True, check=False
     )
@@ -87,6 +87,7 @@ def test_every_usage_bench_case_runs_at_a_small_scale():
     for case, (requests, _) in rows.items():
         assert set(requests) <= {"dynamodb.Query", "dynamodb.GetItem", "dynamodb.BatchGetItem"}
         if ", nodeId," in case:
-            assert requests == {"dynamodb.Query": 4}, case
-    # the org's node list, its fleet index (live and ended), then each node's four
-    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 1 + 2 + 2 * 4
+            by_id = {"dynamodb.BatchGetItem": 1} if case.startswith("by reservation") else {}
+            assert requests == {"dynamodb.GetItem": 1, "dynamodb.Query": 3, **by_id}, case
+    # the org's node list, its fleet index (live and ended), then each node's three
+    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 1 + 2 + 2 * 3

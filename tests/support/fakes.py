@@ -7,7 +7,7 @@ stores (the node store and the terminations store), as the one table is."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
@@ -380,6 +380,26 @@ class FakeTable:
             return None, None
         live = partition.reservations.get(reservation_id)
         return partition.node, as_read(live) if live else partition.history.get(reservation_id)
+
+    def load_reservations(
+        self, node_id: str, reservation_ids: Collection[str]
+    ) -> list[Reservation]:
+        ids = sorted(set(reservation_ids))
+        self.reads += (len(ids) + 49) // 50
+        partition = self.nodes.get(node_id)
+        if partition is None:
+            return []
+        live = partition.reservations
+        found = [as_read(live[i]) if i in live else partition.history.get(i) for i in ids]
+        return [r for r in found if r is not None]
+
+    def list_access(self, node_id: str) -> ListAccess | None:
+        self.reads += 1
+        partition = self.nodes.get(node_id)
+        if partition is None:
+            return None
+        node = partition.node
+        return ListAccess(node.owner_org_id, dict(partition.named), node.unit_changed_at)
 
     def reservation_page(
         self, node_id: str, after: str | None, history: bool = False, limit: int | None = 100

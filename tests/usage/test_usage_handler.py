@@ -291,24 +291,26 @@ def test_a_node_loaded_from_a_fleet_file_is_counted_from_its_load(functions, loa
 
 
 def test_a_named_nodes_page_reads_its_access_its_loads_and_its_feed(day, sent_requests):
-    """The requests of a page by node for one named node, the key cached: one Query of the
-    node's partition (its list access), one of its latest checkpoint before the period (one
+    """The requests of a page by node for one named node, the key cached: one GetItem of
+    the node's list access, one Query of its latest checkpoint before the period (one
     item), one of its load records, one of its events by time (a day of five events fits
-    one page). By reservation, its reservations (live and ended) in one Query of the
-    NodeReservations index instead of the list access."""
+    one page). By reservation, one BatchGetItem more: the reservations that governed a unit
+    in the period, by id (live or ended), never the node's others."""
     fns, clock = day
     clock.at(DAY + 10_000)
     _ok(usage(fns, "owner", nodeId=NODE))  # the key, cached
     sent_requests.clear()
     [_] = _ok(usage(fns, "owner", nodeId=NODE))["items"]
-    assert sent_requests.sent == [("dynamodb", "Query")] * 4
+    assert sent_requests.sent == [("dynamodb", "GetItem")] + [("dynamodb", "Query")] * 3
     sent_requests.clear()
     [_] = _ok(usage(fns, "owner", nodeId=NODE, groupBy="reservation"))["items"]
-    assert sent_requests.sent == [("dynamodb", "Query")] * 4
+    assert sent_requests.sent == [("dynamodb", "GetItem")] + [("dynamodb", "Query")] * 3 + [
+        ("dynamodb", "BatchGetItem")
+    ]
     sent_requests.clear()
     assert _ok(usage(fns, "broker", nodeId=NODE))["items"] == []  # not its node's rows
     # Its key read (first use), the list access, and no fold.
-    assert sent_requests.sent == [("dynamodb", "GetItem"), ("dynamodb", "Query")]
+    assert sent_requests.sent == [("dynamodb", "GetItem")] * 2
 
 
 def test_an_owner_without_node_ids_gets_every_node_it_owns_reserved_or_not(day):
@@ -364,20 +366,64 @@ def test_rows_read_from_a_checkpoint_are_the_rows_read_from_the_first_event(day,
 
 def test_a_page_after_a_checkpoint_reads_none_of_the_nodes_past(day, sent_requests):
     """Day 2 read with the day's checkpoint kept: its events Query reads none of day 1's
-    events; without it, the fold read them all (five writes, six events)."""
+    events; without it, the fold read all of them (five, by time)."""
     fns, clock = day
     clock.at(2 * DAY + 10_000)
     query = {"nodeId": NODE, "from": "2026-12-02T00:00:00Z", "to": "2026-12-03T00:00:00Z"}
     _ok(usage(fns, "owner", **query))  # the key, cached
     sent_requests.clear()
     [before] = _ok(usage(fns, "owner", **query))["items"]
-    read_before = sum(count for count, _ in sent_requests.items_read)
+    read_before = list(sent_requests.items_read)
     _keep_checkpoints(clock, range(24, 25))
     clock.at(2 * DAY + 10_000)
     sent_requests.clear()
     [after] = _ok(usage(fns, "owner", **query))["items"]
-    # After the node's list access: its checkpoint, no load record, no event.
-    assert sent_requests.items_read[1:] == [(1, 1), (0, 0), (0, 0)]
-    assert read_before >= 2 + 5
+    # Its Queries: its checkpoint, no load record, no event.
+    assert sent_requests.items_read == [(1, 1), (0, 0), (0, 0)]
+    assert read_before == [(0, 0), (0, 0), (5, 5)]  # no checkpoint: day 1's events read
     assert after == before
     assert sum(after["unitMs"].values()) == 3 * DAY
+
+
+def test_by_reservation_a_page_reads_only_the_reservations_that_governed_in_it(day, sent_requests):
+    """Two more reservations of U3 on day 2 (01:00 to 02:00 for the lab's audience, from 02:00
+    for another org's). Day 1 by reservation reads res-1 alone (by id: its live key and its
+    history key); days 1 and 2 read the three; the lab sees the two that name it."""
+    fns, clock = day
+    rid = clock.reservation_id  # type: ignore[attr-defined]
+    clock.at(DAY + H // 2)
+    made = []
+    for audience, starts, ends in (("org-lab", "01:00", "02:00"), ("org-other", "02:00", None)):
+        body = {"unitIds": [U3], "allowedOrgIds": [audience],
+                "startsAt": f"2026-12-02T{starts}:00Z",
+                **({"endsAt": f"2026-12-02T{ends}:00Z"} if ends else {})}  # fmt: skip
+        made.append(_ok(invoke(fns["create_reservation"],
+                               create_event(NODE, body, WRITER, f"k-{audience}")))["id"])  # fmt: skip
+    clock.at(2 * DAY + 10_000)
+    by = {"groupBy": "reservation", "nodeId": NODE}
+    _ok(usage(fns, "owner", **by))  # the key, cached
+    sent_requests.clear()
+    day_one = _ok(usage(fns, "owner", **by))["items"]
+    assert [r["reservationId"] for r in day_one] == [rid]
+    assert sent_requests.keys_asked == [2]
+    sent_requests.clear()
+    two_days = {"to": "2026-12-03T00:00:00Z", **by}
+    both = _ok(usage(fns, "owner", **two_days))["items"]
+    assert {r["reservationId"] for r in both} == {rid, *made}
+    assert sent_requests.keys_asked == [6]
+    lab = _ok(usage(fns, "lab", **two_days))["items"]
+    assert {r["reservationId"] for r in lab} == {rid, made[0]}
+    [lent] = [r for r in both if r["reservationId"] == made[0]]
+    assert sum(lent["unitMs"].values()) == H  # 01:00 to 02:00 on day 2
+
+
+def test_by_reservation_an_org_no_reservation_names_reads_no_fold(day, sent_requests):
+    """The node's list access says which orgs its reservations name: for any other, a page
+    by reservation reads that one item and nothing of the node's events."""
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    by = {"groupBy": "reservation", "nodeId": NODE}
+    _ok(usage(fns, "stranger", **by))  # the key, cached
+    sent_requests.clear()
+    assert _ok(usage(fns, "stranger", **by))["items"] == []
+    assert sent_requests.sent == [("dynamodb", "GetItem")]

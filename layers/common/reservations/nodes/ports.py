@@ -4,14 +4,20 @@ the tests' in-memory fake), and for a registration, the node's queue."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from reservations.kernel.idempotency.models import AnswerRecord, StoredResponse
 from reservations.kernel.ports import Ports
-from reservations.nodes.models.partition import Node, NodeSnapshot, Reservation, ReservationsRead
+from reservations.nodes.models.partition import (
+    ListAccess,
+    Node,
+    NodeSnapshot,
+    Reservation,
+    ReservationsRead,
+)
 from reservations.nodes.models.writes import PartitionWrite
 
 # node id -> the node's spot-termination queue URL, made if missing (idempotent).
@@ -59,6 +65,15 @@ class ReservationReader(Protocol):  # pragma: no mutate block
         self, node_id: str, reservation_id: str
     ) -> tuple[Node | None, Reservation | None]:
         """The node and one of its reservations (None for either that is not there)."""
+
+    def load_reservations(
+        self, node_id: str, reservation_ids: Collection[str]
+    ) -> list[Reservation]:
+        """Those of the node's reservations that are there, live or in its history, by id
+        (a read that grows with the ids, never with the node's other reservations)."""
+
+    def list_access(self, node_id: str) -> ListAccess | None:
+        """The node's list access alone (None: there is no such node)."""
 
     def reservation_page(
         self, node_id: str, after: str | None, history: bool = False, limit: int | None = 100

@@ -17,7 +17,9 @@ changes in them, and at most about an hour before them, never with the node's pa
 Who sees what is decided when read, from the node's list access and its reservations as
 they are now: the operator everything; a node's owner its node's rows and those of every
 reservation on it; a reservation's managers and audience that reservation's rows. A row
-the caller may not see is absent, as if its key did not exist."""
+the caller may not see is absent, as if its key did not exist. By reservation, the fold
+says which reservations governed a unit in the page's periods, and only those are read
+(by id, live or in the node's history): never the node's other reservations."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from reservations.kernel.caller import Caller
 from reservations.kernel.cursors import Cursor, CursorScope, decode_cursor, encode_cursor
 from reservations.kernel.errors import NotFound
 from reservations.kernel.event_log import SETTLE_WINDOW
-from reservations.nodes import Reservation, ReservationReader, runs_the_node
+from reservations.nodes import Reservation, ReservationReader, named_at, runs_the_node
 from reservations.usage.models import UsagePage, UsageRow
 from reservations.usage.ports import NodeHistory, OrgNodes
 from reservations.usage.rules import rows as usage_rows
@@ -93,24 +95,25 @@ def _visible(
     now: datetime,
 ) -> list[usage_rows.UsageRow]:
     """The node's rows the query asks for and the caller may see (none, and no fold, when
-    it may see none of them)."""
+    its list access says it may see none of them)."""
+    access = reads.reservations.list_access(node_id)
+    if access is None:
+        return []
+    runs = runs_the_node(caller, access.owner_org_id)
     if filters.group_by is GroupBy.NODE:
-        first = reads.reservations.reservation_page(node_id, None, False, 1).access
-        if first is None or not runs_the_node(caller, first.owner_org_id):
+        if not runs:
             return []
         ledger = _ledger(reads.history, node_id, filters, as_of)
         return usage_rows.node_rows(ledger, filters.granularity, filters.start, filters.end)
-    owner, reservations = _reservations(reads.reservations, node_id, now)
-    if owner is None:
-        return []
-    runs = runs_the_node(caller, owner)
-    seen = {r.id for r in reservations if runs or _names(r, caller.org_id)}
-    if filters.reservation_ids is not None:
-        seen &= filters.reservation_ids
-    if not seen:
+    if not runs and caller.org_id not in named_at(access.named_until, now):
         return []
     ledger = _ledger(reads.history, node_id, filters, as_of)
     rows = usage_rows.reservation_rows(ledger, filters.granularity, filters.start, filters.end)
+    governed = {row.key.reservation_id for row in rows if row.key.reservation_id}
+    if filters.reservation_ids is not None:
+        governed &= filters.reservation_ids
+    seen = {r.id for r in reads.reservations.load_reservations(node_id, governed)
+            if r.retained_at(now) and (runs or _names(r, caller.org_id))}  # fmt: skip
     return [row for row in rows if row.key.reservation_id in seen]
 
 
@@ -121,25 +124,6 @@ def _ledger(history: NodeHistory, node_id: str, filters: UsageFilters, as_of: in
     carried = history.checkpoint(node_id, min(filters.start, as_of - 1))
     events = history.node_history(node_id, carried.at if carried else None, filters.end)
     return fold(node_id, events, as_of, since=carried)
-
-
-def _reservations(
-    reader: ReservationReader, node_id: str, now: datetime
-) -> tuple[str | None, list[Reservation]]:
-    """The node's owner (None: no such node) and every reservation it still keeps, live or
-    in its history."""
-    owner: str | None = None
-    kept: list[Reservation] = []
-    after: str | None = None
-    while True:
-        read = reader.reservation_page(node_id, after, True, None)
-        if read.access is None:
-            return None, []
-        owner = read.access.owner_org_id
-        kept += (r for r in read.reservations if r.retained_at(now))
-        if not read.more or not read.reservations:
-            return owner, kept
-        after = read.reservations[-1].id
 
 
 def _names(reservation: Reservation, org_id: str) -> bool:

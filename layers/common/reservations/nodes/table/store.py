@@ -9,7 +9,7 @@ write puts beside them (``records.written_with``: its events), then the key's re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -103,6 +103,8 @@ class Writer(Generic[W]):
 # page knows there is more, whatever the page's own ``limit``: an org that sees few of a
 # node's reservations still finds them in a few pages.
 HISTORY_WINDOW = 100
+# Reservations read by id in one BatchGetItem: each is two keys (live, history) of its 100.
+BATCH_IDS = 50
 
 
 class NodeTable:
@@ -143,6 +145,27 @@ class NodeTable:
             (i for i in items if i["SK"] != NODE_SK), key=lambda i: i["PK"] != node_pk(node_id)
         )
         return node, next((reservation_from_item(i) for i in found), None)
+
+    def load_reservations(
+        self, node_id: str, reservation_ids: Collection[str]
+    ) -> list[Reservation]:
+        """Those of the node's reservations that are there, live or in its history, in id
+        order: a BatchGetItem of each one's two keys, 50 ids at a time (the live one when a
+        move is caught between the two)."""
+        ids = sorted(set(reservation_ids))
+        found: dict[str, Reservation] = {}
+        for start in range(0, len(ids), BATCH_IDS):
+            keys = [key for reservation_id in ids[start : start + BATCH_IDS]
+                    for key in (reservation_key(node_id, reservation_id),
+                                reservation_history_key(node_id, reservation_id))]  # fmt: skip
+            live_first = sorted(batch_get(keys), key=lambda i: i["PK"] != node_pk(node_id))
+            for item in live_first:
+                found.setdefault(item["id"], reservation_from_item(item))
+        return [found[key] for key in sorted(found)]
+
+    def list_access(self, node_id: str) -> ListAccess | None:
+        """The node's list access alone: one GetItem."""
+        return self._list_access(node_id)
 
     def load_ended(self, node_id: str, reservation_id: str) -> Reservation | None:
         """One reservation of the node's history (one GetItem): what a write on a
