@@ -159,11 +159,13 @@ class UnsupportedMediaType(ApiError, row=230, status=415, code="unsupported_medi
 
 
 class Unavailable(ApiError, row=240, status=503, code="internal", retry_after=2):
-    """AWS did not answer within the call's time; retry (a POST with the same
+    """AWS did not answer within the call's time, or answered that it could not serve the
+    call then (its own 5xx, or throttling): an outage; retry (a POST with the same
     Idempotency-Key; a PUT as it was)"""
 
     def __init__(self) -> None:
-        # AWS did not answer within the invocation: the contract's 5xx, in its shape.
+        # AWS did not answer within the invocation, or refused it for now: the contract's
+        # 5xx, in its shape.
         super().__init__("the service could not answer in time; try again")
 
 

@@ -177,7 +177,7 @@ class ApiRoute:
 
     def answering(self, status: int) -> Errors:
         """The errors it may answer with ``status``, in the order of the contract's table
-        (500: the internal error; 503: AWS did not answer in time)."""
+        (500: the internal error; 503: AWS did not answer in time, or could not serve it then)."""
         if status == 500:
             return (ApiError,)
         if status == 503:
