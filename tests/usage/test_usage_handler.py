@@ -330,6 +330,37 @@ def test_an_owner_without_node_ids_gets_every_node_it_owns_reserved_or_not(day):
     assert _ok(usage(fns, "broker"))["items"] == []
 
 
+def test_without_node_ids_a_reservation_that_ended_before_the_period_is_not_read(
+    day, sent_requests
+):
+    """The broker manages res-1 (open-ended) on node-u, and one on node-w that ended on
+    day 1 at 06:00. Day 1 without nodeId reaches both nodes; day 2 reaches node-u alone:
+    the fleet index is read from the period's start on (it is sorted by end), so node-w is
+    neither listed nor folded."""
+    fns, clock = day
+    clock.at(5 * H)
+    body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit(U1)]}
+    _ok(invoke(fns["put_node"], node_event("node-w", body, WRITER)))
+    create = {"unitIds": [U1], "managingOrgIds": ["org-broker"], "allowedOrgIds": ["org-lab"],
+              "startsAt": "2026-12-01T05:00:00Z", "endsAt": "2026-12-01T06:00:00Z"}  # fmt: skip
+    _ok(invoke(fns["create_reservation"], create_event("node-w", create, WRITER, "k-w")))
+    clock.index()  # type: ignore[attr-defined]
+    clock.at(2 * DAY + 10_000)
+    by = {"groupBy": "reservation"}
+    day_one = _ok(usage(fns, "broker", **by))["items"]
+    assert [r["nodeId"] for r in day_one] == ["node-u", "node-w"]
+    sent_requests.clear()
+    assert [r["nodeId"] for r in _ok(usage(fns, "broker", **by))["items"]] == ["node-u", "node-w"]
+    day_one_reads = sent_requests.by_service("dynamodb")
+    sent_requests.clear()
+    day_two = _ok(usage(fns, "broker", **by, **{"from": "2026-12-02T00:00:00Z",
+                                                 "to": "2026-12-03T00:00:00Z"}))["items"]  # fmt: skip
+    assert [r["nodeId"] for r in day_two] == ["node-u"]
+    day_two_reads = sent_requests.by_service("dynamodb")
+    # node-w's list access, its checkpoint, loads and events, and its reservation by id.
+    assert day_one_reads - day_two_reads == {"GetItem": 1, "Query": 3, "BatchGetItem": 1}
+
+
 def _keep_checkpoints(clock: Clock, hours: range) -> None:
     """The relay's usage outlet run at each hour's start plus its settling time: the
     node's checkpoint at each of those hours, each made from the one before."""

@@ -5,6 +5,7 @@ on."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from reservations.kernel.caller import Caller
@@ -29,6 +30,7 @@ class Checkpoints(NodeHistory, Protocol):  # pragma: no mutate block
 
 
 class OrgNodes(Protocol):  # pragma: no mutate block
-    def __call__(self, caller: Caller) -> frozenset[str]:
-        """The nodes of every reservation the caller's org may see, live or ended (the
-        operator: every reservation's)."""
+    def __call__(self, caller: Caller, ends_after: datetime) -> frozenset[str]:
+        """The nodes the caller's org owns, and those of every reservation it may see that
+        ends at or after ``ends_after`` or never, live or ended (the operator: every
+        node). A reservation that ended before then governed nothing since."""

@@ -35,7 +35,7 @@ from reservations.nodes import Reservation, ReservationReader, named_at, runs_th
 from reservations.usage.models import UsagePage, UsageRow
 from reservations.usage.ports import NodeHistory, OrgNodes
 from reservations.usage.rules import rows as usage_rows
-from reservations.usage.rules.facts import to_ms
+from reservations.usage.rules.facts import from_ms, to_ms
 from reservations.usage.rules.ledger import NodeLedger, fold
 from reservations.usage.rules.query import GroupBy, UsageFilters, UsageQuery, parse
 
@@ -64,7 +64,8 @@ def list_usage(
     scope = CursorScope("", filters.canonical(), caller.org_id, USAGE_FEED)
     after = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else ""
     as_of = to_ms(now - SETTLE_WINDOW)
-    node_ids = filters.node_ids if filters.node_ids is not None else reads.org_nodes(caller)
+    node_ids = (filters.node_ids if filters.node_ids is not None
+                else reads.org_nodes(caller, from_ms(filters.start)))  # fmt: skip
     found: list[usage_rows.UsageRow] = []
     for node_id in sorted(node_ids):
         if node_id < after.partition("/")[0]:

@@ -4,10 +4,12 @@ loads, and the fleet index for the nodes an org owns and those its reservations 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from reservations.kernel.caller import Caller
 from reservations.kernel.clock import utc_now
 from reservations.kernel.ports import Ports
+from reservations.kernel.times import format_time
 from reservations.lifecycle import FleetIndexTable, FleetQuery, list_fleet_reservations
 from reservations.nodes import READ, node_table
 from reservations.usage.read import UsageReads
@@ -21,25 +23,29 @@ _PAGE = "100"
 class FleetNodes:
     """The nodes whose rows an org may see something of: those it owns (the fleet index's
     node list; the operator's lists every node), and the nodes of the reservations it may
-    see across the fleet, from the fleet list's own pages (every status)."""
+    see across the fleet that end at or after the page's first period or never, from the
+    fleet list's own pages (every status; the index is sorted by end, so a reservation that
+    ended before the period is not read)."""
 
     def __init__(self, signing_key: bytes) -> None:
         self._index = FleetIndexTable()
         self._signing_key = signing_key
 
-    def __call__(self, caller: Caller) -> frozenset[str]:
+    def __call__(self, caller: Caller, ends_after: datetime) -> frozenset[str]:
         if caller.platform_operator:
             return frozenset(self._index.owned_nodes(None))
-        return frozenset(self._index.owned_nodes(caller.org_id)) | self._reserved(caller)
+        reserved = self._reserved(caller, format_time(ends_after))
+        return frozenset(self._index.owned_nodes(caller.org_id)) | reserved
 
-    def _reserved(self, caller: Caller) -> frozenset[str]:
+    def _reserved(self, caller: Caller, ends_after: str) -> frozenset[str]:
         # The fleet list reads for a key with reservation.read; usage asks it for the org's
         # reservations as the org would see them with it, whatever its own key holds.
         reader = replace(caller, permissions=caller.permissions | {READ})
         nodes: set[str] = set()
         cursor: str | None = None
         while True:
-            query = FleetQuery(status=_EVERY_STATUS, limit=_PAGE, cursor=cursor)
+            query = FleetQuery(status=_EVERY_STATUS, ends_after=ends_after, limit=_PAGE,
+                               cursor=cursor)  # fmt: skip
             page = list_fleet_reservations(reader, query, self._index, self._signing_key,
                                            utc_now())  # fmt: skip
             nodes.update(item.node_id for item in page.items)
