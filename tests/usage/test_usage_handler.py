@@ -16,13 +16,14 @@ from devstack import fleet_documents as f
 from devstack.api_events import (
     create_event,
     end_event,
+    event_file,
     node_event,
     place_event,
     release_event,
     usage_event,
 )
 from devstack.fleets import NODE_QUEUE_PREFIX
-from devstack.functions import invoke, load_function
+from devstack.functions import FakeContext, invoke, load_function
 from reservations.kernel.aws import clients
 from reservations.usage.checkpoints import SETTLED, UsageCheckpoints, checkpoint_hour
 from reservations.usage.rules.facts import to_ms
@@ -458,3 +459,29 @@ def test_by_reservation_an_org_no_reservation_names_reads_no_fold(day, sent_requ
     sent_requests.clear()
     assert _ok(usage(fns, "stranger", **by))["items"] == []
     assert sent_requests.sent == [("dynamodb", "GetItem")]
+
+
+def test_a_reservation_no_longer_kept_has_no_rows(day, monkeypatch):
+    """A reservation that ended is read by id from the node's history and counted while it
+    is kept; once its retention is over (HistoryRetentionDays after its end) its rows are
+    gone, as it is from a GET, and the node's row still counts its units."""
+    fns, clock = day
+    clock.at(5 * H)
+    body = {"unitIds": [U3], "allowedOrgIds": ["org-lab"],
+            "startsAt": "2026-12-01T05:00:00Z", "endsAt": "2026-12-01T06:00:00Z"}  # fmt: skip
+    ended = _ok(invoke(fns["create_reservation"], create_event(NODE, body, WRITER, "k-e2")))["id"]
+    clock.at(DAY + 10_000)
+    mover = load_function("history_mover")
+    swap_ports(monkeypatch, mover, clock=clock)
+    moved = mover.lambda_handler(event_file("history_mover/scheduled.json"), FakeContext())
+    assert moved.get("moved") == 1, moved
+    by = {"groupBy": "reservation", "nodeId": NODE}
+    rid = clock.reservation_id  # type: ignore[attr-defined]
+    kept = _ok(usage(fns, "lab", **by))["items"]
+    assert {r["reservationId"] for r in kept} == {rid, ended}
+    clock.at(5 * H + 402 * DAY)  # past the 400 days of its retention
+    gone = _ok(usage(fns, "lab", **by))["items"]
+    assert [r["reservationId"] for r in gone] == [rid]
+    assert gone[0]["unitMs"] == next(r for r in kept if r["reservationId"] == rid)["unitMs"]
+    [node] = _ok(usage(fns, "owner", nodeId=NODE))["items"]
+    assert sum(node["unitMs"].values()) == 3 * DAY
