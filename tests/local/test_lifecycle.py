@@ -11,6 +11,7 @@ import json
 import os
 import re
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,12 +39,14 @@ def demo_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def call(stack: Stack, key: str, path: str, body: Any = None, method: str = "POST") -> Any:
-    return requests.request(
+    """A request of the lifecycle's, a POST under a key of its own: sent again once after a
+    503 (and replayed if its first try had committed)."""
+    keyed = {"Idempotency-Key": f"e2e-{uuid.uuid4()}"} if method == "POST" else {}
+    return patient.request(
         method,
         f"{stack.api}/v1/nodes/{NODE}/reservations{path}",
-        headers={"Authorization": key},
+        headers={"Authorization": key, **keyed},
         data=None if body is None else json.dumps(body),
-        timeout=REQUEST_TIMEOUT,
     )
 
 
