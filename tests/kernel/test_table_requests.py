@@ -862,6 +862,41 @@ def test_a_reservation_reads_live_before_its_history_and_unknown_as_none(dynamod
     assert table.load_reservation("node-b", "res-1") == (None, None)
 
 
+def test_reservations_by_id_are_read_50_at_a_time_live_first_and_the_missing_again(dynamodb):
+    """52 ids (one asked twice): two BatchGetItems (100 keys, then 4). res-03 caught
+    mid-move (both items: the live one), res-07 caught in neither (the move's transaction
+    seen half-way, item by item): read once more, with res-99, which is nowhere."""
+    ids = [f"res-{i:02d}" for i in range(51)]
+
+    def live(reservation_id: str) -> dict[str, Any]:
+        return to_attributes(reservation_item(replace(RES_1, id=reservation_id)))
+
+    def moved(reservation_id: str) -> dict[str, Any]:
+        ended = replace(RES_1, id=reservation_id, reason="as moved")
+        return to_attributes(reservation_history_item(ended, T0 + timedelta(days=400)))
+
+    first = [live(i) for i in ids[:50] if i != "res-07"] + [moved("res-03")]
+    dynamodb.answers = {
+        "batch_get_item": [
+            {"Responses": {TABLE: list(reversed(first))}},
+            {"Responses": {TABLE: [live("res-50")]}},
+            {"Responses": {TABLE: [moved("res-07")]}},  # res-99 still nowhere
+        ]
+    }
+    found = NodeTable().load_reservations("node-a", [*reversed(ids), "res-99", "res-03"])
+    assert [r.id for r in found] == ids
+    assert (found[3].reason, found[3].retained_until) == (RES_1.reason, None)  # the live one
+    assert (found[7].reason, found[7].retained_until) == ("as moved", T0 + timedelta(days=400))
+    asked = [call[1]["RequestItems"][TABLE]["Keys"] for call in dynamodb.calls]
+    assert [len(keys) for keys in asked] == [100, 4, 4]
+    assert asked[2] == [
+        to_attributes(key)
+        for i in ("res-07", "res-99")
+        for key in (reservation_key("node-a", i), reservation_history_key("node-a", i))
+    ]
+    assert all(call[1]["RequestItems"][TABLE]["ConsistentRead"] for call in dynamodb.calls)
+
+
 def test_a_termination_is_read_again_consistently(dynamodb):
     dynamodb.answers = {"get_item": [{}]}
     assert TerminationTable(dynamodb, "Other").read("node-a", "vm-1") is None

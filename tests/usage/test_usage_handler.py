@@ -337,7 +337,8 @@ def test_without_node_ids_a_reservation_that_ended_before_the_period_is_not_read
     """The broker manages res-1 (open-ended) on node-u, and one on node-w that ended on
     day 1 at 06:00. Day 1 without nodeId reaches both nodes; day 2 reaches node-u alone:
     the fleet index is read from the period's start on (it is sorted by end), so node-w is
-    neither listed nor folded."""
+    neither listed nor folded. Its rows would be absent either way (none on day 2): the
+    requests the page sends are what tell."""
     fns, clock = day
     clock.at(5 * H)
     body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit(U1)]}

@@ -151,8 +151,17 @@ class NodeTable:
     ) -> list[Reservation]:
         """Those of the node's reservations that are there, live or in its history, in id
         order: a BatchGetItem of each one's two keys, 50 ids at a time (the live one when a
-        move is caught between the two)."""
+        move is caught with both). A BatchGetItem reads each item on its own, not isolated
+        from a move's transaction, so a reservation caught moving can be in neither: the ids
+        not found are read once more, which sees the move committed."""
         ids = sorted(set(reservation_ids))
+        found = self._by_id(node_id, ids)
+        missing = [reservation_id for reservation_id in ids if reservation_id not in found]
+        if missing:
+            found |= self._by_id(node_id, missing)
+        return [found[key] for key in sorted(found)]
+
+    def _by_id(self, node_id: str, ids: list[str]) -> dict[str, Reservation]:
         found: dict[str, Reservation] = {}
         for start in range(0, len(ids), BATCH_IDS):
             keys = [key for reservation_id in ids[start : start + BATCH_IDS]
@@ -161,7 +170,7 @@ class NodeTable:
             live_first = sorted(batch_get(keys), key=lambda i: i["PK"] != node_pk(node_id))
             for item in live_first:
                 found.setdefault(item["id"], reservation_from_item(item))
-        return [found[key] for key in sorted(found)]
+        return found
 
     def list_access(self, node_id: str) -> ListAccess | None:
         """The node's list access alone: one GetItem."""
