@@ -20,6 +20,7 @@ from devstack.api_events import (
     node_event,
     place_event,
     release_event,
+    update_event,
     usage_event,
 )
 from devstack.fleets import NODE_QUEUE_PREFIX
@@ -486,3 +487,21 @@ def test_a_reservation_no_longer_kept_has_no_rows(day, monkeypatch):
     assert gone[0]["unitMs"] == next(r for r in kept if r["reservationId"] == rid)["unitMs"]
     [node] = _ok(usage(fns, "owner", nodeId=NODE))["items"]
     assert sum(node["unitMs"].values()) == 3 * DAY
+
+
+def test_an_org_a_patch_adds_to_the_audience_sees_the_reservations_rows(day, monkeypatch):
+    """Who sees what is decided when read: an org added to res-1's audience by a PATCH on
+    day 2 sees res-1's rows of day 1 (the node's list access names it from the PATCH on)."""
+    fns, clock = day
+    rid = clock.reservation_id  # type: ignore[attr-defined]
+    by = {"groupBy": "reservation", "nodeId": NODE}
+    clock.at(DAY + H)
+    assert _ok(usage(fns, "stranger", **by))["items"] == []
+    patch = load_function("update_reservation")
+    swap_ports(monkeypatch, patch, clock=clock)
+    change = {"allowedOrgIds": ["org-lab", "org-stranger"]}
+    update = invoke(patch, update_event(NODE, rid, change, WRITER, "k-u"))
+    assert update.status == 200, update.body
+    seen = _ok(usage(fns, "stranger", **by))["items"]
+    assert [r["reservationId"] for r in seen] == [rid]
+    assert seen == _ok(usage(fns, "lab", **by))["items"]
