@@ -248,8 +248,9 @@ class Case:
 
 def cases(pasts: tuple[tuple[int, int], ...], fleets: tuple[int, ...]) -> list[Case]:
     """Each past by node and by reservation with ``nodeId``; without it, each org by node,
-    and the smallest by reservation too (either reads 3 Queries a node it reaches: its list
-    access or its reservations, its load records, its feed)."""
+    and the smallest by reservation too (either reads a node it reaches with a GetItem of
+    its list access and 3 Queries: its checkpoint, its load records, its feed; by
+    reservation, a BatchGetItem more of the reservations that governed)."""
     found = []
     for group_by in ("node", "reservation"):
         for ended, events in pasts:
