@@ -402,13 +402,13 @@ def test_the_history_mover_alone_reads_the_live_reservation_ends_index():
     ]
 
 
-def test_the_reservation_list_and_usage_alone_read_the_node_reservations_index_by_node():
-    """Usage reads a node's reservations, live and ended, for who may see their rows."""
+def test_the_reservation_list_alone_reads_the_node_reservations_index_by_node():
+    """Usage reads only the reservations that governed in its periods, by id: not the
+    index of every reservation a node keeps."""
     index = {"Fn::Sub": "${ReservationsTable.Arn}/index/NodeReservations"}
     on_index = [(i, s) for i, s in _statements() if index in _listed(s["Resource"])]
     assert sorted((i, _listed(s["Action"])) for i, s in on_index) == [
         ("ListReservationsFunction", ["dynamodb:Query"]),
-        ("ListUsageFunction", ["dynamodb:Query"]),
     ]
     for _, statement in on_index:
         assert statement["Condition"] == {

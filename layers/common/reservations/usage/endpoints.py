@@ -69,17 +69,10 @@ LIST_USAGE = page_route(
     ports=usage_ports,
     grants=(
         Grant(
-            sid="ReadNodePartitions",
-            actions=("dynamodb:Query", "dynamodb:GetItem"),
+            sid="ReadNodeListAccess",
+            actions=("dynamodb:GetItem",),
             keys=(node_grants.NODES,),
-            why="A node's list access (its owner), with its reservations.",
-        ),
-        Grant(
-            sid="ReadNodeReservationsIndex",
-            actions=("dynamodb:Query",),
-            keys=(node_grants.NODES,),
-            on="index/NodeReservations",
-            why="A node's reservations, live and in its history: who may see their rows.",
+            why="A node's list access: its owner, and the orgs its reservations name.",
         ),
         Grant(
             sid="ReadNodeCheckpointsAndLoads",
@@ -104,7 +97,8 @@ LIST_USAGE = page_route(
             sid="ReadListedReservationsAndNodes",
             actions=("dynamodb:BatchGetItem",),
             keys=(node_grants.NODES, node_grants.HISTORY),
-            why="... read again as the fleet list reads them.",
+            why="... read again as the fleet list reads them; and by reservation, those "
+            "that governed a unit in the page's periods, by id, live or in the history.",
         ),
     ),
     tag=TAG,
