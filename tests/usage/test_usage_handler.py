@@ -25,7 +25,7 @@ from devstack.api_events import (
 )
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import FakeContext, invoke, load_function
-from reservations.kernel.aws import clients
+from reservations.kernel.aws import clients, event_items
 from reservations.usage.checkpoints import SETTLED, UsageCheckpoints, checkpoint_hour
 from reservations.usage.rules.facts import to_ms
 from reservations.usage.table import UsageTable
@@ -85,6 +85,8 @@ def functions(aws, load_fleet, monkeypatch) -> tuple[dict[str, ModuleType], Cloc
     clock = Clock()
     for module in loaded.values():
         swap_ports(monkeypatch, module, clock=clock)
+    # The feeds' positions by the same clock: each write recorded at its own moment.
+    monkeypatch.setattr(event_items, "record_clock", clock)
     clock.index = stream.run  # type: ignore[attr-defined]
     return loaded, clock
 
@@ -505,3 +507,38 @@ def test_an_org_a_patch_adds_to_the_audience_sees_the_reservations_rows(day, mon
     seen = _ok(usage(fns, "stranger", **by))["items"]
     assert [r["reservationId"] for r in seen] == [rid]
     assert seen == _ok(usage(fns, "lab", **by))["items"]
+
+
+def test_a_write_answered_after_its_hour_was_final_restates_the_hours_it_changed(day, monkeypatch):
+    """U2 released at 05:00 by a write that answered at 07:30 (its event recorded again
+    then, ``rewrite_late``): the hours that were final by then, 05:00 and 06:00, are
+    answered again with the lending counted at revision 2, by every reader; 07:00 was not
+    final yet, and the day's row, final only tomorrow, stays at 1. Nothing is kept: the
+    revision comes from the events."""
+    fns, clock = day
+    rid = clock.reservation_id  # type: ignore[attr-defined]
+    hourly = {"granularity": "hour", "limit": "24", "nodeId": NODE}
+    clock.at(7 * H + 20 * 60_000)  # before the write answers: 05:00 and 06:00 are final
+    before = _ok(usage(fns, "owner", **hourly))["items"]
+    assert [(r["start"][11:13], r["final"], r["revision"]) for r in before[5:]] == [
+        ("05", True, 1), ("06", True, 1), ("07", False, 1)]  # fmt: skip
+    clock.at(5 * H)
+    answered = T0 + timedelta(hours=7.5)
+    readings = iter([clock.now, answered])  # its position, then its answer
+    monkeypatch.setattr(event_items, "record_clock", lambda: next(readings, answered))
+    _ok(invoke(fns["release"], release_event(NODE, rid, {"unitIds": [U2]}, WRITER, "k-r2")))
+    clock.at(9 * H)
+    for who in ("owner", "operator"):
+        after = _ok(usage(fns, who, **hourly))["items"]
+        assert [(r["id"], r["revision"]) for r in after[:5]] == [
+            (r["id"], 1) for r in before[:5]]  # fmt: skip
+        assert [r["revision"] for r in after[5:9]] == [2, 2, 1, 1]
+        for was, now in zip(before[5:7], after[5:7], strict=True):
+            assert was["id"] == now["id"]
+            assert now["unitMs"]["lent_idle"] == was["unitMs"]["lent_idle"] + H
+    held = _ok(usage(fns, "broker", groupBy="reservation", **hourly))["items"]
+    assert [(r["start"][11:13], r["revision"]) for r in held[3:]] == [
+        ("04", 1), ("05", 2), ("06", 2), ("07", 1), ("08", 1)]  # fmt: skip
+    clock.at(DAY + 10_000)
+    [whole_day] = _ok(usage(fns, "owner", nodeId=NODE))["items"]
+    assert (whole_day["final"], whole_day["revision"]) == (True, 1)

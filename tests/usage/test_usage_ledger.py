@@ -12,12 +12,10 @@ import pytest
 from reservations.usage.rules.ledger import Gap, NodeLedger, fold
 from reservations.usage.rules.rows import (
     Granularity,
-    UsageRow,
     answer,
     node_rows,
     periods,
     reservation_rows,
-    restated,
 )
 from reservations.usage.rules.states import UsageState as S
 from tests.usage.histories import DAY, HOUR, MINUTE, NODE, SECOND, T0, event, unit
@@ -304,24 +302,6 @@ def test_reservation_rows_are_by_reservation_then_period_and_hold_governed_state
         "2025-12-02T00:00:00Z",
         "2025-12-02T01:00:00.000Z",
     )
-
-
-def test_only_a_final_row_whose_figures_changed_is_restated() -> None:
-    ledger = lent_and_reclaimed().ledger(2 * HOUR)
-    first, _ = node_rows(ledger, Granularity.HOUR, T0, T0 + 2 * HOUR)
-    changed = UsageRow(
-        first.key,
-        first.granularity,
-        first.start,
-        first.end,
-        {**first.unit_ms, S.OPEN_IDLE: 0},
-        first.gpu_ms,
-        first.as_of,
-    )
-    assert restated(None, first).revision == 1
-    assert restated(first, first).revision == 1
-    assert restated(first, changed).revision == 2
-    assert restated(restated(first, changed), first).revision == 3
 
 
 @pytest.mark.parametrize(

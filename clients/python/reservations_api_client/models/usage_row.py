@@ -37,7 +37,7 @@ class UsageRow:
                 reclaiming, lent_used, lent_idle, reserved_used, reserved_idle
             id (str): stable: the key, the granularity and the period's start
             node_id (str):
-            revision (int):
+            revision (int): 1, and one more each time a change that arrived after the row was final altered its figures
             start (datetime.datetime):
             unit_ms (UsageFigures): integer milliseconds by state: a node's row has all eight, a reservation's only review,
                 reclaiming, lent_used, lent_idle, reserved_used, reserved_idle

@@ -90,7 +90,11 @@ class UsageRow(WireModel):
     )
     as_of: Timestamp = Field(description="every change before it is counted")
     final: bool
-    revision: int = Field(ge=1)
+    revision: int = Field(
+        ge=1,
+        description="1, and one more each time a change that arrived after the row was "
+        "final altered its figures",
+    )
 
 
 class UsagePage(WireModel):

@@ -23,7 +23,7 @@ says which reservations governed a unit in the page's periods, and only those ar
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -36,8 +36,10 @@ from reservations.usage.models import UsagePage, UsageRow
 from reservations.usage.ports import NodeHistory, OrgNodes
 from reservations.usage.rules import rows as usage_rows
 from reservations.usage.rules.facts import from_ms, to_ms
-from reservations.usage.rules.ledger import NodeLedger, fold
+from reservations.usage.rules.ledger import NodeLedger
 from reservations.usage.rules.query import GroupBy, UsageFilters, UsageQuery, parse
+from reservations.usage.rules.revisions import folded
+from reservations.usage.rules.rows import Granularity
 
 USAGE_READ = "usage.read"
 # What binds a usage page's cursor to usage (no list or feed has it).
@@ -104,12 +106,10 @@ def _visible(
     if filters.group_by is GroupBy.NODE:
         if not runs:
             return []
-        ledger = _ledger(reads.history, node_id, filters, as_of)
-        return usage_rows.node_rows(ledger, filters.granularity, filters.start, filters.end)
+        return _rows(reads.history, node_id, filters, as_of, usage_rows.node_rows)
     if not runs and caller.org_id not in named_at(access.named_until, now):
         return []
-    ledger = _ledger(reads.history, node_id, filters, as_of)
-    rows = usage_rows.reservation_rows(ledger, filters.granularity, filters.start, filters.end)
+    rows = _rows(reads.history, node_id, filters, as_of, usage_rows.reservation_rows)
     governed = {row.key.reservation_id for row in rows if row.key.reservation_id}
     if filters.reservation_ids is not None:
         governed &= filters.reservation_ids
@@ -118,13 +118,25 @@ def _visible(
     return [row for row in rows if row.key.reservation_id in seen]
 
 
-def _ledger(history: NodeHistory, node_id: str, filters: UsageFilters, as_of: int) -> NodeLedger:
-    """The node's ledger for the query's periods: from its latest checkpoint at or before
-    the first period (and before ``as_of``), the events from there to the last period's
-    end (those after it change no row of the page)."""
+def _rows(
+    history: NodeHistory,
+    node_id: str,
+    filters: UsageFilters,
+    as_of: int,
+    rows_of: Callable[[NodeLedger, Granularity, int, int], list[usage_rows.UsageRow]],
+) -> list[usage_rows.UsageRow]:
+    """The node's rows for the query's periods, each at its revision (``rules/revisions.py``):
+    folded from its latest checkpoint at or before the first period (and before ``as_of``),
+    with the events from there to the last period's end (those after it change no row of
+    the page)."""
     carried = history.checkpoint(node_id, min(filters.start, as_of - 1))
     events = history.node_history(node_id, carried.at if carried else None, filters.end)
-    return fold(node_id, events, as_of, since=carried)
+    granularity, start, end = filters.granularity, filters.start, filters.end
+
+    def rows(ledger: NodeLedger) -> list[usage_rows.UsageRow]:
+        return rows_of(ledger, granularity, start, end)
+
+    return folded(node_id, events, as_of, granularity, rows, since=carried)
 
 
 def _names(reservation: Reservation, org_id: str) -> bool:

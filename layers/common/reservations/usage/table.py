@@ -12,19 +12,21 @@ checkpoints."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from reservations.kernel.aws import clients
 from reservations.kernel.aws.codec import EXPIRES_AT_EPOCH, Item, from_attributes, to_attributes
 from reservations.kernel.aws.event_items import EVENT_TIME
+from reservations.kernel.event_log import recorded_at
 from reservations.kernel.settings import settings
 from reservations.kernel.times import format_event_time
 from reservations.nodes import node_events_pk
 from reservations.usage.rules.checkpoint import from_text, to_text
-from reservations.usage.rules.facts import NODE_LOADED, from_ms
+from reservations.usage.rules.facts import NODE_LOADED, from_ms, to_ms
 from reservations.usage.rules.ledger import Carried
+from reservations.usage.rules.revisions import RECORDED_AT
 
 USAGE_PREFIX = "USAGE#"
 LOADED_PREFIX = "LOADED#"
@@ -82,7 +84,7 @@ def loaded_items(node_id: str, node: Mapping[str, Any], loaded_at: datetime) -> 
     ]
 
 
-def _loads(parts: Iterator[tuple[str, str]], node_id: str) -> list[dict[str, Any]]:
+def _loads(parts: Iterable[tuple[str, str]], node_id: str) -> list[dict[str, Any]]:
     """Each load's parts, in sort key order, as one ``node.loaded`` fact."""
     loads: dict[str, dict[str, Any]] = {}
     for sort_key, text in parts:
@@ -104,16 +106,17 @@ def _query(
     sort_key: str = "SK",
     between: tuple[str, str] | None = None,
     index: str | None = None,
-) -> Iterator[tuple[str, str]]:
-    """Each item's sort key and ``attribute`` in the partition (its sort key ``between``
-    the two, when given), page after page (1 MB each)."""
+) -> Iterator[tuple[str, str, str]]:
+    """Each item's sort key, ``attribute`` and table sort key (``SK``: on an index, the
+    item's own place in its partition) in the partition (its sort key ``between`` the two,
+    when given), page after page (1 MB each)."""
     condition = "PK = :pk" + (" AND #s BETWEEN :a AND :b" if between else "")
     values = {":pk": partition, **({":a": between[0], ":b": between[1]} if between else {})}
     query: dict[str, Any] = {
         "TableName": settings().table_name,
         "KeyConditionExpression": condition,
         "ExpressionAttributeValues": to_attributes(values),
-        "ProjectionExpression": "#s, #a",
+        "ProjectionExpression": "#s, #a, SK",
         "ExpressionAttributeNames": {"#a": attribute, "#s": sort_key},
         **({"IndexName": index} if index else {"ConsistentRead": True}),
     }
@@ -122,7 +125,7 @@ def _query(
         for item in page["Items"]:
             plain = from_attributes(item)
             if isinstance(plain.get(attribute), str):
-                yield str(plain[sort_key]), plain[attribute]
+                yield str(plain[sort_key]), plain[attribute], str(plain["SK"])
         if "LastEvaluatedKey" not in page:
             return
         query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -150,7 +153,9 @@ class UsageTable:
     def node_history(self, node_id: str, since: int | None, end: int) -> list[Mapping[str, Any]]:
         """The node's events, and a ``node.loaded`` fact for each of its loads, at or
         after ``since`` (from its first, for None) and before ``end`` (ms): one Query of
-        the EventsByTime index, one of its loads (a page each 1 MB)."""
+        the EventsByTime index, one of its loads (a page each 1 MB). Each event carries
+        when its copy was recorded in the feed (``recordedAt``, from its position: a write
+        that answered late is there again, recorded later)."""
         usage = usage_pk(node_id)
         loaded = _query(
             usage, "part", between=(_from(LOADED_PREFIX, since), _before(LOADED_PREFIX, end))
@@ -162,7 +167,11 @@ class UsageTable:
             between=(_from("", since), _before("", end)),
             index=EVENTS_BY_TIME_INDEX,
         )
-        return [*_loads(loaded, node_id), *(json.loads(event) for _, event in events)]
+        return [
+            *_loads(((sort_key, part) for sort_key, part, _ in loaded), node_id),
+            *({**json.loads(event), RECORDED_AT: to_ms(recorded_at(position))}
+              for _, event, position in events),
+        ]  # fmt: skip
 
     def checkpoint(self, node_id: str, at_or_before: int) -> Carried | None:
         """The node's latest checkpoint at or before the instant (ms), if any (one Query

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -42,8 +42,8 @@ class RowKey:
 @dataclass(frozen=True, slots=True)
 class UsageRow:
     """One row: its key and period ``[start, end)`` (ms), each state's unit-ms and GPU-ms
-    counted up to ``min(end, as_of)``. ``revision``: 1, grown each time a final row is
-    restated (:func:`restated`)."""
+    counted up to ``min(end, as_of)``. ``revision``: 1, grown each time a change that
+    arrived after the row was final altered its figures (``revisions.py``)."""
 
     key: RowKey
     granularity: Granularity
@@ -152,16 +152,6 @@ def _row(
         gpu_ms={state: gpus.get(state, 0) for state in states},
         as_of=as_of,
     )
-
-
-def restated(previous: UsageRow | None, row: UsageRow) -> UsageRow:
-    """``row`` as kept after ``previous`` (the same ``id``): a final row whose figures
-    changed is restated, its revision one more; otherwise the revision stays."""
-    if previous is None:
-        return row
-    same = previous.unit_ms == row.unit_ms and previous.gpu_ms == row.gpu_ms
-    grown = previous.revision + (0 if same or not previous.final else 1)
-    return replace(row, revision=grown)
 
 
 def answer(row: UsageRow) -> dict[str, Any]:
