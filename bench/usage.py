@@ -244,6 +244,7 @@ class Case:
     ended: int = 0
     events: int = 0
     nodes: int = 1
+    limit: int | None = None  # None: the default page
 
 
 def cases(pasts: tuple[tuple[int, int], ...], fleets: tuple[int, ...]) -> list[Case]:
@@ -261,6 +262,11 @@ def cases(pasts: tuple[tuple[int, int], ...], fleets: tuple[int, ...]) -> list[C
         for n in fleets if group_by == "node" else fleets[:1]:
             found.append(Case(f"by {group_by}, no nodeId, org of {n} node{'s' * (n > 1)}",
                               group_by, fleet_owner(n), None, n, nodes=n))  # fmt: skip
+    # A page of 10 of the largest org's nodes: it reads 11 of them (the 11th says there is
+    # more), not the org's every node.
+    n = fleets[-1]
+    found.append(Case(f"by node, no nodeId, org of {n} nodes, a page of 10", "node",
+                      fleet_owner(n), None, 10, nodes=n, limit=10))  # fmt: skip
     return found
 
 
@@ -271,7 +277,8 @@ def _query(case: Case, day: datetime) -> dict[str, str]:
         "granularity": "day",
         "groupBy": case.group_by,
     }
-    return query | ({"nodeId": case.node} if case.node else {})
+    return (query | ({"nodeId": case.node} if case.node else {})
+            | ({"limit": str(case.limit)} if case.limit else {}))  # fmt: skip
 
 
 def _index_fleet(dynamodb: Any) -> None:

@@ -26,8 +26,12 @@ from devstack.api_events import (
 from devstack.fleets import NODE_QUEUE_PREFIX
 from devstack.functions import FakeContext, invoke, load_function
 from reservations.kernel.aws import clients, event_items
+from reservations.kernel.cursors import Cursor, CursorScope, encode_cursor
+from reservations.kernel.settings import cursor_signing_key
 from reservations.usage.checkpoints import SETTLED, UsageCheckpoints, checkpoint_hour
+from reservations.usage.read import USAGE_FEED
 from reservations.usage.rules.facts import to_ms
+from reservations.usage.rules.query import UsageQuery, parse
 from reservations.usage.table import UsageTable
 from reservations_tools.fleet.loader import local_dead_letter_arn
 from tests.support.fleet_index import FleetStream
@@ -237,6 +241,21 @@ def test_pages_follow_the_cursor_bound_to_the_org_and_the_query(day):
         assert (refused.status, refused.body["details"][0]["field"]) == (400, "cursor"), who
 
 
+def test_a_cursor_of_the_earlier_form_pages_on_after_the_row_it_names(day):
+    """Cursors now name the next page's first row; one issued before that change (naming
+    the last row shown) still pages on from the row after it, with no row twice."""
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    whole = _ok(usage(fns, "owner", granularity="hour", limit="24"))["items"]
+    filters = parse(UsageQuery(from_="2026-12-01T00:00:00Z", to="2026-12-02T00:00:00Z",
+                               granularity="hour", limit="10"))  # fmt: skip
+    scope = CursorScope("", filters.canonical(), "org-acme", USAGE_FEED)
+    earlier = encode_cursor(Cursor(f"{NODE}//{to_ms(T0) + 9 * H:015d}"), scope,
+                            cursor_signing_key())  # fmt: skip
+    page = _ok(usage(fns, "owner", granularity="hour", limit="10", cursor=earlier))["items"]
+    assert [r["id"] for r in page] == [r["id"] for r in whole[10:20]]
+
+
 @pytest.mark.parametrize(
     ("query", "field"),
     [
@@ -332,6 +351,34 @@ def test_an_owner_without_node_ids_gets_every_node_it_owns_reserved_or_not(day):
         DAY - 4 * H
     )  # registered at 04:00 (the day's last write), counted to midnight
     assert _ok(usage(fns, "broker"))["items"] == []
+
+
+def test_by_node_without_node_ids_a_page_reads_the_owned_nodes_from_its_cursor_on(
+    day, sent_requests
+):
+    """Rows by node are the owner's (and the operator's): a page reads the owner's node
+    list from its cursor's node on, and each node only until the page is full; never the
+    fleet list of the reservations the org may see."""
+    fns, clock = day
+    body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit(U1)]}
+    for node_id in ("node-v", "node-w"):
+        _ok(invoke(fns["put_node"], node_event(node_id, body, WRITER)))
+    clock.index()  # type: ignore[attr-defined]
+    clock.at(DAY + 10_000)
+    _ok(usage(fns, "owner"))  # the key, cached
+    sent_requests.clear()
+    first = _ok(usage(fns, "owner", limit="1"))
+    assert [r["nodeId"] for r in first["items"]] == [NODE]
+    # The node list, then node-u and node-v (whose row shows the page has more): each its
+    # list access, checkpoint, loads and events. node-w is not read.
+    node = [("dynamodb", "GetItem")] + [("dynamodb", "Query")] * 3
+    assert sent_requests.sent == [("dynamodb", "Query"), *node, *node]
+    sent_requests.clear()
+    second = _ok(usage(fns, "owner", limit="1", cursor=first["nextCursor"]))
+    assert [r["nodeId"] for r in second["items"]] == ["node-v"]
+    assert sent_requests.sent == [("dynamodb", "Query"), *node, *node]  # node-v, node-w
+    third = _ok(usage(fns, "owner", limit="1", cursor=second["nextCursor"]))
+    assert ([r["nodeId"] for r in third["items"]], third.get("nextCursor")) == (["node-w"], None)
 
 
 def test_without_node_ids_a_reservation_that_ended_before_the_period_is_not_read(

@@ -4,7 +4,7 @@ on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -30,7 +30,10 @@ class Checkpoints(NodeHistory, Protocol):  # pragma: no mutate block
 
 
 class OrgNodes(Protocol):  # pragma: no mutate block
-    def __call__(self, caller: Caller, ends_after: datetime) -> frozenset[str]:
-        """The nodes the caller's org owns, and those of every reservation it may see that
-        ends at or after ``ends_after`` or never, live or ended (the operator: every
-        node). A reservation that ended before then governed nothing since."""
+    def __call__(
+        self, caller: Caller, ends_after: datetime, from_node: str, reserved: bool
+    ) -> Iterable[str]:
+        """In id order from ``from_node`` on: the nodes the caller's org owns (the
+        operator: every node), and when ``reserved``, those of every reservation it may see
+        that ends at or after ``ends_after`` or never, live or ended (a reservation that
+        ended before then governed nothing since). Read as far as they are taken."""

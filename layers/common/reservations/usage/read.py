@@ -44,6 +44,7 @@ from reservations.usage.rules.rows import Granularity
 USAGE_READ = "usage.read"
 # What binds a usage page's cursor to usage (no list or feed has it).
 USAGE_FEED = "/usage"
+NEXT = "@"
 
 
 @dataclass(frozen=True)
@@ -64,21 +65,27 @@ def list_usage(
         raise NotFound()
     filters = parse(query)
     scope = CursorScope("", filters.canonical(), caller.org_id, USAGE_FEED)
-    after = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else ""
+    bound = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else ""
+    # A cursor names the next page's first row (``NEXT`` and its place), so a page starts
+    # at that row's node; one of the earlier form names the last row shown.
+    starts_at = bound.startswith(NEXT)
+    bound = bound.removeprefix(NEXT)
     as_of = to_ms(now - SETTLE_WINDOW)
-    node_ids = (filters.node_ids if filters.node_ids is not None
-                else reads.org_nodes(caller, from_ms(filters.start)))  # fmt: skip
+    first_node = bound.partition("/")[0]  # the nodes before it are wholly before the cursor
+    node_ids: Iterable[str]
+    if filters.node_ids is not None:
+        node_ids = sorted(node for node in filters.node_ids if node >= first_node)
+    else:
+        by_reservation = filters.group_by is GroupBy.RESERVATION
+        node_ids = reads.org_nodes(caller, from_ms(filters.start), first_node, by_reservation)
     found: list[usage_rows.UsageRow] = []
-    for node_id in sorted(node_ids):
-        if node_id < after.partition("/")[0]:
-            continue  # wholly before the cursor
+    for node_id in node_ids:
         found += (row for row in _visible(caller, node_id, filters, reads, as_of, now)
-                  if _place(row) > after)  # fmt: skip
+                  if _place(row) > bound or (starts_at and _place(row) == bound))  # fmt: skip
         if len(found) > filters.limit:
             break
-    page = found[: filters.limit]
-    more = len(found) > filters.limit
-    cursor = encode_cursor(Cursor(_place(page[-1])), scope, cursor_key) if more else None
+    page, rest = found[: filters.limit], found[filters.limit :]
+    cursor = encode_cursor(Cursor(NEXT + _place(rest[0])), scope, cursor_key) if rest else None
     return UsagePage(items=[UsageRow(**usage_rows.answer(row)) for row in page],
                      next_cursor=cursor)  # fmt: skip
 

@@ -3,6 +3,7 @@ loads, and the fleet index for the nodes an org owns and those its reservations 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
@@ -21,21 +22,26 @@ _PAGE = "100"
 
 
 class FleetNodes:
-    """The nodes whose rows an org may see something of: those it owns (the fleet index's
-    node list; the operator's lists every node), and the nodes of the reservations it may
-    see across the fleet that end at or after the page's first period or never, from the
-    fleet list's own pages (every status; the index is sorted by end, so a reservation that
-    ended before the period is not read)."""
+    """The nodes whose rows an org may see something of, in id order: those it owns (the
+    fleet index's node list, read from the page's first node on, only as far as the page
+    goes; the operator's lists every node), and for rows by reservation the nodes of the
+    reservations it may see across the fleet that end at or after the page's first period
+    or never, from the fleet list's own pages (every status; the index is sorted by end, so
+    a reservation that ended before the period is not read)."""
 
     def __init__(self, signing_key: bytes) -> None:
         self._index = FleetIndexTable()
         self._signing_key = signing_key
 
-    def __call__(self, caller: Caller, ends_after: datetime) -> frozenset[str]:
-        if caller.platform_operator:
-            return frozenset(self._index.owned_nodes(None))
-        reserved = self._reserved(caller, format_time(ends_after))
-        return frozenset(self._index.owned_nodes(caller.org_id)) | reserved
+    def __call__(
+        self, caller: Caller, ends_after: datetime, from_node: str, reserved: bool
+    ) -> Iterable[str]:
+        owner = None if caller.platform_operator else caller.org_id
+        owned = self._index.owned_nodes(owner, from_node)
+        if owner is None or not reserved:
+            return owned
+        others = self._reserved(caller, format_time(ends_after))
+        return sorted({*owned, *(node for node in others if node >= from_node)})
 
     def _reserved(self, caller: Caller, ends_after: str) -> frozenset[str]:
         # The fleet list reads for a key with reservation.read; usage asks it for the org's

@@ -11,7 +11,7 @@ entries go, the models follow the new units)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -295,15 +295,17 @@ class FleetIndexTable:
         }
         return Found(reservations, found_nodes)
 
-    def owned_nodes(self, org_id: str | None) -> list[str]:
-        """The ids of the nodes ``org_id`` owns (None: every node), Query after Query."""
+    def owned_nodes(self, org_id: str | None, from_node: str = "") -> Iterator[str]:
+        """The ids of the nodes ``org_id`` owns (None: every node), in id order from
+        ``from_node`` on, a Query page (1 MB) read only when the one before is used up."""
         pk = fleet_pk(FLEET_PLATFORM if org_id is None else org_id, FLEET_NODES)
+        values = {":pk": pk, **({":from": from_node} if from_node else {})}
         query = {
             "TableName": table(),
-            "KeyConditionExpression": "PK = :pk",
-            "ExpressionAttributeValues": to_attributes({":pk": pk}),
+            "KeyConditionExpression": "PK = :pk" + (" AND SK >= :from" if from_node else ""),
+            "ExpressionAttributeValues": to_attributes(values),
         }
-        return [str(item["SK"]) for item in query_items(query)]
+        return (str(item["SK"]) for item in query_items(query))
 
     def units(self, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], Unit]:
         """The unit items (node, unit) asked for (for a filter by GPU model)."""

@@ -502,3 +502,9 @@ _APPLY: dict[str, Callable[[_Node, Fact], None]] = {
     "workload.terminated": _gone,
     "workload.ended": _gone,
 }
+
+
+def folds(event_type: str) -> bool:
+    """Whether the fold reads events of this type (the others change no unit's state, or
+    stand for what the fold finds itself)."""
+    return event_type in _APPLY

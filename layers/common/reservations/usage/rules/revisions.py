@@ -24,7 +24,7 @@ from typing import Any
 
 from reservations.kernel.event_log import SETTLE_WINDOW
 from reservations.usage.rules.facts import text_ms
-from reservations.usage.rules.ledger import Carried, NodeLedger, fold
+from reservations.usage.rules.ledger import Carried, NodeLedger, fold, folds
 from reservations.usage.rules.rows import PERIOD_MS, Granularity, UsageRow
 
 # The moment (ms) an event's item was recorded in its node's feed, as the history gives
@@ -54,15 +54,17 @@ def folded(
 def late_arrivals(
     events: Iterable[Mapping[str, Any]], granularity: Granularity
 ) -> list[tuple[int, str]]:
-    """The changes that arrived after a row holding their moment was final: each event's
-    id and the latest moment a copy of it was recorded, where that is after the end of its
-    ``time``'s period plus the settle window; in the order they arrived."""
+    """The changes that arrived after a row holding their moment was final: each event the
+    fold reads, by id, with the latest moment a copy of it was recorded, where that is after
+    the end of its ``time``'s period plus the settle window; in the order they arrived.
+    (The events the fold does not read, such as the clock's, recorded up to a schedule
+    period after their moment, change no row: they are not refolded for.)"""
     size = PERIOD_MS[granularity]
     arrived: dict[str, int] = {}
     due: dict[str, int] = {}
     for event in events:
         recorded = event.get(RECORDED_AT)
-        if recorded is None:
+        if recorded is None or not folds(str(event["type"])):
             continue
         event_id = str(event["id"])
         arrived[event_id] = max(arrived.get(event_id, recorded), recorded)
