@@ -241,9 +241,37 @@ def test_pages_follow_the_cursor_bound_to_the_org_and_the_query(day):
         assert (refused.status, refused.body["details"][0]["field"]) == (400, "cursor"), who
 
 
+def test_pages_walk_nodes_whose_ids_extend_another_with_no_row_lost_or_twice(day):
+    """ "-" and "." sort before "/": node-u-b's rows come after all of node-u's in the
+    answer's order, though "node-u-b/..." sorts before "node-u/..." as text. Paging by
+    node and by reservation, a page at a time, gives every row of one whole page once."""
+    fns, clock = day
+    body = {"ownerOrgId": "org-acme", "topologyGen": 1, "units": [f.unit(U1), f.unit(U2)]}
+    for node_id in ("node-u-b", "node-u.c"):
+        _ok(invoke(fns["put_node"], node_event(node_id, body, WRITER)))
+        create = {"unitIds": [U1], "managingOrgIds": ["org-broker"], "allowedOrgIds": ["org-lab"],
+                  "startsAt": clock.now.isoformat()}  # fmt: skip
+        _ok(invoke(fns["create_reservation"], create_event(node_id, create, WRITER, node_id)))
+    clock.index()  # type: ignore[attr-defined]
+    clock.at(DAY + 10_000)
+    for who, query in (("owner", {}), ("owner", {"groupBy": "reservation"}),
+                       ("broker", {"groupBy": "reservation"})):  # fmt: skip
+        whole = _ok(usage(fns, who, granularity="hour", limit="100", **query))["items"]
+        seen, cursor = [], None
+        while True:
+            extra = {"cursor": cursor} if cursor else {}
+            page = _ok(usage(fns, who, granularity="hour", limit="7", **query, **extra))
+            seen += [r["id"] for r in page["items"]]
+            if (cursor := page.get("nextCursor")) is None:
+                break
+        assert seen == [r["id"] for r in whole], (who, query)
+        assert len({r["nodeId"] for r in whole}) == 3, (who, query)
+
+
 def test_a_cursor_of_the_earlier_form_pages_on_after_the_row_it_names(day):
-    """Cursors now name the next page's first row; one issued before that change (naming
-    the last row shown) still pages on from the row after it, with no row twice."""
+    """A cursor names a place: the next page starts just after it. One issued before
+    cursors named the place just before the next row (naming the last row shown) still
+    pages on from the row after it, with no row twice."""
     fns, clock = day
     clock.at(DAY + 10_000)
     whole = _ok(usage(fns, "owner", granularity="hour", limit="24"))["items"]

@@ -4,10 +4,11 @@ period.
 A node's rows come from one fold of its events (``rules/ledger.py``) up to the watermark
 ``asOf``: the present less the feeds' settle window. Every change writes its event in its
 own transaction, to the node's feed that the fold reads (by time, through the EventsByTime
-index), and no write commits later than that window after its event's time: so every
-change before ``asOf`` is counted, whether or not the relay has passed it on yet (the
+index), and nearly every write commits within that window after its event's time: so the
+changes before ``asOf`` are counted, whether or not the relay has passed them on yet (the
 events recorded later than their time, the clock's and the reviews a node update derives,
-are ones the fold does not need: it finds their moments itself).
+are ones the fold does not need: it finds their moments itself). A change that may have
+reached a row after it was final restates it: ``rules/revisions.py``.
 
 The fold starts at the node's latest checkpoint at or before the page's first period
 (``checkpoints.py``: the start of an hour, kept by the relay) and reads the events from
@@ -44,7 +45,6 @@ from reservations.usage.rules.rows import Granularity
 USAGE_READ = "usage.read"
 # What binds a usage page's cursor to usage (no list or feed has it).
 USAGE_FEED = "/usage"
-NEXT = "@"
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,9 @@ def list_usage(
         raise NotFound()
     filters = parse(query)
     scope = CursorScope("", filters.canonical(), caller.org_id, USAGE_FEED)
-    bound = decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else ""
-    # A cursor names the next page's first row (``NEXT`` and its place), so a page starts
-    # at that row's node; one of the earlier form names the last row shown.
-    starts_at = bound.startswith(NEXT)
-    bound = bound.removeprefix(NEXT)
+    after = _after(decode_cursor(query.cursor, scope, cursor_key).after if query.cursor else "")
     as_of = to_ms(now - SETTLE_WINDOW)
-    first_node = bound.partition("/")[0]  # the nodes before it are wholly before the cursor
+    first_node = after[0]  # the nodes before it are wholly before the cursor
     node_ids: Iterable[str]
     if filters.node_ids is not None:
         node_ids = sorted(node for node in filters.node_ids if node >= first_node)
@@ -81,19 +77,33 @@ def list_usage(
     found: list[usage_rows.UsageRow] = []
     for node_id in node_ids:
         found += (row for row in _visible(caller, node_id, filters, reads, as_of, now)
-                  if _place(row) > bound or (starts_at and _place(row) == bound))  # fmt: skip
+                  if _place(row) > after)  # fmt: skip
         if len(found) > filters.limit:
             break
     page, rest = found[: filters.limit], found[filters.limit :]
-    cursor = encode_cursor(Cursor(NEXT + _place(rest[0])), scope, cursor_key) if rest else None
+    cursor = encode_cursor(Cursor(_just_before(rest[0])), scope, cursor_key) if rest else None
     return UsagePage(items=[UsageRow(**usage_rows.answer(row)) for row in page],
                      next_cursor=cursor)  # fmt: skip
 
 
-def _place(row: usage_rows.UsageRow) -> str:
-    """A row's place in the answer's order: node, reservation, start ("/" sorts before
-    every character an id may have, so a node's rows come before a longer id's)."""
-    return f"{row.key.node_id}/{row.key.reservation_id or ''}/{row.start:015d}"
+def _place(row: usage_rows.UsageRow) -> tuple[str, str, int]:
+    """A row's place in the answer's order: node, reservation (none first), start."""
+    return row.key.node_id, row.key.reservation_id or "", row.start
+
+
+def _just_before(row: usage_rows.UsageRow) -> str:
+    """The cursor's text for the place just before ``row`` (a period starts on a whole hour,
+    so a millisecond before its start is no row's): the next page starts at ``row``, and
+    at its node. Ids hold no "/"."""
+    return f"{row.key.node_id}/{row.key.reservation_id or ''}/{row.start - 1:015d}"
+
+
+def _after(text: str) -> tuple[str, str, int]:
+    """The place a cursor's text names (nothing: before every row)."""
+    if not text:
+        return "", "", -1
+    node_id, reservation_id, start = text.split("/")
+    return node_id, reservation_id, int(start)
 
 
 def _visible(
