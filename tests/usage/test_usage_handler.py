@@ -409,6 +409,22 @@ def test_by_node_without_node_ids_a_page_reads_the_owned_nodes_from_its_cursor_o
     assert ([r["nodeId"] for r in third["items"]], third.get("nextCursor")) == (["node-w"], None)
 
 
+def test_by_reservation_without_node_ids_the_nodes_come_from_the_index_entries_alone(
+    day, sent_requests
+):
+    """The broker's page by reservation: its node list (it owns none), the live and ended
+    ranges of its fleet index (the entries' node ids, no reservation read for them), then
+    node-u as a named node's page reads it."""
+    fns, clock = day
+    clock.at(DAY + 10_000)
+    _ok(usage(fns, "broker", groupBy="reservation"))  # the key, cached
+    sent_requests.clear()
+    [row] = _ok(usage(fns, "broker", groupBy="reservation"))["items"]
+    assert row["reservationId"] == clock.reservation_id  # type: ignore[attr-defined]
+    node = [("dynamodb", "GetItem"), *[("dynamodb", "Query")] * 3, ("dynamodb", "BatchGetItem")]
+    assert sent_requests.sent == [("dynamodb", "Query")] * 3 + node
+
+
 def test_without_node_ids_a_reservation_that_ended_before_the_period_is_not_read(
     day, sent_requests
 ):

@@ -4,7 +4,8 @@ position + the settle window W; with copies (a write that answered W or more aft
 position writes its event again after its answer), the latest copy's position. Derived from
 the events alone, so every reader agrees: by example, and over random histories whose
 events arrive on time or late, read again and again as they arrive, an (id, revision) pair
-always names one set of figures (or none) and a revision never falls."""
+always names one set of figures, a revision never falls, and a row a late change took away
+comes back at a later revision."""
 
 from __future__ import annotations
 
@@ -228,6 +229,7 @@ def test_an_id_and_revision_name_one_set_of_figures_and_a_revision_never_falls(
     reads = sorted(random.Random(seed).sample(range(T0, end + 4 * HOUR, 7 * MINUTE), 12))
     named: dict[tuple[str, int], Any] = {}
     last: dict[bool, dict[str, int]] = {False: {}, True: {}}
+    absent: dict[bool, dict[str, int]] = {False: {}, True: {}}
     for now in reads:
         seen = [e for visible, e in items if visible <= now]
         for by_reservation in (False, True):
@@ -237,14 +239,15 @@ def test_an_id_and_revision_name_one_set_of_figures_and_a_revision_never_falls(
                 return make(ledger, HOURLY, T0, end)
 
             answered = {row.id: row for row in folded(NODE, seen, now - SETTLE_MS, HOURLY, of)}
-            kept = last[by_reservation]
+            kept, gone = last[by_reservation], absent[by_reservation]
             for row_id, revision in kept.items():
-                if row_id not in answered:  # gone: an answer with it again must say so
-                    assert named.setdefault((row_id, revision), None) is None, row_id
+                if row_id not in answered:  # a late change took it: back, it must say so
+                    gone[row_id] = revision
             for row in answered.values():
                 if not row.final:
                     continue
                 figures = (dict(row.unit_ms), dict(row.gpu_ms))
                 assert named.setdefault((row.id, row.revision), figures) == figures, row.id
                 assert row.revision >= kept.get(row.id, 1), row.id
+                assert row.revision > gone.pop(row.id, 0), row.id
                 kept[row.id] = row.revision

@@ -11,7 +11,7 @@ from reservations.lifecycle.errors import (
     ReservationNotChangeable,
     UnitsNotInReservation,
 )
-from reservations.lifecycle.fleet import FleetQuery, list_fleet_reservations
+from reservations.lifecycle.fleet import FleetQuery, indexed_nodes, list_fleet_reservations
 from reservations.lifecycle.models import ReservationView
 from reservations.lifecycle.rules.events import reservation_updated
 from reservations.lifecycle.rules.update import changes
@@ -39,6 +39,7 @@ __all__ = [
     "committed",
     "decided",
     "found",
+    "indexed_nodes",
     "list_fleet_reservations",
     "reservation_answer",
     "reservation_updated",

@@ -13,6 +13,7 @@ index ends; it is never empty while it has a ``nextCursor`` (it reads on)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -29,7 +30,9 @@ from reservations.kernel.errors import NotFound
 from reservations.kernel.times import format_time
 from reservations.lifecycle.models import FleetReservationPage, ReservationView
 from reservations.lifecycle.rules.fleet import (
+    ALL_STATUSES,
     FLEET_PLATFORM,
+    ROLES,
     Entry,
     EntryFilter,
     FleetFilters,
@@ -75,6 +78,8 @@ class FleetIndex(Protocol):
     def entries(self, where: Range, limit: int, only: EntryFilter | None) -> EntriesRead: ...
 
     def read(self, entries: list[Entry]) -> Found: ...
+
+    def entry_nodes(self, where: Range) -> Iterator[str]: ...
 
     def units(self, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], Unit]: ...
 
@@ -270,3 +275,12 @@ def _holds_model(
         and (on_node is None or unit_id in on_node)
         for unit_id in reservation.reserved_unit_ids
     )
+
+
+def indexed_nodes(org_id: str, ends_after: datetime, index: FleetIndex, now: datetime) -> set[str]:
+    """The nodes of every reservation the org's fleet index lists, in any role and status,
+    that ends at or after ``ends_after`` or never: from the index's entries alone, no
+    reservation read. An entry trails its reservation by seconds, so a node here may hold
+    none the org sees any more: who may see what is decided by what reads the node."""
+    filters = FleetFilters(roles=ROLES, statuses=ALL_STATUSES, ends_after=ends_after)
+    return {node for where in plan(org_id, filters, now) for node in index.entry_nodes(where)}

@@ -33,8 +33,8 @@ def _page(call: Call[Ports]) -> UsagePage:
         limit=given["limit"],
         cursor=given["cursor"],
     )
-    key = ports.signing_key()
-    return list_usage(call.caller, query, usage_reads(key), key, ports.clock())
+    return list_usage(call.caller, query, usage_reads(ports.clock), ports.signing_key(),
+                      ports.clock())  # fmt: skip
 
 
 def _ids(what: str) -> dict[str, Any]:
@@ -91,14 +91,15 @@ LIST_USAGE = page_route(
             sid="QueryFleetIndex",
             actions=("dynamodb:Query",),
             keys=("FLEET#*",),
-            why="Without nodeId: the nodes of the reservations the org may see ...",
+            why="Without nodeId: the nodes the org owns, and the nodes of the reservations "
+            "its fleet index lists (the entries alone).",
         ),
         Grant(
-            sid="ReadListedReservationsAndNodes",
+            sid="ReadGoverningReservations",
             actions=("dynamodb:BatchGetItem",),
             keys=(node_grants.NODES, node_grants.HISTORY),
-            why="... read again as the fleet list reads them; and by reservation, those "
-            "that governed a unit in the page's periods, by id, live or in the history.",
+            why="By reservation, those that governed a unit in the page's periods, by id, "
+            "live or in the history.",
         ),
     ),
     tag=TAG,

@@ -295,6 +295,18 @@ class FleetIndexTable:
         }
         return Found(reservations, found_nodes)
 
+    def entry_nodes(self, where: Range) -> Iterator[str]:
+        """The node of each entry of the range (its ``nodeId`` alone projected), Query after
+        Query."""
+        values = {":pk": where.pk, ":low": where.low, ":high": where.high}
+        query = {
+            "TableName": table(),
+            "KeyConditionExpression": "PK = :pk AND SK BETWEEN :low AND :high",
+            "ProjectionExpression": "nodeId",
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+        return (str(item["nodeId"]) for item in query_items(query))
+
     def owned_nodes(self, org_id: str | None, from_node: str = "") -> Iterator[str]:
         """The ids of the nodes ``org_id`` owns (None: every node), in id order from
         ``from_node`` on, a Query page (1 MB) read only when the one before is used up."""
