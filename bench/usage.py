@@ -262,11 +262,12 @@ def cases(pasts: tuple[tuple[int, int], ...], fleets: tuple[int, ...]) -> list[C
         for n in fleets if group_by == "node" else fleets[:1]:
             found.append(Case(f"by {group_by}, no nodeId, org of {n} node{'s' * (n > 1)}",
                               group_by, fleet_owner(n), None, n, nodes=n))  # fmt: skip
-    # A page of 10 of the largest org's nodes: it reads 11 of them (the 11th says there is
-    # more), not the org's every node.
+    # A page of a fifth of the largest org's nodes (10 of 50): it reads one node more than
+    # the page (that one says there is more), not the org's every node.
     n = fleets[-1]
-    found.append(Case(f"by node, no nodeId, org of {n} nodes, a page of 10", "node",
-                      fleet_owner(n), None, 10, nodes=n, limit=10))  # fmt: skip
+    part = max(1, n // 5)
+    found.append(Case(f"by node, no nodeId, org of {n} nodes, a page of {part}", "node",
+                      fleet_owner(n), None, part, nodes=n, limit=part))  # fmt: skip
     return found
 
 

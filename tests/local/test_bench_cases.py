@@ -83,11 +83,16 @@ def test_every_usage_bench_case_runs_at_a_small_scale():
     assert result.returncode == 0, result.stderr[-3000:]
     rows = {case: (requests, items) for case, requests, items in
             json.loads(result.stdout.strip().splitlines()[-1])}  # fmt: skip
-    assert len(rows) == 9
+    assert len(rows) == 10
     for case, (requests, _) in rows.items():
         assert set(requests) <= {"dynamodb.Query", "dynamodb.GetItem", "dynamodb.BatchGetItem"}
         if ", nodeId," in case:
             by_id = {"dynamodb.BatchGetItem": 1} if case.startswith("by reservation") else {}
             assert requests == {"dynamodb.GetItem": 1, "dynamodb.Query": 3, **by_id}, case
-    # the org's node list, its fleet index (live and ended), then each node's three
-    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 1 + 2 + 2 * 3
+    # By node: the org's node list, then each node's three (a page of one of the two nodes
+    # reads both: the second says there is more). By reservation: the node list, the fleet
+    # index's entries (live and ended), then the node's three.
+    assert rows["by node, no nodeId, org of 2 nodes"][0]["dynamodb.Query"] == 1 + 2 * 3
+    assert rows["by node, no nodeId, org of 2 nodes, a page of 1"][0] == {
+        "dynamodb.Query": 1 + 2 * 3, "dynamodb.GetItem": 2}  # fmt: skip
+    assert rows["by reservation, no nodeId, org of 1 node"][0]["dynamodb.Query"] == 1 + 2 + 3
