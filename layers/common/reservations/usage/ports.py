@@ -34,6 +34,7 @@ class OrgNodes(Protocol):  # pragma: no mutate block
         self, caller: Caller, ends_after: datetime, from_node: str, reserved: bool
     ) -> Iterable[str]:
         """In id order from ``from_node`` on: the nodes the caller's org owns (the
-        operator: every node), and when ``reserved``, those of every reservation it may see
-        that ends at or after ``ends_after`` or never, live or ended (a reservation that
-        ended before then governed nothing since). Read as far as they are taken."""
+        operator: every node), and when ``reserved``, those of every reservation its fleet
+        index lists that ends at or after ``ends_after`` or never, live or ended (a
+        reservation that ended before then governed nothing since). A superset: who sees
+        which row is decided when the node is read. Read as far as they are taken."""
